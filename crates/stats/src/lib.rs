@@ -1,0 +1,1 @@
+//! bakeoff-stats (stub)

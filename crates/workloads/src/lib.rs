@@ -1,0 +1,1 @@
+//! bakeoff-workloads (stub)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs everything bakeoff needs on Debian bookworm, idempotently, and puts
+# `bakeoff` on PATH. Safe to run again: each step checks before it changes.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# 1. deb-src, so `apt-get source memcached` works.
+src=/etc/apt/sources.list.d/debian.sources
+if [ -f "$src" ] && grep -q '^Types: deb$' "$src"; then
+  sudo_ sed -i 's/^Types: deb$/Types: deb deb-src/' "$src"
+  need_update=1
+fi
+if [ -f /etc/apt/sources.list ] && grep -q '^deb http' /etc/apt/sources.list \
+   && ! grep -q '^deb-src' /etc/apt/sources.list; then
+  sudo_ sed -n 's/^deb \(http.*\)$/deb-src \1/p' /etc/apt/sources.list | sudo_ tee -a /etc/apt/sources.list >/dev/null
+  need_update=1
+fi
+
+# 2. Debian packages: servers, peer load tools, compilers, build tools, profilers.
+pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config
+      memcached libmemcached-tools libevent-dev
+      gcc-12 clang-16
+      linux-perf valgrind hyperfine strace)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ] || [ -n "${need_update:-}" ] || ! ls /var/lib/apt/lists/*Sources* >/dev/null 2>&1; then
+  sudo_ apt-get update -qq
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# 3. Rust: use the toolchain that is there (rustup), else Debian's.
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo rustc
+fi
+
+# 4. Build bakeoff and put it on PATH.
+(cd "$here" && cargo build --release --locked -q -p bakeoff)
+if [ "$(id -u)" -eq 0 ]; then bindir=/usr/local/bin; else bindir="$HOME/.local/bin"; mkdir -p "$bindir"; fi
+install -m 0755 "$here/target/release/bakeoff" "$bindir/bakeoff"
+echo "bakeoff installed: $bindir/bakeoff ($("$bindir/bakeoff" --version))"
