@@ -1,1 +1,69 @@
-//! bakeoff-plan (stub)
+//! bakeoff-plan: the experiment file. Types that mirror the TOML ([`Experiment`]), loading
+//! with `file:line:col` errors ([`load`]), and the checks that run before anything else
+//! does. Nothing here touches the network, a compiler or a server.
+
+mod experiment;
+mod load;
+mod validate;
+
+pub use experiment::*;
+pub use load::{load, parse, Key, KeyPath, Loaded, PlanError};
+
+use std::time::Duration;
+
+/// The most connections one workload cell may open.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Commands a kv `mix` may weight.
+pub const MIX_COMMANDS: [&str; 5] = ["get", "set", "add", "delete", "multiget"];
+
+/// How the measured phase of each run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeasureFor {
+    Time(Duration),
+    Ops(u64),
+}
+
+impl Plan {
+    /// The warmup phase (validated at load time).
+    pub fn warmup_duration(&self) -> Duration {
+        parse_duration(&self.warmup).unwrap_or_default()
+    }
+
+    /// The measured phase: `ops` if given, else `duration` (default 10 s).
+    pub fn measure(&self) -> MeasureFor {
+        match (self.ops, &self.duration) {
+            (Some(n), _) => MeasureFor::Ops(n),
+            (None, Some(d)) => {
+                MeasureFor::Time(parse_duration(d).unwrap_or(Duration::from_secs(10)))
+            }
+            (None, None) => MeasureFor::Time(Duration::from_secs(10)),
+        }
+    }
+}
+
+impl Experiment {
+    /// The baseline variant's name: `plan.baseline`, else the first variant.
+    pub fn baseline(&self) -> &str {
+        self.plan
+            .baseline
+            .as_deref()
+            .or(self.variants.first().map(|v| v.name.as_str()))
+            .unwrap_or("")
+    }
+}
+
+/// Parses "2s", "500ms", "1m 30s", or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_duration(t)
+        .map_err(|e| format!("{s:?} is not a duration ({e}); write e.g. \"10s\" or \"500ms\""))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,299 @@
+//! The experiment file's types, exactly as a user writes them (serde from TOML).
+//!
+//! Every table denies unknown keys, so a typo is an error with its position rather than a
+//! silently ignored setting. Defaults live here, next to the keys they belong to, and are
+//! documented in docs/experiment-file.md.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One experiment: a target, its variants, the workloads, and the plan of repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// Names the results folder and the report.
+    pub name: String,
+    /// Free text shown at the top of the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub target: Target,
+    #[serde(rename = "variant")]
+    pub variants: Vec<Variant>,
+    #[serde(rename = "workload")]
+    pub workloads: Vec<Workload>,
+    #[serde(default)]
+    pub plan: Plan,
+}
+
+/// The kind of server every variant is.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    Memcached,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Memcached => "memcached",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub kind: TargetKind,
+    /// Where build variants get their source; not needed when every variant is a binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    /// Server arguments for every variant (before the variant's own `args`).
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+/// Exactly one of `debian`, `tarball` (+ `sha256`), `git` (+ `rev`) or `path`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debian: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tarball: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+/// One way to get the server: built from the target's source, or an installed binary.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    /// An installed server binary; excludes every build key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cflags: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ldflags: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configure_args: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub make_args: Vec<String>,
+    /// Unified diffs applied with `patch -p1`, relative to the experiment file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<PathBuf>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Server arguments for this variant only, after the target's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+}
+
+impl Variant {
+    /// True when this variant is built from source rather than taken as a binary.
+    pub fn is_build(&self) -> bool {
+        self.binary.is_none()
+    }
+
+    /// The compiler a build variant uses (`gcc` when the file names none).
+    pub fn compiler_or_default(&self) -> &str {
+        self.compiler.as_deref().unwrap_or("gcc")
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    Kv,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDistribution {
+    Uniform,
+    Zipfian,
+    Special,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Uniform,
+    Poisson,
+}
+
+/// `value_size = 100` (fixed) or `value_size = { mean = 1024 }` (drawn around a mean).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum ValueSize {
+    Fixed(usize),
+    Around { mean: usize },
+}
+
+/// `connections = 16` or `connections = [1, 16, 64]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl OneOrMany {
+    pub fn to_vec(&self) -> Vec<usize> {
+        match self {
+            OneOrMany::One(n) => vec![*n],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// What is sent to the server. Only `kind = "kv"` exists so far.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    /// Names the workload in results; default its kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default = "default_connections")]
+    pub connections: OneOrMany,
+    #[serde(default = "one")]
+    pub client_threads: usize,
+    #[serde(default = "one")]
+    pub pipeline: usize,
+    #[serde(default = "default_keys")]
+    pub keys: u64,
+    #[serde(default = "default_distribution")]
+    pub key_distribution: KeyDistribution,
+    #[serde(default = "default_theta")]
+    pub zipf_theta: f64,
+    /// sysbench's rand-spec-pct: the share of keys (percent) that is hot.
+    #[serde(default = "default_special_pct")]
+    pub special_pct: f64,
+    /// sysbench's rand-spec-res: the share of accesses (percent) that go to the hot keys.
+    #[serde(default = "default_special_res")]
+    pub special_res: f64,
+    #[serde(default = "default_value_size")]
+    pub value_size: ValueSize,
+    /// Command weights: get, set, add, delete, multiget.
+    #[serde(default = "default_mix")]
+    pub mix: BTreeMap<String, u32>,
+    #[serde(default = "default_multiget_keys")]
+    pub multiget_keys: usize,
+    /// Open loop: total ops/s across all connections. Absent: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    #[serde(default = "default_arrival")]
+    pub arrival: Arrival,
+    #[serde(default = "yes")]
+    pub preload: bool,
+}
+
+impl Workload {
+    /// The name results use for this workload.
+    pub fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| "kv".to_string())
+    }
+}
+
+/// Repetitions, phases, seed and baseline.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    #[serde(default = "default_repetitions")]
+    pub repetitions: usize,
+    #[serde(default = "default_warmup")]
+    pub warmup: String,
+    /// Measured time per run; excludes `ops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    /// Measured operations per run; excludes `duration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// A variant name; default the first variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Stop a cell early once its 95% CI half-width is within this fraction of the median
+    /// (e.g. 0.02); absent: always run every repetition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ci: Option<f64>,
+    /// Minimum repetitions before `target_ci` may stop a cell.
+    #[serde(default = "default_min_repetitions")]
+    pub min_repetitions: usize,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            repetitions: default_repetitions(),
+            warmup: default_warmup(),
+            duration: None,
+            ops: None,
+            seed: default_seed(),
+            baseline: None,
+            target_ci: None,
+            min_repetitions: default_min_repetitions(),
+        }
+    }
+}
+
+fn default_connections() -> OneOrMany {
+    OneOrMany::Many(vec![16])
+}
+fn one() -> usize {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn default_keys() -> u64 {
+    100_000
+}
+fn default_distribution() -> KeyDistribution {
+    KeyDistribution::Uniform
+}
+fn default_theta() -> f64 {
+    0.99
+}
+fn default_special_pct() -> f64 {
+    1.0
+}
+fn default_special_res() -> f64 {
+    75.0
+}
+fn default_value_size() -> ValueSize {
+    ValueSize::Fixed(100)
+}
+fn default_mix() -> BTreeMap<String, u32> {
+    BTreeMap::from([("get".to_string(), 90), ("set".to_string(), 10)])
+}
+fn default_multiget_keys() -> usize {
+    10
+}
+fn default_arrival() -> Arrival {
+    Arrival::Uniform
+}
+fn default_repetitions() -> usize {
+    5
+}
+fn default_min_repetitions() -> usize {
+    3
+}
+fn default_warmup() -> String {
+    "2s".to_string()
+}
+fn default_seed() -> u64 {
+    42
+}

@@ -1,0 +1,205 @@
+//! Reading an experiment file: TOML syntax and types first, then the rules between keys,
+//! each error pointing at `file:line:col`.
+
+use crate::experiment::Experiment;
+use crate::validate;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// An experiment file that parsed and passed validation, with its text kept so later
+/// checks (a compiler missing, say) can still point at the key that named it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub experiment: Experiment,
+    /// The file as given on the command line.
+    pub path: PathBuf,
+    /// The directory relative paths in the file are resolved against.
+    pub base_dir: PathBuf,
+    /// The file's exact text (kept in the results folder).
+    pub text: String,
+    doc: Option<toml_edit::ImDocument<String>>,
+}
+
+/// One step of a key path: a table key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    Name(&'static str),
+    Index(usize),
+}
+
+impl From<&'static str> for Key {
+    fn from(s: &'static str) -> Self {
+        Key::Name(s)
+    }
+}
+
+impl From<usize> for Key {
+    fn from(i: usize) -> Self {
+        Key::Index(i)
+    }
+}
+
+/// A key path like `variant[1].compiler`, written with the [`key!`](crate::key) macro.
+pub type KeyPath = Vec<Key>;
+
+/// Builds a [`KeyPath`]: `key!["variant", 1, "compiler"]`.
+#[macro_export]
+macro_rules! key {
+    ($($k:expr),* $(,)?) => { vec![$($crate::Key::from($k)),*] };
+}
+
+/// Bad input: where it is and what to do. Displays as one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    /// `file:line:col`, or just `file` when no position is known.
+    pub location: String,
+    pub message: String,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Reads, parses and validates an experiment file.
+pub fn load(path: &Path) -> Result<Loaded, PlanError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+        location: path.display().to_string(),
+        message: format!("cannot read the experiment file: {e}; check the path"),
+    })?;
+    parse(path, text)
+}
+
+/// Parses and validates experiment text as if it came from `path`.
+pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
+    let base_dir = path
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                p.to_path_buf()
+            }
+        })
+        .unwrap_or_else(|| PathBuf::from("."));
+    let experiment: Experiment = toml::from_str(&text).map_err(|e| PlanError {
+        location: locate_offset(path, &text, e.span().map(|r| r.start)),
+        message: tidy_serde_message(e.message()),
+    })?;
+    let doc = toml_edit::ImDocument::parse(text.clone()).ok();
+    let loaded = Loaded {
+        experiment,
+        path: path.to_path_buf(),
+        base_dir,
+        text,
+        doc,
+    };
+    validate::check(&loaded)?;
+    Ok(loaded)
+}
+
+impl Loaded {
+    /// An error at the key `at` (or at the nearest enclosing key the file has).
+    pub fn error_at(&self, at: &[Key], message: impl Into<String>) -> PlanError {
+        PlanError {
+            location: locate_offset(&self.path, &self.text, self.offset_of(at)),
+            message: message.into(),
+        }
+    }
+
+    /// Resolves a path from the file (patches, sources) against the file's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    fn offset_of(&self, at: &[Key]) -> Option<usize> {
+        let doc = self.doc.as_ref()?;
+        let mut node = Node::Table(doc.as_table());
+        let mut best = None;
+        for k in at {
+            match node.step(k) {
+                Some(next) => {
+                    best = next.start().or(best);
+                    node = next;
+                }
+                None => break,
+            }
+        }
+        best
+    }
+}
+
+/// A place in the parsed document: array-of-tables entries are tables, the rest items.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    Item(&'a toml_edit::Item),
+    Table(&'a toml_edit::Table),
+}
+
+impl<'a> Node<'a> {
+    fn step(self, k: &Key) -> Option<Node<'a>> {
+        match (self, k) {
+            (Node::Table(t), Key::Name(n)) => t.get(n).map(Node::Item),
+            (Node::Item(toml_edit::Item::ArrayOfTables(a)), Key::Index(i)) => {
+                a.get(*i).map(Node::Table)
+            }
+            (Node::Item(it), Key::Name(n)) => it.get(n).map(Node::Item),
+            (Node::Item(it), Key::Index(i)) => it.get(*i).map(Node::Item),
+            (Node::Table(_), Key::Index(_)) => None,
+        }
+    }
+
+    fn start(self) -> Option<usize> {
+        match self {
+            Node::Item(it) => it.span().map(|s| s.start),
+            Node::Table(t) => t.span().map(|s| s.start),
+        }
+    }
+}
+
+/// `file:line:col` for a byte offset (1-based line and column, columns in characters).
+fn locate_offset(path: &Path, text: &str, offset: Option<usize>) -> String {
+    let Some(offset) = offset else {
+        return path.display().to_string();
+    };
+    let offset = offset.min(text.len());
+    let before = &text[..floor_char_boundary(text, offset)];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{}:{line}:{col}", path.display())
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// serde's messages are multi-line and name Rust types; keep one plain line.
+fn tidy_serde_message(m: &str) -> String {
+    let first = m.lines().next().unwrap_or(m).trim();
+    let first = first
+        .replace(
+            "data did not match any variant of untagged enum OneOrMany",
+            "expected a number or a list of numbers",
+        )
+        .replace(
+            "data did not match any variant of untagged enum ValueSize",
+            "expected a size in bytes or { mean = N }",
+        );
+    if first.starts_with("unknown field") {
+        format!("{first}; remove it or fix its spelling (see docs/experiment-file.md)")
+    } else if first.starts_with("missing field") {
+        format!("{first}; add it (see docs/experiment-file.md)")
+    } else {
+        first
+    }
+}

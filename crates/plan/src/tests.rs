@@ -1,0 +1,199 @@
+//! Unit tests: the file's types, defaults, and every error pointing at file:line:col.
+
+use super::*;
+use std::path::Path;
+
+const GOOD: &str = r#"
+name = "memcached-gcc-vs-clang"
+
+[target]
+kind = "memcached"
+source = { debian = "memcached" }
+args = ["-t", "1"]
+
+[[variant]]
+name = "gcc-O2"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "clang-O3"
+compiler = "clang-16"
+cflags = "-O3 -march=native"
+
+[[workload]]
+kind = "kv"
+name = "get90-set10"
+connections = [1, 16, 64]
+mix = { get = 90, set = 10 }
+
+[plan]
+repetitions = 3
+warmup = "1s"
+duration = "2s"
+seed = 7
+baseline = "gcc-O2"
+"#;
+
+fn parse_str(text: &str) -> Result<Loaded, PlanError> {
+    parse(Path::new("exp.toml"), text.to_string())
+}
+
+fn err(text: &str) -> String {
+    parse_str(text).expect_err("should fail").to_string()
+}
+
+#[test]
+fn good_file_parses_with_defaults() {
+    let l = parse_str(GOOD).unwrap();
+    let e = &l.experiment;
+    assert_eq!(e.variants.len(), 2);
+    assert_eq!(e.baseline(), "gcc-O2");
+    let w = &e.workloads[0];
+    assert_eq!(w.connections.to_vec(), vec![1, 16, 64]);
+    assert_eq!(w.keys, 100_000);
+    assert_eq!(w.value_size, ValueSize::Fixed(100));
+    assert!(w.preload);
+    assert_eq!(
+        e.plan.measure(),
+        MeasureFor::Time(std::time::Duration::from_secs(2))
+    );
+    assert_eq!(e.plan.warmup_duration(), std::time::Duration::from_secs(1));
+}
+
+#[test]
+fn unknown_key_points_at_it() {
+    let text = GOOD.replace("cflags = \"-O2\"", "cflagz = \"-O2\"");
+    let m = err(&text);
+    assert!(
+        m.starts_with("exp.toml:12:1: unknown field `cflagz`"),
+        "{m}"
+    );
+    assert!(m.contains("docs/experiment-file.md"), "{m}");
+}
+
+#[test]
+fn wrong_type_points_at_value() {
+    let text = GOOD.replace("repetitions = 3", "repetitions = \"three\"");
+    let m = err(&text);
+    assert!(m.starts_with("exp.toml:26:15:"), "{m}");
+}
+
+#[test]
+fn baseline_must_exist() {
+    let text = GOOD.replace("baseline = \"gcc-O2\"", "baseline = \"icc\"");
+    let m = err(&text);
+    assert!(
+        m.starts_with("exp.toml:30:12: baseline \"icc\" is not a variant"),
+        "{m}"
+    );
+}
+
+#[test]
+fn duplicate_variant_names() {
+    let text = GOOD.replace("name = \"clang-O3\"", "name = \"gcc-O2\"");
+    let m = err(&text);
+    assert!(m.starts_with("exp.toml:15:8:"), "{m}");
+    assert!(m.contains("used twice"), "{m}");
+}
+
+#[test]
+fn connections_range_and_mix_names() {
+    let m = err(&GOOD.replace("[1, 16, 64]", "[1, 2048]"));
+    assert!(
+        m.starts_with("exp.toml:22:15: connections must be 1..=1024, got 2048"),
+        "{m}"
+    );
+    let m = err(&GOOD.replace("get = 90, set = 10", "get = 90, put = 10"));
+    assert!(m.contains("unknown command \"put\""), "{m}");
+    let m = err(&GOOD.replace("get = 90, set = 10", "get = 0"));
+    assert!(m.contains("add up to 0"), "{m}");
+}
+
+#[test]
+fn binary_excludes_build_keys() {
+    let text = GOOD.replace(
+        "name = \"clang-O3\"",
+        "name = \"clang-O3\"\nbinary = \"/bin/sh\"",
+    );
+    let m = err(&text);
+    assert!(m.contains("has both binary and compiler"), "{m}");
+    assert!(m.starts_with("exp.toml:17:12:"), "{m}");
+}
+
+#[test]
+fn missing_binary_and_missing_patch() {
+    let text = GOOD.replace(
+        "compiler = \"clang-16\"\ncflags = \"-O3 -march=native\"",
+        "binary = \"/no/such/memcached\"",
+    );
+    assert!(err(&text).contains("binary /no/such/memcached does not exist"));
+    let text = GOOD.replace(
+        "cflags = \"-O2\"",
+        "cflags = \"-O2\"\npatches = [\"nope.patch\"]",
+    );
+    let m = err(&text);
+    assert!(
+        m.starts_with("exp.toml:13:12: patch ./nope.patch not found"),
+        "{m}"
+    );
+}
+
+#[test]
+fn source_rules() {
+    let m = err(&GOOD.replace(
+        "{ debian = \"memcached\" }",
+        "{ debian = \"memcached\", git = \"x\" }",
+    ));
+    assert!(
+        m.contains("exactly one of debian, tarball, git or path"),
+        "{m}"
+    );
+    let m = err(&GOOD.replace("{ debian = \"memcached\" }", "{ tarball = \"m.tar.gz\" }"));
+    assert!(m.contains("needs sha256"), "{m}");
+    let m = err(&GOOD.replace(
+        "{ debian = \"memcached\" }",
+        "{ git = \"https://x/y.git\" }",
+    ));
+    assert!(m.contains("needs rev"), "{m}");
+    let no_source = GOOD.replace("source = { debian = \"memcached\" }\n", "");
+    let m = err(&no_source);
+    assert!(m.contains("has no source"), "{m}");
+}
+
+#[test]
+fn durations_and_ops() {
+    let m = err(&GOOD.replace("duration = \"2s\"", "duration = \"2 parsecs\""));
+    assert!(m.starts_with("exp.toml:28:12:"), "{m}");
+    let m = err(&GOOD.replace("duration = \"2s\"", "duration = \"2s\"\nops = 5"));
+    assert!(m.contains("duration or ops, not both"), "{m}");
+    let l = parse_str(&GOOD.replace("duration = \"2s\"", "ops = 5000")).unwrap();
+    assert_eq!(l.experiment.plan.measure(), MeasureFor::Ops(5000));
+    assert_eq!(
+        parse_duration("1.5").unwrap(),
+        std::time::Duration::from_millis(1500)
+    );
+}
+
+#[test]
+fn syntax_error_has_position() {
+    let m = err("name = \"x\"\n[target\nkind = 1\n");
+    assert!(m.starts_with("exp.toml:2:"), "{m}");
+}
+
+#[test]
+fn value_size_forms() {
+    let l = parse_str(&GOOD.replace("mix = {", "value_size = { mean = 1024 }\nmix = {")).unwrap();
+    assert_eq!(
+        l.experiment.workloads[0].value_size,
+        ValueSize::Around { mean: 1024 }
+    );
+    let m = err(&GOOD.replace("mix = {", "value_size = \"big\"\nmix = {"));
+    assert!(m.contains("expected a size in bytes"), "{m}");
+}
+
+#[test]
+fn single_connection_number() {
+    let l = parse_str(&GOOD.replace("[1, 16, 64]", "8")).unwrap();
+    assert_eq!(l.experiment.workloads[0].connections.to_vec(), vec![8]);
+}

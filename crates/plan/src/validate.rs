@@ -1,0 +1,362 @@
+//! The rules between keys that types alone cannot say: unique names, one source kind,
+//! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
+
+use crate::experiment::{Experiment, Source, ValueSize, Variant, Workload};
+use crate::load::{Key, Loaded, PlanError};
+use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS};
+use std::collections::BTreeSet;
+
+type Check = Result<(), PlanError>;
+
+pub(crate) fn check(l: &Loaded) -> Check {
+    let e = &l.experiment;
+    if e.name.trim().is_empty() || e.name.contains(['/', '\\', '\0']) {
+        return Err(l.error_at(&key!["name"], "name must be non-empty and contain no '/'"));
+    }
+    check_source(l, e)?;
+    check_variants(l, e)?;
+    check_workloads(l, e)?;
+    check_plan(l, e)
+}
+
+fn check_source(l: &Loaded, e: &Experiment) -> Check {
+    let Some(s) = &e.target.source else {
+        return Ok(());
+    };
+    let at = key!["target", "source"];
+    let kinds = [
+        s.debian.is_some(),
+        s.tarball.is_some(),
+        s.git.is_some(),
+        s.path.is_some(),
+    ];
+    if kinds.iter().filter(|k| **k).count() != 1 {
+        return Err(l.error_at(
+            &at,
+            "source needs exactly one of debian, tarball, git or path, e.g. source = { debian = \"memcached\" }",
+        ));
+    }
+    check_source_pairs(l, s, &at)?;
+    if let Some(p) = &s.path {
+        if !l.resolve(p).is_dir() {
+            return Err(l.error_at(
+                &key!["target", "source", "path"],
+                format!(
+                    "source path {} is not a directory; give a source tree",
+                    l.resolve(p).display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_source_pairs(l: &Loaded, s: &Source, at: &[Key]) -> Check {
+    match (&s.tarball, &s.sha256) {
+        (Some(_), None) => {
+            return Err(l.error_at(
+                at,
+                "a tarball source needs sha256 = \"<64 hex digits>\" (run sha256sum on it)",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(l.error_at(at, "sha256 belongs to a tarball source; remove it"))
+        }
+        (Some(_), Some(h)) if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit()) => {
+            return Err(l.error_at(
+                &key!["target", "source", "sha256"],
+                "sha256 must be 64 hex digits",
+            ))
+        }
+        _ => {}
+    }
+    match (&s.git, &s.rev) {
+        (Some(_), None) => {
+            Err(l.error_at(at, "a git source needs rev = \"<commit, tag or branch>\""))
+        }
+        (None, Some(_)) => Err(l.error_at(at, "rev belongs to a git source; remove it")),
+        _ => Ok(()),
+    }
+}
+
+fn check_variants(l: &Loaded, e: &Experiment) -> Check {
+    if e.variants.is_empty() {
+        return Err(l.error_at(&[], "no [[variant]]: add at least one"));
+    }
+    let mut names = BTreeSet::new();
+    for (i, v) in e.variants.iter().enumerate() {
+        if !valid_name(&v.name) {
+            return Err(l.error_at(
+                &key!["variant", i, "name"],
+                format!(
+                    "variant name {:?} must be 1-64 characters, no '/' or control characters",
+                    v.name
+                ),
+            ));
+        }
+        if !names.insert(v.name.as_str()) {
+            return Err(l.error_at(
+                &key!["variant", i, "name"],
+                format!(
+                    "variant name {:?} is used twice; names must be unique",
+                    v.name
+                ),
+            ));
+        }
+        check_variant(l, e, i, v)?;
+    }
+    Ok(())
+}
+
+fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
+    if let Some(b) = &v.binary {
+        let build_keys = [
+            ("compiler", v.compiler.is_some()),
+            ("cflags", v.cflags.is_some()),
+            ("ldflags", v.ldflags.is_some()),
+            ("configure_args", !v.configure_args.is_empty()),
+            ("make_args", !v.make_args.is_empty()),
+            ("patches", !v.patches.is_empty()),
+            ("env", !v.env.is_empty()),
+        ];
+        if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
+            return Err(l.error_at(
+                &key!["variant", i, *k],
+                format!("variant {:?} has both binary and {k}: a binary variant is not built; remove one", v.name),
+            ));
+        }
+        let p = l.resolve(b);
+        if !p.is_file() {
+            return Err(l.error_at(
+                &key!["variant", i, "binary"],
+                format!(
+                    "binary {} does not exist; install the server or fix the path",
+                    p.display()
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    if e.target.source.is_none() {
+        return Err(l.error_at(
+            &key!["variant", i],
+            format!(
+                "variant {:?} is built from source but [target] has no source; add source = {{ debian = \"{}\" }} or give the variant a binary",
+                v.name,
+                e.target.kind.as_str()
+            ),
+        ));
+    }
+    for (j, p) in v.patches.iter().enumerate() {
+        if !l.resolve(p).is_file() {
+            return Err(l.error_at(
+                &key!["variant", i, "patches", j],
+                format!(
+                    "patch {} not found (paths are relative to the experiment file)",
+                    l.resolve(p).display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
+    if e.workloads.is_empty() {
+        return Err(l.error_at(
+            &[],
+            "no [[workload]]: add at least one, e.g. [[workload]] kind = \"kv\"",
+        ));
+    }
+    let mut names = BTreeSet::new();
+    for (i, w) in e.workloads.iter().enumerate() {
+        let name = w.display_name();
+        if !valid_name(&name) {
+            return Err(l.error_at(
+                &key!["workload", i, "name"],
+                "workload name must be 1-64 characters, no '/'",
+            ));
+        }
+        if !names.insert(name.clone()) {
+            return Err(l.error_at(
+                &key!["workload", i],
+                format!("workload name {name:?} is used twice; give each workload a distinct name"),
+            ));
+        }
+        check_kv(l, i, w)?;
+    }
+    Ok(())
+}
+
+fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
+    let at = |k: &'static str| key!["workload", i, k];
+    let conns = w.connections.to_vec();
+    if conns.is_empty() {
+        return Err(l.error_at(
+            &at("connections"),
+            "connections is empty; give at least one, e.g. [1, 16, 64]",
+        ));
+    }
+    if let Some(c) = conns.iter().find(|c| !(1..=MAX_CONNECTIONS).contains(*c)) {
+        return Err(l.error_at(
+            &at("connections"),
+            format!("connections must be 1..={MAX_CONNECTIONS}, got {c}"),
+        ));
+    }
+    let min_conns = conns.iter().copied().min().unwrap_or(1);
+    range(
+        l,
+        at("client_threads"),
+        w.client_threads as f64,
+        1.0,
+        64.0,
+        "client_threads",
+    )?;
+    if w.client_threads > min_conns {
+        return Err(l.error_at(
+            &at("client_threads"),
+            format!("client_threads ({}) exceeds the smallest connections value ({min_conns}); lower it", w.client_threads),
+        ));
+    }
+    range(
+        l,
+        at("pipeline"),
+        w.pipeline as f64,
+        1.0,
+        1024.0,
+        "pipeline",
+    )?;
+    range(l, at("keys"), w.keys as f64, 1.0, 1e10, "keys")?;
+    if !(w.zipf_theta > 0.0 && w.zipf_theta < 1.0) {
+        return Err(l.error_at(
+            &at("zipf_theta"),
+            format!("zipf_theta must be in (0, 1), got {}", w.zipf_theta),
+        ));
+    }
+    range(
+        l,
+        at("special_pct"),
+        w.special_pct,
+        0.001,
+        100.0,
+        "special_pct",
+    )?;
+    range(
+        l,
+        at("special_res"),
+        w.special_res,
+        0.0,
+        100.0,
+        "special_res",
+    )?;
+    let size = match w.value_size {
+        ValueSize::Fixed(n) | ValueSize::Around { mean: n } => n,
+    };
+    range(
+        l,
+        at("value_size"),
+        size as f64,
+        16.0,
+        1_000_000.0,
+        "value_size",
+    )?;
+    check_mix(l, i, w)?;
+    range(
+        l,
+        at("multiget_keys"),
+        w.multiget_keys as f64,
+        1.0,
+        100.0,
+        "multiget_keys",
+    )?;
+    if let Some(r) = w.rate {
+        range(l, at("rate"), r, 0.001, 1e9, "rate")?;
+    }
+    Ok(())
+}
+
+fn check_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
+    if let Some(k) = w.mix.keys().find(|k| !MIX_COMMANDS.contains(&k.as_str())) {
+        return Err(l.error_at(
+            &key!["workload", i, "mix"],
+            format!(
+                "unknown command {k:?} in mix; use {}",
+                MIX_COMMANDS.join(", ")
+            ),
+        ));
+    }
+    if w.mix.values().map(|v| u64::from(*v)).sum::<u64>() == 0 {
+        return Err(l.error_at(
+            &key!["workload", i, "mix"],
+            "mix weights add up to 0; give at least one command a weight",
+        ));
+    }
+    Ok(())
+}
+
+fn check_plan(l: &Loaded, e: &Experiment) -> Check {
+    let p = &e.plan;
+    range(
+        l,
+        key!["plan", "repetitions"],
+        p.repetitions as f64,
+        1.0,
+        1000.0,
+        "repetitions",
+    )?;
+    crate::parse_duration(&p.warmup).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
+    match (&p.duration, p.ops) {
+        (Some(_), Some(_)) => {
+            return Err(l.error_at(&key!["plan", "ops"], "give duration or ops, not both"));
+        }
+        (Some(d), None) => {
+            let d =
+                crate::parse_duration(d).map_err(|m| l.error_at(&key!["plan", "duration"], m))?;
+            if d.is_zero() {
+                return Err(l.error_at(&key!["plan", "duration"], "duration must be more than 0"));
+            }
+        }
+        (None, Some(0)) => return Err(l.error_at(&key!["plan", "ops"], "ops must be at least 1")),
+        _ => {}
+    }
+    if let Some(b) = &p.baseline {
+        if !e.variants.iter().any(|v| &v.name == b) {
+            let names: Vec<_> = e.variants.iter().map(|v| v.name.as_str()).collect();
+            return Err(l.error_at(
+                &key!["plan", "baseline"],
+                format!(
+                    "baseline {b:?} is not a variant; use one of {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(t) = p.target_ci {
+        range(l, key!["plan", "target_ci"], t, 1e-6, 0.999, "target_ci")?;
+    }
+    range(
+        l,
+        key!["plan", "min_repetitions"],
+        p.min_repetitions as f64,
+        2.0,
+        p.repetitions.max(2) as f64,
+        "min_repetitions",
+    )
+}
+
+fn range(l: &Loaded, at: Vec<Key>, v: f64, lo: f64, hi: f64, name: &str) -> Check {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(l.error_at(
+            &at,
+            format!("{name} must be between {lo} and {hi}, got {v}"),
+        ))
+    }
+}
+
+fn valid_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.chars().count() <= 64
+        && !n.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+}
