@@ -1,1 +1,68 @@
-//! bakeoff-report (stub)
+//! bakeoff-report: the results model ([`model::Results`], i.e. results.json) and the
+//! exporters that turn it into files and terminal text. Exporters never run anything:
+//! they read saved results and return bytes, so any results folder can be re-rendered
+//! offline (`bakeoff report DIR`).
+
+pub mod markdown;
+pub mod model;
+pub mod summary;
+
+pub use model::Results;
+
+/// Turns results into one file's bytes.
+pub trait Exporter {
+    /// The file name inside a results folder.
+    fn file_name(&self) -> &'static str;
+    fn render(&self, r: &Results) -> Vec<u8>;
+}
+
+/// results.json, pretty-printed.
+pub struct Json;
+
+impl Exporter for Json {
+    fn file_name(&self) -> &'static str {
+        "results.json"
+    }
+    fn render(&self, r: &Results) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(r).unwrap_or_default();
+        v.push(b'\n');
+        v
+    }
+}
+
+/// report.md.
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+    fn render(&self, r: &Results) -> Vec<u8> {
+        markdown::render(r).into_bytes()
+    }
+}
+
+/// Every exporter that writes a file in the results folder.
+pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    vec![Box::new(Json), Box::new(Markdown)]
+}
+
+/// The terminal summary: warnings first, then the headline table.
+pub fn terminal(r: &Results, color: bool) -> String {
+    let mut s = String::new();
+    for w in &r.warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
+    if !r.warnings.is_empty() {
+        s.push('\n');
+    }
+    s.push_str(&summary::text_table(
+        &summary::HEADER,
+        &summary::rows(r),
+        color,
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests;

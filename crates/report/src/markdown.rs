@@ -1,0 +1,224 @@
+//! report.md: verdicts first, then the full table, the builds, every run, the plan, and
+//! the exact experiment file, so the folder explains itself without bakeoff.
+
+use crate::model::{Cell, Results};
+use crate::summary::{self, markdown_table, micros, ops, HEADER};
+use std::fmt::Write;
+
+pub fn render(r: &Results) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# bakeoff: {}\n", r.name);
+    if let Some(d) = &r.description {
+        let _ = writeln!(s, "{d}\n");
+    }
+    let _ = writeln!(
+        s,
+        "Status: **{}**. Started {} UTC{}. Host: {} ({} cores, {:.1} GiB), {}, kernel {}.\n",
+        r.status,
+        r.started_utc,
+        r.finished_utc
+            .as_deref()
+            .map(|f| format!(", finished {f} UTC"))
+            .unwrap_or_default(),
+        r.host.cpu_model,
+        r.host.cores,
+        r.host.memory_bytes as f64 / (1u64 << 30) as f64,
+        r.host.os,
+        r.host.kernel
+    );
+    warnings(&mut s, r);
+    verdicts(&mut s, r);
+    let _ = writeln!(s, "## All cells\n");
+    let rows: Vec<Vec<String>> = summary::rows(r).into_iter().map(|x| x.cells).collect();
+    s.push_str(&markdown_table(&HEADER, &rows));
+    let _ = writeln!(
+        s,
+        "\nops/s: median over valid runs with a distribution-free 95% CI; ratio: candidate median / baseline median \
+         with a bootstrap 95% CI; verdict \"same\" unless the Mann-Whitney p < 0.05 and the CI excludes 1.\n"
+    );
+    variants(&mut s, r);
+    runs(&mut s, r);
+    plan(&mut s, r);
+    let _ = writeln!(
+        s,
+        "## Experiment file\n\n`{}`\n\n```toml\n{}\n```",
+        r.experiment.file,
+        r.experiment.text.trim_end()
+    );
+    s
+}
+
+fn warnings(s: &mut String, r: &Results) {
+    if r.warnings.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Warnings\n");
+    for w in &r.warnings {
+        let _ = writeln!(s, "- **{w}**");
+    }
+    s.push('\n');
+}
+
+fn verdicts(s: &mut String, r: &Results) {
+    if r.comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Verdicts (against baseline `{}`)\n", r.plan.baseline);
+    let rows: Vec<Vec<String>> = r
+        .comparisons
+        .iter()
+        .map(|c| {
+            vec![
+                c.workload.clone(),
+                c.connections.to_string(),
+                c.variant.clone(),
+                format!("{:.3}", c.ratio),
+                format!("[{:.3}, {:.3}]", c.ci95[0], c.ci95[1]),
+                format!("{:.4}", c.p_value),
+                format!("**{}**", c.verdict.as_str()),
+            ]
+        })
+        .collect();
+    s.push_str(&markdown_table(
+        &[
+            "workload", "conns", "variant", "ratio", "95% CI", "p", "verdict",
+        ],
+        &rows,
+    ));
+    s.push('\n');
+}
+
+fn variants(s: &mut String, r: &Results) {
+    let _ = writeln!(s, "## Variants\n");
+    let rows: Vec<Vec<String>> = r
+        .variants
+        .iter()
+        .map(|v| {
+            let b = v.build.clone().unwrap_or_default();
+            vec![
+                v.name.clone(),
+                v.status.clone()
+                    + &v.error
+                        .as_ref()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default(),
+                b.kind.clone(),
+                b.compiler_version.clone(),
+                format!("{} {}", b.cflags, b.ldflags).trim().to_string(),
+                if b.binary_bytes > 0 {
+                    b.binary_bytes.to_string()
+                } else {
+                    String::new()
+                },
+                b.binary_sha256.chars().take(12).collect(),
+                if b.kind == "build" {
+                    format!(
+                        "{:.1}{}",
+                        b.seconds,
+                        if b.cached { " (cached)" } else { "" }
+                    )
+                } else {
+                    String::new()
+                },
+                v.args.join(" "),
+            ]
+        })
+        .collect();
+    s.push_str(&markdown_table(
+        &[
+            "variant",
+            "status",
+            "kind",
+            "compiler",
+            "flags",
+            "binary bytes",
+            "sha256",
+            "build s",
+            "server args",
+        ],
+        &rows,
+    ));
+    s.push('\n');
+}
+
+fn runs(s: &mut String, r: &Results) {
+    let _ = writeln!(s, "## Runs\n");
+    let mut rows = Vec::new();
+    for c in &r.cells {
+        for run in &c.runs {
+            rows.push(run_row(c, run));
+        }
+    }
+    s.push_str(&markdown_table(
+        &[
+            "workload",
+            "conns",
+            "variant",
+            "round",
+            "ops/s",
+            "p50 us",
+            "p99 us",
+            "client us/op",
+            "server us/op",
+            "errors",
+            "misses",
+            "verify",
+            "flags",
+        ],
+        &rows,
+    ));
+    s.push('\n');
+}
+
+fn run_row(c: &Cell, run: &crate::model::Run) -> Vec<String> {
+    let mut flags = Vec::new();
+    if !run.valid {
+        flags.push(format!(
+            "INVALID: {}",
+            run.invalid_reason.as_deref().unwrap_or("?")
+        ));
+    }
+    if run.client_bound {
+        flags.push("client-bound".to_string());
+    }
+    vec![
+        c.workload.clone(),
+        c.connections.to_string(),
+        c.variant.clone(),
+        run.round.to_string(),
+        ops(run.ops_per_s),
+        micros(run.latency_us.p50),
+        micros(run.latency_us.p99),
+        format!("{:.2}", run.client_cpu_us_per_op),
+        format!("{:.2}", run.server_cpu_us_per_op),
+        run.errors.to_string(),
+        run.misses.to_string(),
+        run.verify_failures.to_string(),
+        flags.join("; "),
+    ]
+}
+
+fn plan(s: &mut String, r: &Results) {
+    let p = &r.plan;
+    let measure = match (p.duration_s, p.ops) {
+        (_, Some(n)) => format!("{n} ops"),
+        (Some(d), None) => format!("{d} s"),
+        _ => "?".into(),
+    };
+    let _ = writeln!(
+        s,
+        "## Plan\n\n{} repetitions, warmup {} s, measure {measure}, seed {}, baseline `{}`{}.\n",
+        p.repetitions,
+        p.warmup_s,
+        p.seed,
+        p.baseline,
+        p.target_ci
+            .map(|t| format!(", stop a cell at CI half-width {:.1}%", t * 100.0))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(s, "Order of runs (each round shuffled with the seed):\n");
+    for (i, round) in p.rounds.iter().enumerate() {
+        let _ = writeln!(s, "{}. {}", i + 1, round.join(", "));
+    }
+    s.push('\n');
+}

@@ -1,0 +1,256 @@
+//! results.json: the contract between a run and everything that reads it later (the
+//! exporters here, `bakeoff report`, other tools). Keys are kept stable; new ones are added,
+//! never renamed. Schema id: [`SCHEMA`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "bakeoff.results/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Results {
+    pub schema: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// running | complete | interrupted | failed
+    pub status: String,
+    pub bakeoff_version: String,
+    pub started_utc: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_utc: Option<String>,
+    pub host: Host,
+    pub experiment: ExperimentRecord,
+    pub plan: PlanRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceRecord>,
+    pub variants: Vec<VariantRecord>,
+    pub cells: Vec<Cell>,
+    pub comparisons: Vec<ComparisonRecord>,
+    /// Problems worth a user's attention before any figure (verify failures, invalid runs).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Host {
+    pub cpu_model: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub os: String,
+    #[serde(default)]
+    pub hostname: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExperimentRecord {
+    /// The experiment file as given.
+    pub file: String,
+    /// Its exact text.
+    pub text: String,
+    /// The experiment with every default filled in.
+    pub resolved: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlanRecord {
+    pub repetitions: usize,
+    pub warmup_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
+    pub seed: u64,
+    pub baseline: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ci: Option<f64>,
+    /// The variant order of each round, as run.
+    pub rounds: Vec<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SourceRecord {
+    pub description: String,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VariantRecord {
+    pub name: String,
+    /// ok | failed
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The server binary that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BuildRecord {
+    /// "build" (from source) or "binary" (installed).
+    pub kind: String,
+    pub compiler: String,
+    pub compiler_version: String,
+    pub cflags: String,
+    pub ldflags: String,
+    #[serde(default)]
+    pub configure_args: Vec<String>,
+    #[serde(default)]
+    pub make_args: Vec<String>,
+    #[serde(default)]
+    pub patches: Vec<String>,
+    pub binary_sha256: String,
+    pub binary_bytes: u64,
+    pub seconds: f64,
+    #[serde(default)]
+    pub cached: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    #[serde(default)]
+    pub mean: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Run {
+    /// Round number (0-based) and position in that round's order.
+    pub round: usize,
+    pub ops_per_s: f64,
+    pub ops: u64,
+    pub elapsed_s: f64,
+    pub latency_us: Latency,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_us: Option<Latency>,
+    pub errors: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub misses: u64,
+    pub verify_failures: u64,
+    pub client_cpu_s: f64,
+    pub client_rss_kib: u64,
+    pub client_cpu_us_per_op: f64,
+    pub server_cpu_s: f64,
+    pub server_rss_kib: u64,
+    pub server_cpu_us_per_op: f64,
+    pub client_bound: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_ops_per_s: Option<f64>,
+    #[serde(default)]
+    pub late: u64,
+    pub valid: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_reason: Option<String>,
+    /// Per-second throughput, for spotting warmup drift and stalls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interval_ops_per_s: Vec<f64>,
+    /// HDR interval log, relative to the results folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdr_log: Option<String>,
+    /// Server stdout/stderr logs, relative to the results folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_log: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cell {
+    pub workload: String,
+    pub variant: String,
+    pub connections: usize,
+    pub runs: Vec<Run>,
+    /// Over valid runs only; 0 when there are none.
+    pub median_ops_per_s: f64,
+    pub ci95: [f64; 2],
+    /// The CI's actual coverage (order-statistic intervals are coarse at small n).
+    #[serde(default)]
+    pub ci_coverage: f64,
+    #[serde(default)]
+    pub cv: f64,
+    pub valid_runs: usize,
+    /// Medians over valid runs of each run's percentiles.
+    #[serde(default)]
+    pub latency_us: Latency,
+    #[serde(default)]
+    pub client_bound_runs: usize,
+    #[serde(default)]
+    pub verify_failures: u64,
+    /// Why the cell stopped: repetitions | precision | budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    Same,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Same => "same",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ComparisonRecord {
+    pub workload: String,
+    pub connections: usize,
+    pub variant: String,
+    pub baseline: String,
+    pub ratio: f64,
+    pub ci95: [f64; 2],
+    pub p_value: f64,
+    pub verdict: Verdict,
+}
+
+impl Results {
+    /// The cell for (workload, variant, connections), if it exists.
+    pub fn cell(&self, workload: &str, variant: &str, connections: usize) -> Option<&Cell> {
+        self.cells.iter().find(|c| {
+            c.workload == workload && c.variant == variant && c.connections == connections
+        })
+    }
+
+    /// The comparison of (workload, variant, connections) against the baseline, if any.
+    pub fn comparison(
+        &self,
+        workload: &str,
+        variant: &str,
+        connections: usize,
+    ) -> Option<&ComparisonRecord> {
+        self.comparisons.iter().find(|c| {
+            c.workload == workload && c.variant == variant && c.connections == connections
+        })
+    }
+
+    /// Reads results.json, checking the schema id.
+    pub fn from_json(text: &str) -> Result<Results, String> {
+        let r: Results =
+            serde_json::from_str(text).map_err(|e| format!("not a bakeoff results.json ({e})"))?;
+        if r.schema != SCHEMA {
+            return Err(format!(
+                "schema {:?} is not {SCHEMA:?}; re-run with this bakeoff version",
+                r.schema
+            ));
+        }
+        Ok(r)
+    }
+}

@@ -1,0 +1,189 @@
+//! Snapshot tests of the exporters on a fixed, hand-made results set.
+
+use super::*;
+use crate::model::*;
+
+fn run(round: usize, ops_per_s: f64, valid: bool) -> Run {
+    Run {
+        round,
+        ops_per_s,
+        ops: (ops_per_s * 2.0) as u64,
+        elapsed_s: 2.0,
+        latency_us: Latency {
+            p50: 95.0,
+            p90: 120.0,
+            p99: 210.5,
+            p999: 480.0,
+            max: 1900.0,
+            mean: 100.0,
+        },
+        client_cpu_s: 0.5,
+        client_cpu_us_per_op: 1.25,
+        server_cpu_s: 1.1,
+        server_cpu_us_per_op: 2.75,
+        valid,
+        invalid_reason: (!valid).then(|| "server exited mid-run (signal 9)".to_string()),
+        ..Run::default()
+    }
+}
+
+fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
+    Cell {
+        workload: "get90|set10".into(),
+        variant: variant.into(),
+        connections: 16,
+        valid_runs: runs.iter().filter(|r| r.valid).count(),
+        runs,
+        median_ops_per_s: median,
+        ci95: [median * 0.98, median * 1.02],
+        ci_coverage: 0.9375,
+        cv: 0.012,
+        latency_us: Latency {
+            p50: 95.0,
+            p90: 120.0,
+            p99: 210.5,
+            p999: 480.0,
+            max: 1900.0,
+            mean: 100.0,
+        },
+        client_bound_runs: 0,
+        verify_failures: 0,
+        stop_reason: Some("repetitions".into()),
+    }
+}
+
+pub(crate) fn sample() -> Results {
+    Results {
+        schema: SCHEMA.into(),
+        name: "memcached-gcc-vs-clang".into(),
+        description: None,
+        status: "complete".into(),
+        bakeoff_version: "0.1.0".into(),
+        started_utc: "2026-11-22T10:00:00Z".into(),
+        finished_utc: Some("2026-11-22T10:05:00Z".into()),
+        host: Host {
+            cpu_model: "Test CPU".into(),
+            cores: 2,
+            memory_bytes: 24 << 30,
+            kernel: "6.1.0".into(),
+            os: "Debian GNU/Linux 12 (bookworm)".into(),
+            hostname: "h".into(),
+        },
+        experiment: ExperimentRecord {
+            file: "examples/x.toml".into(),
+            text: "name = \"x\"\n".into(),
+            resolved: serde_json::json!({"name": "x"}),
+        },
+        plan: PlanRecord {
+            repetitions: 3,
+            warmup_s: 1.0,
+            duration_s: Some(2.0),
+            ops: None,
+            seed: 42,
+            baseline: "gcc-O2".into(),
+            target_ci: None,
+            rounds: vec![
+                vec!["gcc-O2".into(), "clang-O3".into()],
+                vec!["clang-O3".into(), "gcc-O2".into()],
+            ],
+        },
+        source: Some(SourceRecord {
+            description: "debian memcached 1.6.18".into(),
+            id: "abc".into(),
+        }),
+        variants: vec![
+            VariantRecord {
+                name: "gcc-O2".into(),
+                status: "ok".into(),
+                error: None,
+                binary: Some("/cache/memcached".into()),
+                args: vec!["-t".into(), "1".into()],
+                build: Some(BuildRecord {
+                    kind: "build".into(),
+                    compiler: "gcc-12".into(),
+                    compiler_version: "gcc-12 (Debian 12.2.0-14) 12.2.0".into(),
+                    cflags: "-O2".into(),
+                    binary_sha256: "0123456789abcdef".into(),
+                    binary_bytes: 812_345,
+                    seconds: 5.2,
+                    ..BuildRecord::default()
+                }),
+            },
+            VariantRecord {
+                name: "broken".into(),
+                status: "failed".into(),
+                error: Some("build failed: error: unknown flag".into()),
+                binary: None,
+                args: vec![],
+                build: None,
+            },
+        ],
+        cells: vec![
+            cell(
+                "gcc-O2",
+                100_000.0,
+                vec![
+                    run(0, 99_000.0, true),
+                    run(1, 100_000.0, true),
+                    run(2, 101_000.0, true),
+                ],
+            ),
+            cell(
+                "clang-O3",
+                120_500.0,
+                vec![
+                    run(0, 120_000.0, true),
+                    run(1, 121_000.0, true),
+                    run(2, 0.0, false),
+                ],
+            ),
+        ],
+        comparisons: vec![ComparisonRecord {
+            workload: "get90|set10".into(),
+            connections: 16,
+            variant: "clang-O3".into(),
+            baseline: "gcc-O2".into(),
+            ratio: 1.205,
+            ci95: [1.19, 1.22],
+            p_value: 0.0079,
+            verdict: Verdict::Faster,
+        }],
+        warnings: vec![
+            "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)".into(),
+        ],
+    }
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(markdown::render(&sample()));
+}
+
+#[test]
+fn terminal_snapshot() {
+    insta::assert_snapshot!(terminal(&sample(), false));
+}
+
+#[test]
+fn json_round_trips() {
+    let r = sample();
+    let bytes = Json.render(&r);
+    let back = Results::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn wrong_schema_is_refused() {
+    let text = String::from_utf8(Json.render(&sample()))
+        .unwrap()
+        .replace(SCHEMA, "other/9");
+    assert!(Results::from_json(&text).unwrap_err().contains("is not"));
+}
+
+#[test]
+fn ops_formatting() {
+    assert_eq!(summary::ops(1234567.4), "1,234,567");
+    assert_eq!(summary::ops(999.0), "999");
+    assert_eq!(summary::micros(12.345), "12.3");
+    assert_eq!(summary::micros(1234.5), "1234");
+}
