@@ -1,1 +1,22 @@
-fn main() {}
+//! The `bakeoff` binary: parses arguments, wires the crates together, and is the only
+//! place that picks an exit status (0 ok, 1 could not finish, 2 bad input).
+
+mod app;
+mod cli;
+mod progress;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match app::run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(app::Failure::BadInput(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(app::Failure::Failed(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,1 +1,97 @@
-//! bakeoff-runner (stub)
+//! bakeoff-runner: the experiment engine. It takes a validated experiment and does the
+//! whole path: stale sandboxes reaped, compilers checked, source fetched, variants built
+//! (cached), then the planned runs in interleaved order, each in a fresh sandbox, with the
+//! results folder rewritten after every run. It never reads CLI arguments; it reports
+//! progress through an [`Observer`].
+
+mod analyze;
+mod execute;
+mod folder;
+mod host;
+mod prepare;
+mod schedule;
+
+pub use analyze::analyze;
+pub use bakeoff_load::Live;
+pub use folder::{write_results, Folder};
+pub use schedule::{plan_runs, Slot};
+
+use bakeoff_plan::Loaded;
+use bakeoff_report::model::{BuildRecord, Run};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Where things go; the CLI fills it from flags and defaults.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The results folder; None = `<results_root>/<name>-<UTC time>`.
+    pub out: Option<PathBuf>,
+    pub results_root: PathBuf,
+    pub cache_root: PathBuf,
+    pub sandbox_root: PathBuf,
+}
+
+/// Progress callbacks (the CLI draws bars from them). All optional.
+pub trait Observer: Sync {
+    /// A one-line notice (stale sandbox removed, source fetched, ...).
+    fn notice(&self, _line: &str) {}
+    fn builds_started(&self, _total: usize) {}
+    fn build_started(&self, _variant: &str) {}
+    fn build_finished(&self, _variant: &str, _outcome: Result<&BuildRecord, &str>) {}
+    fn runs_started(&self, _total: usize, _seconds_each: f64) {}
+    fn run_started(&self, _index: usize, _label: &str, _live: &Arc<Live>) {}
+    fn run_finished(&self, _index: usize, _label: &str, _run: &Run) {}
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Why an experiment did not finish; the CLI maps these to exit statuses.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad input found before anything ran (exit status 2).
+    #[error("{0}")]
+    BadInput(String),
+    /// The experiment could not finish (exit status 1).
+    #[error("{0}")]
+    Failed(String),
+    /// Ctrl-C or SIGTERM; what finished is in the folder (exit status 1).
+    #[error("interrupted; the runs that finished are in {}", .0.display())]
+    Interrupted(PathBuf),
+}
+
+/// A finished experiment: its folder and results.
+pub struct Outcome {
+    pub folder: PathBuf,
+    pub results: bakeoff_report::Results,
+}
+
+/// Runs the whole experiment. `cancel` is set by the signal handler.
+pub fn run_experiment(
+    loaded: &Loaded,
+    opts: &Options,
+    observer: &dyn Observer,
+    cancel: Arc<AtomicBool>,
+) -> Result<Outcome, RunError> {
+    for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
+        observer.notice(&stale.to_string());
+    }
+    let configs = prepare::check_inputs(loaded)?;
+    let folder = Folder::create(loaded, opts)?;
+    let mut results = folder::initial_results(loaded);
+    write_results(&folder, &results)?;
+    let variants = prepare::variants(loaded, opts, observer, &mut results)?;
+    write_results(&folder, &results)?;
+    let ctx = execute::Context { loaded, opts, folder: &folder, configs: &configs, variants: &variants, cancel };
+    let finished = ctx.run_all(&mut results, observer);
+    results.status = if finished { "complete" } else { "interrupted" }.to_string();
+    results.finished_utc = Some(folder::now_utc());
+    analyze(&mut results);
+    write_results(&folder, &results)?;
+    if !finished {
+        return Err(RunError::Interrupted(folder.path.clone()));
+    }
+    Ok(Outcome { folder: folder.path.clone(), results })
+}

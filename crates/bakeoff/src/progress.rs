@@ -1,0 +1,121 @@
+//! Progress on the terminal: a spinner per build, then one bar over all runs with its ETA
+//! and the current run's live ops/s, refreshed by a ticker thread (never by the engine).
+
+use bakeoff_report::model::{BuildRecord, Run};
+use bakeoff_report::summary::ops;
+use bakeoff_runner::{Live, Observer};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub struct Bars {
+    multi: MultiProgress,
+    build: Mutex<Option<ProgressBar>>,
+    runs: Mutex<Option<ProgressBar>>,
+    current: Arc<Mutex<Option<(String, Arc<Live>)>>>,
+}
+
+impl Bars {
+    pub fn new(visible: bool) -> Bars {
+        let target = if visible { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        Bars {
+            multi: MultiProgress::with_draw_target(target),
+            build: Mutex::new(None),
+            runs: Mutex::new(None),
+            current: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn println(&self, line: &str) {
+        if self.multi.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            let _ = self.multi.println(line);
+        }
+    }
+
+    /// Clears the bars before the final table is printed.
+    pub fn finish(&self) {
+        for slot in [&self.build, &self.runs] {
+            if let Some(b) = slot.lock().ok().and_then(|mut g| g.take()) {
+                b.finish_and_clear();
+            }
+        }
+    }
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+impl Observer for Bars {
+    fn notice(&self, line: &str) {
+        self.println(line);
+    }
+
+    fn builds_started(&self, total: usize) {
+        if total == 0 {
+            return;
+        }
+        let b = self.multi.add(ProgressBar::new(total as u64));
+        b.set_style(style("{spinner} builds [{bar:30}] {pos}/{len} {elapsed} {msg}"));
+        b.enable_steady_tick(Duration::from_millis(120));
+        *self.build.lock().unwrap_or_else(|e| e.into_inner()) = Some(b);
+    }
+
+    fn build_started(&self, variant: &str) {
+        if let Some(b) = self.build.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.set_message(format!("building {variant}"));
+        }
+    }
+
+    fn build_finished(&self, variant: &str, outcome: Result<&BuildRecord, &str>) {
+        let line = match outcome {
+            Ok(r) if r.cached => format!("built {variant}: cached ({} bytes, {})", r.binary_bytes, r.compiler_version),
+            Ok(r) => format!("built {variant} in {:.1} s ({} bytes, {})", r.seconds, r.binary_bytes, r.compiler_version),
+            Err(e) => format!("FAILED {variant}: {e}"),
+        };
+        self.println(&line);
+        if let Some(b) = self.build.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.inc(1);
+        }
+    }
+
+    fn runs_started(&self, total: usize, _seconds_each: f64) {
+        if let Some(b) = self.build.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            b.finish_and_clear();
+        }
+        let b = self.multi.add(ProgressBar::new(total as u64));
+        b.set_style(style("runs [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta_precise}  {msg}"));
+        b.enable_steady_tick(Duration::from_millis(250));
+        let current = self.current.clone();
+        let ticker = b.clone();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(500));
+            if ticker.is_finished() {
+                return;
+            }
+            if let Some((label, live)) = current.lock().ok().and_then(|g| g.clone()) {
+                ticker.set_message(format!("{label}: {} {} ops/s", live.phase_name(), ops(live.ops_per_s())));
+            }
+        });
+        *self.runs.lock().unwrap_or_else(|e| e.into_inner()) = Some(b);
+    }
+
+    fn run_started(&self, _index: usize, label: &str, live: &Arc<Live>) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((label.to_string(), live.clone()));
+        if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.set_message(format!("{label}: starting"));
+        }
+    }
+
+    fn run_finished(&self, _index: usize, label: &str, run: &Run) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if !run.valid {
+            self.println(&format!("invalid run {label}: {}", run.invalid_reason.as_deref().unwrap_or("?")));
+        }
+        if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.inc(1);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The results folder: created once, rewritten after every run. Every file is written to a
+//! temporary name and renamed into place, so a crash or kill -9 leaves the previous
+//! complete version, never a half-written one.
+
+use crate::{host, Options, RunError};
+use bakeoff_plan::{Loaded, MeasureFor};
+use bakeoff_report::model::{ExperimentRecord, PlanRecord, Results, SCHEMA};
+use bakeoff_report::Exporter;
+use std::path::{Path, PathBuf};
+
+pub struct Folder {
+    pub path: PathBuf,
+}
+
+impl Folder {
+    /// Creates `--out DIR` (which must be empty or absent) or a new timestamped folder.
+    pub fn create(loaded: &Loaded, opts: &Options) -> Result<Folder, RunError> {
+        let path = match &opts.out {
+            Some(p) => p.clone(),
+            None => {
+                let stamp: String = now_utc().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+                opts.results_root.join(format!("{}-{stamp}", safe_name(&loaded.experiment.name)))
+            }
+        };
+        if path.is_dir() && std::fs::read_dir(&path).map(|mut d| d.next().is_some()).unwrap_or(false) {
+            return Err(RunError::BadInput(format!(
+                "results folder {} already exists and is not empty; choose another --out",
+                path.display()
+            )));
+        }
+        std::fs::create_dir_all(path.join("logs"))
+            .and_then(|_| std::fs::create_dir_all(path.join("hdr")))
+            .map_err(|e| {
+                RunError::BadInput(format!(
+                    "cannot create results folder {}: {e}; check permissions or pass --out",
+                    path.display()
+                ))
+            })?;
+        Ok(Folder { path })
+    }
+
+    /// Writes `bytes` to `rel` inside the folder atomically.
+    pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        write_atomic(&self.path.join(rel), bytes)
+    }
+}
+
+/// Writes every exporter's file into the folder.
+pub fn write_results(folder: &Folder, r: &Results) -> Result<(), RunError> {
+    for ex in bakeoff_report::exporters() {
+        folder.write(ex.file_name(), &ex.render(r)).map_err(|e| {
+            RunError::Failed(format!("cannot write {} in {}: {e}", ex.file_name(), folder.path.display()))
+        })?;
+    }
+    Ok(())
+}
+
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension(format!(
+        "{}.tmp{}",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Now, as RFC 3339 UTC with seconds.
+pub fn now_utc() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// A name safe for a file or folder: letters, digits, '-', '_', '.'; the rest become '_'.
+pub fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect()
+}
+
+/// The results as they stand before anything ran.
+pub fn initial_results(l: &Loaded) -> Results {
+    let e = &l.experiment;
+    let (duration_s, ops) = match e.plan.measure() {
+        MeasureFor::Time(d) => (Some(d.as_secs_f64()), None),
+        MeasureFor::Ops(n) => (None, Some(n)),
+    };
+    Results {
+        schema: SCHEMA.to_string(),
+        name: e.name.clone(),
+        description: e.description.clone(),
+        status: "running".into(),
+        bakeoff_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_utc: now_utc(),
+        finished_utc: None,
+        host: host::facts(),
+        experiment: ExperimentRecord {
+            file: l.path.display().to_string(),
+            text: l.text.clone(),
+            resolved: serde_json::to_value(e).unwrap_or_default(),
+        },
+        plan: PlanRecord {
+            repetitions: e.plan.repetitions,
+            warmup_s: e.plan.warmup_duration().as_secs_f64(),
+            duration_s,
+            ops,
+            seed: e.plan.seed,
+            baseline: e.baseline().to_string(),
+            target_ci: e.plan.target_ci,
+            rounds: Vec::new(),
+        },
+        source: None,
+        variants: Vec::new(),
+        cells: Vec::new(),
+        comparisons: Vec::new(),
+        warnings: Vec::new(),
+    }
+}

@@ -1,0 +1,57 @@
+//! The order of runs: every cell (workload x connections) gets one run per variant per
+//! round, and within each round the variants' order is shuffled with the experiment's
+//! seed, so slow drifts of a noisy machine spread over all variants instead of one.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+/// One planned run: which variant, workload and connections, in which round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    pub round: usize,
+    pub workload: usize,
+    pub connections: usize,
+    pub variant: usize,
+}
+
+/// The planned runs in execution order. `points` lists (workload index, connections);
+/// `variants` are the indices of variants that can run.
+pub fn plan_runs(rounds: usize, points: &[(usize, usize)], variants: &[usize], seed: u64) -> Vec<Slot> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(rounds * points.len() * variants.len());
+    for round in 0..rounds {
+        for &(workload, connections) in points {
+            let mut order = variants.to_vec();
+            order.shuffle(&mut rng);
+            out.extend(order.into_iter().map(|variant| Slot { round, workload, connections, variant }));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_once_per_round_and_point() {
+        let slots = plan_runs(4, &[(0, 1), (0, 16)], &[0, 1, 2], 7);
+        assert_eq!(slots.len(), 4 * 2 * 3);
+        for chunk in slots.chunks(3) {
+            let mut v: Vec<_> = chunk.iter().map(|s| s.variant).collect();
+            v.sort();
+            assert_eq!(v, vec![0, 1, 2]);
+            assert!(chunk.iter().all(|s| s.round == chunk[0].round && s.connections == chunk[0].connections));
+        }
+    }
+
+    #[test]
+    fn order_is_seeded_and_interleaved() {
+        let a = plan_runs(6, &[(0, 16)], &[0, 1, 2], 42);
+        assert_eq!(a, plan_runs(6, &[(0, 16)], &[0, 1, 2], 42));
+        assert_ne!(a, plan_runs(6, &[(0, 16)], &[0, 1, 2], 43));
+        // Not all of A then all of B: the first variant of each round varies.
+        let firsts: std::collections::BTreeSet<_> = a.chunks(3).map(|c| c[0].variant).collect();
+        assert!(firsts.len() > 1, "the shuffle never changed the first variant");
+    }
+}
