@@ -44,6 +44,6 @@ fi
 
 # 4. Build bakeoff and put it on PATH.
 (cd "$here" && cargo build --release --locked -q -p bakeoff)
-if [ "$(id -u)" -eq 0 ]; then bindir=/usr/local/bin; else bindir="$HOME/.local/bin"; mkdir -p "$bindir"; fi
-install -m 0755 "$here/target/release/bakeoff" "$bindir/bakeoff"
+bindir=/usr/local/bin
+sudo_ install -m 0755 "$here/target/release/bakeoff" "$bindir/bakeoff"
 echo "bakeoff installed: $bindir/bakeoff ($("$bindir/bakeoff" --version))"
