@@ -1,0 +1,88 @@
+//! Helpers for the CLI tests: a temp dir with an experiment file, the shared build cache,
+//! and a guard that fails the test if a server it started outlives it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A cache shared by every test run, so memcached's source is fetched and each build made
+/// once per checkout rather than once per test.
+pub fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bakeoff-cache")
+}
+
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch { dir: tempfile::tempdir().expect("tempdir") }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    /// `bakeoff run FILE --out <scratch>/out` with the shared cache and a private sandbox root.
+    pub fn run_cmd(&self, file: &Path) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+        c.arg("run")
+            .arg(file)
+            .arg("--out")
+            .arg(self.out())
+            .arg("--cache")
+            .arg(cache_dir())
+            .arg("--sandbox-dir")
+            .arg(self.sandboxes())
+            .arg("--quiet");
+        c
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    pub fn sandboxes(&self) -> PathBuf {
+        self.dir.path().join("sandboxes")
+    }
+
+    pub fn results(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.out().join("results.json")).expect("results.json");
+        serde_json::from_str(&text).expect("valid json")
+    }
+}
+
+/// Pids of processes whose executable is under `dir` or named `name`.
+pub fn pids_named(name: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = state.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z'));
+        if comm.trim() == name && !zombie {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Waits up to `secs` for `cond`.
+pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    cond()
+}
