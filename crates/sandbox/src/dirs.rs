@@ -1,0 +1,204 @@
+//! The sandbox root (a private dir of this user) and the per-sandbox work dirs in it, plus
+//! the log-file helpers: the tail of a log for error messages and moving logs out.
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::SandboxError;
+
+/// Bytes read from the end of a log for the error tail.
+const TAIL_BYTES: u64 = 4096;
+/// Lines kept in an error tail.
+const TAIL_LINES: usize = 3;
+/// Characters kept in an error tail.
+const TAIL_CHARS: usize = 400;
+
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
+
+/// The default sandbox root: `$XDG_RUNTIME_DIR/bakeoff` when that is set (a per-user
+/// tmpfs), else `/tmp/bakeoff-sandboxes-$UID`.
+pub fn default_root() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if !d.is_empty() && Path::new(&d).is_dir() => PathBuf::from(d).join("bakeoff"),
+        _ => {
+            // SAFETY: geteuid has no preconditions.
+            let uid = unsafe { libc::geteuid() };
+            std::env::temp_dir().join(format!("bakeoff-sandboxes-{uid}"))
+        }
+    }
+}
+
+/// Creates `root` (mode 0700) if needed and checks that it is a real dir of this user, so
+/// nobody else can plant files or symlinks in it (it may live in /tmp).
+pub(crate) fn prepare_root(root: &Path) -> Result<(), SandboxError> {
+    if !root.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(root)
+            .map_err(|e| SandboxError::io("create sandbox root", root, e))?;
+    }
+    let meta = fs::symlink_metadata(root)
+        .map_err(|e| SandboxError::io("inspect sandbox root", root, e))?;
+    let unsafe_root = |reason: &str| SandboxError::UnsafeRoot {
+        path: root.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    if !meta.is_dir() {
+        return Err(unsafe_root("not a directory (or a symlink)"));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if meta.uid() != unsafe { libc::geteuid() } {
+        return Err(unsafe_root("owned by another user"));
+    }
+    if meta.mode() & 0o002 != 0 {
+        return Err(unsafe_root("writable by every user"));
+    }
+    Ok(())
+}
+
+/// Keeps `[A-Za-z0-9._-]`, maps the rest to `_`, at most 48 chars; never empty.
+pub(crate) fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '_',
+        })
+        .take(48)
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() {
+        "sandbox".to_string()
+    } else {
+        s
+    }
+}
+
+/// Creates a fresh work dir `<root>/<name>-<pid>-<seq>` (mode 0700).
+pub(crate) fn create_workdir(root: &Path, name: &str) -> Result<PathBuf, SandboxError> {
+    let base = sanitize(name);
+    let pid = std::process::id();
+    loop {
+        let seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(format!("{base}-{pid}-{seq}"));
+        match fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            // Left by an earlier process with the same pid: take the next number.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(SandboxError::io("create sandbox dir", dir, e)),
+        }
+    }
+}
+
+/// The last few non-empty lines of `stderr` (or, if it has none, of `stdout`), joined
+/// into one line with " | ".
+pub(crate) fn log_tail(stderr: &Path, stdout: &Path) -> String {
+    let tail = tail_lines(stderr);
+    let tail = if tail.is_empty() {
+        tail_lines(stdout)
+    } else {
+        tail
+    };
+    if tail.is_empty() {
+        return "no output".to_string();
+    }
+    let joined = tail.join(" | ");
+    match joined.char_indices().nth(TAIL_CHARS) {
+        Some((cut, _)) => format!("{}...", &joined[..cut]),
+        None => joined,
+    }
+}
+
+fn tail_lines(path: &Path) -> Vec<String> {
+    let mut text = Vec::new();
+    if let Ok(mut f) = fs::File::open(path) {
+        let len = f.metadata().map_or(0, |m| m.len());
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
+        let _ = f.read_to_end(&mut text);
+    }
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..].to_vec()
+}
+
+/// Moves `from` to `to` (rename, or copy + remove across file systems). A missing `from`
+/// is not an error.
+pub(crate) fn move_file(from: &Path, to: &Path) -> Result<(), SandboxError> {
+    if !from.exists() {
+        return Ok(());
+    }
+    if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| SandboxError::io("create log dir", parent, e))?;
+    }
+    if fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    fs::copy(from, to).map_err(|e| SandboxError::io("copy log to", to, e))?;
+    fs::remove_file(from).map_err(|e| SandboxError::io("remove log", from, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizes_names() {
+        assert_eq!(sanitize("gcc-O2"), "gcc-O2");
+        assert_eq!(sanitize("clang -O3/flto"), "clang_-O3_flto");
+        assert_eq!(sanitize("../x"), "_x");
+        assert_eq!(sanitize(""), "sandbox");
+        assert_eq!(sanitize(&"a".repeat(100)).len(), 48);
+    }
+
+    #[test]
+    fn tails_stderr_then_stdout() {
+        let dir = std::env::temp_dir().join(format!("bakeoff-tail-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (err, out) = (dir.join("e"), dir.join("o"));
+        fs::write(&out, "hello\n").unwrap();
+        assert_eq!(log_tail(&err, &out), "hello");
+        fs::write(&err, "a\nb\n\nc\nd\n").unwrap();
+        assert_eq!(log_tail(&err, &out), "b | c | d");
+        fs::write(&err, "x".repeat(1000)).unwrap();
+        assert!(log_tail(&err, &out).ends_with("..."));
+        fs::write(&err, "").unwrap();
+        fs::remove_file(&out).unwrap();
+        assert_eq!(log_tail(&err, &out), "no output");
+        move_file(&err, &dir.join("sub/moved")).unwrap();
+        assert!(dir.join("sub/moved").exists() && !err.exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn root_checks() {
+        let root = std::env::temp_dir().join(format!("bakeoff-root-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        prepare_root(&root).unwrap();
+        let a = create_workdir(&root, "gcc O2").unwrap();
+        let b = create_workdir(&root, "gcc O2").unwrap();
+        assert_ne!(a, b);
+        assert!(a
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("gcc_O2-"));
+        let file = root.join("file");
+        fs::write(&file, "").unwrap();
+        assert!(matches!(
+            prepare_root(&file),
+            Err(SandboxError::UnsafeRoot { .. })
+        ));
+        fs::remove_dir_all(&root).unwrap();
+        assert!(default_root().is_absolute());
+    }
+}

@@ -1,0 +1,111 @@
+//! The memcached target: `-p PORT -l 127.0.0.1 -U 0` (plus `-u root` when bakeoff runs as
+//! root), ready when `version\r\n` is answered with `VERSION `.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::target::{Target, TargetKind};
+
+/// How long one probe may wait for connect, write and read each.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// memcached (1.4 and later, text protocol).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memcached;
+
+impl Target for Memcached {
+    fn kind(&self) -> TargetKind {
+        TargetKind::Memcached
+    }
+
+    fn command(&self, binary: &Path, port: u16, _workdir: &Path, extra_args: &[String]) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.args(["-p", &port.to_string(), "-l", "127.0.0.1", "-U", "0"]);
+        // memcached refuses to run as root without -u. Staying root (rather than dropping
+        // to nobody) keeps the parent-death signal, which a credential change would clear.
+        if running_as_root() && !has_user_flag(extra_args) {
+            cmd.args(["-u", "root"]);
+        }
+        cmd.args(extra_args);
+        cmd
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        let mut stream = match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
+            Ok(s) => s,
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
+        stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
+        stream.write_all(b"version\r\n")?;
+        let mut buf = [0u8; 128];
+        let mut len = 0;
+        while len < buf.len() && !buf[..len].contains(&b'\n') {
+            let n = stream.read(&mut buf[len..])?;
+            if n == 0 {
+                break;
+            }
+            len += n;
+        }
+        Ok(is_version_reply(&buf[..len]))
+    }
+}
+
+/// Whether `reply` is a memcached text-protocol version line.
+fn is_version_reply(reply: &[u8]) -> bool {
+    reply.starts_with(b"VERSION ")
+}
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether the user already chose the user to run as (`-u NAME`, `-uNAME`, `--user[=NAME]`).
+fn has_user_flag(args: &[String]) -> bool {
+    args.iter()
+        .any(|a| a.starts_with("-u") || a == "--user" || a.starts_with("--user="))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_reply() {
+        assert!(is_version_reply(b"VERSION 1.6.18\r\n"));
+        assert!(!is_version_reply(b"ERROR\r\n"));
+        assert!(!is_version_reply(b""));
+    }
+
+    #[test]
+    fn user_flag_detection() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(has_user_flag(&v(&["-t", "4", "-u", "nobody"])));
+        assert!(has_user_flag(&v(&["-unobody"])));
+        assert!(has_user_flag(&v(&["--user=memcache"])));
+        assert!(!has_user_flag(&v(&["-t", "4", "-U", "0"])));
+    }
+
+    #[test]
+    fn command_puts_port_first_and_user_args_last() {
+        let extra = vec!["-t".to_string(), "2".to_string()];
+        let cmd = Memcached.command(
+            Path::new("/usr/bin/memcached"),
+            4242,
+            Path::new("/tmp"),
+            &extra,
+        );
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(&args[..6], ["-p", "4242", "-l", "127.0.0.1", "-U", "0"]);
+        assert_eq!(&args[args.len() - 2..], ["-t", "2"]);
+        assert_eq!(args.contains(&"root".to_string()), running_as_root());
+    }
+}

@@ -1,0 +1,276 @@
+//! Finding and removing stale sandboxes left by an earlier bakeoff run that was killed:
+//! a sandbox dir whose owner process is gone has its surviving server killed (only when
+//! the server's pid still has the recorded start time) and is removed. Sandboxes of a
+//! live bakeoff process are never touched.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::meta::Record;
+use crate::{procfs, registry};
+
+/// A dir without a record younger than this may be mid-creation: left alone.
+const UNRECORDED_GRACE: Duration = Duration::from_secs(600);
+/// How long to wait for a killed stale server to disappear.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+/// What `reap_stale` did with one stale sandbox dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleReport {
+    /// The sandbox dir.
+    pub dir: PathBuf,
+    /// The owner bakeoff pid from the record (None when the dir had no record).
+    pub owner_pid: Option<i32>,
+    /// Server processes that were still running and got SIGKILL.
+    pub killed: Vec<i32>,
+    /// Killed processes still present after the wait (e.g. stuck in the kernel).
+    pub survivors: Vec<i32>,
+    /// Why the dir could not be removed, if it could not.
+    pub remove_error: Option<String>,
+}
+
+impl fmt::Display for StaleReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.dir.file_name().unwrap_or_default().to_string_lossy();
+        match &self.remove_error {
+            None => write!(f, "removed stale sandbox {name} (")?,
+            Some(e) => write!(
+                f,
+                "could not remove stale sandbox {} ({e}; remove it by hand; ",
+                self.dir.display()
+            )?,
+        }
+        match self.owner_pid {
+            Some(pid) => write!(f, "owner pid {pid} gone")?,
+            None => write!(f, "no owner record")?,
+        }
+        if !self.killed.is_empty() {
+            write!(f, "; killed server pid {}", join(&self.killed))?;
+        }
+        if !self.survivors.is_empty() {
+            write!(
+                f,
+                "; pid {} still alive, kill it by hand",
+                join(&self.survivors)
+            )?;
+        }
+        write!(f, ")")
+    }
+}
+
+fn join(pids: &[i32]) -> String {
+    pids.iter()
+        .map(i32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Removes every stale sandbox under `root` (see the module doc); returns one report per
+/// removed (or unremovable) dir. A missing root is not an error: nothing to do.
+pub fn reap_stale(root: &Path) -> Vec<StaleReport> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| reap_one(&e.path()))
+        .collect()
+}
+
+/// Reaps one dir if it is stale.
+fn reap_one(dir: &Path) -> Option<StaleReport> {
+    let record = Record::read(dir);
+    let mut report = StaleReport {
+        dir: dir.to_path_buf(),
+        owner_pid: record.as_ref().map(|r| r.owner_pid),
+        killed: Vec::new(),
+        survivors: Vec::new(),
+        remove_error: None,
+    };
+    match &record {
+        Some(r) if r.owner_alive() => return None,
+        Some(r) if !r.is_from_other_boot() => kill_server(r, &mut report),
+        Some(_) => {}
+        None if !older_than(dir, UNRECORDED_GRACE) => return None,
+        None => {}
+    }
+    if let Err(e) = fs::remove_dir_all(dir) {
+        report.remove_error = Some(e.to_string());
+    }
+    Some(report)
+}
+
+/// Kills what is left of the record's server: the server itself if its pid still has the
+/// recorded start time, or members left in its process group once the leader is gone
+/// (a group id stays reserved while any member lives, so those are ours).
+fn kill_server(r: &Record, report: &mut StaleReport) {
+    let (Some(pid), Some(start)) = (r.server_pid, r.server_start) else {
+        return;
+    };
+    let pgid = r.server_pgid.unwrap_or(pid);
+    let stats = procfs::all_stats();
+    let leader_exists = stats.iter().any(|s| s.pid == pgid);
+    let victims: Vec<i32> = if procfs::is_same_process(pid, start) {
+        procfs::sandbox_members(&stats, pid, pgid)
+            .iter()
+            .map(|s| s.pid)
+            .collect()
+    } else if !leader_exists {
+        stats
+            .iter()
+            .filter(|s| s.pgrp == pgid && s.start_ticks >= start && s.state != 'Z')
+            .map(|s| s.pid)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if victims.is_empty() {
+        return;
+    }
+    let starts: Vec<(i32, u64)> = stats
+        .iter()
+        .filter(|s| victims.contains(&s.pid))
+        .map(|s| (s.pid, s.start_ticks))
+        .collect();
+    registry::signal_tree(pid, pgid, libc::SIGKILL);
+    report.killed = victims;
+    report.survivors = wait_gone(&starts, KILL_WAIT);
+}
+
+/// Waits until none of `procs` (pid, start time) runs any more; returns those that do.
+fn wait_gone(procs: &[(i32, u64)], timeout: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let alive: Vec<i32> = procs
+            .iter()
+            .filter(|(pid, start)| procfs::is_same_process(*pid, *start))
+            .map(|(pid, _)| *pid)
+            .collect();
+        if alive.is_empty() || Instant::now() >= deadline {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn older_than(dir: &Path, age: Duration) -> bool {
+    fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|d| d >= age)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+
+    /// Removes the test root and kills the test's child even when an assert fails.
+    struct Guard {
+        root: PathBuf,
+        child: Option<Child>,
+    }
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            if let Some(c) = self.child.as_mut() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            let _ = fs::remove_dir_all(&self.root);
+        }
+    }
+
+    fn test_root(tag: &str) -> Guard {
+        let root = std::env::temp_dir().join(format!("bakeoff-stale-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        Guard { root, child: None }
+    }
+
+    /// A record whose owner is a process that already exited.
+    fn dead_owner_record(name: &str) -> Record {
+        let mut c = Command::new("true").spawn().unwrap();
+        let dead_pid = c.id() as i32;
+        c.wait().unwrap();
+        let mut r = Record::for_this_process(name, "memcached");
+        r.owner_pid = dead_pid;
+        r
+    }
+
+    #[test]
+    fn kills_server_of_dead_owner_and_removes_dir() {
+        let mut g = test_root("dead");
+        let child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        g.child = Some(child);
+        let dir = g.root.join("gcc-O2-1");
+        fs::create_dir(&dir).unwrap();
+        let mut r = dead_owner_record("gcc-O2");
+        r.server_pid = Some(pid);
+        r.server_pgid = Some(pid);
+        r.server_start = procfs::start_ticks(pid);
+        r.write(&dir).unwrap();
+
+        let reports = reap_stale(&g.root);
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert_eq!(reports[0].killed, vec![pid]);
+        assert!(!dir.exists());
+        let line = reports[0].to_string();
+        assert!(
+            line.starts_with("removed stale sandbox gcc-O2-1 (owner pid"),
+            "{line}"
+        );
+        assert!(line.contains(&format!("killed server pid {pid}")), "{line}");
+        let status = g.child.as_mut().unwrap().wait().unwrap();
+        assert!(!status.success());
+    }
+
+    #[test]
+    fn never_kills_a_process_with_other_start_time() {
+        let mut g = test_root("reused");
+        let child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        g.child = Some(child);
+        let dir = g.root.join("x-1");
+        fs::create_dir(&dir).unwrap();
+        let mut r = dead_owner_record("x");
+        r.server_pid = Some(pid);
+        r.server_pgid = Some(pid);
+        r.server_start = procfs::start_ticks(pid).map(|s| s + 1);
+        r.write(&dir).unwrap();
+
+        let reports = reap_stale(&g.root);
+        assert_eq!(reports.len(), 1);
+        assert!(reports[0].killed.is_empty());
+        assert!(!dir.exists());
+        assert!(g.child.as_mut().unwrap().try_wait().unwrap().is_none());
+    }
+
+    #[test]
+    fn leaves_live_owner_and_fresh_unrecorded_dirs_alone() {
+        let g = test_root("live");
+        let mine = g.root.join("mine-1");
+        fs::create_dir(&mine).unwrap();
+        Record::for_this_process("mine", "memcached")
+            .write(&mine)
+            .unwrap();
+        let fresh = g.root.join("fresh-1");
+        fs::create_dir(&fresh).unwrap();
+        assert!(reap_stale(&g.root).is_empty());
+        assert!(mine.exists() && fresh.exists());
+        assert!(reap_stale(&g.root.join("missing")).is_empty());
+    }
+}

@@ -1,0 +1,120 @@
+//! The `Target` trait: what differs between server kinds (command line, readiness probe,
+//! how a port clash shows in the logs). One implementation per [`TargetKind`].
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::memcached::Memcached;
+
+/// The kind of server a sandbox runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// memcached (text protocol readiness probe).
+    Memcached,
+}
+
+impl TargetKind {
+    /// Every kind this build supports, for help texts and validation messages.
+    pub const ALL: &'static [TargetKind] = &[TargetKind::Memcached];
+
+    /// The lowercase name used in experiment files and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Memcached => "memcached",
+        }
+    }
+}
+
+impl fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error of [`TargetKind::from_str`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown target {0:?}; use one of: memcached")]
+pub struct UnknownTarget(pub String);
+
+impl FromStr for TargetKind {
+    type Err = UnknownTarget;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TargetKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownTarget(s.to_string()))
+    }
+}
+
+/// What a sandbox needs to know about one kind of server.
+///
+/// The sandbox owns everything else: the port, the work dir, the process group, stdio
+/// redirection, parent-death signal, readiness polling and stopping.
+pub trait Target: Send + Sync {
+    /// Which kind this is.
+    fn kind(&self) -> TargetKind;
+
+    /// One-time preparation of a fresh work dir before the first start (e.g. initdb for
+    /// PostgreSQL). Default: nothing. The error text ends up in `SandboxError::Init`.
+    fn init(&self, _binary: &Path, _workdir: &Path) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The command line to start `binary` listening on 127.0.0.1:`port`, with the user's
+    /// extra args. The sandbox sets the working directory, stdio and process group itself.
+    ///
+    /// To run the server as another user, set it here with `CommandExt::uid`/`gid`: the
+    /// sandbox arms the parent-death signal after that switch. A server that switches
+    /// users itself after exec loses the parent-death signal (the kernel clears it on a
+    /// credential change), which is why memcached as root gets `-u root`.
+    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command;
+
+    /// One readiness attempt; `Ok(true)` when ready. Must be bounded in time (about 1 s).
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool>;
+
+    /// Whether the server's log tail says it failed because the port was taken; the
+    /// sandbox then retries on a new port.
+    fn is_port_clash(&self, log_tail: &str) -> bool {
+        let t = log_tail.to_ascii_lowercase();
+        t.contains("address already in use") || t.contains("eaddrinuse")
+    }
+}
+
+/// The [`Target`] implementation for `kind`.
+pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
+    match kind {
+        TargetKind::Memcached => Box::new(Memcached),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_round_trip() {
+        for k in TargetKind::ALL {
+            assert_eq!(k.as_str().parse::<TargetKind>().unwrap(), *k);
+            let json = serde_json::to_string(k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.as_str()));
+            assert_eq!(serde_json::from_str::<TargetKind>(&json).unwrap(), *k);
+        }
+        assert!("mysql".parse::<TargetKind>().is_err());
+    }
+
+    #[test]
+    fn default_port_clash_detection() {
+        let t = target_for(TargetKind::Memcached);
+        assert!(t.is_port_clash(
+            "failed to listen on one of interface(s) 127.0.0.1: Address already in use"
+        ));
+        assert!(!t.is_port_clash("unrecognized option '--x'"));
+    }
+}

@@ -1,0 +1,133 @@
+//! Test helpers: a private sandbox root per test, guards that kill what a test started
+//! even when an assert fails, and small /proc checks.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use bakeoff_sandbox::{SandboxSpec, TargetKind};
+
+pub const MEMCACHED: &str = "/usr/bin/memcached";
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh sandbox root, removed on drop.
+pub struct TestRoot(pub PathBuf);
+
+impl TestRoot {
+    pub fn new(tag: &str) -> TestRoot {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "bakeoff-sandbox-it-{tag}-{}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        TestRoot(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn memcached_spec(&self, name: &str) -> SandboxSpec {
+        let mut spec = SandboxSpec::new(name, TargetKind::Memcached, MEMCACHED, &self.0);
+        spec.ready_timeout = Duration::from_secs(10);
+        spec.stop_grace = Duration::from_secs(3);
+        spec
+    }
+
+    /// Names of the entries in the root.
+    pub fn entries(&self) -> Vec<String> {
+        std::fs::read_dir(&self.0)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for TestRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// SIGKILLs a process on drop if it is still the one that was recorded.
+pub struct PidGuard {
+    pub pid: i32,
+    start: Option<u64>,
+}
+
+impl PidGuard {
+    pub fn new(pid: u32) -> PidGuard {
+        let pid = pid as i32;
+        PidGuard {
+            pid,
+            start: start_ticks(pid),
+        }
+    }
+
+    /// Whether the recorded process still runs (zombies count as gone).
+    pub fn alive(&self) -> bool {
+        self.start.is_some() && running(self.pid) && start_ticks(self.pid) == self.start
+    }
+
+    /// Waits up to `timeout` for the process to be gone.
+    pub fn gone_within(&self, timeout: Duration) -> bool {
+        wait_until(timeout, || !self.alive())
+    }
+}
+
+impl Drop for PidGuard {
+    fn drop(&mut self) {
+        if self.alive() {
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Kills and reaps a child process on drop.
+pub struct ChildGuard(pub Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Field 22 of /proc/PID/stat.
+pub fn start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether `pid` exists and is not a zombie.
+pub fn running(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z") | Some("X"))
+}
+
+/// Polls `cond` every 10 ms until it holds or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
