@@ -19,7 +19,7 @@ if [ -f /etc/apt/sources.list ] && grep -q '^deb http' /etc/apt/sources.list \
 fi
 
 # 2. Debian packages: servers, peer load tools, compilers, build tools, profilers.
-pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config
+pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       memcached libmemcached-tools libevent-dev
       gcc-12 clang-16
       linux-perf valgrind hyperfine strace)

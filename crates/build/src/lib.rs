@@ -1,1 +1,33 @@
-//! bakeoff-build (stub)
+//! bakeoff-build: sources, toolchains, patching, out-of-tree builds and the build cache.
+//!
+//! ```no_run
+//! use bakeoff_build::{build, fetch, BuildSpec, Cache, SourceSpec};
+//! let cache = Cache::new(Cache::default_root());
+//! let tree = fetch(&SourceSpec::Debian { package: "memcached".into() }, &cache)?;
+//! let spec = BuildSpec {
+//!     variant: "gcc-O2".into(),
+//!     compiler: "gcc-12".into(),
+//!     cflags: "-O2".into(),
+//!     product: "memcached".into(),
+//!     ..BuildSpec::default()
+//! };
+//! let info = build(&tree, &spec, &cache)?;
+//! println!("{} {} ({} bytes)", info.binary.display(), info.binary_sha256, info.binary_bytes);
+//! # Ok::<(), bakeoff_build::BuildError>(())
+//! ```
+
+mod builder;
+mod cache;
+mod compiler;
+mod error;
+mod key;
+mod prepare;
+mod source;
+mod util;
+
+pub use builder::{build, describe_binary, BuildInfo, BuildSpec};
+pub use cache::Cache;
+pub use compiler::{check_compiler, matching_cxx, CompilerId};
+pub use error::BuildError;
+pub use key::cache_key;
+pub use source::{fetch, SourceSpec, SourceTree};
