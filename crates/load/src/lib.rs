@@ -1,1 +1,188 @@
-//! bakeoff-load (stub)
+//! bakeoff-load: the load engine. Shared-nothing client threads, each one level-triggered
+//! epoll loop driving its connections as state machines; closed loop (connections x
+//! pipeline) or open loop (a fixed or Poisson schedule, latency from the intended send
+//! time); a per-thread HdrHistogram rotated every second. It knows no protocol: a
+//! [`Session`] (one per connection, from the workload) writes requests and parses replies.
+
+mod engine;
+mod net;
+mod record;
+pub mod rng;
+
+pub use engine::{run, Outcome, Session, SessionFactory, Settings};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::Duration;
+
+/// The phases of a run, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    Connect = 0,
+    Preload = 1,
+    Warmup = 2,
+    Measure = 3,
+    Done = 4,
+}
+
+impl Phase {
+    fn from_u8(v: u8) -> Phase {
+        match v {
+            0 => Phase::Connect,
+            1 => Phase::Preload,
+            2 => Phase::Warmup,
+            3 => Phase::Measure,
+            _ => Phase::Done,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Connect => "connecting",
+            Phase::Preload => "preloading",
+            Phase::Warmup => "warming up",
+            Phase::Measure => "measuring",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// Warmup, then the measured phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phases {
+    pub warmup: Duration,
+    pub measure: Measure,
+}
+
+/// How the measured phase ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    Duration(Duration),
+    Ops(u64),
+}
+
+/// Closed loop for peak throughput, open loop for latency at a given rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Schedule {
+    /// Each connection keeps `pipeline` requests in flight.
+    ClosedLoop { pipeline: usize },
+    /// `rate` requests per second in total, evenly spaced or Poisson, per connection
+    /// staggered so connections do not fire together.
+    OpenLoop { rate: f64, poisson: bool },
+}
+
+/// Called at the measured window's edges, from the coordinating thread.
+pub trait PhaseHooks: Sync {
+    fn measure_started(&self) {}
+    fn measure_ended(&self) {}
+}
+
+/// Hooks that do nothing.
+pub struct NoHooks;
+impl PhaseHooks for NoHooks {}
+
+/// Progress another thread can read while a run goes on (updated once per loop
+/// iteration batch, never per operation).
+#[derive(Debug, Default)]
+pub struct Live {
+    phase: AtomicU8,
+    ops: AtomicU64,
+    /// Measured-phase start in ns since the run's epoch (0 = not started).
+    measure_start_ns: AtomicU64,
+    now_ns: AtomicU64,
+}
+
+impl Live {
+    pub fn phase(&self) -> Phase {
+        Phase::from_u8(self.phase.load(Ordering::Relaxed))
+    }
+    pub fn phase_name(&self) -> &'static str {
+        self.phase().name()
+    }
+    /// Operations completed in the measured phase so far.
+    pub fn measured_ops(&self) -> u64 {
+        self.ops.load(Ordering::Relaxed)
+    }
+    /// Throughput of the measured phase so far (0 before it starts).
+    pub fn ops_per_s(&self) -> f64 {
+        let start = self.measure_start_ns.load(Ordering::Relaxed);
+        let now = self.now_ns.load(Ordering::Relaxed);
+        if start == 0 || now <= start {
+            return 0.0;
+        }
+        self.measured_ops() as f64 / ((now - start) as f64 / 1e9)
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// One second of the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub t_s: f64,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub ops: u64,
+    pub elapsed_s: f64,
+    pub ops_per_s: f64,
+    /// Response time: closed loop from the send, open loop from the intended send.
+    pub latency_us: Percentiles,
+    /// Open loop only: from the actual send.
+    pub service_us: Option<Percentiles>,
+    pub errors: BTreeMap<String, u64>,
+    pub misses: u64,
+    pub verify_failures: u64,
+    pub by_command: BTreeMap<String, u64>,
+    pub client_cpu_s: f64,
+    pub client_threads: usize,
+    pub client_rss_kib: u64,
+    pub offered_ops_per_s: Option<f64>,
+    /// Open loop: requests sent more than 1 ms after their intended time.
+    pub late: u64,
+    pub client_bound: bool,
+    pub intervals: Vec<Interval>,
+    /// HdrHistogram interval log (V2 compressed, one line per second).
+    #[serde(skip)]
+    pub hdr_log: String,
+}
+
+/// Why a run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot connect to {addr}: {cause}; is the server up and listening there?")]
+    Connect {
+        addr: std::net::SocketAddr,
+        cause: std::io::Error,
+    },
+    #[error("the server closed a connection mid-run; see the server's log")]
+    Closed,
+    #[error("the server stopped answering ({0} s without a reply); see the server's log")]
+    Stalled(u64),
+    #[error("protocol error: {0}; the server sent something the workload cannot parse")]
+    Protocol(String),
+    #[error("network error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("bad load settings: {0}")]
+    Settings(String),
+}

@@ -1,0 +1,201 @@
+//! Thin, allocation-free wrappers over the syscalls the engine makes: a level-triggered
+//! epoll set, nonblocking TCP connections with retries, one read or one write per call,
+//! the open-file limit, and per-thread CPU time.
+
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+pub struct Epoll {
+    fd: RawFd,
+    events: Vec<libc::epoll_event>,
+}
+
+impl Epoll {
+    pub fn new(capacity: usize) -> io::Result<Epoll> {
+        // SAFETY: plain syscall; the fd is owned by Epoll and closed in Drop.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Epoll {
+            fd,
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; capacity.max(16)],
+        })
+    }
+
+    fn ctl(&self, op: libc::c_int, fd: RawFd, token: u64, write: bool) -> io::Result<()> {
+        let mut flags = libc::EPOLLIN | libc::EPOLLRDHUP;
+        if write {
+            flags |= libc::EPOLLOUT;
+        }
+        let mut ev = libc::epoll_event {
+            events: flags as u32,
+            u64: token,
+        };
+        // SAFETY: ev is a valid epoll_event for the duration of the call.
+        if unsafe { libc::epoll_ctl(self.fd, op, fd, &mut ev) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_ADD, fd, token, false)
+    }
+
+    /// Turns interest in writability on or off (only while a write was partial).
+    pub fn want_write(&self, fd: RawFd, token: u64, on: bool) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd, token, on)
+    }
+
+    /// Waits up to `timeout_ns`; returns the ready (token, readable|hup, writable) events.
+    pub fn wait(&mut self, timeout_ns: u64) -> io::Result<&[libc::epoll_event]> {
+        let ts = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as i64,
+            tv_nsec: (timeout_ns % 1_000_000_000) as i64,
+        };
+        // SAFETY: events has capacity len; the kernel writes at most that many.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                self.fd,
+                self.events.as_mut_ptr(),
+                self.events.len() as libc::c_int,
+                &ts as *const libc::timespec,
+                std::ptr::null::<libc::sigset_t>(),
+                0usize,
+            )
+        };
+        let n = if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
+            let ms = timeout_ns.div_ceil(1_000_000).min(i32::MAX as u64) as i32;
+            // SAFETY: as above.
+            unsafe {
+                libc::epoll_wait(
+                    self.fd,
+                    self.events.as_mut_ptr(),
+                    self.events.len() as libc::c_int,
+                    ms,
+                ) as i64
+            }
+        } else {
+            n
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                return Ok(&self.events[..0]);
+            }
+            return Err(e);
+        }
+        Ok(&self.events[..n as usize])
+    }
+}
+
+impl Drop for Epoll {
+    fn drop(&mut self) {
+        // SAFETY: we own the fd.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// Connects with a few retries (a busy listen backlog refuses briefly), then makes the
+/// socket nonblocking with Nagle off.
+pub fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+    let mut last = None;
+    for attempt in 0..20u64 {
+        match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+            Ok(s) => {
+                s.set_nodelay(true)?;
+                s.set_nonblocking(true)?;
+                return Ok(s);
+            }
+            Err(e) => {
+                let retry = matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionRefused
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                ) || e.raw_os_error() == Some(libc::EAGAIN);
+                if !retry {
+                    return Err(e);
+                }
+                last = Some(e);
+                std::thread::sleep(Duration::from_millis(5 * (attempt + 1)));
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("connect failed")))
+}
+
+/// One read; Ok(0) means the peer closed, WouldBlock is mapped to Ok(None).
+pub fn read_once(s: &TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    // SAFETY: buf is valid for writes of buf.len() bytes.
+    let n = unsafe { libc::read(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n >= 0 {
+        return Ok(Some(n as usize));
+    }
+    let e = io::Error::last_os_error();
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+        _ => Err(e),
+    }
+}
+
+/// One write; returns bytes written (0 when the socket buffer is full).
+pub fn write_once(s: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for reads of buf.len() bytes. MSG_NOSIGNAL: no SIGPIPE.
+    let n = unsafe {
+        libc::send(
+            s.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_NOSIGNAL,
+        )
+    };
+    if n >= 0 {
+        return Ok(n as usize);
+    }
+    let e = io::Error::last_os_error();
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+        _ => Err(e),
+    }
+}
+
+/// Raises the soft open-file limit to the hard limit (1024 connections need more than
+/// the usual soft 1024).
+pub fn raise_nofile() {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid rlimit.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
+fn rusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: u is valid for writes.
+    unsafe { libc::getrusage(who, &mut u) };
+    u
+}
+
+/// CPU seconds (user + system) of the calling thread.
+pub fn thread_cpu_s() -> f64 {
+    let u = rusage(libc::RUSAGE_THREAD);
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Peak resident memory of this process, KiB.
+pub fn peak_rss_kib() -> u64 {
+    rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64
+}

@@ -1,0 +1,318 @@
+//! The key-value workload: memcached's text protocol over the load engine, with a weighted
+//! command mix, seeded key and value-size choice, an optional preload that sets every key
+//! once, and a check of every value read back.
+
+mod keys;
+mod protocol;
+mod value;
+
+pub use keys::{KeyChooser, KeyDistribution};
+pub use protocol::COMMANDS;
+
+use bakeoff_load::rng::Rng;
+use bakeoff_load::{
+    Live, LoadError, Outcome, Phase, PhaseHooks, Phases, RunRecord, Schedule, Session,
+    SessionFactory,
+};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Bytes per value: fixed, or uniform from mean/2 to 3*mean/2 (like mcb's -l).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueSize {
+    Fixed(usize),
+    Around { mean: usize },
+}
+
+/// Command weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mix {
+    pub get: u32,
+    pub set: u32,
+    pub add: u32,
+    pub delete: u32,
+    pub multiget: u32,
+}
+
+impl Mix {
+    fn weights(&self) -> [u32; 5] {
+        [self.get, self.set, self.add, self.delete, self.multiget]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvConfig {
+    pub keys: u64,
+    pub key_distribution: KeyDistribution,
+    pub value_size: ValueSize,
+    pub mix: Mix,
+    pub multiget_keys: usize,
+    pub connections: usize,
+    pub client_threads: usize,
+    pub schedule: Schedule,
+    pub preload: bool,
+}
+
+/// The largest key space a zipfian chooser precomputes (its zeta sum is O(keys)).
+pub const MAX_ZIPF_KEYS: u64 = 100_000_000;
+
+impl KvConfig {
+    /// One-line messages naming the key at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=bakeoff_max_connections()).contains(&self.connections) {
+            return Err(format!(
+                "connections must be 1..=1024, got {}",
+                self.connections
+            ));
+        }
+        if self.client_threads == 0 || self.client_threads > self.connections {
+            return Err(format!(
+                "client_threads must be 1..=connections ({}), got {}",
+                self.connections, self.client_threads
+            ));
+        }
+        if self.keys == 0 {
+            return Err("keys must be at least 1".into());
+        }
+        if let KeyDistribution::Zipfian { theta } = self.key_distribution {
+            if !(theta > 0.0 && theta < 1.0) {
+                return Err(format!("zipf_theta must be in (0, 1), got {theta}"));
+            }
+            if self.keys > MAX_ZIPF_KEYS {
+                return Err(format!(
+                    "zipfian keys must be at most {MAX_ZIPF_KEYS}, got {}",
+                    self.keys
+                ));
+            }
+        }
+        let size = match self.value_size {
+            ValueSize::Fixed(n) | ValueSize::Around { mean: n } => n,
+        };
+        if !(value::HEADER..=1_000_000).contains(&size) {
+            return Err(format!(
+                "value_size must be {}..=1000000 bytes, got {size}",
+                value::HEADER
+            ));
+        }
+        if self
+            .mix
+            .weights()
+            .iter()
+            .map(|w| u64::from(*w))
+            .sum::<u64>()
+            == 0
+        {
+            return Err("mix weights add up to 0".into());
+        }
+        if !(1..=100).contains(&self.multiget_keys) {
+            return Err(format!(
+                "multiget_keys must be 1..=100, got {}",
+                self.multiget_keys
+            ));
+        }
+        match self.schedule {
+            Schedule::ClosedLoop { pipeline } if !(1..=1024).contains(&pipeline) => {
+                Err(format!("pipeline must be 1..=1024, got {pipeline}"))
+            }
+            Schedule::OpenLoop { rate, .. } if !(rate.is_finite() && rate > 0.0) => Err(format!(
+                "rate must be a positive number of ops/s, got {rate}"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+const fn bakeoff_max_connections() -> usize {
+    1024
+}
+
+/// Runs the kv workload against a memcached at `addr`.
+pub fn run(
+    addr: SocketAddr,
+    cfg: &KvConfig,
+    phases: &Phases,
+    seed: u64,
+    hooks: &dyn PhaseHooks,
+    live: &Live,
+    cancel: &AtomicBool,
+) -> Result<RunRecord, LoadError> {
+    cfg.validate().map_err(LoadError::Settings)?;
+    let factory = Factory {
+        cfg: cfg.clone(),
+        keys: Arc::new(KeyChooser::new(cfg.keys, cfg.key_distribution)),
+        cumulative: cumulative(cfg.mix.weights()),
+    };
+    let settings = bakeoff_load::Settings {
+        connections: cfg.connections,
+        threads: cfg.client_threads,
+        schedule: cfg.schedule,
+        phases: *phases,
+        seed,
+        preload: cfg.preload,
+    };
+    bakeoff_load::run(addr, &factory, &settings, hooks, live, cancel)
+}
+
+fn cumulative(w: [u32; 5]) -> [u64; 5] {
+    let mut acc = 0u64;
+    w.map(|x| {
+        acc += u64::from(x);
+        acc
+    })
+}
+
+struct Factory {
+    cfg: KvConfig,
+    keys: Arc<KeyChooser>,
+    cumulative: [u64; 5],
+}
+
+impl SessionFactory for Factory {
+    type S = KvSession;
+
+    fn commands(&self) -> &'static [&'static str] {
+        &COMMANDS
+    }
+
+    fn session(&self, conn: usize, connections: usize, seed: u64) -> KvSession {
+        KvSession {
+            keys: self.keys.clone(),
+            cumulative: self.cumulative,
+            value_size: self.cfg.value_size,
+            multiget_keys: self.cfg.multiget_keys,
+            rng: Rng::new(seed),
+            pending: VecDeque::with_capacity(64),
+            requested: VecDeque::with_capacity(64),
+            preload_next: conn as u64,
+            preload_step: connections as u64,
+        }
+    }
+}
+
+/// What an outstanding request was, to check its reply.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    cmd: u8,
+    /// How many key ids it pushed onto `requested`.
+    keys: usize,
+}
+
+pub struct KvSession {
+    keys: Arc<KeyChooser>,
+    cumulative: [u64; 5],
+    value_size: ValueSize,
+    multiget_keys: usize,
+    rng: Rng,
+    pending: VecDeque<Pending>,
+    requested: VecDeque<u64>,
+    preload_next: u64,
+    preload_step: u64,
+}
+
+impl KvSession {
+    fn value_len(&mut self) -> usize {
+        match self.value_size {
+            ValueSize::Fixed(n) => n,
+            ValueSize::Around { mean } => {
+                (mean / 2 + self.rng.below(mean as u64 + 1) as usize).max(value::HEADER)
+            }
+        }
+    }
+
+    fn pick_command(&mut self) -> u8 {
+        let total = self.cumulative[4];
+        let x = self.rng.below(total);
+        self.cumulative.iter().position(|&c| x < c).unwrap_or(0) as u8
+    }
+
+    fn store(&mut self, out: &mut Vec<u8>, verb: &[u8], cmd: u8, key: u64) {
+        let len = self.value_len();
+        let gen = self.rng.next_u64() as u32 & 0xFF_FFFF;
+        protocol::write_store(out, verb, key, gen, len);
+        self.requested.push_back(key);
+        self.pending.push_back(Pending { cmd, keys: 1 });
+    }
+}
+
+impl Session for KvSession {
+    fn issue(&mut self, out: &mut Vec<u8>, phase: Phase) -> bool {
+        if phase == Phase::Preload {
+            if self.preload_next >= self.keys.keys() {
+                return false;
+            }
+            let key = self.preload_next;
+            self.preload_next += self.preload_step;
+            self.store(out, b"set", protocol::SET, key);
+            return true;
+        }
+        let cmd = self.pick_command();
+        let key = self.keys.next(&mut self.rng);
+        match cmd {
+            protocol::SET => self.store(out, b"set", cmd, key),
+            protocol::ADD => self.store(out, b"add", cmd, key),
+            protocol::DELETE => {
+                protocol::write_delete(out, key);
+                self.requested.push_back(key);
+                self.pending.push_back(Pending { cmd, keys: 1 });
+            }
+            protocol::MULTIGET => {
+                let start = self.requested.len();
+                self.requested.push_back(key);
+                for _ in 1..self.multiget_keys {
+                    let k = self.keys.next(&mut self.rng);
+                    self.requested.push_back(k);
+                }
+                let (a, b) = self.requested.as_slices();
+                write_multi(out, a, b, start);
+                self.pending.push_back(Pending {
+                    cmd,
+                    keys: self.multiget_keys,
+                });
+            }
+            _ => {
+                protocol::write_get(out, &[key]);
+                self.requested.push_back(key);
+                self.pending.push_back(Pending {
+                    cmd: protocol::GET,
+                    keys: 1,
+                });
+            }
+        }
+        true
+    }
+
+    fn complete(&mut self, buf: &[u8]) -> Result<Option<Outcome>, String> {
+        let p = *self
+            .pending
+            .front()
+            .ok_or("a reply arrived with no request outstanding")?;
+        let outcome = match p.cmd {
+            protocol::GET | protocol::MULTIGET => {
+                self.requested.make_contiguous();
+                let (keys, _) = self.requested.as_slices();
+                protocol::parse_values(buf, p.cmd, &keys[..p.keys])?
+            }
+            _ => protocol::parse_simple(buf, p.cmd)?,
+        };
+        if outcome.is_some() {
+            self.pending.pop_front();
+            self.requested.drain(..p.keys);
+        }
+        Ok(outcome)
+    }
+}
+
+/// Writes `get` for the keys from index `start` of a ring buffer's two slices.
+fn write_multi(out: &mut Vec<u8>, a: &[u64], b: &[u64], start: usize) {
+    out.extend_from_slice(b"get");
+    for &k in a.iter().chain(b).skip(start) {
+        out.push(b' ');
+        keys::write_key(out, k);
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests;

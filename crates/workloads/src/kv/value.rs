@@ -1,0 +1,117 @@
+//! Self-checking values. A value is 16 header bytes (the key id in 10 hex digits, a
+//! generation in 6) followed by a body that cycles a fixed 251-byte pattern from an offset
+//! derived from (key id, generation). Any value bakeoff wrote for a key checks out, even
+//! when connections race to set it; a value for another key, a truncated or corrupted one
+//! does not. Writing and checking are memcpy/memcmp against the pattern: no allocation.
+
+use bakeoff_load::rng::mix;
+use std::sync::OnceLock;
+
+pub const HEADER: usize = 16;
+const PERIOD: usize = 251;
+const CHUNK: usize = 4096;
+
+fn pattern() -> &'static [u8] {
+    static P: OnceLock<Vec<u8>> = OnceLock::new();
+    P.get_or_init(|| {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        (0..PERIOD + CHUNK)
+            .map(|i| ALPHABET[(i % PERIOD) * 7 % ALPHABET.len()])
+            .collect()
+    })
+}
+
+fn offset(key: u64, gen: u32) -> usize {
+    (mix(key ^ (u64::from(gen) << 40)) % PERIOD as u64) as usize
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends a value of `len` bytes (at least [`HEADER`]) for `key`, generation `gen`.
+pub fn write(out: &mut Vec<u8>, key: u64, gen: u32, len: usize) {
+    let len = len.max(HEADER);
+    for i in (0..10).rev() {
+        out.push(HEX[((key >> (i * 4)) & 15) as usize]);
+    }
+    for i in (0..6).rev() {
+        out.push(HEX[((gen >> (i * 4)) & 15) as usize]);
+    }
+    let p = pattern();
+    let mut pos = 0;
+    let start = offset(key, gen & 0xFF_FFFF);
+    let body = len - HEADER;
+    while pos < body {
+        let o = (start + pos) % PERIOD;
+        let n = (body - pos).min(CHUNK);
+        out.extend_from_slice(&p[o..o + n]);
+        pos += n;
+    }
+}
+
+fn hex(bytes: &[u8]) -> Option<u64> {
+    bytes.iter().try_fold(0u64, |acc, b| {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => return None,
+        };
+        Some(acc << 4 | u64::from(d))
+    })
+}
+
+/// True when `data` is a value bakeoff could have written for `key`.
+pub fn check(data: &[u8], key: u64) -> bool {
+    if data.len() < HEADER || hex(&data[..10]) != Some(key & 0xFF_FFFF_FFFF) {
+        return false;
+    }
+    let Some(gen) = hex(&data[10..HEADER]) else {
+        return false;
+    };
+    let p = pattern();
+    let start = offset(key, gen as u32);
+    data[HEADER..].chunks(CHUNK).enumerate().all(|(i, chunk)| {
+        let o = (start + i * CHUNK) % PERIOD;
+        chunk == &p[o..o + chunk.len()]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_values_check_out_for_their_key_only() {
+        for len in [16, 17, 100, 4096 + 16, 10_000] {
+            let mut v = Vec::new();
+            write(&mut v, 42, 7, len);
+            assert_eq!(v.len(), len);
+            assert!(check(&v, 42), "len {len}");
+            assert!(!check(&v, 43), "len {len}");
+        }
+    }
+
+    #[test]
+    fn corruption_and_truncation_are_caught() {
+        let mut v = Vec::new();
+        write(&mut v, 9, 1, 500);
+        for i in [0, 10, 15, 16, 250, 499] {
+            let mut bad = v.clone();
+            bad[i] ^= 0x01;
+            assert!(!check(&bad, 9), "flip at {i} not caught");
+        }
+        assert!(!check(&v[..10], 9));
+        // Truncating the body keeps a valid prefix: lengths are checked by the protocol.
+        let mut other = Vec::new();
+        write(&mut other, 9, 2, 500);
+        assert!(
+            check(&other, 9),
+            "another generation of the same key is valid"
+        );
+        let mut spliced = other[..HEADER].to_vec();
+        spliced.extend_from_slice(&v[HEADER..]);
+        assert!(
+            !check(&spliced, 9),
+            "a header from one write and a body from another"
+        );
+    }
+}
