@@ -1,0 +1,53 @@
+//! A bare driver for bench/: runs the kv workload against a memcached that is already up
+//! and prints one parseable line: ops/s and client CPU microseconds per op.
+//!
+//!     cargo run --release -p bakeoff-workloads --example kvload -- 127.0.0.1:11211 16 10
+
+use bakeoff_load::{Live, Measure, NoHooks, Phases, Schedule};
+use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, ValueSize};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: kvload ADDR CONNECTIONS SECONDS [THREADS] [PIPELINE]";
+    let (Some(addr), Some(conns), Some(secs)) = (args.first(), args.get(1), args.get(2)) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let num = |s: &str| s.parse::<u64>().unwrap_or_else(|_| {
+        eprintln!("{usage}");
+        std::process::exit(2)
+    });
+    let cfg = KvConfig {
+        keys: 100_000,
+        key_distribution: KeyDistribution::Uniform,
+        value_size: ValueSize::Fixed(100),
+        mix: Mix { get: 90, set: 10, ..Mix::default() },
+        multiget_keys: 10,
+        connections: num(conns) as usize,
+        client_threads: args.get(3).map_or(1, |t| num(t) as usize),
+        schedule: Schedule::ClosedLoop { pipeline: args.get(4).map_or(1, |p| num(p) as usize) },
+        preload: true,
+    };
+    let phases = Phases { warmup: Duration::from_secs(1), measure: Measure::Duration(Duration::from_secs(num(secs))) };
+    let addr = addr.parse().unwrap_or_else(|e| {
+        eprintln!("bad address {addr}: {e}");
+        std::process::exit(2)
+    });
+    match kv::run(addr, &cfg, &phases, 42, &NoHooks, &Live::default(), &AtomicBool::new(false)) {
+        Ok(r) => println!(
+            "ops_per_s={:.0} client_cpu_us_per_op={:.3} p50_us={:.1} p99_us={:.1} verify_failures={} misses={}",
+            r.ops_per_s,
+            r.client_cpu_s * 1e6 / r.ops.max(1) as f64,
+            r.latency_us.p50,
+            r.latency_us.p99,
+            r.verify_failures,
+            r.misses
+        ),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
