@@ -5,7 +5,6 @@
 use crate::{host, Options, RunError};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_report::model::{ExperimentRecord, PlanRecord, Results, SCHEMA};
-use bakeoff_report::Exporter;
 use std::path::{Path, PathBuf};
 
 pub struct Folder {

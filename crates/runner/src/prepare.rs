@@ -172,7 +172,7 @@ fn build_variant(
         };
         (b.binary, rec)
     });
-    let result = result.map_err(|e| e.to_string());
+    let result = result.map_err(|e| with_tail(&e.to_string(), e.tail()));
     observer.build_finished(&v.name, result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()));
     result
 }
@@ -181,4 +181,15 @@ fn describe_binary(path: &std::path::Path) -> Result<(PathBuf, BuildRecord), Str
     let (bytes, sha) = build::describe_binary(path).map_err(|e| e.to_string())?;
     let rec = BuildRecord { kind: "binary".into(), binary_sha256: sha, binary_bytes: bytes, ..BuildRecord::default() };
     Ok((path.to_path_buf(), rec))
+}
+
+/// The error line, then the last lines of the build log (or patch output) it points to.
+fn with_tail(message: &str, tail: &str) -> String {
+    let lines: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+    let last = &lines[lines.len().saturating_sub(8)..];
+    if last.is_empty() {
+        message.to_string()
+    } else {
+        format!("{message}\n    {}", last.join("\n    "))
+    }
 }
