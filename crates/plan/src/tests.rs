@@ -197,3 +197,11 @@ fn single_connection_number() {
     let l = parse_str(&GOOD.replace("[1, 16, 64]", "8")).unwrap();
     assert_eq!(l.experiment.workloads[0].connections.to_vec(), vec![8]);
 }
+
+#[test]
+fn regression_default_min_repetitions_does_not_reject_two_repetitions() {
+    let l = parse_str(&GOOD.replace("repetitions = 3", "repetitions = 2")).unwrap();
+    assert_eq!(l.experiment.plan.repetitions, 2);
+    let m = err(&GOOD.replace("repetitions = 3", "repetitions = 2\ntarget_ci = 0.02\nmin_repetitions = 3"));
+    assert!(m.contains("min_repetitions must be between 2 and 2"), "{m}");
+}

@@ -333,15 +333,11 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     }
     if let Some(t) = p.target_ci {
         range(l, key!["plan", "target_ci"], t, 1e-6, 0.999, "target_ci")?;
+        let most = p.repetitions.max(2) as f64;
+        let at = key!["plan", "min_repetitions"];
+        range(l, at, p.min_repetitions as f64, 2.0, most, "min_repetitions")?;
     }
-    range(
-        l,
-        key!["plan", "min_repetitions"],
-        p.min_repetitions as f64,
-        2.0,
-        p.repetitions.max(2) as f64,
-        "min_repetitions",
-    )
+    Ok(())
 }
 
 fn range(l: &Loaded, at: Vec<Key>, v: f64, lo: f64, hi: f64, name: &str) -> Check {
