@@ -21,7 +21,11 @@ pub fn run() -> Result<(), Failure> {
         Err(e) => {
             let usage_error = e.use_stderr();
             let _ = e.print();
-            return if usage_error { Err(Failure::BadInput("see --help".into())) } else { Ok(()) };
+            return if usage_error {
+                Err(Failure::BadInput("see --help".into()))
+            } else {
+                Ok(())
+            };
         }
     };
     match cli.command {
@@ -49,8 +53,14 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
     let opts = Options {
         out: args.out.clone(),
         results_root: args.results_dir.clone(),
-        cache_root: args.cache.clone().unwrap_or_else(bakeoff_build::Cache::default_root),
-        sandbox_root: args.sandbox_dir.clone().unwrap_or_else(bakeoff_sandbox::default_root),
+        cache_root: args
+            .cache
+            .clone()
+            .unwrap_or_else(bakeoff_build::Cache::default_root),
+        sandbox_root: args
+            .sandbox_dir
+            .clone()
+            .unwrap_or_else(bakeoff_sandbox::default_root),
     };
     let cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
@@ -71,7 +81,10 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
 fn report_cmd(dir: &Path) -> Result<(), Failure> {
     let path = dir.join("results.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        Failure::BadInput(format!("cannot read {}: {e}; give a folder written by `bakeoff run`", path.display()))
+        Failure::BadInput(format!(
+            "cannot read {}: {e}; give a folder written by `bakeoff run`",
+            path.display()
+        ))
     })?;
     let results = bakeoff_report::Results::from_json(&text)
         .map_err(|m| Failure::BadInput(format!("{}: {m}", path.display())))?;
@@ -81,7 +94,10 @@ fn report_cmd(dir: &Path) -> Result<(), Failure> {
     std::fs::write(&tmp, md)
         .and_then(|_| std::fs::rename(&tmp, &out))
         .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", out.display())))?;
-    print!("{}", bakeoff_report::terminal(&results, std::io::stdout().is_terminal()));
+    print!(
+        "{}",
+        bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
+    );
     println!("\nwrote {}", out.display());
     Ok(())
 }

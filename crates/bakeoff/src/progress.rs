@@ -8,16 +8,23 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The run being shown: its label and live counters.
+type Current = Arc<Mutex<Option<(String, Arc<Live>)>>>;
+
 pub struct Bars {
     multi: MultiProgress,
     build: Mutex<Option<ProgressBar>>,
     runs: Mutex<Option<ProgressBar>>,
-    current: Arc<Mutex<Option<(String, Arc<Live>)>>>,
+    current: Current,
 }
 
 impl Bars {
     pub fn new(visible: bool) -> Bars {
-        let target = if visible { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let target = if visible {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
         Bars {
             multi: MultiProgress::with_draw_target(target),
             build: Mutex::new(None),
@@ -58,25 +65,43 @@ impl Observer for Bars {
             return;
         }
         let b = self.multi.add(ProgressBar::new(total as u64));
-        b.set_style(style("{spinner} builds [{bar:30}] {pos}/{len} {elapsed} {msg}"));
+        b.set_style(style(
+            "{spinner} builds [{bar:30}] {pos}/{len} {elapsed} {msg}",
+        ));
         b.enable_steady_tick(Duration::from_millis(120));
         *self.build.lock().unwrap_or_else(|e| e.into_inner()) = Some(b);
     }
 
     fn build_started(&self, variant: &str) {
-        if let Some(b) = self.build.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(b) = self
+            .build
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
             b.set_message(format!("building {variant}"));
         }
     }
 
     fn build_finished(&self, variant: &str, outcome: Result<&BuildRecord, &str>) {
         let line = match outcome {
-            Ok(r) if r.cached => format!("built {variant}: cached ({} bytes, {})", r.binary_bytes, r.compiler_version),
-            Ok(r) => format!("built {variant} in {:.1} s ({} bytes, {})", r.seconds, r.binary_bytes, r.compiler_version),
+            Ok(r) if r.cached => format!(
+                "built {variant}: cached ({} bytes, {})",
+                r.binary_bytes, r.compiler_version
+            ),
+            Ok(r) => format!(
+                "built {variant} in {:.1} s ({} bytes, {})",
+                r.seconds, r.binary_bytes, r.compiler_version
+            ),
             Err(e) => format!("FAILED {variant}: {e}"),
         };
         self.println(&line);
-        if let Some(b) = self.build.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(b) = self
+            .build
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
             b.inc(1);
         }
     }
@@ -86,7 +111,9 @@ impl Observer for Bars {
             b.finish_and_clear();
         }
         let b = self.multi.add(ProgressBar::new(total as u64));
-        b.set_style(style("runs [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta_precise}  {msg}"));
+        b.set_style(style(
+            "runs [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta_precise}  {msg}",
+        ));
         b.enable_steady_tick(Duration::from_millis(250));
         let current = self.current.clone();
         let ticker = b.clone();
@@ -96,14 +123,19 @@ impl Observer for Bars {
                 return;
             }
             if let Some((label, live)) = current.lock().ok().and_then(|g| g.clone()) {
-                ticker.set_message(format!("{label}: {} {} ops/s", live.phase_name(), ops(live.ops_per_s())));
+                ticker.set_message(format!(
+                    "{label}: {} {} ops/s",
+                    live.phase_name(),
+                    ops(live.ops_per_s())
+                ));
             }
         });
         *self.runs.lock().unwrap_or_else(|e| e.into_inner()) = Some(b);
     }
 
     fn run_started(&self, _index: usize, label: &str, live: &Arc<Live>) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((label.to_string(), live.clone()));
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((label.to_string(), live.clone()));
         if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             b.set_message(format!("{label}: starting"));
         }
@@ -112,7 +144,10 @@ impl Observer for Bars {
     fn run_finished(&self, _index: usize, label: &str, run: &Run) {
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if !run.valid {
-            self.println(&format!("invalid run {label}: {}", run.invalid_reason.as_deref().unwrap_or("?")));
+            self.println(&format!(
+                "invalid run {label}: {}",
+                run.invalid_reason.as_deref().unwrap_or("?")
+            ));
         }
         if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             b.inc(1);

@@ -12,7 +12,12 @@ fn bakeoff() -> Command {
 
 #[test]
 fn help_explains_commands() {
-    bakeoff().arg("--help").assert().success().stdout(predicate::str::contains("run")).stdout(predicate::str::contains("report"));
+    bakeoff()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("run"))
+        .stdout(predicate::str::contains("report"));
     bakeoff()
         .args(["run", "--help"])
         .assert()
@@ -28,11 +33,23 @@ fn unknown_key_is_one_line_with_position_and_exit_2() {
         "bad.toml",
         "name = \"x\"\n[target]\nkind = \"memcached\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\nbinery = 1\n[[workload]]\nkind = \"kv\"\n",
     );
-    let out = bakeoff().arg("run").arg(&f).arg("--out").arg(s.out()).assert().code(2);
+    let out = bakeoff()
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .assert()
+        .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("bad.toml:7:1: unknown field `binery`"), "{err}");
-    assert!(!s.out().exists(), "bad input must not create a results folder");
+    assert!(
+        err.contains("bad.toml:7:1: unknown field `binery`"),
+        "{err}"
+    );
+    assert!(
+        !s.out().exists(),
+        "bad input must not create a results folder"
+    );
 }
 
 #[test]
@@ -42,7 +59,13 @@ fn missing_compiler_is_bad_input() {
         "nocc.toml",
         "name = \"x\"\n[target]\nkind = \"memcached\"\nsource = { debian = \"memcached\" }\n[[variant]]\nname = \"a\"\ncompiler = \"gcc-99-nope\"\n[[workload]]\nkind = \"kv\"\n",
     );
-    let out = bakeoff().arg("run").arg(&f).arg("--out").arg(s.out()).assert().code(2);
+    let out = bakeoff()
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .assert()
+        .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("nocc.toml:7:12:"), "{err}");
     assert!(err.contains("gcc-99-nope"), "{err}");
@@ -50,12 +73,21 @@ fn missing_compiler_is_bad_input() {
 
 #[test]
 fn missing_file_and_check() {
-    bakeoff().args(["check", "/no/such/file.toml"]).assert().code(2).stderr(predicate::str::contains("cannot read"));
+    bakeoff()
+        .args(["check", "/no/such/file.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read"));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     for entry in std::fs::read_dir(root).expect("examples/") {
         let p = entry.expect("entry").path();
         if p.extension().is_some_and(|e| e == "toml") {
-            bakeoff().arg("check").arg(&p).assert().success().stdout(predicate::str::contains("ok"));
+            bakeoff()
+                .arg("check")
+                .arg(&p)
+                .assert()
+                .success()
+                .stdout(predicate::str::contains("ok"));
         }
     }
 }

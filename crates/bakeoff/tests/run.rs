@@ -56,7 +56,13 @@ cflags = "-O2 -fno-such-flag-bakeoff"
 name = "debian"
 binary = "/usr/bin/memcached"
 "#;
-    let f = s.write("e2e.toml", &experiment(variants, "repetitions = 2\nwarmup = \"200ms\"\nduration = \"700ms\"\nseed = 3"));
+    let f = s.write(
+        "e2e.toml",
+        &experiment(
+            variants,
+            "repetitions = 2\nwarmup = \"200ms\"\nduration = \"700ms\"\nseed = 3",
+        ),
+    );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -65,13 +71,31 @@ binary = "/usr/bin/memcached"
     assert_eq!(r["schema"], "bakeoff.results/1");
     assert_eq!(r["status"], "complete");
     let variants = r["variants"].as_array().expect("variants");
-    let by = |n: &str| variants.iter().find(|v| v["name"] == n).expect("variant").clone();
+    let by = |n: &str| {
+        variants
+            .iter()
+            .find(|v| v["name"] == n)
+            .expect("variant")
+            .clone()
+    };
     assert_eq!(by("gcc-O2")["status"], "ok");
     assert_eq!(by("broken")["status"], "failed");
-    let err = by("broken")["error"].as_str().unwrap_or_default().to_string();
-    assert!(err.contains("fno-such-flag-bakeoff") || err.contains("log"), "{err}");
-    assert_ne!(by("gcc-O2")["build"]["binary_sha256"], by("patched")["build"]["binary_sha256"]);
-    assert!(by("gcc-O2")["build"]["compiler_version"].as_str().unwrap_or_default().contains("gcc"));
+    let err = by("broken")["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        err.contains("fno-such-flag-bakeoff") || err.contains("log"),
+        "{err}"
+    );
+    assert_ne!(
+        by("gcc-O2")["build"]["binary_sha256"],
+        by("patched")["build"]["binary_sha256"]
+    );
+    assert!(by("gcc-O2")["build"]["compiler_version"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("gcc"));
     assert_eq!(by("debian")["build"]["kind"], "binary");
     // 3 variants that ran x 1 cell, 2 runs each, all valid, every get verified.
     let cells = r["cells"].as_array().expect("cells");
@@ -83,25 +107,50 @@ binary = "/usr/bin/memcached"
         for run in c["runs"].as_array().into_iter().flatten() {
             assert_eq!(run["verify_failures"], 0);
             assert!(run["server_cpu_s"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
-            assert!(run["latency_us"]["p99"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
+            assert!(
+                run["latency_us"]["p99"].as_f64().unwrap_or(0.0) > 0.0,
+                "{run}"
+            );
         }
     }
     assert_eq!(r["comparisons"].as_array().map(|a| a.len()), Some(2));
     assert!(s.out().join("report.md").is_file());
-    assert!(stdout.contains("gcc-O2") && stdout.contains("verdict"), "{stdout}");
+    assert!(
+        stdout.contains("gcc-O2") && stdout.contains("verdict"),
+        "{stdout}"
+    );
     // A second run rebuilds nothing.
     let s2 = Scratch::new();
     s2.write("mark.patch", PATCH);
-    let f2 = s2.write("e2e.toml", &experiment(variants_without_broken(), "repetitions = 1\nwarmup = \"0s\"\nops = 2000"));
+    let f2 = s2.write(
+        "e2e.toml",
+        &experiment(
+            variants_without_broken(),
+            "repetitions = 1\nwarmup = \"0s\"\nops = 2000",
+        ),
+    );
     let out = s2.run_cmd(&f2).output().expect("run bakeoff");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r2 = s2.results();
-    for v in r2["variants"].as_array().into_iter().flatten().filter(|v| v["build"]["kind"] == "build") {
+    for v in r2["variants"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["build"]["kind"] == "build")
+    {
         assert_eq!(v["build"]["cached"], true, "{v}");
     }
     // `bakeoff report` re-renders from results.json alone.
     std::fs::remove_file(s.out().join("report.md")).expect("rm report.md");
-    let rep = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff")).arg("report").arg(s.out()).output().expect("report");
+    let rep = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("report")
+        .arg(s.out())
+        .output()
+        .expect("report");
     assert!(rep.status.success());
     assert!(s.out().join("report.md").is_file());
 }
@@ -129,7 +178,11 @@ fn server_faults_mark_runs_invalid_and_the_experiment_goes_on() {
         "dies.sh",
         "#!/bin/sh\n/usr/bin/memcached \"$@\" &\npid=$!\nsleep 1.2\nkill -9 $pid\nwait $pid\nexit 137\n",
     );
-    std::process::Command::new("chmod").arg("+x").arg(&dies).status().expect("chmod");
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&dies)
+        .status()
+        .expect("chmod");
     let variants = format!(
         r#"
 [[variant]]
@@ -147,17 +200,36 @@ binary = "{}"
 "#,
         dies.display()
     );
-    let text = experiment(&variants, "repetitions = 2\nwarmup = \"200ms\"\nduration = \"2s\"").replace("source = { debian = \"memcached\" }\n", "");
+    let text = experiment(
+        &variants,
+        "repetitions = 2\nwarmup = \"200ms\"\nduration = \"2s\"",
+    )
+    .replace("source = { debian = \"memcached\" }\n", "");
     let f = s.write("faults.toml", &text);
     let out = s.run_cmd(&f).output().expect("run bakeoff");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = s.results();
-    let cell = |v: &str| r["cells"].as_array().into_iter().flatten().find(|c| c["variant"] == v).expect("cell").clone();
+    let cell = |v: &str| {
+        r["cells"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["variant"] == v)
+            .expect("cell")
+            .clone()
+    };
     assert_eq!(cell("debian")["valid_runs"], 2);
     for v in ["bad-args", "dies"] {
         let c = cell(v);
         assert_eq!(c["valid_runs"], 0, "{c}");
-        let reason = c["runs"][0]["invalid_reason"].as_str().unwrap_or_default().to_string();
+        let reason = c["runs"][0]["invalid_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         assert!(!reason.is_empty(), "{c}");
         if v == "bad-args" {
             assert!(reason.contains("start"), "{reason}");
@@ -171,32 +243,68 @@ binary = "{}"
 fn sigint_and_kill_9_leave_no_server_behind() {
     let s = Scratch::new();
     let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
-    let text = experiment(variants, "repetitions = 3\nwarmup = \"0s\"\nduration = \"30s\"")
-        .replace("source = { debian = \"memcached\" }\n", "");
+    let text = experiment(
+        variants,
+        "repetitions = 3\nwarmup = \"0s\"\nduration = \"30s\"",
+    )
+    .replace("source = { debian = \"memcached\" }\n", "");
     let f = s.write("long.toml", &text);
     for (signal, expect_exit) in [("INT", Some(1)), ("KILL", None)] {
         let before = pids_named("memcached");
         let mut child = s.run_cmd(&f);
         let _ = std::fs::remove_dir_all(s.out());
-        let mut child = child.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
-        let started = wait_for(20.0, || pids_named("memcached").iter().any(|p| !before.contains(p)));
-        let ours: Vec<u32> = pids_named("memcached").into_iter().filter(|p| !before.contains(p)).collect();
-        let _ = std::process::Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
+        let mut child = child
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let started = wait_for(20.0, || {
+            pids_named("memcached").iter().any(|p| !before.contains(p))
+        });
+        let ours: Vec<u32> = pids_named("memcached")
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect();
+        let _ = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status();
         let status = child.wait().expect("wait");
         assert!(started, "no server started");
         if let Some(code) = expect_exit {
             assert_eq!(status.code(), Some(code));
             assert_eq!(s.results()["status"], "interrupted");
         }
-        let gone = wait_for(5.0, || ours.iter().all(|p| !pids_named("memcached").contains(p)));
-        assert!(gone, "memcached {ours:?} outlived bakeoff after SIG{signal}");
+        let gone = wait_for(5.0, || {
+            ours.iter().all(|p| !pids_named("memcached").contains(p))
+        });
+        assert!(
+            gone,
+            "memcached {ours:?} outlived bakeoff after SIG{signal}"
+        );
     }
     // The kill -9 left a sandbox dir behind; the next run reaps it.
-    let leftover = std::fs::read_dir(s.sandboxes()).map(|d| d.count()).unwrap_or(0);
-    let quick = s.write("quick.toml", &text.replace("duration = \"30s\"", "duration = \"300ms\"").replace("repetitions = 3", "repetitions = 1"));
+    let leftover = std::fs::read_dir(s.sandboxes())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    let quick = s.write(
+        "quick.toml",
+        &text
+            .replace("duration = \"30s\"", "duration = \"300ms\"")
+            .replace("repetitions = 3", "repetitions = 1"),
+    );
     let _ = std::fs::remove_dir_all(s.out());
     let out = s.run_cmd(&quick).output().expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let after = std::fs::read_dir(s.sandboxes()).map(|d| d.count()).unwrap_or(0);
-    assert!(after == 0, "stale sandboxes left: {leftover} before, {after} after");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = std::fs::read_dir(s.sandboxes())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(
+        after == 0,
+        "stale sandboxes left: {leftover} before, {after} after"
+    );
 }

@@ -39,13 +39,13 @@ impl From<usize> for Key {
     }
 }
 
-/// A key path like `variant[1].compiler`, written with the [`key!`](crate::key) macro.
+/// A key path like `variant[1].compiler`, as an owned list.
 pub type KeyPath = Vec<Key>;
 
-/// Builds a [`KeyPath`]: `key!["variant", 1, "compiler"]`.
+/// Builds a key path as an array: `key!["variant", 1, "compiler"]`.
 #[macro_export]
 macro_rules! key {
-    ($($k:expr),* $(,)?) => { vec![$($crate::Key::from($k)),*] };
+    ($($k:expr),* $(,)?) => { [$($crate::Key::from($k)),*] };
 }
 
 /// Bad input: where it is and what to do. Displays as one line.

@@ -202,6 +202,9 @@ fn single_connection_number() {
 fn regression_default_min_repetitions_does_not_reject_two_repetitions() {
     let l = parse_str(&GOOD.replace("repetitions = 3", "repetitions = 2")).unwrap();
     assert_eq!(l.experiment.plan.repetitions, 2);
-    let m = err(&GOOD.replace("repetitions = 3", "repetitions = 2\ntarget_ci = 0.02\nmin_repetitions = 3"));
+    let m = err(&GOOD.replace(
+        "repetitions = 3",
+        "repetitions = 2\ntarget_ci = 0.02\nmin_repetitions = 3",
+    ));
     assert!(m.contains("min_repetitions must be between 2 and 2"), "{m}");
 }

@@ -206,7 +206,7 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     let min_conns = conns.iter().copied().min().unwrap_or(1);
     range(
         l,
-        at("client_threads"),
+        &at("client_threads"),
         w.client_threads as f64,
         1.0,
         64.0,
@@ -220,13 +220,13 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     }
     range(
         l,
-        at("pipeline"),
+        &at("pipeline"),
         w.pipeline as f64,
         1.0,
         1024.0,
         "pipeline",
     )?;
-    range(l, at("keys"), w.keys as f64, 1.0, 1e10, "keys")?;
+    range(l, &at("keys"), w.keys as f64, 1.0, 1e10, "keys")?;
     if !(w.zipf_theta > 0.0 && w.zipf_theta < 1.0) {
         return Err(l.error_at(
             &at("zipf_theta"),
@@ -235,7 +235,7 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     }
     range(
         l,
-        at("special_pct"),
+        &at("special_pct"),
         w.special_pct,
         0.001,
         100.0,
@@ -243,7 +243,7 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     )?;
     range(
         l,
-        at("special_res"),
+        &at("special_res"),
         w.special_res,
         0.0,
         100.0,
@@ -254,7 +254,7 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     };
     range(
         l,
-        at("value_size"),
+        &at("value_size"),
         size as f64,
         16.0,
         1_000_000.0,
@@ -263,14 +263,14 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     check_mix(l, i, w)?;
     range(
         l,
-        at("multiget_keys"),
+        &at("multiget_keys"),
         w.multiget_keys as f64,
         1.0,
         100.0,
         "multiget_keys",
     )?;
     if let Some(r) = w.rate {
-        range(l, at("rate"), r, 0.001, 1e9, "rate")?;
+        range(l, &at("rate"), r, 0.001, 1e9, "rate")?;
     }
     Ok(())
 }
@@ -298,7 +298,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     let p = &e.plan;
     range(
         l,
-        key!["plan", "repetitions"],
+        &key!["plan", "repetitions"],
         p.repetitions as f64,
         1.0,
         1000.0,
@@ -332,22 +332,26 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         }
     }
     if let Some(t) = p.target_ci {
-        range(l, key!["plan", "target_ci"], t, 1e-6, 0.999, "target_ci")?;
+        range(l, &key!["plan", "target_ci"], t, 1e-6, 0.999, "target_ci")?;
         let most = p.repetitions.max(2) as f64;
         let at = key!["plan", "min_repetitions"];
-        range(l, at, p.min_repetitions as f64, 2.0, most, "min_repetitions")?;
+        range(
+            l,
+            &at,
+            p.min_repetitions as f64,
+            2.0,
+            most,
+            "min_repetitions",
+        )?;
     }
     Ok(())
 }
 
-fn range(l: &Loaded, at: Vec<Key>, v: f64, lo: f64, hi: f64, name: &str) -> Check {
+fn range(l: &Loaded, at: &[Key], v: f64, lo: f64, hi: f64, name: &str) -> Check {
     if v.is_finite() && v >= lo && v <= hi {
         Ok(())
     } else {
-        Err(l.error_at(
-            &at,
-            format!("{name} must be between {lo} and {hi}, got {v}"),
-        ))
+        Err(l.error_at(at, format!("{name} must be between {lo} and {hi}, got {v}")))
     }
 }
 

@@ -49,7 +49,11 @@ fn summarize_cell(c: &mut Cell) {
 }
 
 fn valid_ops(c: &Cell) -> Vec<f64> {
-    c.runs.iter().filter(|x| x.valid).map(|x| x.ops_per_s).collect()
+    c.runs
+        .iter()
+        .filter(|x| x.valid)
+        .map(|x| x.ops_per_s)
+        .collect()
 }
 
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
@@ -59,7 +63,12 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
         let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
             continue;
         };
-        let Some(k) = stats::compare(&valid_ops(b), &valid_ops(c), Direction::HigherIsBetter, r.plan.seed) else {
+        let Some(k) = stats::compare(
+            &valid_ops(b),
+            &valid_ops(c),
+            Direction::HigherIsBetter,
+            r.plan.seed,
+        ) else {
             continue;
         };
         out.push(ComparisonRecord {
@@ -85,12 +94,24 @@ fn warnings(r: &Results) -> Vec<String> {
     for c in &r.cells {
         let at = format!("{} {} x{}", c.variant, c.workload, c.connections);
         if c.verify_failures > 0 {
-            w.push(format!("{at}: {} wrong answers (verify failures); its figures mean nothing", c.verify_failures));
+            w.push(format!(
+                "{at}: {} wrong answers (verify failures); its figures mean nothing",
+                c.verify_failures
+            ));
         }
-        let invalid: Vec<&str> =
-            c.runs.iter().filter(|x| !x.valid).filter_map(|x| x.invalid_reason.as_deref()).collect();
+        let invalid: Vec<&str> = c
+            .runs
+            .iter()
+            .filter(|x| !x.valid)
+            .filter_map(|x| x.invalid_reason.as_deref())
+            .collect();
         if !invalid.is_empty() {
-            w.push(format!("{at}: {} of {} runs invalid ({})", invalid.len(), c.runs.len(), invalid[0]));
+            w.push(format!(
+                "{at}: {} of {} runs invalid ({})",
+                invalid.len(),
+                c.runs.len(),
+                invalid[0]
+            ));
         }
         if c.client_bound_runs > 0 {
             w.push(format!(
@@ -101,7 +122,11 @@ fn warnings(r: &Results) -> Vec<String> {
         }
     }
     for v in r.variants.iter().filter(|v| v.status != "ok") {
-        w.push(format!("variant {} failed: {}", v.name, v.error.as_deref().unwrap_or("unknown error")));
+        w.push(format!(
+            "variant {} failed: {}",
+            v.name,
+            v.error.as_deref().unwrap_or("unknown error")
+        ));
     }
     w
 }

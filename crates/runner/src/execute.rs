@@ -58,7 +58,9 @@ impl Context<'_> {
             let interrupted = self.cancel.load(Ordering::SeqCst);
             if !interrupted {
                 results.cells[cell_at].runs.push(run);
-                results.cells[cell_at].stop_reason.get_or_insert_with(|| "repetitions".into());
+                results.cells[cell_at]
+                    .stop_reason
+                    .get_or_insert_with(|| "repetitions".into());
             }
             analyze(results);
             // A write failure here is not fatal: the next run tries again, and the
@@ -76,7 +78,12 @@ impl Context<'_> {
         let Some(target) = plan.target_ci else {
             return false;
         };
-        let ops: Vec<f64> = cell.runs.iter().filter(|r| r.valid).map(|r| r.ops_per_s).collect();
+        let ops: Vec<f64> = cell
+            .runs
+            .iter()
+            .filter(|r| r.valid)
+            .map(|r| r.ops_per_s)
+            .collect();
         ops.len() >= plan.min_repetitions && bakeoff_stats::precise_enough(&ops, target)
     }
 
@@ -150,12 +157,28 @@ impl Context<'_> {
             Ok(s) => s,
             Err(e) => return invalid(slot, format!("server did not start: {e}")),
         };
-        let hooks = UsageHooks { sandbox: &sandbox, start: Mutex::new(None), end: Mutex::new(None) };
+        let hooks = UsageHooks {
+            sandbox: &sandbox,
+            start: Mutex::new(None),
+            end: Mutex::new(None),
+        };
         let mut cfg = self.configs[slot.workload].clone();
         cfg.connections = slot.connections;
-        let outcome = kv::run(sandbox.addr(), &cfg, &self.phases(), self.seed(slot), &hooks, live, &self.cancel);
+        let outcome = kv::run(
+            sandbox.addr(),
+            &cfg,
+            &self.phases(),
+            self.seed(slot),
+            &hooks,
+            live,
+            &self.cancel,
+        );
         let (start, end) = (take(&hooks.start), take(&hooks.end));
-        let died = if sandbox.is_alive() { None } else { Some(sandbox.exit_detail().unwrap_or_default()) };
+        let died = if sandbox.is_alive() {
+            None
+        } else {
+            Some(sandbox.exit_detail().unwrap_or_default())
+        };
         let logs = self.folder.path.join("logs").join(&file);
         let _ = sandbox.stop_and_collect(&logs);
         let mut run = match outcome {
@@ -184,18 +207,27 @@ impl Context<'_> {
     /// The same request stream for every variant of a round; a new one each round.
     fn seed(&self, s: &Slot) -> u64 {
         let base = self.loaded.experiment.plan.seed;
-        let mix = (s.round as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((s.workload as u64) << 32);
+        let mix =
+            (s.round as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((s.workload as u64) << 32);
         base ^ mix ^ (s.connections as u64)
     }
 
-    fn to_run(&self, slot: &Slot, rec: &RunRecord, start: Option<Usage>, end: Option<Usage>, file: &str) -> Run {
+    fn to_run(
+        &self,
+        slot: &Slot,
+        rec: &RunRecord,
+        start: Option<Usage>,
+        end: Option<Usage>,
+        file: &str,
+    ) -> Run {
         let ops = rec.ops.max(1) as f64;
         let server_cpu_s = match (&start, &end) {
             (Some(a), Some(b)) => (b.cpu_s - a.cpu_s).max(0.0),
             _ => 0.0,
         };
         let hdr = format!("hdr/{file}.hlog");
-        let hdr_saved = self.folder.write(&hdr, rec.hdr_log.as_bytes()).is_ok() && !rec.hdr_log.is_empty();
+        let hdr_saved =
+            self.folder.write(&hdr, rec.hdr_log.as_bytes()).is_ok() && !rec.hdr_log.is_empty();
         let errors: u64 = rec.errors.values().sum();
         let mut run = Run {
             round: slot.round,
@@ -225,7 +257,10 @@ impl Context<'_> {
         };
         if rec.verify_failures > 0 {
             run.valid = false;
-            run.invalid_reason = Some(format!("{} gets returned a value bakeoff never wrote", rec.verify_failures));
+            run.invalid_reason = Some(format!(
+                "{} gets returned a value bakeoff never wrote",
+                rec.verify_failures
+            ));
         } else if rec.ops == 0 {
             run.valid = false;
             run.invalid_reason = Some("no operation completed".into());
@@ -246,11 +281,23 @@ fn rounds_of(slots: &[Slot], ctx: &Context) -> Vec<Vec<String>> {
 }
 
 fn invalid(slot: &Slot, reason: String) -> Run {
-    Run { round: slot.round, valid: false, invalid_reason: Some(reason), ..Run::default() }
+    Run {
+        round: slot.round,
+        valid: false,
+        invalid_reason: Some(reason),
+        ..Run::default()
+    }
 }
 
 fn latency(p: &bakeoff_load::Percentiles) -> Latency {
-    Latency { p50: p.p50, p90: p.p90, p99: p.p99, p999: p.p999, max: p.max, mean: p.mean }
+    Latency {
+        p50: p.p50,
+        p90: p.p90,
+        p99: p.p99,
+        p999: p.p999,
+        max: p.max,
+        mean: p.mean,
+    }
 }
 
 fn take(m: &Mutex<Option<Usage>>) -> Option<Usage> {

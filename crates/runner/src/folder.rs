@@ -17,11 +17,19 @@ impl Folder {
         let path = match &opts.out {
             Some(p) => p.clone(),
             None => {
-                let stamp: String = now_utc().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-                opts.results_root.join(format!("{}-{stamp}", safe_name(&loaded.experiment.name)))
+                let stamp: String = now_utc()
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric())
+                    .collect();
+                opts.results_root
+                    .join(format!("{}-{stamp}", safe_name(&loaded.experiment.name)))
             }
         };
-        if path.is_dir() && std::fs::read_dir(&path).map(|mut d| d.next().is_some()).unwrap_or(false) {
+        if path.is_dir()
+            && std::fs::read_dir(&path)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false)
+        {
             return Err(RunError::BadInput(format!(
                 "results folder {} already exists and is not empty; choose another --out",
                 path.display()
@@ -48,7 +56,11 @@ impl Folder {
 pub fn write_results(folder: &Folder, r: &Results) -> Result<(), RunError> {
     for ex in bakeoff_report::exporters() {
         folder.write(ex.file_name(), &ex.render(r)).map_err(|e| {
-            RunError::Failed(format!("cannot write {} in {}: {e}", ex.file_name(), folder.path.display()))
+            RunError::Failed(format!(
+                "cannot write {} in {}: {e}",
+                ex.file_name(),
+                folder.path.display()
+            ))
         })?;
     }
     Ok(())
@@ -77,7 +89,13 @@ pub fn now_utc() -> String {
 /// A name safe for a file or folder: letters, digits, '-', '_', '.'; the rest become '_'.
 pub fn safe_name(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 

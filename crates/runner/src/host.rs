@@ -23,7 +23,12 @@ pub fn facts() -> Host {
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))
         .map(|s| s.trim_matches('"').to_string())
         .unwrap_or_else(|| std::env::consts::OS.to_string());
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
     Host {
         cpu_model,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),

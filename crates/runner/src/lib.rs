@@ -84,7 +84,14 @@ pub fn run_experiment(
     write_results(&folder, &results)?;
     let variants = prepare::variants(loaded, opts, observer, &mut results)?;
     write_results(&folder, &results)?;
-    let ctx = execute::Context { loaded, opts, folder: &folder, configs: &configs, variants: &variants, cancel };
+    let ctx = execute::Context {
+        loaded,
+        opts,
+        folder: &folder,
+        configs: &configs,
+        variants: &variants,
+        cancel,
+    };
     let finished = ctx.run_all(&mut results, observer);
     results.status = if finished { "complete" } else { "interrupted" }.to_string();
     results.finished_utc = Some(folder::now_utc());
@@ -93,5 +100,8 @@ pub fn run_experiment(
     if !finished {
         return Err(RunError::Interrupted(folder.path.clone()));
     }
-    Ok(Outcome { folder: folder.path.clone(), results })
+    Ok(Outcome {
+        folder: folder.path.clone(),
+        results,
+    })
 }

@@ -23,7 +23,13 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<kv::KvConfig>, RunError> {
     for (i, v) in l.experiment.variants.iter().enumerate() {
         if v.is_build() {
             build::check_compiler(v.compiler_or_default()).map_err(|e| {
-                RunError::BadInput(l.error_at(&key!["variant", i, "compiler"], format!("variant {:?}: {e}", v.name)).to_string())
+                RunError::BadInput(
+                    l.error_at(
+                        &key!["variant", i, "compiler"],
+                        format!("variant {:?}: {e}", v.name),
+                    )
+                    .to_string(),
+                )
             })?;
         }
     }
@@ -48,20 +54,36 @@ fn kv_config(w: &bakeoff_plan::Workload) -> kv::KvConfig {
         keys: w.keys,
         key_distribution: match w.key_distribution {
             KeyDistribution::Uniform => kv::KeyDistribution::Uniform,
-            KeyDistribution::Zipfian => kv::KeyDistribution::Zipfian { theta: w.zipf_theta },
-            KeyDistribution::Special => kv::KeyDistribution::Special { pct: w.special_pct, res: w.special_res },
+            KeyDistribution::Zipfian => kv::KeyDistribution::Zipfian {
+                theta: w.zipf_theta,
+            },
+            KeyDistribution::Special => kv::KeyDistribution::Special {
+                pct: w.special_pct,
+                res: w.special_res,
+            },
         },
         value_size: match w.value_size {
             ValueSize::Fixed(n) => kv::ValueSize::Fixed(n),
             ValueSize::Around { mean } => kv::ValueSize::Around { mean },
         },
-        mix: kv::Mix { get: get("get"), set: get("set"), add: get("add"), delete: get("delete"), multiget: get("multiget") },
+        mix: kv::Mix {
+            get: get("get"),
+            set: get("set"),
+            add: get("add"),
+            delete: get("delete"),
+            multiget: get("multiget"),
+        },
         multiget_keys: w.multiget_keys,
         connections: w.connections.to_vec().first().copied().unwrap_or(1),
         client_threads: w.client_threads,
         schedule: match w.rate {
-            Some(rate) => Schedule::OpenLoop { rate, poisson: w.arrival == Arrival::Poisson },
-            None => Schedule::ClosedLoop { pipeline: w.pipeline },
+            Some(rate) => Schedule::OpenLoop {
+                rate,
+                poisson: w.arrival == Arrival::Poisson,
+            },
+            None => Schedule::ClosedLoop {
+                pipeline: w.pipeline,
+            },
         },
         preload: w.preload,
     }
@@ -83,10 +105,16 @@ pub fn variants(
             observer.notice("fetching source");
             let spec = source_spec(l, spec);
             let tree = build::fetch(&spec, &cache).map_err(|err| {
-                RunError::BadInput(l.error_at(&key!["target", "source"], err.to_string()).to_string())
+                RunError::BadInput(
+                    l.error_at(&key!["target", "source"], err.to_string())
+                        .to_string(),
+                )
             })?;
             observer.notice(&format!("source: {}", tree.description));
-            results.source = Some(SourceRecord { description: tree.description.clone(), id: tree.id.clone() });
+            results.source = Some(SourceRecord {
+                description: tree.description.clone(),
+                id: tree.id.clone(),
+            });
             Some(tree)
         }
         _ => None,
@@ -101,12 +129,23 @@ pub fn variants(
             (Some(t), None) => build_variant(l, v, t, &cache, observer),
             (None, None) => Err("no source to build from".to_string()),
         };
-        let mut rec = VariantRecord { name: v.name.clone(), status: "ok".into(), error: None, binary: None, args: args.clone(), build: None };
+        let mut rec = VariantRecord {
+            name: v.name.clone(),
+            status: "ok".into(),
+            error: None,
+            binary: None,
+            args: args.clone(),
+            build: None,
+        };
         match outcome {
             Ok((binary, b)) => {
                 rec.binary = Some(binary.display().to_string());
                 rec.build = Some(b);
-                ready.push(ReadyVariant { name: v.name.clone(), binary, args });
+                ready.push(ReadyVariant {
+                    name: v.name.clone(),
+                    binary,
+                    args,
+                });
             }
             Err(msg) => {
                 rec.status = "failed".into();
@@ -116,7 +155,9 @@ pub fn variants(
         results.variants.push(rec);
     }
     if ready.is_empty() {
-        return Err(RunError::Failed("no variant could be built or found; see the errors above".into()));
+        return Err(RunError::Failed(
+            "no variant could be built or found; see the errors above".into(),
+        ));
     }
     Ok(ready)
 }
@@ -125,13 +166,29 @@ fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
     if let Some(p) = &s.debian {
         SourceSpec::Debian { package: p.clone() }
     } else if let Some(t) = &s.tarball {
-        let location = if t.contains("://") { t.clone() } else { l.resolve(t.as_ref()).display().to_string() };
-        SourceSpec::Tarball { location, sha256: s.sha256.clone().unwrap_or_default() }
+        let location = if t.contains("://") {
+            t.clone()
+        } else {
+            l.resolve(t.as_ref()).display().to_string()
+        };
+        SourceSpec::Tarball {
+            location,
+            sha256: s.sha256.clone().unwrap_or_default(),
+        }
     } else if let Some(g) = &s.git {
-        let url = if g.contains("://") || g.contains('@') { g.clone() } else { l.resolve(g.as_ref()).display().to_string() };
-        SourceSpec::Git { url, rev: s.rev.clone().unwrap_or_default() }
+        let url = if g.contains("://") || g.contains('@') {
+            g.clone()
+        } else {
+            l.resolve(g.as_ref()).display().to_string()
+        };
+        SourceSpec::Git {
+            url,
+            rev: s.rev.clone().unwrap_or_default(),
+        }
     } else {
-        SourceSpec::Path { path: l.resolve(s.path.as_deref().unwrap_or(".".as_ref())) }
+        SourceSpec::Path {
+            path: l.resolve(s.path.as_deref().unwrap_or(".".as_ref())),
+        }
     }
 }
 
@@ -173,13 +230,21 @@ fn build_variant(
         (b.binary, rec)
     });
     let result = result.map_err(|e| with_tail(&e.to_string(), e.tail()));
-    observer.build_finished(&v.name, result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()));
+    observer.build_finished(
+        &v.name,
+        result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()),
+    );
     result
 }
 
 fn describe_binary(path: &std::path::Path) -> Result<(PathBuf, BuildRecord), String> {
     let (bytes, sha) = build::describe_binary(path).map_err(|e| e.to_string())?;
-    let rec = BuildRecord { kind: "binary".into(), binary_sha256: sha, binary_bytes: bytes, ..BuildRecord::default() };
+    let rec = BuildRecord {
+        kind: "binary".into(),
+        binary_sha256: sha,
+        binary_bytes: bytes,
+        ..BuildRecord::default()
+    };
     Ok((path.to_path_buf(), rec))
 }
 

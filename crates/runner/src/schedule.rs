@@ -16,14 +16,24 @@ pub struct Slot {
 
 /// The planned runs in execution order. `points` lists (workload index, connections);
 /// `variants` are the indices of variants that can run.
-pub fn plan_runs(rounds: usize, points: &[(usize, usize)], variants: &[usize], seed: u64) -> Vec<Slot> {
+pub fn plan_runs(
+    rounds: usize,
+    points: &[(usize, usize)],
+    variants: &[usize],
+    seed: u64,
+) -> Vec<Slot> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(rounds * points.len() * variants.len());
     for round in 0..rounds {
         for &(workload, connections) in points {
             let mut order = variants.to_vec();
             order.shuffle(&mut rng);
-            out.extend(order.into_iter().map(|variant| Slot { round, workload, connections, variant }));
+            out.extend(order.into_iter().map(|variant| Slot {
+                round,
+                workload,
+                connections,
+                variant,
+            }));
         }
     }
     out
@@ -41,7 +51,9 @@ mod tests {
             let mut v: Vec<_> = chunk.iter().map(|s| s.variant).collect();
             v.sort();
             assert_eq!(v, vec![0, 1, 2]);
-            assert!(chunk.iter().all(|s| s.round == chunk[0].round && s.connections == chunk[0].connections));
+            assert!(chunk
+                .iter()
+                .all(|s| s.round == chunk[0].round && s.connections == chunk[0].connections));
         }
     }
 
@@ -52,6 +64,9 @@ mod tests {
         assert_ne!(a, plan_runs(6, &[(0, 16)], &[0, 1, 2], 43));
         // Not all of A then all of B: the first variant of each round varies.
         let firsts: std::collections::BTreeSet<_> = a.chunks(3).map(|c| c[0].variant).collect();
-        assert!(firsts.len() > 1, "the shuffle never changed the first variant");
+        assert!(
+            firsts.len() > 1,
+            "the shuffle never changed the first variant"
+        );
     }
 }

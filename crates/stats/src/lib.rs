@@ -104,10 +104,21 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         return None;
     }
     let mean = v.iter().sum::<f64>() / n as f64;
-    let var = if n > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+    let var = if n > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+    } else {
+        0.0
+    };
     let stddev = var.sqrt();
     // The widest-k interval [x_(k), x_(n+1-k)] (1-based) whose coverage is still >= 95%.
-    let (mut k, mut coverage) = (1usize, if n > 1 { 1.0 - 2.0 * binom_half_cdf(n, 0) } else { 0.0 });
+    let (mut k, mut coverage) = (
+        1usize,
+        if n > 1 {
+            1.0 - 2.0 * binom_half_cdf(n, 0)
+        } else {
+            0.0
+        },
+    );
     while k < n.div_ceil(2) {
         let c = 1.0 - 2.0 * binom_half_cdf(n, k);
         if c < 0.95 {
@@ -123,7 +134,11 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         coverage,
         mean,
         stddev,
-        cv: if mean != 0.0 { stddev / mean.abs() } else { 0.0 },
+        cv: if mean != 0.0 {
+            stddev / mean.abs()
+        } else {
+            0.0
+        },
         min: v[0],
         max: v[n - 1],
     })
@@ -144,7 +159,12 @@ pub fn precise_enough(xs: &[f64], target_rel_half_width: f64) -> bool {
 
 /// Compares `candidate` with `baseline`. None when either side is empty or the baseline's
 /// median is not positive.
-pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction, _seed: u64) -> Option<Comparison> {
+pub fn compare(
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    _seed: u64,
+) -> Option<Comparison> {
     let b = finite_sorted(baseline);
     let c = finite_sorted(candidate);
     if b.is_empty() || c.is_empty() {
@@ -156,7 +176,12 @@ pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction, _seed:
     }
     let ratio = mc / mb;
     if b.len() < 2 || c.len() < 2 {
-        return Some(Comparison { ratio, ci95: (ratio, ratio), p_value: 1.0, verdict: Verdict::Same });
+        return Some(Comparison {
+            ratio,
+            ci95: (ratio, ratio),
+            p_value: 1.0,
+            verdict: Verdict::Same,
+        });
     }
     let p_value = mann_whitney_u(&b, &c);
     let ci95 = ratio_ci(&b, &c, mb);
@@ -170,7 +195,12 @@ pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction, _seed:
         (true, true) => Verdict::Faster,
         (true, false) => Verdict::Slower,
     };
-    Some(Comparison { ratio, ci95, p_value, verdict })
+    Some(Comparison {
+        ratio,
+        ci95,
+        p_value,
+        verdict,
+    })
 }
 
 /// Hodges-Lehmann interval for the shift of log values (a ratio), from all pairwise

@@ -35,7 +35,11 @@ pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> f64 {
 /// U for `a` (pairs where a's value ranks above b's, ties counting half) and the tie
 /// correction term sum(t^3 - t).
 fn u_statistic(a: &[f64], b: &[f64]) -> (f64, f64) {
-    let mut all: Vec<(f64, bool)> = a.iter().map(|x| (*x, true)).chain(b.iter().map(|x| (*x, false))).collect();
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|x| (*x, true))
+        .chain(b.iter().map(|x| (*x, false)))
+        .collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     let (mut rank_sum_a, mut tie_term, mut i) = (0.0, 0.0, 0);
     while i < all.len() {
@@ -100,7 +104,10 @@ pub fn critical_count(n1: usize, n2: usize, tail: f64) -> usize {
 pub fn normal_cdf(z: f64) -> f64 {
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erf = 1.0 - poly * (-x * x).exp();
     if z >= 0.0 {
         0.5 * (1.0 + erf)

@@ -12,7 +12,13 @@ fn normal(rng: &mut Rng) -> f64 {
 
 fn sample(rng: &mut Rng, n: usize, mean: f64, cv: f64, lognormal: bool) -> Vec<f64> {
     (0..n)
-        .map(|_| if lognormal { mean * (cv * 3.0 * normal(rng)).exp() } else { mean * (1.0 + cv * normal(rng)) })
+        .map(|_| {
+            if lognormal {
+                mean * (cv * 3.0 * normal(rng)).exp()
+            } else {
+                mean * (1.0 + cv * normal(rng))
+            }
+        })
         .collect()
 }
 
@@ -37,7 +43,10 @@ fn summary_and_coverage() {
     assert!((s.coverage - 0.9375).abs() < 1e-12);
     let xs: Vec<f64> = (1..=20).map(f64::from).collect();
     let s = summarize(&xs).unwrap();
-    assert!(s.coverage >= 0.95 && s.ci95.0 > 1.0 && s.ci95.1 < 20.0, "{s:?}");
+    assert!(
+        s.coverage >= 0.95 && s.ci95.0 > 1.0 && s.ci95.1 < 20.0,
+        "{s:?}"
+    );
     let one = summarize(&[7.0]).unwrap();
     assert_eq!((one.ci95, one.coverage), ((7.0, 7.0), 0.0));
     assert!(summarize(&[f64::NAN]).is_none());
@@ -52,9 +61,18 @@ fn compare_edges() {
     assert!(compare(&[0.0, 0.0], &[1.0], Direction::HigherIsBetter, 0).is_none());
     let c = compare(&[10.0], &[12.0], Direction::HigherIsBetter, 0).unwrap();
     assert_eq!((c.verdict, c.p_value), (Verdict::Same, 1.0));
-    let c = compare(&[10.0, 10.1, 9.9, 10.0, 10.05], &[12.0, 12.1, 11.9, 12.0, 12.05], Direction::LowerIsBetter, 0).unwrap();
+    let c = compare(
+        &[10.0, 10.1, 9.9, 10.0, 10.05],
+        &[12.0, 12.1, 11.9, 12.0, 12.05],
+        Direction::LowerIsBetter,
+        0,
+    )
+    .unwrap();
     assert_eq!(c.verdict, Verdict::Slower);
-    assert!(c.ci95.0 > 1.0 && c.ci95.0 <= c.ratio && c.ratio <= c.ci95.1, "{c:?}");
+    assert!(
+        c.ci95.0 > 1.0 && c.ci95.0 <= c.ratio && c.ratio <= c.ci95.1,
+        "{c:?}"
+    );
     assert_eq!(Verdict::Faster.to_string(), "faster");
 }
 
@@ -65,7 +83,10 @@ fn same_rate(lognormal: bool) -> f64 {
         .filter(|_| {
             let a = sample(&mut rng, 5, 100_000.0, 0.05, lognormal);
             let b = sample(&mut rng, 5, 100_000.0, 0.05, lognormal);
-            compare(&a, &b, Direction::HigherIsBetter, 1).unwrap().verdict == Verdict::Same
+            compare(&a, &b, Direction::HigherIsBetter, 1)
+                .unwrap()
+                .verdict
+                == Verdict::Same
         })
         .count();
     same as f64 / trials as f64

@@ -15,22 +15,33 @@ fn main() {
         eprintln!("{usage}");
         std::process::exit(2);
     };
-    let num = |s: &str| s.parse::<u64>().unwrap_or_else(|_| {
-        eprintln!("{usage}");
-        std::process::exit(2)
-    });
+    let num = |s: &str| {
+        s.parse::<u64>().unwrap_or_else(|_| {
+            eprintln!("{usage}");
+            std::process::exit(2)
+        })
+    };
     let cfg = KvConfig {
         keys: 100_000,
         key_distribution: KeyDistribution::Uniform,
         value_size: ValueSize::Fixed(100),
-        mix: Mix { get: 90, set: 10, ..Mix::default() },
+        mix: Mix {
+            get: 90,
+            set: 10,
+            ..Mix::default()
+        },
         multiget_keys: 10,
         connections: num(conns) as usize,
         client_threads: args.get(3).map_or(1, |t| num(t) as usize),
-        schedule: Schedule::ClosedLoop { pipeline: args.get(4).map_or(1, |p| num(p) as usize) },
+        schedule: Schedule::ClosedLoop {
+            pipeline: args.get(4).map_or(1, |p| num(p) as usize),
+        },
         preload: true,
     };
-    let phases = Phases { warmup: Duration::from_secs(1), measure: Measure::Duration(Duration::from_secs(num(secs))) };
+    let phases = Phases {
+        warmup: Duration::from_secs(1),
+        measure: Measure::Duration(Duration::from_secs(num(secs))),
+    };
     let addr = addr.parse().unwrap_or_else(|e| {
         eprintln!("bad address {addr}: {e}");
         std::process::exit(2)

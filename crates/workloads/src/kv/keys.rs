@@ -128,7 +128,7 @@ fn scramble(rank: u64, prime: u64, n: u64) -> u64 {
 fn scramble_prime(n: u64) -> u64 {
     [1_000_000_007u64, 998_244_353, 2_147_483_647]
         .into_iter()
-        .find(|p| n % p != 0)
+        .find(|p| !n.is_multiple_of(*p))
         .unwrap_or(1)
 }
 
