@@ -82,7 +82,7 @@ pub fn run_experiment(
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     write_results(&folder, &results)?;
-    let variants = prepare::variants(loaded, opts, observer, &mut results)?;
+    let variants = prepare::variants(loaded, opts, &folder, observer, &mut results)?;
     write_results(&folder, &results)?;
     let ctx = execute::Context {
         loaded,

@@ -2,6 +2,7 @@
 //! settings), the source fetched, every variant built or its binary described. A variant
 //! whose build fails is marked failed; the others go on.
 
+use crate::folder::{safe_name, Folder};
 use crate::{Observer, Options, RunError};
 use bakeoff_build::{self as build, BuildSpec, Cache, SourceSpec};
 use bakeoff_load::Schedule;
@@ -94,6 +95,7 @@ fn kv_config(w: &bakeoff_plan::Workload) -> kv::KvConfig {
 pub fn variants(
     l: &Loaded,
     opts: &Options,
+    folder: &Folder,
     observer: &dyn Observer,
     results: &mut Results,
 ) -> Result<Vec<ReadyVariant>, RunError> {
@@ -126,7 +128,7 @@ pub fn variants(
         args.extend(v.args.iter().cloned());
         let outcome = match (&tree, &v.binary) {
             (_, Some(b)) => describe_binary(&l.resolve(b)),
-            (Some(t), None) => build_variant(l, v, t, &cache, observer),
+            (Some(t), None) => build_variant(l, v, t, &cache, folder, observer),
             (None, None) => Err("no source to build from".to_string()),
         };
         let mut rec = VariantRecord {
@@ -197,6 +199,7 @@ fn build_variant(
     v: &Variant,
     tree: &build::SourceTree,
     cache: &Cache,
+    folder: &Folder,
     observer: &dyn Observer,
 ) -> Result<(PathBuf, BuildRecord), String> {
     observer.build_started(&v.name);
@@ -211,7 +214,19 @@ fn build_variant(
         env: v.env.clone(),
         product: PathBuf::from(l.experiment.target.kind.as_str()),
     };
-    let result = build::build(tree, &spec, cache).map(|b| {
+    let built = build::build(tree, &spec, cache);
+    // The build log goes into the results folder, so the folder explains itself.
+    let log = match &built {
+        Ok(b) => Some(b.log.clone()),
+        Err(e) => e.log().map(|p| p.to_path_buf()),
+    };
+    let kept = log.and_then(|src| {
+        let rel = format!("logs/build-{}.log", safe_name(&v.name));
+        std::fs::copy(&src, folder.path.join(&rel))
+            .ok()
+            .map(|_| rel)
+    });
+    let result = built.map(|b| {
         let rec = BuildRecord {
             kind: "build".into(),
             compiler: b.compiler.clone(),
@@ -225,7 +240,7 @@ fn build_variant(
             binary_bytes: b.binary_bytes,
             seconds: b.seconds,
             cached: b.cached,
-            log: Some(b.log.display().to_string()),
+            log: kept.clone(),
         };
         (b.binary, rec)
     });
