@@ -73,7 +73,7 @@ fn verdicts(s: &mut String, r: &Results) {
                 c.connections.to_string(),
                 c.variant.clone(),
                 format!("{:.3}", c.ratio),
-                format!("[{:.3}, {:.3}]", c.ci95[0], c.ci95[1]),
+                summary::ci_text(c.ci95, c.ci_coverage),
                 format!("{:.4}", c.p_value),
                 format!("**{}**", c.verdict.as_str()),
             ]

@@ -217,6 +217,9 @@ pub struct ComparisonRecord {
     pub baseline: String,
     pub ratio: f64,
     pub ci95: [f64; 2],
+    /// The ratio CI's actual coverage; below 0.95 when there are too few runs.
+    #[serde(default)]
+    pub ci_coverage: f64,
     pub p_value: f64,
     pub verdict: Verdict,
 }

@@ -41,7 +41,7 @@ fn row(r: &Results, c: &Cell) -> Row {
     let (ratio, ratio_ci, verdict) = match (cmp, c.variant == baseline) {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
-            format!("[{:.3}, {:.3}]", k.ci95[0], k.ci95[1]),
+            ci_text(k.ci95, k.ci_coverage),
             k.verdict.as_str().to_string(),
         ),
         (None, true) => ("1.000".into(), String::new(), "baseline".into()),
@@ -192,4 +192,13 @@ pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
+}
+
+/// A ratio CI, with its true coverage when that is short of 95%.
+pub fn ci_text(ci: [f64; 2], coverage: f64) -> String {
+    if coverage > 0.0 && coverage < 0.949 {
+        format!("[{:.3}, {:.3}] ({:.0}%)", ci[0], ci[1], coverage * 100.0)
+    } else {
+        format!("[{:.3}, {:.3}]", ci[0], ci[1])
+    }
 }

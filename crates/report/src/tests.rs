@@ -145,6 +145,7 @@ pub(crate) fn sample() -> Results {
             baseline: "gcc-O2".into(),
             ratio: 1.205,
             ci95: [1.19, 1.22],
+            ci_coverage: 0.968,
             p_value: 0.0079,
             verdict: Verdict::Faster,
         }],

@@ -78,6 +78,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             baseline: baseline.clone(),
             ratio: k.ratio,
             ci95: [k.ci95.0, k.ci95.1],
+            ci_coverage: k.ci_coverage,
             p_value: k.p_value,
             verdict: match k.verdict {
                 stats::Verdict::Faster => Verdict::Faster,
@@ -91,6 +92,12 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
 
 fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
+    if r.plan.repetitions < 4 && !r.comparisons.is_empty() {
+        w.push(format!(
+            "{} repetitions per cell: too few for the Mann-Whitney test to reach p < 0.05, so every verdict is \"same\"; use at least 4 (5 or more recommended)",
+            r.plan.repetitions
+        ));
+    }
     for c in &r.cells {
         let at = format!("{} {} x{}", c.variant, c.workload, c.connections);
         if c.verify_failures > 0 {

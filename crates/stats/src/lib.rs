@@ -64,6 +64,9 @@ pub struct Comparison {
     /// median(candidate) / median(baseline).
     pub ratio: f64,
     pub ci95: (f64, f64),
+    /// The ratio CI's actual coverage: below 0.95 when there are too few runs for a 95%
+    /// interval (e.g. 2 vs 2: 67%).
+    pub ci_coverage: f64,
     pub p_value: f64,
     pub verdict: Verdict,
 }
@@ -179,12 +182,13 @@ pub fn compare(
         return Some(Comparison {
             ratio,
             ci95: (ratio, ratio),
+            ci_coverage: 0.0,
             p_value: 1.0,
             verdict: Verdict::Same,
         });
     }
     let p_value = mann_whitney_u(&b, &c);
-    let ci95 = ratio_ci(&b, &c, mb);
+    let (ci95, ci_coverage) = ratio_ci(&b, &c, mb);
     let significant = p_value < ALPHA && (ci95.0 > 1.0 || ci95.1 < 1.0);
     let better = match direction {
         Direction::HigherIsBetter => ratio > 1.0,
@@ -198,6 +202,7 @@ pub fn compare(
     Some(Comparison {
         ratio,
         ci95,
+        ci_coverage,
         p_value,
         verdict,
     })
@@ -206,7 +211,7 @@ pub fn compare(
 /// Hodges-Lehmann interval for the shift of log values (a ratio), from all pairwise
 /// differences, cut at the Mann-Whitney critical value. Non-positive data fall back to
 /// raw differences relative to the baseline median.
-fn ratio_ci(b: &[f64], c: &[f64], mb: f64) -> (f64, f64) {
+fn ratio_ci(b: &[f64], c: &[f64], mb: f64) -> ((f64, f64), f64) {
     let logs = b.iter().chain(c).all(|x| *x > 0.0);
     let mut d: Vec<f64> = Vec::with_capacity(b.len() * c.len());
     for x in b {
@@ -216,13 +221,14 @@ fn ratio_ci(b: &[f64], c: &[f64], mb: f64) -> (f64, f64) {
     }
     d.sort_by(f64::total_cmp);
     let k = mwu::critical_count(b.len(), c.len(), ALPHA / 2.0).max(1);
-    let lo = d[k - 1];
-    let hi = d[d.len() - k];
-    if logs {
+    let coverage = mwu::interval_coverage(b.len(), c.len(), k);
+    let (lo, hi) = (d[k - 1], d[d.len() - k]);
+    let ci = if logs {
         (lo.exp(), hi.exp())
     } else {
         (1.0 + lo / mb, 1.0 + hi / mb)
-    }
+    };
+    (ci, coverage)
 }
 
 #[cfg(test)]

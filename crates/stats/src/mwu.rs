@@ -115,3 +115,21 @@ pub fn normal_cdf(z: f64) -> f64 {
         0.5 * (1.0 - erf)
     }
 }
+
+/// The coverage of the Hodges-Lehmann interval cut at `k` (exact for small samples,
+/// normal approximation otherwise): 1 - 2 P(U <= k - 1).
+pub fn interval_coverage(n1: usize, n2: usize, k: usize) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    let tail = if n1 <= EXACT_MAX && n2 <= EXACT_MAX {
+        let dist = exact_distribution(n1, n2);
+        let total: f64 = dist.iter().sum();
+        dist[..k.min(dist.len())].iter().sum::<f64>() / total
+    } else {
+        let mu = (n1 * n2) as f64 / 2.0;
+        let sigma = ((n1 * n2 * (n1 + n2 + 1)) as f64 / 12.0).sqrt();
+        normal_cdf((k as f64 - 0.5 - mu) / sigma)
+    };
+    (1.0 - 2.0 * tail).max(0.0)
+}

@@ -74,6 +74,14 @@ fn compare_edges() {
         "{c:?}"
     );
     assert_eq!(Verdict::Faster.to_string(), "faster");
+    assert!(c.ci_coverage >= 0.95, "{c:?}");
+    let two = compare(&[10.0, 10.1], &[12.0, 12.1], Direction::HigherIsBetter, 0).unwrap();
+    assert!((two.ci_coverage - 2.0 / 3.0).abs() < 1e-9, "{two:?}");
+    assert_eq!(
+        two.verdict,
+        Verdict::Same,
+        "2 vs 2 can never reach p < 0.05"
+    );
 }
 
 fn same_rate(lognormal: bool) -> f64 {
