@@ -34,7 +34,7 @@ pub fn render(r: &Results) -> String {
     let _ = writeln!(
         s,
         "\nops/s: median over valid runs with a distribution-free 95% CI; ratio: candidate median / baseline median \
-         with a bootstrap 95% CI; verdict \"same\" unless the Mann-Whitney p < 0.05 and the CI excludes 1.\n"
+         with a Hodges-Lehmann 95% CI (true coverage in brackets when fewer runs allow no 95% interval); verdict \"same\" unless the Mann-Whitney p < 0.05 and the CI excludes 1.\n"
     );
     variants(&mut s, r);
     runs(&mut s, r);
