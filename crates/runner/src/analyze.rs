@@ -137,3 +137,116 @@ fn warnings(r: &Results) -> Vec<String> {
     }
     w
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_report::model::{ExperimentRecord, Host, PlanRecord, Run, SCHEMA};
+
+    fn run(ops: f64, valid: bool) -> Run {
+        Run {
+            ops_per_s: ops,
+            valid,
+            invalid_reason: (!valid).then(|| "server exited mid-run".to_string()),
+            latency_us: Latency {
+                p50: 10.0,
+                p99: 50.0,
+                ..Latency::default()
+            },
+            ..Run::default()
+        }
+    }
+
+    fn cell(variant: &str, runs: Vec<Run>) -> Cell {
+        Cell {
+            workload: "kv".into(),
+            variant: variant.into(),
+            connections: 16,
+            runs,
+            median_ops_per_s: 0.0,
+            ci95: [0.0, 0.0],
+            ci_coverage: 0.0,
+            cv: 0.0,
+            valid_runs: 0,
+            latency_us: Latency::default(),
+            client_bound_runs: 0,
+            verify_failures: 0,
+            stop_reason: None,
+        }
+    }
+
+    fn results(repetitions: usize, cells: Vec<Cell>) -> Results {
+        Results {
+            schema: SCHEMA.into(),
+            name: "t".into(),
+            description: None,
+            status: "running".into(),
+            bakeoff_version: "0".into(),
+            started_utc: String::new(),
+            finished_utc: None,
+            host: Host::default(),
+            experiment: ExperimentRecord {
+                file: String::new(),
+                text: String::new(),
+                resolved: serde_json::Value::Null,
+            },
+            plan: PlanRecord {
+                repetitions,
+                warmup_s: 0.0,
+                duration_s: Some(1.0),
+                ops: None,
+                seed: 1,
+                baseline: "a".into(),
+                target_ci: None,
+                rounds: vec![],
+            },
+            source: None,
+            variants: vec![],
+            cells,
+            comparisons: vec![],
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn invalid_runs_are_left_out_and_reported() {
+        let a = cell(
+            "a",
+            (0..5).map(|i| run(100.0 + f64::from(i), true)).collect(),
+        );
+        let mut b_runs: Vec<Run> = (0..5).map(|i| run(130.0 + f64::from(i), true)).collect();
+        b_runs.push(run(1.0, false));
+        let mut r = results(5, vec![a, cell("b", b_runs)]);
+        analyze(&mut r);
+        let b = r.cell("kv", "b", 16).unwrap();
+        assert_eq!((b.valid_runs, b.median_ops_per_s), (5, 132.0));
+        assert_eq!(b.latency_us.p99, 50.0);
+        let k = r.comparison("kv", "b", 16).unwrap();
+        assert_eq!(k.verdict, Verdict::Faster);
+        assert!((k.ratio - 132.0 / 102.0).abs() < 1e-9);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("1 of 6 runs invalid (server exited mid-run)")),
+            "{:?}",
+            r.warnings
+        );
+    }
+
+    #[test]
+    fn verify_failures_and_too_few_repetitions_are_warned_first() {
+        let mut bad = run(100.0, false);
+        bad.verify_failures = 3;
+        let mut r = results(
+            2,
+            vec![
+                cell("a", vec![run(100.0, true), run(101.0, true)]),
+                cell("b", vec![bad, run(100.0, true)]),
+            ],
+        );
+        analyze(&mut r);
+        assert!(r.warnings[0].contains("too few"), "{:?}", r.warnings);
+        assert!(r.warnings.iter().any(|w| w.contains("wrong answers")));
+        assert_eq!(r.cell("kv", "b", 16).unwrap().verify_failures, 3);
+    }
+}
