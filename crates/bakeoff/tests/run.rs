@@ -308,3 +308,22 @@ fn sigint_and_kill_9_leave_no_server_behind() {
         "stale sandboxes left: {leftover} before, {after} after"
     );
 }
+
+#[test]
+fn target_ci_stops_a_cell_early() {
+    let s = Scratch::new();
+    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
+    let plan = "repetitions = 8\nwarmup = \"0s\"\nduration = \"300ms\"\ntarget_ci = 0.9\nmin_repetitions = 2";
+    let text = experiment(variants, plan).replace("source = { debian = \"memcached\" }\n", "");
+    let f = s.write("ci.toml", &text);
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cell = &s.results()["cells"][0];
+    let runs = cell["runs"].as_array().map_or(0, |a| a.len());
+    assert!((2..8).contains(&runs), "{cell}");
+    assert_eq!(cell["stop_reason"], "precision", "{cell}");
+}
