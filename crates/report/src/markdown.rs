@@ -13,12 +13,12 @@ pub fn render(r: &Results) -> String {
     }
     let _ = writeln!(
         s,
-        "Status: **{}**. Started {} UTC{}. Host: {} ({} cores, {:.1} GiB), {}, kernel {}.\n",
+        "Status: **{}**. Started {}{}. Host: {} ({} cores, {:.1} GiB), {}, kernel {}.\n",
         r.status,
         r.started_utc,
         r.finished_utc
             .as_deref()
-            .map(|f| format!(", finished {f} UTC"))
+            .map(|f| format!(", finished {f}"))
             .unwrap_or_default(),
         r.host.cpu_model,
         r.host.cores,
@@ -185,7 +185,7 @@ fn run_row(c: &Cell, run: &crate::model::Run) -> Vec<String> {
         c.workload.clone(),
         c.connections.to_string(),
         c.variant.clone(),
-        run.round.to_string(),
+        (run.round + 1).to_string(),
         ops(run.ops_per_s),
         micros(run.latency_us.p50),
         micros(run.latency_us.p99),
