@@ -624,14 +624,12 @@ impl<S: Session> Loop<'_, S> {
                 return Ok(());
             }
             if c.pending.is_empty() {
-                return Err(LoadError::Protocol(
-                    "a reply arrived with no request outstanding".into(),
-                ));
+                return Err(unsolicited(&c.inbuf[c.in_start..c.in_len]));
             }
             let Some(o) = c
                 .session
                 .complete(&c.inbuf[c.in_start..c.in_len])
-                .map_err(LoadError::Protocol)?
+                .map_err(|m| LoadError::Protocol(format!("{m}; see the server's log")))?
             else {
                 return Ok(());
             };
@@ -698,4 +696,21 @@ impl<S: Session> Loop<'_, S> {
         }
         Ok(())
     }
+}
+
+/// Data that arrived with no request outstanding: usually the server turning the
+/// connection away (memcached: "ERROR Too many open connections"). Quote it.
+fn unsolicited(data: &[u8]) -> LoadError {
+    let line = data.split(|&b| b == b'\n').next().unwrap_or_default();
+    let text = String::from_utf8_lossy(&line[..line.len().min(80)])
+        .trim_end()
+        .to_string();
+    let hint = if text.contains("Too many open connections") {
+        "; raise the server's connection limit (memcached: add \"-c\", \"4096\" to args)"
+    } else {
+        ""
+    };
+    LoadError::Protocol(format!(
+        "the server sent {text:?} with no request outstanding{hint}"
+    ))
 }

@@ -177,7 +177,7 @@ pub enum LoadError {
     Closed,
     #[error("the server stopped answering ({0} s without a reply); see the server's log")]
     Stalled(u64),
-    #[error("protocol error: {0}; the server sent something the workload cannot parse")]
+    #[error("protocol error: {0}")]
     Protocol(String),
     #[error("network error: {0}")]
     Io(#[from] std::io::Error),
