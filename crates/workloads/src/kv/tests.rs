@@ -8,6 +8,10 @@ use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 fn server() -> (Sandbox, tempfile::TempDir) {
+    server_with(&[])
+}
+
+fn server_with(extra: &[&str]) -> (Sandbox, tempfile::TempDir) {
     let root = tempfile::tempdir().expect("tempdir");
     let mut spec = SandboxSpec::new(
         "kvtest",
@@ -16,6 +20,7 @@ fn server() -> (Sandbox, tempfile::TempDir) {
         root.path().to_path_buf(),
     );
     spec.args = vec!["-t".into(), "1".into(), "-m".into(), "64".into()];
+    spec.args.extend(extra.iter().map(|a| a.to_string()));
     (Sandbox::start(&spec).expect("memcached starts"), root)
 }
 
@@ -226,4 +231,19 @@ fn validation_names_the_key() {
     c = cfg(4);
     c.mix = Mix::default();
     assert!(c.validate().unwrap_err().contains("mix"));
+}
+
+#[test]
+fn a_thousand_and_twenty_four_connections() {
+    let (s, _root) = server_with(&["-c", "4096"]);
+    let mut c = cfg(1024);
+    c.client_threads = 2;
+    let r = go(
+        &s,
+        &c,
+        phases(100, Measure::Duration(Duration::from_millis(500))),
+    )
+    .expect("run");
+    assert!(r.ops > 1024, "{r:?}");
+    assert_eq!(r.verify_failures, 0);
 }
