@@ -1,5 +1,9 @@
 //! bakeoff-workloads: what is sent to the server, over the load engine. `kv` speaks
 //! memcached's text protocol (get, set, add, delete, multi-get) with seeded key and value
-//! generators and a check of every value read back.
+//! generators and a check of every value read back. `oltp` is sysbench's OLTP schema and
+//! tests over native async SQL drivers; `sysbench` runs the real sysbench with the same
+//! parameters. `sql` says where a SQL server listens.
 
 pub mod kv;
+pub mod oltp;
+pub mod sql;

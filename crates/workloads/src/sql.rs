@@ -1,0 +1,36 @@
+//! Where a SQL server listens and how to log in: what a sandbox hands a SQL workload
+//! (`oltp`, `sysbench`). The runner fills it from the sandbox's login.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Which wire protocol and SQL dialect the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// MariaDB and MySQL.
+    Mysql,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "mysql",
+            Dialect::Postgres => "postgres",
+        }
+    }
+}
+
+/// A database to connect to: TCP on loopback, with the sandbox's own user and password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Db {
+    pub dialect: Dialect,
+    pub addr: SocketAddr,
+    /// The server's unix socket, when it has one (MariaDB's socket file; PostgreSQL's
+    /// socket directory).
+    pub socket: Option<PathBuf>,
+    pub user: String,
+    pub password: String,
+    pub database: String,
+}
