@@ -31,15 +31,49 @@ pub struct Experiment {
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     Memcached,
+    Mariadb,
+    Postgres,
 }
 
 impl TargetKind {
     pub fn as_str(self) -> &'static str {
         match self {
             TargetKind::Memcached => "memcached",
+            TargetKind::Mariadb => "mariadb",
+            TargetKind::Postgres => "postgres",
+        }
+    }
+
+    /// Whether this is a SQL server (takes `options`, runs SQL workloads).
+    pub fn is_sql(self) -> bool {
+        matches!(self, TargetKind::Mariadb | TargetKind::Postgres)
+    }
+}
+
+/// A server option's value as written: `"1G"`, `2000`, `0.9` or `true`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum OptionValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl std::fmt::Display for OptionValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OptionValue::Bool(true) => f.write_str("on"),
+            OptionValue::Bool(false) => f.write_str("off"),
+            OptionValue::Int(n) => write!(f, "{n}"),
+            OptionValue::Float(x) => write!(f, "{x}"),
+            OptionValue::Text(t) => f.write_str(t),
         }
     }
 }
+
+/// Server options by name (my.cnf keys for MariaDB, postgresql.conf keys for PostgreSQL).
+pub type ServerOptions = BTreeMap<String, OptionValue>;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -51,6 +85,9 @@ pub struct Target {
     /// Server arguments for every variant (before the variant's own `args`).
     #[serde(default)]
     pub args: Vec<String>,
+    /// Server options for every variant (SQL targets): my.cnf or postgresql.conf keys.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: ServerOptions,
 }
 
 /// Exactly one of `debian`, `tarball` (+ `sha256`), `git` (+ `rev`) or `path`.
@@ -97,6 +134,12 @@ pub struct Variant {
     /// Server arguments for this variant only, after the target's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// Server options for this variant only, merged over the target's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: ServerOptions,
+    /// MariaDB storage engine for this variant's oltp tables (over the workload's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 impl Variant {
@@ -114,7 +157,38 @@ impl Variant {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkloadKind {
+    /// memcached text protocol.
     Kv,
+    /// sysbench's OLTP tests, native.
+    Oltp,
+    /// The real sysbench, same keys as `oltp`.
+    Sysbench,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Kv => "kv",
+            WorkloadKind::Oltp => "oltp",
+            WorkloadKind::Sysbench => "sysbench",
+        }
+    }
+
+    /// Whether this workload speaks SQL (needs a MariaDB or PostgreSQL target).
+    pub fn is_sql(self) -> bool {
+        matches!(self, WorkloadKind::Oltp | WorkloadKind::Sysbench)
+    }
+}
+
+/// How oltp row ids are drawn (sysbench's --rand-type).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RowDistribution {
+    Uniform,
+    Gaussian,
+    Special,
+    Pareto,
+    Zipfian,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -197,12 +271,125 @@ pub struct Workload {
     pub arrival: Arrival,
     #[serde(default = "yes")]
     pub preload: bool,
+    // The oltp and sysbench keys: sysbench's parameter names (dashes as underscores).
+    // Absent keys take sysbench 1.0.20's defaults (see docs/experiment-file.md).
+    /// oltp_read_only, oltp_read_write, ...; default oltp_read_write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u64>,
+    /// Row id choice; default special (sysbench's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<RowDistribution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zipfian_exp: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pareto_h: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaussian_iter: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_selects: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simple_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sum_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_updates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_index_updates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_inserts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_points: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_trx: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_inc: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_secondary: Option<bool>,
+    /// MariaDB storage engine: InnoDB, MyISAM, Aria.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Prepared statements (default true, like sysbench's --db-ps-mode=auto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepared: Option<bool>,
+    /// Error kinds counted and retried rather than fatal (sysbench's --mysql-ignore-errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_errors: Option<Vec<String>>,
+    /// Lost connections per run above which the run is invalid (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reconnects: Option<u64>,
 }
 
 impl Workload {
     /// The name results use for this workload.
     pub fn display_name(&self) -> String {
-        self.name.clone().unwrap_or_else(|| "kv".to_string())
+        self.name
+            .clone()
+            .unwrap_or_else(|| self.kind.as_str().to_string())
+    }
+}
+
+/// The keys each workload kind takes (besides `kind` and `name`).
+pub fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
+    match kind {
+        WorkloadKind::Kv => &[
+            "connections",
+            "client_threads",
+            "pipeline",
+            "keys",
+            "key_distribution",
+            "zipf_theta",
+            "special_pct",
+            "special_res",
+            "value_size",
+            "mix",
+            "multiget_keys",
+            "rate",
+            "arrival",
+            "preload",
+        ],
+        WorkloadKind::Oltp | WorkloadKind::Sysbench => &[
+            "connections",
+            "client_threads",
+            "test",
+            "tables",
+            "table_size",
+            "distribution",
+            "special_pct",
+            "special_res",
+            "zipfian_exp",
+            "pareto_h",
+            "gaussian_iter",
+            "point_selects",
+            "simple_ranges",
+            "sum_ranges",
+            "order_ranges",
+            "distinct_ranges",
+            "range_size",
+            "index_updates",
+            "non_index_updates",
+            "delete_inserts",
+            "random_points",
+            "skip_trx",
+            "auto_inc",
+            "secondary",
+            "create_secondary",
+            "engine",
+            "prepared",
+            "ignore_errors",
+            "max_reconnects",
+        ],
     }
 }
 

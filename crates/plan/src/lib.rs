@@ -42,7 +42,53 @@ impl Plan {
     }
 }
 
+/// The oltp tests (sysbench's names).
+pub const OLTP_TESTS: [&str; 10] = [
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+];
+
+/// Connections a SQL server keeps beyond the largest sweep point when the experiment does
+/// not set max_connections (PostgreSQL reserves 3 for superusers; bakeoff's own probe).
+pub const SPARE_CONNECTIONS: usize = 16;
+
 impl Experiment {
+    /// The largest connection count any workload asks for.
+    pub fn max_connections_swept(&self) -> usize {
+        self.workloads
+            .iter()
+            .flat_map(|w| w.connections.to_vec())
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// A variant's server options: the target's, then the variant's over them, then
+    /// `max_connections` (when neither sets it) sized for the sweep. Empty for memcached.
+    pub fn server_options(&self, v: &Variant) -> std::collections::BTreeMap<String, String> {
+        let mut out: std::collections::BTreeMap<String, String> = self
+            .target
+            .options
+            .iter()
+            .chain(v.options.iter())
+            .map(|(k, val)| (k.clone(), val.to_string()))
+            .collect();
+        if self.target.kind.is_sql() && !out.contains_key("max_connections") {
+            out.insert(
+                "max_connections".into(),
+                (self.max_connections_swept() + SPARE_CONNECTIONS).to_string(),
+            );
+        }
+        out
+    }
+
     /// The baseline variant's name: `plan.baseline`, else the first variant.
     pub fn baseline(&self) -> &str {
         self.plan

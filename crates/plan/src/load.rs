@@ -23,13 +23,19 @@ pub struct Loaded {
 /// One step of a key path: a table key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Key {
-    Name(&'static str),
+    Name(std::borrow::Cow<'static, str>),
     Index(usize),
 }
 
 impl From<&'static str> for Key {
     fn from(s: &'static str) -> Self {
-        Key::Name(s)
+        Key::Name(s.into())
+    }
+}
+
+impl From<String> for Key {
+    fn from(s: String) -> Self {
+        Key::Name(s.into())
     }
 }
 
@@ -119,6 +125,27 @@ impl Loaded {
         }
     }
 
+    /// The keys the file sets in the table at `at` (empty if there is none), in file order.
+    pub fn keys_in(&self, at: &[Key]) -> Vec<String> {
+        let Some(doc) = self.doc.as_ref() else {
+            return Vec::new();
+        };
+        let mut node = Node::Table(doc.as_table());
+        for k in at {
+            match node.step(k) {
+                Some(next) => node = next,
+                None => return Vec::new(),
+            }
+        }
+        match node {
+            Node::Table(t) => t.iter().map(|(k, _)| k.to_string()).collect(),
+            Node::Item(it) => it
+                .as_table_like()
+                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+                .unwrap_or_default(),
+        }
+    }
+
     fn offset_of(&self, at: &[Key]) -> Option<usize> {
         let doc = self.doc.as_ref()?;
         let mut node = Node::Table(doc.as_table());
@@ -146,11 +173,11 @@ enum Node<'a> {
 impl<'a> Node<'a> {
     fn step(self, k: &Key) -> Option<Node<'a>> {
         match (self, k) {
-            (Node::Table(t), Key::Name(n)) => t.get(n).map(Node::Item),
+            (Node::Table(t), Key::Name(n)) => t.get(n.as_ref()).map(Node::Item),
             (Node::Item(toml_edit::Item::ArrayOfTables(a)), Key::Index(i)) => {
                 a.get(*i).map(Node::Table)
             }
-            (Node::Item(it), Key::Name(n)) => it.get(n).map(Node::Item),
+            (Node::Item(it), Key::Name(n)) => it.get(n.as_ref()).map(Node::Item),
             (Node::Item(it), Key::Index(i)) => it.get(*i).map(Node::Item),
             (Node::Table(_), Key::Index(_)) => None,
         }

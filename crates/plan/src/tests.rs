@@ -208,3 +208,108 @@ fn regression_default_min_repetitions_does_not_reject_two_repetitions() {
     ));
     assert!(m.contains("min_repetitions must be between 2 and 2"), "{m}");
 }
+
+const SQL: &str = r#"
+name = "mariadb-oltp"
+
+[target]
+kind = "mariadb"
+options = { innodb_buffer_pool_size = "256M", max_connections = 300, skip_log_bin = true }
+
+[[variant]]
+name = "debian"
+binary = "/bin/sh"
+
+[[variant]]
+name = "small-pool"
+binary = "/bin/sh"
+options = { innodb_buffer_pool_size = "64M" }
+engine = "MyISAM"
+
+[[workload]]
+kind = "oltp"
+test = "oltp_read_only"
+tables = 4
+table_size = 1000
+distribution = "uniform"
+connections = [1, 4, 256]
+"#;
+
+#[test]
+fn sql_file_parses_and_merges_options() {
+    let l = parse_str(SQL).unwrap();
+    let e = &l.experiment;
+    assert_eq!(e.target.kind, TargetKind::Mariadb);
+    let w = &e.workloads[0];
+    assert_eq!(w.kind, WorkloadKind::Oltp);
+    assert_eq!(w.display_name(), "oltp");
+    assert_eq!(w.tables, Some(4));
+    assert_eq!(w.distribution, Some(RowDistribution::Uniform));
+    let base = e.server_options(&e.variants[0]);
+    assert_eq!(base["innodb_buffer_pool_size"], "256M");
+    assert_eq!(base["max_connections"], "300");
+    assert_eq!(base["skip_log_bin"], "on");
+    let small = e.server_options(&e.variants[1]);
+    assert_eq!(small["innodb_buffer_pool_size"], "64M");
+    assert_eq!(small["max_connections"], "300");
+}
+
+#[test]
+fn max_connections_defaults_to_the_sweep() {
+    let text = SQL.replace(", max_connections = 300", "");
+    let l = parse_str(&text).unwrap();
+    let e = &l.experiment;
+    assert_eq!(
+        e.server_options(&e.variants[0])["max_connections"],
+        (256 + SPARE_CONNECTIONS).to_string()
+    );
+}
+
+#[test]
+fn sql_errors_point_at_the_key() {
+    let low = err(&SQL.replace("max_connections = 300", "max_connections = 100"));
+    assert!(low.starts_with("exp.toml:6:"), "{low}");
+    assert!(
+        low.contains("max_connections = 100 is lower than the sweep"),
+        "{low}"
+    );
+
+    let kv_key = err(&SQL.replace("tables = 4", "tables = 4\npipeline = 2"));
+    assert!(kv_key.starts_with("exp.toml:22:"), "{kv_key}");
+    assert!(
+        kv_key.contains("pipeline is a key of kv workloads"),
+        "{kv_key}"
+    );
+
+    let test = err(&SQL.replace("oltp_read_only", "oltp_read_mostly"));
+    assert!(test.contains("unknown test \"oltp_read_mostly\""), "{test}");
+
+    let wrong_target = err(&SQL.replace("kind = \"mariadb\"", "kind = \"memcached\""));
+    assert!(
+        wrong_target.contains("an oltp workload needs a mariadb or postgres target")
+            || wrong_target.contains("options are server settings"),
+        "{wrong_target}"
+    );
+
+    let pg_engine = err(&SQL.replace("kind = \"mariadb\"", "kind = \"postgres\""));
+    assert!(pg_engine.contains("engine"), "{pg_engine}");
+
+    let dist = err(&SQL.replace("\"uniform\"", "\"normal\""));
+    assert!(dist.contains("unknown variant `normal`"), "{dist}");
+}
+
+#[test]
+fn memcached_takes_no_options_and_no_sql_workload() {
+    let opts = err(&GOOD.replace("args = [\"-t\", \"1\"]", "options = { x = 1 }"));
+    assert!(
+        opts.contains("options are server settings of mariadb and postgres"),
+        "{opts}"
+    );
+    let sql = err(&GOOD
+        .replace("kind = \"kv\"", "kind = \"oltp\"")
+        .replace("mix = { get = 90, set = 10 }\n", ""));
+    assert!(
+        sql.contains("an oltp workload needs a mariadb or postgres target"),
+        "{sql}"
+    );
+}

@@ -1,9 +1,11 @@
 //! The rules between keys that types alone cannot say: unique names, one source kind,
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
-use crate::experiment::{Experiment, Source, ValueSize, Variant, Workload};
+use crate::experiment::{
+    workload_keys, Experiment, Source, TargetKind, ValueSize, Variant, Workload, WorkloadKind,
+};
 use crate::load::{Key, Loaded, PlanError};
-use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS};
+use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS, OLTP_TESTS};
 use std::collections::BTreeSet;
 
 type Check = Result<(), PlanError>;
@@ -16,7 +18,73 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_source(l, e)?;
     check_variants(l, e)?;
     check_workloads(l, e)?;
+    check_options(l, e)?;
     check_plan(l, e)
+}
+
+/// Server options belong to SQL targets; max_connections must cover the sweep.
+fn check_options(l: &Loaded, e: &Experiment) -> Check {
+    let kind = e.target.kind;
+    if !kind.is_sql() {
+        if !e.target.options.is_empty() {
+            return Err(l.error_at(
+                &key!["target", "options"],
+                format!(
+                    "options are server settings of mariadb and postgres targets; for {} use args",
+                    kind.as_str()
+                ),
+            ));
+        }
+        if let Some(i) = e.variants.iter().position(|v| !v.options.is_empty()) {
+            return Err(l.error_at(
+                &key!["variant", i, "options"],
+                format!(
+                    "options are server settings of mariadb and postgres targets; for {} use args",
+                    kind.as_str()
+                ),
+            ));
+        }
+    }
+    if let Some(i) = e.variants.iter().position(|v| v.engine.is_some()) {
+        if kind != TargetKind::Mariadb {
+            return Err(l.error_at(
+                &key!["variant", i, "engine"],
+                "engine (a storage engine) is for mariadb targets only; remove it",
+            ));
+        }
+    }
+    let swept = e.max_connections_swept();
+    for (i, v) in e.variants.iter().enumerate() {
+        let opts = e.server_options(v);
+        let Some(raw) = opts.get("max_connections") else {
+            continue;
+        };
+        let at = if v.options.contains_key("max_connections") {
+            key!["variant", i, "options", "max_connections"].to_vec()
+        } else {
+            key!["target", "options", "max_connections"].to_vec()
+        };
+        let Ok(max) = raw.trim().parse::<usize>() else {
+            return Err(l.error_at(
+                &at,
+                format!("max_connections must be a number, got {raw:?}"),
+            ));
+        };
+        // PostgreSQL keeps superuser_reserved_connections (3) of them from ordinary users.
+        let reserved = if kind == TargetKind::Postgres { 3 } else { 0 };
+        if max < swept + reserved + 1 {
+            return Err(l.error_at(
+                &at,
+                format!(
+                    "max_connections = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {} or remove it (bakeoff then sets {})",
+                    if reserved > 0 { " + 3 reserved by PostgreSQL" } else { "" },
+                    swept + reserved + 1,
+                    swept + crate::SPARE_CONNECTIONS
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_source(l: &Loaded, e: &Experiment) -> Check {
@@ -183,12 +251,166 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
                 format!("workload name {name:?} is used twice; give each workload a distinct name"),
             ));
         }
-        check_kv(l, i, w)?;
+        check_workload_keys(l, i, w)?;
+        check_workload_target(l, e, i, w)?;
+        check_connections(l, i, w)?;
+        match w.kind {
+            WorkloadKind::Kv => check_kv(l, i, w)?,
+            WorkloadKind::Oltp | WorkloadKind::Sysbench => check_sql(l, e, i, w)?,
+        }
     }
     Ok(())
 }
 
-fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
+/// Each kind takes its own keys: a kv key in an oltp workload is a mistake, not a default.
+fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
+    let allowed = workload_keys(w.kind);
+    for k in l.keys_in(&key!["workload", i]) {
+        if k == "kind" || k == "name" || allowed.contains(&k.as_str()) {
+            continue;
+        }
+        let owner = [WorkloadKind::Kv, WorkloadKind::Oltp]
+            .into_iter()
+            .find(|o| workload_keys(*o).contains(&k.as_str()));
+        let hint = match owner {
+            Some(o) => format!("{k} is a key of {} workloads", o.as_str()),
+            None => format!("unknown key {k}"),
+        };
+        let at = key!["workload", i, k.clone()];
+        return Err(l.error_at(
+            &at,
+            format!(
+                "{hint}; {} {} workload takes: {} (see docs/experiment-file.md)",
+                if w.kind == WorkloadKind::Oltp {
+                    "an"
+                } else {
+                    "a"
+                },
+                w.kind.as_str(),
+                allowed.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+    let kind = e.target.kind;
+    let fits = if w.kind.is_sql() {
+        kind.is_sql()
+    } else {
+        kind == TargetKind::Memcached
+    };
+    if fits {
+        return Ok(());
+    }
+    let want = if w.kind.is_sql() {
+        "a mariadb or postgres target"
+    } else {
+        "a memcached target"
+    };
+    Err(l.error_at(
+        &key!["workload", i, "kind"],
+        format!(
+            "{} {} workload needs {want}, but [target] kind is {}; change one of them",
+            if w.kind == WorkloadKind::Oltp {
+                "an"
+            } else {
+                "a"
+            },
+            w.kind.as_str(),
+            kind.as_str()
+        ),
+    ))
+}
+
+fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+    let at = |k: &'static str| key!["workload", i, k];
+    if let Some(t) = &w.test {
+        if !OLTP_TESTS.contains(&t.as_str()) {
+            return Err(l.error_at(
+                &at("test"),
+                format!("unknown test {t:?}; use one of {}", OLTP_TESTS.join(", ")),
+            ));
+        }
+    }
+    if let Some(n) = w.tables {
+        range(l, &at("tables"), f64::from(n), 1.0, 1000.0, "tables")?;
+    }
+    if let Some(n) = w.table_size {
+        range(l, &at("table_size"), n as f64, 1.0, 1e10, "table_size")?;
+    }
+    let counts = [
+        ("point_selects", w.point_selects),
+        ("simple_ranges", w.simple_ranges),
+        ("sum_ranges", w.sum_ranges),
+        ("order_ranges", w.order_ranges),
+        ("distinct_ranges", w.distinct_ranges),
+        ("index_updates", w.index_updates),
+        ("non_index_updates", w.non_index_updates),
+        ("delete_inserts", w.delete_inserts),
+    ];
+    for (k, v) in counts {
+        if let Some(n) = v {
+            range(l, &at(k), f64::from(n), 0.0, 1000.0, k)?;
+        }
+    }
+    if let Some(n) = w.range_size {
+        range(l, &at("range_size"), f64::from(n), 1.0, 1e7, "range_size")?;
+    }
+    if let Some(n) = w.random_points {
+        range(
+            l,
+            &at("random_points"),
+            f64::from(n),
+            1.0,
+            1000.0,
+            "random_points",
+        )?;
+    }
+    if let Some(x) = w.zipfian_exp {
+        range(l, &at("zipfian_exp"), x, 0.0, 10.0, "zipfian_exp")?;
+    }
+    if let Some(x) = w.pareto_h {
+        range(l, &at("pareto_h"), x, 0.001, 0.999, "pareto_h")?;
+    }
+    if let Some(n) = w.gaussian_iter {
+        range(
+            l,
+            &at("gaussian_iter"),
+            f64::from(n),
+            1.0,
+            1000.0,
+            "gaussian_iter",
+        )?;
+    }
+    range(
+        l,
+        &at("special_pct"),
+        w.special_pct,
+        0.001,
+        100.0,
+        "special_pct",
+    )?;
+    range(
+        l,
+        &at("special_res"),
+        w.special_res,
+        0.0,
+        100.0,
+        "special_res",
+    )?;
+    if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
+        return Err(l.error_at(
+            &at("engine"),
+            "engine (a storage engine) is for mariadb targets only; remove it",
+        ));
+    }
+    Ok(())
+}
+
+/// connections and client_threads, for every kind.
+fn check_connections(l: &Loaded, i: usize, w: &Workload) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     let conns = w.connections.to_vec();
     if conns.is_empty() {
@@ -218,6 +440,11 @@ fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
             format!("client_threads ({}) exceeds the smallest connections value ({min_conns}); lower it", w.client_threads),
         ));
     }
+    Ok(())
+}
+
+fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
+    let at = |k: &'static str| key!["workload", i, k];
     range(
         l,
         &at("pipeline"),
