@@ -21,6 +21,7 @@ fi
 # 2. Debian packages: servers, peer load tools, compilers, build tools, profilers.
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       memcached libmemcached-tools libevent-dev
+      mariadb-server mariadb-client postgresql-15 sysbench
       gcc-12 clang-16
       linux-perf valgrind hyperfine strace)
 missing=()
@@ -31,7 +32,13 @@ if [ "${#missing[@]}" -gt 0 ] || [ -n "${need_update:-}" ] || ! ls /var/lib/apt/
   sudo_ apt-get update -qq
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
+  # bakeoff runs its own sandboxes: keep the packages' system services from starting
+  # (policy-rc.d), and stop any that were already running before.
+  had_policy=""; [ -e /usr/sbin/policy-rc.d ] && had_policy=1
+  [ -n "$had_policy" ] || printf '#!/bin/sh\nexit 101\n' | sudo_ tee /usr/sbin/policy-rc.d >/dev/null
+  sudo_ chmod +x /usr/sbin/policy-rc.d
   sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  [ -n "$had_policy" ] || sudo_ rm -f /usr/sbin/policy-rc.d
 fi
 
 # 3. Rust: use the toolchain that is there (rustup), else Debian's.
