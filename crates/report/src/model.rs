@@ -88,6 +88,32 @@ pub struct VariantRecord {
     pub args: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildRecord>,
+    /// SQL targets: the server options the variant ran with (the experiment's, merged,
+    /// plus the ones bakeoff sets itself).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
+    /// SQL targets: the data each workload loaded once per variant (not measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data: Vec<DataRecord>,
+}
+
+/// One data load (oltp prepare) into a variant's prepared data directory.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DataRecord {
+    /// The workloads that share this data (same tables, size and engine).
+    pub workloads: Vec<String>,
+    pub rows: u64,
+    /// Load time (data dir initialization excluded).
+    pub seconds: f64,
+    /// Size of the prepared data directory, copied afresh for every run.
+    pub bytes: u64,
+}
+
+/// One statement or transaction kind of a SQL run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct KindRecord {
+    pub count: u64,
+    pub latency_us: Latency,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -162,6 +188,25 @@ pub struct Run {
     /// Server stdout/stderr logs, relative to the results folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_log: Option<String>,
+    /// oltp and sysbench: transactions per second (= ops_per_s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    /// oltp and sysbench: statements per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qps: Option<f64>,
+    /// oltp and sysbench: client CPU microseconds per transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_us_per_txn: Option<f64>,
+    /// oltp: per transaction and per statement kind (point_select, commit, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub statements: BTreeMap<String, KindRecord>,
+    /// Connections lost and opened again during the run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnects: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

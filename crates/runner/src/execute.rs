@@ -254,6 +254,7 @@ impl Context<'_> {
             interval_ops_per_s: rec.intervals.iter().map(|i| i.ops_per_s).collect(),
             hdr_log: hdr_saved.then_some(hdr),
             server_log: None,
+            ..Run::default()
         };
         if rec.verify_failures > 0 {
             run.valid = false;

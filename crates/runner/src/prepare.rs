@@ -138,6 +138,8 @@ pub fn variants(
             binary: None,
             args: args.clone(),
             build: None,
+            options: Default::default(),
+            data: Vec::new(),
         };
         match outcome {
             Ok((binary, b)) => {
