@@ -75,7 +75,7 @@ pub struct SourceRecord {
     pub id: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VariantRecord {
     pub name: String,
     /// ok | failed

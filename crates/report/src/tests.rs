@@ -108,6 +108,7 @@ pub(crate) fn sample() -> Results {
                     seconds: 5.2,
                     ..BuildRecord::default()
                 }),
+                ..VariantRecord::default()
             },
             VariantRecord {
                 name: "broken".into(),
@@ -116,6 +117,7 @@ pub(crate) fn sample() -> Results {
                 binary: None,
                 args: vec![],
                 build: None,
+                ..VariantRecord::default()
             },
         ],
         cells: vec![
