@@ -6,6 +6,7 @@
 pub mod markdown;
 pub mod model;
 pub mod summary;
+pub mod sweep;
 
 pub use model::Results;
 
@@ -61,6 +62,10 @@ pub fn terminal(r: &Results, color: bool) -> String {
         &summary::rows(r),
         color,
     ));
+    for sw in sweep::sweeps(r) {
+        s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
+        s.push_str(&sweep::plain_table(&sw.header, &sw.rows));
+    }
     s
 }
 

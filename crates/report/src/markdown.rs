@@ -36,7 +36,14 @@ pub fn render(r: &Results) -> String {
         "\nops/s: median over valid runs with a distribution-free 95% CI; ratio: candidate median / baseline median \
          with a Hodges-Lehmann 95% CI (true coverage in brackets when fewer runs allow no 95% interval); verdict \"same\" unless the Mann-Whitney p < 0.05 and the CI excludes 1.\n"
     );
+    for sw in crate::sweep::sweeps(r) {
+        let _ = writeln!(s, "## {} by connections: {}\n", sw.unit, sw.workload);
+        let header: Vec<&str> = sw.header.iter().map(String::as_str).collect();
+        s.push_str(&markdown_table(&header, &sw.rows));
+        s.push('\n');
+    }
     variants(&mut s, r);
+    data(&mut s, r);
     runs(&mut s, r);
     plan(&mut s, r);
     let _ = writeln!(
@@ -139,6 +146,50 @@ fn variants(s: &mut String, r: &Results) {
         &rows,
     ));
     s.push('\n');
+}
+
+/// Server options and data loads of SQL variants.
+fn data(s: &mut String, r: &Results) {
+    let with_opts: Vec<_> = r
+        .variants
+        .iter()
+        .filter(|v| !v.options.is_empty())
+        .collect();
+    if !with_opts.is_empty() {
+        let _ = writeln!(s, "## Server options\n");
+        let rows: Vec<Vec<String>> = with_opts
+            .iter()
+            .map(|v| {
+                let opts: Vec<String> = v.options.iter().map(|(k, x)| format!("{k}={x}")).collect();
+                vec![v.name.clone(), opts.join(" ")]
+            })
+            .collect();
+        s.push_str(&markdown_table(&["variant", "options"], &rows));
+        s.push('\n');
+    }
+    let loads: Vec<Vec<String>> = r
+        .variants
+        .iter()
+        .flat_map(|v| {
+            v.data.iter().map(|d| {
+                vec![
+                    v.name.clone(),
+                    d.workloads.join(", "),
+                    ops(d.rows as f64),
+                    format!("{:.1}", d.seconds),
+                    format!("{:.1}", d.bytes as f64 / 1048576.0),
+                ]
+            })
+        })
+        .collect();
+    if !loads.is_empty() {
+        let _ = writeln!(s, "## Data loads (once per variant, not measured)\n");
+        s.push_str(&markdown_table(
+            &["variant", "workloads", "rows", "seconds", "MiB"],
+            &loads,
+        ));
+        s.push('\n');
+    }
 }
 
 fn runs(s: &mut String, r: &Results) {

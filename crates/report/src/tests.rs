@@ -190,3 +190,75 @@ fn ops_formatting() {
     assert_eq!(summary::micros(12.345), "12.3");
     assert_eq!(summary::micros(1234.5), "1234");
 }
+
+/// An oltp sweep: two variants at 1, 4 and 16 connections, options and a data load.
+fn sql_sample() -> Results {
+    let mut r = sample();
+    r.name = "mariadb-oltp".into();
+    r.warnings.clear();
+    r.variants.truncate(1);
+    r.variants[0].name = "debian".into();
+    r.variants[0].options = [
+        ("innodb_buffer_pool_size", "256M"),
+        ("max_connections", "272"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    r.variants[0].data = vec![DataRecord {
+        workloads: vec!["oltp_read_only".into()],
+        rows: 400_000,
+        seconds: 12.5,
+        bytes: 104_857_600,
+    }];
+    let mut tuned = r.variants[0].clone();
+    tuned.name = "tuned".into();
+    r.variants.push(tuned);
+    r.plan.baseline = "debian".into();
+    r.cells.clear();
+    r.comparisons.clear();
+    for (n, base) in [(1usize, 800.0), (4, 2900.0), (16, 4100.0)] {
+        for (v, f) in [("debian", 1.0), ("tuned", 1.04)] {
+            let mut c = cell(
+                v,
+                base * f,
+                vec![run(0, base * f, true), run(1, base * f, true)],
+            );
+            c.workload = "oltp_read_only".into();
+            c.connections = n;
+            for run in &mut c.runs {
+                run.tps = Some(run.ops_per_s);
+                run.qps = Some(run.ops_per_s * 16.0);
+                run.client_cpu_us_per_txn = Some(40.0);
+            }
+            r.cells.push(c);
+        }
+        r.comparisons.push(ComparisonRecord {
+            workload: "oltp_read_only".into(),
+            connections: n,
+            variant: "tuned".into(),
+            baseline: "debian".into(),
+            ratio: 1.04,
+            ci95: [1.01, 1.07],
+            ci_coverage: 0.95,
+            p_value: 0.03,
+            verdict: if n == 1 {
+                Verdict::Same
+            } else {
+                Verdict::Faster
+            },
+        });
+    }
+    r
+}
+
+#[test]
+fn sql_sweep_snapshots() {
+    let r = sql_sample();
+    let sweeps = sweep::sweeps(&r);
+    assert_eq!(sweeps.len(), 1);
+    assert_eq!(sweeps[0].unit, "TPS");
+    assert_eq!(sweeps[0].rows.len(), 3);
+    insta::assert_snapshot!("sql_terminal", terminal(&r, false));
+    insta::assert_snapshot!("sql_markdown", markdown::render(&r));
+}

@@ -3,15 +3,16 @@
 //! the sandbox is stopped and its logs kept. A fault marks that run invalid and the
 //! experiment goes on; results are rewritten after every run.
 
+use crate::data::{self, DataStore};
 use crate::folder::{safe_name, write_results, Folder};
-use crate::prepare::ReadyVariant;
+use crate::prepare::{ReadyVariant, WorkloadConfig};
 use crate::schedule::{plan_runs, Slot};
 use crate::{analyze, Observer, Options};
 use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
-use bakeoff_report::model::{Cell, Latency, Results, Run};
-use bakeoff_sandbox::{Sandbox, SandboxSpec, TargetKind, Usage};
-use bakeoff_workloads::kv;
+use bakeoff_report::model::{Cell, KindRecord, Latency, Results, Run};
+use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
+use bakeoff_workloads::{kv, oltp, sysbench};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,8 +21,9 @@ pub struct Context<'a> {
     pub loaded: &'a Loaded,
     pub opts: &'a Options,
     pub folder: &'a Folder,
-    pub configs: &'a [kv::KvConfig],
+    pub configs: &'a [WorkloadConfig],
     pub variants: &'a [ReadyVariant],
+    pub data: &'a DataStore,
     pub cancel: Arc<AtomicBool>,
 }
 
@@ -144,14 +146,26 @@ impl Context<'_> {
     fn execute(&self, slot: &Slot, label: &str, live: &Arc<Live>) -> Run {
         let v = &self.variants[slot.variant];
         let file = safe_name(&label.replace(' ', "-"));
+        let target = self.loaded.experiment.target.kind;
+        let sql = target.is_sql();
         let spec = SandboxSpec {
             name: v.name.clone(),
-            kind: TargetKind::Memcached,
+            kind: data::sandbox_kind(target),
             binary: v.binary.clone(),
             args: v.args.clone(),
             root: self.opts.sandbox_root.clone(),
-            ready_timeout: Duration::from_secs(10),
-            stop_grace: Duration::from_secs(5),
+            ready_timeout: if sql {
+                data::SQL_READY_TIMEOUT
+            } else {
+                Duration::from_secs(10)
+            },
+            stop_grace: if sql {
+                data::SQL_STOP_GRACE
+            } else {
+                Duration::from_secs(5)
+            },
+            options: v.options.clone(),
+            data: self.data.source(&v.name, slot.workload),
         };
         let mut sandbox = match Sandbox::start(&spec) {
             Ok(s) => s,
@@ -162,17 +176,38 @@ impl Context<'_> {
             start: Mutex::new(None),
             end: Mutex::new(None),
         };
-        let mut cfg = self.configs[slot.workload].clone();
-        cfg.connections = slot.connections;
-        let outcome = kv::run(
-            sandbox.addr(),
-            &cfg,
-            &self.phases(),
-            self.seed(slot),
-            &hooks,
-            live,
-            &self.cancel,
-        );
+        let (phases, seed) = (self.phases(), self.seed(slot));
+        let outcome = match &self.configs[slot.workload] {
+            WorkloadConfig::Kv(c) => {
+                let mut cfg = c.clone();
+                cfg.connections = slot.connections;
+                kv::run(
+                    sandbox.addr(),
+                    &cfg,
+                    &phases,
+                    seed,
+                    &hooks,
+                    live,
+                    &self.cancel,
+                )
+                .map_err(|e| e.to_string())
+            }
+            WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
+                let mut cfg = data::for_variant(c, v);
+                cfg.connections = slot.connections;
+                cfg.client_threads = cfg.client_threads.min(slot.connections).max(1);
+                let native = matches!(self.configs[slot.workload], WorkloadConfig::Oltp(_));
+                match data::db_of(&sandbox, target) {
+                    None => Err("the sandbox has no login".to_string()),
+                    Some(db) if native => {
+                        oltp::run(&db, &cfg, &phases, seed, &hooks, live, &self.cancel)
+                            .map_err(|e| e.to_string())
+                    }
+                    Some(db) => sysbench::run(&db, &cfg, &phases, seed, &hooks, live, &self.cancel)
+                        .map_err(|e| e.to_string()),
+                }
+            }
+        };
         let (start, end) = (take(&hooks.start), take(&hooks.end));
         let died = if sandbox.is_alive() {
             None
@@ -183,7 +218,7 @@ impl Context<'_> {
         let _ = sandbox.stop_and_collect(&logs);
         let mut run = match outcome {
             Ok(rec) => self.to_run(slot, &rec, start, end, &file),
-            Err(e) => invalid(slot, e.to_string()),
+            Err(e) => invalid(slot, e),
         };
         run.server_log = Some(format!("logs/{file}.stderr"));
         if let Some(detail) = died {
@@ -256,6 +291,23 @@ impl Context<'_> {
             server_log: None,
             ..Run::default()
         };
+        if self.configs[slot.workload].sql().is_some() {
+            run.tps = Some(rec.ops_per_s);
+            run.qps = Some(rec.queries as f64 / rec.elapsed_s.max(1e-9));
+            run.client_cpu_us_per_txn = Some(run.client_cpu_us_per_op);
+            run.reconnects = rec.reconnects;
+            run.statements = rec
+                .kinds
+                .iter()
+                .map(|(k, v)| {
+                    let r = KindRecord {
+                        count: v.count,
+                        latency_us: latency(&v.latency_us),
+                    };
+                    (k.clone(), r)
+                })
+                .collect();
+        }
         if rec.verify_failures > 0 {
             run.valid = false;
             run.invalid_reason = Some(format!(
@@ -265,6 +317,17 @@ impl Context<'_> {
         } else if rec.ops == 0 {
             run.valid = false;
             run.invalid_reason = Some("no operation completed".into());
+        } else if rec.reconnects > 0 && self.configs[slot.workload].sql().is_some() {
+            let max = self.configs[slot.workload]
+                .sql()
+                .map_or(0, |c| c.max_reconnects);
+            if rec.reconnects > max {
+                run.valid = false;
+                run.invalid_reason = Some(format!(
+                    "{} connections lost and reopened (more than max_reconnects = {max})",
+                    rec.reconnects
+                ));
+            }
         }
         run
     }

@@ -5,6 +5,7 @@
 //! progress through an [`Observer`].
 
 mod analyze;
+mod data;
 mod execute;
 mod folder;
 mod host;
@@ -78,18 +79,36 @@ pub fn run_experiment(
     for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale.to_string());
     }
+    for stale in data::reap_stale(&opts.sandbox_root) {
+        observer.notice(&stale);
+    }
     let configs = prepare::check_inputs(loaded)?;
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     write_results(&folder, &results)?;
-    let variants = prepare::variants(loaded, opts, &folder, observer, &mut results)?;
+    let mut variants = prepare::variants(loaded, opts, &folder, observer, &mut results)?;
     write_results(&folder, &results)?;
+    let store = data::prepare(
+        loaded,
+        opts,
+        &configs,
+        &mut variants,
+        &mut results,
+        observer,
+    );
+    write_results(&folder, &results)?;
+    if variants.is_empty() {
+        return Err(RunError::Failed(
+            "no variant could load its data; see the errors above".into(),
+        ));
+    }
     let ctx = execute::Context {
         loaded,
         opts,
         folder: &folder,
         configs: &configs,
         variants: &variants,
+        data: &store,
         cancel,
     };
     let finished = ctx.run_all(&mut results, observer);

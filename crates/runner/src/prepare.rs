@@ -6,21 +6,49 @@ use crate::folder::{safe_name, Folder};
 use crate::{Observer, Options, RunError};
 use bakeoff_build::{self as build, BuildSpec, Cache, SourceSpec};
 use bakeoff_load::Schedule;
-use bakeoff_plan::{key, Arrival, KeyDistribution, Loaded, ValueSize, Variant};
+use bakeoff_plan::{
+    key, Arrival, KeyDistribution, Loaded, RowDistribution, ValueSize, Variant, Workload,
+    WorkloadKind,
+};
 use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
-use bakeoff_workloads::kv;
+use bakeoff_workloads::{kv, oltp};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// A variant that can run: its binary and full server arguments.
+/// A variant that can run: its binary, full server arguments and (SQL) server options.
 pub struct ReadyVariant {
     pub name: String,
     pub binary: PathBuf,
     pub args: Vec<String>,
+    /// Server options (SQL targets), merged and with bakeoff's defaults.
+    pub options: BTreeMap<String, String>,
+    /// MariaDB storage engine for this variant's tables, over the workload's.
+    pub engine: Option<String>,
+    /// Index into `results.variants`.
+    pub record: usize,
 }
 
-/// Checks what the file alone could not: compilers exist, workload settings hold together.
-/// Returns one kv configuration per workload (connections filled in per cell).
-pub fn check_inputs(l: &Loaded) -> Result<Vec<kv::KvConfig>, RunError> {
+/// One workload's settings, ready for the load engine (connections filled in per cell).
+#[derive(Debug, Clone)]
+pub enum WorkloadConfig {
+    Kv(kv::KvConfig),
+    Oltp(oltp::OltpConfig),
+    Sysbench(oltp::OltpConfig),
+}
+
+impl WorkloadConfig {
+    /// The oltp parameters of an oltp or sysbench workload.
+    pub fn sql(&self) -> Option<&oltp::OltpConfig> {
+        match self {
+            WorkloadConfig::Kv(_) => None,
+            WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => Some(c),
+        }
+    }
+}
+
+/// Checks what the file alone could not: compilers exist, workload settings hold together,
+/// the tools a workload runs are installed. Returns one configuration per workload.
+pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadConfig>, RunError> {
     for (i, v) in l.experiment.variants.iter().enumerate() {
         if v.is_build() {
             build::check_compiler(v.compiler_or_default()).map_err(|e| {
@@ -36,17 +64,92 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<kv::KvConfig>, RunError> {
     }
     let mut out = Vec::new();
     for (i, w) in l.experiment.workloads.iter().enumerate() {
-        let cfg = kv_config(w);
-        for c in w.connections.to_vec() {
-            let mut probe = cfg.clone();
-            probe.connections = c;
-            probe
-                .validate()
-                .map_err(|m| RunError::BadInput(l.error_at(&key!["workload", i], m).to_string()))?;
-        }
+        let cfg = match w.kind {
+            WorkloadKind::Kv => {
+                let cfg = kv_config(w);
+                for c in w.connections.to_vec() {
+                    let mut probe = cfg.clone();
+                    probe.connections = c;
+                    probe.validate().map_err(|m| {
+                        RunError::BadInput(l.error_at(&key!["workload", i], m).to_string())
+                    })?;
+                }
+                WorkloadConfig::Kv(cfg)
+            }
+            WorkloadKind::Oltp => WorkloadConfig::Oltp(oltp_config(w)),
+            WorkloadKind::Sysbench => {
+                if !on_path("sysbench") {
+                    return Err(RunError::BadInput(
+                        l.error_at(
+                            &key!["workload", i, "kind"],
+                            "sysbench is not installed; run scripts/setup.sh (apt-get install sysbench)",
+                        )
+                        .to_string(),
+                    ));
+                }
+                WorkloadConfig::Sysbench(oltp_config(w))
+            }
+        };
         out.push(cfg);
     }
     Ok(out)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+/// sysbench's defaults (see `oltp::OltpConfig::default`) under the file's keys.
+pub fn oltp_config(w: &Workload) -> oltp::OltpConfig {
+    let d = oltp::OltpConfig::default();
+    let distribution = match w.distribution {
+        None | Some(RowDistribution::Special) => oltp::Distribution::Special {
+            pct: w.special_pct,
+            res: w.special_res,
+        },
+        Some(RowDistribution::Uniform) => oltp::Distribution::Uniform,
+        Some(RowDistribution::Gaussian) => oltp::Distribution::Gaussian {
+            iter: w.gaussian_iter.unwrap_or(12),
+        },
+        Some(RowDistribution::Pareto) => oltp::Distribution::Pareto {
+            h: w.pareto_h.unwrap_or(0.2),
+        },
+        Some(RowDistribution::Zipfian) => oltp::Distribution::Zipfian {
+            exp: w.zipfian_exp.unwrap_or(0.8),
+        },
+    };
+    oltp::OltpConfig {
+        test: w
+            .test
+            .as_deref()
+            .and_then(oltp::OltpTest::from_name)
+            .unwrap_or(d.test),
+        tables: w.tables.unwrap_or(d.tables),
+        table_size: w.table_size.unwrap_or(d.table_size),
+        point_selects: w.point_selects.unwrap_or(d.point_selects),
+        simple_ranges: w.simple_ranges.unwrap_or(d.simple_ranges),
+        sum_ranges: w.sum_ranges.unwrap_or(d.sum_ranges),
+        order_ranges: w.order_ranges.unwrap_or(d.order_ranges),
+        distinct_ranges: w.distinct_ranges.unwrap_or(d.distinct_ranges),
+        range_size: w.range_size.unwrap_or(d.range_size),
+        index_updates: w.index_updates.unwrap_or(d.index_updates),
+        non_index_updates: w.non_index_updates.unwrap_or(d.non_index_updates),
+        delete_inserts: w.delete_inserts.unwrap_or(d.delete_inserts),
+        random_points: w.random_points.unwrap_or(d.random_points),
+        skip_trx: w.skip_trx.unwrap_or(d.skip_trx),
+        auto_inc: w.auto_inc.unwrap_or(d.auto_inc),
+        secondary: w.secondary.unwrap_or(d.secondary),
+        create_secondary: w.create_secondary.unwrap_or(d.create_secondary),
+        distribution,
+        engine: w.engine.clone(),
+        prepared: w.prepared.unwrap_or(d.prepared),
+        connections: w.connections.to_vec().first().copied().unwrap_or(1),
+        client_threads: w.client_threads,
+        ignore_errors: w.ignore_errors.clone().unwrap_or(d.ignore_errors),
+        max_reconnects: w.max_reconnects.unwrap_or(d.max_reconnects),
+        ..d
+    }
 }
 
 fn kv_config(w: &bakeoff_plan::Workload) -> kv::KvConfig {
@@ -138,7 +241,7 @@ pub fn variants(
             binary: None,
             args: args.clone(),
             build: None,
-            options: Default::default(),
+            options: e.server_options(v),
             data: Vec::new(),
         };
         match outcome {
@@ -149,6 +252,9 @@ pub fn variants(
                     name: v.name.clone(),
                     binary,
                     args,
+                    options: e.server_options(v),
+                    engine: v.engine.clone(),
+                    record: results.variants.len(),
                 });
             }
             Err(msg) => {

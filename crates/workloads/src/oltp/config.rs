@@ -56,13 +56,22 @@ impl OltpTest {
 pub enum Distribution {
     Uniform,
     /// Sum of `iter` uniforms (sysbench's --rand-spec-iter, default 12).
-    Gaussian { iter: u32 },
+    Gaussian {
+        iter: u32,
+    },
     /// `res` percent of draws go to `pct` percent of the ids (defaults 75 and 1).
-    Special { pct: f64, res: f64 },
+    Special {
+        pct: f64,
+        res: f64,
+    },
     /// sysbench's --rand-pareto-h (default 0.2).
-    Pareto { h: f64 },
+    Pareto {
+        h: f64,
+    },
     /// sysbench's --rand-zipfian-exp (default 0.8).
-    Zipfian { exp: f64 },
+    Zipfian {
+        exp: f64,
+    },
 }
 
 impl Distribution {

@@ -1,0 +1,114 @@
+//! The sweep picture as a table: for a workload run at several connection counts, one row
+//! per count and one column per variant (median TPS or ops/s), then each candidate's
+//! ratio to the baseline with its verdict, the way scalability results are usually read.
+
+use crate::model::Results;
+use crate::summary::ops;
+
+/// One workload's throughput by connections.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    pub workload: String,
+    /// "TPS" for SQL workloads (transactions), else "ops/s".
+    pub unit: &'static str,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// A sweep per workload that ran at more than one connection count, in experiment order.
+pub fn sweeps(r: &Results) -> Vec<Sweep> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for c in &r.cells {
+        if !workloads.contains(&c.workload.as_str()) {
+            workloads.push(&c.workload);
+        }
+    }
+    let baseline = r.plan.baseline.as_str();
+    let variants: Vec<&str> = r
+        .variants
+        .iter()
+        .filter(|v| v.status == "ok")
+        .map(|v| v.name.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for w in workloads {
+        let cells: Vec<_> = r.cells.iter().filter(|c| c.workload == w).collect();
+        let mut conns: Vec<usize> = cells.iter().map(|c| c.connections).collect();
+        conns.sort_unstable();
+        conns.dedup();
+        if conns.len() < 2 {
+            continue;
+        }
+        let sql = cells
+            .iter()
+            .any(|c| c.runs.iter().any(|run| run.tps.is_some()));
+        let mut header = vec!["conns".to_string()];
+        header.extend(variants.iter().map(|v| v.to_string()));
+        let others: Vec<&str> = variants
+            .iter()
+            .copied()
+            .filter(|v| *v != baseline)
+            .collect();
+        header.extend(others.iter().map(|v| format!("{v} / {baseline}")));
+        let rows = conns
+            .iter()
+            .map(|&n| {
+                let mut row = vec![n.to_string()];
+                for v in &variants {
+                    let cell = cells.iter().find(|c| c.connections == n && c.variant == *v);
+                    row.push(match cell {
+                        Some(c) if c.valid_runs > 0 => ops(c.median_ops_per_s),
+                        _ => "-".into(),
+                    });
+                }
+                for v in &others {
+                    row.push(match r.comparison(w, v, n) {
+                        Some(k) => format!("{:.3} {}", k.ratio, k.verdict.as_str()),
+                        None => "-".into(),
+                    });
+                }
+                row
+            })
+            .collect();
+        out.push(Sweep {
+            workload: w.to_string(),
+            unit: if sql { "TPS" } else { "ops/s" },
+            header,
+            rows,
+        });
+    }
+    out
+}
+
+/// An aligned plain-text table: the first column left-aligned, the rest right-aligned.
+pub fn plain_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(header);
+    out.push_str(&line(
+        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+    ));
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out
+}

@@ -1,0 +1,276 @@
+//! Prepared data for SQL targets. Each variant gets a pristine data directory once
+//! (mariadb-install-db or initdb, with its own login); each distinct table set (tables,
+//! table_size, engine, ...) is then loaded once per variant into a copy of it, by a server
+//! running on that directory in place and stopped cleanly. Every measured run starts a
+//! sandbox on a fresh copy of that prepared directory, so all repetitions begin from the
+//! same bytes and a run's writes never leak into the next. The directories live under the
+//! sandbox root and go away with the store.
+
+use crate::folder::safe_name;
+use crate::prepare::{ReadyVariant, WorkloadConfig};
+use crate::{Observer, Options};
+use bakeoff_plan::Loaded;
+use bakeoff_report::model::{DataRecord, Results};
+use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec, TargetKind};
+use bakeoff_workloads::oltp;
+use bakeoff_workloads::sql::{Db, Dialect};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a SQL server may take to become ready (InnoDB recovery, 1000+ connections).
+pub const SQL_READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a SQL server may take to shut down cleanly before it is killed.
+pub const SQL_STOP_GRACE: Duration = Duration::from_secs(60);
+
+/// The prepared data directories of one experiment; removed on drop.
+pub struct DataStore {
+    root: PathBuf,
+    /// (variant name, workload index) -> prepared data dir.
+    prepared: BTreeMap<(String, usize), PathBuf>,
+}
+
+impl Drop for DataStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+impl DataStore {
+    /// The data directory a run of `variant` on workload `w` starts from (a copy of it).
+    pub fn source(&self, variant: &str, w: usize) -> Option<DataSource> {
+        self.prepared
+            .get(&(variant.to_string(), w))
+            .map(|p| DataSource::Copy(p.clone()))
+    }
+}
+
+/// The sandbox crate's name for the experiment's target kind.
+pub fn sandbox_kind(k: bakeoff_plan::TargetKind) -> TargetKind {
+    match k {
+        bakeoff_plan::TargetKind::Memcached => TargetKind::Memcached,
+        bakeoff_plan::TargetKind::Mariadb => TargetKind::Mariadb,
+        bakeoff_plan::TargetKind::Postgres => TargetKind::Postgres,
+    }
+}
+
+/// What the SQL workloads connect to, from a running sandbox.
+pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
+    let login: Login = sandbox.login()?;
+    Some(Db {
+        dialect: if kind == bakeoff_plan::TargetKind::Postgres {
+            Dialect::Postgres
+        } else {
+            Dialect::Mysql
+        },
+        addr: sandbox.addr(),
+        socket: sandbox.socket(),
+        user: login.user,
+        password: login.password,
+        database: login.database,
+    })
+}
+
+/// The oltp parameters a variant loads and runs with (its engine over the workload's).
+pub fn for_variant(cfg: &oltp::OltpConfig, v: &ReadyVariant) -> oltp::OltpConfig {
+    let mut c = cfg.clone();
+    if v.engine.is_some() {
+        c.engine = v.engine.clone();
+    }
+    c
+}
+
+/// What makes two workloads' tables the same data.
+fn data_key(c: &oltp::OltpConfig) -> String {
+    format!(
+        "t{}-n{}-{}-ai{}-sec{}-cs{}",
+        c.tables,
+        c.table_size,
+        c.engine.as_deref().unwrap_or("default"),
+        c.auto_inc,
+        c.secondary,
+        c.create_secondary
+    )
+}
+
+/// Initializes and loads data for every ready variant of a SQL target. A variant whose
+/// data cannot be made is marked failed in `results` and dropped from `variants`.
+pub fn prepare(
+    l: &Loaded,
+    opts: &Options,
+    configs: &[WorkloadConfig],
+    variants: &mut Vec<ReadyVariant>,
+    results: &mut Results,
+    observer: &dyn Observer,
+) -> DataStore {
+    let root = opts
+        .sandbox_root
+        .join(format!("data-{}", std::process::id()));
+    let mut store = DataStore {
+        root: root.clone(),
+        prepared: BTreeMap::new(),
+    };
+    let kind = l.experiment.target.kind;
+    if !kind.is_sql() || configs.iter().all(|c| c.sql().is_none()) {
+        return store;
+    }
+    let mut failed = Vec::new();
+    for v in variants.iter() {
+        match prepare_variant(l, opts, &root, configs, v, observer) {
+            Ok((dirs, records)) => {
+                for (w, dir) in dirs {
+                    store.prepared.insert((v.name.clone(), w), dir);
+                }
+                results.variants[v.record].data = records;
+            }
+            Err(e) => {
+                observer.notice(&format!("{}: {e}", v.name));
+                let rec = &mut results.variants[v.record];
+                rec.status = "failed".into();
+                rec.error = Some(e);
+                failed.push(v.name.clone());
+            }
+        }
+    }
+    variants.retain(|v| !failed.contains(&v.name));
+    store
+}
+
+type Prepared = (Vec<(usize, PathBuf)>, Vec<DataRecord>);
+
+fn prepare_variant(
+    l: &Loaded,
+    opts: &Options,
+    root: &Path,
+    configs: &[WorkloadConfig],
+    v: &ReadyVariant,
+    observer: &dyn Observer,
+) -> Result<Prepared, String> {
+    let e = &l.experiment;
+    let kind = sandbox_kind(e.target.kind);
+    let vdir = root.join(safe_name(&v.name));
+    std::fs::create_dir_all(&vdir)
+        .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
+    let pristine = vdir.join("pristine");
+    observer.notice(&format!("{}: initializing a data directory", v.name));
+    bakeoff_sandbox::init_data(kind, &v.binary, &pristine)
+        .map_err(|err| format!("data directory initialization failed: {err}"))?;
+    // Workloads with the same tables share one load.
+    let mut groups: BTreeMap<String, (oltp::OltpConfig, Vec<usize>)> = BTreeMap::new();
+    for (w, c) in configs.iter().enumerate() {
+        if let Some(c) = c.sql() {
+            let c = for_variant(c, v);
+            groups
+                .entry(data_key(&c))
+                .or_insert_with(|| (c.clone(), Vec::new()))
+                .1
+                .push(w);
+        }
+    }
+    let mut dirs = Vec::new();
+    let mut records = Vec::new();
+    for (key, (cfg, ws)) in groups {
+        let names: Vec<String> = ws.iter().map(|w| e.workloads[*w].display_name()).collect();
+        observer.notice(&format!(
+            "{}: loading {} table(s) x {} rows for {}",
+            v.name,
+            cfg.tables,
+            cfg.table_size,
+            names.join(", ")
+        ));
+        let dir = vdir.join(safe_name(&key));
+        copy_dir(&pristine, &dir)?;
+        let spec = SandboxSpec {
+            name: format!("{}-prepare", v.name),
+            kind,
+            binary: v.binary.clone(),
+            args: v.args.clone(),
+            root: opts.sandbox_root.clone(),
+            ready_timeout: SQL_READY_TIMEOUT,
+            stop_grace: SQL_STOP_GRACE,
+            options: v.options.clone(),
+            data: Some(DataSource::InPlace(dir.clone())),
+        };
+        let sandbox =
+            Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
+        let db =
+            db_of(&sandbox, e.target.kind).ok_or_else(|| "the sandbox has no login".to_string())?;
+        let started = Instant::now();
+        let loaded = oltp::prepare(&db, &cfg);
+        let seconds = started.elapsed().as_secs_f64();
+        let stopped = sandbox.stop();
+        let report = loaded.map_err(|err| format!("loading the tables failed: {err}"))?;
+        stopped.map_err(|err| format!("the server did not stop cleanly after loading: {err}"))?;
+        records.push(DataRecord {
+            workloads: names,
+            rows: report.rows,
+            seconds: if report.seconds > 0.0 {
+                report.seconds
+            } else {
+                seconds
+            },
+            bytes: dir_bytes(&dir),
+        });
+        dirs.extend(ws.into_iter().map(|w| (w, dir.clone())));
+    }
+    Ok((dirs, records))
+}
+
+/// `cp -a`: keeps the owner (the server's unprivileged user) and modes.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    let out = std::process::Command::new("cp")
+        .args(["-a", "--reflink=auto"])
+        .arg(from)
+        .arg(to)
+        .output()
+        .map_err(|err| format!("cannot run cp: {err}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "copying {} failed: {}",
+            from.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn dir_bytes(p: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(p) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Removes the data directories of earlier runs whose bakeoff process is gone (killed
+/// before it could clean up). Returns one line per removed directory.
+pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(sandbox_root) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in rd.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(pid) = name
+            .strip_prefix("data-")
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let alive = pid == std::process::id() as i32 || unsafe { libc::kill(pid, 0) } == 0;
+        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+            out.push(format!(
+                "removed stale data directory {} (bakeoff pid {pid} is gone)",
+                entry.path().display()
+            ));
+        }
+    }
+    out
+}
