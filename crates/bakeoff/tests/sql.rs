@@ -1,0 +1,207 @@
+//! End-to-end on real SQL servers: `bakeoff run` with Debian's MariaDB and PostgreSQL
+//! binaries, the native oltp workload (a sweep to 256 connections) and the real sysbench
+//! in one experiment, server options, and the errors a user meets first.
+
+mod common;
+
+use common::{pids_named, Scratch};
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+
+const MARIADBD: &str = "/usr/sbin/mariadbd";
+const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
+
+/// A scratch dir the servers' unprivileged user can reach (tempdirs are 0700).
+fn scratch() -> Scratch {
+    let s = Scratch::new();
+    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    s
+}
+
+fn cells<'a>(r: &'a Value, workload: &str) -> Vec<&'a Value> {
+    r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["workload"] == workload)
+        .collect()
+}
+
+/// Every run of the workload's cells is valid and did transactions; returns qps/tps per run.
+fn check_runs(r: &Value, workload: &str) -> Vec<f64> {
+    let cs = cells(r, workload);
+    assert!(!cs.is_empty(), "no cells for {workload}");
+    let mut per_txn = Vec::new();
+    for c in cs {
+        for run in c["runs"].as_array().unwrap() {
+            assert_eq!(run["valid"], true, "{workload}: {run}");
+            let tps = run["tps"].as_f64().unwrap();
+            assert!(tps > 0.0, "{run}");
+            assert!(run["client_cpu_us_per_txn"].as_f64().unwrap() > 0.0, "{run}");
+            per_txn.push(run["qps"].as_f64().unwrap() / tps);
+        }
+    }
+    per_txn
+}
+
+fn no_server_left(name: &str) {
+    assert!(pids_named(name).is_empty(), "{name} outlived bakeoff");
+}
+
+#[test]
+fn mariadb_oltp_sweep_options_and_sysbench() {
+    let s = scratch();
+    let file = s.write(
+        "mariadb.toml",
+        &format!(
+            r#"name = "mariadb-e2e"
+[target]
+kind = "mariadb"
+options = {{ innodb_buffer_pool_size = "64M", innodb_log_file_size = "48M" }}
+
+[[variant]]
+name = "default"
+binary = "{MARIADBD}"
+
+[[variant]]
+name = "small-cache"
+binary = "{MARIADBD}"
+options = {{ table_open_cache = 64 }}
+
+[[workload]]
+kind = "oltp"
+name = "ro"
+test = "oltp_read_only"
+tables = 2
+table_size = 2000
+connections = [1, 256]
+client_threads = 1
+
+[[workload]]
+kind = "sysbench"
+name = "sb-ro"
+test = "oltp_read_only"
+tables = 2
+table_size = 2000
+connections = [4]
+
+[plan]
+repetitions = 2
+warmup = "1s"
+duration = "2s"
+"#
+        ),
+    );
+    let out = s.run_cmd(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = s.results();
+    // oltp_read_only: 10 point selects + 4 ranges + BEGIN + COMMIT, as sysbench counts.
+    for q in check_runs(&r, "ro") {
+        assert!((q - 16.0).abs() < 0.5, "queries per transaction {q}");
+    }
+    for q in check_runs(&r, "sb-ro") {
+        assert!((q - 16.0).abs() < 0.5, "sysbench queries per transaction {q}");
+    }
+    let v = &r["variants"][1];
+    assert_eq!(v["options"]["table_open_cache"], "64", "{v}");
+    assert_eq!(v["options"]["innodb_buffer_pool_size"], "64M", "{v}");
+    assert_eq!(v["options"]["max_connections"], "272", "{v}");
+    let data = v["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "both workloads share one data load: {v}");
+    assert_eq!(data[0]["rows"], 4000);
+    let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    assert!(report.contains("## TPS by connections: ro"), "{report}");
+    no_server_left("mariadbd");
+}
+
+#[test]
+fn postgres_oltp_and_sysbench() {
+    let s = scratch();
+    let file = s.write(
+        "pg.toml",
+        &format!(
+            r#"name = "pg-e2e"
+[target]
+kind = "postgres"
+options = {{ shared_buffers = "64MB", synchronous_commit = "off" }}
+
+[[variant]]
+name = "debian"
+binary = "{POSTGRES}"
+
+[[workload]]
+kind = "oltp"
+name = "rw"
+test = "oltp_read_write"
+tables = 2
+table_size = 2000
+connections = [4]
+
+[[workload]]
+kind = "sysbench"
+name = "sb-rw"
+test = "oltp_read_write"
+tables = 2
+table_size = 2000
+connections = [4]
+
+[plan]
+repetitions = 2
+warmup = "1s"
+duration = "2s"
+"#
+        ),
+    );
+    let out = s.run_cmd(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = s.results();
+    // oltp_read_write: 14 reads, 4 writes, BEGIN and COMMIT.
+    for q in check_runs(&r, "rw") {
+        assert!((q - 20.0).abs() < 0.5, "queries per transaction {q}");
+    }
+    check_runs(&r, "sb-rw");
+    assert_eq!(r["variants"][0]["options"]["shared_buffers"], "64MB");
+    no_server_left("postgres");
+}
+
+#[test]
+fn sql_bad_input_and_server_refusals() {
+    let s = scratch();
+    // max_connections below the sweep: exit 2 before anything runs, pointing at the key.
+    let low = s.write(
+        "low.toml",
+        &format!(
+            "name = \"low\"\n[target]\nkind = \"mariadb\"\noptions = {{ max_connections = 50 }}\n\
+             [[variant]]\nname = \"a\"\nbinary = \"{MARIADBD}\"\n\
+             [[workload]]\nkind = \"oltp\"\nconnections = [64]\n"
+        ),
+    );
+    let out = s.run_cmd(&low).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("low.toml:4:"), "{stderr}");
+    assert!(stderr.contains("max_connections = 50 is lower than the sweep"), "{stderr}");
+
+    // An option the server does not know: that variant fails naming it; the other runs.
+    let unknown = s.write(
+        "unknown.toml",
+        &format!(
+            "name = \"unknown\"\n[target]\nkind = \"postgres\"\n\
+             [[variant]]\nname = \"good\"\nbinary = \"{POSTGRES}\"\n\
+             [[variant]]\nname = \"typo\"\nbinary = \"{POSTGRES}\"\noptions = {{ shared_bufers = \"64MB\" }}\n\
+             [[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntable_size = 500\nconnections = [2]\n\
+             [plan]\nrepetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n"
+        ),
+    );
+    let out = s.run_cmd(&unknown).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = s.results();
+    assert_eq!(r["variants"][1]["status"], "failed");
+    let err = r["variants"][1]["error"].as_str().unwrap();
+    assert!(err.contains("shared_bufers"), "{err}");
+    assert_eq!(r["variants"][0]["status"], "ok");
+    no_server_left("postgres");
+}
