@@ -40,6 +40,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
   sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   [ -n "$had_policy" ] || sudo_ rm -f /usr/sbin/policy-rc.d
 fi
+# Building PostgreSQL from `apt-get source postgresql-15` needs nothing beyond
+# build-essential: bakeoff configures it --without-readline/zlib/icu, and the release
+# tarball ships the bison/flex output. Check that the source packages resolve.
+for s in memcached postgresql-15; do
+  apt-get source --print-uris -qq "$s" >/dev/null 2>&1 \
+    || echo "warning: \`apt-get source $s\` does not resolve: check deb-src in $src and run apt-get update" >&2
+done
 
 # 3. Rust: use the toolchain that is there (rustup), else Debian's.
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then

@@ -1,9 +1,10 @@
 //! Out-of-tree builds with a cache. `build` checks the compiler, computes the cache key
 //! (see [`crate::key`]), returns the cached entry when there is one, and otherwise, holding the
-//! key's lock, prepares the source (patches, autogen), runs `SRC/configure` from a fresh build
-//! dir (or copies a configure-less tree and runs `make` in it), and renames the staging dir
-//! into `builds/<key>` only when the product exists. A failed attempt is kept, log included,
-//! in `builds/<key>.failed`.
+//! key's lock, prepares the source (patches, autogen), runs the recipe's commands (see
+//! [`crate::recipe`]) from a fresh build dir (or from a copy of a configure-less tree), moves an
+//! installing recipe's `DESTDIR` tree to `build/install`, and renames the staging dir into
+//! `builds/<key>` only when every file the recipe requires exists. A failed attempt is kept,
+//! log included, in `builds/<key>.failed`.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -18,9 +19,10 @@ use crate::cache::{commit_dir, create_dir_all, read_json, staging_dir, write_jso
 use crate::compiler::{check_compiler, CompilerId};
 use crate::error::{BuildError, Result};
 use crate::key::KeyInputs;
-use crate::prepare::{layout, prepare, read_patches, Layout};
+use crate::prepare::{prepare, read_patches, Layout};
+use crate::recipe::{Plan, Recipe};
 use crate::source::SourceTree;
-use crate::util::{copy_tree, hash_file, tail_file};
+use crate::util::{copy_tree, hash_file, remove_tree, tail_file};
 
 /// How many log lines a [`BuildError::BuildFailed`] carries.
 const TAIL_LINES: usize = 20;
@@ -56,16 +58,17 @@ pub struct BuildSpec {
     pub cflags: String,
     /// `LDFLAGS`; when empty, left unset.
     pub ldflags: String,
-    /// Appended to `configure`.
+    /// Appended to `configure` (or `cmake`), after the recipe's own options, so they win.
     pub configure_args: Vec<String>,
-    /// Appended to `make -j<nproc>`.
+    /// Appended to every `make` (after `-j<nproc>`).
     pub make_args: Vec<String>,
     /// Unified diffs applied in order with `patch -p1`.
     pub patches: Vec<PathBuf>,
     /// Extra environment for configure and make (applied last, so it can override `CC` etc.).
     pub env: BTreeMap<String, String>,
-    /// The binary, relative to the build dir, e.g. `memcached`.
-    pub product: PathBuf,
+    /// How the target is built, and so which binary is the product: use
+    /// [`crate::recipe_for`] with the target kind's name.
+    pub recipe: Recipe,
 }
 
 /// What a build produced; recorded in every results folder.
@@ -76,6 +79,11 @@ pub struct BuildInfo {
     pub cflags: String,
     pub ldflags: String,
     pub binary: PathBuf,
+    /// The installed tree (`<entry>/build/install`) for recipes that install (postgres,
+    /// mariadb): `bin/`, `share/`, `lib/` as `make install` laid them out. Relocatable for
+    /// PostgreSQL; MariaDB needs `--basedir` pointing here.
+    #[serde(default)]
+    pub install: Option<PathBuf>,
     pub binary_sha256: String,
     pub binary_bytes: u64,
     /// Wall time of configure + make; for a cached build, the original build's time.
@@ -90,6 +98,8 @@ pub struct BuildInfo {
 struct EntryMeta {
     info: BuildInfo,
     product: PathBuf,
+    #[serde(default)]
+    install: Option<PathBuf>,
     source: String,
     compiler_path: PathBuf,
     inputs: serde_json::Value,
@@ -125,6 +135,7 @@ pub fn build(tree: &SourceTree, spec: &BuildSpec, cache: &Cache) -> Result<Build
         cxx: inputs.cxx.as_deref(),
         src: &src,
         staging: &staging,
+        entry: &entry,
     };
     match job.run() {
         Ok(seconds) => {
@@ -142,11 +153,12 @@ fn validate(spec: &BuildSpec) -> Result<()> {
         what: "build spec",
         detail,
     };
-    if spec.product.as_os_str().is_empty() || spec.product.is_absolute() {
+    let product = spec.recipe.product();
+    if product.as_os_str().is_empty() || product.is_absolute() {
         return Err(bad(format!(
             "variant `{}`: product must be a path relative to the build dir (e.g. `memcached`), got `{}`",
             spec.variant,
-            spec.product.display()
+            product.display()
         )));
     }
     if spec.env.keys().any(|k| k.is_empty() || k.contains('=')) {
@@ -166,6 +178,7 @@ fn load_cached(entry: &Path) -> Option<BuildInfo> {
     let size = std::fs::metadata(&binary).ok()?.len();
     (size == meta.info.binary_bytes).then(|| BuildInfo {
         binary,
+        install: meta.install.as_ref().map(|i| entry.join("build").join(i)),
         log: entry.join("build.log"),
         cached: true,
         ..meta.info
@@ -180,14 +193,16 @@ fn entry_meta(
     entry: &Path,
     seconds: f64,
 ) -> Result<EntryMeta> {
-    let (binary_bytes, binary_sha256) =
-        describe_binary(&job.staging.join("build").join(&job.spec.product))?;
+    let product = job.spec.recipe.product();
+    let install = job.spec.recipe.install_dir();
+    let (binary_bytes, binary_sha256) = describe_binary(&job.staging.join("build").join(&product))?;
     let info = BuildInfo {
         compiler: job.spec.compiler.clone(),
         compiler_version: job.compiler.version.clone(),
         cflags: job.spec.cflags.clone(),
         ldflags: job.spec.ldflags.clone(),
-        binary: entry.join("build").join(&job.spec.product),
+        binary: entry.join("build").join(&product),
+        install: install.as_ref().map(|i| entry.join("build").join(i)),
         binary_sha256,
         binary_bytes,
         seconds,
@@ -197,7 +212,8 @@ fn entry_meta(
     };
     Ok(EntryMeta {
         info,
-        product: job.spec.product.clone(),
+        product,
+        install,
         source: tree.description.clone(),
         compiler_path: job.compiler.path.clone(),
         inputs: serde_json::to_value(inputs).unwrap_or_default(),
@@ -207,7 +223,8 @@ fn entry_meta(
 /// Why a build attempt failed (before the log has its final path).
 enum Failure {
     Step(String),
-    NoProduct,
+    /// A file the recipe requires (relative to the build dir) is missing.
+    NoProduct(PathBuf),
     Io(BuildError),
 }
 
@@ -226,17 +243,18 @@ fn keep_failed(
     commit_dir(staging, &failed)?;
     let log = failed.join("build.log");
     Ok(match failure {
+        Failure::NoProduct(product) => BuildError::ProductMissing {
+            variant: spec.variant.clone(),
+            product,
+            log,
+        },
         Failure::Step(step) => BuildError::BuildFailed {
             variant: spec.variant.clone(),
             step,
             tail: tail_file(&log, TAIL_LINES),
             log,
         },
-        _ => BuildError::ProductMissing {
-            variant: spec.variant.clone(),
-            product: spec.product.clone(),
-            log,
-        },
+        Failure::Io(e) => e,
     })
 }
 
@@ -247,10 +265,12 @@ struct Job<'a> {
     cxx: Option<&'a str>,
     src: &'a Path,
     staging: &'a Path,
+    /// Where the staging dir will be renamed to (installing recipes compile its path in).
+    entry: &'a Path,
 }
 
 impl Job<'_> {
-    /// Configure and make; returns the wall time in seconds.
+    /// Run the recipe's steps; returns the wall time in seconds.
     fn run(&self) -> Result<f64, Failure> {
         let log_path = self.staging.join("build.log");
         let mut log = File::create(&log_path).map_err(|e| {
@@ -260,27 +280,44 @@ impl Job<'_> {
             ))
         })?;
         let build_dir = self.staging.join("build");
-        let layout = layout(self.src).map_err(Failure::Io)?;
+        let recipe = &self.spec.recipe;
+        let layout = recipe.layout(self.src).map_err(Failure::Io)?;
+        let prefix = self
+            .entry
+            .join("build")
+            .join(recipe.install_dir().unwrap_or_default());
+        let destdir = self.staging.join("destdir");
+        let cc = cc_value(&self.compiler.command);
+        let plan = Plan {
+            spec: self.spec,
+            layout,
+            src: self.src,
+            prefix: &prefix,
+            destdir: &destdir,
+            jobs: jobs(),
+            cc: &cc,
+            cxx: self.cxx,
+        };
+        let steps = plan.steps().map_err(Failure::Io)?;
         self.header(&mut log, layout);
         let started = Instant::now();
         match layout {
-            Layout::Autotools => {
-                create_dir_all(&build_dir).map_err(Failure::Io)?;
-                let mut configure = self.command(self.src.join("configure"), &build_dir);
-                configure.args(&self.spec.configure_args);
-                step(&mut configure, &mut log, "configure")?;
-            }
             Layout::Make => copy_tree(self.src, &build_dir).map_err(Failure::Io)?,
+            Layout::Autotools | Layout::Cmake => create_dir_all(&build_dir).map_err(Failure::Io)?,
         }
-        let mut make = self.command(PathBuf::from("make"), &build_dir);
-        make.arg(format!("-j{}", jobs())).args(&self.spec.make_args);
-        if let Some(goal) = make_goal(layout, self.spec) {
-            make.arg(goal);
+        for s in &steps {
+            let mut cmd = self.command(s.program.clone(), &build_dir);
+            cmd.args(&s.args);
+            step(&mut cmd, &mut log, &s.name)?;
         }
-        step(&mut make, &mut log, "make")?;
+        if let Some(install) = recipe.install_dir() {
+            move_installed(&destdir, &prefix, &build_dir.join(install))?;
+        }
         let seconds = started.elapsed().as_secs_f64();
-        if !build_dir.join(&self.spec.product).is_file() {
-            return Err(Failure::NoProduct);
+        let required = recipe.required_files();
+        if let Some(missing) = required.iter().find(|f| !build_dir.join(f).is_file()) {
+            let _ = writeln!(log, "==> missing after the build: {}", missing.display());
+            return Err(Failure::NoProduct(missing.clone()));
         }
         let _ = writeln!(log, "==> done in {seconds:.1} s");
         Ok(seconds)
@@ -289,9 +326,10 @@ impl Job<'_> {
     fn header(&self, log: &mut File, layout: Layout) {
         let _ = writeln!(
             log,
-            "==> bakeoff build of variant `{}`\nsource: {}\nlayout: {layout:?}\ncompiler: {} ({})\ncxx: {}",
+            "==> bakeoff build of variant `{}`\nsource: {}\nrecipe: {}\nlayout: {layout:?}\ncompiler: {} ({})\ncxx: {}",
             self.spec.variant,
             self.src.display(),
+            self.spec.recipe.id(),
             self.compiler.path.display(),
             self.compiler.version,
             self.cxx.unwrap_or("(none found)"),
@@ -320,6 +358,25 @@ impl Job<'_> {
     }
 }
 
+/// Move what `make install DESTDIR=<destdir>` put under `<destdir>/<prefix>` to `to` (the
+/// build dir's `install/`, which becomes `prefix` once the staging dir is committed).
+fn move_installed(destdir: &Path, prefix: &Path, to: &Path) -> Result<(), Failure> {
+    let relative = prefix.strip_prefix("/").unwrap_or(prefix);
+    let installed = destdir.join(relative);
+    if !installed.is_dir() {
+        return Err(Failure::NoProduct(
+            Path::new(crate::recipe::INSTALL_DIR).to_path_buf(),
+        ));
+    }
+    std::fs::rename(&installed, to).map_err(|e| {
+        Failure::Io(BuildError::io(
+            format!("cannot move {} to {}", installed.display(), to.display()),
+            e,
+        ))
+    })?;
+    remove_tree(destdir).map_err(Failure::Io)
+}
+
 /// `CC`'s value: a bare command name stays a name (found on PATH); a path is made absolute
 /// (without resolving symlinks: clang picks its driver mode from the name it is called by).
 fn cc_value(command: &str) -> String {
@@ -329,19 +386,6 @@ fn cc_value(command: &str) -> String {
         }
     }
     command.to_string()
-}
-
-/// For autotools builds, `make` builds only the product (e.g. `make memcached`), unless the
-/// variant's make_args name a goal themselves (an argument that is neither an option nor a
-/// `VAR=value`). Building only the product skips test and debug programs: memcached's default
-/// goal also links `memcached-debug` with `-fprofile-arcs`, which fails with clang when its
-/// profile runtime is not installed. Plain-make trees keep their default goal.
-fn make_goal(layout: Layout, spec: &BuildSpec) -> Option<String> {
-    let names_goal = spec
-        .make_args
-        .iter()
-        .any(|a| !a.starts_with('-') && !a.contains('='));
-    (layout == Layout::Autotools && !names_goal).then(|| spec.product.display().to_string())
 }
 
 fn jobs() -> usize {
@@ -354,9 +398,17 @@ fn step(cmd: &mut Command, log: &mut File, name: &str) -> Result<(), Failure> {
     let _ = writeln!(log, "==> {name}: {cmd:?}");
     let out = log.try_clone().map_err(io)?;
     let err = log.try_clone().map_err(io)?;
+    let started = Instant::now();
     let status = cmd.stdin(Stdio::null()).stdout(out).stderr(err).status();
     match status {
-        Ok(s) if s.success() => Ok(()),
+        Ok(s) if s.success() => {
+            let _ = writeln!(
+                log,
+                "==> {name}: ok in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
         Ok(s) => {
             let _ = writeln!(log, "==> {name} failed: {s}");
             Err(Failure::Step(format!("{name} ({s})")))
@@ -374,24 +426,10 @@ mod tests {
 
     fn spec_with(make_args: &[&str]) -> BuildSpec {
         BuildSpec {
-            product: "memcached".into(),
+            recipe: crate::recipe_for("memcached"),
             make_args: make_args.iter().map(|s| s.to_string()).collect(),
             ..BuildSpec::default()
         }
-    }
-
-    #[test]
-    fn goal_is_the_product_unless_make_args_name_one() {
-        assert_eq!(
-            make_goal(Layout::Autotools, &spec_with(&[])).as_deref(),
-            Some("memcached")
-        );
-        assert_eq!(
-            make_goal(Layout::Autotools, &spec_with(&["V=1", "-k"])).as_deref(),
-            Some("memcached")
-        );
-        assert_eq!(make_goal(Layout::Autotools, &spec_with(&["all"])), None);
-        assert_eq!(make_goal(Layout::Make, &spec_with(&[])), None);
     }
 
     #[test]
@@ -404,9 +442,11 @@ mod tests {
     #[test]
     fn invalid_specs_are_rejected() {
         let mut s = spec_with(&[]);
-        s.product = "/usr/bin/memcached".into();
+        s.recipe = Recipe::Autotools {
+            product: "/usr/bin/memcached".into(),
+        };
         assert!(matches!(validate(&s), Err(BuildError::BadSpec { .. })));
-        s.product = PathBuf::new();
+        s.recipe = Recipe::default();
         assert!(validate(&s).is_err());
         let mut s = spec_with(&[]);
         s.env.insert("A=B".into(), "1".into());
@@ -436,7 +476,7 @@ mod tests {
             variant: "plain".into(),
             compiler: "gcc-12".into(),
             cflags: "-O1".into(),
-            product: "hello".into(),
+            recipe: crate::recipe_for("hello"),
             ..BuildSpec::default()
         };
         let first = build(&tree, &spec, &cache).unwrap();
@@ -468,7 +508,7 @@ mod tests {
         let spec = BuildSpec {
             variant: "v".into(),
             compiler: "gcc-12".into(),
-            product: "nothing".into(),
+            recipe: crate::recipe_for("nothing"),
             ..BuildSpec::default()
         };
         let err = build(&tree, &spec, &Cache::new(tmp.path().join("cache"))).unwrap_err();

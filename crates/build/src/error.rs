@@ -65,8 +65,8 @@ pub enum BuildError {
     #[error("source path `{}` is not a directory: fix the path of the source", .path.display())]
     SourceNotFound { path: PathBuf },
 
-    #[error("source `{dir}` has no configure, autogen.sh, configure.ac or Makefile: bakeoff builds autotools and plain-make projects; point the source at such a tree")]
-    UnsupportedSource { dir: String },
+    #[error("source `{dir}` cannot be built: {detail}; point the source at such a tree or pick the matching target kind")]
+    UnsupportedSource { dir: String, detail: String },
 
     #[error("cannot bootstrap source `{dir}` ({command} failed, see {}): install autoconf/automake/libtool or ship a generated ./configure", .log.display())]
     Bootstrap {
@@ -97,7 +97,7 @@ pub enum BuildError {
         tail: String,
     },
 
-    #[error("build of variant `{variant}` finished but `{}` is not a file in the build dir: fix the variant's product path (log: {})", .product.display(), .log.display())]
+    #[error("build of variant `{variant}` finished but `{}` is not a file in the build dir: check the target kind (its recipe expects this file) and the log: {}", .product.display(), .log.display())]
     ProductMissing {
         variant: String,
         product: PathBuf,

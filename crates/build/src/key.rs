@@ -1,8 +1,8 @@
 //! The build cache key: a sha256 over everything that can change a build's output: the source
 //! identity, the patches' contents (in order), the compiler command and the hash of its full
 //! `--version` output, the matching C++ compiler, cflags, ldflags, configure and make
-//! arguments, the variant's env and the product path, plus a recipe version that changes when
-//! this crate changes how it builds. The variant's name is NOT part of the key, so two variants
+//! arguments, the variant's env, the recipe (name and version, which changes when this crate
+//! changes how that recipe builds) and the product path. The variant's name is NOT part of the key, so two variants
 //! with identical builds share one cache entry (and one binary).
 
 use std::collections::BTreeMap;
@@ -16,13 +16,10 @@ use crate::prepare::{read_patches, PatchFile};
 use crate::source::SourceTree;
 use crate::util::sha256_hex;
 
-/// Bump when the build recipe (steps, env handling, layout) changes incompatibly.
-const RECIPE: u32 = 1;
-
 /// The hashed inputs, also written to each entry's `build.json` for inspection.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct KeyInputs {
-    recipe: u32,
+    recipe: String,
     source_id: String,
     patches: Vec<String>,
     compiler: String,
@@ -44,7 +41,7 @@ impl KeyInputs {
         patches: &[PatchFile],
     ) -> Self {
         KeyInputs {
-            recipe: RECIPE,
+            recipe: spec.recipe.id(),
             source_id: tree.id.clone(),
             patches: patches.iter().map(|p| p.sha256.clone()).collect(),
             compiler: compiler.command.clone(),
@@ -55,7 +52,7 @@ impl KeyInputs {
             configure_args: spec.configure_args.clone(),
             make_args: spec.make_args.clone(),
             env: spec.env.clone(),
-            product: spec.product.display().to_string(),
+            product: spec.recipe.product().display().to_string(),
         }
     }
 
@@ -105,7 +102,7 @@ mod tests {
             make_args: vec![],
             patches: vec![patch],
             env: BTreeMap::from([("A".to_string(), "1".to_string())]),
-            product: "memcached".into(),
+            recipe: crate::recipe_for("memcached"),
         }
     }
 
@@ -150,7 +147,9 @@ mod tests {
             key_with(&|s| {
                 s.env.insert("B".into(), "1".into());
             }),
-            key_with(&|s| s.product = "memcached-debug".into()),
+            key_with(&|s| s.recipe = crate::recipe_for("memcached-debug")),
+            key_with(&|s| s.recipe = crate::Recipe::Postgres),
+            key_with(&|s| s.recipe = crate::Recipe::Mariadb),
             key_with(&|s| s.patches.clear()),
         ];
         for (i, k) in changed.iter().enumerate() {

@@ -1,14 +1,15 @@
-//! bakeoff-build: sources, toolchains, patching, out-of-tree builds and the build cache.
+//! bakeoff-build: sources, toolchains, patching, per-target build recipes (autotools,
+//! PostgreSQL, MariaDB), out-of-tree builds and the build cache.
 //!
 //! ```no_run
-//! use bakeoff_build::{build, fetch, BuildSpec, Cache, SourceSpec};
+//! use bakeoff_build::{build, fetch, recipe_for, BuildSpec, Cache, SourceSpec};
 //! let cache = Cache::new(Cache::default_root());
 //! let tree = fetch(&SourceSpec::Debian { package: "memcached".into() }, &cache)?;
 //! let spec = BuildSpec {
 //!     variant: "gcc-O2".into(),
 //!     compiler: "gcc-12".into(),
 //!     cflags: "-O2".into(),
-//!     product: "memcached".into(),
+//!     recipe: recipe_for("memcached"), // the target kind's name: memcached, postgres, mariadb
 //!     ..BuildSpec::default()
 //! };
 //! let info = build(&tree, &spec, &cache)?;
@@ -22,6 +23,7 @@ mod compiler;
 mod error;
 mod key;
 mod prepare;
+mod recipe;
 mod source;
 mod util;
 
@@ -30,4 +32,5 @@ pub use cache::Cache;
 pub use compiler::{check_compiler, matching_cxx, CompilerId};
 pub use error::BuildError;
 pub use key::cache_key;
+pub use recipe::{recipe_for, Recipe};
 pub use source::{fetch, SourceSpec, SourceTree};

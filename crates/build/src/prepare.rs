@@ -48,9 +48,11 @@ pub(crate) enum Layout {
     Autotools,
     /// No configure: the tree is copied into the build dir and `make` runs there.
     Make,
+    /// `cmake SRC` run from a separate build dir (the mariadb recipe).
+    Cmake,
 }
 
-/// The layout of a (prepared) tree.
+/// The layout of a (prepared) tree for the autotools recipe (the others check their own).
 pub(crate) fn layout(dir: &Path) -> Result<Layout> {
     if dir.join("configure").is_file() {
         return Ok(Layout::Autotools);
@@ -61,6 +63,7 @@ pub(crate) fn layout(dir: &Path) -> Result<Layout> {
     }
     Err(BuildError::UnsupportedSource {
         dir: dir.display().to_string(),
+        detail: "it has no configure, autogen.sh, configure.ac or Makefile (autotools and plain-make trees are built this way)".into(),
     })
 }
 

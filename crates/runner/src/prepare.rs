@@ -320,7 +320,7 @@ fn build_variant(
         make_args: v.make_args.clone(),
         patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
         env: v.env.clone(),
-        product: PathBuf::from(l.experiment.target.kind.as_str()),
+        recipe: build::recipe_for(l.experiment.target.kind.as_str()),
     };
     let built = build::build(tree, &spec, cache);
     // The build log goes into the results folder, so the folder explains itself.

@@ -1,0 +1,612 @@
+//! Build recipes: how one target kind goes from a prepared source tree to the files a sandbox
+//! runs. A recipe turns a [`BuildSpec`] into a list of commands ([`Step`]s), all run from the
+//! build dir with the variant's environment (see `builder`), so the command lines can be
+//! checked without building anything.
+//!
+//! - [`Recipe::Autotools`] (memcached and any other autotools or plain-make tree):
+//!   `SRC/configure`, then `make <product>`; the product stays in the build dir.
+//! - [`Recipe::Postgres`]: `SRC/configure --prefix=<build>/install ...` with a minimal set of
+//!   options, then `make` and `make install` in only the directories a running server needs
+//!   (backend, conversion procs, snowball, time zones, PL/pgSQL, initdb, pg_ctl).
+//! - [`Recipe::Mariadb`]: `cmake SRC` with the variant's compilers and flags and the heavy
+//!   plugins off, then `make` and `make install`.
+//!
+//! Installing recipes configure with the entry's final prefix (`builds/<key>/build/install`)
+//! and install with `DESTDIR=<staging>/destdir`; the builder then moves the installed tree to
+//! `<staging>/build/install`, so the prefix compiled into the binaries is where they end up.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::builder::BuildSpec;
+use crate::error::{BuildError, Result};
+use crate::prepare::Layout;
+
+/// How a target is built; part of every build's cache key (with [`Recipe::id`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "recipe", rename_all = "lowercase")]
+pub enum Recipe {
+    /// `SRC/configure` from a fresh build dir (or a `cp -a` copy of a configure-less tree),
+    /// then `make -j<n> <make_args> <product>` (the default goal for plain-make trees, or when
+    /// make_args name a goal). `product` is relative to the build dir, e.g. `memcached`.
+    Autotools { product: PathBuf },
+    /// PostgreSQL: a reduced but complete server install; product `install/bin/postgres`,
+    /// with `initdb` and `pg_ctl` beside it and `install/share/postgresql/` filled.
+    Postgres,
+    /// MariaDB with cmake; product `install/bin/mariadbd`, with
+    /// `install/scripts/mariadb-install-db` and `install/share/` (errmsg, system tables).
+    Mariadb,
+}
+
+impl Default for Recipe {
+    fn default() -> Self {
+        Recipe::Autotools {
+            product: PathBuf::new(),
+        }
+    }
+}
+
+/// The recipe for a target kind as the experiment file names it (`[target] kind`):
+/// `postgres` (or `postgresql`), `mariadb` (or `mysql`), anything else (memcached) is an
+/// autotools build whose product is the kind's name.
+pub fn recipe_for(kind_name: &str) -> Recipe {
+    match kind_name {
+        "postgres" | "postgresql" => Recipe::Postgres,
+        "mariadb" | "mysql" => Recipe::Mariadb,
+        other => Recipe::Autotools {
+            product: PathBuf::from(other),
+        },
+    }
+}
+
+/// Where installing recipes install, relative to the build dir.
+pub(crate) const INSTALL_DIR: &str = "install";
+
+/// PostgreSQL directories built and installed, in order: the server, the modules and data
+/// initdb loads (conversion procs, snowball dictionaries, PL/pgSQL, time zone data and
+/// abbreviations), and the two programs a sandbox needs.
+const POSTGRES_DIRS: &[&str] = &[
+    "src/backend",
+    "src/backend/utils/mb/conversion_procs",
+    "src/backend/snowball",
+    "src/timezone",
+    "src/pl/plpgsql",
+    "src/bin/initdb",
+    "src/bin/pg_ctl",
+];
+
+/// PostgreSQL configure options: no optional libraries (so no build dependencies beyond a C
+/// compiler and make), and a libdir containing "postgresql" so Debian's per-version-dirs
+/// patch keeps extension modules inside the prefix instead of `/usr/lib/postgresql/15/lib`.
+fn postgres_options(prefix: &Path) -> Vec<String> {
+    vec![
+        format!("--prefix={}", prefix.display()),
+        format!("--libdir={}", prefix.join("lib/postgresql").display()),
+        "--without-readline".into(),
+        "--without-zlib".into(),
+        "--without-icu".into(),
+    ]
+}
+
+/// MariaDB plugins switched off: the big storage engines and the ones needing libraries
+/// beyond the minimal set. InnoDB, Aria, MyISAM, MEMORY, CSV and the small plugins stay.
+const MARIADB_PLUGINS_OFF: &[&str] = &[
+    "ROCKSDB",
+    "COLUMNSTORE",
+    "MROONGA",
+    "SPIDER",
+    "CONNECT",
+    "OQGRAPH",
+    "SPHINX",
+    "S3",
+    "FEDERATED",
+    "FEDERATEDX",
+    "ARCHIVE",
+    "AUTH_GSSAPI",
+    "AUTH_PAM",
+    "AUTH_PAM_V1",
+    "HASHICORP_KEY_MANAGEMENT",
+    "AWS_KEY_MANAGEMENT",
+];
+
+/// MariaDB cmake options besides compilers and flags: no tests, no embedded server, no
+/// Galera, no mariabackup, nothing downloaded at build time (system PCRE2 and libfmt), and
+/// no mysql-test or sql-bench in the install.
+const MARIADB_OPTIONS: &[&str] = &[
+    "-DWITH_UNIT_TESTS=OFF",
+    "-DCONC_WITH_UNIT_TESTS=OFF",
+    "-DWITH_EMBEDDED_SERVER=OFF",
+    "-DWITH_WSREP=OFF",
+    "-DWITH_MARIABACKUP=OFF",
+    "-DWITH_SYSTEMD=no",
+    "-DWITH_PCRE=system",
+    "-DWITH_LIBFMT=system",
+    "-DUPDATE_SUBMODULES=OFF",
+    "-DINSTALL_MYSQLTESTDIR=",
+    "-DINSTALL_SQLBENCHDIR=",
+];
+
+impl Recipe {
+    /// `name/version`: what the cache key records. Bump a version when that recipe's
+    /// commands change, so its builds are redone.
+    pub fn id(&self) -> String {
+        let (name, version) = match self {
+            Recipe::Autotools { .. } => ("autotools", 1),
+            Recipe::Postgres => ("postgres", 1),
+            Recipe::Mariadb => ("mariadb", 1),
+        };
+        format!("{name}/{version}")
+    }
+
+    /// The server binary, relative to the build dir (what [`crate::BuildInfo::binary`]
+    /// points to).
+    pub fn product(&self) -> PathBuf {
+        match self {
+            Recipe::Autotools { product } => product.clone(),
+            Recipe::Postgres => Path::new(INSTALL_DIR).join("bin/postgres"),
+            Recipe::Mariadb => Path::new(INSTALL_DIR).join("bin/mariadbd"),
+        }
+    }
+
+    /// The installed tree, relative to the build dir, for recipes that install.
+    pub fn install_dir(&self) -> Option<PathBuf> {
+        match self {
+            Recipe::Autotools { .. } => None,
+            Recipe::Postgres | Recipe::Mariadb => Some(PathBuf::from(INSTALL_DIR)),
+        }
+    }
+
+    /// Files that must exist (relative to the build dir) for a build to count as finished:
+    /// the product first, then what the server needs beside it.
+    pub fn required_files(&self) -> Vec<PathBuf> {
+        let install = Path::new(INSTALL_DIR);
+        let mut files = vec![self.product()];
+        match self {
+            Recipe::Autotools { .. } => {}
+            Recipe::Postgres => files.extend(
+                [
+                    "bin/initdb",
+                    "bin/pg_ctl",
+                    "share/postgresql/postgres.bki",
+                    "share/postgresql/postgresql.conf.sample",
+                    "share/postgresql/timezonesets/Default",
+                    "share/postgresql/timezone/UTC",
+                    "lib/postgresql/plpgsql.so",
+                    "lib/postgresql/dict_snowball.so",
+                ]
+                .map(|f| install.join(f)),
+            ),
+            Recipe::Mariadb => files.extend(
+                [
+                    "scripts/mariadb-install-db",
+                    "bin/my_print_defaults",
+                    "share/english/errmsg.sys",
+                    "share/mysql_system_tables.sql",
+                ]
+                .map(|f| install.join(f)),
+            ),
+        }
+        files
+    }
+
+    /// The layout this recipe builds, or an error naming what the tree lacks.
+    pub(crate) fn layout(&self, src: &Path) -> Result<Layout> {
+        let need = |file: &str, what: &str| {
+            if src.join(file).is_file() {
+                Ok(())
+            } else {
+                Err(BuildError::UnsupportedSource {
+                    dir: src.display().to_string(),
+                    detail: format!("the {what} recipe needs `{file}` at the top of the tree"),
+                })
+            }
+        };
+        match self {
+            Recipe::Autotools { .. } => crate::prepare::layout(src),
+            Recipe::Postgres => need("configure", "postgres").map(|_| Layout::Autotools),
+            Recipe::Mariadb => need("CMakeLists.txt", "mariadb").map(|_| Layout::Cmake),
+        }
+    }
+}
+
+/// One command of a build, run from the build dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Step {
+    /// What the log and a [`BuildError::BuildFailed`] call it, e.g. `make -C src/backend`.
+    pub name: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl Step {
+    fn new(name: impl Into<String>, program: impl Into<PathBuf>, args: Vec<String>) -> Self {
+        Step {
+            name: name.into(),
+            program: program.into(),
+            args,
+        }
+    }
+}
+
+/// Everything the command lines depend on.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan<'a> {
+    pub spec: &'a BuildSpec,
+    pub layout: Layout,
+    /// The prepared source tree (configure / cmake run from outside it).
+    pub src: &'a Path,
+    /// The install prefix compiled into the binaries: `<entry>/build/install`.
+    pub prefix: &'a Path,
+    /// Where `make install` writes (`DESTDIR`).
+    pub destdir: &'a Path,
+    pub jobs: usize,
+    /// `CC` as the build sees it (a name on PATH or an absolute path).
+    pub cc: &'a str,
+    /// The matching C++ compiler, if any.
+    pub cxx: Option<&'a str>,
+}
+
+impl Plan<'_> {
+    /// The commands of this build, in order.
+    pub(crate) fn steps(&self) -> Result<Vec<Step>> {
+        match &self.spec.recipe {
+            Recipe::Autotools { product } => Ok(self.autotools(product)),
+            Recipe::Postgres => Ok(self.postgres()),
+            Recipe::Mariadb => self.mariadb(),
+        }
+    }
+
+    fn make(&self, parallel: bool) -> Vec<String> {
+        let mut args = Vec::new();
+        if parallel {
+            args.push(format!("-j{}", self.jobs));
+        }
+        args.extend(self.spec.make_args.iter().cloned());
+        args
+    }
+
+    fn destdir_arg(&self) -> String {
+        format!("DESTDIR={}", self.destdir.display())
+    }
+
+    fn autotools(&self, product: &Path) -> Vec<Step> {
+        let mut steps = Vec::new();
+        if self.layout == Layout::Autotools {
+            let args = self.spec.configure_args.clone();
+            steps.push(Step::new("configure", self.src.join("configure"), args));
+        }
+        let mut make = self.make(true);
+        if let Some(goal) = make_goal(self.layout, &self.spec.make_args, product) {
+            make.push(goal);
+        }
+        steps.push(Step::new("make", "make", make));
+        steps
+    }
+
+    fn postgres(&self) -> Vec<Step> {
+        let mut configure = postgres_options(self.prefix);
+        configure.extend(self.spec.configure_args.iter().cloned());
+        let mut steps = vec![Step::new(
+            "configure",
+            self.src.join("configure"),
+            configure,
+        )];
+        // One make per directory: PostgreSQL's subdirectory makefiles pull in what they
+        // depend on (src/port, src/common, libpq, generated headers) themselves. `install`
+        // runs separately after `all`, because the backend's install goal is not safe to run
+        // in parallel from a clean tree.
+        for dir in POSTGRES_DIRS {
+            let mut args = self.make(true);
+            args.extend(["-C".to_string(), dir.to_string()]);
+            steps.push(Step::new(format!("make -C {dir}"), "make", args));
+        }
+        for dir in POSTGRES_DIRS {
+            let mut args = self.make(false);
+            args.extend(["-C".into(), dir.to_string(), "install".into()]);
+            args.push(self.destdir_arg());
+            steps.push(Step::new(format!("make -C {dir} install"), "make", args));
+        }
+        steps
+    }
+
+    fn mariadb(&self) -> Result<Vec<Step>> {
+        let cxx = self
+            .spec
+            .env
+            .get("CXX")
+            .map(String::as_str)
+            .or(self.cxx)
+            .ok_or_else(|| BuildError::BadSpec {
+                what: "build spec",
+                detail: format!(
+                    "variant `{}`: MariaDB is C++ and no C++ compiler matches `{}` (e.g. g++-12 for gcc-12, clang++-16 for clang-16): install it or set CXX in the variant's env",
+                    self.spec.variant, self.cc
+                ),
+            })?;
+        let mut args = vec![
+            self.src.display().to_string(),
+            "-G".into(),
+            "Unix Makefiles".into(),
+            format!("-DCMAKE_INSTALL_PREFIX={}", self.prefix.display()),
+            "-DINSTALL_LAYOUT=STANDALONE".into(),
+            format!("-DCMAKE_C_COMPILER={}", self.cc),
+            format!("-DCMAKE_CXX_COMPILER={cxx}"),
+        ];
+        args.extend(cmake_flag_args(&self.spec.cflags, &self.spec.ldflags));
+        args.extend(
+            MARIADB_PLUGINS_OFF
+                .iter()
+                .map(|p| format!("-DPLUGIN_{p}=NO")),
+        );
+        args.extend(MARIADB_OPTIONS.iter().map(|o| o.to_string()));
+        args.extend(self.spec.configure_args.iter().cloned());
+        let mut install = self.make(false);
+        install.extend(["install".to_string(), self.destdir_arg()]);
+        Ok(vec![
+            Step::new("cmake", "cmake", args),
+            Step::new("make", "make", self.make(true)),
+            Step::new("make install", "make", install),
+        ])
+    }
+}
+
+/// cmake arguments for the variant's flags. With cflags, the build type is `Release` with
+/// its flags reduced to `-DNDEBUG`, so the variant's `-O` is the only optimization level
+/// (cmake puts the build type's flags after `CMAKE_C_FLAGS`, and RelWithDebInfo's `-O2`
+/// would win); C++ gets the same flags. Without cflags, MariaDB's default (RelWithDebInfo:
+/// `-O2 -g -DNDEBUG`) applies, as autoconf's default does for the other recipes.
+fn cmake_flag_args(cflags: &str, ldflags: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    if !cflags.is_empty() {
+        args.extend([
+            "-DCMAKE_BUILD_TYPE=Release".to_string(),
+            "-DCMAKE_C_FLAGS_RELEASE=-DNDEBUG".into(),
+            "-DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG".into(),
+            format!("-DCMAKE_C_FLAGS={cflags}"),
+            format!("-DCMAKE_CXX_FLAGS={cflags}"),
+        ]);
+    }
+    if !ldflags.is_empty() {
+        for kind in ["EXE", "SHARED", "MODULE"] {
+            args.push(format!("-DCMAKE_{kind}_LINKER_FLAGS={ldflags}"));
+        }
+    }
+    args
+}
+
+/// For autotools builds, `make` builds only the product (e.g. `make memcached`), unless the
+/// variant's make_args name a goal themselves (an argument that is neither an option nor a
+/// `VAR=value`). Building only the product skips test and debug programs: memcached's default
+/// goal also links `memcached-debug` with `-fprofile-arcs`, which fails with clang when its
+/// profile runtime is not installed. Plain-make trees keep their default goal.
+fn make_goal(layout: Layout, make_args: &[String], product: &Path) -> Option<String> {
+    let names_goal = make_args
+        .iter()
+        .any(|a| !a.starts_with('-') && !a.contains('='));
+    (layout == Layout::Autotools && !names_goal).then(|| product.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(recipe: Recipe, cflags: &str, ldflags: &str) -> BuildSpec {
+        BuildSpec {
+            variant: "v".into(),
+            compiler: "clang-16".into(),
+            cflags: cflags.into(),
+            ldflags: ldflags.into(),
+            configure_args: vec!["--user-arg".into()],
+            make_args: vec!["V=1".into()],
+            recipe,
+            ..BuildSpec::default()
+        }
+    }
+
+    fn plan<'a>(spec: &'a BuildSpec, layout: Layout) -> Plan<'a> {
+        Plan {
+            spec,
+            layout,
+            src: Path::new("/src"),
+            prefix: Path::new("/cache/builds/k/build/install"),
+            destdir: Path::new("/cache/builds/k.tmp-1/destdir"),
+            jobs: 2,
+            cc: "clang-16",
+            cxx: Some("clang++-16"),
+        }
+    }
+
+    /// Each step as one line: `program arg arg ...`.
+    fn lines(steps: &[Step]) -> Vec<String> {
+        steps
+            .iter()
+            .map(|s| {
+                let mut line = s.program.display().to_string();
+                for a in &s.args {
+                    line.push(' ');
+                    line.push_str(a);
+                }
+                line
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kinds_map_to_recipes_and_products() {
+        assert_eq!(
+            recipe_for("memcached"),
+            Recipe::Autotools {
+                product: "memcached".into()
+            }
+        );
+        assert_eq!(recipe_for("memcached").product(), Path::new("memcached"));
+        assert_eq!(recipe_for("postgres"), Recipe::Postgres);
+        assert_eq!(
+            recipe_for("postgres").product(),
+            Path::new("install/bin/postgres")
+        );
+        assert_eq!(recipe_for("mariadb"), Recipe::Mariadb);
+        assert_eq!(
+            recipe_for("mariadb").product(),
+            Path::new("install/bin/mariadbd")
+        );
+        assert_eq!(recipe_for("memcached").install_dir(), None);
+        assert_eq!(
+            Recipe::Postgres.install_dir().as_deref(),
+            Some(Path::new("install"))
+        );
+        let ids = [
+            Recipe::default().id(),
+            Recipe::Postgres.id(),
+            Recipe::Mariadb.id(),
+        ];
+        assert_eq!(ids, ["autotools/1", "postgres/1", "mariadb/1"]);
+    }
+
+    #[test]
+    fn required_files_start_with_the_product() {
+        for r in [recipe_for("memcached"), Recipe::Postgres, Recipe::Mariadb] {
+            assert_eq!(r.required_files()[0], r.product());
+        }
+        let pg = Recipe::Postgres.required_files();
+        assert!(pg.contains(&PathBuf::from("install/bin/initdb")), "{pg:?}");
+        let mdb = Recipe::Mariadb.required_files();
+        assert!(mdb.contains(&PathBuf::from("install/scripts/mariadb-install-db")));
+    }
+
+    #[test]
+    fn autotools_command_lines() {
+        let s = spec(recipe_for("memcached"), "-O2", "");
+        let steps = plan(&s, Layout::Autotools).steps().unwrap();
+        assert_eq!(
+            lines(&steps),
+            ["/src/configure --user-arg", "make -j2 V=1 memcached"]
+        );
+        assert_eq!(steps[0].name, "configure");
+        assert_eq!(steps[1].name, "make");
+        let steps = plan(&s, Layout::Make).steps().unwrap();
+        assert_eq!(lines(&steps), ["make -j2 V=1"]);
+    }
+
+    #[test]
+    fn goal_is_the_product_unless_make_args_name_one() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let p = Path::new("memcached");
+        assert_eq!(
+            make_goal(Layout::Autotools, &[], p).as_deref(),
+            Some("memcached")
+        );
+        assert_eq!(
+            make_goal(Layout::Autotools, &args(&["V=1", "-k"]), p).as_deref(),
+            Some("memcached")
+        );
+        assert_eq!(make_goal(Layout::Autotools, &args(&["all"]), p), None);
+        assert_eq!(make_goal(Layout::Make, &[], p), None);
+    }
+
+    #[test]
+    fn postgres_command_lines() {
+        let s = spec(Recipe::Postgres, "-O2", "");
+        let l = lines(&plan(&s, Layout::Autotools).steps().unwrap());
+        assert_eq!(
+            l[0],
+            "/src/configure --prefix=/cache/builds/k/build/install \
+             --libdir=/cache/builds/k/build/install/lib/postgresql \
+             --without-readline --without-zlib --without-icu --user-arg"
+        );
+        assert_eq!(l[1], "make -j2 V=1 -C src/backend");
+        assert_eq!(l[6], "make -j2 V=1 -C src/bin/initdb");
+        assert_eq!(
+            l[8],
+            "make V=1 -C src/backend install DESTDIR=/cache/builds/k.tmp-1/destdir"
+        );
+        assert_eq!(l.len(), 1 + 2 * POSTGRES_DIRS.len());
+        assert!(l.iter().any(|c| c.contains("-C src/pl/plpgsql install")));
+        assert!(l.iter().any(|c| c.contains("-C src/timezone install")));
+    }
+
+    #[test]
+    fn mariadb_command_lines() {
+        let s = spec(Recipe::Mariadb, "-O3 -march=native", "-fuse-ld=lld");
+        let steps = plan(&s, Layout::Cmake).steps().unwrap();
+        let names: Vec<_> = steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["cmake", "make", "make install"]);
+        let cmake = &steps[0].args;
+        let has = |a: &str| cmake.iter().any(|x| x == a);
+        assert_eq!(cmake[0], "/src");
+        for want in [
+            "-DCMAKE_INSTALL_PREFIX=/cache/builds/k/build/install",
+            "-DCMAKE_C_COMPILER=clang-16",
+            "-DCMAKE_CXX_COMPILER=clang++-16",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DCMAKE_C_FLAGS_RELEASE=-DNDEBUG",
+            "-DCMAKE_C_FLAGS=-O3 -march=native",
+            "-DCMAKE_CXX_FLAGS=-O3 -march=native",
+            "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld",
+            "-DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld",
+            "-DPLUGIN_ROCKSDB=NO",
+            "-DPLUGIN_COLUMNSTORE=NO",
+            "-DPLUGIN_MROONGA=NO",
+            "-DPLUGIN_SPIDER=NO",
+            "-DWITH_UNIT_TESTS=OFF",
+            "-DWITH_EMBEDDED_SERVER=OFF",
+            "-DWITH_WSREP=OFF",
+            "-DINSTALL_MYSQLTESTDIR=",
+        ] {
+            assert!(has(want), "missing {want} in {cmake:?}");
+        }
+        assert_eq!(cmake.last().unwrap(), "--user-arg", "user args come last");
+        assert!(!has("-DPLUGIN_INNOBASE=NO"));
+        let l = lines(&steps);
+        assert_eq!(l[1], "make -j2 V=1");
+        assert_eq!(
+            l[2],
+            "make V=1 install DESTDIR=/cache/builds/k.tmp-1/destdir"
+        );
+    }
+
+    #[test]
+    fn mariadb_without_flags_keeps_the_project_default() {
+        let s = spec(Recipe::Mariadb, "", "");
+        let steps = plan(&s, Layout::Cmake).steps().unwrap();
+        assert!(!steps[0]
+            .args
+            .iter()
+            .any(|a| a.starts_with("-DCMAKE_BUILD_TYPE")
+                || a.starts_with("-DCMAKE_C_FLAGS")
+                || a.contains("LINKER_FLAGS")));
+    }
+
+    #[test]
+    fn mariadb_needs_a_cxx_compiler() {
+        let s = spec(Recipe::Mariadb, "-O2", "");
+        let mut p = plan(&s, Layout::Cmake);
+        p.cxx = None;
+        let err = p.steps().unwrap_err();
+        assert!(err.to_string().contains("C++"), "{err}");
+        let mut s = s.clone();
+        s.env.insert("CXX".into(), "g++-12".into());
+        let mut p = plan(&s, Layout::Cmake);
+        p.cxx = None;
+        let steps = p.steps().unwrap();
+        assert!(steps[0]
+            .args
+            .contains(&"-DCMAKE_CXX_COMPILER=g++-12".to_string()));
+    }
+
+    #[test]
+    fn layouts_are_checked_per_recipe() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = Recipe::Mariadb.layout(tmp.path()).unwrap_err();
+        assert!(err.to_string().contains("CMakeLists.txt"), "{err}");
+        assert!(Recipe::Postgres.layout(tmp.path()).is_err());
+        std::fs::write(tmp.path().join("CMakeLists.txt"), "").unwrap();
+        assert_eq!(Recipe::Mariadb.layout(tmp.path()).unwrap(), Layout::Cmake);
+        std::fs::write(tmp.path().join("configure"), "").unwrap();
+        assert_eq!(
+            Recipe::Postgres.layout(tmp.path()).unwrap(),
+            Layout::Autotools
+        );
+    }
+}
