@@ -8,25 +8,37 @@
 //! from a long-lived spawner thread, [`install_signal_handler`] kills them on
 //! SIGINT/SIGTERM, `Drop` kills unstopped ones, and [`reap_stale`] cleans up after a run
 //! that was itself killed. Server kinds plug in through the [`Target`] trait.
+//!
+//! SQL servers (MariaDB, PostgreSQL) also get a data directory: [`init_data`] makes a
+//! pristine one once (with its own login), and a sandbox runs on a fresh copy of it
+//! ([`DataSource::Copy`]) or on it in place ([`DataSource::InPlace`], to load data once),
+//! as the unprivileged `bakeoff` (else `nobody`) user when bakeoff runs as root.
 
 mod dirs;
 mod error;
+mod mariadb;
 mod memcached;
 mod meta;
+mod postgres;
 mod process;
 mod procfs;
 mod registry;
 mod sandbox;
 mod signals;
 mod spawner;
+mod sqldata;
+mod sqlprobe;
 mod stale;
 mod target;
 
 pub use dirs::default_root;
 pub use error::SandboxError;
+pub use mariadb::Mariadb;
 pub use memcached::Memcached;
+pub use postgres::Postgres;
 pub use procfs::Usage;
 pub use sandbox::{Sandbox, SandboxSpec, StopOutcome, StopReport};
 pub use signals::{install_signal_handler, try_install_signal_handler};
+pub use sqldata::{init_data, read_login, server_user, DataSource, Login};
 pub use stale::{reap_stale, StaleReport};
-pub use target::{target_for, Target, TargetKind, UnknownTarget};
+pub use target::{target_for, target_for_spec, Target, TargetKind, UnknownTarget};

@@ -16,8 +16,10 @@ use crate::error::SandboxError;
 use crate::meta::Record;
 use crate::process::{describe_exit, free_port, peek_exit, resolve_binary};
 use crate::procfs::{self, Usage};
-use crate::target::{target_for, Target, TargetKind};
+use crate::sqldata::{DataSource, Login};
+use crate::target::{target_for_spec, Target, TargetKind};
 use crate::{registry, spawner};
+use std::collections::BTreeMap;
 
 /// How many ports to try when the server keeps reporting "address already in use".
 const PORT_ATTEMPTS: u32 = 4;
@@ -40,6 +42,10 @@ pub struct SandboxSpec {
     pub ready_timeout: Duration,
     /// How long `stop` waits after SIGTERM before SIGKILL (default 5 s).
     pub stop_grace: Duration,
+    /// SQL targets: server options (my.cnf / postgresql.conf keys).
+    pub options: BTreeMap<String, String>,
+    /// SQL targets: the data directory to run on (required for them).
+    pub data: Option<DataSource>,
 }
 
 impl SandboxSpec {
@@ -58,6 +64,8 @@ impl SandboxSpec {
             root: root.into(),
             ready_timeout: Duration::from_secs(10),
             stop_grace: Duration::from_secs(5),
+            options: BTreeMap::new(),
+            data: None,
         }
     }
 }
@@ -128,7 +136,12 @@ impl Sandbox {
     /// Starts the server of `spec.kind` and waits until it is ready. Callable from any
     /// thread: the fork happens on the crate's long-lived spawner thread.
     pub fn start(spec: &SandboxSpec) -> Result<Sandbox, SandboxError> {
-        Sandbox::start_with(spec, target_for(spec.kind))
+        let target = target_for_spec(spec).map_err(|message| SandboxError::Init {
+            target: spec.kind,
+            dir: spec.root.clone(),
+            message,
+        })?;
+        Sandbox::start_with(spec, target)
     }
 
     /// [`Sandbox::start`] with an explicit target (`spec.kind` is then ignored); for
@@ -145,6 +158,13 @@ impl Sandbox {
         })?;
         let target: Arc<dyn Target> = Arc::from(target);
         dirs::prepare_root(&spec.root)?;
+        if target.kind().is_sql() && crate::sqldata::server_user().is_some() {
+            // The server's own user must pass through the root (not list or write it).
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&spec.root, std::fs::Permissions::from_mode(0o711)).map_err(
+                |e| SandboxError::io("open the sandbox root to the server user", &spec.root, e),
+            )?;
+        }
         let dir = dirs::create_workdir(&spec.root, &spec.name)?;
         let mut record = Record::for_this_process(&spec.name, target.kind().as_str());
         record.write(&dir)?;
@@ -302,6 +322,16 @@ impl Sandbox {
         self.pid as u32
     }
 
+    /// How SQL workloads log in (SQL targets).
+    pub fn login(&self) -> Option<Login> {
+        self.target.login()
+    }
+
+    /// The server's unix socket (MariaDB: the socket file; PostgreSQL: its directory).
+    pub fn socket(&self) -> Option<PathBuf> {
+        self.target.socket(&self.dir)
+    }
+
     /// The kind of server.
     pub fn kind(&self) -> TargetKind {
         self.target.kind()
@@ -435,8 +465,15 @@ impl Sandbox {
         if self.poll_exit().is_none() {
             report.outcome = StopOutcome::Killed;
             if let Some(grace) = grace {
+                let (signal, group) = self.target.stop_signal();
                 // SAFETY: the group is ours: its leader is not reaped yet.
-                unsafe { libc::killpg(self.pid, libc::SIGTERM) };
+                unsafe {
+                    if group {
+                        libc::killpg(self.pid, signal);
+                    } else {
+                        libc::kill(self.pid, signal);
+                    }
+                };
                 if self.wait_exit(grace) {
                     report.outcome = StopOutcome::Terminated;
                 }

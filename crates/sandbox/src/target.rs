@@ -9,7 +9,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::mariadb::Mariadb;
 use crate::memcached::Memcached;
+use crate::postgres::Postgres;
 
 /// The kind of server a sandbox runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -17,17 +19,32 @@ use crate::memcached::Memcached;
 pub enum TargetKind {
     /// memcached (text protocol readiness probe).
     Memcached,
+    /// MariaDB `mariadbd` (readiness: a real login and `SELECT 1`).
+    Mariadb,
+    /// PostgreSQL `postgres` (readiness: a real login and `SELECT 1`).
+    Postgres,
 }
 
 impl TargetKind {
     /// Every kind this build supports, for help texts and validation messages.
-    pub const ALL: &'static [TargetKind] = &[TargetKind::Memcached];
+    pub const ALL: &'static [TargetKind] = &[
+        TargetKind::Memcached,
+        TargetKind::Mariadb,
+        TargetKind::Postgres,
+    ];
 
     /// The lowercase name used in experiment files and output.
     pub fn as_str(self) -> &'static str {
         match self {
             TargetKind::Memcached => "memcached",
+            TargetKind::Mariadb => "mariadb",
+            TargetKind::Postgres => "postgres",
         }
+    }
+
+    /// Whether this is a SQL server (data directory, login, options).
+    pub fn is_sql(self) -> bool {
+        matches!(self, TargetKind::Mariadb | TargetKind::Postgres)
     }
 }
 
@@ -39,7 +56,7 @@ impl fmt::Display for TargetKind {
 
 /// Error of [`TargetKind::from_str`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target {0:?}; use one of: memcached")]
+#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres")]
 pub struct UnknownTarget(pub String);
 
 impl FromStr for TargetKind {
@@ -79,6 +96,23 @@ pub trait Target: Send + Sync {
     /// One readiness attempt; `Ok(true)` when ready. Must be bounded in time (about 1 s).
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool>;
 
+    /// How SQL workloads log in (SQL targets only).
+    fn login(&self) -> Option<crate::sqldata::Login> {
+        None
+    }
+
+    /// The server's unix socket (MariaDB: the socket file; PostgreSQL: its directory).
+    fn socket(&self, _workdir: &Path) -> Option<std::path::PathBuf> {
+        None
+    }
+
+    /// The signal that asks the server to shut down cleanly, and whether it goes to the
+    /// whole process group (memcached) or only to the server, which then ends its own
+    /// children (PostgreSQL's postmaster).
+    fn stop_signal(&self) -> (i32, bool) {
+        (libc::SIGTERM, true)
+    }
+
     /// Whether the server's log tail says it failed because the port was taken; the
     /// sandbox then retries on a new port.
     fn is_port_clash(&self, log_tail: &str) -> bool {
@@ -87,11 +121,42 @@ pub trait Target: Send + Sync {
     }
 }
 
-/// The [`Target`] implementation for `kind`.
+/// The [`Target`] implementation for `kind`, with no options and no data (SQL targets
+/// built this way cannot log in; use [`target_for_spec`]).
 pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
     match kind {
         TargetKind::Memcached => Box::new(Memcached),
+        TargetKind::Mariadb => Box::new(Mariadb::default()),
+        TargetKind::Postgres => Box::new(Postgres::default()),
     }
+}
+
+/// The [`Target`] for a spec: SQL targets get its options, its data source and the login
+/// stored in that data.
+pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, String> {
+    let login = match &spec.data {
+        Some(d) if spec.kind.is_sql() => Some(crate::sqldata::read_login(d.path())?),
+        _ => None,
+    };
+    if spec.kind.is_sql() && spec.data.is_none() {
+        return Err(format!(
+            "a {} sandbox needs a data directory (make one with init_data)",
+            spec.kind
+        ));
+    }
+    Ok(match spec.kind {
+        TargetKind::Memcached => Box::new(Memcached),
+        TargetKind::Mariadb => Box::new(Mariadb {
+            options: spec.options.clone(),
+            data: spec.data.clone(),
+            login,
+        }),
+        TargetKind::Postgres => Box::new(Postgres {
+            options: spec.options.clone(),
+            data: spec.data.clone(),
+            login,
+        }),
+    })
 }
 
 #[cfg(test)]

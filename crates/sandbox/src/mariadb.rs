@@ -1,0 +1,187 @@
+//! The MariaDB target: a my.cnf of its own in the sandbox dir (port, 127.0.0.1, socket,
+//! data directory, then the experiment's options), `mariadbd --defaults-file=...`, run as
+//! the unprivileged server user when bakeoff is root; ready when user `bakeoff` can log in
+//! over TCP and `SELECT 1` answers.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::sqldata::{self, DataSource, Login};
+use crate::target::{Target, TargetKind};
+
+/// How long one readiness attempt may take.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// MariaDB (10.x, 11.x) or MySQL-compatible `mariadbd`.
+#[derive(Debug, Clone, Default)]
+pub struct Mariadb {
+    pub options: BTreeMap<String, String>,
+    pub data: Option<DataSource>,
+    pub login: Option<Login>,
+}
+
+impl Mariadb {
+    fn data_dir(&self, workdir: &Path) -> PathBuf {
+        match &self.data {
+            Some(DataSource::InPlace(p)) => p.clone(),
+            _ => workdir.join("data"),
+        }
+    }
+}
+
+/// The my.cnf bakeoff writes: its own settings first, then the experiment's options.
+pub fn my_cnf(
+    port: u16,
+    workdir: &Path,
+    data: &Path,
+    options: &BTreeMap<String, String>,
+) -> String {
+    let mut s = String::from("# written by bakeoff for this sandbox\n[mariadbd]\n");
+    s.push_str(&format!("datadir = {}\n", data.display()));
+    s.push_str(&format!("port = {port}\nbind-address = 127.0.0.1\n"));
+    s.push_str(&format!(
+        "socket = {}\n",
+        workdir.join("mysqld.sock").display()
+    ));
+    s.push_str(&format!(
+        "pid-file = {}\n",
+        workdir.join("mysqld.pid").display()
+    ));
+    s.push_str("skip-name-resolve\n");
+    for line in sqldata::option_lines(options) {
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
+}
+
+impl Target for Mariadb {
+    fn kind(&self) -> TargetKind {
+        TargetKind::Mariadb
+    }
+
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        sqldata::check_reachable(workdir)?;
+        if let Some(DataSource::Copy(src)) = &self.data {
+            sqldata::copy_tree(src, &workdir.join("data"))?;
+        }
+        sqldata::give_to_server_user(workdir)
+    }
+
+    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
+        let cnf = workdir.join("my.cnf");
+        // A write failure shows as mariadbd's own "could not open" error at start.
+        let _ = std::fs::write(
+            &cnf,
+            my_cnf(port, workdir, &self.data_dir(workdir), &self.options),
+        );
+        let mut cmd = Command::new(binary);
+        cmd.arg(format!("--defaults-file={}", cnf.display()));
+        cmd.args(extra_args);
+        sqldata::as_server_user(&mut cmd);
+        cmd
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        let Some(login) = &self.login else {
+            return Ok(false);
+        };
+        let opts = mysql_async::OptsBuilder::default()
+            .ip_or_hostname(addr.ip().to_string())
+            .tcp_port(addr.port())
+            .user(Some(login.user.clone()))
+            .pass(Some(login.password.clone()))
+            .db_name(Some(login.database.clone()))
+            .prefer_socket(false);
+        crate::sqlprobe::block_on(PROBE_TIMEOUT, async move {
+            use mysql_async::prelude::Queryable;
+            let mut conn = mysql_async::Conn::new(opts).await.map_err(other)?;
+            conn.query_drop("SELECT 1").await.map_err(other)?;
+            let _ = conn.disconnect().await;
+            Ok(true)
+        })
+    }
+
+    fn login(&self) -> Option<Login> {
+        self.login.clone()
+    }
+
+    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
+        Some(workdir.join("mysqld.sock"))
+    }
+
+    fn stop_signal(&self) -> (i32, bool) {
+        (libc::SIGTERM, false)
+    }
+}
+
+fn other<E: std::fmt::Display>(e: E) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// mariadb-install-db into `dest`, then a bootstrap run that creates the login's user and
+/// database.
+pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+    let install = sqldata::companion(binary, "mariadb-install-db")
+        .or_else(|| sqldata::companion(binary, "mysql_install_db"))
+        .ok_or(
+            "mariadb-install-db not found beside the server or on PATH; install mariadb-server",
+        )?;
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    sqldata::give_to_server_user(dest)?;
+    // Debian: /usr/sbin/mariadbd -> basedir /usr; a build's install tree: <prefix>/bin/...
+    let basedir = binary
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("/usr"));
+    let mut cmd = Command::new(&install);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", dest.display()))
+        .arg(format!("--basedir={}", basedir.display()))
+        .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+    if let Some((_, _, user)) = sqldata::server_user() {
+        cmd.arg(format!("--user={user}"));
+    }
+    sqldata::run_setup(cmd, None, "mariadb-install-db")?;
+    let sql = format!(
+        "FLUSH PRIVILEGES;\n\
+         CREATE DATABASE IF NOT EXISTS {db};\n\
+         CREATE USER '{u}'@'%' IDENTIFIED BY '{p}';\n\
+         CREATE USER '{u}'@'localhost' IDENTIFIED BY '{p}';\n\
+         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'%' WITH GRANT OPTION;\n\
+         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost' WITH GRANT OPTION;\n",
+        db = login.database,
+        u = login.user,
+        p = login.password
+    );
+    let mut boot = Command::new(binary);
+    boot.arg("--no-defaults")
+        .arg(format!("--datadir={}", dest.display()))
+        .args(["--bootstrap", "--skip-networking", "--log-warnings=0"]);
+    if let Some((_, _, user)) = sqldata::server_user() {
+        boot.arg(format!("--user={user}"));
+    }
+    sqldata::run_setup(boot, Some(&sql), "mariadbd --bootstrap")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn my_cnf_has_bakeoffs_settings_then_the_options() {
+        let opts = BTreeMap::from([
+            ("innodb_buffer_pool_size".to_string(), "1G".to_string()),
+            ("max_connections".to_string(), "2000".to_string()),
+        ]);
+        let cnf = my_cnf(3307, Path::new("/sb/x"), Path::new("/sb/x/data"), &opts);
+        assert!(cnf.starts_with("# written by bakeoff"));
+        assert!(cnf
+            .contains("[mariadbd]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
+        assert!(cnf.contains("socket = /sb/x/mysqld.sock\n"));
+        assert!(cnf.ends_with("innodb_buffer_pool_size = 1G\nmax_connections = 2000\n"));
+    }
+}

@@ -1,0 +1,184 @@
+//! The PostgreSQL target: `postgres -D DATA -p PORT -c listen_addresses=127.0.0.1
+//! -c unix_socket_directories=SANDBOX -c key=value ...` (the experiment's options as `-c`
+//! settings), run as the unprivileged server user when bakeoff is root (PostgreSQL refuses
+//! root); ready when user `bakeoff` logs in over TCP and `SELECT 1` answers; stopped with
+//! SIGINT (fast shutdown: SIGTERM would wait for clients to leave).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::sqldata::{self, DataSource, Login};
+use crate::target::{Target, TargetKind};
+
+const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
+/// sun_path is 108 bytes; the socket file is `<dir>/.s.PGSQL.<port>`.
+const MAX_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
+
+/// PostgreSQL (tested with 15).
+#[derive(Debug, Clone, Default)]
+pub struct Postgres {
+    pub options: BTreeMap<String, String>,
+    pub data: Option<DataSource>,
+    pub login: Option<Login>,
+}
+
+impl Postgres {
+    fn data_dir(&self, workdir: &Path) -> PathBuf {
+        match &self.data {
+            Some(DataSource::InPlace(p)) => p.clone(),
+            _ => workdir.join("data"),
+        }
+    }
+}
+
+/// The command-line settings bakeoff gives postgres, then the experiment's options.
+pub fn settings(workdir: &Path, options: &BTreeMap<String, String>) -> Vec<String> {
+    let sockets = socket_dir(workdir)
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let mut out = vec![
+        "listen_addresses=127.0.0.1".to_string(),
+        format!("unix_socket_directories={sockets}"),
+    ];
+    out.extend(options.iter().map(|(k, v)| format!("{k}={v}")));
+    out
+}
+
+/// The sandbox dir as socket directory, unless its path is too long for a unix socket
+/// (then PostgreSQL listens on TCP only).
+fn socket_dir(workdir: &Path) -> Option<PathBuf> {
+    (workdir.as_os_str().len() <= MAX_SOCKET_DIR).then(|| workdir.to_path_buf())
+}
+
+impl Target for Postgres {
+    fn kind(&self) -> TargetKind {
+        TargetKind::Postgres
+    }
+
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        sqldata::check_reachable(workdir)?;
+        if let Some(DataSource::Copy(src)) = &self.data {
+            sqldata::copy_tree(src, &workdir.join("data"))?;
+        }
+        sqldata::give_to_server_user(workdir)
+    }
+
+    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.arg("-D")
+            .arg(self.data_dir(workdir))
+            .args(["-p", &port.to_string()]);
+        for s in settings(workdir, &self.options) {
+            cmd.arg("-c").arg(s);
+        }
+        cmd.args(extra_args);
+        sqldata::as_server_user(&mut cmd);
+        cmd
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        let Some(login) = &self.login else {
+            return Ok(false);
+        };
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host(addr.ip().to_string())
+            .port(addr.port())
+            .user(&login.user)
+            .password(&login.password)
+            .dbname(&login.database)
+            .connect_timeout(PROBE_TIMEOUT);
+        crate::sqlprobe::block_on(PROBE_TIMEOUT, async move {
+            let (client, conn) = match config.connect(tokio_postgres::NoTls).await {
+                Ok(c) => c,
+                // Starting up, or refusing: not ready yet; the sandbox retries.
+                Err(e) if e.as_db_error().is_some() || e.to_string().contains("connect") => {
+                    return Ok(false)
+                }
+                Err(e) => return Err(std::io::Error::other(e.to_string())),
+            };
+            let driver = tokio::spawn(conn);
+            let ok = client.simple_query("SELECT 1").await.is_ok();
+            drop(client);
+            let _ = driver.await;
+            Ok(ok)
+        })
+    }
+
+    fn login(&self) -> Option<Login> {
+        self.login.clone()
+    }
+
+    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
+        socket_dir(workdir)
+    }
+
+    fn stop_signal(&self) -> (i32, bool) {
+        (libc::SIGINT, false)
+    }
+}
+
+/// initdb into `dest` (user `bakeoff` as superuser, scram passwords), then a single-user
+/// run that creates the login's database.
+pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+    let initdb = sqldata::companion(binary, "initdb")
+        .ok_or("initdb not found beside the postgres binary or on PATH; install postgresql-15")?;
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    // The password file must be readable by the server user; it lives beside dest briefly.
+    let pwfile = dest.with_extension("pw");
+    std::fs::write(&pwfile, format!("{}\n", login.password))
+        .map_err(|e| format!("cannot write {}: {e}", pwfile.display()))?;
+    let made = (|| {
+        sqldata::give_to_server_user(dest)?;
+        sqldata::give_to_server_user(&pwfile)?;
+        let mut cmd = Command::new(&initdb);
+        cmd.arg("-D")
+            .arg(dest)
+            .args([
+                "-U",
+                &login.user,
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ])
+            .arg(format!("--pwfile={}", pwfile.display()));
+        sqldata::as_server_user(&mut cmd);
+        sqldata::run_setup(cmd, None, "initdb")?;
+        let mut single = Command::new(binary);
+        single
+            .args(["--single", "-D"])
+            .arg(dest)
+            .args(["-c", "listen_addresses=", "postgres"]);
+        sqldata::as_server_user(&mut single);
+        let sql = format!("CREATE DATABASE {};\n", login.database);
+        sqldata::run_setup(single, Some(&sql), "postgres --single")
+    })();
+    let _ = std::fs::remove_file(&pwfile);
+    made
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_put_bakeoffs_first_and_drop_long_socket_dirs() {
+        let opts = BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]);
+        let s = settings(Path::new("/tmp/sb/pg-1"), &opts);
+        assert_eq!(
+            s,
+            vec![
+                "listen_addresses=127.0.0.1",
+                "unix_socket_directories=/tmp/sb/pg-1",
+                "shared_buffers=128MB"
+            ]
+        );
+        let long = PathBuf::from(format!("/tmp/{}", "x".repeat(120)));
+        assert_eq!(settings(&long, &opts)[1], "unix_socket_directories=");
+    }
+}

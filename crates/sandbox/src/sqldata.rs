@@ -1,0 +1,266 @@
+//! What SQL servers share: the login a data directory carries, the unprivileged user the
+//! server runs as when bakeoff is root, copying and owning data directories, and the
+//! one-time initialization of a pristine data directory (`init_data`).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SandboxError;
+use crate::target::TargetKind;
+
+/// The file inside a data directory that holds its login (copies carry it along).
+pub const LOGIN_FILE: &str = "bakeoff-login.json";
+
+/// How a SQL workload logs in: user `bakeoff`, a random password, database `bakeoff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Login {
+    pub user: String,
+    pub password: String,
+    pub database: String,
+}
+
+/// Where a SQL sandbox's data directory comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataSource {
+    /// Copied into the sandbox dir at start (`cp -a --reflink=auto`), gone at stop: every
+    /// run starts from the same bytes.
+    Copy(PathBuf),
+    /// Used where it is and kept at stop (to load data once into a prepared directory).
+    InPlace(PathBuf),
+}
+
+impl DataSource {
+    pub fn path(&self) -> &Path {
+        match self {
+            DataSource::Copy(p) | DataSource::InPlace(p) => p,
+        }
+    }
+}
+
+/// Reads the login stored in a data directory by [`init_data`].
+pub fn read_login(data_dir: &Path) -> Result<Login, String> {
+    let path = data_dir.join(LOGIN_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "cannot read {}: {e}; the data directory was not made by bakeoff's init_data",
+            path.display()
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| format!("{} is damaged: {e}", path.display()))
+}
+
+/// The user a SQL server runs as: None when bakeoff is not root (the server runs as us);
+/// else `bakeoff` if that user exists, else `nobody`.
+pub fn server_user() -> Option<(u32, u32, String)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    for name in ["bakeoff", "nobody"] {
+        let c = std::ffi::CString::new(name).ok()?;
+        // SAFETY: getpwnam returns a pointer to static storage or null; we copy out at once.
+        let pw = unsafe { libc::getpwnam(c.as_ptr()) };
+        if !pw.is_null() {
+            // SAFETY: pw is non-null and points to a valid passwd entry.
+            let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+            return Some((uid, gid, name.to_string()));
+        }
+    }
+    None
+}
+
+/// Makes `cmd` run as the server user (set before exec, so the parent-death signal the
+/// spawner arms afterwards survives).
+pub fn as_server_user(cmd: &mut Command) {
+    if let Some((uid, gid, _)) = server_user() {
+        use std::os::unix::process::CommandExt;
+        // std drops root's supplementary groups itself when it switches the uid.
+        cmd.uid(uid).gid(gid);
+    }
+}
+
+/// Gives `path` (recursively) to the server user, when there is one.
+pub fn give_to_server_user(path: &Path) -> Result<(), String> {
+    let Some((uid, gid, _)) = server_user() else {
+        return Ok(());
+    };
+    let out = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{uid}:{gid}"))
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run chown: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "chown of {} failed: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Checks that the server user can reach `dir` (every parent searchable by others).
+pub fn check_reachable(dir: &Path) -> Result<(), String> {
+    if server_user().is_none() {
+        return Ok(());
+    }
+    let mut p = dir.to_path_buf();
+    while let Some(parent) = p.parent().map(Path::to_path_buf) {
+        if let Ok(meta) = std::fs::metadata(&parent) {
+            if meta.permissions().mode() & 0o001 == 0 {
+                return Err(format!(
+                    "{} is not searchable by other users (mode {:o}), so the server's unprivileged user cannot reach {}; chmod o+x it or choose another --sandbox-dir",
+                    parent.display(),
+                    meta.permissions().mode() & 0o777,
+                    dir.display()
+                ));
+            }
+        }
+        p = parent;
+    }
+    Ok(())
+}
+
+/// `cp -a --reflink=auto FROM TO`: owner, modes and times kept.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    let out = Command::new("cp")
+        .args(["-a", "--reflink=auto"])
+        .arg(from)
+        .arg(to)
+        .output()
+        .map_err(|e| format!("cannot run cp: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "copying {} to {} failed: {}",
+            from.display(),
+            to.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// 20 random letters and digits from the kernel's generator.
+pub fn random_password() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut bytes = [0u8; 20];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .is_ok();
+    if !ok {
+        // Never reached on Linux; still unpredictable enough for a loopback sandbox.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (t >> (i % 16 * 8)) as u8 ^ (std::process::id() as u8).wrapping_mul(i as u8);
+        }
+    }
+    bytes
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// A program beside `binary` (same dir, `../bin`, `../scripts`), else on PATH.
+pub fn companion(binary: &Path, name: &str) -> Option<PathBuf> {
+    let dir = binary.parent()?;
+    let candidates = [
+        dir.join(name),
+        dir.join("../bin").join(name),
+        dir.join("../scripts").join(name),
+    ];
+    if let Some(p) = candidates.iter().find(|p| p.is_file()) {
+        return Some(p.clone());
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Runs a setup command to completion (stdin from `input`), with its output in the error.
+pub fn run_setup(mut cmd: Command, input: Option<&str>, what: &str) -> Result<(), String> {
+    use std::io::Write;
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run {what}: {e}"))?;
+    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("{what} failed: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    Err(format!(
+        "{what} failed ({}): {}",
+        out.status,
+        lines[lines.len().saturating_sub(4)..].join(" | ")
+    ))
+}
+
+/// Creates a pristine data directory for `kind` at `dest` (which must not exist), with
+/// user `bakeoff`, a random password and database `bakeoff`; returns the login, which is
+/// also stored in the directory. Once per variant: runs copy it.
+pub fn init_data(kind: TargetKind, binary: &Path, dest: &Path) -> Result<Login, SandboxError> {
+    let fail = |message: String| SandboxError::Init {
+        target: kind,
+        dir: dest.to_path_buf(),
+        message,
+    };
+    if dest.exists() {
+        return Err(fail("the destination already exists".into()));
+    }
+    let parent = dest.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(parent).map_err(|e| fail(format!("cannot create parent: {e}")))?;
+    check_reachable(dest).map_err(&fail)?;
+    let login = Login {
+        user: "bakeoff".into(),
+        password: random_password(),
+        database: "bakeoff".into(),
+    };
+    let made = match kind {
+        TargetKind::Mariadb => crate::mariadb::init(binary, dest, &login),
+        TargetKind::Postgres => crate::postgres::init(binary, dest, &login),
+        TargetKind::Memcached => Err("memcached keeps no data directory".to_string()),
+    };
+    if let Err(m) = made {
+        let _ = std::fs::remove_dir_all(dest);
+        return Err(fail(m));
+    }
+    let text = serde_json::to_string_pretty(&login).unwrap_or_default();
+    let file = dest.join(LOGIN_FILE);
+    std::fs::write(&file, text).map_err(|e| fail(format!("cannot write the login: {e}")))?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| fail(format!("cannot protect the login file: {e}")))?;
+    give_to_server_user(dest).map_err(&fail)?;
+    Ok(login)
+}
+
+/// The options a SQL server gets, as `key=value` strings in a stable order.
+pub fn option_lines(options: &BTreeMap<String, String>) -> Vec<String> {
+    options.iter().map(|(k, v)| format!("{k} = {v}")).collect()
+}
