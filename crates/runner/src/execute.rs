@@ -152,6 +152,8 @@ impl Context<'_> {
             root: self.opts.sandbox_root.clone(),
             ready_timeout: Duration::from_secs(10),
             stop_grace: Duration::from_secs(5),
+            options: Default::default(),
+            data: None,
         };
         let mut sandbox = match Sandbox::start(&spec) {
             Ok(s) => s,
