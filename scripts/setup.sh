@@ -48,6 +48,11 @@ for s in memcached postgresql-15; do
     || echo "warning: \`apt-get source $s\` does not resolve: check deb-src in $src and run apt-get update" >&2
 done
 
+# The unprivileged user SQL servers run as when bakeoff runs as root (PostgreSQL refuses
+# root; a uid switch by the server itself would clear its parent-death signal).
+id bakeoff >/dev/null 2>&1 \
+  || sudo_ useradd --system --no-create-home --shell /usr/sbin/nologin bakeoff
+
 # 3. Rust: use the toolchain that is there (rustup), else Debian's.
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
