@@ -37,7 +37,10 @@ fn check_runs(r: &Value, workload: &str) -> Vec<f64> {
             assert_eq!(run["valid"], true, "{workload}: {run}");
             let tps = run["tps"].as_f64().unwrap();
             assert!(tps > 0.0, "{run}");
-            assert!(run["client_cpu_us_per_txn"].as_f64().unwrap() > 0.0, "{run}");
+            assert!(
+                run["client_cpu_us_per_txn"].as_f64().unwrap() > 0.0,
+                "{run}"
+            );
             per_txn.push(run["qps"].as_f64().unwrap() / tps);
         }
     }
@@ -101,7 +104,10 @@ duration = "2s"
         assert!((q - 16.0).abs() < 0.5, "queries per transaction {q}");
     }
     for q in check_runs(&r, "sb-ro") {
-        assert!((q - 16.0).abs() < 0.5, "sysbench queries per transaction {q}");
+        assert!(
+            (q - 16.0).abs() < 0.5,
+            "sysbench queries per transaction {q}"
+        );
     }
     let v = &r["variants"][1];
     assert_eq!(v["options"]["table_open_cache"], "64", "{v}");
@@ -182,7 +188,10 @@ fn sql_bad_input_and_server_refusals() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("low.toml:4:"), "{stderr}");
-    assert!(stderr.contains("max_connections = 50 is lower than the sweep"), "{stderr}");
+    assert!(
+        stderr.contains("max_connections = 50 is lower than the sweep"),
+        "{stderr}"
+    );
 
     // An option the server does not know: that variant fails naming it; the other runs.
     let unknown = s.write(

@@ -270,6 +270,7 @@ fn summarize(
         raw.push(t.rec.intervals);
     }
     r.ops_per_s = r.ops as f64 / elapsed_s;
+    r.queries = r.ops;
     r.latency_us = percentiles(&total);
     let (intervals, log) = merge_intervals(&raw, start);
     r.intervals = intervals;

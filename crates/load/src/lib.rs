@@ -10,6 +10,8 @@ mod record;
 pub mod rng;
 
 pub use engine::{run, Outcome, Session, SessionFactory, Settings};
+pub use net::{peak_rss_kib, raise_nofile, thread_cpu_s};
+pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -101,6 +103,19 @@ impl Live {
     pub fn phase_name(&self) -> &'static str {
         self.phase().name()
     }
+    /// For load drivers outside this crate (SQL workloads, sysbench): the current phase.
+    pub fn set_phase(&self, p: Phase) {
+        self.phase.store(p as u8, Ordering::Relaxed);
+    }
+    /// For load drivers outside this crate: the measured phase began at `ns` (run epoch).
+    pub fn set_measure_start(&self, ns: u64) {
+        self.measure_start_ns.store(ns.max(1), Ordering::Relaxed);
+    }
+    /// For load drivers outside this crate: `ops` measured so far, at `now_ns`.
+    pub fn set_progress(&self, ops: u64, now_ns: u64) {
+        self.ops.store(ops, Ordering::Relaxed);
+        self.now_ns.store(now_ns, Ordering::Relaxed);
+    }
     /// Operations completed in the measured phase so far.
     pub fn measured_ops(&self) -> u64 {
         self.ops.load(Ordering::Relaxed)
@@ -160,9 +175,26 @@ pub struct RunRecord {
     pub late: u64,
     pub client_bound: bool,
     pub intervals: Vec<Interval>,
+    /// SQL workloads: statements executed in the measured window (BEGIN and COMMIT too,
+    /// as sysbench counts them); kv: equal to `ops`.
+    #[serde(default)]
+    pub queries: u64,
+    /// SQL workloads: per transaction and per statement kind.
+    #[serde(default)]
+    pub kinds: BTreeMap<String, KindStats>,
+    /// SQL workloads: connections lost and opened again.
+    #[serde(default)]
+    pub reconnects: u64,
     /// HdrHistogram interval log (V2 compressed, one line per second).
     #[serde(skip)]
     pub hdr_log: String,
+}
+
+/// One statement or transaction kind of a SQL run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindStats {
+    pub count: u64,
+    pub latency_us: Percentiles,
 }
 
 /// Why a run could not finish.
@@ -185,4 +217,7 @@ pub enum LoadError {
     Cancelled,
     #[error("bad load settings: {0}")]
     Settings(String),
+    /// A SQL workload's failure, already one line naming the statement and the cause.
+    #[error("{0}")]
+    Sql(String),
 }

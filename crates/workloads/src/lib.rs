@@ -7,3 +7,4 @@
 pub mod kv;
 pub mod oltp;
 pub mod sql;
+pub mod sysbench;

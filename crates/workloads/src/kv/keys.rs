@@ -76,6 +76,19 @@ impl KeyChooser {
 
     #[inline]
     pub fn next(&self, rng: &mut Rng) -> u64 {
+        let rank = self.next_rank(rng);
+        match &self.kind {
+            Kind::Uniform => rank,
+            Kind::Zipf { prime, .. } | Kind::Special { prime, .. } => {
+                scramble(rank, *prime, self.keys)
+            }
+        }
+    }
+
+    /// A draw by popularity rank (0 = the most popular), before keys are scrambled over
+    /// the key space: sysbench's generators give the popular ids in id order.
+    #[inline]
+    pub fn next_rank(&self, rng: &mut Rng) -> u64 {
         match &self.kind {
             Kind::Uniform => rng.below(self.keys),
             Kind::Zipf {
@@ -83,28 +96,25 @@ impl KeyChooser {
                 alpha,
                 eta,
                 half_pow_theta,
-                prime,
                 ..
             } => {
                 let u = rng.unit();
                 let uz = u * zetan;
-                let rank = if uz < 1.0 {
+                if uz < 1.0 {
                     0
                 } else if uz < 1.0 + half_pow_theta {
                     1
                 } else {
                     ((self.keys as f64 * (eta * u - eta + 1.0).powf(*alpha)) as u64)
                         .min(self.keys - 1)
-                };
-                scramble(rank, *prime, self.keys)
+                }
             }
-            Kind::Special { hot, res, prime } => {
-                let rank = if rng.unit() < *res || *hot == self.keys {
+            Kind::Special { hot, res, .. } => {
+                if rng.unit() < *res || *hot == self.keys {
                     rng.below(*hot)
                 } else {
                     hot + rng.below(self.keys - hot)
-                };
-                scramble(rank, *prime, self.keys)
+                }
             }
         }
     }

@@ -153,7 +153,14 @@ impl Default for OltpConfig {
             prepared: true,
             connections: 1,
             client_threads: 1,
-            ignore_errors: vec!["deadlock".into(), "lock_wait_timeout".into()],
+            ignore_errors: [
+                "deadlock",
+                "lock_wait_timeout",
+                "serialization",
+                "duplicate_key",
+            ]
+            .map(String::from)
+            .to_vec(),
             max_reconnects: 10,
         }
     }

@@ -1,6 +1,704 @@
 //! The oltp workload: sysbench's OLTP schema and tests, natively over async drivers
-//! (mysql_async, tokio-postgres), connections as tasks on a fixed pool of client threads.
+//! (mysql_async, tokio-postgres). `client_threads` OS threads each run a single-threaded
+//! tokio runtime; connections are tasks on them (1024 connections never mean 1024 OS
+//! threads), each running transactions back to back (closed loop). Every thread records
+//! into its own recorder (transactions) and per-statement-kind histograms; nothing is
+//! shared on the hot path except one counter for fixed-count runs.
 
+mod client;
 mod config;
+mod rand;
+mod sql;
 
+pub use client::{inline, Client, DbError, Param};
 pub use config::{Distribution, OltpConfig, OltpTest};
+pub use rand::RowChooser;
+pub use sql::{create_table, text, transaction, Stmt};
+
+use crate::sql::{Db, Dialect};
+use bakeoff_load::rng::{mix, Rng};
+use bakeoff_load::{
+    histogram, merge_intervals, percentiles, raise_nofile, thread_cpu_s, KindStats, Live,
+    LoadError, Measure, Phase, PhaseHooks, Phases, Recorder, RunRecord,
+};
+use hdrhistogram::Histogram;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What a data load did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrepareReport {
+    pub seconds: f64,
+    pub rows: u64,
+}
+
+/// Rows per INSERT statement while loading.
+const LOAD_BATCH: u64 = 1000;
+/// Connections one client thread opens at once (a connect storm of 1024 otherwise times out).
+const CONNECTS_AT_ONCE: usize = 32;
+/// How long all connections may take to open.
+const CONNECT_DEADLINE: Duration = Duration::from_secs(120);
+/// sysbench's select_random_ranges delta.
+const RANDOM_RANGE_DELTA: i64 = 5;
+
+/// Creates `sbtest1..N` (dropping old ones) and loads them, tables in parallel, with
+/// multi-row INSERTs; then the secondary indexes (and ANALYZE on PostgreSQL).
+pub fn prepare(db: &Db, cfg: &OltpConfig) -> Result<PrepareReport, LoadError> {
+    let started = Instant::now();
+    let rt = runtime()?;
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&rt, async {
+        let mut handles = Vec::new();
+        for t in 1..=cfg.tables {
+            let (db, cfg) = (db.clone(), cfg.clone());
+            handles.push(tokio::task::spawn_local(async move {
+                load_table(&db, &cfg, t).await
+            }));
+        }
+        let mut rows = 0;
+        for h in handles {
+            rows += h
+                .await
+                .map_err(|e| LoadError::Sql(format!("loading failed: {e}")))??;
+        }
+        Ok::<u64, LoadError>(rows)
+    })?;
+    Ok(PrepareReport {
+        seconds: started.elapsed().as_secs_f64(),
+        rows: result,
+    })
+}
+
+async fn load_table(db: &Db, cfg: &OltpConfig, t: u32) -> Result<u64, LoadError> {
+    let fail = |what: &str, e: DbError| LoadError::Sql(format!("{what} sbtest{t}: {}", e.message));
+    let mut c = Client::connect(db, 0, false)
+        .await
+        .map_err(|e| fail("cannot connect to load", e))?;
+    c.simple(&format!("DROP TABLE IF EXISTS sbtest{t}"))
+        .await
+        .map_err(|e| fail("cannot drop", e))?;
+    c.simple(&sql::create_table(t, db.dialect, cfg))
+        .await
+        .map_err(|e| fail("cannot create", e))?;
+    let mut rng = Rng::new(mix(0x5b7e57 ^ u64::from(t)));
+    let (mut cbuf, mut padbuf) = (String::new(), String::new());
+    let mut next = 1u64;
+    while next <= cfg.table_size {
+        let end = (next + LOAD_BATCH - 1).min(cfg.table_size);
+        let mut stmt = if cfg.auto_inc {
+            format!("INSERT INTO sbtest{t} (k, c, pad) VALUES ")
+        } else {
+            format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES ")
+        };
+        for id in next..=end {
+            digits(&mut rng, &mut cbuf, 10);
+            digits(&mut rng, &mut padbuf, 5);
+            let k = 1 + rng.below(cfg.table_size.max(1));
+            if id > next {
+                stmt.push(',');
+            }
+            if cfg.auto_inc {
+                stmt.push_str(&format!("({k},'{cbuf}','{padbuf}')"));
+            } else {
+                stmt.push_str(&format!("({id},{k},'{cbuf}','{padbuf}')"));
+            }
+        }
+        c.simple(&stmt).await.map_err(|e| fail("cannot load", e))?;
+        next = end + 1;
+    }
+    if cfg.create_secondary {
+        c.simple(&format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))
+            .await
+            .map_err(|e| fail("cannot index", e))?;
+    }
+    if db.dialect == Dialect::Postgres {
+        if cfg.secondary {
+            c.simple(&format!("CREATE INDEX xid_{t} ON sbtest{t}(id)"))
+                .await
+                .map_err(|e| fail("cannot index", e))?;
+        }
+        c.simple(&format!("ANALYZE sbtest{t}"))
+            .await
+            .map_err(|e| fail("cannot analyze", e))?;
+    }
+    c.close().await;
+    Ok(cfg.table_size)
+}
+
+/// sysbench's c/pad values: `groups` groups of 11 random digits joined by '-'.
+fn digits(rng: &mut Rng, out: &mut String, groups: usize) {
+    out.clear();
+    for g in 0..groups {
+        if g > 0 {
+            out.push('-');
+        }
+        let mut v = rng.next_u64();
+        for _ in 0..11 {
+            out.push(char::from(b'0' + (v % 10) as u8));
+            v /= 10;
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(LoadError::Io)
+}
+
+/// State every thread reads; written by the coordinator (phase) and on failure.
+struct Shared {
+    phase: AtomicU8,
+    connected: AtomicUsize,
+    measured: AtomicU64,
+    reconnects: AtomicU64,
+    abort: AtomicBool,
+    error: Mutex<Option<String>>,
+    epoch: Instant,
+}
+
+impl Shared {
+    fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Acquire) {
+            0 => Phase::Connect,
+            2 => Phase::Warmup,
+            3 => Phase::Measure,
+            _ => Phase::Done,
+        }
+    }
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+    fn fail(&self, message: String) {
+        if let Ok(mut g) = self.error.lock() {
+            g.get_or_insert(message);
+        }
+        self.abort.store(true, Ordering::SeqCst);
+    }
+    fn stopped(&self) -> bool {
+        self.abort.load(Ordering::Relaxed) || self.phase() == Phase::Done
+    }
+}
+
+/// The statements of a run, built once: texts per table and kind, and one transaction.
+struct Plan {
+    cfg: OltpConfig,
+    dialect: Dialect,
+    txn: Vec<Stmt>,
+    /// (driver text, `?` text) by `table_index * KINDS + kind`.
+    texts: Vec<(String, String)>,
+    rows: RowChooser,
+    auto_insert: bool,
+}
+
+const KINDS: usize = Stmt::ALL.len();
+
+impl Plan {
+    fn new(db: &Db, cfg: &OltpConfig) -> Plan {
+        let auto_insert = cfg.test == OltpTest::Insert && cfg.auto_inc;
+        let mut texts = Vec::new();
+        for t in 1..=cfg.tables {
+            for s in Stmt::ALL {
+                let auto = s == Stmt::Insert && auto_insert;
+                texts.push((
+                    sql::text(s, t, db.dialect, cfg.random_points, auto),
+                    sql::text(s, t, Dialect::Mysql, cfg.random_points, auto),
+                ));
+            }
+        }
+        Plan {
+            cfg: cfg.clone(),
+            dialect: db.dialect,
+            txn: sql::transaction(cfg),
+            texts,
+            rows: RowChooser::new(cfg.table_size, cfg.distribution),
+            auto_insert,
+        }
+    }
+}
+
+/// One client thread's measurements.
+struct ThreadRec {
+    rec: Recorder,
+    kinds: Vec<Histogram<u64>>,
+    queries: u64,
+    measuring: bool,
+    cpu_start: f64,
+    cpu_s: f64,
+}
+
+/// Runs the workload against `db`: connect every connection, warm up, measure.
+pub fn run(
+    db: &Db,
+    cfg: &OltpConfig,
+    phases: &Phases,
+    seed: u64,
+    hooks: &dyn PhaseHooks,
+    live: &Arc<Live>,
+    cancel: &AtomicBool,
+) -> Result<RunRecord, LoadError> {
+    let threads = cfg.client_threads.max(1);
+    if cfg.connections == 0 || threads > cfg.connections {
+        return Err(LoadError::Settings(format!(
+            "need 1 <= client_threads ({threads}) <= connections ({})",
+            cfg.connections
+        )));
+    }
+    raise_nofile();
+    let shared = Arc::new(Shared {
+        phase: AtomicU8::new(Phase::Connect as u8),
+        connected: AtomicUsize::new(0),
+        measured: AtomicU64::new(0),
+        reconnects: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+        error: Mutex::new(None),
+        epoch: Instant::now(),
+    });
+    let plan = Arc::new(Plan::new(db, cfg));
+    live.set_phase(Phase::Connect);
+    let (outs, window) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (shared, plan, db) = (shared.clone(), plan.clone(), db.clone());
+                let live = live.clone();
+                scope.spawn(move || client_thread(t, threads, &db, &plan, &shared, seed, &live))
+            })
+            .collect();
+        let window = coordinate(cfg, phases, &shared, hooks, live, cancel);
+        let outs: Vec<Option<ThreadRec>> = handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect();
+        (outs, window)
+    });
+    live.set_phase(Phase::Done);
+    if let Some(e) = shared.error.lock().ok().and_then(|mut g| g.take()) {
+        return Err(LoadError::Sql(e));
+    }
+    if cancel.load(Ordering::SeqCst) {
+        return Err(LoadError::Cancelled);
+    }
+    let Some((start, end)) = window else {
+        return Err(LoadError::Cancelled);
+    };
+    let outs: Vec<ThreadRec> = outs.into_iter().flatten().collect();
+    let mut r = summarize(outs, start, end, threads);
+    r.reconnects = shared.reconnects.load(Ordering::SeqCst);
+    live.set_progress(r.ops, end);
+    Ok(r)
+}
+
+/// Moves the threads through the phases; the measured window (ns since the epoch).
+fn coordinate(
+    cfg: &OltpConfig,
+    phases: &Phases,
+    sh: &Shared,
+    hooks: &dyn PhaseHooks,
+    live: &Live,
+    cancel: &AtomicBool,
+) -> Option<(u64, u64)> {
+    let wait = |deadline: Option<Instant>, until: &dyn Fn() -> bool| -> bool {
+        loop {
+            if sh.abort.load(Ordering::SeqCst) {
+                return false;
+            }
+            if cancel.load(Ordering::SeqCst) {
+                sh.abort.store(true, Ordering::SeqCst);
+                return false;
+            }
+            if until() {
+                return true;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let set = |p: Phase| {
+        sh.phase.store(p as u8, Ordering::Release);
+        live.set_phase(p);
+    };
+    let connect_by = Instant::now() + CONNECT_DEADLINE;
+    let all = || sh.connected.load(Ordering::SeqCst) >= cfg.connections;
+    if !wait(Some(connect_by), &all) || !all() {
+        if !sh.abort.load(Ordering::SeqCst) && !cancel.load(Ordering::SeqCst) {
+            sh.fail(format!(
+                "only {} of {} connections opened in {} s; the server may limit connections (max_connections) or be overloaded",
+                sh.connected.load(Ordering::SeqCst),
+                cfg.connections,
+                CONNECT_DEADLINE.as_secs()
+            ));
+        }
+        set(Phase::Done);
+        return None;
+    }
+    set(Phase::Warmup);
+    if !wait(Some(Instant::now() + phases.warmup), &|| false) {
+        set(Phase::Done);
+        return None;
+    }
+    hooks.measure_started();
+    let start = sh.now_ns();
+    live.set_measure_start(start);
+    set(Phase::Measure);
+    let ok = match phases.measure {
+        Measure::Duration(d) => wait(Some(Instant::now() + d), &|| false),
+        Measure::Ops(n) => wait(None, &|| sh.measured.load(Ordering::Relaxed) >= n),
+    };
+    let end = sh.now_ns();
+    set(Phase::Done);
+    hooks.measure_ended();
+    ok.then_some((start, end))
+}
+
+fn client_thread(
+    t: usize,
+    threads: usize,
+    db: &Db,
+    plan: &Arc<Plan>,
+    sh: &Arc<Shared>,
+    seed: u64,
+    live: &Arc<Live>,
+) -> Option<ThreadRec> {
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            sh.fail(format!("cannot start a client thread: {e}"));
+            return None;
+        }
+    };
+    let st = Rc::new(RefCell::new(ThreadRec {
+        rec: Recorder::new(1, false),
+        kinds: (0..KINDS).map(|_| histogram()).collect(),
+        queries: 0,
+        measuring: false,
+        cpu_start: 0.0,
+        cpu_s: 0.0,
+    }));
+    let local = tokio::task::LocalSet::new();
+    let gate = Rc::new(tokio::sync::Semaphore::new(CONNECTS_AT_ONCE));
+    local.block_on(&rt, async {
+        let mut tasks = Vec::new();
+        for conn in (t..plan.cfg.connections).step_by(threads) {
+            let (st, sh, plan, db, gate) = (
+                st.clone(),
+                sh.clone(),
+                plan.clone(),
+                db.clone(),
+                gate.clone(),
+            );
+            let seed = mix(seed ^ mix(conn as u64 + 1));
+            tasks.push(tokio::task::spawn_local(async move {
+                connection(conn, &db, &plan, &sh, &st, &gate, seed).await;
+            }));
+        }
+        ticker(t == 0, &sh, &st, live).await;
+        for task in tasks {
+            let _ = task.await;
+        }
+    });
+    drop(local);
+    Rc::try_unwrap(st).ok().map(RefCell::into_inner)
+}
+
+/// Starts and ends this thread's measured window, rotates its intervals every second,
+/// and (thread 0) reports progress.
+async fn ticker(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) {
+    loop {
+        let phase = sh.phase();
+        let now = sh.now_ns();
+        {
+            let mut s = st.borrow_mut();
+            if phase == Phase::Measure && !s.measuring {
+                s.rec.start(now);
+                for h in &mut s.kinds {
+                    h.reset();
+                }
+                s.queries = 0;
+                s.measuring = true;
+                s.cpu_start = thread_cpu_s();
+            } else if s.measuring {
+                s.rec.tick(now);
+            }
+            if phase == Phase::Done || sh.abort.load(Ordering::Relaxed) {
+                if s.measuring {
+                    s.rec.finish(now);
+                    s.cpu_s = thread_cpu_s() - s.cpu_start;
+                    s.measuring = false;
+                }
+                return;
+            }
+        }
+        if reporter && phase == Phase::Measure {
+            live.set_progress(sh.measured.load(Ordering::Relaxed), now);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// One connection: open it, wait for the warmup, run transactions until the end.
+async fn connection(
+    conn: usize,
+    db: &Db,
+    plan: &Plan,
+    sh: &Shared,
+    st: &RefCell<ThreadRec>,
+    gate: &tokio::sync::Semaphore,
+    seed: u64,
+) {
+    let statements = plan.texts.len();
+    let opened = {
+        let _permit = gate.acquire().await;
+        Client::connect(db, statements, plan.cfg.prepared).await
+    };
+    let mut client = match opened {
+        Ok(c) => c,
+        Err(e) => {
+            sh.fail(format!(
+                "connection {} of {} could not open: {} ({})",
+                conn + 1,
+                plan.cfg.connections,
+                e.message,
+                e.kind
+            ));
+            return;
+        }
+    };
+    sh.connected.fetch_add(1, Ordering::SeqCst);
+    while sh.phase() == Phase::Connect && !sh.abort.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let mut w = Worker {
+        rng: Rng::new(seed),
+        cbuf: String::with_capacity(128),
+        padbuf: String::with_capacity(64),
+        timings: Vec::with_capacity(plan.txn.len()),
+        insert_seq: 0,
+        conn,
+    };
+    while !sh.stopped() {
+        let measuring = st.borrow().measuring;
+        let started = Instant::now();
+        match w.transaction(&mut client, plan).await {
+            Ok(()) => {
+                if measuring && st.borrow().measuring {
+                    let ns = started.elapsed().as_nanos() as u64;
+                    let mut s = st.borrow_mut();
+                    s.rec.record(0, ns, ns);
+                    s.queries += w.timings.len() as u64;
+                    for (k, t) in &w.timings {
+                        s.kinds[*k].saturating_record((*t).max(1));
+                    }
+                    drop(s);
+                    sh.measured.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Err((stmt, e)) => {
+                if sh.stopped() {
+                    break;
+                }
+                if plan.cfg.ignore_errors.iter().any(|k| k == e.kind) {
+                    if measuring {
+                        st.borrow_mut().rec.error(e.kind);
+                    }
+                    let _ = client.simple("ROLLBACK").await;
+                    continue;
+                }
+                if e.kind == "lost_connection" {
+                    let lost = sh.reconnects.fetch_add(1, Ordering::SeqCst) + 1;
+                    if lost > plan.cfg.max_reconnects {
+                        sh.fail(format!(
+                            "{lost} connections lost mid-run (more than max_reconnects = {}); last: {}",
+                            plan.cfg.max_reconnects, e.message
+                        ));
+                        break;
+                    }
+                    st.borrow_mut().rec.error("lost_connection");
+                    match Client::connect(db, statements, plan.cfg.prepared).await {
+                        Ok(c) => client = c,
+                        Err(e) => {
+                            sh.fail(format!("reconnecting failed: {}", e.message));
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                let hint = match e.kind {
+                    "too_many_connections" => "; raise max_connections",
+                    "max_prepared_stmt_count" => {
+                        "; raise max_prepared_stmt_count or set prepared = false"
+                    }
+                    _ => "",
+                };
+                sh.fail(format!(
+                    "{} failed: {} [{}]{hint}",
+                    stmt.name(),
+                    e.message,
+                    e.kind
+                ));
+                break;
+            }
+        }
+    }
+    client.close().await;
+}
+
+/// Per-connection generator state.
+struct Worker {
+    rng: Rng,
+    cbuf: String,
+    padbuf: String,
+    /// (kind index, ns) of the statements of the last transaction.
+    timings: Vec<(usize, u64)>,
+    insert_seq: u64,
+    conn: usize,
+}
+
+impl Worker {
+    async fn transaction(&mut self, c: &mut Client, p: &Plan) -> Result<(), (Stmt, DbError)> {
+        self.timings.clear();
+        let cfg = &p.cfg;
+        let table = 1 + self.rng.below(u64::from(cfg.tables.max(1))) as usize;
+        let base = (table - 1) * KINDS;
+        let mut deleted = 0i64;
+        for &s in &p.txn {
+            let (text, plain) = &p.texts[base + s.index()];
+            let id = p.rows.next(&mut self.rng) as i64;
+            let range_end = id + i64::from(cfg.range_size) - 1;
+            let t0 = Instant::now();
+            let r = match s {
+                Stmt::Begin | Stmt::Commit => c.simple(text).await,
+                Stmt::PointSelect | Stmt::IndexUpdate => {
+                    c.exec(base + s.index(), text, plain, &[Param::Int(id)])
+                        .await
+                }
+                Stmt::Delete => {
+                    deleted = id;
+                    c.exec(base + s.index(), text, plain, &[Param::Int(id)])
+                        .await
+                }
+                Stmt::SimpleRange | Stmt::SumRange | Stmt::OrderRange | Stmt::DistinctRange => {
+                    let ps = [Param::Int(id), Param::Int(range_end)];
+                    c.exec(base + s.index(), text, plain, &ps).await
+                }
+                Stmt::NonIndexUpdate => {
+                    digits(&mut self.rng, &mut self.cbuf, 10);
+                    let ps = [Param::Text(&self.cbuf), Param::Int(id)];
+                    c.exec(base + s.index(), text, plain, &ps).await
+                }
+                Stmt::Insert => {
+                    digits(&mut self.rng, &mut self.cbuf, 10);
+                    digits(&mut self.rng, &mut self.padbuf, 5);
+                    let k = p.rows.next(&mut self.rng) as i64;
+                    if p.auto_insert {
+                        let ps = [
+                            Param::Int(k),
+                            Param::Text(&self.cbuf),
+                            Param::Text(&self.padbuf),
+                        ];
+                        c.exec(base + s.index(), text, plain, &ps).await
+                    } else {
+                        let new_id = if deleted > 0 {
+                            deleted
+                        } else {
+                            // oltp_insert without auto_inc: ids above the table, unique
+                            // per connection.
+                            self.insert_seq += 1;
+                            (cfg.table_size
+                                + 1
+                                + self.conn as u64
+                                + self.insert_seq * cfg.connections as u64)
+                                as i64
+                        };
+                        let ps = [
+                            Param::Int(new_id),
+                            Param::Int(k),
+                            Param::Text(&self.cbuf),
+                            Param::Text(&self.padbuf),
+                        ];
+                        c.exec(base + s.index(), text, plain, &ps).await
+                    }
+                }
+                Stmt::RandomPoints => {
+                    let ps: Vec<Param> = (0..cfg.random_points.max(1))
+                        .map(|_| Param::Int(p.rows.next(&mut self.rng) as i64))
+                        .collect();
+                    c.exec(base + s.index(), text, plain, &ps).await
+                }
+                Stmt::RandomRanges => {
+                    let ps: Vec<Param> = (0..cfg.random_points.max(1))
+                        .flat_map(|_| {
+                            let lo = p.rows.next(&mut self.rng) as i64;
+                            [Param::Int(lo), Param::Int(lo + RANDOM_RANGE_DELTA)]
+                        })
+                        .collect();
+                    c.exec(base + s.index(), text, plain, &ps).await
+                }
+            };
+            r.map_err(|e| (s, e))?;
+            self.timings
+                .push((s.index(), t0.elapsed().as_nanos() as u64));
+        }
+        let _ = p.dialect;
+        Ok(())
+    }
+}
+
+fn summarize(outs: Vec<ThreadRec>, start: u64, end: u64, threads: usize) -> RunRecord {
+    let elapsed_s = (end.saturating_sub(start) as f64 / 1e9).max(1e-9);
+    let mut total = histogram();
+    let mut kinds: Vec<Histogram<u64>> = (0..KINDS).map(|_| histogram()).collect();
+    let mut r = RunRecord {
+        client_threads: threads,
+        elapsed_s,
+        ..RunRecord::default()
+    };
+    let mut raw = Vec::new();
+    for t in outs {
+        let _ = total.add(&t.rec.total);
+        for (i, h) in t.kinds.iter().enumerate() {
+            let _ = kinds[i].add(h);
+        }
+        r.ops += t.rec.ops;
+        r.queries += t.queries;
+        r.client_cpu_s += t.cpu_s;
+        for (k, n) in &t.rec.errors {
+            *r.errors.entry(k.to_string()).or_default() += n;
+        }
+        raw.push(t.rec.intervals);
+    }
+    r.ops_per_s = r.ops as f64 / elapsed_s;
+    r.latency_us = percentiles(&total);
+    r.by_command.insert("transaction".into(), r.ops);
+    r.kinds.insert(
+        "transaction".into(),
+        KindStats {
+            count: r.ops,
+            latency_us: r.latency_us.clone(),
+        },
+    );
+    for s in Stmt::ALL {
+        let h = &kinds[s.index()];
+        if h.len() > 0 {
+            r.kinds.insert(
+                s.name().into(),
+                KindStats {
+                    count: h.len(),
+                    latency_us: percentiles(h),
+                },
+            );
+        }
+    }
+    let (intervals, log) = merge_intervals(&raw, start);
+    r.intervals = intervals;
+    r.hdr_log = log;
+    r.client_rss_kib = bakeoff_load::peak_rss_kib();
+    r.client_bound = r.client_cpu_s >= 0.9 * threads as f64 * elapsed_s;
+    r
+}
