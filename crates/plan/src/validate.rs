@@ -369,7 +369,21 @@ fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
         )?;
     }
     if let Some(x) = w.zipfian_exp {
-        range(l, &at("zipfian_exp"), x, 0.0, 10.0, "zipfian_exp")?;
+        range(l, &at("zipfian_exp"), x, 0.01, 0.99, "zipfian_exp")?;
+    }
+    if w.kind == WorkloadKind::Sysbench {
+        if w.distribution == Some(crate::RowDistribution::Zipfian) {
+            return Err(l.error_at(
+                &at("distribution"),
+                "sysbench 1.0.20 has no zipfian distribution; use it with kind = \"oltp\" or choose uniform, gaussian, special or pareto",
+            ));
+        }
+        if e.plan.ops.is_some() {
+            return Err(l.error_at(
+                &key!["plan", "ops"],
+                "a sysbench workload measures by time; use plan.duration instead of ops",
+            ));
+        }
     }
     if let Some(x) = w.pareto_h {
         range(l, &at("pareto_h"), x, 0.001, 0.999, "pareto_h")?;

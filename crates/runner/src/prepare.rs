@@ -148,7 +148,6 @@ pub fn oltp_config(w: &Workload) -> oltp::OltpConfig {
         client_threads: w.client_threads,
         ignore_errors: w.ignore_errors.clone().unwrap_or(d.ignore_errors),
         max_reconnects: w.max_reconnects.unwrap_or(d.max_reconnects),
-        ..d
     }
 }
 

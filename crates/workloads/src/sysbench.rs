@@ -172,7 +172,7 @@ pub fn parse(output: &str) -> Result<Parsed, String> {
             .and_then(|s| s.parse().ok())
             .unwrap_or(0.0)
     };
-    let per_sec = |l: &str| -> f64 { l.split('(').nth(1).map(|s| first_num(s)).unwrap_or(0.0) };
+    let per_sec = |l: &str| -> f64 { l.split('(').nth(1).map(&first_num).unwrap_or(0.0) };
     for line in tail.lines() {
         let l = line.trim();
         let value = |l: &str| first_num(l.split_once(':').map_or(l, |(_, v)| v));
@@ -213,7 +213,7 @@ pub fn parse(output: &str) -> Result<Parsed, String> {
         let Some((secs, stats)) = rest.split_once("s ]") else {
             continue;
         };
-        let field = |name: &str| stats.split(name).nth(1).map(|s| first_num(s));
+        let field = |name: &str| stats.split(name).nth(1).map(&first_num);
         if let (Ok(t), Some(tps)) = (secs.trim().parse::<f64>(), field("tps:")) {
             p.intervals.push((t, tps, field("%):").unwrap_or(0.0)));
         }
@@ -371,7 +371,13 @@ pub fn run(
         )
     })?;
     let client_cpu_s = (rusage - cpu_at_warmup).max(0.0);
-    let elapsed_s = parsed.total_time_s.max(1e-9);
+    // "total time" counts the warmup too; the rate is of the measured part only.
+    let elapsed_s = if parsed.tps > 0.0 {
+        parsed.transactions as f64 / parsed.tps
+    } else {
+        parsed.total_time_s
+    }
+    .max(1e-9);
     let ms = |v: f64| v * 1000.0;
     let mut r = RunRecord {
         ops: parsed.transactions,

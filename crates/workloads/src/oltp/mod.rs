@@ -398,7 +398,7 @@ fn client_thread(
                 connection(conn, &db, &plan, &sh, &st, &gate, seed).await;
             }));
         }
-        ticker(t == 0, &sh, &st, live).await;
+        ticker(t == 0, sh, &st, live).await;
         for task in tasks {
             let _ = task.await;
         }
@@ -685,7 +685,7 @@ fn summarize(outs: Vec<ThreadRec>, start: u64, end: u64, threads: usize) -> RunR
     );
     for s in Stmt::ALL {
         let h = &kinds[s.index()];
-        if h.len() > 0 {
+        if !h.is_empty() {
             r.kinds.insert(
                 s.name().into(),
                 KindStats {
