@@ -5,14 +5,16 @@
 //!
 //! Builds go to the user's build cache (`Cache::default_root()`, i.e. `$BAKEOFF_CACHE` or
 //! `~/.cache/bakeoff`), the one bakeoff itself uses, so a re-run is a cache hit; `-O0` keeps a
-//! clean-cache run short (about 4 minutes for both compilers on 2 cores, see the README).
+//! clean-cache run short (about three minutes for both compilers on 2 cores, see the README).
 
-use std::fs::File;
-use std::os::unix::process::CommandExt;
+mod server;
+
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use server::{run_bounded, text, RunAs, Scratch, Server};
 
 use bakeoff_build::{
     build, fetch, recipe_for, BuildError, BuildSpec, Cache, SourceSpec, SourceTree,
@@ -42,113 +44,13 @@ fn spec(compiler: &str, cflags: &str) -> BuildSpec {
     }
 }
 
-/// Kills the child on drop, so a hung server cannot outlive a failed test.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Run to completion within `limit`, output captured; killed and failed when it takes longer.
-fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let pid = child.id().to_string();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.expect("wait for child"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-KILL", &pid]).status();
-            panic!("{cmd:?} did not finish within {limit:?}");
-        }
-    }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// Who runs the server: the current user, or when that is root, `bakeoff` if it exists,
-/// else `nobody`.
-#[derive(Clone, Copy)]
-struct RunAs {
-    ids: Option<(u32, u32)>,
-}
-
-impl RunAs {
-    fn pick() -> Self {
-        let id = |args: &[&str]| -> Option<u32> {
-            let out = Command::new("id").args(args).output().ok()?;
-            out.status.success().then_some(())?;
-            String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-        };
-        if id(&["-u"]) != Some(0) {
-            return RunAs { ids: None };
-        }
-        let user = if id(&["-u", "bakeoff"]).is_some() {
-            "bakeoff"
-        } else {
-            "nobody"
-        };
-        let uid = id(&["-u", user]).expect("uid");
-        let gid = id(&["-g", user]).expect("gid");
-        RunAs {
-            ids: Some((uid, gid)),
-        }
-    }
-
-    fn command(self, program: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.env("LC_ALL", "C");
-        if let Some((uid, gid)) = self.ids {
-            cmd.uid(uid).gid(gid);
-        }
-        cmd
-    }
-
-    /// A directory the server user owns.
-    fn own(self, dir: &Path) {
-        std::fs::create_dir_all(dir).unwrap();
-        if let Some((uid, gid)) = self.ids {
-            std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
-        }
-    }
-}
-
-/// Copy the installed tree somewhere the server user can reach (the build cache under a
-/// root-only home is not), initdb, start the server on a private socket, check it answers,
-/// stop it.
+/// initdb into a private copy of the installed tree, start the server on a private socket,
+/// check it answers, stop it.
 fn initdb_and_start(install: &Path) {
     let user = RunAs::pick();
-    let tmp = tempfile::Builder::new()
-        .prefix("bakeoff-pg-")
-        .tempdir()
-        .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tree = tmp.path().join("install");
-    let cp = Command::new("cp")
-        .arg("-a")
-        .arg(install)
-        .arg(&tree)
-        .status()
-        .unwrap();
-    assert!(cp.success(), "cp -a of the installed tree");
-    let (data, sock) = (tmp.path().join("data"), tmp.path().join("sock"));
+    let scratch = Scratch::with_copy_of(install);
+    let tree = &scratch.install;
+    let (data, sock) = (scratch.path("data"), scratch.path("sock"));
     user.own(&data);
     user.own(&sock);
 
@@ -162,37 +64,17 @@ fn initdb_and_start(install: &Path) {
     );
     assert!(out.status.success(), "initdb failed:\n{}", text(&out));
 
-    let log_path = tmp.path().join("server.log");
-    let log = File::create(&log_path).unwrap();
-    let child = user
-        .command(&tree.join("bin/postgres"))
-        .arg("-D")
-        .arg(&data)
-        .arg("-k")
-        .arg(&sock)
-        .args(["-c", "listen_addresses=", "-p", "5432"])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("start the built postgres");
-    let mut server = KillOnDrop(child);
-    let read_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !read_log().contains("database system is ready to accept connections") {
-        if let Some(status) = server.0.try_wait().unwrap() {
-            panic!(
-                "postgres exited ({status}) before it was ready:\n{}",
-                read_log()
-            );
-        }
-        assert!(
-            Instant::now() < deadline,
-            "postgres not ready within 60 s:\n{}",
-            read_log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut server = Server::start(
+        "postgres",
+        user.command(&tree.join("bin/postgres"))
+            .arg("-D")
+            .arg(&data)
+            .arg("-k")
+            .arg(&sock)
+            .args(["-c", "listen_addresses=", "-p", "5432"]),
+        scratch.path("server.log"),
+    );
+    server.wait_for("database system is ready to accept connections");
 
     // Ask the server something, with the distribution's psql when it is installed.
     let psql = Path::new("/usr/lib/postgresql/15/bin/psql");
@@ -209,7 +91,7 @@ fn initdb_and_start(install: &Path) {
         assert!(
             out.status.success(),
             "psql failed:\n{answer}\n{}",
-            read_log()
+            server.log()
         );
         assert!(
             answer.starts_with("PostgreSQL 15.") && answer.trim_end().ends_with("|1"),
@@ -217,21 +99,11 @@ fn initdb_and_start(install: &Path) {
         );
     }
 
-    let pid = server.0.id().to_string();
-    let stopped = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    assert!(stopped.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while server.0.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "postgres did not stop within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    server.stop("-INT");
     assert!(
-        read_log().contains("database system is shut down"),
+        server.log().contains("database system is shut down"),
         "{}",
-        read_log()
+        server.log()
     );
 }
 
