@@ -214,3 +214,63 @@ fn sql_bad_input_and_server_refusals() {
     assert_eq!(r["variants"][0]["status"], "ok");
     no_server_left("postgres");
 }
+
+/// PostgreSQL 15 built from Debian's source with two compilers (at -O0, to keep a clean
+/// machine's run short; the build cache is the user's default one, shared with the build
+/// crate's test), then measured: the built servers run as the unprivileged user.
+#[test]
+fn postgres_built_with_two_compilers_runs_oltp() {
+    let s = scratch();
+    let file = s.write(
+        "pgbuild.toml",
+        r#"name = "pg-build-e2e"
+[target]
+kind = "postgres"
+source = { debian = "postgresql-15" }
+
+[[variant]]
+name = "gcc"
+compiler = "gcc-12"
+cflags = "-O0"
+
+[[variant]]
+name = "clang"
+compiler = "clang-16"
+cflags = "-O0"
+
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+table_size = 1000
+connections = [2]
+
+[plan]
+repetitions = 1
+warmup = "0s"
+duration = "1s"
+"#,
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(s.out())
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = s.results();
+    for v in r["variants"].as_array().unwrap() {
+        assert_eq!(v["status"], "ok", "{v}");
+        assert_eq!(v["build"]["kind"], "build", "{v}");
+    }
+    assert!(r["variants"][1]["build"]["compiler_version"]
+        .as_str()
+        .unwrap()
+        .contains("clang"));
+    check_runs(&r, "oltp");
+    no_server_left("postgres");
+}

@@ -114,14 +114,27 @@ pub fn prepare(
     if !kind.is_sql() || configs.iter().all(|c| c.sql().is_none()) {
         return store;
     }
+    if bakeoff_sandbox::server_user().is_some() {
+        // The server's own user must pass through the sandbox root to its data.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::create_dir_all(&opts.sandbox_root);
+        let _ = std::fs::set_permissions(
+            &opts.sandbox_root,
+            std::fs::Permissions::from_mode(0o711),
+        );
+    }
     let mut failed = Vec::new();
+    let mut moved = Vec::new();
     for v in variants.iter() {
         match prepare_variant(l, opts, &root, configs, v, observer) {
-            Ok((dirs, records)) => {
+            Ok((dirs, records, binary)) => {
                 for (w, dir) in dirs {
                     store.prepared.insert((v.name.clone(), w), dir);
                 }
                 results.variants[v.record].data = records;
+                if binary != v.binary {
+                    moved.push((v.name.clone(), binary));
+                }
             }
             Err(e) => {
                 observer.notice(&format!("{}: {e}", v.name));
@@ -133,10 +146,15 @@ pub fn prepare(
         }
     }
     variants.retain(|v| !failed.contains(&v.name));
+    for v in variants.iter_mut() {
+        if let Some((_, b)) = moved.iter().find(|(n, _)| *n == v.name) {
+            v.binary = b.clone();
+        }
+    }
     store
 }
 
-type Prepared = (Vec<(usize, PathBuf)>, Vec<DataRecord>);
+type Prepared = (Vec<(usize, PathBuf)>, Vec<DataRecord>, PathBuf);
 
 fn prepare_variant(
     l: &Loaded,
@@ -151,9 +169,10 @@ fn prepare_variant(
     let vdir = root.join(safe_name(&v.name));
     std::fs::create_dir_all(&vdir)
         .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
+    let binary = reachable_binary(v, &vdir)?;
     let pristine = vdir.join("pristine");
     observer.notice(&format!("{}: initializing a data directory", v.name));
-    bakeoff_sandbox::init_data(kind, &v.binary, &pristine)
+    bakeoff_sandbox::init_data(kind, &binary, &pristine)
         .map_err(|err| format!("data directory initialization failed: {err}"))?;
     // Workloads with the same tables share one load.
     let mut groups: BTreeMap<String, (oltp::OltpConfig, Vec<usize>)> = BTreeMap::new();
@@ -183,7 +202,7 @@ fn prepare_variant(
         let spec = SandboxSpec {
             name: format!("{}-prepare", v.name),
             kind,
-            binary: v.binary.clone(),
+            binary: binary.clone(),
             args: v.args.clone(),
             root: opts.sandbox_root.clone(),
             ready_timeout: SQL_READY_TIMEOUT,
@@ -213,7 +232,33 @@ fn prepare_variant(
         });
         dirs.extend(ws.into_iter().map(|w| (w, dir.clone())));
     }
-    Ok((dirs, records))
+    Ok((dirs, records, binary))
+}
+
+/// The server binary as the server's own user can run it. A build lives in the cache
+/// under the home of the user running bakeoff, which the unprivileged server user (when
+/// bakeoff is root) cannot enter: its installed tree (`<tree>/bin/<server>`) is copied
+/// into the store once per experiment.
+fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
+    let tree = v.binary.parent().and_then(Path::parent);
+    let is_build_tree = tree.is_some_and(|t| t.file_name().is_some_and(|n| n == "install"));
+    if bakeoff_sandbox::server_user().is_none() || !is_build_tree {
+        return Ok(v.binary.clone());
+    }
+    let (Some(tree), Some(name)) = (tree, v.binary.file_name()) else {
+        return Ok(v.binary.clone());
+    };
+    let copy = vdir.join("install");
+    copy_dir(tree, &copy)?;
+    let out = std::process::Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(&copy)
+        .status()
+        .map_err(|e| format!("cannot run chmod: {e}"))?;
+    if !out.success() {
+        return Err(format!("chmod of {} failed", copy.display()));
+    }
+    Ok(copy.join("bin").join(name))
 }
 
 /// `cp -a`: keeps the owner (the server's unprivileged user) and modes.

@@ -118,6 +118,19 @@ impl Target for Mariadb {
     }
 }
 
+/// For a server from a build's install tree (not Debian's /usr): where its plugins and
+/// error messages are.
+fn tree_settings(binary: &Path) -> Option<String> {
+    let base = binary.parent()?.parent()?;
+    if base == Path::new("/usr") || !base.join("share").is_dir() {
+        return None;
+    }
+    Some(format!(
+        "basedir = {b}\nlc-messages-dir = {b}/share\nplugin-dir = {b}/lib/plugin\n",
+        b = base.display()
+    ))
+}
+
 fn other<E: std::fmt::Display>(e: E) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
@@ -159,7 +172,13 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     );
     let mut boot = Command::new(binary);
     boot.arg("--no-defaults")
-        .arg(format!("--datadir={}", dest.display()))
+        .arg(format!("--datadir={}", dest.display()));
+    if basedir != Path::new("/usr") {
+        boot.arg(format!("--basedir={}", basedir.display()))
+            .arg(format!("--lc-messages-dir={}/share", basedir.display()))
+            .arg(format!("--plugin-dir={}/lib/plugin", basedir.display()));
+    }
+    boot
         .args(["--bootstrap", "--skip-networking", "--log-warnings=0"]);
     if let Some((_, _, user)) = sqldata::server_user() {
         boot.arg(format!("--user={user}"));

@@ -1,4 +1,5 @@
-//! One SQL connection over either driver (mysql_async, tokio-postgres): connect, run a
+//! One SQL connection (MariaDB: bakeoff's lean wire client in `mywire`; PostgreSQL:
+//! tokio-postgres): connect, run a
 //! statement with parameters (prepared, or inlined as text), and errors sorted into the
 //! kinds sysbench users know (deadlock, lost connection, ...).
 
@@ -32,7 +33,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub enum Client {
     My {
-        conn: mysql_async::Conn,
+        conn: super::mywire::MyConn,
         prepared: bool,
     },
     Pg {
@@ -48,18 +49,15 @@ impl Client {
     pub async fn connect(db: &Db, statements: usize, prepared: bool) -> Result<Client, DbError> {
         match db.dialect {
             Dialect::Mysql => {
-                let opts = mysql_async::OptsBuilder::default()
-                    .ip_or_hostname(db.addr.ip().to_string())
-                    .tcp_port(db.addr.port())
-                    .user(Some(db.user.clone()))
-                    .pass(Some(db.password.clone()))
-                    .db_name(Some(db.database.clone()))
-                    .prefer_socket(false)
-                    .stmt_cache_size(statements + 4);
-                let conn = tokio::time::timeout(CONNECT_TIMEOUT, mysql_async::Conn::new(opts))
-                    .await
-                    .map_err(|_| DbError::lost("connect timed out".into()))?
-                    .map_err(|e| my_error(&e))?;
+                let _ = statements;
+                let conn = super::mywire::MyConn::connect(
+                    db.addr,
+                    &db.user,
+                    &db.password,
+                    &db.database,
+                    CONNECT_TIMEOUT,
+                )
+                .await?;
                 Ok(Client::My { conn, prepared })
             }
             Dialect::Postgres => {
@@ -99,21 +97,10 @@ impl Client {
     ) -> Result<(), DbError> {
         match self {
             Client::My { conn, prepared } => {
-                use mysql_async::prelude::Queryable;
                 if !*prepared || params.is_empty() {
-                    let text = inline(plain, params);
-                    return conn.query_drop(text).await.map_err(|e| my_error(&e));
+                    return conn.query(&inline(plain, params)).await;
                 }
-                let values: Vec<mysql_async::Value> = params
-                    .iter()
-                    .map(|p| match p {
-                        Param::Int(i) => mysql_async::Value::Int(*i),
-                        Param::Text(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
-                    })
-                    .collect();
-                conn.exec_drop(sql, mysql_async::Params::Positional(values))
-                    .await
-                    .map_err(|e| my_error(&e))
+                conn.execute(key, sql, params).await
             }
             Client::Pg {
                 client,
@@ -164,9 +151,7 @@ impl Client {
 
     pub async fn close(self) {
         match self {
-            Client::My { conn, .. } => {
-                let _ = conn.disconnect().await;
-            }
+            Client::My { conn, .. } => drop(conn),
             Client::Pg { client, .. } => drop(client),
         }
     }
@@ -200,28 +185,6 @@ pub fn inline(sql: &str, params: &[Param<'_>]) -> String {
         }
     }
     out
-}
-
-fn my_error(e: &mysql_async::Error) -> DbError {
-    match e {
-        mysql_async::Error::Server(s) => DbError {
-            kind: match s.code {
-                1213 => "deadlock",
-                1205 => "lock_wait_timeout",
-                1040 => "too_many_connections",
-                1062 => "duplicate_key",
-                1461 => "max_prepared_stmt_count",
-                1045 => "access_denied",
-                _ => "server_error",
-            },
-            message: format!("{} (error {})", s.message, s.code),
-        },
-        mysql_async::Error::Io(_) | mysql_async::Error::Driver(_) => DbError::lost(e.to_string()),
-        other => DbError {
-            kind: "client_error",
-            message: other.to_string(),
-        },
-    }
 }
 
 fn pg_error(e: &tokio_postgres::Error) -> DbError {

@@ -7,6 +7,7 @@
 
 mod client;
 mod config;
+mod mywire;
 mod rand;
 mod sql;
 
