@@ -30,7 +30,7 @@ for n in sorted({c["connections"] for c in r["cells"]}):
     b, s = by[("bakeoff", n)], by[("sysbench", n)]
     bt, st = med(b, "tps"), med(s, "tps")
     bc, sc = med(b, "client_cpu_us_per_txn"), med(s, "client_cpu_us_per_txn")
-    print(f"{n:>5}  {bt:>12,.0f}  {st:>12,.0f}  {bt/st:>9.3f}  {bc:>14.1f}  {sc:>15.1f}  {bc/sc:>9.3f}")
+    print(f"{n:>5}  {bt:>12,.0f}  {st:>12,.0f}  {bt/st:>9.3f}  {bc:>14.1f}  {sc:>15.1f}  {bc/sc:>9.3f}   server us/txn: bakeoff {med(b, 'server_cpu_us_per_op'):.1f}, sysbench {med(s, 'server_cpu_us_per_op'):.1f}")
     for name, c in (("bakeoff", b), ("sysbench", s)):
         runs = ", ".join(f"{run['tps']:,.0f}/{run['client_cpu_us_per_txn']:.1f}" for run in c["runs"] if run["valid"])
         print(f"       {name} runs (TPS/us per txn): {runs}")

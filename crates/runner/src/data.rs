@@ -118,10 +118,8 @@ pub fn prepare(
         // The server's own user must pass through the sandbox root to its data.
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::create_dir_all(&opts.sandbox_root);
-        let _ = std::fs::set_permissions(
-            &opts.sandbox_root,
-            std::fs::Permissions::from_mode(0o711),
-        );
+        let _ =
+            std::fs::set_permissions(&opts.sandbox_root, std::fs::Permissions::from_mode(0o711));
     }
     let mut failed = Vec::new();
     let mut moved = Vec::new();

@@ -73,11 +73,12 @@ impl Target for Mariadb {
 
     fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
         let cnf = workdir.join("my.cnf");
+        let mut text = my_cnf(port, workdir, &self.data_dir(workdir), &self.options);
+        if let Some(lines) = tree_settings(binary) {
+            text = text.replacen("[mariadbd]\n", &format!("[mariadbd]\n{lines}"), 1);
+        }
         // A write failure shows as mariadbd's own "could not open" error at start.
-        let _ = std::fs::write(
-            &cnf,
-            my_cnf(port, workdir, &self.data_dir(workdir), &self.options),
-        );
+        let _ = std::fs::write(&cnf, text);
         let mut cmd = Command::new(binary);
         cmd.arg(format!("--defaults-file={}", cnf.display()));
         cmd.args(extra_args);
@@ -178,8 +179,7 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
             .arg(format!("--lc-messages-dir={}/share", basedir.display()))
             .arg(format!("--plugin-dir={}/lib/plugin", basedir.display()));
     }
-    boot
-        .args(["--bootstrap", "--skip-networking", "--log-warnings=0"]);
+    boot.args(["--bootstrap", "--skip-networking", "--log-warnings=0"]);
     if let Some((_, _, user)) = sqldata::server_user() {
         boot.arg(format!("--user={user}"));
     }

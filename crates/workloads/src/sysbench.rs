@@ -320,6 +320,8 @@ pub fn run(
     }
     let mut ended = false;
     let mut ops = 0.0;
+    let mut stats_blocks = 0;
+    let final_block = if warmup_s > 0 { 2 } else { 1 };
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
         if cancel.load(Ordering::SeqCst) {
@@ -342,7 +344,12 @@ pub fn run(
                 ops += tps;
                 live.set_progress(ops as u64, epoch.elapsed().as_nanos() as u64);
             }
-        } else if measuring && !ended && line.starts_with("SQL statistics:") {
+        } else if line.starts_with("SQL statistics:") {
+            // With a warmup, the first block is the checkpoint's; the last one ends the run.
+            stats_blocks += 1;
+        }
+        if measuring && !ended && line.starts_with("SQL statistics:") && stats_blocks == final_block
+        {
             hooks.measure_ended();
             ended = true;
         }

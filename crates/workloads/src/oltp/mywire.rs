@@ -19,11 +19,11 @@ const CLIENT_PROTOCOL_41: u32 = 0x200;
 const CLIENT_TRANSACTIONS: u32 = 0x2000;
 const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x80000;
-const UTF8MB4: u8 = 45;
+const UTF8MB4: u8 = 8;
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
-const TYPE_LONGLONG: u8 = 0x08;
+const TYPE_LONG: u8 = 0x03;
 const TYPE_VAR_STRING: u8 = 0xfd;
 
 pub struct MyConn {
@@ -32,8 +32,9 @@ pub struct MyConn {
     start: usize,
     end: usize,
     out: Vec<u8>,
-    /// Prepared statements by key: (statement id, parameter count).
-    stmts: Vec<Option<(u32, u16)>>,
+    /// Prepared statements by key: (statement id, parameter count, types sent). Like
+    /// libmysqlclient, parameter types go with the first execution only.
+    stmts: Vec<Option<(u32, u16, bool)>>,
     last_seq: u8,
 }
 
@@ -45,7 +46,10 @@ fn lost(e: io::Error) -> DbError {
 }
 
 fn server_error(p: &[u8]) -> DbError {
-    let code = u16::from_le_bytes([p.get(1).copied().unwrap_or(0), p.get(2).copied().unwrap_or(0)]);
+    let code = u16::from_le_bytes([
+        p.get(1).copied().unwrap_or(0),
+        p.get(2).copied().unwrap_or(0),
+    ]);
     let msg_at = if p.get(3) == Some(&b'#') { 9 } else { 3 };
     let message = String::from_utf8_lossy(p.get(msg_at..).unwrap_or_default()).to_string();
     DbError {
@@ -200,7 +204,11 @@ impl MyConn {
                 let n = self.buf.len() * 2;
                 self.buf.resize(n, 0);
             }
-            let n = self.stream.read(&mut self.buf[self.end..]).await.map_err(lost)?;
+            let n = self
+                .stream
+                .read(&mut self.buf[self.end..])
+                .await
+                .map_err(lost)?;
             if n == 0 {
                 return Err(lost(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -261,7 +269,10 @@ impl MyConn {
         let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
         let cols = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
-        let skip = usize::from(params) + usize::from(params > 0) + usize::from(cols) + usize::from(cols > 0);
+        let skip = usize::from(params)
+            + usize::from(params > 0)
+            + usize::from(cols)
+            + usize::from(cols > 0);
         for _ in 0..skip {
             self.packet().await?;
         }
@@ -269,18 +280,23 @@ impl MyConn {
     }
 
     /// Executes the statement `sql` (prepared once per connection under `key`).
-    pub async fn execute(&mut self, key: usize, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
+    pub async fn execute(
+        &mut self,
+        key: usize,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<(), DbError> {
         if key >= self.stmts.len() {
             self.stmts.resize(key + 1, None);
         }
-        let (id, n) = match self.stmts[key] {
+        let (id, n, typed) = match self.stmts[key] {
             Some(s) => s,
             None => {
-                let s = self.prepare(sql).await?;
-                self.stmts[key] = Some(s);
-                s
+                let (id, n) = self.prepare(sql).await?;
+                (id, n, false)
             }
         };
+        self.stmts[key] = Some((id, n, true));
         if usize::from(n) != params.len() {
             return Err(protocol("parameter count"));
         }
@@ -292,17 +308,19 @@ impl MyConn {
         body.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
             body.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
-            body.push(1);
-            for p in params {
-                body.push(match p {
-                    Param::Int(_) => TYPE_LONGLONG,
-                    Param::Text(_) => TYPE_VAR_STRING,
-                });
-                body.push(0);
+            body.push(u8::from(!typed));
+            if !typed {
+                for p in params {
+                    body.push(match p {
+                        Param::Int(_) => TYPE_LONG,
+                        Param::Text(_) => TYPE_VAR_STRING,
+                    });
+                    body.push(0);
+                }
             }
             for p in params {
                 match p {
-                    Param::Int(i) => body.extend_from_slice(&i.to_le_bytes()),
+                    Param::Int(i) => body.extend_from_slice(&(*i as i32).to_le_bytes()),
                     Param::Text(s) => {
                         lenenc(&mut body, s.len());
                         body.extend_from_slice(s.as_bytes());
@@ -364,7 +382,11 @@ mod tests {
         let mut h = Sha1::new();
         h.update(salt);
         h.update(stored);
-        let x: Vec<u8> = s.iter().zip(h.finalize().iter()).map(|(a, b)| a ^ b).collect();
+        let x: Vec<u8> = s
+            .iter()
+            .zip(h.finalize().iter())
+            .map(|(a, b)| a ^ b)
+            .collect();
         assert_eq!(Sha1::digest(&x).as_slice(), stored.as_slice());
         assert!(scramble("", salt).is_empty());
     }
