@@ -109,6 +109,13 @@ duration = "2s"
             "sysbench queries per transaction {q}"
         );
     }
+    // 256 connections are tasks on one client thread: the client stays small.
+    for c in cells(&r, "ro").iter().filter(|c| c["connections"] == 256) {
+        for run in c["runs"].as_array().unwrap() {
+            let rss = run["client_rss_kib"].as_u64().unwrap();
+            assert!(rss > 0 && rss < 100 * 1024, "client RSS {rss} KiB");
+        }
+    }
     let v = &r["variants"][1];
     assert_eq!(v["options"]["table_open_cache"], "64", "{v}");
     assert_eq!(v["options"]["innodb_buffer_pool_size"], "64M", "{v}");

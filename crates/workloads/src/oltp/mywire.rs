@@ -19,7 +19,6 @@ const CLIENT_PROTOCOL_41: u32 = 0x200;
 const CLIENT_TRANSACTIONS: u32 = 0x2000;
 const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x80000;
-const UTF8MB4: u8 = 8;
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
@@ -115,7 +114,7 @@ impl MyConn {
         if p.first() == Some(&0xff) {
             return Err(server_error(&p));
         }
-        let salt = handshake_salt(&p).ok_or_else(|| protocol("bad handshake"))?;
+        let (salt, charset) = handshake_salt(&p).ok_or_else(|| protocol("bad handshake"))?;
         let caps = CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
             | CLIENT_CONNECT_WITH_DB
@@ -127,7 +126,8 @@ impl MyConn {
         let mut body = Vec::with_capacity(128);
         body.extend_from_slice(&caps.to_le_bytes());
         body.extend_from_slice(&(16u32 << 20).to_le_bytes());
-        body.push(UTF8MB4);
+        // The server's own default collation: results need no conversion.
+        body.push(charset);
         body.extend_from_slice(&[0; 23]);
         body.extend_from_slice(user.as_bytes());
         body.push(0);
@@ -350,21 +350,22 @@ fn lenenc(out: &mut Vec<u8>, n: usize) {
     }
 }
 
-/// The 20-byte salt of a v10 handshake.
-fn handshake_salt(p: &[u8]) -> Option<Vec<u8>> {
+/// The 20-byte salt and the server's default collation id of a v10 handshake.
+fn handshake_salt(p: &[u8]) -> Option<(Vec<u8>, u8)> {
     if *p.first()? != 10 {
         return None;
     }
     let ver_end = 1 + p[1..].iter().position(|b| *b == 0)?;
     let mut i = ver_end + 1 + 4;
     let mut salt = p.get(i..i + 8)?.to_vec();
+    let charset = *p.get(i + 8 + 1 + 2)?;
     i += 8 + 1 + 2 + 1 + 2 + 2;
     let auth_len = usize::from(*p.get(i)?);
     i += 1 + 10;
     let more = auth_len.saturating_sub(8).max(13);
     let part2 = p.get(i..i + more)?;
     salt.extend(part2.iter().take(12));
-    Some(salt)
+    Some((salt, charset))
 }
 
 #[cfg(test)]
