@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: format, lints, then all tests (unit, CLI, and integration
-# tests against real memcached servers that the tests start and stop themselves).
+# tests against real memcached, MariaDB and PostgreSQL servers and sysbench, which the
+# tests start and stop themselves).
 # Fails if any server process outlives the tests.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -8,7 +9,8 @@ cd "$here"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
-servers() { pgrep -c -x memcached 2>/dev/null || true; }
+names='^(memcached|mariadbd|postgres|sysbench)$'
+servers() { pgrep -c "$names" 2>/dev/null || true; }
 before=$(servers)
 start=$(date +%s)
 
@@ -27,8 +29,8 @@ fi
 
 after=$(servers)
 if [ "$after" -gt "$before" ]; then
-  echo "FAIL: $((after - before)) memcached process(es) outlived the tests:" >&2
-  pgrep -a -x memcached >&2 || true
+  echo "FAIL: $((after - before)) server process(es) outlived the tests:" >&2
+  pgrep -a "$names" >&2 || true
   exit 1
 fi
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
