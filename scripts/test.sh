@@ -9,8 +9,8 @@ cd "$here"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
-names='^(memcached|mariadbd|postgres|sysbench)$'
-servers() { pgrep -c "$names" 2>/dev/null || true; }
+names=(memcached mariadbd postgres sysbench)
+servers() { local n=0; for p in "${names[@]}"; do n=$((n + $(pgrep -c -x "$p" || true))); done; echo "$n"; }
 before=$(servers)
 start=$(date +%s)
 
@@ -30,7 +30,7 @@ fi
 after=$(servers)
 if [ "$after" -gt "$before" ]; then
   echo "FAIL: $((after - before)) server process(es) outlived the tests:" >&2
-  pgrep -a "$names" >&2 || true
+  for p in "${names[@]}"; do pgrep -a -x "$p" >&2 || true; done
   exit 1
 fi
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
