@@ -44,6 +44,7 @@ pub fn render(r: &Results) -> String {
     }
     variants(&mut s, r);
     data(&mut s, r);
+    statements(&mut s, r);
     runs(&mut s, r);
     plan(&mut s, r);
     let _ = writeln!(
@@ -190,6 +191,47 @@ fn data(s: &mut String, r: &Results) {
         ));
         s.push('\n');
     }
+}
+
+/// SQL cells: latency per statement kind, from each cell's median-throughput valid run.
+fn statements(s: &mut String, r: &Results) {
+    let mut rows = Vec::new();
+    for c in &r.cells {
+        let mut valid: Vec<&crate::model::Run> = c
+            .runs
+            .iter()
+            .filter(|x| x.valid && !x.statements.is_empty())
+            .collect();
+        if valid.is_empty() {
+            continue;
+        }
+        valid.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
+        let run = valid[valid.len() / 2];
+        for (kind, k) in &run.statements {
+            rows.push(vec![
+                c.workload.clone(),
+                c.connections.to_string(),
+                c.variant.clone(),
+                (run.round + 1).to_string(),
+                kind.clone(),
+                ops(k.count as f64),
+                micros(k.latency_us.p50),
+                micros(k.latency_us.p99),
+                micros(k.latency_us.max),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Statements (each cell's median-throughput run)\n");
+    s.push_str(&markdown_table(
+        &[
+            "workload", "conns", "variant", "round", "kind", "count", "p50 us", "p99 us", "max us",
+        ],
+        &rows,
+    ));
+    s.push('\n');
 }
 
 fn runs(s: &mut String, r: &Results) {

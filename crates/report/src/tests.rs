@@ -230,6 +230,20 @@ fn sql_sample() -> Results {
                 run.tps = Some(run.ops_per_s);
                 run.qps = Some(run.ops_per_s * 16.0);
                 run.client_cpu_us_per_txn = Some(40.0);
+                if n == 16 {
+                    run.statements.insert(
+                        "point_select".into(),
+                        KindRecord {
+                            count: 41_000,
+                            latency_us: Latency {
+                                p50: 120.0,
+                                p99: 900.0,
+                                max: 4000.0,
+                                ..Latency::default()
+                            },
+                        },
+                    );
+                }
             }
             r.cells.push(c);
         }
