@@ -1,7 +1,6 @@
-//! One SQL connection (MariaDB: bakeoff's lean wire client in `mywire`; PostgreSQL:
-//! tokio-postgres): connect, run a
-//! statement with parameters (prepared, or inlined as text), and errors sorted into the
-//! kinds sysbench users know (deadlock, lost connection, ...).
+//! One SQL connection over bakeoff's lean wire clients (`mywire` for MariaDB, `pgwire` for
+//! PostgreSQL): connect, run a statement with parameters (prepared, or inlined as text),
+//! and errors sorted into the kinds sysbench users know (deadlock, lost connection, ...).
 
 use crate::sql::{Db, Dialect};
 use std::time::Duration;
@@ -20,15 +19,6 @@ pub struct DbError {
     pub message: String,
 }
 
-impl DbError {
-    fn lost(message: String) -> DbError {
-        DbError {
-            kind: "lost_connection",
-            message,
-        }
-    }
-}
-
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub enum Client {
@@ -37,9 +27,7 @@ pub enum Client {
         prepared: bool,
     },
     Pg {
-        client: tokio_postgres::Client,
-        /// Prepared statements by key (table x statement kind), made on first use.
-        stmts: Vec<Option<tokio_postgres::Statement>>,
+        conn: super::pgwire::PgConn,
         prepared: bool,
     },
 }
@@ -61,26 +49,15 @@ impl Client {
                 Ok(Client::My { conn, prepared })
             }
             Dialect::Postgres => {
-                let mut config = tokio_postgres::Config::new();
-                config
-                    .host(db.addr.ip().to_string())
-                    .port(db.addr.port())
-                    .user(&db.user)
-                    .password(&db.password)
-                    .dbname(&db.database)
-                    .connect_timeout(CONNECT_TIMEOUT);
-                let (client, connection) = config
-                    .connect(tokio_postgres::NoTls)
-                    .await
-                    .map_err(|e| pg_error(&e))?;
-                tokio::task::spawn_local(async move {
-                    let _ = connection.await;
-                });
-                Ok(Client::Pg {
-                    client,
-                    stmts: vec![None; statements],
-                    prepared,
-                })
+                let conn = super::pgwire::PgConn::connect(
+                    db.addr,
+                    &db.user,
+                    &db.password,
+                    &db.database,
+                    CONNECT_TIMEOUT,
+                )
+                .await?;
+                Ok(Client::Pg { conn, prepared })
             }
         }
     }
@@ -102,44 +79,11 @@ impl Client {
                 }
                 conn.execute(key, sql, params).await
             }
-            Client::Pg {
-                client,
-                stmts,
-                prepared,
-            } => {
+            Client::Pg { conn, prepared } => {
                 if !*prepared || params.is_empty() {
-                    let text = inline(plain, params);
-                    return client.batch_execute(&text).await.map_err(|e| pg_error(&e));
+                    return conn.query(&inline(plain, params)).await;
                 }
-                if stmts.get(key).is_none_or(Option::is_none) {
-                    let s = client.prepare(sql).await.map_err(|e| pg_error(&e))?;
-                    if key >= stmts.len() {
-                        stmts.resize(key + 1, None);
-                    }
-                    stmts[key] = Some(s);
-                }
-                let Some(stmt) = stmts[key].as_ref() else {
-                    return Err(DbError::lost("statement cache".into()));
-                };
-                let owned: Vec<PgVal> = params
-                    .iter()
-                    .map(|p| match p {
-                        Param::Int(i) => PgVal::Int(*i as i32),
-                        Param::Text(s) => PgVal::Text(s),
-                    })
-                    .collect();
-                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = owned
-                    .iter()
-                    .map(|v| match v {
-                        PgVal::Int(i) => i as &(dyn tokio_postgres::types::ToSql + Sync),
-                        PgVal::Text(s) => s as &(dyn tokio_postgres::types::ToSql + Sync),
-                    })
-                    .collect();
-                client
-                    .execute(stmt, &refs)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| pg_error(&e))
+                conn.execute(key, sql, params).await
             }
         }
     }
@@ -152,14 +96,9 @@ impl Client {
     pub async fn close(self) {
         match self {
             Client::My { conn, .. } => drop(conn),
-            Client::Pg { client, .. } => drop(client),
+            Client::Pg { conn, .. } => drop(conn),
         }
     }
-}
-
-enum PgVal<'a> {
-    Int(i32),
-    Text(&'a str),
 }
 
 /// `?` placeholders replaced by literal values (strings quoted, quotes doubled).
@@ -185,37 +124,6 @@ pub fn inline(sql: &str, params: &[Param<'_>]) -> String {
         }
     }
     out
-}
-
-fn pg_error(e: &tokio_postgres::Error) -> DbError {
-    use tokio_postgres::error::SqlState;
-    if let Some(db) = e.as_db_error() {
-        let code = db.code();
-        let kind = if *code == SqlState::T_R_SERIALIZATION_FAILURE {
-            "serialization"
-        } else if *code == SqlState::T_R_DEADLOCK_DETECTED {
-            "deadlock"
-        } else if *code == SqlState::TOO_MANY_CONNECTIONS {
-            "too_many_connections"
-        } else if *code == SqlState::UNIQUE_VIOLATION {
-            "duplicate_key"
-        } else if *code == SqlState::INVALID_PASSWORD {
-            "access_denied"
-        } else {
-            "server_error"
-        };
-        return DbError {
-            kind,
-            message: format!("{} (SQLSTATE {})", db.message(), code.code()),
-        };
-    }
-    if e.is_closed() || e.to_string().contains("connect") || e.to_string().contains("closed") {
-        return DbError::lost(e.to_string());
-    }
-    DbError {
-        kind: "client_error",
-        message: e.to_string(),
-    }
 }
 
 #[cfg(test)]

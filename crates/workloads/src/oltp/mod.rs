@@ -8,6 +8,7 @@
 mod client;
 mod config;
 mod mywire;
+mod pgwire;
 mod rand;
 mod sql;
 
