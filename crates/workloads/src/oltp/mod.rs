@@ -1,5 +1,6 @@
-//! The oltp workload: sysbench's OLTP schema and tests, natively over async drivers
-//! (mysql_async, tokio-postgres). `client_threads` OS threads each run a single-threaded
+//! The oltp workload: sysbench's OLTP schema and tests, natively over bakeoff's own lean
+//! async wire clients (`mywire`, `pgwire`: results skipped, never decoded; a general
+//! driver cost about twice sysbench's client CPU here). `client_threads` OS threads each run a single-threaded
 //! tokio runtime; connections are tasks on them (1024 connections never mean 1024 OS
 //! threads), each running transactions back to back (closed loop). Every thread records
 //! into its own recorder (transactions) and per-statement-kind histograms; nothing is
