@@ -281,3 +281,62 @@ duration = "1s"
     check_runs(&r, "oltp");
     no_server_left("postgres");
 }
+
+/// A MariaDB server killed mid-run: that run is invalid with the reason, the next round
+/// runs on a fresh sandbox, the experiment finishes.
+#[test]
+fn sql_server_killed_mid_run_marks_only_that_run_invalid() {
+    let s = scratch();
+    let file = s.write(
+        "killed.toml",
+        &format!(
+            r#"name = "killed"
+[target]
+kind = "mariadb"
+[[variant]]
+name = "victim"
+binary = "{MARIADBD}"
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+table_size = 500
+connections = [2]
+max_reconnects = 0
+[plan]
+repetitions = 2
+warmup = "0s"
+duration = "4s"
+"#
+        ),
+    );
+    let mut child = s.run_cmd(&file).spawn().unwrap();
+    let marker = format!("{}/victim-", s.sandboxes().display());
+    // The first measured sandbox (not the data-loading one): kill its server once.
+    let found = common::wait_for(120.0, || {
+        for pid in pids_named("mariadbd") {
+            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if cmd.contains(&marker) && !cmd.contains("prepare") {
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+                return true;
+            }
+        }
+        false
+    });
+    let status = child.wait().unwrap();
+    assert!(found, "no measured mariadbd appeared");
+    assert!(status.success(), "bakeoff exited with {status}");
+    let r = s.results();
+    let runs = r["cells"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let invalid: Vec<&Value> = runs.iter().filter(|x| x["valid"] == false).collect();
+    assert_eq!(invalid.len(), 1, "{runs:?}");
+    let reason = invalid[0]["invalid_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("lost") || reason.contains("exited") || reason.contains("closed"),
+        "{reason}"
+    );
+    no_server_left("mariadbd");
+}
