@@ -47,8 +47,19 @@ fn check_runs(r: &Value, workload: &str) -> Vec<f64> {
     per_txn
 }
 
-fn no_server_left(name: &str) {
-    assert!(pids_named(name).is_empty(), "{name} outlived bakeoff");
+/// No `name` process of this test's sandboxes is left (tests run in parallel, so other
+/// tests' servers are told apart by the scratch path on their command line).
+fn no_server_left(name: &str, s: &Scratch) {
+    let mine = s.path().display().to_string();
+    let left: Vec<u32> = pids_named(name)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .unwrap_or_default()
+                .contains(&mine)
+        })
+        .collect();
+    assert!(left.is_empty(), "{name} outlived bakeoff: {left:?}");
 }
 
 #[test]
@@ -125,7 +136,7 @@ duration = "2s"
     assert_eq!(data[0]["rows"], 4000);
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(report.contains("## TPS by connections: ro"), "{report}");
-    no_server_left("mariadbd");
+    no_server_left("mariadbd", &s);
 }
 
 #[test]
@@ -176,7 +187,7 @@ duration = "2s"
     }
     check_runs(&r, "sb-rw");
     assert_eq!(r["variants"][0]["options"]["shared_buffers"], "64MB");
-    no_server_left("postgres");
+    no_server_left("postgres", &s);
 }
 
 #[test]
@@ -219,7 +230,7 @@ fn sql_bad_input_and_server_refusals() {
     let err = r["variants"][1]["error"].as_str().unwrap();
     assert!(err.contains("shared_bufers"), "{err}");
     assert_eq!(r["variants"][0]["status"], "ok");
-    no_server_left("postgres");
+    no_server_left("postgres", &s);
 }
 
 /// PostgreSQL 15 built from Debian's source with two compilers (at -O0, to keep a clean
@@ -279,7 +290,7 @@ duration = "1s"
         .unwrap()
         .contains("clang"));
     check_runs(&r, "oltp");
-    no_server_left("postgres");
+    no_server_left("postgres", &s);
 }
 
 /// A MariaDB server killed mid-run: that run is invalid with the reason, the next round
@@ -338,5 +349,5 @@ duration = "4s"
         reason.contains("lost") || reason.contains("exited") || reason.contains("closed"),
         "{reason}"
     );
-    no_server_left("mariadbd");
+    no_server_left("mariadbd", &s);
 }
