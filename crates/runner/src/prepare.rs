@@ -107,6 +107,7 @@ pub fn oltp_config(w: &Workload) -> oltp::OltpConfig {
         None | Some(RowDistribution::Special) => oltp::Distribution::Special {
             pct: w.special_pct,
             res: w.special_res,
+            iter: w.gaussian_iter.unwrap_or(12),
         },
         Some(RowDistribution::Uniform) => oltp::Distribution::Uniform,
         Some(RowDistribution::Gaussian) => oltp::Distribution::Gaussian {

@@ -111,8 +111,9 @@ fn base(db: &Db, cfg: &OltpConfig, seed: u64) -> Command {
         Distribution::Gaussian { iter } => c
             .arg("--rand-type=gaussian")
             .arg(format!("--rand-spec-iter={iter}")),
-        Distribution::Special { pct, res } => c
+        Distribution::Special { pct, res, iter } => c
             .arg("--rand-type=special")
+            .arg(format!("--rand-spec-iter={iter}"))
             .arg(format!("--rand-spec-pct={pct}"))
             .arg(format!("--rand-spec-res={res}")),
         Distribution::Pareto { h } => c

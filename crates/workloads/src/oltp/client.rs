@@ -19,6 +19,9 @@ pub struct DbError {
     pub message: String,
 }
 
+/// The `key` of a statement always sent as text.
+pub const TEXT: usize = usize::MAX;
+
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub enum Client {
@@ -63,8 +66,10 @@ impl Client {
     }
 
     /// Runs one statement and drops its result. `key` identifies the statement text for
-    /// the prepared-statement cache; `sql` uses `?` (MariaDB) or `$n` (PostgreSQL);
-    /// `plain` is the `?` form, used when statements are not prepared.
+    /// the prepared-statement cache (`TEXT`: never prepare it); `sql` uses `?` (MariaDB)
+    /// or `$n` (PostgreSQL); `plain` is the `?` form, used when statements are not
+    /// prepared. Statements without parameters are prepared too (sysbench prepares
+    /// BEGIN and COMMIT).
     pub async fn exec(
         &mut self,
         key: usize,
@@ -74,13 +79,13 @@ impl Client {
     ) -> Result<(), DbError> {
         match self {
             Client::My { conn, prepared } => {
-                if !*prepared || params.is_empty() {
+                if !*prepared || key == TEXT {
                     return conn.query(&inline(plain, params)).await;
                 }
                 conn.execute(key, sql, params).await
             }
             Client::Pg { conn, prepared } => {
-                if !*prepared || params.is_empty() {
+                if !*prepared || key == TEXT {
                     return conn.query(&inline(plain, params)).await;
                 }
                 conn.execute(key, sql, params).await
@@ -90,7 +95,7 @@ impl Client {
 
     /// A statement without parameters, as text (DDL, BEGIN, ROLLBACK, loads).
     pub async fn simple(&mut self, sql: &str) -> Result<(), DbError> {
-        self.exec(usize::MAX, sql, sql, &[]).await
+        self.exec(TEXT, sql, sql, &[]).await
     }
 
     pub async fn close(self) {

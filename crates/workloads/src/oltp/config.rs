@@ -59,10 +59,12 @@ pub enum Distribution {
     Gaussian {
         iter: u32,
     },
-    /// `res` percent of draws go to `pct` percent of the ids (defaults 75 and 1).
+    /// `res` percent of draws go to `pct` percent of the ids at the table's middle, the
+    /// rest are gaussian over `iter` uniforms (defaults 75, 1 and 12).
     Special {
         pct: f64,
         res: f64,
+        iter: u32,
     },
     /// sysbench's --rand-pareto-h (default 0.2).
     Pareto {
@@ -148,6 +150,7 @@ impl Default for OltpConfig {
             distribution: Distribution::Special {
                 pct: 1.0,
                 res: 75.0,
+                iter: 12,
             },
             engine: None,
             prepared: true,

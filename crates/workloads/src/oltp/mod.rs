@@ -567,16 +567,22 @@ impl Worker {
     async fn transaction(&mut self, c: &mut Client, p: &Plan) -> Result<(), (Stmt, DbError)> {
         self.timings.clear();
         let cfg = &p.cfg;
-        let table = 1 + self.rng.below(u64::from(cfg.tables.max(1))) as usize;
-        let base = (table - 1) * KINDS;
+        let mut base = 0;
+        let mut last = None;
         let mut deleted = 0i64;
         for &s in &p.txn {
+            if new_group(last, s) {
+                // As sysbench: each group of statements of one kind picks its table.
+                base = self.rng.below(u64::from(cfg.tables.max(1))) as usize * KINDS;
+            }
+            last = Some(s);
             let (text, plain) = &p.texts[base + s.index()];
             let id = p.rows.next(&mut self.rng) as i64;
             let range_end = id + i64::from(cfg.range_size) - 1;
             let t0 = Instant::now();
             let r = match s {
-                Stmt::Begin | Stmt::Commit => c.simple(text).await,
+                // Prepared like sysbench's; one statement for all tables.
+                Stmt::Begin | Stmt::Commit => c.exec(s.index(), text, plain, &[]).await,
                 Stmt::PointSelect | Stmt::IndexUpdate => {
                     c.exec(base + s.index(), text, plain, &[Param::Int(id)])
                         .await
@@ -650,6 +656,17 @@ impl Worker {
         }
         let _ = p.dialect;
         Ok(())
+    }
+}
+
+/// Whether `s` starts a new group of statements (sysbench's `execute_point_selects`,
+/// `execute_simple_ranges`, ...): a change of kind, except an insert that completes its
+/// delete-insert pair or follows one.
+fn new_group(last: Option<Stmt>, s: Stmt) -> bool {
+    match (last, s) {
+        (None, _) => true,
+        (Some(Stmt::Delete), Stmt::Insert) | (Some(Stmt::Insert), Stmt::Delete) => false,
+        (Some(l), s) => l != s,
     }
 }
 
