@@ -241,8 +241,9 @@ pub struct Workload {
     pub name: Option<String>,
     #[serde(default = "default_connections")]
     pub connections: OneOrMany,
-    #[serde(default = "one")]
-    pub client_threads: usize,
+    /// None: kv runs 1 event loop, oltp picks per connection count (see the oltp docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<usize>,
     #[serde(default = "one")]
     pub pipeline: usize,
     #[serde(default = "default_keys")]

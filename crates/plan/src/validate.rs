@@ -440,18 +440,21 @@ fn check_connections(l: &Loaded, i: usize, w: &Workload) -> Check {
         ));
     }
     let min_conns = conns.iter().copied().min().unwrap_or(1);
+    let Some(threads) = w.client_threads else {
+        return Ok(());
+    };
     range(
         l,
         &at("client_threads"),
-        w.client_threads as f64,
+        threads as f64,
         1.0,
         64.0,
         "client_threads",
     )?;
-    if w.client_threads > min_conns {
+    if threads > min_conns {
         return Err(l.error_at(
             &at("client_threads"),
-            format!("client_threads ({}) exceeds the smallest connections value ({min_conns}); lower it", w.client_threads),
+            format!("client_threads ({threads}) exceeds the smallest connections value ({min_conns}); lower it"),
         ));
     }
     Ok(())

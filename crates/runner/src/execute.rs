@@ -195,7 +195,7 @@ impl Context<'_> {
             WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
                 let mut cfg = data::for_variant(c, v);
                 cfg.connections = slot.connections;
-                cfg.client_threads = cfg.client_threads.min(slot.connections).max(1);
+                cfg.client_threads = oltp::client_threads_for(cfg.client_threads, slot.connections);
                 let native = matches!(self.configs[slot.workload], WorkloadConfig::Oltp(_));
                 match data::db_of(&sandbox, target) {
                     None => Err("the sandbox has no login".to_string()),

@@ -146,7 +146,7 @@ pub fn oltp_config(w: &Workload) -> oltp::OltpConfig {
         engine: w.engine.clone(),
         prepared: w.prepared.unwrap_or(d.prepared),
         connections: w.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: w.client_threads,
+        client_threads: w.client_threads.unwrap_or(oltp::AUTO_THREADS),
         ignore_errors: w.ignore_errors.clone().unwrap_or(d.ignore_errors),
         max_reconnects: w.max_reconnects.unwrap_or(d.max_reconnects),
     }
@@ -179,7 +179,7 @@ fn kv_config(w: &bakeoff_plan::Workload) -> kv::KvConfig {
         },
         multiget_keys: w.multiget_keys,
         connections: w.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: w.client_threads,
+        client_threads: w.client_threads.unwrap_or(1),
         schedule: match w.rate {
             Some(rate) => Schedule::OpenLoop {
                 rate,

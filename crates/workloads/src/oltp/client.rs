@@ -98,6 +98,14 @@ impl Client {
         self.exec(TEXT, sql, sql, &[]).await
     }
 
+    /// Switches to blocking socket calls: for a thread that owns only this connection.
+    pub fn make_blocking(&mut self) -> Result<(), DbError> {
+        match self {
+            Client::My { conn, .. } => conn.make_blocking(),
+            Client::Pg { conn, .. } => conn.make_blocking(),
+        }
+    }
+
     pub async fn close(self) {
         match self {
             Client::My { conn, .. } => drop(conn),

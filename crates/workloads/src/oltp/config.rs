@@ -119,6 +119,8 @@ pub struct OltpConfig {
     /// Prepared statements (sysbench's default, --db-ps-mode=auto).
     pub prepared: bool,
     pub connections: usize,
+    /// Client threads; `AUTO_THREADS` (0): chosen per connection count by
+    /// `client_threads_for`.
     pub client_threads: usize,
     /// Error kinds that are counted and the transaction retried, not a fault
     /// (sysbench's --mysql-ignore-errors: e.g. "deadlock", "lock_wait_timeout", or a code).
@@ -155,7 +157,7 @@ impl Default for OltpConfig {
             engine: None,
             prepared: true,
             connections: 1,
-            client_threads: 1,
+            client_threads: AUTO_THREADS,
             ignore_errors: [
                 "deadlock",
                 "lock_wait_timeout",
@@ -166,5 +168,49 @@ impl Default for OltpConfig {
             .to_vec(),
             max_reconnects: 10,
         }
+    }
+}
+
+/// `client_threads` when the experiment leaves it out.
+pub const AUTO_THREADS: usize = 0;
+
+/// How many client threads drive `connections`: `asked` if given (at most one per
+/// connection), else one thread per connection, each blocking on its socket, up to 4 per
+/// core, and above that a few event loops (half the cores, at least one) with the
+/// connections as tasks. Measured on MariaDB (bench/RESULTS.md): at 4 and 8 connections
+/// a blocked thread per connection gives 1.2-1.5x the TPS of one event loop, because the
+/// server's threads hand off to a blocked client without sleeping; from 16 connections
+/// one event loop is as fast and costs less client CPU.
+pub fn client_threads_for(asked: usize, connections: usize) -> usize {
+    let connections = connections.max(1);
+    if asked != AUTO_THREADS {
+        return asked.min(connections);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if connections <= 4 * cores {
+        connections
+    } else {
+        (cores / 2).max(1)
+    }
+}
+
+#[cfg(test)]
+mod thread_tests {
+    use super::*;
+
+    #[test]
+    fn asked_threads_are_kept_but_never_more_than_connections() {
+        assert_eq!(client_threads_for(2, 16), 2);
+        assert_eq!(client_threads_for(8, 4), 4);
+    }
+
+    #[test]
+    fn auto_gives_a_thread_per_connection_up_to_four_per_core_then_few_loops() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(client_threads_for(AUTO_THREADS, 1), 1);
+        assert_eq!(client_threads_for(AUTO_THREADS, 4 * cores), 4 * cores);
+        let many = client_threads_for(AUTO_THREADS, 4 * cores + 1);
+        assert_eq!(many, (cores / 2).max(1));
+        assert_eq!(client_threads_for(AUTO_THREADS, 1024), many);
     }
 }

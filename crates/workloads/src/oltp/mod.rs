@@ -12,9 +12,10 @@ mod mywire;
 mod pgwire;
 mod rand;
 mod sql;
+mod stream;
 
 pub use client::{inline, Client, DbError, Param};
-pub use config::{Distribution, OltpConfig, OltpTest};
+pub use config::{client_threads_for, Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
 
@@ -245,7 +246,7 @@ pub fn run(
     live: &Arc<Live>,
     cancel: &AtomicBool,
 ) -> Result<RunRecord, LoadError> {
-    let threads = cfg.client_threads.max(1);
+    let threads = client_threads_for(cfg.client_threads, cfg.connections);
     if cfg.connections == 0 || threads > cfg.connections {
         return Err(LoadError::Settings(format!(
             "need 1 <= client_threads ({threads}) <= connections ({})",
@@ -317,10 +318,20 @@ fn coordinate(
             if until() {
                 return true;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(1));
+            // Sleep to the deadline in steps of 10 ms (cancel and abort are seen within
+            // that); poll every 1 ms when waiting for an op count. Waking the client's
+            // cores more often than that costs the run measurably on a small machine.
+            let step = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return true;
+                    }
+                    (d - now).min(Duration::from_millis(10))
+                }
+                None => Duration::from_millis(1),
+            };
+            std::thread::sleep(step);
         }
     };
     let set = |p: Phase| {
@@ -384,21 +395,25 @@ fn client_thread(
         cpu_start: 0.0,
         cpu_s: 0.0,
     }));
+    let owned = (t..plan.cfg.connections).step_by(threads).count();
+    let lane = Rc::new(Lane {
+        db: db.clone(),
+        plan: plan.clone(),
+        sh: sh.clone(),
+        st: st.clone(),
+        gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
+        live: live.clone(),
+        reporter: t == 0,
+        blocking: owned == 1,
+    });
     let local = tokio::task::LocalSet::new();
-    let gate = Rc::new(tokio::sync::Semaphore::new(CONNECTS_AT_ONCE));
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
         for conn in (t..plan.cfg.connections).step_by(threads) {
-            let (st, sh, plan, db, gate) = (
-                st.clone(),
-                sh.clone(),
-                plan.clone(),
-                db.clone(),
-                gate.clone(),
-            );
+            let lane = lane.clone();
             let seed = mix(seed ^ mix(conn as u64 + 1));
             tasks.push(tokio::task::spawn_local(async move {
-                connection(conn, &db, &plan, &sh, &st, &gate, seed).await;
+                connection(conn, &lane, seed).await;
             }));
         }
         ticker(t == 0, sh, &st, live).await;
@@ -407,57 +422,74 @@ fn client_thread(
         }
     });
     drop(local);
+    drop(lane);
     Rc::try_unwrap(st).ok().map(RefCell::into_inner)
 }
 
+/// What the connections of one client thread share.
+struct Lane {
+    db: Db,
+    plan: Arc<Plan>,
+    sh: Arc<Shared>,
+    st: Rc<RefCell<ThreadRec>>,
+    /// Limits concurrent connects.
+    gate: tokio::sync::Semaphore,
+    live: Arc<Live>,
+    /// Thread 0 reports progress.
+    reporter: bool,
+    /// The thread owns one connection, which then uses blocking socket calls (see
+    /// `stream`) and does the ticker's work itself between transactions.
+    blocking: bool,
+}
+
 /// Starts and ends this thread's measured window, rotates its intervals every second,
-/// and (thread 0) reports progress.
+/// and (thread 0) reports progress, until the run is over.
 async fn ticker(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) {
-    loop {
-        let phase = sh.phase();
-        let now = sh.now_ns();
-        {
-            let mut s = st.borrow_mut();
-            if phase == Phase::Measure && !s.measuring {
-                s.rec.start(now);
-                for h in &mut s.kinds {
-                    h.reset();
-                }
-                s.queries = 0;
-                s.measuring = true;
-                s.cpu_start = thread_cpu_s();
-            } else if s.measuring {
-                s.rec.tick(now);
-            }
-            if phase == Phase::Done || sh.abort.load(Ordering::Relaxed) {
-                if s.measuring {
-                    s.rec.finish(now);
-                    s.cpu_s = thread_cpu_s() - s.cpu_start;
-                    s.measuring = false;
-                }
-                return;
-            }
-        }
-        if reporter && phase == Phase::Measure {
-            live.set_progress(sh.measured.load(Ordering::Relaxed), now);
-        }
+    while !tick(reporter, sh, st, live) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
+/// One look at the phase: opens, rotates or closes this thread's measured window. True
+/// once the run is over. The ticker task calls it every 2 ms; a connection in blocking
+/// mode (which starves the ticker) calls it after every transaction.
+fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -> bool {
+    let phase = sh.phase();
+    let now = sh.now_ns();
+    {
+        let mut s = st.borrow_mut();
+        if phase == Phase::Measure && !s.measuring {
+            s.rec.start(now);
+            for h in &mut s.kinds {
+                h.reset();
+            }
+            s.queries = 0;
+            s.measuring = true;
+            s.cpu_start = thread_cpu_s();
+        } else if s.measuring {
+            s.rec.tick(now);
+        }
+        if phase == Phase::Done || sh.abort.load(Ordering::Relaxed) {
+            if s.measuring {
+                s.rec.finish(now);
+                s.cpu_s = thread_cpu_s() - s.cpu_start;
+                s.measuring = false;
+            }
+            return true;
+        }
+    }
+    if reporter && phase == Phase::Measure {
+        live.set_progress(sh.measured.load(Ordering::Relaxed), now);
+    }
+    false
+}
+
 /// One connection: open it, wait for the warmup, run transactions until the end.
-async fn connection(
-    conn: usize,
-    db: &Db,
-    plan: &Plan,
-    sh: &Shared,
-    st: &RefCell<ThreadRec>,
-    gate: &tokio::sync::Semaphore,
-    seed: u64,
-) {
+async fn connection(conn: usize, lane: &Lane, seed: u64) {
+    let (db, plan, sh, st) = (&lane.db, &*lane.plan, &*lane.sh, &*lane.st);
     let statements = plan.texts.len();
     let opened = {
-        let _permit = gate.acquire().await;
+        let _permit = lane.gate.acquire().await;
         Client::connect(db, statements, plan.cfg.prepared).await
     };
     let mut client = match opened {
@@ -477,6 +509,12 @@ async fn connection(
     while sh.phase() == Phase::Connect && !sh.abort.load(Ordering::Relaxed) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+    if lane.blocking {
+        if let Err(e) = client.make_blocking() {
+            sh.fail(format!("connection {}: {}", conn + 1, e.message));
+            return;
+        }
+    }
     let mut w = Worker {
         rng: Rng::new(seed),
         cbuf: String::with_capacity(128),
@@ -486,6 +524,9 @@ async fn connection(
         conn,
     };
     while !sh.stopped() {
+        if lane.blocking {
+            tick(lane.reporter, sh, st, &lane.live);
+        }
         let measuring = st.borrow().measuring;
         let started = Instant::now();
         match w.transaction(&mut client, plan).await {
@@ -523,7 +564,13 @@ async fn connection(
                         break;
                     }
                     st.borrow_mut().rec.error("lost_connection");
-                    match Client::connect(db, statements, plan.cfg.prepared).await {
+                    let reopened = Client::connect(db, statements, plan.cfg.prepared).await;
+                    match reopened.and_then(|mut c| {
+                        if lane.blocking {
+                            c.make_blocking()?;
+                        }
+                        Ok(c)
+                    }) {
                         Ok(c) => client = c,
                         Err(e) => {
                             sh.fail(format!("reconnecting failed: {}", e.message));

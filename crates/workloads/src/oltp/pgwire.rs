@@ -5,19 +5,19 @@
 //! decoded.
 
 use super::client::{DbError, Param};
+use super::stream::Stream;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 type HmacSha256 = Hmac<Sha256>;
 
 pub struct PgConn {
-    stream: TcpStream,
+    stream: Stream,
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -115,6 +115,11 @@ fn nonce() -> String {
 }
 
 impl PgConn {
+    /// Switches the socket to blocking calls (see `stream`).
+    pub fn make_blocking(&mut self) -> Result<(), DbError> {
+        self.stream.make_blocking().map_err(lost)
+    }
+
     pub async fn connect(
         addr: SocketAddr,
         user: &str,
@@ -127,6 +132,7 @@ impl PgConn {
             .map_err(|_| lost(io::Error::other("connect timed out")))?
             .map_err(lost)?;
         let _ = stream.set_nodelay(true);
+        let stream = Stream::Async(stream);
         let mut c = PgConn {
             stream,
             buf: vec![0; 64 * 1024],

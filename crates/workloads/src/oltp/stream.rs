@@ -1,0 +1,54 @@
+//! A connection's socket, in one of two modes. `Async` is a tokio stream: connections are
+//! tasks that share their thread's event loop. `Blocking` is the same socket switched to
+//! blocking calls, for a thread that owns exactly one connection: a statement is then one
+//! `send` and one `recv` that sleeps until the reply, with no event loop in between.
+//!
+//! Why both: on a small machine the server's cost per transaction depends on how the
+//! client waits. A thread blocked in `recv` is woken by the server's reply and usually
+//! preempts the server thread on the same core; the server thread then finds its next
+//! request already there and never sleeps. One event loop serving several connections
+//! cannot hand off like that, so at low connection counts every server thread sleeps and
+//! wakes per statement and the server burns more CPU per transaction (measured in
+//! bench/RESULTS.md). At high counts one event loop is cheaper for everyone.
+
+use std::io::{self, Read, Write};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub enum Stream {
+    Async(tokio::net::TcpStream),
+    Blocking(std::net::TcpStream),
+    /// Only while switching modes.
+    Gone,
+}
+
+impl Stream {
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Async(s) => s.read(buf).await,
+            Stream::Blocking(s) => s.read(buf),
+            Stream::Gone => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Async(s) => s.write_all(buf).await,
+            Stream::Blocking(s) => s.write_all(buf),
+            Stream::Gone => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    /// Switches to blocking calls. Call it only from a thread whose event loop runs
+    /// nothing else that must make progress while a reply is awaited.
+    pub fn make_blocking(&mut self) -> io::Result<()> {
+        if let Stream::Async(_) = self {
+            let Stream::Async(s) = std::mem::replace(self, Stream::Gone) else {
+                unreachable!()
+            };
+            let s = s.into_std()?;
+            s.set_nonblocking(false)?;
+            *self = Stream::Blocking(s);
+        }
+        Ok(())
+    }
+}
