@@ -36,7 +36,7 @@ pub use error::SandboxError;
 pub use mariadb::Mariadb;
 pub use memcached::Memcached;
 pub use postgres::Postgres;
-pub use procfs::Usage;
+pub use procfs::{Usage, Watch};
 pub use sandbox::{Sandbox, SandboxSpec, StopOutcome, StopReport};
 pub use signals::{install_signal_handler, try_install_signal_handler};
 pub use sqldata::{init_data, read_login, server_user, DataSource, Login};

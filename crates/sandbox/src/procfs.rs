@@ -156,6 +156,30 @@ pub(crate) fn sandbox_usage(leader: i32, pgid: i32) -> Usage {
     usage
 }
 
+/// A cheap, `Send` handle on one sandbox's processes, for samplers and profilers that
+/// run on their own threads while the sandbox is live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watch {
+    pub leader: i32,
+    pub pgid: i32,
+}
+
+impl Watch {
+    /// Summed CPU and memory of the sandbox's processes now.
+    pub fn usage(&self) -> Usage {
+        sandbox_usage(self.leader, self.pgid)
+    }
+
+    /// The pids of the sandbox's live processes now (PostgreSQL backends included).
+    pub fn pids(&self) -> Vec<i32> {
+        sandbox_members(&all_stats(), self.leader, self.pgid)
+            .iter()
+            .filter(|m| m.state != 'Z')
+            .map(|m| m.pid)
+            .collect()
+    }
+}
+
 /// This boot's id, to tell a sandbox record of an earlier boot (all its pids are void).
 pub(crate) fn boot_id() -> Option<String> {
     let id = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;

@@ -15,6 +15,7 @@ use crate::dirs::{self, log_tail};
 use crate::error::SandboxError;
 use crate::meta::Record;
 use crate::process::{describe_exit, free_port, peek_exit, resolve_binary};
+use crate::procfs::Watch;
 use crate::procfs::{self, Usage};
 use crate::sqldata::{DataSource, Login};
 use crate::target::{target_for_spec, Target, TargetKind};
@@ -373,6 +374,14 @@ impl Sandbox {
             self.target.kind(),
             self.log_tail()
         ))
+    }
+
+    /// A `Send` handle on this sandbox's processes (usage, pids) for probe threads.
+    pub fn watch(&self) -> Watch {
+        Watch {
+            leader: self.pid,
+            pgid: self.pid,
+        }
     }
 
     /// CPU and memory of every process of the sandbox now (zero once stopped).
