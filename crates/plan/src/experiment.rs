@@ -24,6 +24,77 @@ pub struct Experiment {
     pub workloads: Vec<Workload>,
     #[serde(default)]
     pub plan: Plan,
+    /// What is measured beside throughput and latency (sampler, counters, profiles).
+    #[serde(default)]
+    pub measure: Measure,
+}
+
+/// The `[measure]` table: probes of every run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Measure {
+    /// The /proc sampler's interval (always on).
+    #[serde(default = "default_interval")]
+    pub interval: String,
+    /// CPU counters (perf stat) on the server during every measured window.
+    #[serde(default)]
+    pub counters: bool,
+    /// A hotspot profile (perf record -g) of one measured run per cell.
+    #[serde(default)]
+    pub profile: bool,
+}
+
+impl Default for Measure {
+    fn default() -> Self {
+        Measure {
+            interval: default_interval(),
+            counters: false,
+            profile: false,
+        }
+    }
+}
+
+impl Measure {
+    /// The sampler interval (validated to parse).
+    pub fn interval_duration(&self) -> std::time::Duration {
+        crate::parse_duration(&self.interval).unwrap_or(std::time::Duration::from_secs(1))
+    }
+}
+
+/// How runs are measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Wall-clock throughput and latency (the default).
+    #[default]
+    Time,
+    /// A fixed op count with the server under valgrind callgrind: instructions per op.
+    Instructions,
+}
+
+/// Checkers a build variant may be compiled with.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Sanitizer {
+    Address,
+    Undefined,
+}
+
+impl Sanitizer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sanitizer::Address => "address",
+            Sanitizer::Undefined => "undefined",
+        }
+    }
+}
+
+/// A tool a variant's server runs under.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunUnder {
+    /// valgrind's memcheck: memory errors, reported per variant.
+    Memcheck,
 }
 
 /// The kind of server every variant is.
@@ -140,6 +211,12 @@ pub struct Variant {
     /// MariaDB storage engine for this variant's oltp tables (over the workload's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// Build with these sanitizers (build variants only); their reports fail the variant.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sanitize: Vec<Sanitizer>,
+    /// Run the server under a checking tool; its reports fail the variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_under: Option<RunUnder>,
 }
 
 impl Variant {
@@ -420,6 +497,9 @@ pub struct Plan {
     /// Minimum repetitions before `target_ci` may stop a cell.
     #[serde(default = "default_min_repetitions")]
     pub min_repetitions: usize,
+    /// `time` (wall clock, the default) or `instructions` (callgrind, fixed `ops`).
+    #[serde(default)]
+    pub mode: Mode,
 }
 
 impl Default for Plan {
@@ -433,6 +513,7 @@ impl Default for Plan {
             baseline: None,
             target_ci: None,
             min_repetitions: default_min_repetitions(),
+            mode: Mode::Time,
         }
     }
 }
@@ -478,6 +559,9 @@ fn default_repetitions() -> usize {
 }
 fn default_min_repetitions() -> usize {
     3
+}
+fn default_interval() -> String {
+    "1s".to_string()
 }
 fn default_warmup() -> String {
     "2s".to_string()

@@ -2,7 +2,7 @@
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
 use crate::experiment::{
-    workload_keys, Experiment, Source, TargetKind, ValueSize, Variant, Workload, WorkloadKind,
+    workload_keys, Experiment, Mode, Source, TargetKind, ValueSize, Variant, Workload, WorkloadKind,
 };
 use crate::load::{Key, Loaded, PlanError};
 use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS, OLTP_TESTS};
@@ -19,7 +19,58 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_variants(l, e)?;
     check_workloads(l, e)?;
     check_options(l, e)?;
-    check_plan(l, e)
+    check_plan(l, e)?;
+    check_measure(l, e)
+}
+
+/// The `[measure]` table, the instructions mode, and the checkers variants ask for.
+fn check_measure(l: &Loaded, e: &Experiment) -> Check {
+    let at = key!["measure", "interval"];
+    let d = crate::parse_duration(&e.measure.interval).map_err(|m| l.error_at(&at, m))?;
+    if d < std::time::Duration::from_millis(10) || d > std::time::Duration::from_secs(60) {
+        return Err(l.error_at(
+            &at,
+            format!(
+                "interval must be between 10ms and 60s, got {}",
+                e.measure.interval
+            ),
+        ));
+    }
+    if e.plan.mode == Mode::Instructions {
+        if e.plan.ops.is_none() {
+            return Err(l.error_at(
+                &key!["plan", "mode"],
+                "mode = \"instructions\" counts a fixed amount of work: set [plan] ops = N (e.g. 20000) instead of duration",
+            ));
+        }
+        if e.measure.profile {
+            return Err(l.error_at(
+                &key!["measure", "profile"],
+                "profile and mode = \"instructions\" do not go together (the server runs under valgrind); the instruction counts already come per function",
+            ));
+        }
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        if !v.sanitize.is_empty() && !v.is_build() {
+            return Err(l.error_at(
+                &key!["variant", i, "sanitize"],
+                format!("variant {:?} is a binary: sanitize needs a build (remove binary, or remove sanitize)", v.name),
+            ));
+        }
+        if v.run_under.is_some() && !v.sanitize.is_empty() {
+            return Err(l.error_at(
+                &key!["variant", i, "run_under"],
+                format!("variant {:?} sets both sanitize and run_under: valgrind and sanitizers do not run together; use one", v.name),
+            ));
+        }
+        if v.run_under.is_some() && e.plan.mode == Mode::Instructions {
+            return Err(l.error_at(
+                &key!["variant", i, "run_under"],
+                "run_under and mode = \"instructions\" both run the server under valgrind; use one",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Server options belong to SQL targets; max_connections must cover the sweep.

@@ -7,6 +7,7 @@ pub mod markdown;
 pub mod model;
 pub mod summary;
 pub mod sweep;
+pub mod why;
 
 pub use model::Results;
 

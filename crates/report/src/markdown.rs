@@ -27,6 +27,7 @@ pub fn render(r: &Results) -> String {
         r.host.kernel
     );
     warnings(&mut s, r);
+    crate::why::memory_errors(&mut s, r);
     verdicts(&mut s, r);
     let _ = writeln!(s, "## All cells\n");
     let rows: Vec<Vec<String>> = summary::rows(r).into_iter().map(|x| x.cells).collect();
@@ -42,6 +43,11 @@ pub fn render(r: &Results) -> String {
         s.push_str(&markdown_table(&header, &sw.rows));
         s.push('\n');
     }
+    crate::why::instructions(&mut s, r);
+    crate::why::system(&mut s, r);
+    crate::why::counters(&mut s, r);
+    crate::why::profiles(&mut s, r);
+    crate::why::notes(&mut s, r);
     variants(&mut s, r);
     data(&mut s, r);
     statements(&mut s, r);

@@ -30,6 +30,10 @@ pub struct Results {
     /// Problems worth a user's attention before any figure (verify failures, invalid runs).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// What could not be measured on this machine (said once): unsupported CPU counters,
+    /// a profile that failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -95,6 +99,147 @@ pub struct VariantRecord {
     /// SQL targets: the data each workload loaded once per variant (not measured).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data: Vec<DataRecord>,
+    /// Sanitizers the build was compiled with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sanitize: Vec<String>,
+    /// The tool the server ran under (memcheck).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_under: Option<String>,
+    /// Reports of sanitizers or memcheck from this variant's server logs. Any one fails the
+    /// variant's verification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_errors: Vec<MemoryError>,
+}
+
+/// One sanitizer or memcheck report.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemoryError {
+    /// e.g. heap-buffer-overflow, undefined-behavior, invalid-read, leak.
+    pub kind: String,
+    /// asan | ubsan | memcheck
+    #[serde(default)]
+    pub tool: String,
+    pub message: String,
+    /// Frames, innermost first.
+    pub stack: Vec<String>,
+    /// The server log it came from, relative to the results folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// What the /proc sampler saw during one run's measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SystemRecord {
+    pub cpu_user_pct: f64,
+    pub cpu_system_pct: f64,
+    pub cpu_idle_pct: f64,
+    pub cpu_iowait_pct: f64,
+    #[serde(default)]
+    pub cpu_softirq_pct: f64,
+    #[serde(default)]
+    pub cpu_steal_pct: f64,
+    /// The server's CPU, percent of one core: mean over the window and the busiest interval.
+    #[serde(default)]
+    pub server_cpu_pct_mean: f64,
+    #[serde(default)]
+    pub server_cpu_pct_max: f64,
+    pub server_rss_kib_max: u64,
+    /// Whole system context switches per operation.
+    pub ctx_switches_per_op: f64,
+    pub disk_read_bytes: u64,
+    pub disk_write_bytes: u64,
+    #[serde(default)]
+    pub disk_util_pct_max: f64,
+    /// Loopback bytes per operation (requests and replies).
+    #[serde(default)]
+    pub loopback_bytes_per_op: f64,
+    /// The per-interval series (JSON), relative to the results folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
+}
+
+/// CPU counters (perf stat) of the server over one measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CountersRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_op: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_misses_per_kinstr: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_misses_per_kinstr: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itlb_misses_per_kinstr: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1i_misses_per_kinstr: Option<f64>,
+    /// Events this machine could not count.
+    #[serde(default)]
+    pub unsupported: Vec<String>,
+}
+
+/// Instruction counts (callgrind) of one run's measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct InstructionsRecord {
+    pub instructions: u64,
+    pub instructions_per_op: f64,
+    /// Functions by own instructions per op, largest first.
+    pub top: Vec<FnInstructions>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FnInstructions {
+    pub function: String,
+    pub instructions_per_op: f64,
+    pub pct: f64,
+}
+
+/// A hotspot profile of one run of a cell.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProfileRecord {
+    /// The flamegraph SVG, relative to the results folder.
+    pub flamegraph: String,
+    /// The sampled event (cycles, or cpu-clock where the CPU has no counters).
+    pub event: String,
+    pub samples: u64,
+    pub round: usize,
+    pub top: Vec<FnShareRecord>,
+    /// Where the samples fell: the server binary, the kernel, libraries, other.
+    pub split: SplitRecord,
+    /// Against the baseline variant's profile of the same workload and connections:
+    /// functions whose samples per operation changed most.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diff: Vec<FnDeltaRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FnShareRecord {
+    pub function: String,
+    #[serde(default)]
+    pub dso: String,
+    pub self_pct: f64,
+    #[serde(default)]
+    pub children_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SplitRecord {
+    pub server_pct: f64,
+    pub kernel_pct: f64,
+    pub libraries_pct: f64,
+    pub other_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FnDeltaRecord {
+    pub function: String,
+    /// Self samples per million operations, baseline and this variant.
+    pub base_per_mop: f64,
+    pub other_per_mop: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<f64>,
 }
 
 /// One data load (oltp prepare) into a variant's prepared data directory.
@@ -203,6 +348,18 @@ pub struct Run {
     /// Connections lost and opened again during the run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnects: u64,
+    /// The /proc sampler over the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemRecord>,
+    /// CPU counters over the measured window ([measure] counters = true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CountersRecord>,
+    /// mode = "instructions": callgrind's counts over the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionsRecord>,
+    /// Probes that failed in this run (the run itself stays valid).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probe_errors: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -234,6 +391,15 @@ pub struct Cell {
     /// Why the cell stopped: repetitions | precision | budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// Means (and maxima) of the valid runs' sampler summaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemRecord>,
+    /// mode = "instructions": median instructions per operation over valid runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_op: Option<f64>,
+    /// [measure] profile = true: the hotspot profile of one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileRecord>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

@@ -49,6 +49,9 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
         client_bound_runs: 0,
         verify_failures: 0,
         stop_reason: Some("repetitions".into()),
+        system: None,
+        instructions_per_op: None,
+        profile: None,
     }
 }
 
@@ -154,7 +157,91 @@ pub(crate) fn sample() -> Results {
         warnings: vec![
             "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)".into(),
         ],
+        notes: Vec::new(),
     }
+}
+
+/// The sample with every "why" figure filled in: sampler, counters, a profile with a
+/// diff, instruction counts, a memory error, a note.
+fn sample_with_probes() -> Results {
+    use crate::model::*;
+    let mut r = sample();
+    let sys = SystemRecord {
+        cpu_user_pct: 31.5,
+        cpu_system_pct: 52.25,
+        cpu_idle_pct: 15.0,
+        cpu_iowait_pct: 0.5,
+        cpu_softirq_pct: 0.75,
+        cpu_steal_pct: 0.0,
+        server_cpu_pct_mean: 96.0,
+        server_cpu_pct_max: 101.0,
+        server_rss_kib_max: 71_680,
+        ctx_switches_per_op: 1.25,
+        disk_read_bytes: 0,
+        disk_write_bytes: 2_400_000,
+        disk_util_pct_max: 3.5,
+        loopback_bytes_per_op: 212.0,
+        series: None,
+    };
+    for c in &mut r.cells {
+        c.system = Some(sys.clone());
+        for run in &mut c.runs {
+            run.counters = Some(CountersRecord {
+                instructions_per_op: Some(21_500.0),
+                ipc: None,
+                unsupported: vec!["cycles".into(), "iTLB-load-misses".into()],
+                ..CountersRecord::default()
+            });
+        }
+        c.instructions_per_op = Some(if c.variant == "gcc-O2" {
+            20_000.0
+        } else {
+            19_000.0
+        });
+        c.profile = Some(ProfileRecord {
+            flamegraph: format!("profiles/{}.svg", c.variant),
+            event: "cpu-clock".into(),
+            samples: 4_000,
+            round: 3,
+            top: vec![FnShareRecord {
+                function: "process_command_ascii".into(),
+                dso: "memcached".into(),
+                self_pct: 12.5,
+                children_pct: 40.0,
+            }],
+            split: SplitRecord {
+                server_pct: 30.0,
+                kernel_pct: 60.0,
+                libraries_pct: 9.0,
+                other_pct: 1.0,
+            },
+            diff: if c.variant == "gcc-O2" {
+                Vec::new()
+            } else {
+                vec![FnDeltaRecord {
+                    function: "assoc_find".into(),
+                    base_per_mop: 900.0,
+                    other_per_mop: 600.0,
+                    change: Some(-1.0 / 3.0),
+                }]
+            },
+        });
+    }
+    r.variants[1].sanitize = vec!["address".into()];
+    r.variants[1].memory_errors = vec![MemoryError {
+        kind: "heap-buffer-overflow".into(),
+        tool: "asan".into(),
+        message: "heap-buffer-overflow on address 0x602000000011".into(),
+        stack: vec!["process_get_command memcached.c:4410".into()],
+        log: Some("logs/run.stderr".into()),
+    }];
+    r.notes = vec!["CPU counters: this machine cannot count cycles".into()];
+    r
+}
+
+#[test]
+fn markdown_why_sections_snapshot() {
+    insta::assert_snapshot!(markdown::render(&sample_with_probes()));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! comparison the ratio to the baseline, its CI, the p-value and the verdict; plus the
 //! warnings a reader must see first. Pure: results in, results out.
 
-use bakeoff_report::model::{Cell, ComparisonRecord, Latency, Results, Verdict};
+use bakeoff_report::model::{Cell, ComparisonRecord, Latency, Results, SystemRecord, Verdict};
 use bakeoff_stats::{self as stats, Direction};
 
 /// Recomputes every cell's figures, the comparisons and the warnings.
@@ -16,6 +16,12 @@ pub fn analyze(r: &mut Results) {
 
 fn summarize_cell(c: &mut Cell) {
     let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+    c.system = system_means(&valid);
+    let ipo: Vec<f64> = valid
+        .iter()
+        .filter_map(|x| x.instructions.as_ref().map(|i| i.instructions_per_op))
+        .collect();
+    c.instructions_per_op = stats::summarize(&ipo).map(|s| s.median);
     let ops: Vec<f64> = valid.iter().map(|x| x.ops_per_s).collect();
     c.valid_runs = valid.len();
     c.client_bound_runs = c.runs.iter().filter(|x| x.client_bound).count();
@@ -48,12 +54,45 @@ fn summarize_cell(c: &mut Cell) {
     };
 }
 
+/// The figure runs are compared by: throughput, or in instructions mode operations per
+/// billion instructions (so "faster" still means a higher figure).
 fn valid_ops(c: &Cell) -> Vec<f64> {
     c.runs
         .iter()
         .filter(|x| x.valid)
-        .map(|x| x.ops_per_s)
+        .map(|x| match &x.instructions {
+            Some(i) if i.instructions_per_op > 0.0 => 1e9 / i.instructions_per_op,
+            _ => x.ops_per_s,
+        })
         .collect()
+}
+
+/// Means of the runs' sampler summaries (maxima for the max fields).
+fn system_means(runs: &[&bakeoff_report::model::Run]) -> Option<SystemRecord> {
+    let s: Vec<&SystemRecord> = runs.iter().filter_map(|r| r.system.as_ref()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    let n = s.len() as f64;
+    let mean = |f: fn(&SystemRecord) -> f64| s.iter().map(|x| f(x)).sum::<f64>() / n;
+    let max = |f: fn(&SystemRecord) -> f64| s.iter().map(|x| f(x)).fold(0.0, f64::max);
+    Some(SystemRecord {
+        cpu_user_pct: mean(|x| x.cpu_user_pct),
+        cpu_system_pct: mean(|x| x.cpu_system_pct),
+        cpu_idle_pct: mean(|x| x.cpu_idle_pct),
+        cpu_iowait_pct: mean(|x| x.cpu_iowait_pct),
+        cpu_softirq_pct: mean(|x| x.cpu_softirq_pct),
+        cpu_steal_pct: mean(|x| x.cpu_steal_pct),
+        server_cpu_pct_mean: mean(|x| x.server_cpu_pct_mean),
+        server_cpu_pct_max: max(|x| x.server_cpu_pct_max),
+        server_rss_kib_max: s.iter().map(|x| x.server_rss_kib_max).max().unwrap_or(0),
+        ctx_switches_per_op: mean(|x| x.ctx_switches_per_op),
+        disk_read_bytes: mean(|x| x.disk_read_bytes as f64) as u64,
+        disk_write_bytes: mean(|x| x.disk_write_bytes as f64) as u64,
+        disk_util_pct_max: max(|x| x.disk_util_pct_max),
+        loopback_bytes_per_op: mean(|x| x.loopback_bytes_per_op),
+        series: None,
+    })
 }
 
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
@@ -92,6 +131,22 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
 
 fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
+    for v in r.variants.iter().filter(|v| !v.memory_errors.is_empty()) {
+        let first = &v.memory_errors[0];
+        w.push(format!(
+            "VERIFY FAILED: variant {} has {} memory error(s) ({}); first: {} {}{}",
+            v.name,
+            v.memory_errors.len(),
+            first.tool,
+            first.kind,
+            first.message,
+            first
+                .stack
+                .first()
+                .map(|f| format!(" at {f}"))
+                .unwrap_or_default()
+        ));
+    }
     if r.plan.repetitions < 4 && !r.comparisons.is_empty() {
         w.push(format!(
             "{} repetitions per cell: too few for the Mann-Whitney test to reach p < 0.05, so every verdict is \"same\"; use at least 4 (5 or more recommended)",

@@ -207,6 +207,8 @@ fn prepare_variant(
             stop_grace: SQL_STOP_GRACE,
             options: v.options.clone(),
             data: Some(DataSource::InPlace(dir.clone())),
+            wrapper: Vec::new(),
+            env: Vec::new(),
         };
         let sandbox =
             Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;

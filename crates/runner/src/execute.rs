@@ -6,15 +6,18 @@
 use crate::data::{self, DataStore};
 use crate::folder::{safe_name, write_results, Folder};
 use crate::prepare::{ReadyVariant, WorkloadConfig};
+use crate::probes::{self, ProbeHooks, ProbePlan};
 use crate::schedule::{plan_runs, Slot};
 use crate::{analyze, Observer, Options};
-use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
+use bakeoff_load::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
-use bakeoff_report::model::{Cell, KindRecord, Latency, Results, Run};
+use bakeoff_probe::{findings, profile};
+use bakeoff_report::model::{Cell, KindRecord, Latency, MemoryError, Results, Run};
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
 use bakeoff_workloads::{kv, oltp, sysbench};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub struct Context<'a> {
@@ -25,6 +28,16 @@ pub struct Context<'a> {
     pub variants: &'a [ReadyVariant],
     pub data: &'a DataStore,
     pub cancel: Arc<AtomicBool>,
+    pub probes: &'a ProbePlan,
+}
+
+/// One run and what came with it besides the figures.
+struct Executed {
+    run: Run,
+    /// The analyzed profile, when this was a profiling run.
+    profile: Option<profile::Profile>,
+    /// Sanitizer or memcheck reports from the server's stderr.
+    findings: Vec<MemoryError>,
 }
 
 impl Context<'_> {
@@ -55,8 +68,10 @@ impl Context<'_> {
             }
             let live = Arc::new(Live::default());
             observer.run_started(i, &label, &live);
-            let run = self.execute(slot, &label, &live);
+            let done = self.execute(slot, &label, &live, false);
+            let run = done.run;
             observer.run_finished(i, &label, &run);
+            self.record_findings(results, slot, done.findings);
             let interrupted = self.cancel.load(Ordering::SeqCst);
             if !interrupted {
                 results.cells[cell_at].runs.push(run);
@@ -72,7 +87,109 @@ impl Context<'_> {
                 return false;
             }
         }
+        if self.probes.profile {
+            return self.profile_cells(results, &points, observer);
+        }
         true
+    }
+
+    /// One extra run per cell under perf record, after the measured rounds; its figures
+    /// never enter the statistics (recording costs the server a little).
+    fn profile_cells(
+        &self,
+        results: &mut Results,
+        points: &[(usize, usize)],
+        observer: &dyn Observer,
+    ) -> bool {
+        let mut kept: HashMap<(usize, usize, usize), (profile::Profile, u64)> = HashMap::new();
+        let total = points.len() * self.variants.len();
+        observer.runs_started(total, self.seconds_per_run());
+        let mut i = 0;
+        for &(workload, connections) in points {
+            for variant in 0..self.variants.len() {
+                if self.cancel.load(Ordering::SeqCst) {
+                    return false;
+                }
+                let slot = Slot {
+                    round: self.loaded.experiment.plan.repetitions,
+                    workload,
+                    connections,
+                    variant,
+                };
+                let label = format!("{} (profile)", self.label(&slot));
+                let live = Arc::new(Live::default());
+                observer.run_started(i, &label, &live);
+                let done = self.execute(&slot, &label, &live, true);
+                observer.run_finished(i, &label, &done.run);
+                i += 1;
+                self.record_findings(results, &slot, done.findings);
+                let at = self.cell_index(results, &slot);
+                match done.profile {
+                    Some(p) => {
+                        let file = format!("profiles/{}.svg", safe_name(&label.replace(' ', "-")));
+                        let svg = profile::flamegraph(&p.folded, &label);
+                        let written = svg.and_then(|b| self.folder.write(&file, &b));
+                        let path = if written.is_ok() { file } else { String::new() };
+                        results.cells[at].profile =
+                            Some(probes::profile_record(&p, path, slot.round));
+                        kept.insert((workload, connections, variant), (p, done.run.ops));
+                    }
+                    None => results.notes.push(format!(
+                        "{label}: no profile ({})",
+                        done.run
+                            .invalid_reason
+                            .as_deref()
+                            .unwrap_or("perf record failed")
+                    )),
+                }
+                let _ = write_results(self.folder, results);
+            }
+        }
+        self.profile_diffs(results, &kept);
+        true
+    }
+
+    /// Each profiled cell against the baseline variant's profile of the same point.
+    fn profile_diffs(
+        &self,
+        results: &mut Results,
+        kept: &HashMap<(usize, usize, usize), (profile::Profile, u64)>,
+    ) {
+        let baseline = &results.plan.baseline;
+        let Some(b) = self.variants.iter().position(|v| &v.name == baseline) else {
+            return;
+        };
+        for (&(w, c, v), (p, ops)) in kept {
+            let Some((bp, bops)) = kept.get(&(w, c, b)).filter(|_| v != b) else {
+                continue;
+            };
+            let slot = Slot {
+                round: 0,
+                workload: w,
+                connections: c,
+                variant: v,
+            };
+            let at = self.cell_index(results, &slot);
+            if let Some(rec) = results.cells[at].profile.as_mut() {
+                rec.diff = probes::diff_records(bp, *bops, p, *ops);
+            }
+        }
+    }
+
+    /// Memory-error reports go to the variant; any one fails its verification.
+    fn record_findings(&self, results: &mut Results, slot: &Slot, found: Vec<MemoryError>) {
+        let at = self.variants[slot.variant].record;
+        if let Some(v) = results.variants.get_mut(at) {
+            for f in found {
+                let seen = v
+                    .memory_errors
+                    .iter()
+                    .any(|g| g.kind == f.kind && g.stack.first() == f.stack.first());
+                if !seen {
+                    v.memory_errors.push(f);
+                }
+            }
+        }
     }
 
     fn precise_enough(&self, cell: &Cell) -> bool {
@@ -117,6 +234,9 @@ impl Context<'_> {
                     client_bound_runs: 0,
                     verify_failures: 0,
                     stop_reason: None,
+                    system: None,
+                    instructions_per_op: None,
+                    profile: None,
                 });
             }
         }
@@ -142,42 +262,102 @@ impl Context<'_> {
         )
     }
 
-    /// One run, start to stop. Never fails: a fault becomes an invalid run.
-    fn execute(&self, slot: &Slot, label: &str, live: &Arc<Live>) -> Run {
+    /// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
+    /// the server is recorded with perf record over the measured window.
+    fn execute(&self, slot: &Slot, label: &str, live: &Arc<Live>, profiling: bool) -> Executed {
         let v = &self.variants[slot.variant];
         let file = safe_name(&label.replace(' ', "-"));
         let target = self.loaded.experiment.target.kind;
         let sql = target.is_sql();
+        let callgrind_dir = self.folder.path.join("callgrind").join(&file);
+        if self.probes.instructions {
+            let _ = open_dir(&callgrind_dir);
+        }
+        let (wrapper, env) =
+            probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
+        // valgrind runs a server 20-50 times slower: start and stop take longer.
+        let slow = if wrapper.is_empty() { 1 } else { 12 };
         let spec = SandboxSpec {
             name: v.name.clone(),
             kind: data::sandbox_kind(target),
             binary: v.binary.clone(),
             args: v.args.clone(),
             root: self.opts.sandbox_root.clone(),
-            ready_timeout: if sql {
-                data::SQL_READY_TIMEOUT
-            } else {
-                Duration::from_secs(10)
-            },
-            stop_grace: if sql {
-                data::SQL_STOP_GRACE
-            } else {
-                Duration::from_secs(5)
-            },
+            ready_timeout: slow
+                * if sql {
+                    data::SQL_READY_TIMEOUT
+                } else {
+                    Duration::from_secs(10)
+                },
+            stop_grace: slow
+                * if sql {
+                    data::SQL_STOP_GRACE
+                } else {
+                    Duration::from_secs(5)
+                },
             options: v.options.clone(),
             data: self.data.source(&v.name, slot.workload),
+            wrapper,
+            env,
         };
         let mut sandbox = match Sandbox::start(&spec) {
             Ok(s) => s,
-            Err(e) => return invalid(slot, format!("server did not start: {e}")),
+            Err(e) => return self.no_extras(invalid(slot, format!("server did not start: {e}"))),
         };
-        let hooks = UsageHooks {
-            sandbox: &sandbox,
-            start: Mutex::new(None),
-            end: Mutex::new(None),
+        let perf_data = profiling.then(|| {
+            let dir = self.folder.path.join("profiles");
+            let _ = std::fs::create_dir_all(&dir);
+            dir.join(format!("{file}.perf.data"))
+        });
+        let hooks = ProbeHooks::new(self.probes, sandbox.watch(), perf_data);
+        let outcome = self.drive(slot, v, &sandbox, &hooks, live);
+        let got = hooks.take();
+        let died = if sandbox.is_alive() {
+            None
+        } else {
+            Some(sandbox.exit_detail().unwrap_or_default())
         };
+        let logs = self.folder.path.join("logs").join(&file);
+        let _ = sandbox.stop_and_collect(&logs);
+        let stderr_rel = format!("logs/{file}.stderr");
+        let mut run = match outcome {
+            Ok(rec) => self.to_run(slot, &rec, got.usage_start, got.usage_end, &file),
+            Err(e) => invalid(slot, e),
+        };
+        run.server_log = Some(stderr_rel.clone());
+        if let Some(detail) = died {
+            run.valid = false;
+            run.invalid_reason = Some(format!("server exited mid-run: {detail}"));
+        }
+        let found = self.findings_in(&stderr_rel, v);
+        let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
+        Executed {
+            run,
+            profile,
+            findings: found,
+        }
+    }
+
+    fn no_extras(&self, run: Run) -> Executed {
+        Executed {
+            run,
+            profile: None,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Runs the slot's workload against the sandbox.
+    fn drive(
+        &self,
+        slot: &Slot,
+        v: &ReadyVariant,
+        sandbox: &Sandbox,
+        hooks: &ProbeHooks,
+        live: &Arc<Live>,
+    ) -> Result<RunRecord, String> {
+        let target = self.loaded.experiment.target.kind;
         let (phases, seed) = (self.phases(), self.seed(slot));
-        let outcome = match &self.configs[slot.workload] {
+        match &self.configs[slot.workload] {
             WorkloadConfig::Kv(c) => {
                 let mut cfg = c.clone();
                 cfg.connections = slot.connections;
@@ -186,7 +366,7 @@ impl Context<'_> {
                     &cfg,
                     &phases,
                     seed,
-                    &hooks,
+                    hooks,
                     live,
                     &self.cancel,
                 )
@@ -197,35 +377,84 @@ impl Context<'_> {
                 cfg.connections = slot.connections;
                 cfg.client_threads = oltp::client_threads_for(cfg.client_threads, slot.connections);
                 let native = matches!(self.configs[slot.workload], WorkloadConfig::Oltp(_));
-                match data::db_of(&sandbox, target) {
+                match data::db_of(sandbox, target) {
                     None => Err("the sandbox has no login".to_string()),
                     Some(db) if native => {
-                        oltp::run(&db, &cfg, &phases, seed, &hooks, live, &self.cancel)
+                        oltp::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
                             .map_err(|e| e.to_string())
                     }
-                    Some(db) => sysbench::run(&db, &cfg, &phases, seed, &hooks, live, &self.cancel)
+                    Some(db) => sysbench::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
                         .map_err(|e| e.to_string()),
                 }
             }
-        };
-        let (start, end) = (take(&hooks.start), take(&hooks.end));
-        let died = if sandbox.is_alive() {
-            None
-        } else {
-            Some(sandbox.exit_detail().unwrap_or_default())
-        };
-        let logs = self.folder.path.join("logs").join(&file);
-        let _ = sandbox.stop_and_collect(&logs);
-        let mut run = match outcome {
-            Ok(rec) => self.to_run(slot, &rec, start, end, &file),
-            Err(e) => invalid(slot, e),
-        };
-        run.server_log = Some(format!("logs/{file}.stderr"));
-        if let Some(detail) = died {
-            run.valid = false;
-            run.invalid_reason = Some(format!("server exited mid-run: {detail}"));
         }
-        run
+    }
+
+    /// Sanitizer and memcheck reports in the run's server log, for checked variants.
+    fn findings_in(&self, stderr_rel: &str, v: &ReadyVariant) -> Vec<MemoryError> {
+        if v.sanitize.is_empty() && v.run_under.is_none() {
+            return Vec::new();
+        }
+        let text = std::fs::read(self.folder.path.join(stderr_rel)).unwrap_or_default();
+        findings::parse(&String::from_utf8_lossy(&text))
+            .into_iter()
+            .map(|f| MemoryError {
+                kind: f.kind,
+                tool: f.tool,
+                message: f.message,
+                stack: f.stack,
+                log: Some(stderr_rel.to_string()),
+            })
+            .collect()
+    }
+
+    /// The sampler's, the counters' and callgrind's figures into the run; the profile
+    /// analyzed (when recorded).
+    fn attach_probes(
+        &self,
+        run: &mut Run,
+        got: probes::Collected,
+        file: &str,
+        callgrind_dir: &std::path::Path,
+        v: &ReadyVariant,
+    ) -> Option<profile::Profile> {
+        if let Some(summary) = &got.summary {
+            let rel = format!("series/{file}.json");
+            let series = serde_json::to_vec(&got.samples)
+                .ok()
+                .and_then(|b| self.folder.write(&rel, &b).ok())
+                .map(|_| rel);
+            run.system = Some(probes::system_record(summary, run.ops, series));
+        }
+        if let Some(c) = &got.counts {
+            run.counters = Some(probes::counters_record(c, run.ops, self.probes));
+        }
+        if self.probes.instructions && run.valid {
+            match probes::instructions_record(callgrind_dir, run.ops) {
+                Ok(i) => run.instructions = Some(i),
+                Err(e) => {
+                    run.valid = false;
+                    run.invalid_reason = Some(e);
+                }
+            }
+        }
+        if !got.errors.is_empty() {
+            run.probe_errors = got.errors;
+        }
+        let data = got.perf_data?;
+        let analyzed = profile::analyze(&data, &v.binary);
+        let _ = std::fs::remove_file(&data);
+        match analyzed {
+            Ok(p) if p.samples > 0 => Some(p),
+            Ok(_) => {
+                run.probe_errors.push("perf record: no samples".into());
+                None
+            }
+            Err(e) => {
+                run.probe_errors.push(format!("perf script: {e}"));
+                None
+            }
+        }
     }
 
     fn phases(&self) -> Phases {
@@ -364,26 +593,10 @@ fn latency(p: &bakeoff_load::Percentiles) -> Latency {
     }
 }
 
-fn take(m: &Mutex<Option<Usage>>) -> Option<Usage> {
-    m.lock().ok().and_then(|mut g| g.take())
-}
-
-/// Samples the server's CPU and memory exactly at the measured window's edges.
-struct UsageHooks<'a> {
-    sandbox: &'a Sandbox,
-    start: Mutex<Option<Usage>>,
-    end: Mutex<Option<Usage>>,
-}
-
-impl PhaseHooks for UsageHooks<'_> {
-    fn measure_started(&self) {
-        if let Ok(mut g) = self.start.lock() {
-            *g = Some(self.sandbox.usage());
-        }
-    }
-    fn measure_ended(&self) {
-        if let Ok(mut g) = self.end.lock() {
-            *g = Some(self.sandbox.usage());
-        }
-    }
+/// Creates `dir` writable by anyone: a SQL server running as the unprivileged server
+/// user writes its callgrind files there.
+fn open_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
 }

@@ -135,5 +135,6 @@ pub fn initial_results(l: &Loaded) -> Results {
         cells: Vec::new(),
         comparisons: Vec::new(),
         warnings: Vec::new(),
+        notes: Vec::new(),
     }
 }

@@ -10,6 +10,7 @@ mod execute;
 mod folder;
 mod host;
 mod prepare;
+mod probes;
 mod schedule;
 
 pub use analyze::analyze;
@@ -102,6 +103,11 @@ pub fn run_experiment(
             "no variant could load its data; see the errors above".into(),
         ));
     }
+    let probe_plan = probes::ProbePlan::new(&loaded.experiment);
+    for n in &probe_plan.notes {
+        observer.notice(n);
+    }
+    results.notes = probe_plan.notes.clone();
     let ctx = execute::Context {
         loaded,
         opts,
@@ -110,6 +116,7 @@ pub fn run_experiment(
         variants: &variants,
         data: &store,
         cancel,
+        probes: &probe_plan,
     };
     let finished = ctx.run_all(&mut results, observer);
     results.status = if finished { "complete" } else { "interrupted" }.to_string();

@@ -26,6 +26,10 @@ pub struct ReadyVariant {
     pub engine: Option<String>,
     /// Index into `results.variants`.
     pub record: usize,
+    /// Sanitizers the build carries (their reports are read from the server's log).
+    pub sanitize: Vec<bakeoff_plan::Sanitizer>,
+    /// A checker the server runs under.
+    pub run_under: Option<bakeoff_plan::RunUnder>,
 }
 
 /// One workload's settings, ready for the load engine (connections filled in per cell).
@@ -49,6 +53,27 @@ impl WorkloadConfig {
 /// Checks what the file alone could not: compilers exist, workload settings hold together,
 /// the tools a workload runs are installed. Returns one configuration per workload.
 pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadConfig>, RunError> {
+    let e = &l.experiment;
+    let valgrind_at: Option<Vec<bakeoff_plan::Key>> =
+        if e.plan.mode == bakeoff_plan::Mode::Instructions {
+            Some(key!["plan", "mode"].to_vec())
+        } else {
+            e.variants
+                .iter()
+                .position(|v| v.run_under.is_some())
+                .map(|i| key!["variant", i, "run_under"].to_vec())
+        };
+    if let Some(at) = valgrind_at {
+        if !on_path("valgrind") {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &at,
+                    "valgrind is not installed; run scripts/setup.sh (apt-get install valgrind)",
+                )
+                .to_string(),
+            ));
+        }
+    }
     for (i, v) in l.experiment.variants.iter().enumerate() {
         if v.is_build() {
             build::check_compiler(v.compiler_or_default()).map_err(|e| {
@@ -243,6 +268,9 @@ pub fn variants(
             build: None,
             options: e.server_options(v),
             data: Vec::new(),
+            sanitize: v.sanitize.iter().map(|s| s.as_str().to_string()).collect(),
+            run_under: v.run_under.map(|_| "memcheck".to_string()),
+            memory_errors: Vec::new(),
         };
         match outcome {
             Ok((binary, b)) => {
@@ -255,6 +283,8 @@ pub fn variants(
                     options: e.server_options(v),
                     engine: v.engine.clone(),
                     record: results.variants.len(),
+                    sanitize: v.sanitize.clone(),
+                    run_under: v.run_under,
                 });
             }
             Err(msg) => {
@@ -311,11 +341,12 @@ fn build_variant(
     observer: &dyn Observer,
 ) -> Result<(PathBuf, BuildRecord), String> {
     observer.build_started(&v.name);
+    let (cflags, ldflags) = with_sanitizers(v);
     let spec = BuildSpec {
         variant: v.name.clone(),
         compiler: v.compiler_or_default().to_string(),
-        cflags: v.cflags.clone().unwrap_or_default(),
-        ldflags: v.ldflags.clone().unwrap_or_default(),
+        cflags,
+        ldflags,
         configure_args: v.configure_args.clone(),
         make_args: v.make_args.clone(),
         patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
@@ -380,4 +411,25 @@ fn with_tail(message: &str, tail: &str) -> String {
     } else {
         format!("{message}\n    {}", last.join("\n    "))
     }
+}
+
+/// The variant's CFLAGS and LDFLAGS with its sanitizers' flags appended (frame pointers
+/// and debug lines too, so reports name functions and lines).
+pub fn with_sanitizers(v: &Variant) -> (String, String) {
+    let mut cflags = v.cflags.clone().unwrap_or_default();
+    let mut ldflags = v.ldflags.clone().unwrap_or_default();
+    if !v.sanitize.is_empty() {
+        let list: Vec<&str> = v.sanitize.iter().map(|s| s.as_str()).collect();
+        let flag = format!("-fsanitize={}", list.join(","));
+        for (flags, extra) in [
+            (&mut cflags, format!("{flag} -fno-omit-frame-pointer -g")),
+            (&mut ldflags, flag),
+        ] {
+            if !flags.is_empty() {
+                flags.push(' ');
+            }
+            flags.push_str(&extra);
+        }
+    }
+    (cflags, ldflags)
 }

@@ -47,6 +47,10 @@ pub struct SandboxSpec {
     pub options: BTreeMap<String, String>,
     /// SQL targets: the data directory to run on (required for them).
     pub data: Option<DataSource>,
+    /// A command the server runs under, e.g. `valgrind --tool=memcheck` (empty: none).
+    pub wrapper: Vec<String>,
+    /// Extra environment for the server (e.g. ASAN_OPTIONS).
+    pub env: Vec<(String, String)>,
 }
 
 impl SandboxSpec {
@@ -67,6 +71,8 @@ impl SandboxSpec {
             stop_grace: Duration::from_secs(5),
             options: BTreeMap::new(),
             data: None,
+            wrapper: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -219,7 +225,12 @@ impl Sandbox {
             let path = dir.join(name);
             File::create(&path).map_err(|e| SandboxError::io("create log file", path, e))
         };
-        let mut cmd = target.command(binary, port, dir, &spec.args);
+        let mut cmd = wrapped(
+            target.command(binary, port, dir, &spec.args),
+            &spec.wrapper,
+            target.kind().is_sql(),
+        );
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
         cmd.current_dir(dir)
             .stdin(Stdio::null())
             .stdout(log(STDOUT_FILE)?)
@@ -527,4 +538,24 @@ impl Drop for Sandbox {
         self.stop_server(None);
         let _ = self.finish_dir();
     }
+}
+
+/// `cmd` run under `wrapper` (its program and args first, then the server's command line,
+/// with the same environment); SQL servers keep running as the server user.
+fn wrapped(cmd: std::process::Command, wrapper: &[String], sql: bool) -> std::process::Command {
+    let Some((program, args)) = wrapper.split_first() else {
+        return cmd;
+    };
+    let mut out = std::process::Command::new(program);
+    out.args(args).arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => out.env(k, v),
+            None => out.env_remove(k),
+        };
+    }
+    if sql {
+        crate::sqldata::as_server_user(&mut out);
+    }
+    out
 }

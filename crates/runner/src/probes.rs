@@ -1,0 +1,352 @@
+//! The probes of one run, around its measured window: the /proc sampler always; perf stat
+//! counters and a perf record profile when the experiment asks; callgrind's instruction
+//! counts in `mode = "instructions"`. Probes never make a run invalid: what cannot be
+//! measured becomes a note, said once per experiment.
+
+use bakeoff_load::PhaseHooks;
+use bakeoff_plan::{Experiment, Mode, RunUnder, Sanitizer};
+use bakeoff_probe::{callgrind, perfstat, profile, sampler};
+use bakeoff_report::model::{
+    CountersRecord, FnDeltaRecord, FnInstructions, FnShareRecord, InstructionsRecord,
+    ProfileRecord, SplitRecord, SystemRecord,
+};
+use bakeoff_sandbox::{Usage, Watch};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What the experiment asks of every run, decided once (perf support is detected here).
+#[derive(Debug, Clone)]
+pub struct ProbePlan {
+    pub interval: Duration,
+    /// perf stat events that count on this machine (empty: counters off).
+    pub events: Vec<String>,
+    /// Events asked for that this machine cannot count.
+    pub unsupported: Vec<String>,
+    pub profile: bool,
+    pub instructions: bool,
+    /// Said once in the terminal and the report.
+    pub notes: Vec<String>,
+}
+
+impl ProbePlan {
+    pub fn new(e: &Experiment) -> ProbePlan {
+        let mut p = ProbePlan {
+            interval: e.measure.interval_duration(),
+            events: Vec::new(),
+            unsupported: Vec::new(),
+            profile: e.measure.profile,
+            instructions: e.plan.mode == Mode::Instructions,
+            notes: Vec::new(),
+        };
+        if e.measure.counters {
+            match perfstat::detect() {
+                Ok(s) => {
+                    if !s.unsupported.is_empty() {
+                        p.notes.push(format!(
+                            "CPU counters: this machine cannot count {} (a virtual machine without a PMU, or an older CPU); those figures are left out",
+                            s.unsupported.join(", ")
+                        ));
+                    }
+                    if s.supported.is_empty() {
+                        p.notes.push(
+                            "CPU counters: no hardware event counts here; counters are off".into(),
+                        );
+                    }
+                    p.events = s.supported;
+                    p.unsupported = s.unsupported;
+                }
+                Err(why) => p.notes.push(format!("CPU counters are off: {why}")),
+            }
+        }
+        p
+    }
+}
+
+/// The wrapper command and environment a variant's server runs with.
+pub fn server_launch(
+    plan: &ProbePlan,
+    sanitize: &[Sanitizer],
+    run_under: Option<RunUnder>,
+    callgrind_dir: &Path,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut env = Vec::new();
+    if !sanitize.is_empty() {
+        // Servers exit without freeing what they hold, so leak reports at shutdown are
+        // noise: leaks are not checked. Reports go to stderr, which the run keeps.
+        env.push((
+            "ASAN_OPTIONS".into(),
+            "detect_leaks=0:halt_on_error=1:print_summary=1".into(),
+        ));
+        env.push((
+            "UBSAN_OPTIONS".into(),
+            "print_stacktrace=1:halt_on_error=0".into(),
+        ));
+    }
+    let wrapper = if plan.instructions {
+        callgrind::command_prefix(callgrind_dir)
+    } else if run_under == Some(RunUnder::Memcheck) {
+        [
+            "valgrind",
+            "--tool=memcheck",
+            "--leak-check=no",
+            "--error-limit=no",
+            "--num-callers=20",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    } else {
+        Vec::new()
+    };
+    (wrapper, env)
+}
+
+/// What the probes left after a run.
+#[derive(Default)]
+pub struct Collected {
+    pub usage_start: Option<Usage>,
+    pub usage_end: Option<Usage>,
+    pub samples: Vec<sampler::Sample>,
+    pub summary: Option<sampler::Summary>,
+    pub counts: Option<perfstat::Counts>,
+    /// perf record's data file, when this run was profiled and perf finished cleanly.
+    pub perf_data: Option<PathBuf>,
+    pub errors: Vec<String>,
+}
+
+/// Starts and stops the probes at the measured window's edges.
+pub struct ProbeHooks<'a> {
+    pub plan: &'a ProbePlan,
+    pub watch: Watch,
+    /// Where this run's perf record data goes, when it is the cell's profiled run.
+    pub perf_data: Option<PathBuf>,
+    state: Mutex<Running>,
+    pub out: Mutex<Collected>,
+}
+
+#[derive(Default)]
+struct Running {
+    sampler: Option<sampler::Sampler>,
+    counting: Option<perfstat::Counting>,
+    recording: Option<profile::Recording>,
+}
+
+impl<'a> ProbeHooks<'a> {
+    pub fn new(plan: &'a ProbePlan, watch: Watch, perf_data: Option<PathBuf>) -> Self {
+        ProbeHooks {
+            plan,
+            watch,
+            perf_data,
+            state: Mutex::new(Running::default()),
+            out: Mutex::new(Collected::default()),
+        }
+    }
+
+    fn note(&self, e: String) {
+        if let Ok(mut o) = self.out.lock() {
+            o.errors.push(e);
+        }
+    }
+
+    pub fn take(&self) -> Collected {
+        self.out
+            .lock()
+            .map(|mut o| std::mem::take(&mut *o))
+            .unwrap_or_default()
+    }
+}
+
+impl PhaseHooks for ProbeHooks<'_> {
+    fn measure_started(&self) {
+        let w = self.watch;
+        let usage = w.usage();
+        if let Ok(mut o) = self.out.lock() {
+            o.usage_start = Some(usage);
+        }
+        let pids = w.pids();
+        let mut st = match self.state.lock() {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        if self.plan.instructions {
+            if let Err(e) = callgrind::set_instrumentation_all(&pids, true) {
+                self.note(format!("callgrind: cannot start counting: {e}"));
+            }
+        }
+        if !self.plan.events.is_empty() {
+            match perfstat::Counting::start(&pids, &self.plan.events) {
+                Ok(c) => st.counting = Some(c),
+                Err(e) => self.note(format!("perf stat: {e}")),
+            }
+        }
+        if let Some(data) = &self.perf_data {
+            match profile::Recording::start(&pids, data) {
+                Ok(r) => st.recording = Some(r),
+                Err(e) => self.note(format!("perf record: {e}")),
+            }
+        }
+        let server = Box::new(move || {
+            let u = w.usage();
+            (u.cpu_s, u.rss_kib)
+        });
+        st.sampler = Some(sampler::Sampler::start(server, self.plan.interval));
+    }
+
+    fn measure_ended(&self) {
+        let mut st = match self.state.lock() {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        let sampled = st.sampler.take().map(|s| s.stop());
+        let usage = self.watch.usage();
+        let counts = st.counting.take().map(|c| c.stop());
+        let recorded = st.recording.take().map(|r| r.stop());
+        if self.plan.instructions {
+            if let Err(e) = callgrind::set_instrumentation_all(&self.watch.pids(), false) {
+                self.note(format!("callgrind: cannot stop counting: {e}"));
+            }
+        }
+        let mut errors = Vec::new();
+        let counts = match counts {
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
+                errors.push(format!("perf stat: {e}"));
+                None
+            }
+            None => None,
+        };
+        let perf_data = match recorded {
+            Some(Ok(())) => self.perf_data.clone(),
+            Some(Err(e)) => {
+                errors.push(format!("perf record: {e}"));
+                None
+            }
+            None => None,
+        };
+        if let Ok(mut o) = self.out.lock() {
+            o.usage_end = Some(usage);
+            if let Some((samples, summary)) = sampled {
+                o.samples = samples;
+                o.summary = Some(summary);
+            }
+            o.counts = counts;
+            o.perf_data = perf_data;
+            o.errors.extend(errors);
+        }
+    }
+}
+
+/// The sampler's summary, per operation where it makes sense.
+pub fn system_record(s: &sampler::Summary, ops: u64, series: Option<String>) -> SystemRecord {
+    let ops = ops.max(1) as f64;
+    SystemRecord {
+        cpu_user_pct: s.cpu_user_pct,
+        cpu_system_pct: s.cpu_system_pct,
+        cpu_idle_pct: s.cpu_idle_pct,
+        cpu_iowait_pct: s.cpu_iowait_pct,
+        cpu_softirq_pct: s.cpu_softirq_pct,
+        cpu_steal_pct: s.cpu_steal_pct,
+        server_cpu_pct_mean: s.server_cpu_pct_mean,
+        server_cpu_pct_max: s.server_cpu_pct_max,
+        server_rss_kib_max: s.server_rss_kib_max,
+        ctx_switches_per_op: s.ctx_switches as f64 / ops,
+        disk_read_bytes: s.disk_read_bytes,
+        disk_write_bytes: s.disk_write_bytes,
+        disk_util_pct_max: s.disk_util_pct_max,
+        loopback_bytes_per_op: s.loopback_bytes as f64 / ops,
+        series,
+    }
+}
+
+pub fn counters_record(c: &perfstat::Counts, ops: u64, plan: &ProbePlan) -> CountersRecord {
+    let d = perfstat::derive(c, ops);
+    let mut unsupported = plan.unsupported.clone();
+    for u in d.unsupported {
+        if !unsupported.contains(&u) {
+            unsupported.push(u);
+        }
+    }
+    CountersRecord {
+        instructions_per_op: d.instructions_per_op,
+        cycles_per_op: d.cycles_per_op,
+        ipc: d.ipc,
+        cache_misses_per_kinstr: d.cache_misses_per_kinstr,
+        branch_misses_per_kinstr: d.branch_misses_per_kinstr,
+        itlb_misses_per_kinstr: d.itlb_misses_per_kinstr,
+        l1i_misses_per_kinstr: d.l1i_misses_per_kinstr,
+        unsupported,
+    }
+}
+
+/// Functions shown per profile and per diff.
+const TOP: usize = 25;
+
+/// A profile's record (the flamegraph is written by the caller at `flamegraph`).
+pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) -> ProfileRecord {
+    ProfileRecord {
+        flamegraph,
+        event: p.event.clone(),
+        samples: p.samples,
+        round,
+        top: p
+            .top
+            .iter()
+            .take(TOP)
+            .map(|f| FnShareRecord {
+                function: f.function.clone(),
+                dso: f.dso.clone(),
+                self_pct: f.self_pct,
+                children_pct: f.children_pct,
+            })
+            .collect(),
+        split: SplitRecord {
+            server_pct: p.split.server_pct,
+            kernel_pct: p.split.kernel_pct,
+            libraries_pct: p.split.libraries_pct,
+            other_pct: p.split.other_pct,
+        },
+        diff: Vec::new(),
+    }
+}
+
+pub fn diff_records(
+    base: &profile::Profile,
+    base_ops: u64,
+    other: &profile::Profile,
+    other_ops: u64,
+) -> Vec<FnDeltaRecord> {
+    profile::diff(base, base_ops, other, other_ops, TOP)
+        .into_iter()
+        .map(|d| FnDeltaRecord {
+            function: d.function,
+            base_per_mop: d.base_per_mop,
+            other_per_mop: d.other_per_mop,
+            change: d.change,
+        })
+        .collect()
+}
+
+/// callgrind's counts of one run, per operation.
+pub fn instructions_record(dir: &Path, ops: u64) -> Result<InstructionsRecord, String> {
+    let c = callgrind::read_dir(dir).map_err(|e| format!("callgrind output: {e}"))?;
+    if c.instructions == 0 {
+        return Err("callgrind counted no instructions in the measured window".into());
+    }
+    let ops_f = ops.max(1) as f64;
+    let total = c.instructions as f64;
+    Ok(InstructionsRecord {
+        instructions: c.instructions,
+        instructions_per_op: total / ops_f,
+        top: c
+            .functions
+            .iter()
+            .take(TOP)
+            .map(|f| FnInstructions {
+                function: f.function.clone(),
+                instructions_per_op: f.instructions as f64 / ops_f,
+                pct: 100.0 * f.instructions as f64 / total,
+            })
+            .collect(),
+    })
+}
