@@ -227,6 +227,9 @@ mod tests {
             client_bound_runs: 0,
             verify_failures: 0,
             stop_reason: None,
+            system: None,
+            instructions_per_op: None,
+            profile: None,
         }
     }
 
@@ -260,6 +263,7 @@ mod tests {
             cells,
             comparisons: vec![],
             warnings: vec![],
+            notes: Vec::new(),
         }
     }
 

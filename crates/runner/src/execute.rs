@@ -428,6 +428,9 @@ impl Context<'_> {
         }
         if let Some(c) = &got.counts {
             run.counters = Some(probes::counters_record(c, run.ops, self.probes));
+        } else if self.probes.counters && self.probes.events.is_empty() {
+            let none = bakeoff_probe::perfstat::Counts::default();
+            run.counters = Some(probes::counters_record(&none, run.ops, self.probes));
         }
         if self.probes.instructions && run.valid {
             match probes::instructions_record(callgrind_dir, run.ops) {

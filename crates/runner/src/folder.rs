@@ -48,7 +48,11 @@ impl Folder {
 
     /// Writes `bytes` to `rel` inside the folder atomically.
     pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
-        write_atomic(&self.path.join(rel), bytes)
+        let path = self.path.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        write_atomic(&path, bytes)
     }
 }
 

@@ -23,6 +23,9 @@ pub struct ProbePlan {
     pub events: Vec<String>,
     /// Events asked for that this machine cannot count.
     pub unsupported: Vec<String>,
+    /// `[measure] counters = true` and perf is usable: every run carries a counters
+    /// record, with what could not be counted listed in it.
+    pub counters: bool,
     pub profile: bool,
     pub instructions: bool,
     /// Said once in the terminal and the report.
@@ -35,6 +38,7 @@ impl ProbePlan {
             interval: e.measure.interval_duration(),
             events: Vec::new(),
             unsupported: Vec::new(),
+            counters: false,
             profile: e.measure.profile,
             instructions: e.plan.mode == Mode::Instructions,
             notes: Vec::new(),
@@ -55,6 +59,7 @@ impl ProbePlan {
                     }
                     p.events = s.supported;
                     p.unsupported = s.unsupported;
+                    p.counters = true;
                 }
                 Err(why) => p.notes.push(format!("CPU counters are off: {why}")),
             }

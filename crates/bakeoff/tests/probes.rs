@@ -1,0 +1,254 @@
+//! End-to-end: why a variant is faster, on real memcached servers. The /proc sampler on
+//! every run, perf counters (or the note that this machine cannot count them), one extra
+//! profiled run per cell with a flamegraph and a diff, the instructions mode under
+//! callgrind, and AddressSanitizer finding an overflow planted by a patch.
+
+mod common;
+
+use common::Scratch;
+use std::path::Path;
+
+/// A heap overflow planted in memcached's delete command (one byte past a malloc'd block),
+/// which the kv workload below sends.
+const OVERFLOW: &str = "--- a/proto_text.c
++++ b/proto_text.c
+@@ -2131,6 +2131,13 @@
+ 
+     key = tokens[KEY_TOKEN].value;
+     nkey = tokens[KEY_TOKEN].length;
++    {
++        /* Planted by bakeoff's tests: writes one byte past a heap block. */
++        char *planted = malloc(nkey);
++        memcpy(planted, key, nkey + 1);
++        if (planted[nkey] == 1) fputc(0, stderr);
++        free(planted);
++    }
+ 
+     if(nkey > KEY_MAX_LENGTH) {
+         out_string(c, \"CLIENT_ERROR bad command line format\");
+";
+
+fn experiment(variants: &str, plan: &str, measure: &str) -> String {
+    format!(
+        r#"name = "probes"
+[target]
+kind = "memcached"
+source = {{ debian = "memcached" }}
+args = ["-t", "1", "-m", "64"]
+{variants}
+[[workload]]
+kind = "kv"
+name = "mixed"
+connections = [4]
+keys = 2000
+mix = {{ get = 80, set = 10, delete = 10 }}
+
+[plan]
+{plan}
+
+[measure]
+{measure}
+"#
+    )
+}
+
+const TWO_BINARIES: &str = r#"
+[[variant]]
+name = "one-thread"
+binary = "/usr/bin/memcached"
+
+[[variant]]
+name = "two-threads"
+binary = "/usr/bin/memcached"
+args = ["-t", "2"]
+"#;
+
+fn perf_installed() -> bool {
+    std::process::Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn run_ok(s: &Scratch, file: &Path) -> String {
+    let out = s.run_cmd(file).output().expect("run bakeoff");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    stdout
+}
+
+#[test]
+fn sampler_counters_and_profiles_explain_each_cell() {
+    if !perf_installed() {
+        eprintln!("perf is not installed: skipped");
+        return;
+    }
+    let s = Scratch::new();
+    let f = s.write(
+        "p.toml",
+        &experiment(
+            TWO_BINARIES,
+            "repetitions = 2\nwarmup = \"200ms\"\nduration = \"1500ms\"",
+            "interval = \"250ms\"\ncounters = true\nprofile = true",
+        ),
+    );
+    run_ok(&s, &f);
+    let r = s.results();
+    for cell in r["cells"].as_array().expect("cells") {
+        for run in cell["runs"].as_array().expect("runs") {
+            let sys = &run["system"];
+            let modes: f64 = ["cpu_user_pct", "cpu_system_pct", "cpu_idle_pct", "cpu_iowait_pct"]
+                .iter()
+                .map(|k| sys[*k].as_f64().expect(k))
+                .sum();
+            assert!((50.0..=100.5).contains(&modes), "cpu modes {modes}: {sys}");
+            assert!(sys["server_rss_kib_max"].as_u64().unwrap_or(0) > 1000, "{sys}");
+            assert!(sys["ctx_switches_per_op"].as_f64().unwrap_or(0.0) > 0.0, "{sys}");
+            assert!(sys["loopback_bytes_per_op"].as_f64().unwrap_or(0.0) > 20.0, "{sys}");
+            let series = sys["series"].as_str().expect("series path");
+            let samples: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(s.out().join(series)).expect("series"))
+                    .expect("series json");
+            assert!(samples.as_array().map_or(0, |a| a.len()) >= 4, "{samples}");
+            // Counters: a figure where the CPU counts, else named as unsupported, or
+            // (perf unusable, or no hardware event at all) a note saying counters are off.
+            let c = &run["counters"];
+            if c.is_null() {
+                assert!(r["notes"].to_string().contains("CPU counters"), "{}", r["notes"]);
+            } else {
+                let unsupported = c["unsupported"].as_array().expect("unsupported list");
+                let counted = c["instructions_per_op"].as_f64().is_some();
+                let named = unsupported.iter().any(|u| u == "instructions");
+                assert!(counted != named, "instructions counted or named: {c}");
+            }
+        }
+        let p = &cell["profile"];
+        assert!(p["samples"].as_u64().unwrap_or(0) > 50, "{p}");
+        let svg = std::fs::read_to_string(s.out().join(p["flamegraph"].as_str().expect("svg")))
+            .expect("flamegraph file");
+        assert!(svg.contains("<svg") && svg.contains("</svg>"));
+        let split = &p["split"];
+        let total: f64 = ["server_pct", "kernel_pct", "libraries_pct", "other_pct"]
+            .iter()
+            .map(|k| split[*k].as_f64().unwrap_or(0.0))
+            .sum();
+        assert!((total - 100.0).abs() < 0.5, "{split}");
+        assert!(split["server_pct"].as_f64().unwrap_or(0.0) > 1.0, "{split}");
+        assert!(!p["top"].as_array().expect("top").is_empty());
+        // The profiled run is extra: the statistics saw exactly the planned runs.
+        assert_eq!(cell["runs"].as_array().map(|a| a.len()), Some(2));
+    }
+    let other = r["cells"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["variant"] == "two-threads"))
+        .expect("cell");
+    assert!(
+        !other["profile"]["diff"].as_array().expect("diff").is_empty(),
+        "{}",
+        other["profile"]
+    );
+    let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
+    for heading in ["## System during", "## Hotspots", "## CPU counters"] {
+        assert!(md.contains(heading), "report.md lacks {heading}");
+    }
+}
+
+#[test]
+fn instructions_mode_counts_the_same_work_the_same() {
+    let s = Scratch::new();
+    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
+    let f = s.write(
+        "i.toml",
+        &experiment(
+            variants,
+            "repetitions = 2\nwarmup = \"300ms\"\nops = 3000\nmode = \"instructions\"",
+            "",
+        ),
+    );
+    run_ok(&s, &f);
+    let r = s.results();
+    let runs = r["cells"][0]["runs"].as_array().expect("runs").clone();
+    let ipo: Vec<f64> = runs
+        .iter()
+        .map(|x| {
+            assert_eq!(x["valid"], true, "{x}");
+            x["instructions"]["instructions_per_op"]
+                .as_f64()
+                .expect("instructions_per_op")
+        })
+        .collect();
+    assert!(ipo.iter().all(|&x| (1_000.0..1e7).contains(&x)), "{ipo:?}");
+    let spread = (ipo[0] - ipo[1]).abs() / ipo[0];
+    assert!(spread < 0.05, "instructions per op {ipo:?}");
+    let top = runs[0]["instructions"]["top"].as_array().expect("top");
+    assert!(!top.is_empty());
+    let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
+    assert!(md.contains("## Instructions per operation"));
+}
+
+#[test]
+fn address_sanitizer_finds_a_planted_overflow_and_fails_the_variant() {
+    let s = Scratch::new();
+    s.write("overflow.patch", OVERFLOW);
+    let variants = r#"
+[[variant]]
+name = "asan"
+compiler = "gcc-12"
+cflags = "-O1"
+sanitize = ["address"]
+
+[[variant]]
+name = "asan-overflow"
+compiler = "gcc-12"
+cflags = "-O1"
+sanitize = ["address"]
+patches = ["overflow.patch"]
+"#;
+    let f = s.write(
+        "a.toml",
+        &experiment(
+            variants,
+            "repetitions = 1\nwarmup = \"200ms\"\nduration = \"800ms\"",
+            "",
+        ),
+    );
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let r = s.results();
+    let by = |n: &str| {
+        r["variants"]
+            .as_array()
+            .and_then(|v| v.iter().find(|v| v["name"] == n))
+            .expect("variant")
+            .clone()
+    };
+    let clean = by("asan");
+    assert_eq!(clean["sanitize"][0], "address", "{clean}");
+    assert!(clean.get("memory_errors").is_none(), "{clean}");
+    let bad = by("asan-overflow");
+    let errors = bad["memory_errors"].as_array().expect("memory_errors");
+    assert_eq!(errors[0]["kind"], "heap-buffer-overflow", "{bad}");
+    assert_eq!(errors[0]["tool"], "asan");
+    let stack = errors[0]["stack"].to_string();
+    assert!(stack.contains("process_delete_command"), "{stack}");
+    let warnings = r["warnings"].to_string();
+    assert!(warnings.contains("VERIFY FAILED: variant asan-overflow"), "{warnings}");
+    assert!(stdout.contains("VERIFY FAILED"), "{stdout}");
+    let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
+    assert!(md.contains("## Memory errors (verification failed)"));
+}
+
+#[test]
+fn instructions_mode_without_ops_is_refused_with_its_position() {
+    let s = Scratch::new();
+    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
+    let f = s.write(
+        "bad.toml",
+        &experiment(variants, "mode = \"instructions\"\nduration = \"1s\"", ""),
+    );
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:") && err.contains("set [plan] ops"), "{err}");
+}
