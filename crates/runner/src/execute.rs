@@ -126,7 +126,12 @@ impl Context<'_> {
                 let at = self.cell_index(results, &slot);
                 match done.profile {
                     Some(p) => {
-                        let file = format!("profiles/{}.svg", safe_name(&label.replace(' ', "-")));
+                        let name = format!(
+                            "{}-{}-x{connections}",
+                            self.variants[variant].name,
+                            self.loaded.experiment.workloads[workload].display_name()
+                        );
+                        let file = format!("profiles/{}.svg", safe_name(&name));
                         let svg = profile::flamegraph(&p.folded, &label);
                         let written = svg.and_then(|b| self.folder.write(&file, &b));
                         let path = if written.is_ok() { file } else { String::new() };

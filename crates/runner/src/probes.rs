@@ -46,16 +46,16 @@ impl ProbePlan {
         if e.measure.counters {
             match perfstat::detect() {
                 Ok(s) => {
-                    if !s.unsupported.is_empty() {
+                    if s.supported.is_empty() {
                         p.notes.push(format!(
-                            "CPU counters: this machine cannot count {} (a virtual machine without a PMU, or an older CPU); those figures are left out",
+                            "CPU counters are off: this machine counts none of {} (a virtual machine without a PMU, or perf too old for this CPU)",
                             s.unsupported.join(", ")
                         ));
-                    }
-                    if s.supported.is_empty() {
-                        p.notes.push(
-                            "CPU counters: no hardware event counts here; counters are off".into(),
-                        );
+                    } else if !s.unsupported.is_empty() {
+                        p.notes.push(format!(
+                            "CPU counters: this machine cannot count {}; those figures are left out",
+                            s.unsupported.join(", ")
+                        ));
                     }
                     p.events = s.supported;
                     p.unsupported = s.unsupported;
