@@ -22,7 +22,7 @@ fi
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       memcached libmemcached-tools libevent-dev
       mariadb-server mariadb-client postgresql-15 sysbench
-      gcc-12 clang-16
+      gcc-12 clang-16 libclang-rt-16-dev
       linux-perf valgrind hyperfine strace)
 missing=()
 for p in "${pkgs[@]}"; do

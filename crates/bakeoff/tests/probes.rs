@@ -98,14 +98,28 @@ fn sampler_counters_and_profiles_explain_each_cell() {
     for cell in r["cells"].as_array().expect("cells") {
         for run in cell["runs"].as_array().expect("runs") {
             let sys = &run["system"];
-            let modes: f64 = ["cpu_user_pct", "cpu_system_pct", "cpu_idle_pct", "cpu_iowait_pct"]
-                .iter()
-                .map(|k| sys[*k].as_f64().expect(k))
-                .sum();
+            let modes: f64 = [
+                "cpu_user_pct",
+                "cpu_system_pct",
+                "cpu_idle_pct",
+                "cpu_iowait_pct",
+            ]
+            .iter()
+            .map(|k| sys[*k].as_f64().expect(k))
+            .sum();
             assert!((50.0..=100.5).contains(&modes), "cpu modes {modes}: {sys}");
-            assert!(sys["server_rss_kib_max"].as_u64().unwrap_or(0) > 1000, "{sys}");
-            assert!(sys["ctx_switches_per_op"].as_f64().unwrap_or(0.0) > 0.0, "{sys}");
-            assert!(sys["loopback_bytes_per_op"].as_f64().unwrap_or(0.0) > 20.0, "{sys}");
+            assert!(
+                sys["server_rss_kib_max"].as_u64().unwrap_or(0) > 1000,
+                "{sys}"
+            );
+            assert!(
+                sys["ctx_switches_per_op"].as_f64().unwrap_or(0.0) > 0.0,
+                "{sys}"
+            );
+            assert!(
+                sys["loopback_bytes_per_op"].as_f64().unwrap_or(0.0) > 20.0,
+                "{sys}"
+            );
             let series = sys["series"].as_str().expect("series path");
             let samples: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(s.out().join(series)).expect("series"))
@@ -115,7 +129,11 @@ fn sampler_counters_and_profiles_explain_each_cell() {
             // (perf unusable, or no hardware event at all) a note saying counters are off.
             let c = &run["counters"];
             if c.is_null() {
-                assert!(r["notes"].to_string().contains("CPU counters"), "{}", r["notes"]);
+                assert!(
+                    r["notes"].to_string().contains("CPU counters"),
+                    "{}",
+                    r["notes"]
+                );
             } else {
                 let unsupported = c["unsupported"].as_array().expect("unsupported list");
                 let counted = c["instructions_per_op"].as_f64().is_some();
@@ -144,7 +162,10 @@ fn sampler_counters_and_profiles_explain_each_cell() {
         .and_then(|c| c.iter().find(|c| c["variant"] == "two-threads"))
         .expect("cell");
     assert!(
-        !other["profile"]["diff"].as_array().expect("diff").is_empty(),
+        !other["profile"]["diff"]
+            .as_array()
+            .expect("diff")
+            .is_empty(),
         "{}",
         other["profile"]
     );
@@ -233,7 +254,10 @@ patches = ["overflow.patch"]
     let stack = errors[0]["stack"].to_string();
     assert!(stack.contains("process_delete_command"), "{stack}");
     let warnings = r["warnings"].to_string();
-    assert!(warnings.contains("VERIFY FAILED: variant asan-overflow"), "{warnings}");
+    assert!(
+        warnings.contains("VERIFY FAILED: variant asan-overflow"),
+        "{warnings}"
+    );
     assert!(stdout.contains("VERIFY FAILED"), "{stdout}");
     let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
     assert!(md.contains("## Memory errors (verification failed)"));
@@ -250,5 +274,8 @@ fn instructions_mode_without_ops_is_refused_with_its_position() {
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.toml:") && err.contains("set [plan] ops"), "{err}");
+    assert!(
+        err.contains("bad.toml:") && err.contains("set [plan] ops"),
+        "{err}"
+    );
 }

@@ -282,11 +282,20 @@ impl Context<'_> {
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
         // valgrind runs a server 20-50 times slower: start and stop take longer.
         let slow = if wrapper.is_empty() { 1 } else { 12 };
+        let args = if wrapper.is_empty() {
+            v.args.clone()
+        } else {
+            probes::valgrind_args(
+                self.probes,
+                target == bakeoff_plan::TargetKind::Memcached,
+                &v.args,
+            )
+        };
         let spec = SandboxSpec {
             name: v.name.clone(),
             kind: data::sandbox_kind(target),
             binary: v.binary.clone(),
-            args: v.args.clone(),
+            args,
             root: self.opts.sandbox_root.clone(),
             ready_timeout: slow
                 * if sql {

@@ -28,6 +28,8 @@ pub struct ProbePlan {
     pub counters: bool,
     pub profile: bool,
     pub instructions: bool,
+    /// The open-files limit valgrind leaves a server (memcached must be told it).
+    pub valgrind_fd_limit: Option<u64>,
     /// Said once in the terminal and the report.
     pub notes: Vec<String>,
 }
@@ -41,8 +43,12 @@ impl ProbePlan {
             counters: false,
             profile: e.measure.profile,
             instructions: e.plan.mode == Mode::Instructions,
+            valgrind_fd_limit: None,
             notes: Vec::new(),
         };
+        if p.instructions || e.variants.iter().any(|v| v.run_under.is_some()) {
+            p.valgrind_fd_limit = callgrind::fd_limit_under_valgrind().ok();
+        }
         if e.measure.counters {
             match perfstat::detect() {
                 Ok(s) => {
@@ -105,6 +111,31 @@ pub fn server_launch(
         Vec::new()
     };
     (wrapper, env)
+}
+
+/// Server arguments a target needs under valgrind. memcached sets its open-files limit
+/// (soft and hard) to `-c`, which valgrind refuses above its own limit, so `-c` is set to
+/// that limit unless the experiment sets it. In instructions mode memcached's LRU crawler
+/// and maintainer threads are turned off: they wake on their own timers and move the
+/// counts by 5-10% between identical windows.
+pub fn valgrind_args(plan: &ProbePlan, memcached: bool, args: &[String]) -> Vec<String> {
+    let mut out = args.to_vec();
+    if !memcached {
+        return out;
+    }
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    if let Some(n) = plan.valgrind_fd_limit {
+        if !has("-c") {
+            out.extend(["-c".to_string(), n.to_string()]);
+        }
+    }
+    if plan.instructions && !has("-o") {
+        out.extend([
+            "-o".to_string(),
+            "no_lru_crawler,no_lru_maintainer".to_string(),
+        ]);
+    }
+    out
 }
 
 /// What the probes left after a run.
@@ -354,4 +385,63 @@ pub fn instructions_record(dir: &Path, ops: u64) -> Result<InstructionsRecord, S
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(instructions: bool) -> ProbePlan {
+        ProbePlan {
+            interval: Duration::from_secs(1),
+            events: Vec::new(),
+            unsupported: Vec::new(),
+            counters: false,
+            profile: false,
+            instructions,
+            valgrind_fd_limit: Some(1000),
+            notes: Vec::new(),
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn memcached_under_valgrind_gets_the_fd_limit_and_quiet_lru_threads() {
+        let got = valgrind_args(&plan(true), true, &strings(&["-t", "1"]));
+        assert_eq!(
+            got,
+            strings(&[
+                "-t",
+                "1",
+                "-c",
+                "1000",
+                "-o",
+                "no_lru_crawler,no_lru_maintainer"
+            ])
+        );
+        let own = strings(&["-c", "64", "-o", "hashpower=20"]);
+        assert_eq!(valgrind_args(&plan(true), true, &own), own);
+        assert_eq!(
+            valgrind_args(&plan(false), true, &[]),
+            strings(&["-c", "1000"])
+        );
+        assert!(valgrind_args(&plan(true), false, &[]).is_empty());
+    }
+
+    #[test]
+    fn sanitized_servers_get_report_options_and_valgrind_wraps_memcheck() {
+        let (w, env) = server_launch(&plan(false), &[Sanitizer::Address], None, Path::new("/x"));
+        assert!(w.is_empty());
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "ASAN_OPTIONS" && v.contains("detect_leaks=0")));
+        let (w, env) = server_launch(&plan(false), &[], Some(RunUnder::Memcheck), Path::new("/x"));
+        assert_eq!(w[..2], strings(&["valgrind", "--tool=memcheck"]));
+        assert!(env.is_empty());
+        let (w, _) = server_launch(&plan(true), &[], None, Path::new("/x"));
+        assert!(w.iter().any(|a| a == "--tool=callgrind"), "{w:?}");
+    }
 }
