@@ -170,6 +170,24 @@ tables = 2
 table_size = 2000
 connections = [4]
 
+[[workload]]
+kind = "oltp"
+name = "rw-unix"
+test = "oltp_read_write"
+tables = 2
+table_size = 2000
+connections = [4]
+transport = "unix"
+
+[[workload]]
+kind = "sysbench"
+name = "sb-unix"
+test = "oltp_read_write"
+tables = 2
+table_size = 2000
+connections = [4]
+transport = "unix"
+
 [plan]
 repetitions = 2
 warmup = "1s"
@@ -186,6 +204,11 @@ duration = "2s"
         assert!((q - 20.0).abs() < 0.5, "queries per transaction {q}");
     }
     check_runs(&r, "sb-rw");
+    // The same over the server's unix socket, for bakeoff's client and for sysbench.
+    for q in check_runs(&r, "rw-unix") {
+        assert!((q - 20.0).abs() < 0.5, "queries per transaction {q}");
+    }
+    check_runs(&r, "sb-unix");
     assert_eq!(r["variants"][0]["options"]["shared_buffers"], "64MB");
     no_server_left("postgres", &s);
 }

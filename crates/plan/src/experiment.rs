@@ -72,6 +72,17 @@ pub enum Mode {
     Instructions,
 }
 
+/// How SQL clients reach the server.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// TCP on 127.0.0.1 (the default).
+    #[default]
+    Tcp,
+    /// The server's unix socket in its sandbox.
+    Unix,
+}
+
 /// Checkers a build variant may be compiled with.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -318,6 +329,9 @@ pub struct Workload {
     pub name: Option<String>,
     #[serde(default = "default_connections")]
     pub connections: OneOrMany,
+    /// oltp and sysbench: how clients reach the server (loopback TCP, or its unix socket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
     /// None: kv runs 1 event loop, oltp picks per connection count (see the oltp docs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_threads: Option<usize>,
@@ -440,6 +454,7 @@ pub fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
         WorkloadKind::Oltp | WorkloadKind::Sysbench => &[
             "connections",
             "client_threads",
+            "transport",
             "test",
             "tables",
             "table_size",

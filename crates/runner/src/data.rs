@@ -68,6 +68,7 @@ pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
         user: login.user,
         password: login.password,
         database: login.database,
+        via_socket: false,
     })
 }
 

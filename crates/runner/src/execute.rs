@@ -391,7 +391,10 @@ impl Context<'_> {
                 cfg.connections = slot.connections;
                 cfg.client_threads = oltp::client_threads_for(cfg.client_threads, slot.connections);
                 let native = matches!(self.configs[slot.workload], WorkloadConfig::Oltp(_));
-                match data::db_of(sandbox, target) {
+                match data::db_of(sandbox, target).map(|mut db| {
+                    db.via_socket = cfg.unix_socket;
+                    db
+                }) {
                     None => Err("the sandbox has no login".to_string()),
                     Some(db) if native => {
                         oltp::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)

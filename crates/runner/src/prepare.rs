@@ -172,6 +172,7 @@ pub fn oltp_config(w: &Workload) -> oltp::OltpConfig {
         prepared: w.prepared.unwrap_or(d.prepared),
         connections: w.connections.to_vec().first().copied().unwrap_or(1),
         client_threads: w.client_threads.unwrap_or(oltp::AUTO_THREADS),
+        unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
         ignore_errors: w.ignore_errors.clone().unwrap_or(d.ignore_errors),
         max_reconnects: w.max_reconnects.unwrap_or(d.max_reconnects),
     }

@@ -33,4 +33,18 @@ pub struct Db {
     pub user: String,
     pub password: String,
     pub database: String,
+    /// Connect through the unix socket instead of TCP (`transport = "unix"`).
+    pub via_socket: bool,
+}
+
+impl Db {
+    /// The unix socket file to connect to (PostgreSQL's is `.s.PGSQL.<port>` in its
+    /// socket directory), if the server has one.
+    pub fn socket_file(&self) -> Option<PathBuf> {
+        let s = self.socket.as_ref()?;
+        Some(match self.dialect {
+            Dialect::Mysql => s.clone(),
+            Dialect::Postgres => s.join(format!(".s.PGSQL.{}", self.addr.port())),
+        })
+    }
 }

@@ -70,10 +70,18 @@ fn base(db: &Db, cfg: &OltpConfig, seed: u64) -> Command {
         Dialect::Mysql => ("mysql", "mysql"),
         Dialect::Postgres => ("pgsql", "pgsql"),
     };
-    c.arg(format!("--db-driver={driver}"))
-        .arg(format!("--{p}-host={}", db.addr.ip()))
-        .arg(format!("--{p}-port={}", db.addr.port()))
-        .arg(format!("--{p}-user={}", db.user))
+    c.arg(format!("--db-driver={driver}"));
+    match (&db.socket, db.via_socket, db.dialect) {
+        (Some(s), true, Dialect::Mysql) => c.arg(format!("--mysql-socket={}", s.display())),
+        // libpq takes a host that starts with '/' as the socket directory.
+        (Some(s), true, Dialect::Postgres) => c
+            .arg(format!("--pgsql-host={}", s.display()))
+            .arg(format!("--pgsql-port={}", db.addr.port())),
+        _ => c
+            .arg(format!("--{p}-host={}", db.addr.ip()))
+            .arg(format!("--{p}-port={}", db.addr.port())),
+    };
+    c.arg(format!("--{p}-user={}", db.user))
         .arg(format!("--{p}-password={}", db.password))
         .arg(format!("--{p}-db={}", db.database));
     for (k, v) in [
@@ -544,6 +552,41 @@ Latency (ms):
     }
 
     #[test]
+    fn unix_transport_points_sysbench_at_the_socket() {
+        let mut db = Db {
+            dialect: Dialect::Mysql,
+            addr: "127.0.0.1:3307".parse().unwrap(),
+            socket: Some("/tmp/sb/mysqld.sock".into()),
+            user: "bakeoff".into(),
+            password: "pw".into(),
+            database: "bakeoff".into(),
+            via_socket: true,
+        };
+        let phases = Phases {
+            warmup: Duration::from_secs(0),
+            measure: Measure::Duration(Duration::from_secs(1)),
+        };
+        let args = |db: &Db| -> Vec<String> {
+            command(db, &OltpConfig::default(), &phases, 1)
+                .get_args()
+                .map(|a| a.to_string_lossy().to_string())
+                .collect()
+        };
+        let my = args(&db);
+        assert!(
+            my.contains(&"--mysql-socket=/tmp/sb/mysqld.sock".to_string()),
+            "{my:?}"
+        );
+        assert!(!my.iter().any(|a| a.starts_with("--mysql-host")), "{my:?}");
+        db.dialect = Dialect::Postgres;
+        db.socket = Some("/tmp/sb".into());
+        let pg = args(&db);
+        assert!(pg.contains(&"--pgsql-host=/tmp/sb".to_string()), "{pg:?}");
+        assert!(pg.contains(&"--pgsql-port=3307".to_string()), "{pg:?}");
+        assert_eq!(db.socket_file(), Some("/tmp/sb/.s.PGSQL.3307".into()));
+    }
+
+    #[test]
     fn command_line_maps_the_keys() {
         let db = Db {
             dialect: Dialect::Postgres,
@@ -552,6 +595,7 @@ Latency (ms):
             user: "bakeoff".into(),
             password: "pw".into(),
             database: "bakeoff".into(),
+            via_socket: false,
         };
         let cfg = OltpConfig {
             connections: 16,

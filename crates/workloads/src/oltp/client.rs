@@ -2,6 +2,7 @@
 //! PostgreSQL): connect, run a statement with parameters (prepared, or inlined as text),
 //! and errors sorted into the kinds sysbench users know (deadlock, lost connection, ...).
 
+use super::stream::Endpoint;
 use crate::sql::{Db, Dialect};
 use std::time::Duration;
 
@@ -38,28 +39,23 @@ pub enum Client {
 impl Client {
     /// Opens a connection; `statements` sizes the prepared-statement caches.
     pub async fn connect(db: &Db, statements: usize, prepared: bool) -> Result<Client, DbError> {
+        let _ = statements;
+        let to = if db.via_socket {
+            Endpoint::Unix(db.socket_file().ok_or_else(|| DbError {
+                kind: "client_error",
+                message: "transport = \"unix\" but the sandbox has no unix socket (its path is too long); use transport = \"tcp\" or a shorter --sandbox-dir".into(),
+            })?)
+        } else {
+            Endpoint::Tcp(db.addr)
+        };
+        let (u, p, d) = (&db.user, &db.password, &db.database);
         match db.dialect {
             Dialect::Mysql => {
-                let _ = statements;
-                let conn = super::mywire::MyConn::connect(
-                    db.addr,
-                    &db.user,
-                    &db.password,
-                    &db.database,
-                    CONNECT_TIMEOUT,
-                )
-                .await?;
+                let conn = super::mywire::MyConn::connect(&to, u, p, d, CONNECT_TIMEOUT).await?;
                 Ok(Client::My { conn, prepared })
             }
             Dialect::Postgres => {
-                let conn = super::pgwire::PgConn::connect(
-                    db.addr,
-                    &db.user,
-                    &db.password,
-                    &db.database,
-                    CONNECT_TIMEOUT,
-                )
-                .await?;
+                let conn = super::pgwire::PgConn::connect(&to, u, p, d, CONNECT_TIMEOUT).await?;
                 Ok(Client::Pg { conn, prepared })
             }
         }

@@ -119,6 +119,8 @@ pub struct OltpConfig {
     /// Prepared statements (sysbench's default, --db-ps-mode=auto).
     pub prepared: bool,
     pub connections: usize,
+    /// Connect through the server's unix socket instead of loopback TCP.
+    pub unix_socket: bool,
     /// Client threads; `AUTO_THREADS` (0): chosen per connection count by
     /// `client_threads_for`.
     pub client_threads: usize,
@@ -158,6 +160,7 @@ impl Default for OltpConfig {
             prepared: true,
             connections: 1,
             client_threads: AUTO_THREADS,
+            unix_socket: false,
             ignore_errors: [
                 "deadlock",
                 "lock_wait_timeout",

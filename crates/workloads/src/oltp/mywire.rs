@@ -6,11 +6,9 @@
 //! measured about twice sysbench's client CPU per transaction here.)
 
 use super::client::{DbError, Param};
-use super::stream::Stream;
+use super::stream::{Endpoint, Stream};
 use std::io;
-use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 /// CLIENT_LONG_PASSWORD to MySQL; MariaDB reads a clear bit as "this peer is MariaDB and
 /// speaks the extended capabilities".
@@ -98,18 +96,13 @@ impl MyConn {
     }
 
     pub async fn connect(
-        addr: SocketAddr,
+        to: &Endpoint,
         user: &str,
         password: &str,
         database: &str,
         timeout: Duration,
     ) -> Result<MyConn, DbError> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
-            .await
-            .map_err(|_| lost(io::Error::other("connect timed out")))?
-            .map_err(lost)?;
-        let _ = stream.set_nodelay(true);
-        let stream = Stream::Async(stream);
+        let stream = Stream::connect(to, timeout).await.map_err(lost)?;
         let mut c = MyConn {
             stream,
             buf: vec![0; 64 * 1024],

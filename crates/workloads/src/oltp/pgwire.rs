@@ -5,14 +5,12 @@
 //! decoded.
 
 use super::client::{DbError, Param};
-use super::stream::Stream;
+use super::stream::{Endpoint, Stream};
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::io;
-use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -121,18 +119,13 @@ impl PgConn {
     }
 
     pub async fn connect(
-        addr: SocketAddr,
+        to: &Endpoint,
         user: &str,
         password: &str,
         database: &str,
         timeout: Duration,
     ) -> Result<PgConn, DbError> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
-            .await
-            .map_err(|_| lost(io::Error::other("connect timed out")))?
-            .map_err(lost)?;
-        let _ = stream.set_nodelay(true);
-        let stream = Stream::Async(stream);
+        let stream = Stream::connect(to, timeout).await.map_err(lost)?;
         let mut c = PgConn {
             stream,
             buf: vec![0; 64 * 1024],
