@@ -4,10 +4,14 @@
 # Prints per connection count: median TPS and client CPU microseconds per transaction of
 # each, and the ratios bakeoff / sysbench.
 #
-#   bash bench/oltp-vs-sysbench.sh [mariadb|postgres|both=both]
+#   bash bench/oltp-vs-sysbench.sh [mariadb|postgres|both=both] [tcp|unix=tcp]
+#
+# unix: both clients reach the server through its unix socket instead of loopback TCP.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 which="${1:-both}"
+transport="${2:-tcp}"
+case "$transport" in tcp|unix) ;; *) echo "transport must be tcp or unix" >&2; exit 2 ;; esac
 (cd "$here" && cargo build --release -q -p bakeoff)
 bakeoff="${CARGO_TARGET_DIR:-$here/target}/release/bakeoff"
 out="$(mktemp -d)"
@@ -16,6 +20,10 @@ trap 'rm -rf "$out"' EXIT
 
 bench() {
   local server="$1" file="$2"
+  if [ "$transport" = unix ]; then
+    sed 's/^connections = \(.*\)$/connections = \1\ntransport = "unix"/' "$file" > "$out/$server.toml"
+    file="$out/$server.toml"
+  fi
   "$bakeoff" run "$file" --out "$out/$server" --sandbox-dir "$out/sandboxes" --quiet >/dev/null
   python3 - "$out/$server/results.json" "$server" <<'PY'
 import json, statistics, sys
