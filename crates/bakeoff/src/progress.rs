@@ -110,6 +110,10 @@ impl Observer for Bars {
         if let Some(b) = self.build.lock().unwrap_or_else(|e| e.into_inner()).take() {
             b.finish_and_clear();
         }
+        // A second batch (the profiling runs): the measured runs' bar stays, finished.
+        if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            b.finish();
+        }
         let b = self.multi.add(ProgressBar::new(total as u64));
         b.set_style(style(
             "runs [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta_precise}  {msg}",
