@@ -3,6 +3,9 @@
 //! they read saved results and return bytes, so any results folder can be re-rendered
 //! offline (`bakeoff report DIR`).
 
+pub mod benchstat;
+pub mod csv;
+pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod summary;
@@ -44,9 +47,51 @@ impl Exporter for Markdown {
     }
 }
 
+/// report.html: self-contained, charts as inline SVG.
+pub struct Html;
+
+impl Exporter for Html {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+    fn render(&self, r: &Results) -> Vec<u8> {
+        html::render(r).into_bytes()
+    }
+}
+
+/// results.csv: one row per run.
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn file_name(&self) -> &'static str {
+        "results.csv"
+    }
+    fn render(&self, r: &Results) -> Vec<u8> {
+        csv::render(r).into_bytes()
+    }
+}
+
+/// bench.txt: Go benchmark format, for benchstat.
+pub struct Benchstat;
+
+impl Exporter for Benchstat {
+    fn file_name(&self) -> &'static str {
+        "bench.txt"
+    }
+    fn render(&self, r: &Results) -> Vec<u8> {
+        benchstat::render(r).into_bytes()
+    }
+}
+
 /// Every exporter that writes a file in the results folder.
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
-    vec![Box::new(Json), Box::new(Markdown)]
+    vec![
+        Box::new(Json),
+        Box::new(Markdown),
+        Box::new(Html),
+        Box::new(Csv),
+        Box::new(Benchstat),
+    ]
 }
 
 /// The terminal summary: warnings first, then the headline table.
