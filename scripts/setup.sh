@@ -23,7 +23,8 @@ pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autocon
       memcached libmemcached-tools libevent-dev
       mariadb-server mariadb-client postgresql-15 sysbench
       gcc-12 clang-16 libclang-rt-16-dev
-      linux-perf valgrind hyperfine strace)
+      linux-perf valgrind hyperfine strace
+      chromium chromium-driver)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

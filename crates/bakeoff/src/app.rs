@@ -1,12 +1,14 @@
 //! Wiring: arguments to typed options, the experiment to the runner, results to the
 //! terminal. Returns a [`Failure`] that main turns into an exit status.
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, CompareArgs, HistoryArgs, RunArgs, StoreArg, TrendArgs};
 use crate::progress::Bars;
+use bakeoff_report::Results;
 use bakeoff_runner::{Options, RunError};
+use bakeoff_store::{Entry, Filter, Side, Store};
 use clap::Parser;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub enum Failure {
     /// Bad input: exit status 2.
@@ -41,6 +43,9 @@ pub fn run() -> Result<(), Failure> {
             Ok(())
         }
         Command::Report { dir } => report_cmd(&dir),
+        Command::History(args) => history_cmd(&args),
+        Command::Compare(args) => compare_cmd(&args),
+        Command::Trend(args) => trend_cmd(&args),
     }
 }
 
@@ -71,23 +76,69 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
             let color = !args.no_color && std::io::stdout().is_terminal();
             print!("{}", bakeoff_report::terminal(&o.results, color));
             println!("\nresults: {}", o.folder.display());
+            if let Some((id, store)) = record(args, &o.results, &o.folder) {
+                println!("history: #{id} in {}", store.display());
+            }
             Ok(())
+        }
+        Err(RunError::Interrupted(folder)) => {
+            // What finished is in the folder; the history says it was interrupted.
+            match read_results(&folder) {
+                Ok(r) => {
+                    if let Some((id, store)) = record(args, &r, &folder) {
+                        eprintln!("history: #{id} ({}) in {}", r.status, store.display());
+                    }
+                }
+                Err(m) => eprintln!("warning: not recorded in the history: {m}"),
+            }
+            Err(Failure::Failed(RunError::Interrupted(folder).to_string()))
         }
         Err(RunError::BadInput(m)) => Err(Failure::BadInput(m)),
         Err(e) => Err(Failure::Failed(e.to_string())),
     }
 }
 
-fn report_cmd(dir: &Path) -> Result<(), Failure> {
+/// Records a finished (or interrupted) experiment in the history store. A store that
+/// cannot be written is a warning, never a failed run. Returns the id and the store.
+fn record(args: &RunArgs, results: &Results, folder: &Path) -> Option<(i64, PathBuf)> {
+    if args.no_history {
+        return None;
+    }
+    let Some(path) = args
+        .store
+        .store
+        .clone()
+        .or_else(bakeoff_store::default_path)
+    else {
+        eprintln!(
+            "warning: not recorded in the history: no store location ($HOME is not set); pass --store FILE"
+        );
+        return None;
+    };
+    let entry = Entry::from_results(results, folder);
+    match Store::open(&path).and_then(|mut s| s.record(&entry)) {
+        Ok(id) => Some((id, path)),
+        Err(e) => {
+            eprintln!("warning: not recorded in the history: {e}");
+            None
+        }
+    }
+}
+
+/// A results folder's results.json, or one line saying why not.
+fn read_results(dir: &Path) -> Result<Results, String> {
     let path = dir.join("results.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        Failure::BadInput(format!(
+        format!(
             "cannot read {}: {e}; give a folder written by `bakeoff run`",
             path.display()
-        ))
+        )
     })?;
-    let results = bakeoff_report::Results::from_json(&text)
-        .map_err(|m| Failure::BadInput(format!("{}: {m}", path.display())))?;
+    Results::from_json(&text).map_err(|m| format!("{}: {m}", path.display()))
+}
+
+fn report_cmd(dir: &Path) -> Result<(), Failure> {
+    let results = read_results(dir).map_err(Failure::BadInput)?;
     let md = bakeoff_report::Exporter::render(&bakeoff_report::Markdown, &results);
     let out = dir.join("report.md");
     let tmp = dir.join(".report.md.tmp");
@@ -99,5 +150,223 @@ fn report_cmd(dir: &Path) -> Result<(), Failure> {
         bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
     );
     println!("\nwrote {}", out.display());
+    Ok(())
+}
+
+/// The store's path: --store, else the default location.
+fn store_path(arg: &StoreArg) -> Result<PathBuf, Failure> {
+    arg.store
+        .clone()
+        .or_else(bakeoff_store::default_path)
+        .ok_or_else(|| {
+            Failure::BadInput(
+                "no history store: $HOME is not set; pass --store FILE or set $BAKEOFF_STORE"
+                    .into(),
+            )
+        })
+}
+
+fn store_failure(e: bakeoff_store::Error) -> Failure {
+    if e.is_bad_input() {
+        Failure::BadInput(e.to_string())
+    } else {
+        Failure::Failed(e.to_string())
+    }
+}
+
+fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
+    let path = store_path(&args.store)?;
+    let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
+        println!("no history yet (store: {})", path.display());
+        return Ok(());
+    };
+    let filter = Filter {
+        name: args.name.clone(),
+        limit: (args.limit > 0).then_some(args.limit),
+    };
+    let total = store.count(&filter).map_err(store_failure)?;
+    if total == 0 {
+        match &args.name {
+            Some(name) => {
+                let names = store.names().map_err(store_failure)?;
+                println!(
+                    "no experiment named {name:?} in the history (store: {}){}",
+                    path.display(),
+                    known_names(&names)
+                );
+            }
+            None => println!("no history yet (store: {})", path.display()),
+        }
+        return Ok(());
+    }
+    let records = store.list(&filter).map_err(store_failure)?;
+    print!("{}", bakeoff_store::history_table(&records));
+    if total > records.len() {
+        println!(
+            "({} older not shown; --limit 0 shows all)",
+            total - records.len()
+        );
+    }
+    println!("\nstore: {}", path.display());
+    Ok(())
+}
+
+fn known_names(names: &[String]) -> String {
+    if names.is_empty() {
+        "; it is empty".into()
+    } else {
+        format!("; known: {}", names.join(", "))
+    }
+}
+
+/// A compare argument: a results folder (or its results.json), else a history id.
+fn side(arg: &str, store: &StoreArg) -> Result<Side, Failure> {
+    let p = Path::new(arg);
+    let folder = if p.is_file() && p.file_name().is_some_and(|n| n == "results.json") {
+        p.parent().map(Path::to_path_buf)
+    } else if p.is_dir() {
+        Some(p.to_path_buf())
+    } else {
+        None
+    };
+    if let Some(folder) = folder {
+        let results = read_results(&folder).map_err(Failure::BadInput)?;
+        let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
+        return Ok(Side {
+            results,
+            folder,
+            id: None,
+        });
+    }
+    let Ok(id) = arg.parse::<i64>() else {
+        return Err(Failure::BadInput(format!(
+            "{arg}: no such results folder (and not a history id)"
+        )));
+    };
+    let path = store_path(store)?;
+    let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
+        return Err(Failure::BadInput(format!(
+            "{arg}: no such results folder, and no history store at {} to look up an id in",
+            path.display()
+        )));
+    };
+    let Some(rec) = store.get(id).map_err(store_failure)? else {
+        return Err(Failure::BadInput(format!(
+            "{arg}: no such results folder, and no experiment #{id} in the history ({}); `bakeoff history` lists them",
+            path.display()
+        )));
+    };
+    let results = read_results(&rec.entry.folder)
+        .map_err(|m| Failure::BadInput(format!("history #{id}: {m}")))?;
+    Ok(Side {
+        results,
+        folder: rec.entry.folder,
+        id: Some(id),
+    })
+}
+
+/// `dir`, or `dir-2`, `dir-3`, ... : the first that does not exist yet.
+fn fresh_folder(dir: PathBuf) -> PathBuf {
+    if !dir.exists() {
+        return dir;
+    }
+    (2..)
+        .map(|i| PathBuf::from(format!("{}-{i}", dir.display())))
+        .find(|p| !p.exists())
+        .unwrap_or(dir)
+}
+
+fn compare_cmd(args: &CompareArgs) -> Result<(), Failure> {
+    let a = side(&args.a, &args.store)?;
+    let b = side(&args.b, &args.store)?;
+    let now = bakeoff_store::now_utc();
+    let c = bakeoff_store::compare(&a, &b, &now);
+    if c.matched.is_empty() {
+        let list = |r: &Results| {
+            r.cells
+                .iter()
+                .map(|c| bakeoff_store::CellKey::of(c).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(Failure::BadInput(format!(
+            "A and B have no cell in common (same workload, connections and variant): A has {}; B has {}",
+            list(&a.results),
+            list(&b.results)
+        )));
+    }
+    let folder = match &args.out {
+        Some(out) => {
+            let non_empty = std::fs::read_dir(out)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false);
+            if non_empty {
+                return Err(Failure::BadInput(format!(
+                    "{} already exists and is not empty; choose another --out",
+                    out.display()
+                )));
+            }
+            out.clone()
+        }
+        None => fresh_folder(
+            args.results_dir
+                .join(bakeoff_store::folder_name(&a.results, &b.results, &now)),
+        ),
+    };
+    bakeoff_runner::write_results(
+        &bakeoff_runner::Folder {
+            path: folder.clone(),
+        },
+        &c.results,
+    )
+    .map_err(|e| Failure::Failed(e.to_string()))?;
+    let color = !args.no_color && std::io::stdout().is_terminal();
+    print!("{}", c.table(color));
+    println!("\nresults: {}", folder.display());
+    Ok(())
+}
+
+fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
+    let path = store_path(&args.store)?;
+    let store = Store::open_existing(&path).map_err(store_failure)?;
+    let records = match &store {
+        Some(s) => s.history_of(&args.name).map_err(store_failure)?,
+        None => Vec::new(),
+    };
+    if records.is_empty() {
+        let names = match &store {
+            Some(s) => s.names().map_err(store_failure)?,
+            None => Vec::new(),
+        };
+        return Err(Failure::BadInput(format!(
+            "no experiment named {:?} in the history ({}){}",
+            args.name,
+            path.display(),
+            known_names(&names)
+        )));
+    }
+    let t = bakeoff_store::trend(
+        &args.name,
+        &records,
+        args.variant.as_deref(),
+        args.workload.as_deref(),
+    );
+    if t.columns.is_empty() {
+        return Err(Failure::BadInput(format!(
+            "no cell of {:?} matches{}{}; variants: {}; workloads: {}",
+            args.name,
+            args.variant
+                .as_deref()
+                .map(|v| format!(" --variant {v}"))
+                .unwrap_or_default(),
+            args.workload
+                .as_deref()
+                .map(|w| format!(" --workload {w}"))
+                .unwrap_or_default(),
+            bakeoff_store::known_values(&records, |c| &c.variant).join(", "),
+            bakeoff_store::known_values(&records, |c| &c.workload).join(", ")
+        )));
+    }
+    print!("{}", t.render());
     Ok(())
 }

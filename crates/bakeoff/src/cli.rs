@@ -18,6 +18,10 @@ pub enum Command {
     /// Run an experiment: fetch the source, build every variant (cached), run the
     /// workloads in interleaved rounds, and write a results folder.
     ///
+    /// The finished experiment (or an interrupted one, marked so) is recorded in the
+    /// history store (see `bakeoff history`); a store that cannot be written is a
+    /// warning, never a failed run.
+    ///
     /// Exit status: 0 when the experiment finished, 1 when it could not finish (no
     /// variant built, Ctrl-C), 2 for bad input (the message names file:line:col).
     Run(RunArgs),
@@ -31,6 +35,98 @@ pub enum Command {
         /// A results folder written by `bakeoff run`.
         dir: PathBuf,
     },
+    /// List the experiments recorded in the history, newest first.
+    ///
+    /// `bakeoff run` records every experiment that completes, and every one that is
+    /// interrupted (marked so), in an SQLite store: $BAKEOFF_STORE, else
+    /// $XDG_DATA_HOME/bakeoff/history.sqlite, else ~/.local/share/bakeoff/history.sqlite.
+    /// The store only indexes results folders; each folder stays readable on its own.
+    ///
+    /// One row per experiment: its id (for `bakeoff compare`), start time (UTC), name,
+    /// status, variants, number of cells, the baseline's first cell median ops/s, and
+    /// the results folder.
+    History(HistoryArgs),
+    /// Compare two saved experiments cell by cell: B against A.
+    ///
+    /// A and B are results folders, or history ids (an integer that is not an existing
+    /// folder is an id; see `bakeoff history`). Cells are matched by workload,
+    /// connections and variant; for each pair B is compared with A by the statistics a
+    /// run uses (ratio of medians B/A with a Hodges-Lehmann 95% CI, Mann-Whitney p, and
+    /// a verdict that is "same" unless p < 0.05 and the CI excludes 1). Cells on one side
+    /// only are listed as unmatched. The comparison is written as a results folder
+    /// (variants named A:<variant> and B:<variant>) with report.md and results.json.
+    ///
+    /// Example: `bakeoff compare 12 14`, or `bakeoff compare results/a results/b`.
+    ///
+    /// Exit status: 0 when compared, 2 for bad input (a missing folder, an unknown id,
+    /// an unreadable results.json, no cell in common).
+    Compare(CompareArgs),
+    /// Show how an experiment's figures moved over its recorded runs.
+    ///
+    /// One row per recorded run of experiment NAME, oldest first, with each matching
+    /// cell's median ops/s and 95% CI, then a sparkline per cell and the change from the
+    /// first run to the last. Without --variant and --workload every cell is shown.
+    ///
+    /// Exit status 2 when no experiment has that name (the known names are listed) or no
+    /// cell matches.
+    Trend(TrendArgs),
+}
+
+/// Where the history store is.
+#[derive(Debug, Args)]
+pub struct StoreArg {
+    /// The history store (an SQLite file) [default: $BAKEOFF_STORE,
+    /// $XDG_DATA_HOME/bakeoff/history.sqlite or ~/.local/share/bakeoff/history.sqlite].
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Only experiments with this name.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Show at most N experiments (0 = all).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference: a results folder or a history id.
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// The one judged against A: a results folder or a history id.
+    #[arg(value_name = "B")]
+    pub b: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Write the comparison into DIR (must be empty or absent) instead of
+    /// results/compare-<A name>-vs-<B name>-<UTC time>/.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Parent folder for new comparison folders.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results_dir: PathBuf,
+    /// Never colour the table.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The experiment's name (as in its file and in `bakeoff history`).
+    pub name: String,
+    /// Only this variant's cells.
+    #[arg(long, value_name = "V")]
+    pub variant: Option<String>,
+    /// Only this workload's cells.
+    #[arg(long, value_name = "W")]
+    pub workload: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 #[derive(Debug, Args)]
@@ -57,4 +153,9 @@ pub struct RunArgs {
     /// Never colour the table.
     #[arg(long)]
     pub no_color: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Do not record this experiment in the history.
+    #[arg(long, conflicts_with = "store")]
+    pub no_history: bool,
 }

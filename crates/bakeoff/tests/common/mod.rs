@@ -50,7 +50,8 @@ impl Scratch {
             .arg(cache_dir())
             .arg("--sandbox-dir")
             .arg(self.sandboxes())
-            .arg("--quiet");
+            .arg("--quiet")
+            .env("BAKEOFF_STORE", self.path().join("history.sqlite"));
         c
     }
 

@@ -1,0 +1,140 @@
+//! Terminal text: aligned tables, sparklines, and the `bakeoff history` listing.
+
+use crate::record::{CellEntry, Record};
+use bakeoff_report::summary::ops;
+
+/// An aligned plain-text table with a dashed rule under the header. Columns listed in
+/// `right` are right-aligned; trailing spaces are trimmed.
+pub fn table(header: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if right.contains(&i) {
+                    format!("{c:>w$}")
+                } else {
+                    format!("{c:<w$}")
+                }
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    out.push_str(&line(
+        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+    ));
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out
+}
+
+/// One block character per value, scaled between the smallest and the largest; a gap
+/// (`·`) where there is no value.
+pub fn sparkline(values: &[Option<f64>]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let known: Vec<f64> = values
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = known.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    values
+        .iter()
+        .map(|v| match v {
+            Some(v) if v.is_finite() => {
+                if hi > lo {
+                    let k = ((v - lo) / (hi - lo) * 7.0).round() as usize;
+                    BARS[k.min(7)]
+                } else {
+                    BARS[3]
+                }
+            }
+            _ => '·',
+        })
+        .collect()
+}
+
+/// A cell's median and CI: `51,234 [50,100, 52,000]`, or `-` without valid runs.
+pub fn figure(c: &CellEntry) -> String {
+    if c.valid_runs == 0 || !c.median_ops_per_s.is_finite() {
+        return "-".into();
+    }
+    let mut s = format!(
+        "{} [{}, {}]",
+        ops(c.median_ops_per_s),
+        ops(c.ci95[0]),
+        ops(c.ci95[1])
+    );
+    if let Some(i) = c.instructions_per_op {
+        s.push_str(&format!(" {i:.0} instr/op"));
+    }
+    s
+}
+
+/// `workload xN variant`, the way the reports name a cell.
+pub fn cell_label(workload: &str, connections: usize, variant: &str) -> String {
+    format!("{workload} x{connections} {variant}")
+}
+
+/// The `bakeoff history` table: one row per record, in the order given.
+pub fn history_table(records: &[Record]) -> String {
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| {
+            let e = &r.entry;
+            let variants: Vec<String> = e
+                .variants
+                .iter()
+                .map(|v| {
+                    if v.status == "ok" {
+                        v.name.clone()
+                    } else {
+                        format!("{} ({})", v.name, v.status)
+                    }
+                })
+                .collect();
+            let headline = e.headline().map_or("-".to_string(), |c| {
+                format!(
+                    "{} ({})",
+                    ops(c.median_ops_per_s),
+                    cell_label(&c.workload, c.connections, &c.variant)
+                )
+            });
+            vec![
+                r.id.to_string(),
+                e.started_utc.clone(),
+                e.name.clone(),
+                e.status.clone(),
+                variants.join(", "),
+                e.cells.len().to_string(),
+                headline,
+                e.folder.display().to_string(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "id",
+            "time (UTC)",
+            "name",
+            "status",
+            "variants",
+            "cells",
+            "headline ops/s",
+            "folder",
+        ],
+        &rows,
+        &[0, 5],
+    )
+}

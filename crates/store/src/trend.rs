@@ -1,0 +1,140 @@
+//! A figure over time: for one experiment name, each matching cell's median ops/s (with
+//! its CI) in every recorded run of it, oldest first.
+
+use crate::compare::CellKey;
+use crate::record::{CellEntry, Record};
+use crate::text::{cell_label, figure, sparkline, table};
+use bakeoff_report::summary::ops;
+
+/// The trend of one experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trend {
+    pub name: String,
+    /// The cells followed, in order of first appearance.
+    pub columns: Vec<CellKey>,
+    /// One per record, oldest first.
+    pub rows: Vec<TrendRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendRow {
+    pub id: i64,
+    pub time: String,
+    pub status: String,
+    /// One per column; None where this record has no such cell.
+    pub cells: Vec<Option<CellEntry>>,
+}
+
+/// The trend over `records` (oldest first) of the cells whose variant and workload match
+/// the filters (None = any).
+pub fn trend(
+    name: &str,
+    records: &[Record],
+    variant: Option<&str>,
+    workload: Option<&str>,
+) -> Trend {
+    let matches = |c: &CellEntry| {
+        variant.is_none_or(|v| c.variant == v) && workload.is_none_or(|w| c.workload == w)
+    };
+    let mut columns: Vec<CellKey> = Vec::new();
+    for r in records {
+        for c in r.entry.cells.iter().filter(|c| matches(c)) {
+            let k = CellKey::of_entry(c);
+            if !columns.contains(&k) {
+                columns.push(k);
+            }
+        }
+    }
+    let rows = records
+        .iter()
+        .map(|r| TrendRow {
+            id: r.id,
+            time: r.entry.started_utc.clone(),
+            status: r.entry.status.clone(),
+            cells: columns
+                .iter()
+                .map(|k| r.entry.cells.iter().find(|c| k.is_entry(c)).cloned())
+                .collect(),
+        })
+        .collect();
+    Trend {
+        name: name.to_string(),
+        columns,
+        rows,
+    }
+}
+
+/// Sorted distinct values of a cell field over `records` (for "known: ..." messages).
+pub fn known_values(records: &[Record], field: fn(&CellEntry) -> &str) -> Vec<String> {
+    let mut v: Vec<String> = records
+        .iter()
+        .flat_map(|r| r.entry.cells.iter().map(|c| field(c).to_string()))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+impl Trend {
+    /// The table (one row per record) and a sparkline per cell.
+    pub fn render(&self) -> String {
+        let mut header: Vec<String> = vec!["id".into(), "time (UTC)".into(), "status".into()];
+        header.extend(self.columns.iter().map(|k| k.to_string()));
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut row = vec![r.id.to_string(), r.time.clone(), r.status.clone()];
+                row.extend(
+                    r.cells
+                        .iter()
+                        .map(|c| c.as_ref().map_or("-".to_string(), figure)),
+                );
+                row
+            })
+            .collect();
+        let right: Vec<usize> = std::iter::once(0).chain(3..header.len()).collect();
+        let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut out = format!(
+            "{}: median ops/s [95% CI] per cell, oldest first\n\n",
+            self.name
+        );
+        out.push_str(&table(&header_refs, &rows, &right));
+        out.push('\n');
+        let width = self
+            .columns
+            .iter()
+            .map(|k| k.to_string().chars().count())
+            .max()
+            .unwrap_or(0);
+        for (i, k) in self.columns.iter().enumerate() {
+            let values: Vec<Option<f64>> = self
+                .rows
+                .iter()
+                .map(|r| {
+                    r.cells[i]
+                        .as_ref()
+                        .filter(|c| c.valid_runs > 0)
+                        .map(|c| c.median_ops_per_s)
+                })
+                .collect();
+            let known: Vec<f64> = values.iter().flatten().copied().collect();
+            let change = match (known.first(), known.last()) {
+                (Some(a), Some(b)) if known.len() > 1 && *a > 0.0 => format!(
+                    "  {} -> {} ({:+.1}%)",
+                    ops(*a),
+                    ops(*b),
+                    (b / a - 1.0) * 100.0
+                ),
+                (Some(a), _) => format!("  {}", ops(*a)),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "{:<width$}  {}{change}\n",
+                cell_label(&k.workload, k.connections, &k.variant),
+                sparkline(&values)
+            ));
+        }
+        out
+    }
+}
