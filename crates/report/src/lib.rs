@@ -9,6 +9,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod summary;
+pub mod svg;
 pub mod sweep;
 pub mod why;
 
