@@ -197,7 +197,11 @@ duration = "1s"
 
 #[test]
 fn report_html_renders_every_chart_without_errors_in_chromium() {
-    if Command::new("chromedriver").arg("--version").output().is_err() {
+    if Command::new("chromedriver")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("chromedriver is not installed (scripts/setup.sh installs it): skipped");
         return;
     }
@@ -211,15 +215,22 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
     );
     let report = s.out().join("report.html");
     let html = std::fs::read_to_string(&report).expect("report.html");
-    assert!(!html.contains(NASTY), "the variant name went into the HTML unescaped");
+    assert!(
+        !html.contains(NASTY),
+        "the variant name went into the HTML unescaped"
+    );
 
     let mut d = Driver::start().expect("chromedriver did not start");
     let id = d
         .open_session(&s.path().join("chromium-profile"))
         .expect("chromium session");
     let url = format!("file://{}", report.display());
-    d.call("POST", &format!("/session/{id}/url"), Some(&json!({ "url": url })))
-        .expect("open the report");
+    d.call(
+        "POST",
+        &format!("/session/{id}/url"),
+        Some(&json!({ "url": url })),
+    )
+    .expect("open the report");
     let run = |script: &str| {
         d.call(
             "POST",
@@ -229,8 +240,10 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
         .expect("script")
     };
     // Every chart drew data; there are charts; nothing was injected.
-    let marks = run("return Array.from(document.querySelectorAll('svg')).map(s => \
-         s.querySelectorAll('path,rect,line,circle,polyline,polygon').length)");
+    let marks = run(
+        "return Array.from(document.querySelectorAll('svg')).map(s => \
+         s.querySelectorAll('path,rect,line,circle,polyline,polygon').length)",
+    );
     let marks: Vec<u64> = marks
         .as_array()
         .expect("list")
@@ -239,8 +252,10 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
         .collect();
     assert!(marks.len() >= 3, "charts: {marks:?}");
     assert!(marks.iter().all(|&n| n > 0), "an empty chart: {marks:?}");
-    let sizes = run("return Array.from(document.querySelectorAll('svg')).map(s => { \
-         const r = s.getBoundingClientRect(); return r.width * r.height; })");
+    let sizes = run(
+        "return Array.from(document.querySelectorAll('svg')).map(s => { \
+         const r = s.getBoundingClientRect(); return r.width * r.height; })",
+    );
     assert!(
         sizes
             .as_array()
@@ -249,9 +264,15 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
             .all(|v| v.as_f64().unwrap_or(0.0) > 100.0),
         "a chart with no area: {sizes}"
     );
-    assert_eq!(run("return document.querySelectorAll('img').length"), json!(0));
+    assert_eq!(
+        run("return document.querySelectorAll('img').length"),
+        json!(0)
+    );
     let text = run("return document.body.innerText");
-    assert!(text.as_str().unwrap_or("").contains(NASTY), "the name is shown as text");
+    assert!(
+        text.as_str().unwrap_or("").contains(NASTY),
+        "the name is shown as text"
+    );
     // No console errors.
     let logs = d
         .call(
