@@ -191,6 +191,9 @@ mix = {{ get = 50, set = 50 }}
 repetitions = 2
 warmup = "100ms"
 duration = "1s"
+
+[measure]
+interval = "250ms"
 "#
     )
 }
@@ -269,10 +272,18 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
         json!(0)
     );
     let text = run("return document.body.innerText");
-    assert!(
-        text.as_str().unwrap_or("").contains(NASTY),
-        "the name is shown as text"
-    );
+    let text = text.as_str().unwrap_or("");
+    assert!(text.contains(NASTY), "the name is shown as text");
+    for section in [
+        "Verdicts",
+        "Throughput by connections",
+        "Relative to the baseline",
+        "Latency percentiles",
+        "CPU over time",
+        "Experiment file",
+    ] {
+        assert!(text.contains(section), "no {section} section");
+    }
     // No console errors.
     let logs = d
         .call(

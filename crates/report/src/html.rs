@@ -868,6 +868,15 @@ fn over_time(x: &Ctx) -> Option<Section> {
         }
         b.push_str("</p>\n");
     }
+    let cpu = cpu_over_time(x);
+    if !cpu.is_empty() {
+        let _ = writeln!(
+            b,
+            "<h3>CPU over time</h3>\n<div class=\"grid2\">\n{}\n</div>",
+            cpu.join("\n")
+        );
+        b.push_str("<p class=\"caption\">Each cell's median-throughput run, one sample per interval: the machine's user, system (with irq and softirq) and iowait time in percent of all cores, and the server's CPU in percent of one core (summed over its processes). A stall shows as a dip; warmup drift as a slope.</p>\n");
+    }
     if let Some(chart) = cpu_modes(x) {
         let _ = writeln!(b, "<h3>CPU modes</h3>\n{chart}");
         b.push_str("<p class=\"caption\">Whole machine, all cores = 100%: means over each cell's valid runs (other: softirq and steal). The per-second samples are linked from the system table.</p>\n");
@@ -881,6 +890,54 @@ fn over_time(x: &Ctx) -> Option<Section> {
         "Runs over time".into(),
         b,
     ))
+}
+
+/// Per cell (at most `MAX_TIME_CHARTS`), the CPU series of its median-throughput valid run.
+fn cpu_over_time(x: &Ctx) -> Vec<String> {
+    let mut charts = Vec::new();
+    for c in &x.r.cells {
+        if charts.len() >= MAX_TIME_CHARTS {
+            break;
+        }
+        let mut runs: Vec<&Run> = c
+            .runs
+            .iter()
+            .filter(|r| r.valid && r.system.as_ref().is_some_and(|s| !s.cpu_series.is_empty()))
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        runs.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
+        let Some(sys) = runs[runs.len() / 2].system.as_ref() else {
+            continue;
+        };
+        let line = |name: &str, color: usize, f: fn(&crate::model::CpuSample) -> f64| Series {
+            name: name.into(),
+            color,
+            points: sys.cpu_series.iter().map(|p| (p.t_s, f(p))).collect(),
+            ..Series::default()
+        };
+        let series = vec![
+            line("user %", 0, |p| p.user),
+            line("system %", 1, |p| p.system),
+            line("iowait %", 3, |p| p.iowait),
+            line("server % of a core", 2, |p| p.server),
+        ];
+        if let Some(chart) = svg::line_chart(&LineChart {
+            title: cell_label(c),
+            x_label: "seconds".into(),
+            y_label: "percent".into(),
+            y_zero: true,
+            small: true,
+            legend: charts.is_empty(),
+            markers: false,
+            series,
+            ..LineChart::default()
+        }) {
+            charts.push(chart);
+        }
+    }
+    charts
 }
 
 fn cpu_modes(x: &Ctx) -> Option<String> {

@@ -156,6 +156,21 @@ pub struct SystemRecord {
     /// The per-interval series (JSON), relative to the results folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<String>,
+    /// The CPU part of that series, inline, so reports can draw it without reading files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_series: Vec<CpuSample>,
+}
+
+/// One sampler interval's CPU figures (machine modes: percent of all cores; server: percent
+/// of one core).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuSample {
+    pub t_s: f64,
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub idle: f64,
+    pub server: f64,
 }
 
 /// CPU counters (perf stat) of the server over one measured window.

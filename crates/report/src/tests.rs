@@ -182,6 +182,7 @@ fn sample_with_probes() -> Results {
         disk_util_pct_max: 3.5,
         loopback_bytes_per_op: 212.0,
         series: None,
+        cpu_series: Vec::new(),
     };
     for c in &mut r.cells {
         c.system = Some(sys.clone());

@@ -92,6 +92,7 @@ fn system_means(runs: &[&bakeoff_report::model::Run]) -> Option<SystemRecord> {
         disk_util_pct_max: max(|x| x.disk_util_pct_max),
         loopback_bytes_per_op: mean(|x| x.loopback_bytes_per_op),
         series: None,
+        cpu_series: Vec::new(),
     })
 }
 

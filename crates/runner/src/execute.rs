@@ -441,7 +441,12 @@ impl Context<'_> {
                 .ok()
                 .and_then(|b| self.folder.write(&rel, &b).ok())
                 .map(|_| rel);
-            run.system = Some(probes::system_record(summary, run.ops, series));
+            run.system = Some(probes::system_record(
+                summary,
+                &got.samples,
+                run.ops,
+                series,
+            ));
         }
         if let Some(c) = &got.counts {
             run.counters = Some(probes::counters_record(c, run.ops, self.probes));

@@ -7,7 +7,7 @@ use bakeoff_load::PhaseHooks;
 use bakeoff_plan::{Experiment, Mode, RunUnder, Sanitizer};
 use bakeoff_probe::{callgrind, perfstat, profile, sampler};
 use bakeoff_report::model::{
-    CountersRecord, FnDeltaRecord, FnInstructions, FnShareRecord, InstructionsRecord,
+    CountersRecord, CpuSample, FnDeltaRecord, FnInstructions, FnShareRecord, InstructionsRecord,
     ProfileRecord, SplitRecord, SystemRecord,
 };
 use bakeoff_sandbox::{Usage, Watch};
@@ -273,9 +273,26 @@ impl PhaseHooks for ProbeHooks<'_> {
     }
 }
 
-/// The sampler's summary, per operation where it makes sense.
-pub fn system_record(s: &sampler::Summary, ops: u64, series: Option<String>) -> SystemRecord {
+/// The sampler's summary, per operation where it makes sense, with the CPU part of the
+/// series inline.
+pub fn system_record(
+    s: &sampler::Summary,
+    samples: &[sampler::Sample],
+    ops: u64,
+    series: Option<String>,
+) -> SystemRecord {
     let ops = ops.max(1) as f64;
+    let cpu_series = samples
+        .iter()
+        .map(|x| CpuSample {
+            t_s: x.t_s,
+            user: x.cpu_user_pct + x.cpu_nice_pct,
+            system: x.cpu_system_pct + x.cpu_irq_pct + x.cpu_softirq_pct,
+            iowait: x.cpu_iowait_pct,
+            idle: x.cpu_idle_pct,
+            server: x.server_cpu_pct,
+        })
+        .collect();
     SystemRecord {
         cpu_user_pct: s.cpu_user_pct,
         cpu_system_pct: s.cpu_system_pct,
@@ -292,6 +309,7 @@ pub fn system_record(s: &sampler::Summary, ops: u64, series: Option<String>) -> 
         disk_util_pct_max: s.disk_util_pct_max,
         loopback_bytes_per_op: s.loopback_bytes as f64 / ops,
         series,
+        cpu_series,
     }
 }
 
