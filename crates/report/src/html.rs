@@ -1076,7 +1076,7 @@ fn counters(x: &Ctx) -> Option<Section> {
                 fixed(v.iter().sum::<f64>() / v.len() as f64, d)
             }
         };
-        rows.push(vec![
+        let row = vec![
             escape(&c.workload),
             c.connections.to_string(),
             x.vname(&c.variant),
@@ -1087,7 +1087,11 @@ fn counters(x: &Ctx) -> Option<Section> {
             mean(|k| k.branch_misses_per_kinstr, 2),
             mean(|k| k.itlb_misses_per_kinstr, 3),
             mean(|k| k.l1i_misses_per_kinstr, 2),
-        ]);
+        ];
+        // Nothing counted (no PMU): the notes say so; no table of dashes.
+        if row[3..].iter().any(|v| v != "-") {
+            rows.push(row);
+        }
     }
     if rows.is_empty() {
         return None;

@@ -469,6 +469,10 @@ impl Context<'_> {
         let data = got.perf_data?;
         let analyzed = profile::analyze(&data, &v.binary);
         let _ = std::fs::remove_file(&data);
+        if analyzed.is_ok() {
+            // perf's own log matters only when it failed.
+            let _ = std::fs::remove_file(data.with_extension("log"));
+        }
         match analyzed {
             Ok(p) if p.samples > 0 => Some(p),
             Ok(_) => {
