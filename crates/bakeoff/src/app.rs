@@ -139,17 +139,24 @@ fn read_results(dir: &Path) -> Result<Results, String> {
 
 fn report_cmd(dir: &Path) -> Result<(), Failure> {
     let results = read_results(dir).map_err(Failure::BadInput)?;
-    let md = bakeoff_report::Exporter::render(&bakeoff_report::Markdown, &results);
-    let out = dir.join("report.md");
-    let tmp = dir.join(".report.md.tmp");
-    std::fs::write(&tmp, md)
-        .and_then(|_| std::fs::rename(&tmp, &out))
-        .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", out.display())))?;
+    let mut wrote = Vec::new();
+    // Every report from results.json, which is the input and stays as it is.
+    for ex in bakeoff_report::exporters() {
+        if ex.file_name() == "results.json" {
+            continue;
+        }
+        let out = dir.join(ex.file_name());
+        let tmp = dir.join(format!(".{}.tmp", ex.file_name()));
+        std::fs::write(&tmp, ex.render(&results))
+            .and_then(|_| std::fs::rename(&tmp, &out))
+            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", out.display())))?;
+        wrote.push(ex.file_name());
+    }
     print!(
         "{}",
         bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
     );
-    println!("\nwrote {}", out.display());
+    println!("\nwrote {} in {}", wrote.join(", "), dir.display());
     Ok(())
 }
 

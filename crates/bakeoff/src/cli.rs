@@ -30,7 +30,8 @@ pub enum Command {
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
-    /// Re-render report.md from a results folder's results.json and print its table.
+    /// Re-render the reports (report.md, report.html, results.csv, bench.txt) from a
+    /// results folder's results.json and print its table.
     Report {
         /// A results folder written by `bakeoff run`.
         dir: PathBuf,

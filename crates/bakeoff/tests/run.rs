@@ -145,14 +145,18 @@ binary = "/usr/bin/memcached"
         assert_eq!(v["build"]["cached"], true, "{v}");
     }
     // `bakeoff report` re-renders from results.json alone.
-    std::fs::remove_file(s.out().join("report.md")).expect("rm report.md");
+    for f in ["report.md", "report.html", "results.csv", "bench.txt"] {
+        std::fs::remove_file(s.out().join(f)).expect("rm a report");
+    }
     let rep = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
         .arg("report")
         .arg(s.out())
         .output()
         .expect("report");
     assert!(rep.status.success());
-    assert!(s.out().join("report.md").is_file());
+    for f in ["report.md", "report.html", "results.csv", "bench.txt"] {
+        assert!(s.out().join(f).is_file(), "{f} not re-rendered");
+    }
 }
 
 fn variants_without_broken() -> &'static str {
