@@ -907,7 +907,7 @@ pub struct Strips {
     pub rows: Vec<String>,
 }
 
-const STRIP_W: f64 = 300.0;
+const STRIP_W: f64 = 220.0;
 const STRIP_H: f64 = 22.0;
 
 /// Small strips (one per row, in order) drawing each interval and point around a vertical
