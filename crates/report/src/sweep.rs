@@ -82,6 +82,16 @@ pub fn sweeps(r: &Results) -> Vec<Sweep> {
 
 /// An aligned plain-text table: the first column left-aligned, the rest right-aligned.
 pub fn plain_table(header: &[String], rows: &[Vec<String>]) -> String {
+    aligned_table(header, rows, |i| i != 0)
+}
+
+/// An aligned plain-text table with a dashed rule under the header; columns for which
+/// `right` holds are right-aligned; trailing spaces are trimmed.
+pub fn aligned_table(
+    header: &[String],
+    rows: &[Vec<String>],
+    right: impl Fn(usize) -> bool,
+) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -94,10 +104,10 @@ pub fn plain_table(header: &[String], rows: &[Vec<String>]) -> String {
             .zip(&widths)
             .enumerate()
             .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
+                if right(i) {
                     format!("{c:>w$}")
+                } else {
+                    format!("{c:<w$}")
                 }
             })
             .collect();

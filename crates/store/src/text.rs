@@ -6,35 +6,8 @@ use bakeoff_report::summary::ops;
 /// An aligned plain-text table with a dashed rule under the header. Columns listed in
 /// `right` are right-aligned; trailing spaces are trimmed.
 pub fn table(header: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if right.contains(&i) {
-                    format!("{c:>w$}")
-                } else {
-                    format!("{c:<w$}")
-                }
-            })
-            .collect();
-        parts.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
-    out.push_str(&line(
-        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
-    ));
-    for r in rows {
-        out.push_str(&line(r));
-    }
-    out
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    bakeoff_report::sweep::aligned_table(&header, rows, |i| right.contains(&i))
 }
 
 /// One block character per value, scaled between the smallest and the largest; a gap
