@@ -251,6 +251,8 @@ pub enum WorkloadKind {
     Oltp,
     /// The real sysbench, same keys as `oltp`.
     Sysbench,
+    /// TPC-C: warehouses, five transactions, response-time limits.
+    Tpcc,
 }
 
 impl WorkloadKind {
@@ -259,12 +261,16 @@ impl WorkloadKind {
             WorkloadKind::Kv => "kv",
             WorkloadKind::Oltp => "oltp",
             WorkloadKind::Sysbench => "sysbench",
+            WorkloadKind::Tpcc => "tpcc",
         }
     }
 
     /// Whether this workload speaks SQL (needs a MariaDB or PostgreSQL target).
     pub fn is_sql(self) -> bool {
-        matches!(self, WorkloadKind::Oltp | WorkloadKind::Sysbench)
+        matches!(
+            self,
+            WorkloadKind::Oltp | WorkloadKind::Sysbench | WorkloadKind::Tpcc
+        )
     }
 }
 
@@ -292,6 +298,16 @@ pub enum KeyDistribution {
 pub enum Arrival {
     Uniform,
     Poisson,
+}
+
+/// tpcc keying and think times.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkMode {
+    /// Transactions back to back (the throughput test, the common practice).
+    None,
+    /// The specification's keying and think times, 10 terminals per warehouse.
+    Spec,
 }
 
 /// `value_size = 100` (fixed) or `value_size = { mean = 1024 }` (drawn around a mean).
@@ -421,6 +437,23 @@ pub struct Workload {
     /// Lost connections per run above which the run is invalid (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reconnects: Option<u64>,
+    // The tpcc keys.
+    /// Warehouses (W): a number or a sweep, e.g. [1, 2, 5, 10, 20].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<OneOrMany>,
+    /// `none` (default: back to back) or `spec` (keying and think times, 10 terminals per
+    /// warehouse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<ThinkMode>,
+    /// Report the largest W of the sweep whose response times pass (per variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max_w: Option<bool>,
+    /// Loader connections working in parallel (default one per core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_connections: Option<usize>,
+    /// Retries of a transaction after a deadlock or serialization failure (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
 }
 
 impl Workload {
@@ -482,6 +515,18 @@ pub fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
             "prepared",
             "ignore_errors",
             "max_reconnects",
+        ],
+        WorkloadKind::Tpcc => &[
+            "connections",
+            "client_threads",
+            "transport",
+            "warehouses",
+            "think",
+            "mix",
+            "find_max_w",
+            "engine",
+            "load_connections",
+            "max_retries",
         ],
     }
 }

@@ -42,6 +42,39 @@ impl Plan {
     }
 }
 
+/// The tpcc transaction kinds a `mix` may weight (percent, adding up to 100).
+pub const TPCC_KINDS: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+
+/// Terminals per warehouse when tpcc runs with the specification's think times.
+pub const TERMINALS_PER_WAREHOUSE: usize = 10;
+
+impl Workload {
+    /// tpcc: the warehouse counts, in the order given (default [1]).
+    pub fn warehouses_swept(&self) -> Vec<usize> {
+        self.warehouses
+            .as_ref()
+            .map_or_else(|| vec![1], OneOrMany::to_vec)
+    }
+
+    /// The connection counts this workload opens at each point of its sweep.
+    pub fn connections_swept(&self) -> Vec<usize> {
+        if self.kind == WorkloadKind::Tpcc && self.think == Some(ThinkMode::Spec) {
+            return self
+                .warehouses_swept()
+                .into_iter()
+                .map(|w| w * TERMINALS_PER_WAREHOUSE)
+                .collect();
+        }
+        self.connections.to_vec()
+    }
+}
+
 /// The oltp tests (sysbench's names).
 pub const OLTP_TESTS: [&str; 10] = [
     "oltp_read_only",
@@ -61,11 +94,12 @@ pub const OLTP_TESTS: [&str; 10] = [
 pub const SPARE_CONNECTIONS: usize = 16;
 
 impl Experiment {
-    /// The largest connection count any workload asks for.
+    /// The largest connection count any workload asks for (a tpcc workload with
+    /// `think = "spec"` opens 10 per warehouse).
     pub fn max_connections_swept(&self) -> usize {
         self.workloads
             .iter()
-            .flat_map(|w| w.connections.to_vec())
+            .flat_map(Workload::connections_swept)
             .max()
             .unwrap_or(1)
     }

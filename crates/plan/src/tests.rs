@@ -313,3 +313,66 @@ fn memcached_takes_no_options_and_no_sql_workload() {
         "{sql}"
     );
 }
+
+const TPCC: &str = r#"
+name = "pg-tpcc"
+
+[target]
+kind = "postgres"
+
+[[variant]]
+name = "debian"
+binary = "/bin/sh"
+
+[[workload]]
+kind = "tpcc"
+warehouses = [1, 2]
+connections = 4
+find_max_w = true
+"#;
+
+#[test]
+fn tpcc_keys_and_defaults() {
+    let l = parse_str(TPCC).unwrap();
+    let w = &l.experiment.workloads[0];
+    assert_eq!(w.warehouses_swept(), vec![1, 2]);
+    assert_eq!(w.connections_swept(), vec![4]);
+    let spec = parse_str(
+        &TPCC
+            .replace("connections = 4\n", "")
+            .replace("find_max_w", "think = \"spec\"\nfind_max_w"),
+    )
+    .unwrap();
+    assert_eq!(spec.experiment.workloads[0].connections_swept(), vec![10, 20]);
+    assert_eq!(spec.experiment.max_connections_swept(), 20);
+}
+
+#[test]
+fn tpcc_bad_input_points_at_the_key() {
+    let zero = err(&TPCC.replace("[1, 2]", "[0, 2]"));
+    assert!(zero.starts_with("exp.toml:13:"), "{zero}");
+    assert!(zero.contains("warehouses must be 1..=10000, got 0"), "{zero}");
+
+    let mix = err(&TPCC.replace(
+        "find_max_w = true",
+        "mix = { new_order = 45, payment = 43, order_status = 4, delivery = 4, stock_level = 5 }",
+    ));
+    assert!(mix.contains("adds up to 101, not 100"), "{mix}");
+    let kind = err(&TPCC.replace("find_max_w = true", "mix = { get = 100 }"));
+    assert!(kind.contains("unknown transaction \"get\""), "{kind}");
+
+    let one_w = err(&TPCC.replace("[1, 2]", "3"));
+    assert!(one_w.contains("find_max_w searches a sweep"), "{one_w}");
+
+    let spec_conns = err(&TPCC.replace("find_max_w = true", "think = \"spec\""));
+    assert!(spec_conns.contains("10 terminals"), "{spec_conns}");
+
+    let too_many = err(&TPCC.replace(
+        "kind = \"postgres\"",
+        "kind = \"postgres\"\noptions = { max_connections = 6 }",
+    ));
+    assert!(too_many.contains("max_connections = 6 is lower than the sweep needs"), "{too_many}");
+
+    let kv_key = err(&TPCC.replace("find_max_w = true", "pipeline = 2"));
+    assert!(kv_key.contains("pipeline is a key of kv workloads"), "{kv_key}");
+}

@@ -84,6 +84,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(verdicts(&x));
     sections.extend(all_cells(&x));
     sections.extend(throughput(&x));
+    sections.extend(tpcc(&x));
     sections.extend(relative(&x));
     sections.extend(latency(&x));
     sections.extend(over_time(&x));
@@ -646,6 +647,116 @@ fn throughput(x: &Ctx) -> Option<Section> {
         "Throughput by connections".into(),
         b,
     ))
+}
+
+/// TPC-C: NOTPM against warehouses per variant (one line per connection count), the
+/// NOTPM table with verdicts, the largest passing W, response times against their limits,
+/// and what bound the server.
+fn tpcc(x: &Ctx) -> Option<Section> {
+    use crate::tpcc as t;
+    let r = x.r;
+    let workloads = t::workloads(r);
+    if workloads.is_empty() {
+        return None;
+    }
+    let mut b = String::new();
+    for w in &workloads {
+        let _ = writeln!(b, "<h3>{}</h3>", escape(w));
+        let cells = t::cells(r, w);
+        let mut series: Vec<Series> = Vec::new();
+        for v in &x.variants {
+            let mut by_conns: Vec<usize> = cells
+                .iter()
+                .filter(|c| c.variant == *v)
+                .map(|c| c.connections)
+                .collect();
+            by_conns.sort_unstable();
+            by_conns.dedup();
+            let spec = cells
+                .iter()
+                .any(|c| c.tpcc.as_ref().is_some_and(|k| k.think == "spec"));
+            let groups: Vec<Option<usize>> = if spec {
+                vec![None]
+            } else {
+                by_conns.into_iter().map(Some).collect()
+            };
+            let many = groups.len() > 1;
+            for g in groups {
+                let mine: Vec<_> = cells
+                    .iter()
+                    .filter(|c| c.variant == *v && g.is_none_or(|n| c.connections == n))
+                    .filter_map(|c| c.tpcc.as_ref().filter(|k| k.median_notpm > 0.0))
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                series.push(Series {
+                    name: match (many, g) {
+                        (true, Some(n)) => format!("{v} x{n}"),
+                        _ => v.to_string(),
+                    },
+                    color: x.color(v),
+                    points: mine
+                        .iter()
+                        .map(|k| (f64::from(k.warehouses), k.median_notpm))
+                        .collect(),
+                    band: Some(
+                        mine.iter()
+                            .map(|k| (f64::from(k.warehouses), k.notpm_ci95[0], k.notpm_ci95[1]))
+                            .collect(),
+                    ),
+                    ..Series::default()
+                });
+            }
+        }
+        if let Some(chart) = svg::line_chart(&LineChart {
+            title: format!("{w}: NOTPM by warehouses"),
+            x_label: "warehouses (W)".into(),
+            y_label: "NOTPM".into(),
+            y_zero: true,
+            series,
+            ..LineChart::default()
+        }) {
+            b.push_str(&chart);
+            b.push('\n');
+        }
+        let notpm = t::notpm_table(r, w);
+        b.push_str(&escaped_table("sweep", &notpm));
+        let lines = t::max_w_lines(r, w);
+        if !lines.is_empty() {
+            b.push_str("<p><b>Largest passing W:</b></p><ul>");
+            for l in lines {
+                let _ = write!(b, "<li>{}</li>", escape(&l));
+            }
+            b.push_str("</ul>\n");
+        }
+        let _ = writeln!(b, "<h3>{}: response times</h3>", escape(w));
+        b.push_str(&escaped_table("kinds", &t::response_table(r, w)));
+        if let Some(bound) = t::bound_table(r, w) {
+            let _ = writeln!(b, "<h3>{}: CPU-bound or I/O-bound?</h3>", escape(w));
+            b.push_str(&escaped_table("bound", &bound));
+        }
+    }
+    b.push_str("<p class=\"caption\">NOTPM: New-Order transactions committed per minute; lines: medians over valid runs, shaded: their 95% CI. A kind passes when its 90th-percentile response time is within its limit (5 s; Stock-Level 20 s). bound by: I/O when iowait >= 20% or the disk was >= 80% busy, CPU when idle < 15%, else neither.</p>\n");
+    Some(Section::new("tpcc", "TPC-C", "TPC-C".into(), b))
+}
+
+/// A report table with every cell escaped; all columns but the text ones right-aligned.
+fn escaped_table(class: &str, t: &crate::tpcc::Table) -> String {
+    let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|c| escape(c)).collect())
+        .collect();
+    let num: Vec<usize> = t
+        .header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| !matches!(h.as_str(), "variant" | "kind" | "p90 check" | "bound by" | "response times"))
+        .map(|(i, _)| i)
+        .collect();
+    table(class, &header, &num, &rows)
 }
 
 fn relative(x: &Ctx) -> Option<Section> {
@@ -1728,6 +1839,7 @@ mod tests {
             system: None,
             instructions_per_op: None,
             profile: None,
+            tpcc: None,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod model;
 pub mod summary;
 pub mod svg;
 pub mod sweep;
+pub mod tpcc;
 pub mod why;
 
 pub use model::Results;
@@ -113,6 +114,7 @@ pub fn terminal(r: &Results, color: bool) -> String {
         s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
         s.push_str(&sweep::plain_table(&sw.header, &sw.rows));
     }
+    s.push_str(&tpcc::terminal(r));
     s
 }
 

@@ -43,6 +43,7 @@ pub fn render(r: &Results) -> String {
         s.push_str(&markdown_table(&header, &sw.rows));
         s.push('\n');
     }
+    crate::tpcc::markdown(&mut s, r);
     crate::why::instructions(&mut s, r);
     crate::why::system(&mut s, r);
     crate::why::counters(&mut s, r);

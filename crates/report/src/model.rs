@@ -267,6 +267,10 @@ pub struct DataRecord {
     pub seconds: f64,
     /// Size of the prepared data directory, copied afresh for every run.
     pub bytes: u64,
+    /// The variant whose loaded data this variant copied instead of loading (same server
+    /// version, compatible files); `seconds` is then the copy's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<String>,
 }
 
 /// One statement or transaction kind of a SQL run.
@@ -375,6 +379,85 @@ pub struct Run {
     /// Probes that failed in this run (the run itself stays valid).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probe_errors: Vec<String>,
+    /// tpcc: warehouses loaded for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<u32>,
+    /// tpcc: New-Order transactions committed per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notpm: Option<f64>,
+    /// tpcc: transactions of every kind per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<f64>,
+    /// tpcc: per kind (new_order, payment, order_status, delivery, stock_level).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub transactions: BTreeMap<String, TransactionRecord>,
+    /// tpcc: the consistency conditions after the run, "pass" or "fail" (a failure makes
+    /// the run invalid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<String>,
+    /// tpcc: the violated conditions, when consistency is "fail".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consistency_violations: Vec<String>,
+}
+
+/// One tpcc transaction kind in one run: counts, response times and the 90th-percentile
+/// check against the specification's limit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TransactionRecord {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub limit_ms: f64,
+    /// p90_ms <= limit_ms.
+    pub pass: bool,
+    #[serde(default)]
+    pub rollbacks: u64,
+    #[serde(default)]
+    pub retries: u64,
+    #[serde(default)]
+    pub errors: u64,
+}
+
+/// A tpcc cell's figures: NOTPM with its CI and verdict, the response-time check, and the
+/// largest passing warehouse count of its sweep.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TpccCell {
+    /// The workload as the experiment names it (cells of a warehouse sweep are named
+    /// `<workload>-w<W>`).
+    pub workload: String,
+    pub warehouses: u32,
+    /// "none" (back to back) or "spec" (keying and think times).
+    pub think: String,
+    /// The experiment asked for the largest passing W.
+    #[serde(default)]
+    pub find_max_w: bool,
+    pub median_notpm: f64,
+    pub notpm_ci95: [f64; 2],
+    /// NOTPM against the baseline's cell (absent for the baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notpm_vs_baseline: Option<RatioRecord>,
+    /// Per kind: median over valid runs of each run's p90 and max, and the check.
+    pub transactions: BTreeMap<String, TransactionRecord>,
+    /// Every kind's median p90 within its limit.
+    pub pass: bool,
+    /// Valid runs whose consistency check passed, and all valid runs.
+    pub consistent_runs: usize,
+    /// find_max_w: the largest W of the sweep at these connections where this W and
+    /// every smaller one pass (0: not even the smallest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_passing_warehouses: Option<u32>,
+}
+
+/// A ratio of medians against the baseline with its CI, p-value and verdict.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RatioRecord {
+    pub ratio: f64,
+    pub ci95: [f64; 2],
+    pub p_value: f64,
+    pub verdict: Verdict,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -415,6 +498,9 @@ pub struct Cell {
     /// [measure] profile = true: the hotspot profile of one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileRecord>,
+    /// tpcc workloads: NOTPM, the response-time check, the largest passing W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<TpccCell>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

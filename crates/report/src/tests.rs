@@ -52,6 +52,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
         system: None,
         instructions_per_op: None,
         profile: None,
+        tpcc: None,
     }
 }
 
@@ -298,6 +299,7 @@ fn sql_sample() -> Results {
         rows: 400_000,
         seconds: 12.5,
         bytes: 104_857_600,
+        reused_from: None,
     }];
     let mut tuned = r.variants[0].clone();
     tuned.name = "tuned".into();

@@ -11,7 +11,9 @@ pub fn analyze(r: &mut Results) {
         summarize_cell(c);
     }
     r.comparisons = comparisons(r);
+    crate::tpcc::analyze(r);
     r.warnings = warnings(r);
+    r.warnings.extend(crate::tpcc::warnings(r));
 }
 
 fn summarize_cell(c: &mut Cell) {
@@ -231,6 +233,7 @@ mod tests {
             system: None,
             instructions_per_op: None,
             profile: None,
+            tpcc: None,
         }
     }
 

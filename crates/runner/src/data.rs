@@ -7,12 +7,12 @@
 //! sandbox root and go away with the store.
 
 use crate::folder::safe_name;
-use crate::prepare::{ReadyVariant, WorkloadConfig};
+use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec, TargetKind};
-use bakeoff_workloads::oltp;
+use bakeoff_workloads::{oltp, tpcc};
 use bakeoff_workloads::sql::{Db, Dialect};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,25 +81,80 @@ pub fn for_variant(cfg: &oltp::OltpConfig, v: &ReadyVariant) -> oltp::OltpConfig
     c
 }
 
-/// What makes two workloads' tables the same data.
-fn data_key(c: &oltp::OltpConfig) -> String {
-    format!(
-        "t{}-n{}-{}-ai{}-sec{}-cs{}",
-        c.tables,
-        c.table_size,
-        c.engine.as_deref().unwrap_or("default"),
-        c.auto_inc,
-        c.secondary,
-        c.create_secondary
-    )
+/// The tpcc parameters a variant loads and runs with (its engine over the workload's).
+pub fn tpcc_for_variant(cfg: &tpcc::TpccConfig, v: &ReadyVariant) -> tpcc::TpccConfig {
+    let mut c = cfg.clone();
+    if v.engine.is_some() {
+        c.engine = v.engine.clone();
+    }
+    c
+}
+
+/// The tables a workload needs loaded before its runs.
+enum DataSet {
+    Oltp(oltp::OltpConfig),
+    Tpcc(tpcc::TpccConfig),
+}
+
+impl DataSet {
+    fn of(spec: &WorkloadSpec, v: &ReadyVariant) -> Option<DataSet> {
+        match &spec.config {
+            WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
+                Some(DataSet::Oltp(for_variant(c, v)))
+            }
+            WorkloadConfig::Tpcc(t) => Some(DataSet::Tpcc(tpcc_for_variant(&t.cfg, v))),
+            WorkloadConfig::Kv(_) => None,
+        }
+    }
+
+    /// What makes two workloads' tables the same data.
+    fn key(&self) -> String {
+        match self {
+            DataSet::Oltp(c) => format!(
+                "t{}-n{}-{}-ai{}-sec{}-cs{}",
+                c.tables,
+                c.table_size,
+                c.engine.as_deref().unwrap_or("default"),
+                c.auto_inc,
+                c.secondary,
+                c.create_secondary
+            ),
+            DataSet::Tpcc(c) => format!(
+                "tpcc-w{}-{}",
+                c.warehouses,
+                c.engine.as_deref().unwrap_or("default")
+            ),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            DataSet::Oltp(c) => format!("{} table(s) x {} rows", c.tables, c.table_size),
+            DataSet::Tpcc(c) => format!("TPC-C, {} warehouse(s)", c.warehouses),
+        }
+    }
+
+    /// Loads the tables; (rows, seconds of loading as the loader measured it).
+    fn load(&self, db: &Db) -> Result<(u64, f64), String> {
+        match self {
+            DataSet::Oltp(c) => oltp::prepare(db, c)
+                .map(|r| (r.rows, r.seconds))
+                .map_err(|e| format!("loading the tables failed: {e}")),
+            DataSet::Tpcc(c) => tpcc::load(db, c)
+                .map(|r| (r.rows, r.seconds))
+                .map_err(|e| format!("loading the TPC-C tables failed: {e}")),
+        }
+    }
 }
 
 /// Initializes and loads data for every ready variant of a SQL target. A variant whose
 /// data cannot be made is marked failed in `results` and dropped from `variants`.
+/// Variants whose servers read the same files (same version, same file-format options)
+/// copy the first one's loaded data instead of loading it again.
 pub fn prepare(
     l: &Loaded,
     opts: &Options,
-    configs: &[WorkloadConfig],
+    specs: &[WorkloadSpec],
     variants: &mut Vec<ReadyVariant>,
     results: &mut Results,
     observer: &dyn Observer,
@@ -112,7 +167,7 @@ pub fn prepare(
         prepared: BTreeMap::new(),
     };
     let kind = l.experiment.target.kind;
-    if !kind.is_sql() || configs.iter().all(|c| c.sql().is_none()) {
+    if !kind.is_sql() || specs.iter().all(|c| !c.config.is_sql()) {
         return store;
     }
     if bakeoff_sandbox::server_user().is_some() {
@@ -124,8 +179,9 @@ pub fn prepare(
     }
     let mut failed = Vec::new();
     let mut moved = Vec::new();
+    let mut loaded = Loads::new();
     for v in variants.iter() {
-        match prepare_variant(l, opts, &root, configs, v, observer) {
+        match prepare_variant(l, opts, &root, specs, v, &mut loaded, observer) {
             Ok((dirs, records, binary)) => {
                 for (w, dir) in dirs {
                     store.prepared.insert((v.name.clone(), w), dir);
@@ -153,87 +209,189 @@ pub fn prepare(
     store
 }
 
+/// Loaded data dirs by (file compatibility, data key): the variant that loaded it and
+/// the dir.
+type Loads = BTreeMap<(String, String), (String, PathBuf)>;
+
 type Prepared = (Vec<(usize, PathBuf)>, Vec<DataRecord>, PathBuf);
 
 fn prepare_variant(
     l: &Loaded,
     opts: &Options,
     root: &Path,
-    configs: &[WorkloadConfig],
+    specs: &[WorkloadSpec],
     v: &ReadyVariant,
+    loads: &mut Loads,
     observer: &dyn Observer,
 ) -> Result<Prepared, String> {
-    let e = &l.experiment;
-    let kind = sandbox_kind(e.target.kind);
     let vdir = root.join(safe_name(&v.name));
     std::fs::create_dir_all(&vdir)
         .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
     let binary = reachable_binary(v, &vdir)?;
-    let pristine = vdir.join("pristine");
-    observer.notice(&format!("{}: initializing a data directory", v.name));
-    bakeoff_sandbox::init_data(kind, &binary, &pristine)
-        .map_err(|err| format!("data directory initialization failed: {err}"))?;
+    let compat = file_compatibility(&binary, v);
     // Workloads with the same tables share one load.
-    let mut groups: BTreeMap<String, (oltp::OltpConfig, Vec<usize>)> = BTreeMap::new();
-    for (w, c) in configs.iter().enumerate() {
-        if let Some(c) = c.sql() {
-            let c = for_variant(c, v);
+    let mut groups: BTreeMap<String, (DataSet, Vec<usize>)> = BTreeMap::new();
+    for (w, spec) in specs.iter().enumerate() {
+        if let Some(set) = DataSet::of(spec, v) {
             groups
-                .entry(data_key(&c))
-                .or_insert_with(|| (c.clone(), Vec::new()))
+                .entry(set.key())
+                .or_insert_with(|| (set, Vec::new()))
                 .1
                 .push(w);
         }
     }
+    let mut pristine = None;
     let mut dirs = Vec::new();
     let mut records = Vec::new();
-    for (key, (cfg, ws)) in groups {
-        let names: Vec<String> = ws.iter().map(|w| e.workloads[*w].display_name()).collect();
-        observer.notice(&format!(
-            "{}: loading {} table(s) x {} rows for {}",
-            v.name,
-            cfg.tables,
-            cfg.table_size,
-            names.join(", ")
-        ));
+    for (key, (set, ws)) in groups {
+        let names: Vec<String> = ws.iter().map(|w| specs[*w].name.clone()).collect();
         let dir = vdir.join(safe_name(&key));
-        copy_dir(&pristine, &dir)?;
-        let spec = SandboxSpec {
-            name: format!("{}-prepare", v.name),
-            kind,
-            binary: binary.clone(),
-            args: v.args.clone(),
-            root: opts.sandbox_root.clone(),
-            ready_timeout: SQL_READY_TIMEOUT,
-            stop_grace: SQL_STOP_GRACE,
-            options: v.options.clone(),
-            data: Some(DataSource::InPlace(dir.clone())),
-            wrapper: Vec::new(),
-            env: Vec::new(),
+        let earlier = compat
+            .as_ref()
+            .and_then(|c| loads.get(&(c.clone(), key.clone())));
+        let record = match earlier {
+            Some((from, loaded_dir)) => {
+                observer.notice(&format!(
+                    "{}: copying {}'s loaded data ({}) for {}: same server version",
+                    v.name,
+                    from,
+                    set.describe(),
+                    names.join(", ")
+                ));
+                let started = Instant::now();
+                copy_dir(loaded_dir, &dir)?;
+                DataRecord {
+                    workloads: names,
+                    rows: 0,
+                    seconds: started.elapsed().as_secs_f64(),
+                    bytes: dir_bytes(&dir),
+                    reused_from: Some(from.clone()),
+                }
+            }
+            None => {
+                let pristine = match &pristine {
+                    Some(p) => p,
+                    None => pristine.insert(init_pristine(l, v, &binary, &vdir, observer)?),
+                };
+                observer.notice(&format!(
+                    "{}: loading {} for {}",
+                    v.name,
+                    set.describe(),
+                    names.join(", ")
+                ));
+                copy_dir(pristine, &dir)?;
+                let (rows, seconds) = load_in_place(l, opts, v, &binary, &dir, &set)?;
+                if let Some(c) = &compat {
+                    loads.insert((c.clone(), key), (v.name.clone(), dir.clone()));
+                }
+                DataRecord {
+                    workloads: names,
+                    rows,
+                    seconds,
+                    bytes: dir_bytes(&dir),
+                    reused_from: None,
+                }
+            }
         };
-        let sandbox =
-            Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
-        let db =
-            db_of(&sandbox, e.target.kind).ok_or_else(|| "the sandbox has no login".to_string())?;
-        let started = Instant::now();
-        let loaded = oltp::prepare(&db, &cfg);
-        let seconds = started.elapsed().as_secs_f64();
-        let stopped = sandbox.stop();
-        let report = loaded.map_err(|err| format!("loading the tables failed: {err}"))?;
-        stopped.map_err(|err| format!("the server did not stop cleanly after loading: {err}"))?;
-        records.push(DataRecord {
-            workloads: names,
-            rows: report.rows,
-            seconds: if report.seconds > 0.0 {
-                report.seconds
-            } else {
-                seconds
-            },
-            bytes: dir_bytes(&dir),
-        });
+        records.push(record);
         dirs.extend(ws.into_iter().map(|w| (w, dir.clone())));
     }
     Ok((dirs, records, binary))
+}
+
+fn init_pristine(
+    l: &Loaded,
+    v: &ReadyVariant,
+    binary: &Path,
+    vdir: &Path,
+    observer: &dyn Observer,
+) -> Result<PathBuf, String> {
+    let pristine = vdir.join("pristine");
+    observer.notice(&format!("{}: initializing a data directory", v.name));
+    bakeoff_sandbox::init_data(sandbox_kind(l.experiment.target.kind), binary, &pristine)
+        .map_err(|err| format!("data directory initialization failed: {err}"))?;
+    Ok(pristine)
+}
+
+/// Starts the variant's server on `dir` in place, loads `set`, stops it cleanly.
+fn load_in_place(
+    l: &Loaded,
+    opts: &Options,
+    v: &ReadyVariant,
+    binary: &Path,
+    dir: &Path,
+    set: &DataSet,
+) -> Result<(u64, f64), String> {
+    let spec = SandboxSpec {
+        name: format!("{}-prepare", v.name),
+        kind: sandbox_kind(l.experiment.target.kind),
+        binary: binary.to_path_buf(),
+        args: v.args.clone(),
+        root: opts.sandbox_root.clone(),
+        ready_timeout: SQL_READY_TIMEOUT,
+        stop_grace: SQL_STOP_GRACE,
+        options: v.options.clone(),
+        data: Some(DataSource::InPlace(dir.to_path_buf())),
+        wrapper: Vec::new(),
+        env: Vec::new(),
+    };
+    let sandbox = Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
+    let db = db_of(&sandbox, l.experiment.target.kind)
+        .ok_or_else(|| "the sandbox has no login".to_string())?;
+    let started = Instant::now();
+    let loaded = set.load(&db);
+    let wall = started.elapsed().as_secs_f64();
+    let stopped = sandbox.stop();
+    let (rows, seconds) = loaded?;
+    stopped.map_err(|err| format!("the server did not stop cleanly after loading: {err}"))?;
+    Ok((rows, if seconds > 0.0 { seconds } else { wall }))
+}
+
+/// Which servers read the same data files: the server's version (major for PostgreSQL,
+/// major.minor for MariaDB), the options that change the file format, and build
+/// arguments that change the page size. None (never share) when the version is unknown.
+fn file_compatibility(binary: &Path, v: &ReadyVariant) -> Option<String> {
+    let out = std::process::Command::new(binary)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = server_version(&text)?;
+    let mut key = version;
+    for k in [
+        "innodb_page_size",
+        "lower_case_table_names",
+        "innodb_checksum_algorithm",
+    ] {
+        if let Some(val) = v.options.get(k) {
+            key.push_str(&format!(" {k}={val}"));
+        }
+    }
+    for a in v.format_args.iter() {
+        key.push_str(&format!(" {a}"));
+    }
+    Some(key)
+}
+
+/// "15" from "postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)"; "10.11" from
+/// "mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu".
+fn server_version(text: &str) -> Option<String> {
+    let line = text.lines().next()?;
+    let (family, rest) = if let Some(at) = line.find("(PostgreSQL)") {
+        ("postgres", &line[at + "(PostgreSQL)".len()..])
+    } else if let Some(at) = line.find("Ver ") {
+        ("mariadb", &line[at + 4..])
+    } else {
+        return None;
+    };
+    let number: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let parts: Vec<&str> = number.split('.').filter(|p| !p.is_empty()).collect();
+    let keep = if family == "postgres" { 1 } else { 2 };
+    (parts.len() >= keep).then(|| format!("{family} {}", parts[..keep].join(".")))
 }
 
 /// The server binary as the server's own user can run it. A build lives in the cache
@@ -292,6 +450,24 @@ fn dir_bytes(p: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_version;
+
+    #[test]
+    fn versions_that_share_files() {
+        assert_eq!(
+            server_version("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)\n").as_deref(),
+            Some("postgres 15")
+        );
+        assert_eq!(
+            server_version("/usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)").as_deref(),
+            Some("mariadb 10.11")
+        );
+        assert_eq!(server_version("memcached 1.6.18"), None);
+    }
 }
 
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed

@@ -5,16 +5,18 @@
 
 use crate::data::{self, DataStore};
 use crate::folder::{safe_name, write_results, Folder};
-use crate::prepare::{ReadyVariant, WorkloadConfig};
+use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
 use crate::probes::{self, ProbeHooks, ProbePlan};
 use crate::schedule::{plan_runs, Slot};
 use crate::{analyze, Observer, Options};
 use bakeoff_load::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_probe::{findings, profile};
-use bakeoff_report::model::{Cell, KindRecord, Latency, MemoryError, Results, Run};
+use bakeoff_report::model::{
+    Cell, KindRecord, Latency, MemoryError, Results, Run, TpccCell, TransactionRecord,
+};
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
-use bakeoff_workloads::{kv, oltp, sysbench};
+use bakeoff_workloads::{kv, oltp, sysbench, tpcc};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,7 +26,7 @@ pub struct Context<'a> {
     pub loaded: &'a Loaded,
     pub opts: &'a Options,
     pub folder: &'a Folder,
-    pub configs: &'a [WorkloadConfig],
+    pub configs: &'a [WorkloadSpec],
     pub variants: &'a [ReadyVariant],
     pub data: &'a DataStore,
     pub cancel: Arc<AtomicBool>,
@@ -44,11 +46,11 @@ impl Context<'_> {
     /// Runs every planned slot; false if interrupted.
     pub fn run_all(&self, results: &mut Results, observer: &dyn Observer) -> bool {
         let e = &self.loaded.experiment;
-        let points: Vec<(usize, usize)> = e
-            .workloads
+        let points: Vec<(usize, usize)> = self
+            .configs
             .iter()
             .enumerate()
-            .flat_map(|(i, w)| w.connections.to_vec().into_iter().map(move |c| (i, c)))
+            .flat_map(|(i, w)| w.connections.iter().map(move |c| (i, *c)))
             .collect();
         let indices: Vec<usize> = (0..self.variants.len()).collect();
         let slots = plan_runs(e.plan.repetitions, &points, &indices, e.plan.seed);
@@ -64,6 +66,10 @@ impl Context<'_> {
             let cell_at = self.cell_index(results, slot);
             if self.precise_enough(&results.cells[cell_at]) {
                 results.cells[cell_at].stop_reason = Some("precision".into());
+                continue;
+            }
+            if crate::tpcc::beyond_a_failed_w(results, cell_at) {
+                results.cells[cell_at].stop_reason = Some("smallest W failed".into());
                 continue;
             }
             let live = Arc::new(Live::default());
@@ -128,8 +134,7 @@ impl Context<'_> {
                     Some(p) => {
                         let name = format!(
                             "{}-{}-x{connections}",
-                            self.variants[variant].name,
-                            self.loaded.experiment.workloads[workload].display_name()
+                            self.variants[variant].name, self.configs[workload].name
                         );
                         let file = format!("profiles/{}.svg", safe_name(&name));
                         let svg = profile::flamegraph(&p.folded, &label);
@@ -221,12 +226,11 @@ impl Context<'_> {
     }
 
     fn empty_cells(&self, points: &[(usize, usize)]) -> Vec<Cell> {
-        let e = &self.loaded.experiment;
         let mut cells = Vec::new();
         for &(w, connections) in points {
             for v in self.variants {
                 cells.push(Cell {
-                    workload: e.workloads[w].display_name(),
+                    workload: self.configs[w].name.clone(),
                     variant: v.name.clone(),
                     connections,
                     runs: Vec::new(),
@@ -242,18 +246,37 @@ impl Context<'_> {
                     system: None,
                     instructions_per_op: None,
                     profile: None,
+                    tpcc: self.tpcc_cell(w),
                 });
             }
         }
         cells
     }
 
+    /// tpcc cells start with their sweep point; `analyze` fills in the figures.
+    fn tpcc_cell(&self, w: usize) -> Option<TpccCell> {
+        let WorkloadConfig::Tpcc(t) = &self.configs[w].config else {
+            return None;
+        };
+        Some(TpccCell {
+            workload: t.workload.clone(),
+            warehouses: t.cfg.warehouses,
+            think: match t.cfg.think {
+                tpcc::Think::None => "none",
+                tpcc::Think::Spec => "spec",
+            }
+            .into(),
+            find_max_w: t.find_max_w,
+            ..TpccCell::default()
+        })
+    }
+
     fn cell_index(&self, r: &Results, s: &Slot) -> usize {
-        let w = self.loaded.experiment.workloads[s.workload].display_name();
+        let w = &self.configs[s.workload].name;
         let v = &self.variants[s.variant].name;
         r.cells
             .iter()
-            .position(|c| c.workload == w && &c.variant == v && c.connections == s.connections)
+            .position(|c| &c.workload == w && &c.variant == v && c.connections == s.connections)
             .unwrap_or(0)
     }
 
@@ -261,7 +284,7 @@ impl Context<'_> {
         format!(
             "{} {} x{} r{}",
             self.variants[s.variant].name,
-            self.loaded.experiment.workloads[s.workload].display_name(),
+            self.configs[s.workload].name,
             s.connections,
             s.round + 1
         )
@@ -325,6 +348,8 @@ impl Context<'_> {
         });
         let hooks = ProbeHooks::new(self.probes, sandbox.watch(), perf_data);
         let outcome = self.drive(slot, v, &sandbox, &hooks, live);
+        // tpcc: the consistency conditions, on the server the run left behind.
+        let outcome = outcome.map(|d| self.check_consistency(slot, v, &sandbox, d));
         let got = hooks.take();
         let died = if sandbox.is_alive() {
             None
@@ -335,7 +360,13 @@ impl Context<'_> {
         let _ = sandbox.stop_and_collect(&logs);
         let stderr_rel = format!("logs/{file}.stderr");
         let mut run = match outcome {
-            Ok(rec) => self.to_run(slot, &rec, got.usage_start, got.usage_end, &file),
+            Ok(d) => {
+                let mut run = self.to_run(slot, &d.rec, got.usage_start, got.usage_end, &file);
+                if let Some(t) = &d.tpcc {
+                    tpcc_figures(&mut run, t);
+                }
+                run
+            }
             Err(e) => invalid(slot, e),
         };
         run.server_log = Some(stderr_rel.clone());
@@ -368,10 +399,11 @@ impl Context<'_> {
         sandbox: &Sandbox,
         hooks: &ProbeHooks,
         live: &Arc<Live>,
-    ) -> Result<RunRecord, String> {
+    ) -> Result<Driven, String> {
         let target = self.loaded.experiment.target.kind;
         let (phases, seed) = (self.phases(), self.seed(slot));
-        match &self.configs[slot.workload] {
+        let plain = |rec: RunRecord| Driven { rec, tpcc: None };
+        match &self.configs[slot.workload].config {
             WorkloadConfig::Kv(c) => {
                 let mut cfg = c.clone();
                 cfg.connections = slot.connections;
@@ -384,13 +416,34 @@ impl Context<'_> {
                     live,
                     &self.cancel,
                 )
+                .map(plain)
                 .map_err(|e| e.to_string())
+            }
+            WorkloadConfig::Tpcc(t) => {
+                let mut cfg = data::tpcc_for_variant(&t.cfg, v);
+                cfg.connections = slot.connections;
+                let mut db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
+                db.via_socket = t.unix_socket;
+                let (rec, figures) =
+                    tpcc::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
+                        .map_err(|e| e.to_string())?;
+                Ok(Driven {
+                    rec,
+                    tpcc: Some(TpccDriven {
+                        figures,
+                        warehouses: cfg.warehouses,
+                        violations: None,
+                    }),
+                })
             }
             WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
                 let mut cfg = data::for_variant(c, v);
                 cfg.connections = slot.connections;
                 cfg.client_threads = oltp::client_threads_for(cfg.client_threads, slot.connections);
-                let native = matches!(self.configs[slot.workload], WorkloadConfig::Oltp(_));
+                let native = matches!(
+                    self.configs[slot.workload].config,
+                    WorkloadConfig::Oltp(_)
+                );
                 match data::db_of(sandbox, target).map(|mut db| {
                     db.via_socket = cfg.unix_socket;
                     db
@@ -398,13 +451,43 @@ impl Context<'_> {
                     None => Err("the sandbox has no login".to_string()),
                     Some(db) if native => {
                         oltp::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
+                            .map(plain)
                             .map_err(|e| e.to_string())
                     }
                     Some(db) => sysbench::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
+                        .map(plain)
                         .map_err(|e| e.to_string()),
                 }
             }
         }
+    }
+
+    /// tpcc: runs the consistency conditions against the server after the measured run.
+    fn check_consistency(
+        &self,
+        slot: &Slot,
+        v: &ReadyVariant,
+        sandbox: &Sandbox,
+        mut d: Driven,
+    ) -> Driven {
+        let (Some(t), WorkloadConfig::Tpcc(setup)) =
+            (d.tpcc.as_mut(), &self.configs[slot.workload].config)
+        else {
+            return d;
+        };
+        let cfg = data::tpcc_for_variant(&setup.cfg, v);
+        let target = self.loaded.experiment.target.kind;
+        t.violations = Some(match data::db_of(sandbox, target) {
+            Some(db) => tpcc::check(&db, &cfg)
+                .map(|vs| {
+                    vs.into_iter()
+                        .map(|x| format!("condition {}: {}", x.condition, x.detail))
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+            None => Err("the sandbox has no login".into()),
+        });
+        d
     }
 
     /// Sanitizer and memcheck reports in the run's server log, for checked variants.
@@ -549,7 +632,7 @@ impl Context<'_> {
             server_log: None,
             ..Run::default()
         };
-        if self.configs[slot.workload].sql().is_some() {
+        if self.configs[slot.workload].config.is_sql() {
             run.tps = Some(rec.ops_per_s);
             run.qps = Some(rec.queries as f64 / rec.elapsed_s.max(1e-9));
             run.client_cpu_us_per_txn = Some(run.client_cpu_us_per_op);
@@ -575,8 +658,9 @@ impl Context<'_> {
         } else if rec.ops == 0 {
             run.valid = false;
             run.invalid_reason = Some("no operation completed".into());
-        } else if rec.reconnects > 0 && self.configs[slot.workload].sql().is_some() {
+        } else if rec.reconnects > 0 && self.configs[slot.workload].config.sql().is_some() {
             let max = self.configs[slot.workload]
+                .config
                 .sql()
                 .map_or(0, |c| c.max_reconnects);
             if rec.reconnects > max {
@@ -588,6 +672,78 @@ impl Context<'_> {
             }
         }
         run
+    }
+}
+
+/// What a workload's run returned: the load engine's record, and tpcc's own figures.
+struct Driven {
+    rec: RunRecord,
+    tpcc: Option<TpccDriven>,
+}
+
+struct TpccDriven {
+    figures: tpcc::TpccRecord,
+    warehouses: u32,
+    /// The consistency conditions violated after the run (Err: the check could not run).
+    violations: Option<Result<Vec<String>, String>>,
+}
+
+/// NOTPM, per-kind response times against their limits, and the consistency check, into
+/// the run; a failed or impossible check makes the run invalid.
+fn tpcc_figures(run: &mut Run, t: &TpccDriven) {
+    run.warehouses = Some(t.warehouses);
+    run.notpm = Some(t.figures.notpm);
+    run.tpm = Some(t.figures.tpm);
+    run.transactions = t
+        .figures
+        .kinds
+        .iter()
+        .map(|(k, r)| {
+            let ms = |us: f64| us / 1000.0;
+            let limit_ms = k.limit_ms();
+            let rec = TransactionRecord {
+                count: r.count,
+                mean_ms: ms(r.latency_us.mean),
+                p50_ms: ms(r.latency_us.p50),
+                p90_ms: ms(r.latency_us.p90),
+                p99_ms: ms(r.latency_us.p99),
+                max_ms: ms(r.latency_us.max),
+                limit_ms,
+                pass: ms(r.latency_us.p90) <= limit_ms,
+                rollbacks: r.rollbacks,
+                retries: r.retries,
+                errors: r.errors,
+            };
+            (k.name().to_string(), rec)
+        })
+        .collect();
+    match &t.violations {
+        Some(Ok(v)) if v.is_empty() => run.consistency = Some("pass".into()),
+        Some(Ok(v)) => {
+            run.consistency = Some("fail".into());
+            run.consistency_violations = v.clone();
+            if run.valid {
+                run.valid = false;
+                run.invalid_reason = Some(format!(
+                    "TPC-C consistency check failed: {}{}",
+                    v[0],
+                    if v.len() > 1 {
+                        format!(" (and {} more)", v.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+        Some(Err(e)) => {
+            run.consistency = Some("fail".into());
+            run.consistency_violations = vec![format!("the check could not run: {e}")];
+            if run.valid {
+                run.valid = false;
+                run.invalid_reason = Some(format!("TPC-C consistency check could not run: {e}"));
+            }
+        }
+        None => {}
     }
 }
 

@@ -12,6 +12,7 @@ mod host;
 mod prepare;
 mod probes;
 mod schedule;
+mod tpcc;
 
 pub use analyze::analyze;
 pub use bakeoff_load::Live;

@@ -11,7 +11,7 @@ use bakeoff_plan::{
     WorkloadKind,
 };
 use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
-use bakeoff_workloads::{kv, oltp};
+use bakeoff_workloads::{kv, oltp, tpcc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -30,6 +30,9 @@ pub struct ReadyVariant {
     pub sanitize: Vec<bakeoff_plan::Sanitizer>,
     /// A checker the server runs under.
     pub run_under: Option<bakeoff_plan::RunUnder>,
+    /// Build arguments that change the server's file format (page and segment sizes):
+    /// data loaded by a variant without the same ones is not shared with it.
+    pub format_args: Vec<String>,
 }
 
 /// One workload's settings, ready for the load engine (connections filled in per cell).
@@ -38,21 +41,49 @@ pub enum WorkloadConfig {
     Kv(kv::KvConfig),
     Oltp(oltp::OltpConfig),
     Sysbench(oltp::OltpConfig),
+    Tpcc(TpccSetup),
+}
+
+/// One point of a tpcc workload's warehouse sweep.
+#[derive(Debug, Clone)]
+pub struct TpccSetup {
+    pub cfg: tpcc::TpccConfig,
+    /// The workload's name in the file (the sweep's cells share it).
+    pub workload: String,
+    pub find_max_w: bool,
+    pub unix_socket: bool,
 }
 
 impl WorkloadConfig {
     /// The oltp parameters of an oltp or sysbench workload.
     pub fn sql(&self) -> Option<&oltp::OltpConfig> {
         match self {
-            WorkloadConfig::Kv(_) => None,
+            WorkloadConfig::Kv(_) | WorkloadConfig::Tpcc(_) => None,
             WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => Some(c),
         }
     }
+
+    /// Whether this workload speaks SQL (its runs carry TPS and per-kind figures).
+    pub fn is_sql(&self) -> bool {
+        !matches!(self, WorkloadConfig::Kv(_))
+    }
+}
+
+/// What the runner runs: one entry per workload of the file, except that a tpcc
+/// workload with a warehouse sweep becomes one entry per warehouse count (each with its
+/// own loaded data), named `<workload>-w<W>`.
+#[derive(Debug, Clone)]
+pub struct WorkloadSpec {
+    /// The name its cells and files carry.
+    pub name: String,
+    /// Its cells' connection counts.
+    pub connections: Vec<usize>,
+    pub config: WorkloadConfig,
 }
 
 /// Checks what the file alone could not: compilers exist, workload settings hold together,
-/// the tools a workload runs are installed. Returns one configuration per workload.
-pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadConfig>, RunError> {
+/// the tools a workload runs are installed. Returns what the runner runs, in file order.
+pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
     let e = &l.experiment;
     let valgrind_at: Option<Vec<bakeoff_plan::Key>> =
         if e.plan.mode == bakeoff_plan::Mode::Instructions {
@@ -89,6 +120,10 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadConfig>, RunError> {
     }
     let mut out = Vec::new();
     for (i, w) in l.experiment.workloads.iter().enumerate() {
+        if w.kind == WorkloadKind::Tpcc {
+            out.extend(tpcc_specs(l, i, w));
+            continue;
+        }
         let cfg = match w.kind {
             WorkloadKind::Kv => {
                 let cfg = kv_config(w);
@@ -114,10 +149,74 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadConfig>, RunError> {
                 }
                 WorkloadConfig::Sysbench(oltp_config(w))
             }
+            WorkloadKind::Tpcc => unreachable!("tpcc workloads are expanded above"),
         };
-        out.push(cfg);
+        out.push(WorkloadSpec {
+            name: w.display_name(),
+            connections: w.connections.to_vec(),
+            config: cfg,
+        });
     }
     Ok(out)
+}
+
+/// A tpcc workload as one spec per warehouse count.
+fn tpcc_specs(l: &Loaded, i: usize, w: &Workload) -> Vec<WorkloadSpec> {
+    let written = l.keys_in(&key!["workload", i]);
+    let mix = if written.iter().any(|k| k == "mix") {
+        let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
+        tpcc::Mix {
+            new_order: get("new_order"),
+            payment: get("payment"),
+            order_status: get("order_status"),
+            delivery: get("delivery"),
+            stock_level: get("stock_level"),
+        }
+    } else {
+        tpcc::Mix::default()
+    };
+    let spec_think = w.think == Some(bakeoff_plan::ThinkMode::Spec);
+    let sweep = w.warehouses_swept();
+    let name = w.display_name();
+    sweep
+        .iter()
+        .map(|&wh| {
+            let d = tpcc::TpccConfig::default();
+            let connections = if spec_think {
+                vec![wh * bakeoff_plan::TERMINALS_PER_WAREHOUSE]
+            } else {
+                w.connections.to_vec()
+            };
+            let cfg = tpcc::TpccConfig {
+                warehouses: wh as u32,
+                connections: connections[0],
+                think: if spec_think {
+                    tpcc::Think::Spec
+                } else {
+                    tpcc::Think::None
+                },
+                mix,
+                engine: w.engine.clone(),
+                max_retries: w.max_retries.unwrap_or(d.max_retries),
+                client_threads: w.client_threads.unwrap_or(d.client_threads),
+                load_connections: w.load_connections.unwrap_or(d.load_connections),
+            };
+            WorkloadSpec {
+                name: if sweep.len() > 1 {
+                    format!("{name}-w{wh}")
+                } else {
+                    name.clone()
+                },
+                connections,
+                config: WorkloadConfig::Tpcc(TpccSetup {
+                    cfg,
+                    workload: name.clone(),
+                    find_max_w: w.find_max_w == Some(true),
+                    unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
+                }),
+            }
+        })
+        .collect()
 }
 
 fn on_path(program: &str) -> bool {
@@ -286,6 +385,12 @@ pub fn variants(
                     record: results.variants.len(),
                     sanitize: v.sanitize.clone(),
                     run_under: v.run_under,
+                    format_args: v
+                        .configure_args
+                        .iter()
+                        .filter(|a| a.contains("blocksize") || a.contains("segsize"))
+                        .cloned()
+                        .collect(),
                 });
             }
             Err(msg) => {

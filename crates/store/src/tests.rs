@@ -321,6 +321,7 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         system: None,
         instructions_per_op: None,
         profile: None,
+        tpcc: None,
     }
 }
 

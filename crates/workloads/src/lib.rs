@@ -4,7 +4,9 @@
 //! tests over native async SQL drivers; `sysbench` runs the real sysbench with the same
 //! parameters. `sql` says where a SQL server listens.
 
+mod driver;
 pub mod kv;
 pub mod oltp;
 pub mod sql;
 pub mod sysbench;
+pub mod tpcc;

@@ -20,6 +20,26 @@ pub struct DbError {
     pub message: String,
 }
 
+/// A decoded result: column names, rows as text (SQL NULL as None), affected rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+    pub affected: u64,
+}
+
+impl Rows {
+    /// The first row's column `i` as an integer (None when absent, NULL or not a number).
+    pub fn int(&self, i: usize) -> Option<i64> {
+        self.rows.first()?.get(i)?.as_deref()?.trim().parse().ok()
+    }
+
+    /// The first row's column `i` as a float.
+    pub fn float(&self, i: usize) -> Option<f64> {
+        self.rows.first()?.get(i)?.as_deref()?.trim().parse().ok()
+    }
+}
+
 /// The `key` of a statement always sent as text.
 pub const TEXT: usize = usize::MAX;
 
@@ -92,6 +112,22 @@ impl Client {
     /// A statement without parameters, as text (DDL, BEGIN, ROLLBACK, loads).
     pub async fn simple(&mut self, sql: &str) -> Result<(), DbError> {
         self.exec(TEXT, sql, sql, &[]).await
+    }
+
+    /// A statement as text with its result decoded (see `Rows`).
+    pub async fn rows(&mut self, sql: &str) -> Result<Rows, DbError> {
+        match self {
+            Client::My { conn, .. } => conn.query_rows(sql).await,
+            Client::Pg { conn, .. } => conn.query_rows(sql).await,
+        }
+    }
+
+    /// PostgreSQL's `COPY ... FROM STDIN` with text-format `data`; None on MariaDB.
+    pub async fn copy_in(&mut self, sql: &str, data: &[u8]) -> Option<Result<u64, DbError>> {
+        match self {
+            Client::My { .. } => None,
+            Client::Pg { conn, .. } => Some(conn.copy_in(sql, data).await),
+        }
     }
 
     /// Switches to blocking socket calls: for a thread that owns only this connection.

@@ -14,23 +14,20 @@ mod rand;
 mod sql;
 mod stream;
 
-pub use client::{inline, Client, DbError, Param};
+pub use client::{inline, Client, DbError, Param, Rows};
 pub use config::{client_threads_for, Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
 
+use crate::driver::{self, runtime, Shared, ThreadRec, CONNECTS_AT_ONCE};
 use crate::sql::{Db, Dialect};
 use bakeoff_load::rng::{mix, Rng};
-use bakeoff_load::{
-    histogram, merge_intervals, percentiles, raise_nofile, thread_cpu_s, KindStats, Live,
-    LoadError, Measure, Phase, PhaseHooks, Phases, Recorder, RunRecord,
-};
-use hdrhistogram::Histogram;
+use bakeoff_load::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// What a data load did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,10 +38,6 @@ pub struct PrepareReport {
 
 /// Rows per INSERT statement while loading.
 const LOAD_BATCH: u64 = 1000;
-/// Connections one client thread opens at once (a connect storm of 1024 otherwise times out).
-const CONNECTS_AT_ONCE: usize = 32;
-/// How long all connections may take to open.
-const CONNECT_DEADLINE: Duration = Duration::from_secs(120);
 /// sysbench's select_random_ranges delta.
 const RANDOM_RANGE_DELTA: i64 = 5;
 
@@ -147,48 +140,6 @@ fn digits(rng: &mut Rng, out: &mut String, groups: usize) {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(LoadError::Io)
-}
-
-/// State every thread reads; written by the coordinator (phase) and on failure.
-struct Shared {
-    phase: AtomicU8,
-    connected: AtomicUsize,
-    measured: AtomicU64,
-    reconnects: AtomicU64,
-    abort: AtomicBool,
-    error: Mutex<Option<String>>,
-    epoch: Instant,
-}
-
-impl Shared {
-    fn phase(&self) -> Phase {
-        match self.phase.load(Ordering::Acquire) {
-            0 => Phase::Connect,
-            2 => Phase::Warmup,
-            3 => Phase::Measure,
-            _ => Phase::Done,
-        }
-    }
-    fn now_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
-    }
-    fn fail(&self, message: String) {
-        if let Ok(mut g) = self.error.lock() {
-            g.get_or_insert(message);
-        }
-        self.abort.store(true, Ordering::SeqCst);
-    }
-    fn stopped(&self) -> bool {
-        self.abort.load(Ordering::Relaxed) || self.phase() == Phase::Done
-    }
-}
-
 /// The statements of a run, built once: texts per table and kind, and one transaction.
 struct Plan {
     cfg: OltpConfig,
@@ -226,16 +177,6 @@ impl Plan {
     }
 }
 
-/// One client thread's measurements.
-struct ThreadRec {
-    rec: Recorder,
-    kinds: Vec<Histogram<u64>>,
-    queries: u64,
-    measuring: bool,
-    cpu_start: f64,
-    cpu_s: f64,
-}
-
 /// Runs the workload against `db`: connect every connection, warm up, measure.
 pub fn run(
     db: &Db,
@@ -247,128 +188,20 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<RunRecord, LoadError> {
     let threads = client_threads_for(cfg.client_threads, cfg.connections);
-    if cfg.connections == 0 || threads > cfg.connections {
-        return Err(LoadError::Settings(format!(
-            "need 1 <= client_threads ({threads}) <= connections ({})",
-            cfg.connections
-        )));
-    }
-    raise_nofile();
-    let shared = Arc::new(Shared {
-        phase: AtomicU8::new(Phase::Connect as u8),
-        connected: AtomicUsize::new(0),
-        measured: AtomicU64::new(0),
-        reconnects: AtomicU64::new(0),
-        abort: AtomicBool::new(false),
-        error: Mutex::new(None),
-        epoch: Instant::now(),
-    });
     let plan = Arc::new(Plan::new(db, cfg));
-    live.set_phase(Phase::Connect);
-    let (outs, window) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (shared, plan, db) = (shared.clone(), plan.clone(), db.clone());
-                let live = live.clone();
-                scope.spawn(move || client_thread(t, threads, &db, &plan, &shared, seed, &live))
-            })
-            .collect();
-        let window = coordinate(cfg, phases, &shared, hooks, live, cancel);
-        let outs: Vec<Option<ThreadRec>> = handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect();
-        (outs, window)
-    });
-    live.set_phase(Phase::Done);
-    if let Some(e) = shared.error.lock().ok().and_then(|mut g| g.take()) {
-        return Err(LoadError::Sql(e));
-    }
-    if cancel.load(Ordering::SeqCst) {
-        return Err(LoadError::Cancelled);
-    }
-    let Some((start, end)) = window else {
-        return Err(LoadError::Cancelled);
-    };
-    let outs: Vec<ThreadRec> = outs.into_iter().flatten().collect();
-    let mut r = summarize(outs, start, end, threads);
-    r.reconnects = shared.reconnects.load(Ordering::SeqCst);
-    live.set_progress(r.ops, end);
+    let w = driver::drive(
+        cfg.connections,
+        threads,
+        phases,
+        hooks,
+        live,
+        cancel,
+        |t, sh| client_thread(t, threads, db, &plan, sh, seed, live),
+    )?;
+    let mut r = summarize(w.outs, (w.start, w.end), threads);
+    r.reconnects = w.reconnects;
+    live.set_progress(r.ops, w.end);
     Ok(r)
-}
-
-/// Moves the threads through the phases; the measured window (ns since the epoch).
-fn coordinate(
-    cfg: &OltpConfig,
-    phases: &Phases,
-    sh: &Shared,
-    hooks: &dyn PhaseHooks,
-    live: &Live,
-    cancel: &AtomicBool,
-) -> Option<(u64, u64)> {
-    let wait = |deadline: Option<Instant>, until: &dyn Fn() -> bool| -> bool {
-        loop {
-            if sh.abort.load(Ordering::SeqCst) {
-                return false;
-            }
-            if cancel.load(Ordering::SeqCst) {
-                sh.abort.store(true, Ordering::SeqCst);
-                return false;
-            }
-            if until() {
-                return true;
-            }
-            // Sleep to the deadline in steps of 10 ms (cancel and abort are seen within
-            // that); poll every 1 ms when waiting for an op count. Waking the client's
-            // cores more often than that costs the run measurably on a small machine.
-            let step = match deadline {
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return true;
-                    }
-                    (d - now).min(Duration::from_millis(10))
-                }
-                None => Duration::from_millis(1),
-            };
-            std::thread::sleep(step);
-        }
-    };
-    let set = |p: Phase| {
-        sh.phase.store(p as u8, Ordering::Release);
-        live.set_phase(p);
-    };
-    let connect_by = Instant::now() + CONNECT_DEADLINE;
-    let all = || sh.connected.load(Ordering::SeqCst) >= cfg.connections;
-    if !wait(Some(connect_by), &all) || !all() {
-        if !sh.abort.load(Ordering::SeqCst) && !cancel.load(Ordering::SeqCst) {
-            sh.fail(format!(
-                "only {} of {} connections opened in {} s; the server may limit connections (max_connections) or be overloaded",
-                sh.connected.load(Ordering::SeqCst),
-                cfg.connections,
-                CONNECT_DEADLINE.as_secs()
-            ));
-        }
-        set(Phase::Done);
-        return None;
-    }
-    set(Phase::Warmup);
-    if !wait(Some(Instant::now() + phases.warmup), &|| false) {
-        set(Phase::Done);
-        return None;
-    }
-    hooks.measure_started();
-    let start = sh.now_ns();
-    live.set_measure_start(start);
-    set(Phase::Measure);
-    let ok = match phases.measure {
-        Measure::Duration(d) => wait(Some(Instant::now() + d), &|| false),
-        Measure::Ops(n) => wait(None, &|| sh.measured.load(Ordering::Relaxed) >= n),
-    };
-    let end = sh.now_ns();
-    set(Phase::Done);
-    hooks.measure_ended();
-    ok.then_some((start, end))
 }
 
 fn client_thread(
@@ -380,50 +213,28 @@ fn client_thread(
     seed: u64,
     live: &Arc<Live>,
 ) -> Option<ThreadRec> {
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            sh.fail(format!("cannot start a client thread: {e}"));
-            return None;
-        }
-    };
-    let st = Rc::new(RefCell::new(ThreadRec {
-        rec: Recorder::new(1, false),
-        kinds: (0..KINDS).map(|_| histogram()).collect(),
-        queries: 0,
-        measuring: false,
-        cpu_start: 0.0,
-        cpu_s: 0.0,
-    }));
     let owned = (t..plan.cfg.connections).step_by(threads).count();
-    let lane = Rc::new(Lane {
-        db: db.clone(),
-        plan: plan.clone(),
-        sh: sh.clone(),
-        st: st.clone(),
-        gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
-        live: live.clone(),
-        reporter: t == 0,
-        blocking: owned == 1,
-    });
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async {
-        let mut tasks = Vec::new();
-        for conn in (t..plan.cfg.connections).step_by(threads) {
-            let lane = lane.clone();
-            let seed = mix(seed ^ mix(conn as u64 + 1));
-            tasks.push(tokio::task::spawn_local(async move {
-                connection(conn, &lane, seed).await;
-            }));
-        }
-        ticker(t == 0, sh, &st, live).await;
-        for task in tasks {
-            let _ = task.await;
-        }
-    });
-    drop(local);
-    drop(lane);
-    Rc::try_unwrap(st).ok().map(RefCell::into_inner)
+    let rec = ThreadRec::new(1, KINDS, 0);
+    driver::client_thread(t == 0, sh, live, rec, |st| {
+        let lane = Rc::new(Lane {
+            db: db.clone(),
+            plan: plan.clone(),
+            sh: sh.clone(),
+            st: st.clone(),
+            gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
+            live: live.clone(),
+            reporter: t == 0,
+            blocking: owned == 1,
+        });
+        (t..plan.cfg.connections)
+            .step_by(threads)
+            .map(|conn| {
+                let lane = lane.clone();
+                let seed = mix(seed ^ mix(conn as u64 + 1));
+                async move { connection(conn, &lane, seed).await }
+            })
+            .collect()
+    })
 }
 
 /// What the connections of one client thread share.
@@ -442,79 +253,24 @@ struct Lane {
     blocking: bool,
 }
 
-/// Starts and ends this thread's measured window, rotates its intervals every second,
-/// and (thread 0) reports progress, until the run is over.
-async fn ticker(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) {
-    while !tick(reporter, sh, st, live) {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-}
-
-/// One look at the phase: opens, rotates or closes this thread's measured window. True
-/// once the run is over. The ticker task calls it every 2 ms; a connection in blocking
-/// mode (which starves the ticker) calls it after every transaction.
-fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -> bool {
-    let phase = sh.phase();
-    let now = sh.now_ns();
-    {
-        let mut s = st.borrow_mut();
-        if phase == Phase::Measure && !s.measuring {
-            s.rec.start(now);
-            for h in &mut s.kinds {
-                h.reset();
-            }
-            s.queries = 0;
-            s.measuring = true;
-            s.cpu_start = thread_cpu_s();
-        } else if s.measuring {
-            s.rec.tick(now);
-        }
-        if phase == Phase::Done || sh.abort.load(Ordering::Relaxed) {
-            if s.measuring {
-                s.rec.finish(now);
-                s.cpu_s = thread_cpu_s() - s.cpu_start;
-                s.measuring = false;
-            }
-            return true;
-        }
-    }
-    if reporter && phase == Phase::Measure {
-        live.set_progress(sh.measured.load(Ordering::Relaxed), now);
-    }
-    false
-}
-
 /// One connection: open it, wait for the warmup, run transactions until the end.
 async fn connection(conn: usize, lane: &Lane, seed: u64) {
     let (db, plan, sh, st) = (&lane.db, &*lane.plan, &*lane.sh, &*lane.st);
     let statements = plan.texts.len();
-    let opened = {
-        let _permit = lane.gate.acquire().await;
-        Client::connect(db, statements, plan.cfg.prepared).await
+    let Some(mut client) = driver::open(
+        db,
+        statements,
+        plan.cfg.prepared,
+        &lane.gate,
+        sh,
+        conn,
+        plan.cfg.connections,
+        lane.blocking,
+    )
+    .await
+    else {
+        return;
     };
-    let mut client = match opened {
-        Ok(c) => c,
-        Err(e) => {
-            sh.fail(format!(
-                "connection {} of {} could not open: {} ({})",
-                conn + 1,
-                plan.cfg.connections,
-                e.message,
-                e.kind
-            ));
-            return;
-        }
-    };
-    sh.connected.fetch_add(1, Ordering::SeqCst);
-    while sh.phase() == Phase::Connect && !sh.abort.load(Ordering::Relaxed) {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    if lane.blocking {
-        if let Err(e) = client.make_blocking() {
-            sh.fail(format!("connection {}: {}", conn + 1, e.message));
-            return;
-        }
-    }
     let mut w = Worker {
         rng: Rng::new(seed),
         cbuf: String::with_capacity(128),
@@ -525,7 +281,7 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
     };
     while !sh.stopped() {
         if lane.blocking {
-            tick(lane.reporter, sh, st, &lane.live);
+            driver::tick(lane.reporter, sh, st, &lane.live);
         }
         let measuring = st.borrow().measuring;
         let started = Instant::now();
@@ -717,31 +473,8 @@ fn new_group(last: Option<Stmt>, s: Stmt) -> bool {
     }
 }
 
-fn summarize(outs: Vec<ThreadRec>, start: u64, end: u64, threads: usize) -> RunRecord {
-    let elapsed_s = (end.saturating_sub(start) as f64 / 1e9).max(1e-9);
-    let mut total = histogram();
-    let mut kinds: Vec<Histogram<u64>> = (0..KINDS).map(|_| histogram()).collect();
-    let mut r = RunRecord {
-        client_threads: threads,
-        elapsed_s,
-        ..RunRecord::default()
-    };
-    let mut raw = Vec::new();
-    for t in outs {
-        let _ = total.add(&t.rec.total);
-        for (i, h) in t.kinds.iter().enumerate() {
-            let _ = kinds[i].add(h);
-        }
-        r.ops += t.rec.ops;
-        r.queries += t.queries;
-        r.client_cpu_s += t.cpu_s;
-        for (k, n) in &t.rec.errors {
-            *r.errors.entry(k.to_string()).or_default() += n;
-        }
-        raw.push(t.rec.intervals);
-    }
-    r.ops_per_s = r.ops as f64 / elapsed_s;
-    r.latency_us = percentiles(&total);
+fn summarize(outs: Vec<ThreadRec>, window: (u64, u64), threads: usize) -> RunRecord {
+    let (mut r, kinds, _) = driver::merge(outs, window, threads, KINDS, 0);
     r.by_command.insert("transaction".into(), r.ops);
     r.kinds.insert(
         "transaction".into(),
@@ -762,10 +495,5 @@ fn summarize(outs: Vec<ThreadRec>, start: u64, end: u64, threads: usize) -> RunR
             );
         }
     }
-    let (intervals, log) = merge_intervals(&raw, start);
-    r.intervals = intervals;
-    r.hdr_log = log;
-    r.client_rss_kib = bakeoff_load::peak_rss_kib();
-    r.client_bound = r.client_cpu_s >= 0.9 * threads as f64 * elapsed_s;
     r
 }

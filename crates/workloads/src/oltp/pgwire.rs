@@ -4,7 +4,7 @@
 //! skipped message by message in one reused buffer up to ReadyForQuery; rows are never
 //! decoded.
 
-use super::client::{DbError, Param};
+use super::client::{DbError, Param, Rows};
 use super::stream::{Endpoint, Stream};
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -67,6 +67,47 @@ fn server_error(body: &[u8]) -> DbError {
         },
         message: format!("{message} (SQLSTATE {code})"),
     }
+}
+
+/// RowDescription: the column names.
+fn row_description(m: &[u8]) -> Option<Vec<String>> {
+    let n = u16::from_be_bytes([*m.first()?, *m.get(1)?]);
+    let mut at = 2;
+    let mut names = Vec::with_capacity(usize::from(n));
+    for _ in 0..n {
+        let end = at + m.get(at..)?.iter().position(|b| *b == 0)?;
+        names.push(String::from_utf8_lossy(&m[at..end]).into_owned());
+        at = end + 1 + 18;
+    }
+    Some(names)
+}
+
+/// DataRow: every column as text, NULL (length -1) as None.
+fn data_row(m: &[u8]) -> Option<Vec<Option<String>>> {
+    let n = u16::from_be_bytes([*m.first()?, *m.get(1)?]);
+    let mut at = 2;
+    let mut row = Vec::with_capacity(usize::from(n));
+    for _ in 0..n {
+        let len = i32::from_be_bytes(m.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+        if len < 0 {
+            row.push(None);
+        } else {
+            let v = m.get(at..at + len as usize)?;
+            row.push(Some(String::from_utf8_lossy(v).into_owned()));
+            at += len as usize;
+        }
+    }
+    Some(row)
+}
+
+/// The row count at the end of a CommandComplete tag ("UPDATE 3", "INSERT 0 1", "COPY 9").
+fn command_count(m: &[u8]) -> u64 {
+    let tag = String::from_utf8_lossy(m.split(|b| *b == 0).next().unwrap_or_default());
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
@@ -310,6 +351,66 @@ impl PgConn {
         }
     }
 
+    /// A simple query with its result decoded: the last result set's column names and
+    /// rows as text (NULL as None), and the rows the statements affected (from their
+    /// command tags). For the workloads that read values, not the oltp hot path.
+    pub async fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
+        let mut body = Vec::with_capacity(sql.len() + 1);
+        body.extend_from_slice(sql.as_bytes());
+        body.push(0);
+        self.put(b'Q', &body);
+        self.flush().await?;
+        let mut out = Rows::default();
+        let mut err = None;
+        loop {
+            let (t, r) = self.message().await?;
+            let m = &self.buf[r];
+            match t {
+                b'T' => {
+                    out.columns =
+                        row_description(m).ok_or_else(|| protocol("bad row description"))?;
+                    out.rows.clear();
+                }
+                b'D' => out
+                    .rows
+                    .push(data_row(m).ok_or_else(|| protocol("bad data row"))?),
+                b'C' => out.affected += command_count(m),
+                b'E' if err.is_none() => err = Some(server_error(m)),
+                b'Z' => return err.map_or(Ok(out), Err),
+                _ => {}
+            }
+        }
+    }
+
+    /// `COPY ... FROM STDIN` with `data` (text format, one row per line) sent in chunks;
+    /// returns the rows copied.
+    pub async fn copy_in(&mut self, sql: &str, data: &[u8]) -> Result<u64, DbError> {
+        let mut body = Vec::with_capacity(sql.len() + 1);
+        body.extend_from_slice(sql.as_bytes());
+        body.push(0);
+        self.put(b'Q', &body);
+        self.flush().await?;
+        let mut err = None;
+        let mut copied = 0;
+        loop {
+            let (t, r) = self.message().await?;
+            match t {
+                b'G' => {
+                    for chunk in data.chunks(256 * 1024) {
+                        self.put(b'd', chunk);
+                        self.flush().await?;
+                    }
+                    self.put(b'c', &[]);
+                    self.flush().await?;
+                }
+                b'C' => copied += command_count(&self.buf[r]),
+                b'E' if err.is_none() => err = Some(server_error(&self.buf[r])),
+                b'Z' => return err.map_or(Ok(copied), Err),
+                _ => {}
+            }
+        }
+    }
+
     /// Runs the statement `sql` ($n placeholders) prepared once per connection as `key`;
     /// integers go as binary int4, text as text.
     pub async fn execute(
@@ -379,6 +480,22 @@ impl PgConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_and_tags_decode() {
+        let mut d = vec![0, 2];
+        d.extend_from_slice(&2i32.to_be_bytes());
+        d.extend_from_slice(b"ok");
+        d.extend_from_slice(&(-1i32).to_be_bytes());
+        assert_eq!(data_row(&d).unwrap(), vec![Some("ok".to_string()), None]);
+        let mut t = vec![0, 1];
+        t.extend_from_slice(b"w_id\0");
+        t.extend_from_slice(&[0; 18]);
+        assert_eq!(row_description(&t).unwrap(), vec!["w_id".to_string()]);
+        assert_eq!(command_count(b"UPDATE 3\0"), 3);
+        assert_eq!(command_count(b"INSERT 0 10\0"), 10);
+        assert_eq!(command_count(b"BEGIN\0"), 0);
+    }
 
     #[test]
     fn scram_matches_rfc7677_example() {

@@ -1,0 +1,345 @@
+//! TPC-C tables every exporter shows, built once as strings: NOTPM by warehouses and
+//! connections per variant with its 95% CI and the verdict against the baseline, the
+//! largest W that passes the response-time limits, per-kind response times against those
+//! limits, and whether the server was CPU-bound or I/O-bound while it ran.
+
+use crate::model::{Cell, Results};
+use crate::summary::{markdown_table, ops};
+use crate::sweep::plain_table;
+use std::fmt::Write;
+
+/// A table: title, header, rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The tpcc workloads (as the experiment names them), in results order.
+pub fn workloads(r: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &r.cells {
+        if let Some(t) = &c.tpcc {
+            if !out.contains(&t.workload) {
+                out.push(t.workload.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The variants that ran, in results order.
+fn variants(r: &Results) -> Vec<&str> {
+    r.variants
+        .iter()
+        .filter(|v| v.status == "ok")
+        .map(|v| v.name.as_str())
+        .collect()
+}
+
+/// The cells of workload `w`, by (W, connections), then variant.
+pub fn cells<'a>(r: &'a Results, w: &str) -> Vec<&'a Cell> {
+    let mut cs: Vec<&Cell> = r
+        .cells
+        .iter()
+        .filter(|c| c.tpcc.as_ref().is_some_and(|t| t.workload == w))
+        .collect();
+    cs.sort_by_key(|c| (c.tpcc.as_ref().map_or(0, |t| t.warehouses), c.connections));
+    cs
+}
+
+/// The (W, connections) points of workload `w`, in order.
+pub fn points(r: &Results, w: &str) -> Vec<(u32, usize)> {
+    let mut p: Vec<(u32, usize)> = cells(r, w)
+        .iter()
+        .filter_map(|c| c.tpcc.as_ref().map(|t| (t.warehouses, c.connections)))
+        .collect();
+    p.dedup();
+    p
+}
+
+fn cell_at<'a>(r: &'a Results, w: &str, v: &str, at: (u32, usize)) -> Option<&'a Cell> {
+    r.cells.iter().find(|c| {
+        c.variant == v
+            && c.connections == at.1
+            && c.tpcc
+                .as_ref()
+                .is_some_and(|t| t.workload == w && t.warehouses == at.0)
+    })
+}
+
+/// NOTPM per point and variant, each candidate's ratio to the baseline with its CI and
+/// verdict, and the response-time check of each variant.
+pub fn notpm_table(r: &Results, w: &str) -> Table {
+    let vs = variants(r);
+    let baseline = r.plan.baseline.as_str();
+    let others: Vec<&str> = vs.iter().copied().filter(|v| *v != baseline).collect();
+    let mut header = vec!["W".to_string(), "conns".to_string()];
+    header.extend(vs.iter().map(|v| format!("{v} NOTPM [95% CI]")));
+    header.extend(others.iter().map(|v| format!("{v} / {baseline}")));
+    header.push("response times".into());
+    let rows = points(r, w)
+        .into_iter()
+        .map(|at| {
+            let mut row = vec![at.0.to_string(), at.1.to_string()];
+            for v in &vs {
+                row.push(match cell_at(r, w, v, at).and_then(|c| c.tpcc.as_ref()) {
+                    Some(t) if t.median_notpm > 0.0 => format!(
+                        "{} [{}, {}]",
+                        ops(t.median_notpm),
+                        ops(t.notpm_ci95[0]),
+                        ops(t.notpm_ci95[1])
+                    ),
+                    _ => "-".into(),
+                });
+            }
+            for v in &others {
+                let k = cell_at(r, w, v, at)
+                    .and_then(|c| c.tpcc.as_ref())
+                    .and_then(|t| t.notpm_vs_baseline.as_ref());
+                row.push(match k {
+                    Some(k) => format!(
+                        "{:.3} [{:.3}, {:.3}] {}",
+                        k.ratio,
+                        k.ci95[0],
+                        k.ci95[1],
+                        k.verdict.as_str()
+                    ),
+                    None => "-".into(),
+                });
+            }
+            let checks: Vec<String> = vs
+                .iter()
+                .filter_map(|v| cell_at(r, w, v, at))
+                .filter(|c| c.valid_runs > 0)
+                .map(|c| format!("{} {}", c.variant, check_word(c)))
+                .collect();
+            row.push(checks.join(", "));
+            row
+        })
+        .collect();
+    Table {
+        title: format!("TPC-C {w}: NOTPM"),
+        header,
+        rows,
+    }
+}
+
+/// "pass", or "FAIL (kinds over their limit)".
+fn check_word(c: &Cell) -> String {
+    let Some(t) = &c.tpcc else {
+        return "-".into();
+    };
+    if t.pass {
+        return "pass".into();
+    }
+    let over: Vec<&str> = t
+        .transactions
+        .iter()
+        .filter(|(_, x)| !x.pass)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    format!("FAIL ({})", over.join(", "))
+}
+
+/// find_max_w: one line per variant (and connection count) with the largest passing W.
+pub fn max_w_lines(r: &Results, w: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in variants(r) {
+        let mut seen: Vec<(usize, u32)> = Vec::new();
+        for c in cells(r, w).into_iter().filter(|c| c.variant == v) {
+            let Some(t) = &c.tpcc else { continue };
+            let Some(m) = t.max_passing_warehouses else {
+                continue;
+            };
+            let conns = if t.think == "spec" { 0 } else { c.connections };
+            if seen.contains(&(conns, m)) {
+                continue;
+            }
+            seen.push((conns, m));
+            let at = if t.think == "spec" {
+                "with the specification's think times (10 terminals per warehouse)".to_string()
+            } else {
+                format!("at {} connections", c.connections)
+            };
+            out.push(if m == 0 {
+                format!("{v}: no W passes {at}")
+            } else {
+                format!("{v}: W = {m} is the largest that passes {at}")
+            });
+        }
+    }
+    out
+}
+
+/// Per cell and transaction kind: counts, response times (ms), the limit and the check.
+pub fn response_table(r: &Results, w: &str) -> Table {
+    let header: Vec<String> = [
+        "variant", "W", "conns", "kind", "count", "mean", "p50", "p90", "p99", "max", "limit",
+        "p90 check", "rollbacks", "retries", "errors",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let ms = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let mut rows = Vec::new();
+    for c in cells(r, w) {
+        let Some(t) = &c.tpcc else { continue };
+        for (k, x) in &t.transactions {
+            rows.push(vec![
+                c.variant.clone(),
+                t.warehouses.to_string(),
+                c.connections.to_string(),
+                k.clone(),
+                x.count.to_string(),
+                ms(x.mean_ms),
+                ms(x.p50_ms),
+                ms(x.p90_ms),
+                ms(x.p99_ms),
+                ms(x.max_ms),
+                ms(x.limit_ms),
+                if x.pass { "pass" } else { "FAIL" }.into(),
+                x.rollbacks.to_string(),
+                x.retries.to_string(),
+                x.errors.to_string(),
+            ]);
+        }
+    }
+    Table {
+        title: format!("TPC-C {w}: response times (ms, medians over valid runs; max: largest)"),
+        header,
+        rows,
+    }
+}
+
+/// What held the server back: CPU modes, I/O wait and disk writes during the measured
+/// windows (the sampler's means), and the consistency checks that passed.
+pub fn bound_table(r: &Results, w: &str) -> Option<Table> {
+    let header: Vec<String> = [
+        "variant",
+        "W",
+        "conns",
+        "user %",
+        "system %",
+        "iowait %",
+        "idle %",
+        "disk writes MB/s",
+        "disk util max %",
+        "bound by",
+        "consistent runs",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut rows = Vec::new();
+    for c in cells(r, w) {
+        let (Some(t), Some(s)) = (&c.tpcc, &c.system) else {
+            continue;
+        };
+        let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+        let secs = valid.iter().map(|x| x.elapsed_s).sum::<f64>() / valid.len().max(1) as f64;
+        let mbps = s.disk_write_bytes as f64 / secs.max(1e-9) / 1e6;
+        rows.push(vec![
+            c.variant.clone(),
+            t.warehouses.to_string(),
+            c.connections.to_string(),
+            format!("{:.0}", s.cpu_user_pct),
+            format!("{:.0}", s.cpu_system_pct),
+            format!("{:.0}", s.cpu_iowait_pct),
+            format!("{:.0}", s.cpu_idle_pct),
+            format!("{mbps:.1}"),
+            format!("{:.0}", s.disk_util_pct_max),
+            bound_by(s.cpu_iowait_pct, s.cpu_idle_pct, s.disk_util_pct_max).into(),
+            format!("{}/{}", t.consistent_runs, c.valid_runs),
+        ]);
+    }
+    (!rows.is_empty()).then(|| Table {
+        title: format!("TPC-C {w}: CPU-bound or I/O-bound?"),
+        header,
+        rows,
+    })
+}
+
+/// The seed study's question in one word: I/O when the CPUs wait on the disk (or the
+/// disk is near saturation), CPU when they have no idle time left, else neither (the
+/// terminals, locks or think times set the pace).
+pub fn bound_by(iowait_pct: f64, idle_pct: f64, disk_util_max_pct: f64) -> &'static str {
+    if iowait_pct >= 20.0 || disk_util_max_pct >= 80.0 {
+        "I/O"
+    } else if idle_pct < 15.0 {
+        "CPU"
+    } else {
+        "neither"
+    }
+}
+
+/// The markdown section(s), one per tpcc workload.
+pub fn markdown(s: &mut String, r: &Results) {
+    for w in workloads(r) {
+        let _ = writeln!(s, "## TPC-C: {w}\n");
+        let t = notpm_table(r, &w);
+        s.push_str(&md(&t));
+        let _ = writeln!(
+            s,
+            "\nNOTPM: New-Order transactions committed per minute, median over valid runs with a distribution-free 95% CI; ratio: Hodges-Lehmann 95% CI, verdict by Mann-Whitney as for throughput. Response times pass when every kind's 90th percentile is within its limit (5 s; Stock-Level 20 s).\n"
+        );
+        let lines = max_w_lines(r, &w);
+        if !lines.is_empty() {
+            let _ = writeln!(s, "Largest passing W:\n");
+            for l in lines {
+                let _ = writeln!(s, "- **{l}**");
+            }
+            s.push('\n');
+        }
+        let _ = writeln!(s, "### Response times\n");
+        s.push_str(&md(&response_table(r, &w)));
+        s.push('\n');
+        if let Some(b) = bound_table(r, &w) {
+            let _ = writeln!(s, "### CPU-bound or I/O-bound?\n");
+            s.push_str(&md(&b));
+            let _ = writeln!(
+                s,
+                "\nbound by: I/O when iowait >= 20% or the disk was >= 80% busy at some second, CPU when idle < 15%, else neither (locks, terminals or think times set the pace).\n"
+            );
+        }
+    }
+}
+
+fn md(t: &Table) -> String {
+    let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+    markdown_table(&header, &t.rows)
+}
+
+/// The terminal's tpcc summary: NOTPM tables and the largest passing W.
+pub fn terminal(r: &Results) -> String {
+    let mut s = String::new();
+    for w in workloads(r) {
+        let t = notpm_table(r, &w);
+        let _ = writeln!(s, "\n{}", t.title);
+        s.push_str(&plain_table(&t.header, &t.rows));
+        for l in max_w_lines(r, &w) {
+            let _ = writeln!(s, "largest passing W: {l}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bound_by;
+
+    #[test]
+    fn bound_by_reads_iowait_idle_and_disk() {
+        assert_eq!(bound_by(35.0, 5.0, 40.0), "I/O");
+        assert_eq!(bound_by(2.0, 30.0, 95.0), "I/O");
+        assert_eq!(bound_by(1.0, 3.0, 10.0), "CPU");
+        assert_eq!(bound_by(1.0, 60.0, 10.0), "neither");
+    }
+}

@@ -1,0 +1,209 @@
+//! tpcc's figures over a cell's runs: NOTPM's median and CI, NOTPM against the baseline,
+//! the response-time check per transaction kind, and, for a warehouse sweep with
+//! `find_max_w`, the largest W that passes. Pure: results in, results out.
+
+use bakeoff_report::model::{Cell, RatioRecord, Results, TransactionRecord, Verdict};
+use bakeoff_stats::{self as stats, Direction};
+use std::collections::BTreeMap;
+
+/// Fills every tpcc cell's `tpcc` record (cells get it, empty, when they are planned).
+pub fn analyze(r: &mut Results) {
+    for c in r.cells.iter_mut() {
+        summarize(c);
+    }
+    let baseline = r.plan.baseline.clone();
+    let seed = r.plan.seed;
+    let notpm_of = |c: &Cell| -> Vec<f64> {
+        c.runs
+            .iter()
+            .filter(|x| x.valid)
+            .filter_map(|x| x.notpm)
+            .collect()
+    };
+    let against: Vec<Option<RatioRecord>> = r
+        .cells
+        .iter()
+        .map(|c| {
+            c.tpcc.as_ref()?;
+            if c.variant == baseline {
+                return None;
+            }
+            let b = r.cell(&c.workload, &baseline, c.connections)?;
+            let k = stats::compare(&notpm_of(b), &notpm_of(c), Direction::HigherIsBetter, seed)?;
+            Some(RatioRecord {
+                ratio: k.ratio,
+                ci95: [k.ci95.0, k.ci95.1],
+                p_value: k.p_value,
+                verdict: match k.verdict {
+                    stats::Verdict::Faster => Verdict::Faster,
+                    stats::Verdict::Slower => Verdict::Slower,
+                    stats::Verdict::Same => Verdict::Same,
+                },
+            })
+        })
+        .collect();
+    for (c, k) in r.cells.iter_mut().zip(against) {
+        if let Some(t) = c.tpcc.as_mut() {
+            t.notpm_vs_baseline = k;
+        }
+    }
+    max_passing(r);
+}
+
+/// One cell: NOTPM, per-kind medians of the runs' p90 (max of their max), the check.
+fn summarize(c: &mut Cell) {
+    let Some(t) = c.tpcc.as_mut() else {
+        return;
+    };
+    let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+    let notpm: Vec<f64> = valid.iter().filter_map(|x| x.notpm).collect();
+    match stats::summarize(&notpm) {
+        Some(s) => {
+            t.median_notpm = s.median;
+            t.notpm_ci95 = [s.ci95.0, s.ci95.1];
+        }
+        None => {
+            t.median_notpm = 0.0;
+            t.notpm_ci95 = [0.0, 0.0];
+        }
+    }
+    let mut kinds: BTreeMap<String, Vec<&TransactionRecord>> = BTreeMap::new();
+    for run in &valid {
+        for (k, x) in &run.transactions {
+            kinds.entry(k.clone()).or_default().push(x);
+        }
+    }
+    let median = |xs: Vec<f64>| stats::summarize(&xs).map_or(0.0, |s| s.median);
+    t.transactions = kinds
+        .into_iter()
+        .map(|(k, xs)| {
+            let limit_ms = xs[0].limit_ms;
+            let p90_ms = median(xs.iter().map(|x| x.p90_ms).collect());
+            let rec = TransactionRecord {
+                count: xs.iter().map(|x| x.count).sum(),
+                mean_ms: median(xs.iter().map(|x| x.mean_ms).collect()),
+                p50_ms: median(xs.iter().map(|x| x.p50_ms).collect()),
+                p90_ms,
+                p99_ms: median(xs.iter().map(|x| x.p99_ms).collect()),
+                max_ms: xs.iter().map(|x| x.max_ms).fold(0.0, f64::max),
+                limit_ms,
+                pass: p90_ms <= limit_ms,
+                rollbacks: xs.iter().map(|x| x.rollbacks).sum(),
+                retries: xs.iter().map(|x| x.retries).sum(),
+                errors: xs.iter().map(|x| x.errors).sum(),
+            };
+            (k, rec)
+        })
+        .collect();
+    t.pass = !valid.is_empty() && t.transactions.values().all(|x| x.pass);
+    t.consistent_runs = valid
+        .iter()
+        .filter(|x| x.consistency.as_deref() == Some("pass"))
+        .count();
+}
+
+/// The sweep a cell belongs to: (variant, workload, connections); with the
+/// specification's think times connections grow with W, so they do not split the sweep.
+fn sweep_key(c: &Cell) -> Option<(String, String, usize)> {
+    let t = c.tpcc.as_ref()?;
+    let conns = if t.think == "spec" { 0 } else { c.connections };
+    Some((c.variant.clone(), t.workload.clone(), conns))
+}
+
+/// For sweeps with find_max_w: the largest W where it and every smaller W pass.
+fn max_passing(r: &mut Results) {
+    let mut sweeps: BTreeMap<(String, String, usize), Vec<(u32, bool)>> = BTreeMap::new();
+    for c in &r.cells {
+        if let (Some(k), Some(t)) = (sweep_key(c), c.tpcc.as_ref()) {
+            if t.find_max_w {
+                sweeps.entry(k).or_default().push((t.warehouses, t.pass));
+            }
+        }
+    }
+    for points in sweeps.values_mut() {
+        points.sort_unstable();
+    }
+    for c in r.cells.iter_mut() {
+        let Some(points) = sweep_key(c).and_then(|k| sweeps.get(&k)) else {
+            continue;
+        };
+        let best = points
+            .iter()
+            .take_while(|(_, pass)| *pass)
+            .map(|(w, _)| *w)
+            .last()
+            .unwrap_or(0);
+        if let Some(t) = c.tpcc.as_mut() {
+            t.max_passing_warehouses = Some(best);
+        }
+    }
+}
+
+/// find_max_w: true when the cell at `at` belongs to a sweep whose smallest W has run
+/// and missed a response-time limit in every valid run so far; larger W cannot pass.
+pub fn beyond_a_failed_w(r: &Results, at: usize) -> bool {
+    let c = &r.cells[at];
+    let Some(t) = c.tpcc.as_ref().filter(|t| t.find_max_w) else {
+        return false;
+    };
+    let key = sweep_key(c);
+    let smallest = r
+        .cells
+        .iter()
+        .filter(|o| sweep_key(o) == key)
+        .filter_map(|o| o.tpcc.as_ref().map(|t| (t.warehouses, o)))
+        .min_by_key(|(w, _)| *w);
+    let Some((w, first)) = smallest else {
+        return false;
+    };
+    let valid: Vec<_> = first.runs.iter().filter(|x| x.valid).collect();
+    w < t.warehouses
+        && !valid.is_empty()
+        && valid
+            .iter()
+            .all(|x| x.transactions.values().any(|k| !k.pass))
+}
+
+/// What a reader must see first: a max-W search that found nothing because the smallest
+/// W already misses a limit.
+pub fn warnings(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut said = Vec::new();
+    for c in &r.cells {
+        let Some(t) = c.tpcc.as_ref() else { continue };
+        if t.max_passing_warehouses != Some(0) || c.valid_runs == 0 {
+            continue;
+        }
+        let key = sweep_key(c);
+        let smallest = r
+            .cells
+            .iter()
+            .filter(|o| sweep_key(o) == key)
+            .filter_map(|o| o.tpcc.as_ref().map(|t| (t.warehouses, o)))
+            .min_by_key(|(w, _)| *w);
+        let Some((w, cell)) = smallest else { continue };
+        if said.contains(&key) {
+            continue;
+        }
+        said.push(key);
+        let failing: Vec<String> = cell
+            .tpcc
+            .iter()
+            .flat_map(|t| t.transactions.iter())
+            .filter(|(_, x)| !x.pass)
+            .map(|(k, x)| format!("{k} p90 {:.0} ms > {:.0} ms", x.p90_ms, x.limit_ms))
+            .collect();
+        out.push(format!(
+            "{} {} x{}: find_max_w found no passing W: already at W = {w} {}; larger W were not run (fewer connections or a faster server may pass)",
+            c.variant,
+            t.workload,
+            c.connections,
+            if failing.is_empty() {
+                "no run was valid".to_string()
+            } else {
+                failing.join(", ")
+            }
+        ));
+    }
+    out
+}

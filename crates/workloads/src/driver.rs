@@ -1,0 +1,419 @@
+//! What the SQL workloads (`oltp`, `tpcc`) share to drive their connections: the state
+//! every client thread reads (`Shared`), the coordinator that moves the threads through
+//! the phases (connect, warm up, measure) and calls the `PhaseHooks` at the measured
+//! window's edges, the client thread (a current-thread tokio runtime with its connections
+//! as tasks), its per-thread measurements (`ThreadRec`) and their one-second ticks, and
+//! the merge of all threads' measurements into a `RunRecord`. Nothing here is on the hot
+//! path except `tick`, and nothing is shared between threads there but the phase.
+
+use crate::oltp::Client;
+use crate::sql::Db;
+use bakeoff_load::{
+    histogram, merge_intervals, percentiles, raise_nofile, thread_cpu_s, Live, LoadError, Measure,
+    Phase, PhaseHooks, Phases, Recorder, RunRecord,
+};
+use hdrhistogram::Histogram;
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Connections one client thread opens at once (a connect storm of 1024 otherwise times out).
+pub(crate) const CONNECTS_AT_ONCE: usize = 32;
+/// How long all connections may take to open.
+const CONNECT_DEADLINE: Duration = Duration::from_secs(120);
+
+/// A current-thread tokio runtime with I/O and timers.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(LoadError::Io)
+}
+
+/// State every thread reads; written by the coordinator (phase) and on failure.
+pub(crate) struct Shared {
+    phase: AtomicU8,
+    pub connected: AtomicUsize,
+    /// Operations completed in the measured window (for `Measure::Ops`).
+    pub measured: AtomicU64,
+    pub reconnects: AtomicU64,
+    pub abort: AtomicBool,
+    error: Mutex<Option<String>>,
+    epoch: Instant,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            phase: AtomicU8::new(Phase::Connect as u8),
+            connected: AtomicUsize::new(0),
+            measured: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            abort: AtomicBool::new(false),
+            error: Mutex::new(None),
+            epoch: Instant::now(),
+        }
+    }
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Acquire) {
+            0 => Phase::Connect,
+            2 => Phase::Warmup,
+            3 => Phase::Measure,
+            _ => Phase::Done,
+        }
+    }
+    pub fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+    /// Ends the run with `message` (the first failure wins).
+    pub fn fail(&self, message: String) {
+        if let Ok(mut g) = self.error.lock() {
+            g.get_or_insert(message);
+        }
+        self.abort.store(true, Ordering::SeqCst);
+    }
+    pub fn stopped(&self) -> bool {
+        self.abort.load(Ordering::Relaxed) || self.phase() == Phase::Done
+    }
+}
+
+/// One client thread's measurements.
+pub(crate) struct ThreadRec {
+    pub rec: Recorder,
+    /// Response times per kind (oltp: statement kinds; tpcc: transaction kinds).
+    pub kinds: Vec<Histogram<u64>>,
+    /// Counters the workload defines (tpcc: rollbacks, retries, errors per kind).
+    pub counters: Vec<u64>,
+    pub queries: u64,
+    pub measuring: bool,
+    cpu_start: f64,
+    pub cpu_s: f64,
+}
+
+impl ThreadRec {
+    /// `commands` for the recorder's per-command counts, `kinds` histograms, `counters`.
+    pub fn new(commands: usize, kinds: usize, counters: usize) -> ThreadRec {
+        ThreadRec {
+            rec: Recorder::new(commands, false),
+            kinds: (0..kinds).map(|_| histogram()).collect(),
+            counters: vec![0; counters],
+            queries: 0,
+            measuring: false,
+            cpu_start: 0.0,
+            cpu_s: 0.0,
+        }
+    }
+}
+
+/// The measured window of a finished run and every thread's measurements.
+pub(crate) struct Window {
+    pub outs: Vec<ThreadRec>,
+    /// Start and end of the measured window, ns since the run's epoch.
+    pub start: u64,
+    pub end: u64,
+    pub reconnects: u64,
+}
+
+/// Runs `threads` client threads (`thread(t, shared)` each) over `connections`
+/// connections through the phases; their measurements and the measured window, or why
+/// the run failed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn drive<F>(
+    connections: usize,
+    threads: usize,
+    phases: &Phases,
+    hooks: &dyn PhaseHooks,
+    live: &Arc<Live>,
+    cancel: &AtomicBool,
+    thread: F,
+) -> Result<Window, LoadError>
+where
+    F: Fn(usize, &Arc<Shared>) -> Option<ThreadRec> + Sync,
+{
+    if connections == 0 || threads == 0 || threads > connections {
+        return Err(LoadError::Settings(format!(
+            "need 1 <= client_threads ({threads}) <= connections ({connections})"
+        )));
+    }
+    raise_nofile();
+    let shared = Arc::new(Shared::new());
+    live.set_phase(Phase::Connect);
+    let (outs, window) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (shared, thread) = (shared.clone(), &thread);
+                scope.spawn(move || thread(t, &shared))
+            })
+            .collect();
+        let window = coordinate(connections, phases, &shared, hooks, live, cancel);
+        let outs: Vec<Option<ThreadRec>> = handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect();
+        (outs, window)
+    });
+    live.set_phase(Phase::Done);
+    if let Some(e) = shared.error.lock().ok().and_then(|mut g| g.take()) {
+        return Err(LoadError::Sql(e));
+    }
+    if cancel.load(Ordering::SeqCst) {
+        return Err(LoadError::Cancelled);
+    }
+    let Some((start, end)) = window else {
+        return Err(LoadError::Cancelled);
+    };
+    Ok(Window {
+        outs: outs.into_iter().flatten().collect(),
+        start,
+        end,
+        reconnects: shared.reconnects.load(Ordering::SeqCst),
+    })
+}
+
+/// Moves the threads through the phases; the measured window (ns since the epoch).
+fn coordinate(
+    connections: usize,
+    phases: &Phases,
+    sh: &Shared,
+    hooks: &dyn PhaseHooks,
+    live: &Live,
+    cancel: &AtomicBool,
+) -> Option<(u64, u64)> {
+    let wait = |deadline: Option<Instant>, until: &dyn Fn() -> bool| -> bool {
+        loop {
+            if sh.abort.load(Ordering::SeqCst) {
+                return false;
+            }
+            if cancel.load(Ordering::SeqCst) {
+                sh.abort.store(true, Ordering::SeqCst);
+                return false;
+            }
+            if until() {
+                return true;
+            }
+            // Sleep to the deadline in steps of 10 ms (cancel and abort are seen within
+            // that); poll every 1 ms when waiting for an op count. Waking the client's
+            // cores more often than that costs the run measurably on a small machine.
+            let step = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return true;
+                    }
+                    (d - now).min(Duration::from_millis(10))
+                }
+                None => Duration::from_millis(1),
+            };
+            std::thread::sleep(step);
+        }
+    };
+    let set = |p: Phase| {
+        sh.phase.store(p as u8, Ordering::Release);
+        live.set_phase(p);
+    };
+    let connect_by = Instant::now() + CONNECT_DEADLINE;
+    let all = || sh.connected.load(Ordering::SeqCst) >= connections;
+    if !wait(Some(connect_by), &all) || !all() {
+        if !sh.abort.load(Ordering::SeqCst) && !cancel.load(Ordering::SeqCst) {
+            sh.fail(format!(
+                "only {} of {} connections opened in {} s; the server may limit connections (max_connections) or be overloaded",
+                sh.connected.load(Ordering::SeqCst),
+                connections,
+                CONNECT_DEADLINE.as_secs()
+            ));
+        }
+        set(Phase::Done);
+        return None;
+    }
+    set(Phase::Warmup);
+    if !wait(Some(Instant::now() + phases.warmup), &|| false) {
+        set(Phase::Done);
+        return None;
+    }
+    hooks.measure_started();
+    let start = sh.now_ns();
+    live.set_measure_start(start);
+    set(Phase::Measure);
+    let ok = match phases.measure {
+        Measure::Duration(d) => wait(Some(Instant::now() + d), &|| false),
+        Measure::Ops(n) => wait(None, &|| sh.measured.load(Ordering::Relaxed) >= n),
+    };
+    let end = sh.now_ns();
+    set(Phase::Done);
+    hooks.measure_ended();
+    ok.then_some((start, end))
+}
+
+/// One client thread: a current-thread runtime running the futures `connections` makes
+/// (one per connection, given this thread's measurements) and the ticker, until all are
+/// done; its measurements. `reporter`: this thread reports progress to `live`.
+pub(crate) fn client_thread<F, Fut>(
+    reporter: bool,
+    sh: &Shared,
+    live: &Live,
+    rec: ThreadRec,
+    connections: F,
+) -> Option<ThreadRec>
+where
+    F: FnOnce(&Rc<RefCell<ThreadRec>>) -> Vec<Fut>,
+    Fut: Future<Output = ()> + 'static,
+{
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            sh.fail(format!("cannot start a client thread: {e}"));
+            return None;
+        }
+    };
+    let st = Rc::new(RefCell::new(rec));
+    let futures = connections(&st);
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let tasks: Vec<_> = futures.into_iter().map(tokio::task::spawn_local).collect();
+        ticker(reporter, sh, &st, live).await;
+        for task in tasks {
+            let _ = task.await;
+        }
+    });
+    drop(local);
+    Rc::try_unwrap(st).ok().map(RefCell::into_inner)
+}
+
+/// Opens connection `conn` (of `connections`) with at most `gate`'s permits opening at
+/// once, counts it as connected and waits for the warmup; switched to blocking socket
+/// calls when `blocking`. None (and the run failed) when it cannot open.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn open(
+    db: &Db,
+    statements: usize,
+    prepared: bool,
+    gate: &tokio::sync::Semaphore,
+    sh: &Shared,
+    conn: usize,
+    connections: usize,
+    blocking: bool,
+) -> Option<Client> {
+    let opened = {
+        let _permit = gate.acquire().await;
+        Client::connect(db, statements, prepared).await
+    };
+    let mut client = match opened {
+        Ok(c) => c,
+        Err(e) => {
+            sh.fail(format!(
+                "connection {} of {} could not open: {} ({})",
+                conn + 1,
+                connections,
+                e.message,
+                e.kind
+            ));
+            return None;
+        }
+    };
+    sh.connected.fetch_add(1, Ordering::SeqCst);
+    while sh.phase() == Phase::Connect && !sh.abort.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    if blocking {
+        if let Err(e) = client.make_blocking() {
+            sh.fail(format!("connection {}: {}", conn + 1, e.message));
+            return None;
+        }
+    }
+    Some(client)
+}
+
+/// Starts and ends this thread's measured window, rotates its intervals every second,
+/// and (thread 0) reports progress, until the run is over.
+async fn ticker(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) {
+    while !tick(reporter, sh, st, live) {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// One look at the phase: opens, rotates or closes this thread's measured window. True
+/// once the run is over. The ticker task calls it every 2 ms; a connection in blocking
+/// mode (which starves the ticker) calls it after every transaction.
+#[inline]
+pub(crate) fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -> bool {
+    let phase = sh.phase();
+    let now = sh.now_ns();
+    {
+        let mut s = st.borrow_mut();
+        if phase == Phase::Measure && !s.measuring {
+            s.rec.start(now);
+            for h in &mut s.kinds {
+                h.reset();
+            }
+            s.counters.iter_mut().for_each(|c| *c = 0);
+            s.queries = 0;
+            s.measuring = true;
+            s.cpu_start = thread_cpu_s();
+        } else if s.measuring {
+            s.rec.tick(now);
+        }
+        if phase == Phase::Done || sh.abort.load(Ordering::Relaxed) {
+            if s.measuring {
+                s.rec.finish(now);
+                s.cpu_s = thread_cpu_s() - s.cpu_start;
+                s.measuring = false;
+            }
+            return true;
+        }
+    }
+    if reporter && phase == Phase::Measure {
+        live.set_progress(sh.measured.load(Ordering::Relaxed), now);
+    }
+    false
+}
+
+/// The threads' measurements merged over the measured window `start..end`: the record
+/// (ops, throughput, response times, queries, client CPU, errors, intervals, hdr log),
+/// the `n_kinds` per-kind histograms and the `n_counters` counters, summed over threads.
+/// The caller fills `kinds` and `by_command`.
+pub(crate) fn merge(
+    outs: Vec<ThreadRec>,
+    (start, end): (u64, u64),
+    threads: usize,
+    n_kinds: usize,
+    n_counters: usize,
+) -> (RunRecord, Vec<Histogram<u64>>, Vec<u64>) {
+    let elapsed_s = (end.saturating_sub(start) as f64 / 1e9).max(1e-9);
+    let mut total = histogram();
+    let mut kinds: Vec<Histogram<u64>> = (0..n_kinds).map(|_| histogram()).collect();
+    let mut counters = vec![0u64; n_counters];
+    let mut r = RunRecord {
+        client_threads: threads,
+        elapsed_s,
+        ..RunRecord::default()
+    };
+    let mut raw = Vec::new();
+    for t in outs {
+        let _ = total.add(&t.rec.total);
+        for (sum, h) in kinds.iter_mut().zip(&t.kinds) {
+            let _ = sum.add(h);
+        }
+        for (sum, c) in counters.iter_mut().zip(&t.counters) {
+            *sum += c;
+        }
+        r.ops += t.rec.ops;
+        r.queries += t.queries;
+        r.client_cpu_s += t.cpu_s;
+        for (k, n) in &t.rec.errors {
+            *r.errors.entry(k.to_string()).or_default() += n;
+        }
+        raw.push(t.rec.intervals);
+    }
+    r.ops_per_s = r.ops as f64 / elapsed_s;
+    r.latency_us = percentiles(&total);
+    let (intervals, log) = merge_intervals(&raw, start);
+    r.intervals = intervals;
+    r.hdr_log = log;
+    r.client_rss_kib = bakeoff_load::peak_rss_kib();
+    r.client_bound = r.client_cpu_s >= 0.9 * threads as f64 * elapsed_s;
+    (r, kinds, counters)
+}

@@ -1,0 +1,68 @@
+//! Real SQL servers for the workloads' integration tests: a pristine data dir initialized
+//! in a temporary directory, a sandbox started on it in place, and a `Db` to reach it.
+//! Dropping `Server` stops the sandbox (and its process group), also when a test fails.
+
+#![allow(dead_code)]
+
+use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
+use bakeoff_workloads::sql::{Db, Dialect};
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+pub const MARIADBD: &str = "/usr/sbin/mariadbd";
+pub const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
+
+pub struct Server {
+    pub sandbox: Option<Sandbox>,
+    pub db: Db,
+    _tmp: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.sandbox.take() {
+            let _ = s.stop();
+        }
+    }
+}
+
+/// Starts a fresh server of `kind` with `options` (my.cnf or postgresql.conf keys).
+pub fn start(kind: TargetKind, options: &[(&str, &str)]) -> Server {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = if kind == TargetKind::Mariadb {
+        MARIADBD
+    } else {
+        POSTGRES
+    };
+    let data = tmp.path().join("data");
+    init_data(kind, std::path::Path::new(binary), &data).expect("init_data");
+    let mut spec = SandboxSpec::new("workloads-test", kind, binary, tmp.path().join("sandboxes"));
+    spec.ready_timeout = Duration::from_secs(60);
+    spec.stop_grace = Duration::from_secs(30);
+    spec.data = Some(DataSource::InPlace(data));
+    spec.options = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let sandbox = Sandbox::start(&spec).expect("server starts");
+    let login = sandbox.login().expect("login");
+    let db = Db {
+        dialect: if kind == TargetKind::Postgres {
+            Dialect::Postgres
+        } else {
+            Dialect::Mysql
+        },
+        addr: sandbox.addr(),
+        socket: sandbox.socket(),
+        user: login.user,
+        password: login.password,
+        database: login.database,
+        via_socket: false,
+    };
+    Server {
+        sandbox: Some(sandbox),
+        db,
+        _tmp: tmp,
+    }
+}
