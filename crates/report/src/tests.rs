@@ -366,3 +366,90 @@ fn sql_sweep_snapshots() {
     insta::assert_snapshot!("sql_terminal", terminal(&r, false));
     insta::assert_snapshot!("sql_markdown", markdown::render(&r));
 }
+
+/// Two variants under TPC-C at W = 1 and 2: the sample's cells swapped for tpcc ones, with
+/// the figures `analyze` would fill in.
+fn tpcc_sample() -> Results {
+    let mut r = sample();
+    r.variants.retain(|v| v.status == "ok");
+    let mut clang = r.variants[0].clone();
+    clang.name = "clang-O3".into();
+    r.variants.truncate(1);
+    r.variants.push(clang);
+    r.cells.clear();
+    for (w, base) in [(1u32, 3000.0), (2, 5200.0)] {
+        for (v, factor, pass) in [("gcc-O2", 1.0, true), ("clang-O3", 1.1, w == 1)] {
+            let notpm = base * factor;
+            let kind = |p90: f64, limit: f64| TransactionRecord {
+                count: 900,
+                mean_ms: p90 / 2.0,
+                p50_ms: p90 / 3.0,
+                p90_ms: p90,
+                p99_ms: p90 * 2.0,
+                max_ms: p90 * 4.0,
+                limit_ms: limit,
+                pass: p90 <= limit,
+                ..TransactionRecord::default()
+            };
+            let transactions: std::collections::BTreeMap<String, TransactionRecord> = [
+                ("new_order", kind(if pass { 12.5 } else { 6100.0 }, 5000.0)),
+                ("stock_level", kind(3.25, 20000.0)),
+            ]
+            .into_iter()
+            .map(|(k, x)| (k.to_string(), x))
+            .collect();
+            let mut c = cell(v, notpm / 60.0 * 2.2, vec![run(0, notpm / 60.0 * 2.2, true)]);
+            c.workload = format!("tpcc-w{w}");
+            c.connections = 8;
+            c.system = Some(SystemRecord {
+                cpu_user_pct: 60.0,
+                cpu_system_pct: 30.0,
+                cpu_idle_pct: 8.0,
+                cpu_iowait_pct: 2.0,
+                disk_write_bytes: 40_000_000,
+                disk_util_pct_max: 35.0,
+                ..SystemRecord::default()
+            });
+            c.tpcc = Some(TpccCell {
+                workload: "tpcc".into(),
+                warehouses: w,
+                think: "none".into(),
+                find_max_w: true,
+                median_notpm: notpm,
+                notpm_ci95: [notpm * 0.97, notpm * 1.03],
+                notpm_vs_baseline: (v != "gcc-O2").then(|| RatioRecord {
+                    ratio: factor,
+                    ci95: [1.04, 1.16],
+                    p_value: 0.008,
+                    verdict: Verdict::Faster,
+                }),
+                transactions,
+                pass,
+                consistent_runs: 1,
+                max_passing_warehouses: Some(if v == "gcc-O2" { 2 } else { 1 }),
+            });
+            r.cells.push(c);
+        }
+    }
+    r.comparisons.clear();
+    r.warnings.clear();
+    r
+}
+
+#[test]
+fn tpcc_sections_in_every_exporter() {
+    let r = tpcc_sample();
+    let md = markdown::render(&r);
+    assert!(md.contains("## TPC-C: tpcc"), "{md}");
+    assert!(md.contains("| 2 | 8 | 5,200 [5,044, 5,356] | 5,720 [5,548, 5,892] | 1.100 [1.040, 1.160] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
+    assert!(md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"), "{md}");
+    assert!(md.contains("- **clang-O3: W = 1 is the largest that passes at 8 connections**"), "{md}");
+    assert!(md.contains("| clang-O3 | 2 | 8 | new_order | 900 | 3050 | 2033 | 6100 | 12200 | 24400 | 5000 | FAIL |"), "{md}");
+    assert!(md.contains("| gcc-O2 | 1 | 8 | 60 | 30 | 2 | 8 | 20.0 | 35 | CPU | 1/1 |"), "{md}");
+    let term = terminal(&r, false);
+    assert!(term.contains("TPC-C tpcc: NOTPM"), "{term}");
+    assert!(term.contains("largest passing W: clang-O3: W = 1"), "{term}");
+    let html = html::render(&r);
+    assert!(html.contains("<section id=\"tpcc\">"), "{html}");
+    assert!(html.contains("NOTPM by warehouses"), "{html}");
+}

@@ -207,3 +207,144 @@ pub fn warnings(r: &Results) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_report::model::{
+        ExperimentRecord, Host, Latency, PlanRecord, Run, TpccCell, SCHEMA,
+    };
+
+    fn run(notpm: f64, new_order_p90_ms: f64) -> Run {
+        let k = TransactionRecord {
+            count: 100,
+            p90_ms: new_order_p90_ms,
+            max_ms: new_order_p90_ms * 2.0,
+            limit_ms: 5000.0,
+            pass: new_order_p90_ms <= 5000.0,
+            ..TransactionRecord::default()
+        };
+        Run {
+            valid: true,
+            notpm: Some(notpm),
+            ops_per_s: notpm / 27.0,
+            consistency: Some("pass".into()),
+            transactions: [("new_order".to_string(), k)].into_iter().collect(),
+            ..Run::default()
+        }
+    }
+
+    fn cell(variant: &str, w: u32, runs: Vec<Run>) -> Cell {
+        Cell {
+            workload: format!("tpcc-w{w}"),
+            variant: variant.into(),
+            connections: 8,
+            valid_runs: runs.len(),
+            runs,
+            median_ops_per_s: 0.0,
+            ci95: [0.0, 0.0],
+            ci_coverage: 0.0,
+            cv: 0.0,
+            latency_us: Latency::default(),
+            client_bound_runs: 0,
+            verify_failures: 0,
+            stop_reason: None,
+            system: None,
+            instructions_per_op: None,
+            profile: None,
+            tpcc: Some(TpccCell {
+                workload: "tpcc".into(),
+                warehouses: w,
+                think: "none".into(),
+                find_max_w: true,
+                ..TpccCell::default()
+            }),
+        }
+    }
+
+    fn results(cells: Vec<Cell>) -> Results {
+        Results {
+            schema: SCHEMA.into(),
+            name: "t".into(),
+            description: None,
+            status: "running".into(),
+            bakeoff_version: "0".into(),
+            started_utc: String::new(),
+            finished_utc: None,
+            host: Host::default(),
+            experiment: ExperimentRecord {
+                file: String::new(),
+                text: String::new(),
+                resolved: serde_json::Value::Null,
+            },
+            plan: PlanRecord {
+                repetitions: 5,
+                warmup_s: 0.0,
+                duration_s: Some(1.0),
+                ops: None,
+                seed: 1,
+                baseline: "a".into(),
+                target_ci: None,
+                rounds: vec![],
+            },
+            source: None,
+            variants: vec![],
+            cells,
+            comparisons: vec![],
+            warnings: vec![],
+            notes: Vec::new(),
+        }
+    }
+
+    fn five(notpm: f64, p90: f64) -> Vec<Run> {
+        (0..5).map(|i| run(notpm + f64::from(i), p90)).collect()
+    }
+
+    #[test]
+    fn notpm_verdicts_and_the_largest_passing_w() {
+        let mut r = results(vec![
+            cell("a", 1, five(1000.0, 20.0)),
+            cell("b", 1, five(1300.0, 20.0)),
+            cell("a", 2, five(1800.0, 40.0)),
+            cell("b", 2, five(2400.0, 6000.0)),
+            cell("a", 5, five(2000.0, 4000.0)),
+            cell("b", 5, five(2500.0, 30.0)),
+        ]);
+        analyze(&mut r);
+        let t = |v: &str, w: u32| {
+            r.cells
+                .iter()
+                .find(|c| c.variant == v && c.tpcc.as_ref().unwrap().warehouses == w)
+                .unwrap()
+                .tpcc
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(t("a", 1).median_notpm, 1002.0);
+        let k = t("b", 1).notpm_vs_baseline.unwrap();
+        assert_eq!(k.verdict, Verdict::Faster);
+        assert!((k.ratio - 1.3).abs() < 0.01, "{}", k.ratio);
+        assert!(t("a", 1).notpm_vs_baseline.is_none());
+        assert_eq!(t("a", 5).max_passing_warehouses, Some(5));
+        // b fails at W = 2, so W = 5 passing does not count.
+        assert!(!t("b", 2).pass);
+        assert_eq!(t("b", 5).max_passing_warehouses, Some(1));
+        assert_eq!(t("b", 2).transactions["new_order"].p90_ms, 6000.0);
+        assert_eq!(t("a", 1).consistent_runs, 5);
+        assert!(warnings(&r).is_empty());
+    }
+
+    #[test]
+    fn a_failing_smallest_w_stops_the_search_and_says_so() {
+        let mut r = results(vec![
+            cell("a", 1, vec![run(900.0, 7000.0)]),
+            cell("a", 2, vec![]),
+        ]);
+        analyze(&mut r);
+        assert!(beyond_a_failed_w(&r, 1));
+        assert!(!beyond_a_failed_w(&r, 0));
+        let w = warnings(&r);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("already at W = 1 new_order p90 7000 ms > 5000 ms"), "{w:?}");
+    }
+}

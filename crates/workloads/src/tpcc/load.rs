@@ -58,6 +58,8 @@ enum Unit {
         w: u32,
         d: u32,
     },
+    /// The primary key of a table created without it (PostgreSQL).
+    Key(&'static str),
     /// `schema::create_indexes(..)[i]`.
     Index(usize),
     Analyze(&'static str),
@@ -70,6 +72,7 @@ impl fmt::Display for Unit {
             Unit::Warehouse(w) => write!(f, "warehouse {w}"),
             Unit::Stock { w, first } => write!(f, "stock of warehouse {w} from item {first}"),
             Unit::District { w, d } => write!(f, "warehouse {w} district {d}"),
+            Unit::Key(t) => write!(f, "the primary key of {t}"),
             Unit::Index(i) => write!(f, "secondary index {i}"),
             Unit::Analyze(t) => write!(f, "statistics of {t}"),
         }
@@ -84,7 +87,7 @@ impl Unit {
             Unit::Warehouse(w) => (2, w, 0),
             Unit::Stock { w, first } => (3, w, first),
             Unit::District { w, d } => (4, w, d),
-            Unit::Index(_) | Unit::Analyze(_) => (0, 0, 0),
+            Unit::Key(_) | Unit::Index(_) | Unit::Analyze(_) => (0, 0, 0),
         };
         mix(0x7bcc_0000_0000_0000 ^ (tag << 56) ^ (u64::from(a) << 24) ^ u64::from(b))
     }
@@ -108,12 +111,7 @@ pub fn load(db: &Db, cfg: &TpccConfig) -> Result<LoadReport, LoadError> {
         t0.elapsed().as_secs_f64(),
         proc_cpu()
     );
-    let indexes = schema::create_indexes(db.dialect).len();
-    let mut finish: Vec<Unit> = (0..indexes).map(Unit::Index).collect();
-    // The indexed tables last: their ANALYZE would wait for the index builds anyway.
-    let mut tables = schema::TABLES;
-    tables.sort_by_key(|t| ["customer", "orders"].contains(t));
-    finish.extend(tables.into_iter().map(Unit::Analyze));
+    let finish = finish_units(db.dialect);
     let t0 = Instant::now();
     parallel(db, cfg, &finish, &now)?;
     eprintln!("TRACE finish {:.2}s", t0.elapsed().as_secs_f64());
@@ -135,7 +133,12 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
     let mut c = Client::connect(db, 0, false)
         .await
         .map_err(|e| LoadError::Sql(format!("tpcc load: cannot connect: {}", e.message)))?;
-    let create = schema::create_tables(db.dialect, cfg.engine.as_deref());
+    let keyed = !keys_after_data(db.dialect);
+    let engine = cfg.engine.as_deref();
+    let create: Vec<String> = schema::TABLES
+        .iter()
+        .map(|t| schema::create_table_keyed(db.dialect, engine, t, keyed))
+        .collect();
     for sql in schema::drop_tables().iter().chain(&create) {
         c.simple(sql)
             .await
@@ -143,6 +146,29 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
     }
     c.close().await;
     Ok(())
+}
+
+/// Keys (on PostgreSQL, biggest tables first), secondary indexes, then statistics.
+fn finish_units(d: Dialect) -> Vec<Unit> {
+    let mut units = Vec::new();
+    if keys_after_data(d) {
+        let biggest = ["order_line", "stock", "customer", "orders", "item", "new_order"];
+        let rest = schema::TABLES.into_iter().filter(|t| !biggest.contains(t));
+        let keyed = biggest.into_iter().chain(rest);
+        units.extend(keyed.filter(|t| schema::add_primary_key(t).is_some()).map(Unit::Key));
+    }
+    units.extend((0..schema::create_indexes(d).len()).map(Unit::Index));
+    // The indexed tables last: their ANALYZE would wait for the index builds anyway.
+    let mut tables = schema::TABLES;
+    tables.sort_by_key(|t| ["customer", "orders"].contains(t));
+    units.extend(tables.into_iter().map(Unit::Analyze));
+    units
+}
+
+/// PostgreSQL builds a primary key from the loaded heap much faster than it inserts each
+/// row's key; an InnoDB table is its primary key, so adding one later rebuilds it.
+fn keys_after_data(d: Dialect) -> bool {
+    d == Dialect::Postgres
 }
 
 /// The data units, biggest first so that the small ones even out the threads' ends.
@@ -208,7 +234,9 @@ fn worker_thread(
             let Some(&unit) = units.get(next.fetch_add(1, Ordering::SeqCst)) else {
                 break;
             };
+            let t0 = Instant::now();
             w.run(unit).await.map_err(fail)?;
+            eprintln!("TRACE {unit} {:.2}", t0.elapsed().as_secs_f64());
         }
         let rows = w.rows;
         w.c.close().await;
@@ -247,7 +275,7 @@ impl Worker {
         // Loading needs neither per-commit flushes nor per-row duplicate-key checks
         // against data not yet read in (the generated keys are unique by construction).
         let session = match db.dialect {
-            Dialect::Postgres => "SET synchronous_commit = off",
+            Dialect::Postgres => "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'",
             Dialect::Mysql => "SET unique_checks = 0, foreign_key_checks = 0",
         };
         w.exec(session).await?;
@@ -265,6 +293,10 @@ impl Worker {
         self.unit = unit;
         let mut rng = Rng::new(unit.seed());
         match unit {
+            Unit::Key(t) => {
+                let sql = schema::add_primary_key(t).expect("only keyed tables get Key units");
+                return self.exec(&sql).await;
+            }
             Unit::Index(i) => return self.exec(&schema::create_indexes(self.dialect)[i]).await,
             Unit::Analyze(t) => {
                 let sql = match self.dialect {
@@ -284,7 +316,7 @@ impl Worker {
                 self.customers(&mut rng, w, d).await?;
                 self.orders(&mut rng, w, d).await?;
             }
-            Unit::Index(_) | Unit::Analyze(_) => {}
+            Unit::Key(_) | Unit::Index(_) | Unit::Analyze(_) => {}
         }
         for t in 0..self.sinks.len() {
             self.flush(t).await?;

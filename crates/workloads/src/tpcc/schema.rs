@@ -230,9 +230,16 @@ pub fn columns(table: &str) -> Vec<&'static str> {
     def(table).1.iter().map(|c| c.0).collect()
 }
 
-/// `CREATE TABLE` for one table; MariaDB tables get `ENGINE = engine` (InnoDB if None).
+/// `CREATE TABLE` for one table, with its primary key; MariaDB tables get
+/// `ENGINE = engine` (InnoDB if None).
 pub fn create_table(d: Dialect, engine: Option<&str>, table: &str) -> String {
-    let (name, cols, key) = def(table);
+    create_table_keyed(d, engine, table, true)
+}
+
+/// `CREATE TABLE` with or without the primary key (a bulk load adds it afterwards with
+/// `add_primary_key`: one sorted build instead of an index insertion per row).
+pub fn create_table_keyed(d: Dialect, engine: Option<&str>, table: &str, key: bool) -> String {
+    let (name, cols, pk) = def(table);
     let mut s = format!("CREATE TABLE {name} (");
     for (i, (c, t)) in cols.iter().enumerate() {
         if i > 0 {
@@ -242,9 +249,9 @@ pub fn create_table(d: Dialect, engine: Option<&str>, table: &str) -> String {
         s.push(' ');
         s.push_str(&ty(d, t));
     }
-    if !key.is_empty() {
+    if key && !pk.is_empty() {
         s.push_str(", PRIMARY KEY (");
-        s.push_str(key);
+        s.push_str(pk);
         s.push(')');
     }
     s.push(')');
@@ -253,6 +260,13 @@ pub fn create_table(d: Dialect, engine: Option<&str>, table: &str) -> String {
         s.push_str(engine.unwrap_or("InnoDB"));
     }
     s
+}
+
+/// `ALTER TABLE .. ADD PRIMARY KEY` for a table made by `create_table_keyed(.., false)`
+/// (None for history, which has no key).
+pub fn add_primary_key(table: &str) -> Option<String> {
+    let (name, _, pk) = def(table);
+    (!pk.is_empty()).then(|| format!("ALTER TABLE {name} ADD PRIMARY KEY ({pk})"))
 }
 
 /// `CREATE TABLE` for all nine tables, in `TABLES` order.
