@@ -38,7 +38,12 @@ fn main() {
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let data = tmp.path().join("data");
     init_data(TargetKind::Postgres, POSTGRES.as_ref(), &data).expect("initdb");
-    let mut spec = SandboxSpec::new("tpcc-bench", TargetKind::Postgres, POSTGRES, tmp.path().join("sb"));
+    let mut spec = SandboxSpec::new(
+        "tpcc-bench",
+        TargetKind::Postgres,
+        POSTGRES,
+        tmp.path().join("sb"),
+    );
     spec.ready_timeout = Duration::from_secs(60);
     spec.stop_grace = Duration::from_secs(60);
     spec.data = Some(DataSource::InPlace(data));
@@ -68,15 +73,28 @@ fn main() {
         let out = Command::new(PGBENCH)
             .env("PGPASSWORD", &login.password)
             .args(["-i", "-q", "-s", &scale.to_string(), "-h", "127.0.0.1"])
-            .args(["-p", &db.addr.port().to_string(), "-U", &login.user, &login.database])
+            .args([
+                "-p",
+                &db.addr.port().to_string(),
+                "-U",
+                &login.user,
+                &login.database,
+            ])
             .output()
             .expect("pgbench runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let s = started.elapsed().as_secs_f64();
         // accounts, tellers, branches (history starts empty).
         let rows = scale * (100_000 + 10 + 1);
         pg_rates.push(rows as f64 / s);
-        println!("round {round}: pgbench -i -s {scale}: {rows} rows in {s:.2} s = {:.0} rows/s", rows as f64 / s);
+        println!(
+            "round {round}: pgbench -i -s {scale}: {rows} rows in {s:.2} s = {:.0} rows/s",
+            rows as f64 / s
+        );
         let r = tpcc::load(&db, &cfg).expect("tpcc load");
         tpcc_rates.push(r.rows as f64 / r.seconds);
         println!(
@@ -96,11 +114,23 @@ fn main() {
             measure: Measure::Duration(Duration::from_secs(seconds)),
         };
         let before = sandbox.usage().cpu_s;
-        let (rec, t) = tpcc::run(&db, &cfg, &phases, round, &NoHooks, &live, &AtomicBool::new(false))
-            .expect("tpcc run");
+        let (rec, t) = tpcc::run(
+            &db,
+            &cfg,
+            &phases,
+            round,
+            &NoHooks,
+            &live,
+            &AtomicBool::new(false),
+        )
+        .expect("tpcc run");
         // The server's CPU over warmup and window, scaled to the window's share.
         let server_s = (sandbox.usage().cpu_s - before) * seconds as f64 / (seconds + 5) as f64;
-        let new_orders = t.kinds.get(&Kind::NewOrder).map_or(0, |k| k.count - k.rollbacks).max(1);
+        let new_orders = t
+            .kinds
+            .get(&Kind::NewOrder)
+            .map_or(0, |k| k.count - k.rollbacks)
+            .max(1);
         println!(
             "round {round}: W=2 x8: NOTPM {:.0}, TPM {:.0}, server CPU {:.0} us and client CPU {:.0} us per New-Order",
             t.notpm,
@@ -112,7 +142,10 @@ fn main() {
         let violations = tpcc::check(&db, &cfg).expect("consistency check");
         assert!(violations.is_empty(), "{violations:?}");
     }
-    println!("NOTPM at W=2 x8 (median of {rounds}): {:.0}", median(&notpm));
+    println!(
+        "NOTPM at W=2 x8 (median of {rounds}): {:.0}",
+        median(&notpm)
+    );
     sandbox.stop().expect("postgres stops");
 }
 

@@ -14,10 +14,12 @@ use bakeoff_load::{
 };
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 /// Connections one client thread opens at once (a connect storm of 1024 otherwise times out).
@@ -44,6 +46,8 @@ pub(crate) struct Shared {
     pub abort: AtomicBool,
     error: Mutex<Option<String>>,
     epoch: Instant,
+    /// Wakes `sleep` on every phase change and on failure.
+    wake: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -56,6 +60,7 @@ impl Shared {
             abort: AtomicBool::new(false),
             error: Mutex::new(None),
             epoch: Instant::now(),
+            wake: tokio::sync::Notify::new(),
         }
     }
     pub fn phase(&self) -> Phase {
@@ -66,6 +71,10 @@ impl Shared {
             _ => Phase::Done,
         }
     }
+    fn set_phase(&self, p: Phase) {
+        self.phase.store(p as u8, Ordering::Release);
+        self.wake.notify_waiters();
+    }
     pub fn now_ns(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
@@ -75,9 +84,39 @@ impl Shared {
             g.get_or_insert(message);
         }
         self.abort.store(true, Ordering::SeqCst);
+        self.wake.notify_waiters();
     }
     pub fn stopped(&self) -> bool {
         self.abort.load(Ordering::Relaxed) || self.phase() == Phase::Done
+    }
+    /// Sleeps `d`, cut short when the run stops meanwhile; false if the run has stopped.
+    /// (No polling: the coordinator's phase changes and `fail` wake the sleeper.)
+    pub async fn sleep(&self, d: Duration) -> bool {
+        let mut notified = pin!(self.wake.notified());
+        // Registered before the check, so a stop after it wakes this sleep.
+        notified.as_mut().enable();
+        if self.stopped() {
+            return false;
+        }
+        let mut timer = pin!(tokio::time::sleep(d));
+        loop {
+            let woken = poll_fn(|cx| {
+                if notified.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(true);
+                }
+                timer.as_mut().poll(cx).map(|()| false)
+            })
+            .await;
+            if !woken || self.stopped() {
+                return !self.stopped();
+            }
+            // A phase change that is not the end: wait on.
+            notified.set(self.wake.notified());
+            notified.as_mut().enable();
+            if self.stopped() {
+                return false;
+            }
+        }
     }
 }
 
@@ -212,7 +251,7 @@ fn coordinate(
         }
     };
     let set = |p: Phase| {
-        sh.phase.store(p as u8, Ordering::Release);
+        sh.set_phase(p);
         live.set_phase(p);
     };
     let connect_by = Instant::now() + CONNECT_DEADLINE;
@@ -416,4 +455,38 @@ pub(crate) fn merge(
     r.client_rss_kib = bakeoff_load::peak_rss_kib();
     r.client_bound = r.client_cpu_s >= 0.9 * threads as f64 * elapsed_s;
     (r, kinds, counters)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleeps_end_with_the_run_not_with_other_phase_changes() {
+        let sh = Arc::new(Shared::new());
+        sh.set_phase(Phase::Warmup);
+        let rt = runtime().unwrap();
+        let changer = {
+            let sh = sh.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                sh.set_phase(Phase::Measure);
+                std::thread::sleep(Duration::from_millis(300));
+                sh.set_phase(Phase::Done);
+            })
+        };
+        let t0 = Instant::now();
+        assert!(rt.block_on(sh.sleep(Duration::from_millis(100))));
+        assert!(t0.elapsed() >= Duration::from_millis(100));
+        assert!(!rt.block_on(sh.sleep(Duration::from_secs(30))));
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        changer.join().unwrap();
+        assert!(
+            !rt.block_on(sh.sleep(Duration::from_secs(30))),
+            "already over"
+        );
+        let failed = Shared::new();
+        failed.fail("boom".into());
+        assert!(!rt.block_on(failed.sleep(Duration::from_secs(30))));
+    }
 }

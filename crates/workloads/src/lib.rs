@@ -7,6 +7,7 @@
 mod driver;
 pub mod kv;
 pub mod oltp;
+pub mod replay;
 pub mod sql;
 pub mod sysbench;
 pub mod tpcc;

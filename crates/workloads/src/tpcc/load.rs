@@ -1,14 +1,20 @@
 //! The loader: the initial database of clause 4.3.3.1 for W warehouses.
 //!
-//! The data is cut into work units (the item table; per warehouse its row and its stock
-//! in chunks; per district its row, customers with their history, and orders with their
-//! lines and new-order rows). `load_connections` OS threads, each with a single-threaded
-//! runtime and its own connection, take units from a shared counter. A unit's rows are
-//! written straight into one reused buffer per table and shipped when it is full: COPY
-//! FROM STDIN (text format) on PostgreSQL, multi-row INSERTs on MariaDB, one transaction
-//! per unit. Every unit draws from its own seed, so the same W gives the same data
-//! whatever the thread count (the dates aside: they are the time of the load).
-//! The secondary indexes and the statistics come after the data.
+//! The data is cut into work units (per district its row, customers with their
+//! history, and orders with their lines and new-order rows; the item table; per
+//! warehouse its row and its stock in chunks). `load_connections` OS threads, each with
+//! a single-threaded runtime and its own connection, take units from a shared queue
+//! (`Plan`). A unit's rows are written straight into one reused buffer per table and
+//! shipped when it is full, one transaction per unit: binary COPY FROM STDIN on
+//! PostgreSQL, multi-row INSERTs on MariaDB. Every unit draws from its own seed, so the
+//! same W gives the same data whatever the thread count (the dates aside: they are the
+//! time of the load).
+//!
+//! Once a table's last data unit is done, its finishing steps are queued ahead of the
+//! remaining data: on PostgreSQL its primary key (the tables are created without one: a
+//! sorted build after the data costs far less than a key insertion per row), then its
+//! secondary index, then its statistics. On MariaDB the keys are in CREATE TABLE (an
+//! InnoDB table is its primary key) and each unit inserts in key order.
 
 use super::random::{self, Constants};
 use super::schema;
@@ -17,8 +23,9 @@ use crate::oltp::Client;
 use crate::sql::{Db, Dialect};
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::LoadError;
+use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 const ITEMS: u32 = 100_000;
@@ -30,8 +37,9 @@ const FIRST_NEW_ORDER: u32 = 2_101;
 /// Stock rows per work unit (a warehouse's stock is its biggest piece: chunks balance
 /// the threads' shares).
 const STOCK_CHUNK: u32 = 25_000;
-/// A table's buffer is shipped once it holds this much (a COPY or one INSERT).
-const FLUSH_BYTES: usize = 1 << 20;
+/// A table's buffer is shipped once it holds this much (a COPY or one INSERT): fewer,
+/// bigger statements measured faster on both servers, up to about this size.
+const FLUSH_BYTES: usize = 4 << 20;
 
 /// Table positions in `schema::TABLES` (checked by a test).
 const T_ITEM: usize = 0;
@@ -60,8 +68,8 @@ enum Unit {
     },
     /// The primary key of a table created without it (PostgreSQL).
     Key(&'static str),
-    /// `schema::create_indexes(..)[i]`.
-    Index(usize),
+    /// A table's secondary index.
+    Index(&'static str),
     Analyze(&'static str),
 }
 
@@ -73,13 +81,31 @@ impl fmt::Display for Unit {
             Unit::Stock { w, first } => write!(f, "stock of warehouse {w} from item {first}"),
             Unit::District { w, d } => write!(f, "warehouse {w} district {d}"),
             Unit::Key(t) => write!(f, "the primary key of {t}"),
-            Unit::Index(i) => write!(f, "secondary index {i}"),
+            Unit::Index(t) => write!(f, "the secondary index of {t}"),
             Unit::Analyze(t) => write!(f, "statistics of {t}"),
         }
     }
 }
 
 impl Unit {
+    /// The tables a data unit fills (positions in `schema::TABLES`).
+    fn fills(self) -> &'static [usize] {
+        match self {
+            Unit::Item => &[T_ITEM],
+            Unit::Warehouse(_) => &[T_WAREHOUSE],
+            Unit::Stock { .. } => &[T_STOCK],
+            Unit::District { .. } => &[
+                T_DISTRICT,
+                T_CUSTOMER,
+                T_HISTORY,
+                T_ORDERS,
+                T_NEW_ORDER,
+                T_ORDER_LINE,
+            ],
+            Unit::Key(_) | Unit::Index(_) | Unit::Analyze(_) => &[],
+        }
+    }
+
     /// The unit's own seed: a function of what it loads only.
     fn seed(self) -> u64 {
         let (tag, a, b) = match self {
@@ -93,8 +119,8 @@ impl Unit {
     }
 }
 
-/// Drops and creates the nine tables, loads W warehouses, then builds the secondary
-/// indexes and gathers statistics. The rows count every table's rows.
+/// Drops and creates the nine tables, loads W warehouses, then builds the keys and
+/// secondary indexes and gathers statistics. The rows count every table's rows.
 pub fn load(db: &Db, cfg: &TpccConfig) -> Result<LoadReport, LoadError> {
     if cfg.warehouses == 0 {
         return Err(LoadError::Settings(
@@ -102,19 +128,10 @@ pub fn load(db: &Db, cfg: &TpccConfig) -> Result<LoadReport, LoadError> {
         ));
     }
     let started = Instant::now();
-    let now = timestamp(SystemTime::now());
+    let now = LoadTime::new(SystemTime::now());
     runtime()?.block_on(create(db, cfg))?;
-    let t0 = Instant::now();
-    let rows = parallel(db, cfg, &data_units(cfg.warehouses), &now)?;
-    eprintln!(
-        "TRACE data {:.2}s cpu {:.2}",
-        t0.elapsed().as_secs_f64(),
-        proc_cpu()
-    );
-    let finish = finish_units(db.dialect);
-    let t0 = Instant::now();
-    parallel(db, cfg, &finish, &now)?;
-    eprintln!("TRACE finish {:.2}s", t0.elapsed().as_secs_f64());
+    let plan = Plan::new(db.dialect, cfg.warehouses);
+    let rows = parallel(db, cfg, &plan, &now)?;
     Ok(LoadReport {
         seconds: started.elapsed().as_secs_f64(),
         rows,
@@ -148,66 +165,182 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Keys (on PostgreSQL, biggest tables first), secondary indexes, then statistics.
-fn finish_units(d: Dialect) -> Vec<Unit> {
-    let mut units = Vec::new();
-    if keys_after_data(d) {
-        let biggest = ["order_line", "stock", "customer", "orders", "item", "new_order"];
-        let rest = schema::TABLES.into_iter().filter(|t| !biggest.contains(t));
-        let keyed = biggest.into_iter().chain(rest);
-        units.extend(keyed.filter(|t| schema::add_primary_key(t).is_some()).map(Unit::Key));
-    }
-    units.extend((0..schema::create_indexes(d).len()).map(Unit::Index));
-    // The indexed tables last: their ANALYZE would wait for the index builds anyway.
-    let mut tables = schema::TABLES;
-    tables.sort_by_key(|t| ["customer", "orders"].contains(t));
-    units.extend(tables.into_iter().map(Unit::Analyze));
-    units
-}
-
 /// PostgreSQL builds a primary key from the loaded heap much faster than it inserts each
 /// row's key; an InnoDB table is its primary key, so adding one later rebuilds it.
 fn keys_after_data(d: Dialect) -> bool {
     d == Dialect::Postgres
 }
 
-/// The data units, biggest first so that the small ones even out the threads' ends.
+/// The data units. Districts first: they fill order_line, whose primary key takes the
+/// longest to build, and that build then overlaps the loading of the stock.
 fn data_units(warehouses: u32) -> Vec<Unit> {
     let mut units = Vec::new();
-    for w in 1..=warehouses {
-        for first in (1..=ITEMS).step_by(STOCK_CHUNK as usize) {
-            units.push(Unit::Stock { w, first });
-        }
-    }
-    units.push(Unit::Item);
     for w in 1..=warehouses {
         units.push(Unit::Warehouse(w));
         for d in 1..=DISTRICTS {
             units.push(Unit::District { w, d });
         }
     }
+    units.push(Unit::Item);
+    for w in 1..=warehouses {
+        for first in (1..=ITEMS).step_by(STOCK_CHUNK as usize) {
+            units.push(Unit::Stock { w, first });
+        }
+    }
     units
 }
 
-/// Runs `units` on `load_connections` threads (one per core when 0); the rows loaded.
+/// A table's steps after its data: primary key (PostgreSQL), secondary index, statistics.
+fn finishing_steps(d: Dialect, table: &'static str) -> VecDeque<Unit> {
+    let mut steps = VecDeque::new();
+    if keys_after_data(d) && schema::add_primary_key(table).is_some() {
+        steps.push_back(Unit::Key(table));
+    }
+    if schema::secondary_index(d, table).is_some() {
+        steps.push_back(Unit::Index(table));
+    }
+    steps.push_back(Unit::Analyze(table));
+    steps
+}
+
+/// The work queue shared by the loader threads. A table's finishing steps are queued one
+/// after the other once its last data unit is done, ahead of the remaining data, so that
+/// index builds overlap the rest of the load instead of trailing it.
+struct Plan {
+    state: Mutex<PlanState>,
+    wake: Condvar,
+    units: usize,
+}
+
+struct PlanState {
+    queue: VecDeque<Unit>,
+    /// Data units not yet done, by table position in `schema::TABLES`.
+    loading: [usize; 9],
+    /// Each table's finishing steps not yet queued.
+    steps: Vec<VecDeque<Unit>>,
+    running: usize,
+    failed: bool,
+}
+
+impl Plan {
+    fn new(d: Dialect, warehouses: u32) -> Plan {
+        let queue: VecDeque<Unit> = data_units(warehouses).into();
+        let mut loading = [0; 9];
+        for u in &queue {
+            for &t in u.fills() {
+                loading[t] += 1;
+            }
+        }
+        let steps: Vec<_> = schema::TABLES
+            .iter()
+            .map(|t| finishing_steps(d, t))
+            .collect();
+        let units = queue.len() + steps.iter().map(VecDeque::len).sum::<usize>();
+        let state = PlanState {
+            queue,
+            loading,
+            steps,
+            running: 0,
+            failed: false,
+        };
+        Plan {
+            state: Mutex::new(state),
+            wake: Condvar::new(),
+            units,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PlanState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next unit to run; None once all are done or one failed. Waits while the queue
+    /// is empty but running units may still release finishing steps.
+    fn next(&self) -> Option<Unit> {
+        let mut st = self.lock();
+        loop {
+            if st.failed {
+                return None;
+            }
+            if let Some(u) = st.queue.pop_front() {
+                st.running += 1;
+                return Some(u);
+            }
+            if st.running == 0 {
+                return None;
+            }
+            st = self.wake.wait(st).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Marks `u` done and queues the finishing steps it releases.
+    fn done(&self, u: Unit) {
+        let mut st = self.lock();
+        st.running -= 1;
+        match u {
+            Unit::Key(t) | Unit::Index(t) => st.release(table_pos(t)),
+            Unit::Analyze(_) => {}
+            _ => {
+                for &t in u.fills() {
+                    st.loading[t] -= 1;
+                    if st.loading[t] == 0 {
+                        st.release(t);
+                    }
+                }
+            }
+        }
+        self.wake.notify_all();
+    }
+
+    fn fail(&self) {
+        self.lock().failed = true;
+        self.wake.notify_all();
+    }
+}
+
+impl PlanState {
+    /// Queues table `t`'s next finishing step, first in line.
+    fn release(&mut self, t: usize) {
+        if let Some(step) = self.steps[t].pop_front() {
+            self.queue.push_front(step);
+        }
+    }
+}
+
+struct FailOnPanic<'a>(&'a Plan);
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail();
+        }
+    }
+}
+
+fn table_pos(table: &str) -> usize {
+    schema::TABLES
+        .iter()
+        .position(|t| *t == table)
+        .expect("a tpcc table")
+}
+
+/// Runs the plan on `load_connections` threads (one per core when 0); the rows loaded.
 /// The first failure stops the other threads after their current unit.
-fn parallel(db: &Db, cfg: &TpccConfig, units: &[Unit], now: &str) -> Result<u64, LoadError> {
+fn parallel(db: &Db, cfg: &TpccConfig, plan: &Plan, now: &LoadTime) -> Result<u64, LoadError> {
     let threads = match cfg.load_connections {
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     }
-    .min(units.len())
-    .max(1);
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
+    .clamp(1, plan.units);
     let results: Vec<Result<u64, LoadError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| s.spawn(|| worker_thread(db, units, &next, &failed, now)))
+            .map(|_| s.spawn(|| worker_thread(db, plan, now)))
             .collect();
         handles
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
+                    plan.fail();
                     Err(LoadError::Sql("tpcc load: a loader thread panicked".into()))
                 })
             })
@@ -216,27 +349,20 @@ fn parallel(db: &Db, cfg: &TpccConfig, units: &[Unit], now: &str) -> Result<u64,
     results.into_iter().sum()
 }
 
-fn worker_thread(
-    db: &Db,
-    units: &[Unit],
-    next: &AtomicUsize,
-    failed: &AtomicBool,
-    now: &str,
-) -> Result<u64, LoadError> {
+fn worker_thread(db: &Db, plan: &Plan, now: &LoadTime) -> Result<u64, LoadError> {
     let fail = |e: LoadError| {
-        failed.store(true, Ordering::SeqCst);
+        plan.fail();
         e
     };
+    // A panicking unit never reports done: without this the other threads would wait
+    // for it forever instead of stopping.
+    let _guard = FailOnPanic(plan);
     let rt = runtime().map_err(fail)?;
     rt.block_on(async {
         let mut w = Worker::connect(db, now).await.map_err(fail)?;
-        while !failed.load(Ordering::SeqCst) {
-            let Some(&unit) = units.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                break;
-            };
-            let t0 = Instant::now();
+        while let Some(unit) = plan.next() {
             w.run(unit).await.map_err(fail)?;
-            eprintln!("TRACE {unit} {:.2}", t0.elapsed().as_secs_f64());
+            plan.done(unit);
         }
         let rows = w.rows;
         w.c.close().await;
@@ -249,15 +375,15 @@ struct Worker {
     c: Client,
     dialect: Dialect,
     sinks: Vec<Sink>,
-    /// The load's date and time as SQL text (C_SINCE, H_DATE, O_ENTRY_D, OL_DELIVERY_D).
-    now: String,
+    /// `FLUSH_BYTES`, or less when MariaDB's max_allowed_packet would refuse that much.
+    flush_bytes: usize,
     rows: u64,
     /// The unit running, for error messages.
     unit: Unit,
 }
 
 impl Worker {
-    async fn connect(db: &Db, now: &str) -> Result<Worker, LoadError> {
+    async fn connect(db: &Db, now: &LoadTime) -> Result<Worker, LoadError> {
         let c = Client::connect(db, 0, false)
             .await
             .map_err(|e| LoadError::Sql(format!("tpcc load: cannot connect: {}", e.message)))?;
@@ -266,19 +392,31 @@ impl Worker {
             dialect: db.dialect,
             sinks: schema::TABLES
                 .iter()
-                .map(|t| Sink::new(db.dialect, t))
+                .map(|t| Sink::new(db.dialect, t, now))
                 .collect(),
-            now: now.to_string(),
+            flush_bytes: FLUSH_BYTES,
             rows: 0,
             unit: Unit::Item,
         };
-        // Loading needs neither per-commit flushes nor per-row duplicate-key checks
-        // against data not yet read in (the generated keys are unique by construction).
+        // A load needs no WAL flush per commit (PostgreSQL) nor per-row unique checks
+        // (MariaDB: the generated keys are unique by construction); PostgreSQL sorts the
+        // keys and indexes it builds in memory up to 256 MB.
         let session = match db.dialect {
             Dialect::Postgres => "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'",
             Dialect::Mysql => "SET unique_checks = 0, foreign_key_checks = 0",
         };
         w.exec(session).await?;
+        if db.dialect == Dialect::Mysql {
+            let max = w.c.rows("SELECT @@max_allowed_packet").await.map_err(|e| {
+                LoadError::Sql(format!(
+                    "tpcc load: reading max_allowed_packet: {}",
+                    e.message
+                ))
+            })?;
+            // Half of it: a statement may pass the threshold by a few rows.
+            let half = max.int(0).map_or(FLUSH_BYTES, |m| m.max(0) as usize / 2);
+            w.flush_bytes = FLUSH_BYTES.min(half).max(64 << 10);
+        }
         Ok(w)
     }
 
@@ -297,14 +435,11 @@ impl Worker {
                 let sql = schema::add_primary_key(t).expect("only keyed tables get Key units");
                 return self.exec(&sql).await;
             }
-            Unit::Index(i) => return self.exec(&schema::create_indexes(self.dialect)[i]).await,
-            Unit::Analyze(t) => {
-                let sql = match self.dialect {
-                    Dialect::Postgres => format!("ANALYZE {t}"),
-                    Dialect::Mysql => format!("ANALYZE TABLE {t}"),
-                };
+            Unit::Index(t) => {
+                let sql = schema::secondary_index(self.dialect, t).expect("an indexed table");
                 return self.exec(&sql).await;
             }
+            Unit::Analyze(t) => return self.exec(&schema::analyze(self.dialect, t)).await,
             _ => self.exec("BEGIN").await?,
         }
         match unit {
@@ -330,13 +465,17 @@ impl Worker {
         if s.rows == 0 {
             return Ok(());
         }
-        let sent = match self.dialect {
-            Dialect::Postgres => match self.c.copy_in(&s.head, &s.buf).await {
+        let dialect = self.dialect;
+        s.seal();
+        let data = &s.buf;
+
+        let sent = match dialect {
+            Dialect::Postgres => match self.c.copy_in(&s.head, data).await {
                 Some(r) => r.map(|_| ()),
                 None => unreachable!("COPY on a PostgreSQL connection"),
             },
             Dialect::Mysql => {
-                let sql = std::str::from_utf8(&s.buf).expect("generated rows are ASCII");
+                let sql = std::str::from_utf8(data).expect("generated rows are ASCII");
                 self.c.simple(sql).await
             }
         };
@@ -354,7 +493,7 @@ impl Worker {
 
     /// Ships table `t` once its buffer is full.
     async fn spill(&mut self, t: usize) -> Result<(), LoadError> {
-        if self.sinks[t].buf.len() >= FLUSH_BYTES {
+        if self.sinks[t].buf.len() >= self.flush_bytes {
             self.flush(t).await?;
         }
         Ok(())
@@ -379,7 +518,7 @@ impl Worker {
         s.int(w.into());
         address(s, rng);
         s.frac4(random::uniform(rng, 0, 2_000));
-        s.money(300_000_00);
+        s.money(300_000 * 100);
         s.end();
     }
 
@@ -408,7 +547,7 @@ impl Worker {
         s.int(w.into());
         address(s, rng);
         s.frac4(random::uniform(rng, 0, 2_000));
-        s.money(30_000_00);
+        s.money(30_000 * 100);
         s.int(ORDERS as u64 + 1);
         s.end();
     }
@@ -431,12 +570,12 @@ impl Worker {
             street_and_city(s, rng);
             state_and_zip(s, rng);
             s.gen(|b| random::push_n_string(rng, b, 16, 16));
-            s.text(self.now.as_bytes());
+            s.date();
             s.text(random::credit(rng).as_bytes());
-            s.money(50_000_00);
+            s.money(50_000 * 100);
             s.frac4(random::uniform(rng, 0, 5_000));
-            s.money(-10_00);
-            s.money(10_00);
+            s.money(-10 * 100);
+            s.money(10 * 100);
             s.int(1);
             s.int(0);
             s.gen(|b| random::push_a_string(rng, b, 300, 500));
@@ -445,8 +584,8 @@ impl Worker {
             for id in [c, d, w, d, w] {
                 h.int(id.into());
             }
-            h.text(self.now.as_bytes());
-            h.money(10_00);
+            h.date();
+            h.money(10 * 100);
             h.gen(|b| random::push_a_string(rng, b, 12, 24));
             h.end();
             self.spill(T_CUSTOMER).await?;
@@ -465,7 +604,7 @@ impl Worker {
             for id in [o, d, w, c] {
                 s.int(id.into());
             }
-            s.text(self.now.as_bytes());
+            s.date();
             match delivered {
                 true => s.int(random::uniform(rng, 1, 10)),
                 false => s.null(),
@@ -499,7 +638,7 @@ impl Worker {
         s.int(random::uniform(rng, 1, ITEMS.into()));
         s.int(w.into());
         if delivered {
-            s.text(self.now.as_bytes());
+            s.date();
         } else {
             s.null();
         }
@@ -531,30 +670,62 @@ fn state_and_zip(s: &mut Sink, rng: &mut Rng) {
     s.gen(|b| random::push_zip(rng, b));
 }
 
-/// One table's pending rows, as COPY text (PostgreSQL) or an INSERT statement (MariaDB).
+/// The load's date and time (C_SINCE, H_DATE, O_ENTRY_D, OL_DELIVERY_D) in both forms.
+#[derive(Debug, Clone)]
+struct LoadTime {
+    /// `YYYY-MM-DD HH:MM:SS` for SQL text.
+    text: String,
+    /// PostgreSQL's binary timestamp: microseconds since 2000-01-01 00:00:00.
+    pg_micros: i64,
+}
+
+impl LoadTime {
+    fn new(t: SystemTime) -> LoadTime {
+        let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        LoadTime {
+            text: timestamp(secs),
+            pg_micros: (secs as i64 - PG_EPOCH) * 1_000_000,
+        }
+    }
+}
+
+/// 2000-01-01 00:00:00 UTC in Unix seconds.
+const PG_EPOCH: i64 = 946_684_800;
+
+/// The start of a binary COPY stream: signature, flags, header extension length.
+const COPY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+
+/// One table's pending rows: a binary COPY stream on PostgreSQL (the server parses no
+/// numbers or dates: a third less work than text COPY for these rows), one multi-row
+/// INSERT statement on MariaDB.
 struct Sink {
     dialect: Dialect,
-    /// `COPY t (..) FROM STDIN` on PostgreSQL; the INSERT's start on MariaDB.
+    /// `COPY t (..) FROM STDIN (FORMAT binary)` on PostgreSQL; the INSERT's start on MariaDB.
     head: String,
     buf: Vec<u8>,
     rows: u64,
-    /// Fields written in the current row.
+    /// The table's column count and the fields written in the current row.
+    columns: usize,
     field: usize,
+    now: LoadTime,
 }
 
 impl Sink {
-    fn new(dialect: Dialect, table: &str) -> Sink {
-        let cols = schema::columns(table).join(", ");
+    fn new(dialect: Dialect, table: &str, now: &LoadTime) -> Sink {
+        let columns = schema::columns(table);
+        let list = columns.join(", ");
         let head = match dialect {
-            Dialect::Postgres => format!("COPY {table} ({cols}) FROM STDIN"),
-            Dialect::Mysql => format!("INSERT INTO {table} ({cols}) VALUES "),
+            Dialect::Postgres => format!("COPY {table} ({list}) FROM STDIN (FORMAT binary)"),
+            Dialect::Mysql => format!("INSERT INTO {table} ({list}) VALUES "),
         };
         let mut s = Sink {
             dialect,
             head,
             buf: Vec::with_capacity(FLUSH_BYTES + 4096),
             rows: 0,
+            columns: columns.len(),
             field: 0,
+            now: now.clone(),
         };
         s.reset();
         s
@@ -564,16 +735,28 @@ impl Sink {
         self.buf.clear();
         self.rows = 0;
         self.field = 0;
-        if self.dialect == Dialect::Mysql {
-            self.buf.extend_from_slice(self.head.as_bytes());
+        match self.dialect {
+            Dialect::Postgres => self.buf.extend_from_slice(COPY_HEADER),
+            Dialect::Mysql => self.buf.extend_from_slice(self.head.as_bytes()),
         }
     }
 
-    /// What goes before a field: the row's start or the separator.
+    /// Completes `buf` for sending: the binary COPY stream's trailer.
+    fn seal(&mut self) {
+        if self.dialect == Dialect::Postgres {
+            self.buf.extend_from_slice(&(-1i16).to_be_bytes());
+        }
+    }
+
+    /// What goes before a field: the row's start (binary: its field count) or the
+    /// separator.
     fn sep(&mut self) {
         match (self.dialect, self.field) {
-            (Dialect::Postgres, 0) => {}
-            (Dialect::Postgres, _) => self.buf.push(b'\t'),
+            (Dialect::Postgres, 0) => {
+                let n = self.columns as i16;
+                self.buf.extend_from_slice(&n.to_be_bytes());
+            }
+            (Dialect::Postgres, _) => {}
             (Dialect::Mysql, 0) if self.rows > 0 => self.buf.extend_from_slice(b",("),
             (Dialect::Mysql, 0) => self.buf.push(b'('),
             (Dialect::Mysql, _) => self.buf.push(b','),
@@ -582,85 +765,166 @@ impl Sink {
     }
 
     fn end(&mut self) {
-        self.buf.push(match self.dialect {
-            Dialect::Postgres => b'\n',
-            Dialect::Mysql => b')',
-        });
+        debug_assert_eq!(self.field, self.columns, "a row of {}", self.head);
+        if self.dialect == Dialect::Mysql {
+            self.buf.push(b')');
+        }
         self.rows += 1;
         self.field = 0;
     }
 
+    /// A binary field's length.
+    fn len(&mut self, n: usize) {
+        self.buf.extend_from_slice(&(n as i32).to_be_bytes());
+    }
+
+    /// An `int` column's value.
     fn int(&mut self, v: u64) {
         self.sep();
-        push_uint(&mut self.buf, v);
+        match self.dialect {
+            Dialect::Postgres => {
+                self.len(4);
+                let v = i32::try_from(v).expect("int columns hold 32-bit values");
+                self.buf.extend_from_slice(&v.to_be_bytes());
+            }
+            Dialect::Mysql => push_uint(&mut self.buf, v),
+        }
     }
 
     /// An amount in cents, as a decimal with two places.
     fn money(&mut self, cents: i64) {
         self.sep();
-        if cents < 0 {
-            self.buf.push(b'-');
+        match self.dialect {
+            Dialect::Postgres => self.numeric(cents, 2),
+            Dialect::Mysql => {
+                if cents < 0 {
+                    self.buf.push(b'-');
+                }
+                let c = cents.unsigned_abs();
+                push_uint(&mut self.buf, c / 100);
+                self.buf.push(b'.');
+                push_digits(&mut self.buf, c % 100, 2);
+            }
         }
-        let c = cents.unsigned_abs();
-        push_uint(&mut self.buf, c / 100);
-        self.buf.push(b'.');
-        self.buf.push(b'0' + (c / 10 % 10) as u8);
-        self.buf.push(b'0' + (c % 10) as u8);
     }
 
     /// `v` ten-thousandths (v < 10000), as `0.dddd`: taxes and discounts.
     fn frac4(&mut self, v: u64) {
+        debug_assert!(v < 10_000);
         self.sep();
-        self.buf.extend_from_slice(b"0.");
-        for div in [1000, 100, 10, 1] {
-            self.buf.push(b'0' + (v / div % 10) as u8);
+        match self.dialect {
+            Dialect::Postgres => self.numeric(v as i64, 4),
+            Dialect::Mysql => {
+                self.buf.extend_from_slice(b"0.");
+                push_digits(&mut self.buf, v, 4);
+            }
+        }
+    }
+
+    /// PostgreSQL's binary numeric for `v / 10^scale` (scale 2 or 4): base-10000 digits,
+    /// most significant first, the weight of the first, the sign and the display scale.
+    fn numeric(&mut self, v: i64, scale: u16) {
+        let a = v.unsigned_abs();
+        let unit = 10u64.pow(u32::from(scale));
+        let (int, frac) = (a / unit, a % unit * (10_000 / unit));
+        let mut digits = [0u16; 6];
+        let mut n = 0;
+        let mut rest = int;
+        while rest > 0 {
+            digits[n] = (rest % 10_000) as u16;
+            rest /= 10_000;
+            n += 1;
+        }
+        digits[..n].reverse();
+        let weight = n as i16 - 1;
+        if frac > 0 {
+            digits[n] = frac as u16;
+            n += 1;
+        }
+        let sign: u16 = if v < 0 { 0x4000 } else { 0 };
+        let weight = if n == 0 { 0 } else { weight };
+        self.len(8 + 2 * n);
+        for h in [n as u16, weight as u16, sign, scale] {
+            self.buf.extend_from_slice(&h.to_be_bytes());
+        }
+        for d in &digits[..n] {
+            self.buf.extend_from_slice(&d.to_be_bytes());
+        }
+    }
+
+    /// The load's date and time.
+    fn date(&mut self) {
+        match self.dialect {
+            Dialect::Postgres => {
+                self.sep();
+                self.len(8);
+                let us = self.now.pg_micros;
+                self.buf.extend_from_slice(&us.to_be_bytes());
+            }
+            Dialect::Mysql => {
+                let text = std::mem::take(&mut self.now.text);
+                self.text(text.as_bytes());
+                self.now.text = text;
+            }
         }
     }
 
     fn null(&mut self) {
         self.sep();
-        self.buf.extend_from_slice(match self.dialect {
-            Dialect::Postgres => b"\\N",
-            Dialect::Mysql => b"NULL",
-        });
+        match self.dialect {
+            Dialect::Postgres => self.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+            Dialect::Mysql => self.buf.extend_from_slice(b"NULL"),
+        }
     }
 
-    /// A text value, escaped for COPY's text format or quoted for SQL.
+    /// A text value: raw in binary COPY, quoted and escaped in SQL.
     fn text(&mut self, s: &[u8]) {
         self.sep();
-        if self.dialect == Dialect::Mysql {
-            self.buf.push(b'\'');
-        }
-        for &b in s {
-            match (self.dialect, b) {
-                (Dialect::Postgres, b'\\') => self.buf.extend_from_slice(b"\\\\"),
-                (Dialect::Postgres, b'\t') => self.buf.extend_from_slice(b"\\t"),
-                (Dialect::Postgres, b'\n') => self.buf.extend_from_slice(b"\\n"),
-                (Dialect::Postgres, b'\r') => self.buf.extend_from_slice(b"\\r"),
-                (Dialect::Mysql, b'\\') => self.buf.extend_from_slice(b"\\\\"),
-                (Dialect::Mysql, b'\'') => self.buf.extend_from_slice(b"''"),
-                _ => self.buf.push(b),
+        match self.dialect {
+            Dialect::Postgres => {
+                self.len(s.len());
+                self.buf.extend_from_slice(s);
             }
-        }
-        if self.dialect == Dialect::Mysql {
-            self.buf.push(b'\'');
+            Dialect::Mysql => {
+                self.buf.push(b'\'');
+                for &b in s {
+                    match b {
+                        b'\\' => self.buf.extend_from_slice(b"\\\\"),
+                        b'\'' => self.buf.extend_from_slice(b"''"),
+                        _ => self.buf.push(b),
+                    }
+                }
+                self.buf.push(b'\'');
+            }
         }
     }
 
-    /// A text value `f` generates in place: letters and digits only, so it needs no
-    /// escaping (checked in debug builds).
+    /// A text value `f` generates in place: letters and digits only, so SQL needs no
+    /// escaping (checked in debug builds); binary COPY gets its length afterwards.
     fn gen(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
         self.sep();
-        let quote = self.dialect == Dialect::Mysql;
-        if quote {
-            self.buf.push(b'\'');
+        let at = self.buf.len();
+        match self.dialect {
+            Dialect::Postgres => self.len(0),
+            Dialect::Mysql => self.buf.push(b'\''),
         }
         let start = self.buf.len();
         f(&mut self.buf);
         debug_assert!(self.buf[start..].iter().all(u8::is_ascii_alphanumeric));
-        if quote {
-            self.buf.push(b'\'');
+        match self.dialect {
+            Dialect::Postgres => {
+                let n = (self.buf.len() - start) as i32;
+                self.buf[at..start].copy_from_slice(&n.to_be_bytes());
+            }
+            Dialect::Mysql => self.buf.push(b'\''),
         }
+    }
+}
+
+/// `v` as exactly `width` decimal digits (zero-padded).
+fn push_digits(buf: &mut Vec<u8>, v: u64, width: u32) {
+    for p in (0..width).rev() {
+        buf.push(b'0' + (v / 10u64.pow(p) % 10) as u8);
     }
 }
 
@@ -678,10 +942,8 @@ fn push_uint(buf: &mut Vec<u8>, mut v: u64) {
     buf.extend_from_slice(&tmp[i..]);
 }
 
-/// `t` (UTC, whole seconds) as `YYYY-MM-DD HH:MM:SS`, which both servers read as a
-/// date and time.
-fn timestamp(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+/// Unix time `secs` (UTC) as `YYYY-MM-DD HH:MM:SS`, which MariaDB reads as a DATETIME.
+fn timestamp(secs: u64) -> String {
     let (mut days, rem) = (secs / 86_400, secs % 86_400);
     let mut year = 1970;
     loop {
@@ -710,7 +972,7 @@ fn timestamp(t: SystemTime) -> String {
 }
 
 fn is_leap(y: u64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400)
 }
 
 #[cfg(test)]
@@ -732,19 +994,23 @@ mod tests {
     }
 
     #[test]
-    fn dates_in_sql_text() {
-        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01 00:00:00");
+    fn dates_in_both_forms() {
+        assert_eq!(timestamp(0), "1970-01-01 00:00:00");
         // 2024-02-29 13:05:09 UTC: a leap day.
-        let t = UNIX_EPOCH + Duration::from_secs(1_709_211_909);
-        assert_eq!(timestamp(t), "2024-02-29 13:05:09");
-        let t = UNIX_EPOCH + Duration::from_secs(1_735_689_599);
-        assert_eq!(timestamp(t), "2024-12-31 23:59:59");
+        assert_eq!(timestamp(1_709_211_909), "2024-02-29 13:05:09");
+        assert_eq!(timestamp(1_735_689_599), "2024-12-31 23:59:59");
+        let t = LoadTime::new(UNIX_EPOCH + Duration::from_secs(946_684_801));
+        assert_eq!(
+            (t.text.as_str(), t.pg_micros),
+            ("2000-01-01 00:00:01", 1_000_000)
+        );
     }
 
     #[test]
     fn rows_in_both_formats() {
-        let mut pg = Sink::new(Dialect::Postgres, "new_order");
-        let mut my = Sink::new(Dialect::Mysql, "new_order");
+        let now = LoadTime::new(UNIX_EPOCH);
+        let mut pg = Sink::new(Dialect::Postgres, "new_order", &now);
+        let mut my = Sink::new(Dialect::Mysql, "new_order", &now);
         for s in [&mut pg, &mut my] {
             s.int(2101);
             s.money(-10_05);
@@ -752,13 +1018,35 @@ mod tests {
             s.end();
             s.frac4(42);
             s.text(b"a\tb'c\\");
+            s.gen(|b| b.extend_from_slice(b"xyz"));
             s.end();
         }
-        assert_eq!(pg.buf, b"2101\t-10.05\t\\N\n0.0042\ta\\tb'c\\\\\n");
+        let mut want = COPY_HEADER.to_vec();
+        let parts: [&[u8]; 11] = [
+            &[0, 3],
+            &[0, 0, 0, 4, 0, 0, 8, 0x35],
+            // -10.05: 2 digits (10, 0500), weight 0, negative, scale 2.
+            &[0, 0, 0, 12, 0, 2, 0, 0, 0x40, 0, 0, 2, 0, 10, 0x01, 0xf4],
+            &[0xff, 0xff, 0xff, 0xff],
+            &[0, 3],
+            // 0.0042: 1 digit (42), weight -1, scale 4.
+            &[0, 0, 0, 10, 0, 1, 0xff, 0xff, 0, 0, 0, 4, 0, 42],
+            &[0, 0, 0, 6],
+            b"a\tb'c\\",
+            &[0, 0, 0, 3],
+            b"xyz",
+            &[0xff, 0xff],
+        ];
+        for p in parts {
+            want.extend_from_slice(p);
+        }
+        pg.seal();
+        assert_eq!(pg.buf, want);
+        my.seal();
         let sql = String::from_utf8(my.buf).unwrap();
         assert!(sql.starts_with("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES "));
         assert!(
-            sql.ends_with("VALUES (2101,-10.05,NULL),(0.0042,'a\tb''c\\\\')"),
+            sql.ends_with("VALUES (2101,-10.05,NULL),(0.0042,'a\tb''c\\\\','xyz')"),
             "{sql}"
         );
     }
@@ -780,11 +1068,4 @@ mod tests {
             Unit::District { w: 2, d: 1 }.seed()
         );
     }
-}
-
-fn proc_cpu() -> f64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
 }

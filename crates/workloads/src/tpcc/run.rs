@@ -4,8 +4,8 @@
 //! district `(i / W) % 10 + 1`. It draws each transaction's kind from its own shuffled
 //! deck of 100 cards holding each kind as often as the mix weighs it (clause 5.2.4.2),
 //! then the inputs. With `Think::Spec` it waits the kind's keying time before the
-//! transaction and a think time after it (clause 5.2.5.7: -ln(r) x mean, at most 10 x
-//! mean), sleeping in short steps so a phase's end or a cancel is seen quickly; with
+//! transaction and a think time after it (clause 5.2.5: -ln(r) x mean, at most 10 x
+//! mean), in sleeps that the run's end or a cancel cuts short at once; with
 //! `Think::None` it runs transactions back to back.
 //!
 //! Client threads, their connections as tasks and per-thread recording are oltp's
@@ -36,8 +36,6 @@ const PER_KIND: usize = 3;
 /// Delivery's skipped districts, after the per-kind counters.
 const SKIPPED: usize = KINDS * PER_KIND;
 const COUNTERS: usize = SKIPPED + 1;
-/// The longest single sleep of a keying or think time.
-const SLEEP_STEP: Duration = Duration::from_millis(100);
 
 /// What every terminal reads: the settings and the run's NURand constants.
 struct Plan {
@@ -175,14 +173,17 @@ async fn terminal(i: usize, lane: &Lane, seed: u64) {
         let kind = deck.draw(&mut rng);
         let input = Input::draw(kind, &mut rng, &home, &lane.plan.constants);
         let (keying_s, think_mean_s) = kind.keying_and_think_s();
-        if spec && !pause(sh, keying_s).await {
+        if spec && !sh.sleep(Duration::from_secs_f64(keying_s)).await {
             break;
         }
         if !transaction(i, lane, &mut s, &input).await {
             break;
         }
-        if spec && !pause(sh, think_time_s(&mut rng, think_mean_s)).await {
-            break;
+        if spec {
+            let think = think_time_s(&mut rng, think_mean_s);
+            if !sh.sleep(Duration::from_secs_f64(think)).await {
+                break;
+            }
         }
     }
     s.client.close().await;
@@ -255,22 +256,7 @@ fn record(s: &mut ThreadRec, kind: Kind, report: &Report, ns: u64, queries: u64)
     }
 }
 
-/// Sleeps `secs` in steps of at most `SLEEP_STEP`; false (early) once the run stops.
-async fn pause(sh: &Shared, secs: f64) -> bool {
-    let until = Instant::now() + Duration::from_secs_f64(secs.max(0.0));
-    loop {
-        if sh.stopped() {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= until {
-            return true;
-        }
-        tokio::time::sleep((until - now).min(SLEEP_STEP)).await;
-    }
-}
-
-/// A think time with mean `mean_s` (clause 5.2.5.4): -ln(r) x mean for r uniform in
+/// A think time with mean `mean_s` (clause 5.2.5): -ln(r) x mean for r uniform in
 /// (0, 1], truncated at 10 x mean.
 pub(crate) fn think_time_s(rng: &mut Rng, mean_s: f64) -> f64 {
     let r = 1.0 - rng.unit();
