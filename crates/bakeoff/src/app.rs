@@ -32,6 +32,7 @@ pub fn run() -> Result<(), Failure> {
     };
     match cli.command {
         Command::Run(args) => run_cmd(&args),
+        Command::Verify(args) => verify_cmd(&args),
         Command::Check { experiment } => {
             let l = load(&experiment)?;
             println!(
@@ -53,9 +54,8 @@ fn load(path: &Path) -> Result<bakeoff_plan::Loaded, Failure> {
     bakeoff_plan::load(path).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
-fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
-    let loaded = load(&args.experiment)?;
-    let opts = Options {
+fn options(args: &RunArgs) -> Options {
+    Options {
         out: args.out.clone(),
         results_root: args.results_dir.clone(),
         cache_root: args
@@ -66,7 +66,63 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
             .sandbox_dir
             .clone()
             .unwrap_or_else(bakeoff_sandbox::default_root),
+    }
+}
+
+/// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.
+fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
+    let loaded = load(&args.experiment)?;
+    let opts = options(args);
+    let _cancel = bakeoff_sandbox::install_signal_handler();
+    let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
+    let outcome = bakeoff_runner::verify_experiment(&loaded, &opts, &bars);
+    bars.finish();
+    let o = match outcome {
+        Ok(o) => o,
+        Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
+        Err(e) => return Err(Failure::Failed(e.to_string())),
     };
+    let r = &o.results;
+    if r.verification.is_empty() {
+        return Err(Failure::BadInput(format!(
+            "{}: nothing to verify: give [verify] queries = \"file.sql\" or a replay workload",
+            args.experiment.display()
+        )));
+    }
+    let header: Vec<String> = bakeoff_report::replay::VERIFICATION_HEADER
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    let rows = bakeoff_report::replay::verification_rows(r);
+    print!("{}", bakeoff_report::sweep::plain_table(&header, &rows));
+    for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
+        println!("\n{}: results differ from {}", v.variant, r.plan.baseline);
+        for d in &v.differences {
+            for line in bakeoff_report::replay::difference_lines(d) {
+                println!("  {line}");
+            }
+        }
+    }
+    println!("\nresults: {}", o.folder.display());
+    let bad: Vec<&str> = r
+        .verification
+        .iter()
+        .filter(|v| v.status != "same")
+        .map(|v| v.variant.as_str())
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "verification failed for {}",
+            bad.join(", ")
+        )))
+    }
+}
+
+fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
+    let loaded = load(&args.experiment)?;
+    let opts = options(args);
     let cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
     let outcome = bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel);

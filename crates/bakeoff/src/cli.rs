@@ -25,6 +25,18 @@ pub enum Command {
     /// Exit status: 0 when the experiment finished, 1 when it could not finish (no
     /// variant built, Ctrl-C), 2 for bad input (the message names file:line:col).
     Run(RunArgs),
+    /// Check that every variant returns the baseline's results, without measuring.
+    ///
+    /// Builds the variants (cached), prepares their data, then runs the query set
+    /// ([verify] queries, or else the replay workloads' statements) against each
+    /// variant's server and compares every result's hash with the baseline's. A results
+    /// folder holds the verdicts (results.json `verification`, report.md).
+    ///
+    /// Exit status: 0 when every variant returned the same results, 1 when one differed
+    /// (the query, both hashes and the first differing rows are printed) or could not
+    /// run, 2 for bad input. The history is not written. `--store` and `--no-history`
+    /// are accepted and ignored.
+    Verify(RunArgs),
     /// Check an experiment file without running anything (exit status 2 if it is bad).
     Check {
         /// The experiment file (TOML).

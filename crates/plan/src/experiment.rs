@@ -27,6 +27,29 @@ pub struct Experiment {
     /// What is measured beside throughput and latency (sampler, counters, profiles).
     #[serde(default)]
     pub measure: Measure,
+    /// Result equivalence: a query set run against every variant before measuring.
+    #[serde(default)]
+    pub verify: Verify,
+}
+
+/// The `[verify]` table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Verify {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// A .sql file of queries; default the replay workloads' statements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries: Option<PathBuf>,
+}
+
+impl Default for Verify {
+    fn default() -> Self {
+        Verify {
+            enabled: true,
+            queries: None,
+        }
+    }
 }
 
 /// The `[measure]` table: probes of every run.
@@ -253,6 +276,11 @@ pub enum WorkloadKind {
     Sysbench,
     /// TPC-C: warehouses, five transactions, response-time limits.
     Tpcc,
+    /// A query log (.sql file, MariaDB general log, PostgreSQL csvlog) replayed at
+    /// several concurrencies.
+    Replay,
+    /// Debian's mariadb-slap (mysqlslap) with the same file and concurrencies.
+    Mysqlslap,
 }
 
 impl WorkloadKind {
@@ -262,6 +290,8 @@ impl WorkloadKind {
             WorkloadKind::Oltp => "oltp",
             WorkloadKind::Sysbench => "sysbench",
             WorkloadKind::Tpcc => "tpcc",
+            WorkloadKind::Replay => "replay",
+            WorkloadKind::Mysqlslap => "mysqlslap",
         }
     }
 
@@ -269,7 +299,11 @@ impl WorkloadKind {
     pub fn is_sql(self) -> bool {
         matches!(
             self,
-            WorkloadKind::Oltp | WorkloadKind::Sysbench | WorkloadKind::Tpcc
+            WorkloadKind::Oltp
+                | WorkloadKind::Sysbench
+                | WorkloadKind::Tpcc
+                | WorkloadKind::Replay
+                | WorkloadKind::Mysqlslap
         )
     }
 }
@@ -454,6 +488,22 @@ pub struct Workload {
     /// Retries of a transaction after a deadlock or serialization failure (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
+    // The replay and mysqlslap keys.
+    /// The query log to replay (relative to the experiment file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// A .sql file run once into the prepared data (tables the log needs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<PathBuf>,
+    /// Concurrent connections, a sweep like connections (mysqlslap's --concurrency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<OneOrMany>,
+    /// Times each connection replays its statements (mysqlslap's --iterations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
+    /// EXPLAIN the heaviest statement classes (how many; default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
 }
 
 impl Workload {
@@ -516,6 +566,16 @@ pub fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
             "ignore_errors",
             "max_reconnects",
         ],
+        WorkloadKind::Replay => &[
+            "file",
+            "setup",
+            "concurrency",
+            "iterations",
+            "client_threads",
+            "transport",
+            "explain",
+        ],
+        WorkloadKind::Mysqlslap => &["file", "setup", "concurrency", "iterations"],
         WorkloadKind::Tpcc => &[
             "connections",
             "client_threads",

@@ -64,6 +64,12 @@ impl Workload {
 
     /// The connection counts this workload opens at each point of its sweep.
     pub fn connections_swept(&self) -> Vec<usize> {
+        if matches!(self.kind, WorkloadKind::Replay | WorkloadKind::Mysqlslap) {
+            return self
+                .concurrency
+                .as_ref()
+                .map_or_else(|| vec![1], OneOrMany::to_vec);
+        }
         if self.kind == WorkloadKind::Tpcc && self.think == Some(ThinkMode::Spec) {
             return self
                 .warehouses_swept()

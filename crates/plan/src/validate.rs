@@ -21,6 +21,7 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_workloads(l, e)?;
     check_options(l, e)?;
     check_plan(l, e)?;
+    check_verify(l, e)?;
     check_measure(l, e)
 }
 
@@ -310,6 +311,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
             WorkloadKind::Kv => check_kv(l, i, w)?,
             WorkloadKind::Oltp | WorkloadKind::Sysbench => check_sql(l, e, i, w)?,
             WorkloadKind::Tpcc => check_tpcc(l, e, i, w)?,
+            WorkloadKind::Replay | WorkloadKind::Mysqlslap => check_replay(l, e, i, w)?,
         }
     }
     Ok(())
@@ -357,6 +359,43 @@ fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
         return Err(l.error_at(
             &at("engine"),
             "engine (a storage engine) is for mariadb targets only; remove it",
+        ));
+    }
+    Ok(())
+}
+
+/// replay and mysqlslap: a file that exists, iterations, and mysqlslap's target.
+fn check_replay(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+    let at = |k: &'static str| key!["workload", i, k];
+    let Some(file) = &w.file else {
+        return Err(l.error_at(
+            &key!["workload", i],
+            format!(
+                "a {} workload needs file = \"queries.sql\" (a .sql file, a MariaDB general log or a PostgreSQL csvlog)",
+                w.kind.as_str()
+            ),
+        ));
+    };
+    for (k, f) in [("file", Some(file)), ("setup", w.setup.as_ref())] {
+        let Some(f) = f else { continue };
+        let path = l.resolve(f);
+        if !path.is_file() {
+            return Err(l.error_at(
+                &at(k),
+                format!("{} does not exist or is not a file; give a path relative to the experiment file", path.display()),
+            ));
+        }
+    }
+    if let Some(n) = w.iterations {
+        range(l, &at("iterations"), f64::from(n), 1.0, 1e6, "iterations")?;
+    }
+    if let Some(n) = w.explain {
+        range(l, &at("explain"), n as f64, 0.0, 50.0, "explain")?;
+    }
+    if w.kind == WorkloadKind::Mysqlslap && e.target.kind != TargetKind::Mariadb {
+        return Err(l.error_at(
+            &at("kind"),
+            "mysqlslap (mariadb-slap) speaks to MariaDB only; use kind = \"replay\" for postgres",
         ));
     }
     Ok(())
@@ -553,17 +592,22 @@ fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
 /// connections and client_threads, for every kind.
 fn check_connections(l: &Loaded, i: usize, w: &Workload) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
-    let conns = w.connections.to_vec();
+    let conns = w.connections_swept();
+    let field = if w.concurrency.is_some() {
+        "concurrency"
+    } else {
+        "connections"
+    };
     if conns.is_empty() {
         return Err(l.error_at(
-            &at("connections"),
+            &at(field),
             "connections is empty; give at least one, e.g. [1, 16, 64]",
         ));
     }
     if let Some(c) = conns.iter().find(|c| !(1..=MAX_CONNECTIONS).contains(*c)) {
         return Err(l.error_at(
-            &at("connections"),
-            format!("connections must be 1..={MAX_CONNECTIONS}, got {c}"),
+            &at(field),
+            format!("{field} must be 1..={MAX_CONNECTIONS}, got {c}"),
         ));
     }
     let min_conns = conns.iter().copied().min().unwrap_or(1);
@@ -660,6 +704,29 @@ fn check_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
         return Err(l.error_at(
             &key!["workload", i, "mix"],
             "mix weights add up to 0; give at least one command a weight",
+        ));
+    }
+    Ok(())
+}
+
+fn check_verify(l: &Loaded, e: &Experiment) -> Check {
+    let Some(q) = &e.verify.queries else {
+        return Ok(());
+    };
+    if !e.target.kind.is_sql() {
+        return Err(l.error_at(
+            &key!["verify", "queries"],
+            "verify queries are SQL; they need a mariadb or postgres target",
+        ));
+    }
+    let path = l.resolve(q);
+    if !path.is_file() {
+        return Err(l.error_at(
+            &key!["verify", "queries"],
+            format!(
+                "{} does not exist or is not a file; give a path relative to the experiment file",
+                path.display()
+            ),
         ));
     }
     Ok(())

@@ -80,11 +80,13 @@ footer{margin-top:3em;font-size:12.5px;color:var(--muted)}
 pub fn render(r: &Results) -> String {
     let x = Ctx::new(r);
     let mut sections: Vec<Section> = Vec::new();
+    sections.extend(verification(&x));
     sections.extend(memory_errors(&x));
     sections.extend(verdicts(&x));
     sections.extend(all_cells(&x));
     sections.extend(throughput(&x));
     sections.extend(tpcc(&x));
+    sections.extend(replay(&x));
     sections.extend(relative(&x));
     sections.extend(latency(&x));
     sections.extend(over_time(&x));
@@ -117,7 +119,7 @@ pub fn render(r: &Results) -> String {
             s,
             "<section id=\"{}\"{}>\n<h2>{}</h2>\n{}</section>\n",
             sec.id,
-            if sec.id == "memory-errors" {
+            if sec.id == "memory-errors" || (sec.id == "verification" && x.verify_failed()) {
                 " class=\"box warn\""
             } else {
                 ""
@@ -187,6 +189,11 @@ impl<'a> Ctx<'a> {
             }
         }
         Ctx { r, variants }
+    }
+
+    /// Whether some variant's results differed from the baseline's.
+    fn verify_failed(&self) -> bool {
+        self.r.verification.iter().any(|v| !v.differences.is_empty())
     }
 
     /// The variant's palette index.
@@ -739,6 +746,83 @@ fn tpcc(x: &Ctx) -> Option<Section> {
     }
     b.push_str("<p class=\"caption\">NOTPM: New-Order transactions committed per minute; lines: medians over valid runs, shaded: their 95% CI. A kind passes when its 90th-percentile response time is within its limit (5 s; Stock-Level 20 s). bound by: I/O when iowait >= 20% or the disk was >= 80% busy, CPU when idle < 15%, else neither.</p>\n");
     Some(Section::new("tpcc", "TPC-C", "TPC-C".into(), b))
+}
+
+/// Result verification: per variant same, different or skipped; each difference with
+/// its query, both hashes and the first differing rows.
+fn verification(x: &Ctx) -> Option<Section> {
+    use crate::replay as rp;
+    let r = x.r;
+    if r.verification.is_empty() {
+        return None;
+    }
+    let mut b = String::new();
+    let rows: Vec<Vec<String>> = rp::verification_rows(r)
+        .into_iter()
+        .map(|row| row.iter().map(|c| escape(c)).collect())
+        .collect();
+    b.push_str(&table("verify", &rp::VERIFICATION_HEADER, &[2, 3], &rows));
+    for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
+        let _ = writeln!(b, "<h3>{}: results differ</h3>", escape(&v.variant));
+        for d in v.differences.iter().take(10) {
+            let _ = writeln!(b, "<pre>{}</pre>", escape(&rp::difference_lines(d).join("\n")));
+        }
+    }
+    b.push_str("<p class=\"caption\">Every query ran on each variant's server over a copy of its prepared data; results are hashed over a canonical row encoding (order-insensitive unless the query has an ORDER BY); tables the queries wrote are compared by a follow-up SELECT. +: rows only this variant returned, -: rows only the baseline returned.</p>\n");
+    Some(Section::new(
+        "verification",
+        "Verification",
+        format!("Result verification (against {})", escape(&r.plan.baseline)),
+        b,
+    ))
+}
+
+/// Replay: per cell the heaviest statement classes, and the plans per variant.
+fn replay(x: &Ctx) -> Option<Section> {
+    use crate::replay as rp;
+    let cells = rp::replay_cells(x.r);
+    if cells.is_empty() {
+        return None;
+    }
+    let mut b = String::new();
+    let mut planned = Vec::new();
+    for c in &cells {
+        let _ = writeln!(
+            b,
+            "<h3>{} x{} on {}</h3>",
+            escape(&c.workload),
+            c.connections,
+            x.vname(&c.variant)
+        );
+        let rows: Vec<Vec<String>> = rp::class_rows(c)
+            .into_iter()
+            .map(|row| row.iter().map(|v| escape(v)).collect())
+            .collect();
+        b.push_str(&table("classes", &rp::CLASS_HEADER, &[2, 3, 4, 5, 6], &rows));
+        let key = (c.workload.clone(), c.variant.clone());
+        if planned.contains(&key) {
+            continue;
+        }
+        if let Some(run) = c.runs.iter().find(|r| !r.explains.is_empty()) {
+            planned.push(key);
+            b.push_str("<details><summary>Plans of the heaviest classes</summary>\n");
+            for e in &run.explains {
+                let _ = writeln!(
+                    b,
+                    "<p><code>{}</code></p><pre>{}</pre>",
+                    escape(&e.fingerprint),
+                    escape(e.plan.trim_end())
+                );
+            }
+            b.push_str("</details>\n");
+        }
+    }
+    Some(Section::new(
+        "replay",
+        "Replay",
+        "Replayed statement classes".into(),
+        b,
+    ))
 }
 
 /// A report table with every cell escaped; all columns but the text ones right-aligned.

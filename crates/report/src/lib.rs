@@ -8,6 +8,7 @@ pub mod csv;
 pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod replay;
 pub mod summary;
 pub mod svg;
 pub mod sweep;

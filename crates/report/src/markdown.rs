@@ -27,6 +27,7 @@ pub fn render(r: &Results) -> String {
         r.host.kernel
     );
     warnings(&mut s, r);
+    crate::replay::verification_markdown(&mut s, r);
     crate::why::memory_errors(&mut s, r);
     verdicts(&mut s, r);
     let _ = writeln!(s, "## All cells\n");
@@ -44,6 +45,7 @@ pub fn render(r: &Results) -> String {
         s.push('\n');
     }
     crate::tpcc::markdown(&mut s, r);
+    crate::replay::replay_markdown(&mut s, r);
     crate::why::instructions(&mut s, r);
     crate::why::system(&mut s, r);
     crate::why::counters(&mut s, r);

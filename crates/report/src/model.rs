@@ -34,6 +34,9 @@ pub struct Results {
     /// a profile that failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Result equivalence per variant (`[verify]`), before any run was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verification: Vec<VerificationRecord>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -398,6 +401,69 @@ pub struct Run {
     /// tpcc: the violated conditions, when consistency is "fail".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub consistency_violations: Vec<String>,
+    /// replay: per statement class (literals normalized), heaviest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassRecord>,
+    /// replay: EXPLAIN of the heaviest classes (the first round's run of each cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explains: Vec<ExplainRecord>,
+}
+
+/// One statement class of a replay run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClassRecord {
+    pub fingerprint: String,
+    /// A short stable id of the fingerprint.
+    pub class: String,
+    pub count: u64,
+    pub total_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    #[serde(default)]
+    pub errors: u64,
+}
+
+/// The plan a server chose for one statement class.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ExplainRecord {
+    pub class: String,
+    pub fingerprint: String,
+    pub plan: String,
+}
+
+/// Result equivalence of one variant against the baseline: every query's result hash.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerificationRecord {
+    pub variant: String,
+    /// same | different | skipped
+    pub status: String,
+    /// Queries run (including the follow-up selects of written tables).
+    pub queries: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<DifferenceRecord>,
+    /// Why it was skipped or could not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A query whose result differs from the baseline's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DifferenceRecord {
+    pub query: String,
+    /// Line in the query file (0: a follow-up select bakeoff added).
+    #[serde(default)]
+    pub line: usize,
+    pub hash: String,
+    pub baseline_hash: String,
+    /// The first rows found in this variant's result and not the baseline's, and back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_rows: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_error: Option<String>,
 }
 
 /// One tpcc transaction kind in one run: counts, response times and the 90th-percentile

@@ -159,6 +159,7 @@ pub(crate) fn sample() -> Results {
             "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)".into(),
         ],
         notes: Vec::new(),
+        verification: Vec::new(),
     }
 }
 

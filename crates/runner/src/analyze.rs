@@ -134,6 +134,30 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
 
 fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
+    for v in &r.verification {
+        if let Some(d) = v.differences.first() {
+            let short: String = d.query.chars().take(100).collect();
+            w.push(format!(
+                "VERIFY FAILED: variant {} returned different results than the baseline for {} of {} queries; first: {}{short} (hash {} vs baseline {})",
+                v.variant,
+                v.differences.len(),
+                v.queries,
+                if d.line > 0 {
+                    format!("line {}: ", d.line)
+                } else {
+                    String::new()
+                },
+                d.hash,
+                d.baseline_hash
+            ));
+        } else if v.status == "skipped" {
+            w.push(format!(
+                "verification of variant {} skipped: {}",
+                v.variant,
+                v.note.as_deref().unwrap_or("no reason given")
+            ));
+        }
+    }
     for v in r.variants.iter().filter(|v| !v.memory_errors.is_empty()) {
         let first = &v.memory_errors[0];
         w.push(format!(
@@ -268,6 +292,7 @@ mod tests {
             comparisons: vec![],
             warnings: vec![],
             notes: Vec::new(),
+            verification: Vec::new(),
         }
     }
 

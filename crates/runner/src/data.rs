@@ -13,7 +13,7 @@ use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec, TargetKind};
 use bakeoff_workloads::{oltp, tpcc};
-use bakeoff_workloads::sql::{Db, Dialect};
+use bakeoff_workloads::sql::{self, Db, Dialect};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -94,6 +94,11 @@ pub fn tpcc_for_variant(cfg: &tpcc::TpccConfig, v: &ReadyVariant) -> tpcc::TpccC
 enum DataSet {
     Oltp(oltp::OltpConfig),
     Tpcc(tpcc::TpccConfig),
+    /// A replay's setup script (possibly empty: the log runs on an empty database).
+    Script {
+        file: Option<PathBuf>,
+        statements: Vec<String>,
+    },
 }
 
 impl DataSet {
@@ -103,6 +108,10 @@ impl DataSet {
                 Some(DataSet::Oltp(for_variant(c, v)))
             }
             WorkloadConfig::Tpcc(t) => Some(DataSet::Tpcc(tpcc_for_variant(&t.cfg, v))),
+            WorkloadConfig::Replay(r) | WorkloadConfig::Mysqlslap(r) => Some(DataSet::Script {
+                file: r.setup_file.clone(),
+                statements: r.setup.clone(),
+            }),
             WorkloadConfig::Kv(_) => None,
         }
     }
@@ -124,6 +133,12 @@ impl DataSet {
                 c.warehouses,
                 c.engine.as_deref().unwrap_or("default")
             ),
+            DataSet::Script { statements, .. } => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                statements.hash(&mut h);
+                format!("script-{:016x}", h.finish())
+            }
         }
     }
 
@@ -131,6 +146,10 @@ impl DataSet {
         match self {
             DataSet::Oltp(c) => format!("{} table(s) x {} rows", c.tables, c.table_size),
             DataSet::Tpcc(c) => format!("TPC-C, {} warehouse(s)", c.warehouses),
+            DataSet::Script { file: Some(f), statements } => {
+                format!("{} ({} statements)", f.display(), statements.len())
+            }
+            DataSet::Script { file: None, .. } => "an empty database".to_string(),
         }
     }
 
@@ -143,6 +162,12 @@ impl DataSet {
             DataSet::Tpcc(c) => tpcc::load(db, c)
                 .map(|r| (r.rows, r.seconds))
                 .map_err(|e| format!("loading the TPC-C tables failed: {e}")),
+            DataSet::Script { statements, .. } => {
+                let started = Instant::now();
+                sql::run_script(db, statements)
+                    .map(|n| (n as u64, started.elapsed().as_secs_f64()))
+                    .map_err(|e| format!("the setup script failed: {e}"))
+            }
         }
     }
 }
@@ -322,19 +347,14 @@ fn load_in_place(
     dir: &Path,
     set: &DataSet,
 ) -> Result<(u64, f64), String> {
-    let spec = SandboxSpec {
-        name: format!("{}-prepare", v.name),
-        kind: sandbox_kind(l.experiment.target.kind),
-        binary: binary.to_path_buf(),
-        args: v.args.clone(),
-        root: opts.sandbox_root.clone(),
-        ready_timeout: SQL_READY_TIMEOUT,
-        stop_grace: SQL_STOP_GRACE,
-        options: v.options.clone(),
-        data: Some(DataSource::InPlace(dir.to_path_buf())),
-        wrapper: Vec::new(),
-        env: Vec::new(),
-    };
+    let spec = sql_spec(
+        l,
+        opts,
+        v,
+        binary,
+        "prepare",
+        DataSource::InPlace(dir.to_path_buf()),
+    );
     let sandbox = Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
     let db = db_of(&sandbox, l.experiment.target.kind)
         .ok_or_else(|| "the sandbox has no login".to_string())?;
@@ -345,6 +365,31 @@ fn load_in_place(
     let (rows, seconds) = loaded?;
     stopped.map_err(|err| format!("the server did not stop cleanly after loading: {err}"))?;
     Ok((rows, if seconds > 0.0 { seconds } else { wall }))
+}
+
+/// A plain SQL sandbox of variant `v` on `data` (no probes, no wrapper), named
+/// `<variant>-<role>`.
+pub fn sql_spec(
+    l: &Loaded,
+    opts: &Options,
+    v: &ReadyVariant,
+    binary: &Path,
+    role: &str,
+    data: DataSource,
+) -> SandboxSpec {
+    SandboxSpec {
+        name: format!("{}-{role}", v.name),
+        kind: sandbox_kind(l.experiment.target.kind),
+        binary: binary.to_path_buf(),
+        args: v.args.clone(),
+        root: opts.sandbox_root.clone(),
+        ready_timeout: SQL_READY_TIMEOUT,
+        stop_grace: SQL_STOP_GRACE,
+        options: v.options.clone(),
+        data: Some(data),
+        wrapper: Vec::new(),
+        env: Vec::new(),
+    }
 }
 
 /// Which servers read the same data files: the server's version (major for PostgreSQL,

@@ -13,10 +13,11 @@ use bakeoff_load::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_probe::{findings, profile};
 use bakeoff_report::model::{
-    Cell, KindRecord, Latency, MemoryError, Results, Run, TpccCell, TransactionRecord,
+    Cell, ClassRecord, ExplainRecord, KindRecord, Latency, MemoryError, Results, Run, TpccCell,
+    TransactionRecord,
 };
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
-use bakeoff_workloads::{kv, oltp, sysbench, tpcc};
+use bakeoff_workloads::{kv, mysqlslap, oltp, replay, sysbench, tpcc};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -365,6 +366,10 @@ impl Context<'_> {
                 if let Some(t) = &d.tpcc {
                     tpcc_figures(&mut run, t);
                 }
+                if let Some((classes, explains)) = d.replay {
+                    run.classes = classes;
+                    run.explains = explains;
+                }
                 run
             }
             Err(e) => invalid(slot, e),
@@ -402,7 +407,11 @@ impl Context<'_> {
     ) -> Result<Driven, String> {
         let target = self.loaded.experiment.target.kind;
         let (phases, seed) = (self.phases(), self.seed(slot));
-        let plain = |rec: RunRecord| Driven { rec, tpcc: None };
+        let plain = |rec: RunRecord| Driven {
+            rec,
+            tpcc: None,
+            replay: None,
+        };
         match &self.configs[slot.workload].config {
             WorkloadConfig::Kv(c) => {
                 let mut cfg = c.clone();
@@ -434,7 +443,47 @@ impl Context<'_> {
                         warehouses: cfg.warehouses,
                         violations: None,
                     }),
+                    replay: None,
                 })
+            }
+            WorkloadConfig::Replay(r) => {
+                let mut db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
+                db.via_socket = r.unix_socket;
+                let cfg = replay::ReplayConfig {
+                    statements: r.statements.clone(),
+                    connections: slot.connections,
+                    iterations: r.iterations,
+                    client_threads: r.client_threads,
+                };
+                let (rec, figures) =
+                    replay::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
+                        .map_err(|e| e.to_string())?;
+                // The plans once per cell: they depend on the server, not the round.
+                let explains = if slot.round == 0 && r.explain > 0 {
+                    replay::explain(&db, &figures.classes, r.explain)
+                } else {
+                    Vec::new()
+                };
+                Ok(Driven {
+                    rec,
+                    tpcc: None,
+                    replay: Some(replay_records(&figures, explains)),
+                })
+            }
+            WorkloadConfig::Mysqlslap(r) => {
+                let db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
+                // mariadb-slap's whole run is the measured window.
+                hooks.measure_started();
+                let got = mysqlslap::run(
+                    &db,
+                    &r.file,
+                    slot.connections,
+                    r.iterations,
+                    live,
+                    &self.cancel,
+                );
+                hooks.measure_ended();
+                got.map(plain).map_err(|e| e.to_string())
             }
             WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
                 let mut cfg = data::for_variant(c, v);
@@ -632,8 +681,14 @@ impl Context<'_> {
             server_log: None,
             ..Run::default()
         };
-        if self.configs[slot.workload].config.is_sql() {
-            run.tps = Some(rec.ops_per_s);
+        let config = &self.configs[slot.workload].config;
+        if config.is_sql() {
+            // A replay's operations are statements, not transactions.
+            let replayed = matches!(
+                config,
+                WorkloadConfig::Replay(_) | WorkloadConfig::Mysqlslap(_)
+            );
+            run.tps = (!replayed).then_some(rec.ops_per_s);
             run.qps = Some(rec.queries as f64 / rec.elapsed_s.max(1e-9));
             run.client_cpu_us_per_txn = Some(run.client_cpu_us_per_op);
             run.reconnects = rec.reconnects;
@@ -679,6 +734,36 @@ impl Context<'_> {
 struct Driven {
     rec: RunRecord,
     tpcc: Option<TpccDriven>,
+    /// replay: per-class figures and the plans of the heaviest classes.
+    replay: Option<(Vec<ClassRecord>, Vec<ExplainRecord>)>,
+}
+
+fn replay_records(
+    r: &replay::ReplayRecord,
+    explains: Vec<replay::Explain>,
+) -> (Vec<ClassRecord>, Vec<ExplainRecord>) {
+    let classes = r
+        .classes
+        .iter()
+        .map(|c| ClassRecord {
+            fingerprint: c.fingerprint.clone(),
+            class: c.class.clone(),
+            count: c.count,
+            total_s: c.total_s,
+            p50_us: c.p50_us,
+            p99_us: c.p99_us,
+            errors: c.errors,
+        })
+        .collect();
+    let explains = explains
+        .into_iter()
+        .map(|e| ExplainRecord {
+            class: e.class,
+            fingerprint: e.fingerprint,
+            plan: e.plan,
+        })
+        .collect();
+    (classes, explains)
 }
 
 struct TpccDriven {

@@ -140,5 +140,6 @@ pub fn initial_results(l: &Loaded) -> Results {
         comparisons: Vec::new(),
         warnings: Vec::new(),
         notes: Vec::new(),
+        verification: Vec::new(),
     }
 }

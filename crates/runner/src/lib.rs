@@ -13,6 +13,7 @@ mod prepare;
 mod probes;
 mod schedule;
 mod tpcc;
+mod verify;
 
 pub use analyze::analyze;
 pub use bakeoff_load::Live;
@@ -71,6 +72,53 @@ pub struct Outcome {
     pub results: bakeoff_report::Results,
 }
 
+/// `bakeoff verify`: builds, prepared data and the result verification only, no
+/// measured run. The results folder holds the verdicts (`verification`).
+pub fn verify_experiment(
+    loaded: &Loaded,
+    opts: &Options,
+    observer: &dyn Observer,
+) -> Result<Outcome, RunError> {
+    let configs = prepare::check_inputs(loaded)?;
+    if !loaded.experiment.target.kind.is_sql() {
+        return Err(RunError::BadInput(format!(
+            "{}: bakeoff verify compares SQL results; this experiment's target is {}",
+            loaded.path.display(),
+            loaded.experiment.target.kind.as_str()
+        )));
+    }
+    let folder = Folder::create(loaded, opts)?;
+    let mut results = folder::initial_results(loaded);
+    let mut variants = prepare::variants(loaded, opts, &folder, observer, &mut results)?;
+    let store = data::prepare(
+        loaded,
+        opts,
+        &configs,
+        &mut variants,
+        &mut results,
+        observer,
+    );
+    let mut verifying = loaded.clone();
+    verifying.experiment.verify.enabled = true;
+    verify::verify_all(
+        &verifying,
+        opts,
+        &configs,
+        &variants,
+        &store,
+        &mut results,
+        observer,
+    );
+    results.status = "complete".into();
+    results.finished_utc = Some(folder::now_utc());
+    analyze(&mut results);
+    write_results(&folder, &results)?;
+    Ok(Outcome {
+        folder: folder.path.clone(),
+        results,
+    })
+}
+
 /// Runs the whole experiment. `cancel` is set by the signal handler.
 pub fn run_experiment(
     loaded: &Loaded,
@@ -104,6 +152,16 @@ pub fn run_experiment(
             "no variant could load its data; see the errors above".into(),
         ));
     }
+    verify::verify_all(
+        loaded,
+        opts,
+        &configs,
+        &variants,
+        &store,
+        &mut results,
+        observer,
+    );
+    write_results(&folder, &results)?;
     let probe_plan = probes::ProbePlan::new(&loaded.experiment);
     for n in &probe_plan.notes {
         observer.notice(n);

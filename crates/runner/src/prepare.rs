@@ -11,7 +11,7 @@ use bakeoff_plan::{
     WorkloadKind,
 };
 use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
-use bakeoff_workloads::{kv, oltp, tpcc};
+use bakeoff_workloads::{kv, oltp, replay, tpcc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -42,6 +42,25 @@ pub enum WorkloadConfig {
     Oltp(oltp::OltpConfig),
     Sysbench(oltp::OltpConfig),
     Tpcc(TpccSetup),
+    Replay(ReplaySetup),
+    Mysqlslap(ReplaySetup),
+}
+
+/// A replay or mysqlslap workload: the parsed log, its setup script, how often to run it.
+#[derive(Debug, Clone)]
+pub struct ReplaySetup {
+    /// The log as given (mysqlslap reads it itself).
+    pub file: PathBuf,
+    pub format: replay::LogFormat,
+    pub statements: Vec<replay::Statement>,
+    /// Statements run once into the prepared data, and the file they came from.
+    pub setup: Vec<String>,
+    pub setup_file: Option<PathBuf>,
+    pub iterations: u32,
+    pub client_threads: usize,
+    pub unix_socket: bool,
+    /// EXPLAIN the heaviest classes (how many).
+    pub explain: usize,
 }
 
 /// One point of a tpcc workload's warehouse sweep.
@@ -58,7 +77,10 @@ impl WorkloadConfig {
     /// The oltp parameters of an oltp or sysbench workload.
     pub fn sql(&self) -> Option<&oltp::OltpConfig> {
         match self {
-            WorkloadConfig::Kv(_) | WorkloadConfig::Tpcc(_) => None,
+            WorkloadConfig::Kv(_)
+            | WorkloadConfig::Tpcc(_)
+            | WorkloadConfig::Replay(_)
+            | WorkloadConfig::Mysqlslap(_) => None,
             WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => Some(c),
         }
     }
@@ -149,15 +171,82 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
                 }
                 WorkloadConfig::Sysbench(oltp_config(w))
             }
+            WorkloadKind::Replay => WorkloadConfig::Replay(replay_setup(l, i, w)?),
+            WorkloadKind::Mysqlslap => {
+                if !on_path("mariadb-slap") {
+                    return Err(RunError::BadInput(
+                        l.error_at(
+                            &key!["workload", i, "kind"],
+                            "mariadb-slap is not installed; run scripts/setup.sh (apt-get install mariadb-client)",
+                        )
+                        .to_string(),
+                    ));
+                }
+                let s = replay_setup(l, i, w)?;
+                if s.format != replay::LogFormat::SqlFile {
+                    return Err(RunError::BadInput(
+                        l.error_at(
+                            &key!["workload", i, "file"],
+                            format!("mariadb-slap reads plain .sql files, and this is a {}; use kind = \"replay\" for logs", s.format.name()),
+                        )
+                        .to_string(),
+                    ));
+                }
+                WorkloadConfig::Mysqlslap(s)
+            }
             WorkloadKind::Tpcc => unreachable!("tpcc workloads are expanded above"),
         };
         out.push(WorkloadSpec {
             name: w.display_name(),
-            connections: w.connections.to_vec(),
+            connections: w.connections_swept(),
             config: cfg,
         });
     }
     Ok(out)
+}
+
+/// Reads and parses a replay workload's log and setup file; a file that does not parse is
+/// bad input naming the file, line and statement.
+fn replay_setup(l: &Loaded, i: usize, w: &Workload) -> Result<ReplaySetup, RunError> {
+    let read = |k: &'static str, p: &PathBuf| -> Result<(PathBuf, String), RunError> {
+        let path = l.resolve(p);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            RunError::BadInput(
+                l.error_at(&key!["workload", i, k], format!("cannot read {}: {e}", path.display()))
+                    .to_string(),
+            )
+        })?;
+        Ok((path, text))
+    };
+    let bad = |k: &'static str, path: &PathBuf, e: replay::ParseError| {
+        RunError::BadInput(
+            l.error_at(&key!["workload", i, k], format!("{}: {e}", path.display()))
+                .to_string(),
+        )
+    };
+    let file = w.file.clone().unwrap_or_default();
+    let (path, text) = read("file", &file)?;
+    let (format, statements) = replay::parse_auto(&text).map_err(|e| bad("file", &path, e))?;
+    let (setup, setup_file) = match &w.setup {
+        Some(s) => {
+            let (spath, stext) = read("setup", s)?;
+            let parsed = replay::parse(&stext, replay::LogFormat::SqlFile)
+                .map_err(|e| bad("setup", &spath, e))?;
+            (parsed.into_iter().map(|s| s.sql).collect(), Some(spath))
+        }
+        None => (Vec::new(), None),
+    };
+    Ok(ReplaySetup {
+        file: path,
+        format,
+        statements,
+        setup,
+        setup_file,
+        iterations: w.iterations.unwrap_or(1),
+        client_threads: w.client_threads.unwrap_or(oltp::AUTO_THREADS),
+        unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
+        explain: w.explain.unwrap_or(3),
+    })
 }
 
 /// A tpcc workload as one spec per warehouse count.

@@ -293,6 +293,7 @@ mod tests {
             comparisons: vec![],
             warnings: vec![],
             notes: Vec::new(),
+            verification: Vec::new(),
         }
     }
 

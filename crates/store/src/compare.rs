@@ -284,6 +284,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         comparisons,
         warnings,
         notes,
+        verification: Vec::new(),
     };
     Compared {
         results,

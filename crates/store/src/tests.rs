@@ -369,6 +369,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         comparisons: vec![],
         warnings: vec![],
         notes: vec![],
+        verification: Vec::new(),
     }
 }
 

@@ -6,8 +6,10 @@
 
 mod driver;
 pub mod kv;
+pub mod mysqlslap;
 pub mod oltp;
 pub mod replay;
 pub mod sql;
 pub mod sysbench;
 pub mod tpcc;
+pub mod verify;

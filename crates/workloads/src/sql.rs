@@ -48,3 +48,21 @@ impl Db {
         })
     }
 }
+
+/// Runs SQL statements in order on one connection (a replay's `setup` file); stops at the
+/// first that fails, naming it. Returns how many ran.
+pub fn run_script(db: &Db, statements: &[String]) -> Result<usize, String> {
+    let rt = crate::driver::runtime().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mut c = crate::oltp::Client::connect(db, 0, false)
+            .await
+            .map_err(|e| format!("cannot connect: {}", e.message))?;
+        for (i, s) in statements.iter().enumerate() {
+            c.simple(s).await.map_err(|e| {
+                let short: String = s.chars().take(80).collect();
+                format!("statement {} ({short}) failed: {}", i + 1, e.message)
+            })?;
+        }
+        Ok(statements.len())
+    })
+}

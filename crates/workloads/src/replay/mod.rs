@@ -7,11 +7,15 @@
 //! by `?`) so a replay can report latencies per class. Nothing here talks to a server.
 
 mod csvlog;
+mod explain;
 mod fingerprint;
 mod general_log;
+mod run;
 mod sqlfile;
 
+pub use explain::{explain, explainable, Explain};
 pub use fingerprint::{class_id, fingerprint};
+pub use run::{run, ClassStats, ReplayConfig, ReplayRecord};
 
 use std::fmt;
 

@@ -1,0 +1,151 @@
+//! Result verification and query-log replay, as tables every exporter shows: per variant
+//! whether its results matched the baseline's (and, where not, the query, both hashes and
+//! the first differing rows); per replayed statement class the count, total time and
+//! percentiles; the plans (EXPLAIN) of the heaviest classes per variant.
+
+use crate::model::{Cell, Results};
+use crate::summary::markdown_table;
+use std::fmt::Write;
+
+/// The verification table: one row per variant.
+pub fn verification_rows(r: &Results) -> Vec<Vec<String>> {
+    r.verification
+        .iter()
+        .map(|v| {
+            vec![
+                v.variant.clone(),
+                v.status.clone(),
+                v.queries.to_string(),
+                v.differences.len().to_string(),
+                v.note.clone().unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
+pub const VERIFICATION_HEADER: [&str; 5] = ["variant", "results", "queries", "differences", "note"];
+
+/// One difference, as lines of text (query, hashes, rows on each side).
+pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
+    let mut out = vec![format!(
+        "{}{}",
+        if d.line > 0 {
+            format!("line {}: ", d.line)
+        } else {
+            String::new()
+        },
+        d.query
+    )];
+    out.push(format!("hash {} (baseline {})", d.hash, d.baseline_hash));
+    if let Some(e) = &d.error {
+        out.push(format!("error here: {e}"));
+    }
+    if let Some(e) = &d.baseline_error {
+        out.push(format!("error on the baseline: {e}"));
+    }
+    for row in &d.rows {
+        out.push(format!("+ {row}"));
+    }
+    for row in &d.baseline_rows {
+        out.push(format!("- {row}"));
+    }
+    out
+}
+
+/// report.md: the verification section (only when something was verified).
+pub fn verification_markdown(s: &mut String, r: &Results) {
+    if r.verification.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Result verification (against `{}`)\n", r.plan.baseline);
+    s.push_str(&markdown_table(&VERIFICATION_HEADER, &verification_rows(r)));
+    s.push('\n');
+    for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
+        let _ = writeln!(s, "### {}: results differ\n", v.variant);
+        for d in v.differences.iter().take(10) {
+            let _ = writeln!(s, "```\n{}\n```\n", difference_lines(d).join("\n"));
+        }
+        if v.differences.len() > 10 {
+            let _ = writeln!(s, "({} more in results.json)\n", v.differences.len() - 10);
+        }
+    }
+}
+
+/// The replayed workloads' cells (those whose runs carry classes).
+pub fn replay_cells(r: &Results) -> Vec<&Cell> {
+    r.cells
+        .iter()
+        .filter(|c| c.runs.iter().any(|x| !x.classes.is_empty()))
+        .collect()
+}
+
+pub const CLASS_HEADER: [&str; 7] = [
+    "class",
+    "statement class",
+    "count",
+    "total s",
+    "p50 us",
+    "p99 us",
+    "errors",
+];
+
+/// Per class of a cell: the median run's figures (by total time), heaviest first.
+pub fn class_rows(c: &Cell) -> Vec<Vec<String>> {
+    let valid: Vec<_> = c
+        .runs
+        .iter()
+        .filter(|x| x.valid && !x.classes.is_empty())
+        .collect();
+    let Some(run) = valid.get(valid.len() / 2).or(valid.first()) else {
+        return Vec::new();
+    };
+    run.classes
+        .iter()
+        .take(15)
+        .map(|k| {
+            let fp: String = k.fingerprint.chars().take(90).collect();
+            vec![
+                k.class.chars().take(8).collect(),
+                fp,
+                k.count.to_string(),
+                format!("{:.3}", k.total_s),
+                format!("{:.0}", k.p50_us),
+                format!("{:.0}", k.p99_us),
+                k.errors.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// report.md: per replay cell the class table, then each variant's plans.
+pub fn replay_markdown(s: &mut String, r: &Results) {
+    let cells = replay_cells(r);
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Replayed statement classes\n");
+    for c in &cells {
+        let _ = writeln!(
+            s,
+            "### {} x{} on {}\n",
+            c.workload, c.connections, c.variant
+        );
+        s.push_str(&markdown_table(&CLASS_HEADER, &class_rows(c)));
+        s.push('\n');
+    }
+    let mut shown = Vec::new();
+    for c in &cells {
+        let Some(run) = c.runs.iter().find(|x| !x.explains.is_empty()) else {
+            continue;
+        };
+        let key = (c.workload.clone(), c.variant.clone());
+        if shown.contains(&key) {
+            continue;
+        }
+        shown.push(key);
+        let _ = writeln!(s, "### Plans: {} on {}\n", c.workload, c.variant);
+        for e in &run.explains {
+            let _ = writeln!(s, "`{}`\n\n```\n{}\n```\n", e.fingerprint, e.plan.trim_end());
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Result equivalence, before any run is measured: the same query set runs against every
+//! variant's server, each on a fresh copy of its prepared data, and every result's hash
+//! is compared with the baseline's. The set is `[verify] queries` (run on the first SQL
+//! workload's data) or else each replay workload's own statements (on its data). A
+//! difference fails that variant's verification; it is the first thing the terminal and
+//! the reports show.
+
+use crate::data::{self, DataStore};
+use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
+use crate::{Observer, Options};
+use bakeoff_plan::Loaded;
+use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
+use bakeoff_sandbox::Sandbox;
+use bakeoff_workloads::replay::{self, Statement};
+use bakeoff_workloads::verify;
+
+/// One query set and the workload whose prepared data it runs on.
+struct QuerySet {
+    statements: Vec<Statement>,
+    workload: usize,
+}
+
+/// The query sets of the experiment (empty: nothing to verify).
+fn query_sets(l: &Loaded, specs: &[WorkloadSpec]) -> Result<Vec<QuerySet>, String> {
+    if let Some(q) = &l.experiment.verify.queries {
+        let path = l.resolve(q);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let statements = replay::parse(&text, replay::LogFormat::SqlFile)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let workload = specs.iter().position(|s| s.config.is_sql()).unwrap_or(0);
+        return Ok(vec![QuerySet {
+            statements,
+            workload,
+        }]);
+    }
+    Ok(specs
+        .iter()
+        .enumerate()
+        .filter_map(|(w, s)| match &s.config {
+            WorkloadConfig::Replay(r) | WorkloadConfig::Mysqlslap(r) => Some(QuerySet {
+                statements: r.statements.clone(),
+                workload: w,
+            }),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Runs every query set on every variant and records the verdicts in `results`.
+pub fn verify_all(
+    l: &Loaded,
+    opts: &Options,
+    specs: &[WorkloadSpec],
+    variants: &[ReadyVariant],
+    store: &DataStore,
+    results: &mut Results,
+    observer: &dyn Observer,
+) {
+    let e = &l.experiment;
+    if !e.verify.enabled || !e.target.kind.is_sql() {
+        return;
+    }
+    let sets = match query_sets(l, specs) {
+        Ok(s) if !s.is_empty() => s,
+        Ok(_) => return,
+        Err(m) => {
+            results.verification = variants.iter().map(|v| skipped(v, m.clone())).collect();
+            return;
+        }
+    };
+    let baseline = e.baseline();
+    let Some(base) = variants.iter().find(|v| v.name == baseline) else {
+        return;
+    };
+    observer.notice(&format!(
+        "verifying results: {} queries on {} variants",
+        sets.iter().map(|s| s.statements.len()).sum::<usize>(),
+        variants.len()
+    ));
+    let reference = outcomes(l, opts, base, &sets, store);
+    results.verification = variants
+        .iter()
+        .map(|v| match (&reference, v.name == baseline) {
+            (Err(m), _) => skipped(v, format!("the baseline's queries could not run: {m}")),
+            (Ok(r), true) => VerificationRecord {
+                variant: v.name.clone(),
+                status: "same".into(),
+                queries: r.len(),
+                note: Some("baseline".into()),
+                ..VerificationRecord::default()
+            },
+            (Ok(r), false) => match outcomes(l, opts, v, &sets, store) {
+                Ok(mine) => record(v, r, &mine),
+                Err(m) => skipped(v, m),
+            },
+        })
+        .collect();
+}
+
+fn skipped(v: &ReadyVariant, note: String) -> VerificationRecord {
+    VerificationRecord {
+        variant: v.name.clone(),
+        status: "skipped".into(),
+        note: Some(note),
+        ..VerificationRecord::default()
+    }
+}
+
+fn record(
+    v: &ReadyVariant,
+    reference: &[verify::Outcome],
+    mine: &[verify::Outcome],
+) -> VerificationRecord {
+    let differences: Vec<DifferenceRecord> = verify::compare(reference, mine)
+        .into_iter()
+        .map(|d| DifferenceRecord {
+            query: d.query,
+            line: d.line,
+            hash: d.hash,
+            baseline_hash: d.baseline_hash,
+            rows: d.rows.iter().map(|r| verify::display_row(r)).collect(),
+            baseline_rows: d.baseline_rows.iter().map(|r| verify::display_row(r)).collect(),
+            error: d.error,
+            baseline_error: d.baseline_error,
+        })
+        .collect();
+    VerificationRecord {
+        variant: v.name.clone(),
+        status: if differences.is_empty() {
+            "same"
+        } else {
+            "different"
+        }
+        .into(),
+        queries: mine.len(),
+        differences,
+        note: None,
+    }
+}
+
+/// The variant's outcomes of every set, each set on a fresh server over a copy of its
+/// workload's prepared data.
+fn outcomes(
+    l: &Loaded,
+    opts: &Options,
+    v: &ReadyVariant,
+    sets: &[QuerySet],
+    store: &DataStore,
+) -> Result<Vec<verify::Outcome>, String> {
+    let mut all = Vec::new();
+    for set in sets {
+        let source = store
+            .source(&v.name, set.workload)
+            .ok_or("no prepared data for the query set")?;
+        let spec = data::sql_spec(l, opts, v, &v.binary, "verify", source);
+        let sandbox =
+            Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
+        let got = match data::db_of(&sandbox, l.experiment.target.kind) {
+            Some(db) => verify::run_set(&db, &set.statements).map_err(|e| e.to_string()),
+            None => Err("the sandbox has no login".into()),
+        };
+        let _ = sandbox.stop();
+        all.extend(got?);
+    }
+    Ok(all)
+}

@@ -1,0 +1,759 @@
+//! Result-equivalence verification: a build made with another compiler, other flags or a
+//! patch can return wrong answers, so bakeoff runs one query set against every variant's
+//! server and compares what each statement returned with the baseline's.
+//!
+//! [`run_set`] runs the statements in order on one connection and reduces each result to
+//! an [`Outcome`]: a hash of its canonical encoding, the row count and a sample. Then,
+//! for every table the set writes to (`INSERT INTO t`, `REPLACE INTO t`, `UPDATE t`,
+//! `DELETE FROM t`), it appends an outcome of `SELECT * FROM t`, so updates are checked
+//! through what they left behind. [`compare`] pairs two runs position by position and
+//! lists the statements whose hashes differ, with the first rows that differ.
+//!
+//! The canonical encoding of a result set:
+//! - each value as the text the server sent, NULL as `\N`; a backslash in a value is
+//!   doubled and the separators are escaped (`\x1f`, `\x1e`), so no value collides with
+//!   the NULL marker or spills into its neighbour;
+//! - values joined with `0x1f`, rows with `0x1e`, after the column count;
+//! - rows sorted unless the statement has an `ORDER BY` at its top level (outside any
+//!   parentheses: see [`has_top_level_order_by`]); then their order counts.
+//!
+//! Numbers are kept as the server formats them: a decimal returned with another scale
+//! (`0.3333` against `0.333333`) or a float printed with other digits is a difference a
+//! user wants to see. The one normalization is negative zero (`-0`, `-0.00`, `-0e0`),
+//! written without its sign: whether a computation lands on -0 or 0 is a harmless
+//! accident of instruction order. A statement without a result set (DML, DDL) is
+//! hashed by its affected-row count. A failed statement is hashed by its error class:
+//! its kind and the server's error code or SQLSTATE, not the wording, so the same
+//! failure on two variants is the same outcome and a failure on one only is a
+//! difference.
+//!
+//! What this cannot make deterministic is left to the query set: `LIMIT` without an
+//! `ORDER BY`, an `ORDER BY` with ties, `NOW()` or `RAND()` differ between any two runs.
+//! A lost connection (a server that crashed on a statement) is that statement's error;
+//! the next statement reconnects once, and if that fails every remaining statement
+//! carries the same error.
+
+use crate::oltp::{Client, DbError, Rows};
+use crate::replay::Statement;
+use crate::sql::Db;
+use bakeoff_load::LoadError;
+use sha2::{Digest, Sha256};
+use std::cmp::Ordering;
+use std::time::Duration;
+
+/// How NULL is encoded.
+pub const NULL_MARKER: &str = "\\N";
+/// Separates values within a row.
+pub const VALUE_SEP: char = '\x1f';
+/// Separates rows.
+pub const ROW_SEP: char = '\x1e';
+/// Rows of each outcome kept in [`Outcome::sample`] and shown per side of a
+/// [`Difference`].
+pub const SAMPLE_ROWS: usize = 5;
+/// Results of up to this many rows are kept whole ([`Outcome::kept`]) so a difference
+/// can show the rows that differ; beyond it only the hash and the sample are kept.
+pub const KEPT_ROWS: usize = 1000;
+/// How the follow-up selects are marked in [`Outcome::query`].
+pub const AFTER_THE_SET: &str = "-- after the set: ";
+/// How long one statement may run before it counts as failed (kind `timeout`).
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What one statement returned, reduced for comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The statement as run (a follow-up select starts with [`AFTER_THE_SET`]).
+    pub query: String,
+    /// Its line in the query set; 0 for the follow-up selects.
+    pub line: usize,
+    /// 16 hex digits of the SHA-256 of the canonical result (or of the error class).
+    pub hash: String,
+    /// Rows returned; for a statement without a result set, rows affected.
+    pub rows: u64,
+    /// The first [`SAMPLE_ROWS`] canonical rows (after sorting, when order does not
+    /// count); see [`display_row`].
+    pub sample: Vec<String>,
+    /// `kind: message` of a failed statement.
+    pub error: Option<String>,
+    /// Columns of the result set; 0 for a statement without one (and a failure).
+    pub columns: usize,
+    /// All canonical rows, as hashed, when there are at most [`KEPT_ROWS`].
+    pub kept: Option<Vec<String>>,
+}
+
+/// A statement whose result differs from the baseline's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub query: String,
+    pub line: usize,
+    /// This variant's hash ("" when this variant has no outcome at this position).
+    pub hash: String,
+    pub baseline_hash: String,
+    /// Up to [`SAMPLE_ROWS`] canonical rows this variant returned and the baseline did
+    /// not (or from the first position where the order differs); for a statement
+    /// without a result set, `affected rows: N`.
+    pub rows: Vec<String>,
+    pub baseline_rows: Vec<String>,
+    pub error: Option<String>,
+    pub baseline_error: Option<String>,
+}
+
+/// Runs `statements` in order on one connection to `db`, then `SELECT * FROM t` for
+/// every table `t` they write to. Fails only when the first connection cannot be
+/// opened; a failing statement is an outcome.
+pub fn run_set(db: &Db, statements: &[Statement]) -> Result<Vec<Outcome>, LoadError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(LoadError::Io)?;
+    rt.block_on(async {
+        let client = Client::connect(db, 0, false)
+            .await
+            .map_err(|e| LoadError::Sql(format!("verify: cannot connect: {}", e.message)))?;
+        let mut session = Session {
+            db,
+            client: Some(client),
+            dead: None,
+        };
+        let mut out = Vec::with_capacity(statements.len() + 4);
+        for s in statements {
+            let ordered = has_top_level_order_by(&s.sql);
+            out.push(session.run(&s.sql, s.line, ordered).await);
+        }
+        for table in written_tables(statements.iter().map(|s| s.sql.as_str())) {
+            let sql = format!("SELECT * FROM {table}");
+            let mut o = session.run(&sql, 0, false).await;
+            o.query = format!("{AFTER_THE_SET}{sql}");
+            out.push(o);
+        }
+        if let Some(c) = session.client.take() {
+            c.close().await;
+        }
+        Ok(out)
+    })
+}
+
+/// The connection a set runs on, reopened after it was lost.
+struct Session<'a> {
+    db: &'a Db,
+    client: Option<Client>,
+    /// Why a reconnect failed: every later statement fails with it.
+    dead: Option<DbError>,
+}
+
+impl Session<'_> {
+    async fn run(&mut self, sql: &str, line: usize, ordered: bool) -> Outcome {
+        match self.query(sql).await {
+            Ok(rows) => outcome_of_rows(sql, line, &rows, ordered),
+            Err(e) => outcome_of_error(sql, line, &e),
+        }
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<Rows, DbError> {
+        if let Some(e) = &self.dead {
+            return Err(e.clone());
+        }
+        let mut client = match self.client.take() {
+            Some(c) => c,
+            None => Client::connect(self.db, 0, false).await.map_err(|e| {
+                let e = DbError {
+                    kind: "lost_connection",
+                    message: format!("cannot reconnect: {}", e.message),
+                };
+                self.dead = Some(e.clone());
+                e
+            })?,
+        };
+        match tokio::time::timeout(STATEMENT_TIMEOUT, client.rows(sql)).await {
+            Err(_) => Err(DbError {
+                kind: "timeout",
+                message: format!("no answer in {} s", STATEMENT_TIMEOUT.as_secs()),
+            }),
+            // The connection's state is unknown after these: open another.
+            Ok(Err(e)) if matches!(e.kind, "lost_connection" | "client_error") => Err(e),
+            Ok(result) => {
+                self.client = Some(client);
+                result
+            }
+        }
+    }
+}
+
+fn outcome_of_rows(sql: &str, line: usize, rows: &Rows, ordered: bool) -> Outcome {
+    let mut o = Outcome {
+        query: sql.to_string(),
+        line,
+        hash: String::new(),
+        rows: rows.rows.len() as u64,
+        sample: Vec::new(),
+        error: None,
+        columns: rows.columns.len(),
+        kept: Some(Vec::new()),
+    };
+    if rows.columns.is_empty() {
+        o.rows = rows.affected;
+        o.hash = hex16(format!("affected:{}", rows.affected).as_bytes());
+        return o;
+    }
+    let (hash, canonical) = hash_rows(rows.columns.len(), &rows.rows, ordered);
+    o.hash = hash;
+    o.sample = canonical.iter().take(SAMPLE_ROWS).cloned().collect();
+    o.kept = (canonical.len() <= KEPT_ROWS).then_some(canonical);
+    o
+}
+
+fn outcome_of_error(sql: &str, line: usize, e: &DbError) -> Outcome {
+    Outcome {
+        query: sql.to_string(),
+        line,
+        hash: hex16(format!("error:{}", error_class(e)).as_bytes()),
+        rows: 0,
+        sample: Vec::new(),
+        error: Some(format!("{}: {}", e.kind, e.message)),
+        columns: 0,
+        kept: None,
+    }
+}
+
+/// An error's kind and its server code: `server_error 1146` from MariaDB's "... (error
+/// 1146)", `server_error 42P01` from PostgreSQL's "... (SQLSTATE 42P01)"; the kind alone
+/// when the message carries no code.
+fn error_class(e: &DbError) -> String {
+    let code = e
+        .message
+        .strip_suffix(')')
+        .and_then(|m| m.rsplit_once('('))
+        .and_then(|(_, tail)| {
+            let tail = tail
+                .strip_prefix("error ")
+                .or(tail.strip_prefix("SQLSTATE "))?;
+            tail.chars()
+                .all(|c| c.is_ascii_alphanumeric())
+                .then_some(tail)
+        });
+    match code {
+        Some(code) => format!("{} {code}", e.kind),
+        None => e.kind.to_string(),
+    }
+}
+
+/// The hash of a result set of `columns` columns, and its canonical rows (sorted unless
+/// `ordered`).
+pub fn hash_rows(
+    columns: usize,
+    rows: &[Vec<Option<String>>],
+    ordered: bool,
+) -> (String, Vec<String>) {
+    let mut canonical: Vec<String> = rows.iter().map(|r| encode_row(r)).collect();
+    if !ordered {
+        canonical.sort_unstable();
+    }
+    let mut h = Sha256::new();
+    h.update(format!("columns:{columns}{ROW_SEP}").as_bytes());
+    for row in &canonical {
+        h.update(row.as_bytes());
+        h.update([ROW_SEP as u8]);
+    }
+    (hex(&h.finalize()[..8]), canonical)
+}
+
+/// One row in the canonical encoding.
+fn encode_row(row: &[Option<String>]) -> String {
+    let mut out = String::new();
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            out.push(VALUE_SEP);
+        }
+        match v {
+            None => out.push_str(NULL_MARKER),
+            Some(s) => escape_into(&mut out, without_negative_zero(s)),
+        }
+    }
+    out
+}
+
+fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            VALUE_SEP => out.push_str("\\x1f"),
+            ROW_SEP => out.push_str("\\x1e"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// `-0`, `-0.00`, `-0e0` without the minus; any other text unchanged.
+fn without_negative_zero(s: &str) -> &str {
+    match s.strip_prefix('-') {
+        Some(rest)
+            if rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+                && rest.chars().all(|c| "0123456789.eE+-".contains(c))
+                && rest.parse::<f64>() == Ok(0.0) =>
+        {
+            rest
+        }
+        _ => s,
+    }
+}
+
+/// A canonical row for people: values separated by ` | ` instead of `0x1f`.
+pub fn display_row(row: &str) -> String {
+    row.replace(VALUE_SEP, " | ")
+}
+
+fn hex16(data: &[u8]) -> String {
+    hex(&Sha256::digest(data)[..8])
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `sql` has an `ORDER BY` outside parentheses (so it orders the statement's own
+/// result, not a subquery's or a window's). String literals, quoted identifiers and
+/// comments are skipped.
+pub fn has_top_level_order_by(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let (mut i, mut depth) = (0, 0usize);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => i = skip_quoted(b, i, q),
+            b'-' if b.get(i + 1) == Some(&b'-') => i = skip_past(b, i, b"\n"),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_past(b, i + 2, b"*/"),
+            b'(' => (depth, i) = (depth + 1, i + 1),
+            b')' => (depth, i) = (depth.saturating_sub(1), i + 1),
+            c if is_word_byte(c) => {
+                let end = word_end(b, i);
+                if depth == 0 && b[i..end].eq_ignore_ascii_case(b"order") {
+                    let next = skip_space(b, end);
+                    let next_end = word_end(b, next);
+                    if b[next..next_end].eq_ignore_ascii_case(b"by") {
+                        return true;
+                    }
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+fn word_end(b: &[u8], from: usize) -> usize {
+    from + b[from..].iter().take_while(|c| is_word_byte(**c)).count()
+}
+
+fn skip_space(b: &[u8], from: usize) -> usize {
+    from + b[from..]
+        .iter()
+        .take_while(|c| c.is_ascii_whitespace())
+        .count()
+}
+
+/// The index after the quoted text that starts at `from` (a doubled quote or a
+/// backslash escapes a quote, as in MariaDB).
+fn skip_quoted(b: &[u8], from: usize, quote: u8) -> usize {
+    let mut i = from + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if quote != b'`' => i += 2,
+            c if c == quote && b.get(i + 1) == Some(&quote) => i += 2,
+            c if c == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The index after the first `end` at or after `from` (the end of `b` when none).
+fn skip_past(b: &[u8], from: usize, end: &[u8]) -> usize {
+    b.get(from..)
+        .and_then(|rest| rest.windows(end.len()).position(|w| w == end))
+        .map_or(b.len(), |p| from + p + end.len())
+}
+
+/// The tables `statements` write to, as written in them, each once (compared without
+/// case), in order of first appearance.
+pub fn written_tables<'a>(statements: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in statements.into_iter().filter_map(written_table) {
+        if !out.iter().any(|o| o.eq_ignore_ascii_case(&t)) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The table an `INSERT`, `REPLACE`, `UPDATE` or `DELETE` writes to (the first one of a
+/// multi-table statement); None for any other statement.
+pub fn written_table(sql: &str) -> Option<String> {
+    let (first, mut rest) = next_word(skip_leading_comments(sql))?;
+    let modifiers: &[&str] = match first.to_ascii_uppercase().as_str() {
+        "INSERT" => &["LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO"],
+        "REPLACE" => &["LOW_PRIORITY", "DELAYED", "INTO"],
+        "UPDATE" => &["LOW_PRIORITY", "IGNORE", "ONLY"],
+        "DELETE" => &["LOW_PRIORITY", "QUICK", "IGNORE", "FROM", "ONLY"],
+        _ => return None,
+    };
+    loop {
+        let (word, after) = next_word(rest)?;
+        if !modifiers.iter().any(|m| word.eq_ignore_ascii_case(m)) {
+            return Some(word.to_string());
+        }
+        rest = after;
+    }
+}
+
+fn skip_leading_comments(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if s.starts_with("--") {
+            s = s.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(r) = s.strip_prefix("/*") {
+            s = r.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return s;
+        }
+    }
+}
+
+/// The next word of `s` (a name, possibly quoted and qualified: `` `db`.`t` ``), and
+/// what follows it. A word ends at space, `(`, `)`, `,` or `;` outside quotes.
+fn next_word(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start();
+    let mut quote = None;
+    let end = s
+        .char_indices()
+        .find(|&(_, c)| match quote {
+            Some(q) if c == q => {
+                quote = None;
+                false
+            }
+            Some(_) => false,
+            None if c == '`' || c == '"' => {
+                quote = Some(c);
+                false
+            }
+            None => c.is_whitespace() || "(),;".contains(c),
+        })
+        .map_or(s.len(), |(i, _)| i);
+    (end > 0).then(|| (&s[..end], &s[end..]))
+}
+
+/// The statements whose outcomes differ between `baseline` and `other`, position by
+/// position; an outcome present in one run only is a difference too.
+pub fn compare(baseline: &[Outcome], other: &[Outcome]) -> Vec<Difference> {
+    (0..baseline.len().max(other.len()))
+        .filter_map(|i| match (baseline.get(i), other.get(i)) {
+            (Some(b), Some(o)) if b.hash == o.hash => None,
+            (Some(b), Some(o)) => Some(difference(b, o)),
+            (Some(b), None) => Some(one_sided(b, true)),
+            (None, Some(o)) => Some(one_sided(o, false)),
+            (None, None) => None,
+        })
+        .collect()
+}
+
+fn difference(b: &Outcome, o: &Outcome) -> Difference {
+    let (rows, baseline_rows) = differing_rows(o, b);
+    Difference {
+        query: o.query.clone(),
+        line: o.line,
+        hash: o.hash.clone(),
+        baseline_hash: b.hash.clone(),
+        rows,
+        baseline_rows,
+        error: o.error.clone(),
+        baseline_error: b.error.clone(),
+    }
+}
+
+/// A difference for an outcome only one run has (`in_baseline`: the baseline's).
+fn one_sided(x: &Outcome, in_baseline: bool) -> Difference {
+    let missing = Some("no outcome at this position: the runs have different lengths".into());
+    let (mine, theirs) = (x.sample.clone(), Vec::new());
+    let mut d = Difference {
+        query: x.query.clone(),
+        line: x.line,
+        hash: x.hash.clone(),
+        baseline_hash: String::new(),
+        rows: mine,
+        baseline_rows: theirs,
+        error: x.error.clone(),
+        baseline_error: missing,
+    };
+    if in_baseline {
+        std::mem::swap(&mut d.hash, &mut d.baseline_hash);
+        std::mem::swap(&mut d.rows, &mut d.baseline_rows);
+        std::mem::swap(&mut d.error, &mut d.baseline_error);
+    }
+    d
+}
+
+/// Up to [`SAMPLE_ROWS`] rows of `mine` and of `theirs` that tell them apart: the rows
+/// one has and the other has not; else (same rows, other order) the rows from the first
+/// position that differs; else their shapes. The samples when either was too big to
+/// keep.
+fn differing_rows(mine: &Outcome, theirs: &Outcome) -> (Vec<String>, Vec<String>) {
+    let (Some(a), Some(b)) = (&mine.kept, &theirs.kept) else {
+        return (mine.sample.clone(), theirs.sample.clone());
+    };
+    let (only_a, only_b) = multiset_difference(a, b);
+    if !only_a.is_empty() || !only_b.is_empty() {
+        return (only_a, only_b);
+    }
+    if let Some(first) = a.iter().zip(b).position(|(x, y)| x != y) {
+        let from = |v: &[String]| v.iter().skip(first).take(SAMPLE_ROWS).cloned().collect();
+        return (from(a), from(b));
+    }
+    (vec![shape(mine)], vec![shape(theirs)])
+}
+
+fn shape(o: &Outcome) -> String {
+    if o.columns == 0 && o.error.is_none() {
+        format!("affected rows: {}", o.rows)
+    } else {
+        format!("columns: {}, rows: {}", o.columns, o.rows)
+    }
+}
+
+fn sorted_refs(v: &[String]) -> Vec<&String> {
+    let mut v: Vec<&String> = v.iter().collect();
+    v.sort_unstable();
+    v
+}
+
+/// The rows of `a` not in `b` and of `b` not in `a` (counting repeats), up to
+/// [`SAMPLE_ROWS`] each, in sorted order.
+fn multiset_difference(a: &[String], b: &[String]) -> (Vec<String>, Vec<String>) {
+    let (a, b) = (sorted_refs(a), sorted_refs(b));
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while (i < a.len() || j < b.len()) && (only_a.len() < SAMPLE_ROWS || only_b.len() < SAMPLE_ROWS)
+    {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        match order {
+            Ordering::Equal => (i, j) = (i + 1, j + 1),
+            Ordering::Less => {
+                if only_a.len() < SAMPLE_ROWS {
+                    only_a.push(a[i].clone());
+                }
+                i += 1;
+            }
+            Ordering::Greater => {
+                if only_b.len() < SAMPLE_ROWS {
+                    only_b.push(b[j].clone());
+                }
+                j += 1;
+            }
+        }
+    }
+    (only_a, only_b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(values: &[&[Option<&str>]]) -> Vec<Vec<Option<String>>> {
+        values
+            .iter()
+            .map(|r| r.iter().map(|v| v.map(str::to_string)).collect())
+            .collect()
+    }
+
+    fn outcome(query: &str, r: &[&[Option<&str>]], ordered: bool) -> Outcome {
+        let columns: Vec<String> = (0..r.first().map_or(1, |r| r.len()))
+            .map(|i| format!("c{i}"))
+            .collect();
+        let result = Rows {
+            columns,
+            rows: rows(r),
+            affected: 0,
+        };
+        outcome_of_rows(query, 1, &result, ordered)
+    }
+
+    #[test]
+    fn row_order_counts_only_when_ordered() {
+        let ab = rows(&[&[Some("a"), Some("1")], &[Some("b"), Some("2")]]);
+        let ba = rows(&[&[Some("b"), Some("2")], &[Some("a"), Some("1")]]);
+        assert_eq!(hash_rows(2, &ab, false), hash_rows(2, &ba, false));
+        assert_ne!(hash_rows(2, &ab, true).0, hash_rows(2, &ba, true).0);
+        assert_eq!(hash_rows(2, &ba, false).1[0], "a\x1f1");
+    }
+
+    #[test]
+    fn order_by_counts_at_the_top_level_only() {
+        assert!(has_top_level_order_by("SELECT a FROM t ORDER BY a"));
+        assert!(has_top_level_order_by(
+            "select a from t order\n  by 1 limit 3"
+        ));
+        assert!(has_top_level_order_by(
+            "(SELECT a FROM t) UNION (SELECT b FROM u) ORDER BY 1"
+        ));
+        assert!(!has_top_level_order_by(
+            "SELECT * FROM (SELECT a FROM t ORDER BY a LIMIT 5) x"
+        ));
+        assert!(!has_top_level_order_by(
+            "SELECT a, ROW_NUMBER() OVER (ORDER BY a) FROM t"
+        ));
+        assert!(!has_top_level_order_by(
+            "SELECT 'x ORDER BY y', `order by` FROM t -- ORDER BY a"
+        ));
+        assert!(!has_top_level_order_by("SELECT order_id, border FROM t"));
+        assert!(!has_top_level_order_by("SELECT 'it\\'s ) ORDER BY' FROM t"));
+    }
+
+    #[test]
+    fn null_and_the_string_null_differ() {
+        let null = rows(&[&[None]]);
+        let text = rows(&[&[Some("NULL")]]);
+        let marker = rows(&[&[Some("\\N")]]);
+        let (h_null, _) = hash_rows(1, &null, false);
+        assert_ne!(h_null, hash_rows(1, &text, false).0);
+        assert_ne!(h_null, hash_rows(1, &marker, false).0);
+        // Separators inside values cannot fake another row shape.
+        let one = rows(&[&[Some("a\x1fb")]]);
+        let two = rows(&[&[Some("a"), Some("b")]]);
+        assert_ne!(hash_rows(1, &one, false).0, hash_rows(2, &two, false).0);
+        assert_ne!(hash_rows(2, &one, false).0, hash_rows(2, &two, false).0);
+        assert_ne!(
+            hash_rows(1, &[], false).0,
+            hash_rows(1, &rows(&[&[Some("")]]), false).0
+        );
+    }
+
+    #[test]
+    fn negative_zero_is_zero_but_scale_counts() {
+        let h = |v: &str| hash_rows(1, &rows(&[&[Some(v)]]), false).0;
+        assert_eq!(h("-0"), h("0"));
+        assert_eq!(h("-0.00"), h("0.00"));
+        assert_eq!(h("-0e0"), h("0e0"));
+        assert_ne!(h("0.00"), h("0"));
+        assert_ne!(h("-0.01"), h("0.01"));
+        assert_ne!(h("0.3333"), h("0.333333"));
+        assert_eq!(without_negative_zero("-"), "-");
+        assert_eq!(without_negative_zero("-inf"), "-inf");
+    }
+
+    #[test]
+    fn written_tables_are_found_by_a_scan() {
+        let set = [
+            "CREATE TABLE t1 (a INT)",
+            "INSERT INTO t1 VALUES (1)",
+            "insert low_priority ignore into `my db`.`t 2`(a) values (2)",
+            "UPDATE t3 SET a = 1",
+            "update T1 set a = 2",
+            "DELETE FROM t4 WHERE a = 1",
+            "REPLACE INTO t5 SELECT * FROM t1",
+            "/* hint */ DELETE QUICK FROM \"t6\";",
+            "SELECT * FROM t7",
+            "UPDATE t8, t9 SET t8.a = t9.a",
+        ];
+        assert_eq!(
+            written_tables(set),
+            ["t1", "`my db`.`t 2`", "t3", "t4", "t5", "\"t6\"", "t8"]
+        );
+        assert_eq!(written_table("INSERT"), None);
+    }
+
+    #[test]
+    fn errors_hash_by_class_not_wording() {
+        let e = |kind, message: &str| {
+            outcome_of_error(
+                "SELECT * FROM gone",
+                3,
+                &DbError {
+                    kind,
+                    message: message.into(),
+                },
+            )
+        };
+        let a = e("server_error", "Table 'a.gone' doesn't exist (error 1146)");
+        let b = e("server_error", "Table 'b.gone' does not exist (error 1146)");
+        let c = e("server_error", "Unknown column (error 1054)");
+        assert_eq!(a.hash, b.hash);
+        assert_ne!(a.hash, c.hash);
+        assert!(a
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("server_error: Table"));
+        assert_eq!(
+            error_class(&DbError {
+                kind: "server_error",
+                message: "relation \"gone\" does not exist (SQLSTATE 42P01)".into()
+            }),
+            "server_error 42P01"
+        );
+    }
+
+    #[test]
+    fn compare_shows_the_rows_that_differ() {
+        let base = vec![
+            outcome("SELECT 1", &[&[Some("1")]], false),
+            outcome(
+                "SELECT a FROM t",
+                &[&[Some("x")], &[Some("y")], &[Some("z")]],
+                false,
+            ),
+        ];
+        let mut other = base.clone();
+        assert!(compare(&base, &other).is_empty());
+        other[1] = outcome(
+            "SELECT a FROM t",
+            &[&[Some("z")], &[Some("Y")], &[Some("x")]],
+            false,
+        );
+        let d = compare(&base, &other);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].query.as_str(), d[0].line), ("SELECT a FROM t", 1));
+        assert_eq!(
+            (d[0].rows.clone(), d[0].baseline_rows.clone()),
+            (vec!["Y".to_string()], vec!["y".to_string()])
+        );
+        let d = compare(&base, &other[..1]);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].hash.as_str(), d[0].line), ("", 1));
+        assert_eq!(d[0].baseline_rows, ["x", "y", "z"]);
+        assert!(d[0].error.as_deref().unwrap().contains("different lengths"));
+    }
+
+    #[test]
+    fn compare_shows_where_the_order_differs() {
+        let a = outcome(
+            "SELECT a FROM t ORDER BY a",
+            &[&[Some("1")], &[Some("2")], &[Some("3")]],
+            true,
+        );
+        let b = outcome(
+            "SELECT a FROM t ORDER BY a",
+            &[&[Some("1")], &[Some("3")], &[Some("2")]],
+            true,
+        );
+        let d = compare(&[a], &[b]);
+        assert_eq!(d[0].rows, ["3", "2"]);
+        assert_eq!(d[0].baseline_rows, ["2", "3"]);
+        let dml = |n| {
+            let r = Rows {
+                affected: n,
+                ..Rows::default()
+            };
+            outcome_of_rows("DELETE FROM t", 4, &r, false)
+        };
+        let d = compare(&[dml(2)], &[dml(3)]);
+        assert_eq!(d[0].rows, ["affected rows: 3"]);
+        assert_eq!(d[0].baseline_rows, ["affected rows: 2"]);
+        assert!(compare(&[dml(2)], &[dml(2)]).is_empty());
+    }
+}
