@@ -223,7 +223,7 @@ fn bad_replay_files_are_exit_status_2() {
     let out = s.run_cmd(&file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("queries.sql: line 2"), "{stderr}");
+    assert!(stderr.contains("queries.sql: line 3: unterminated string"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
 
     s.write(

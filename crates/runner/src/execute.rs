@@ -9,7 +9,7 @@ use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
 use crate::probes::{self, ProbeHooks, ProbePlan};
 use crate::schedule::{plan_runs, Slot};
 use crate::{analyze, Observer, Options};
-use bakeoff_load::{Live, Measure, Phases, RunRecord};
+use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_probe::{findings, profile};
 use bakeoff_report::model::{
