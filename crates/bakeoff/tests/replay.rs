@@ -13,7 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 const MARIADBD: &str = "/usr/sbin/mariadbd";
 const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 
-const SETUP: &str = "CREATE TABLE item (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), qty INT);
+const SETUP: &str =
+    "CREATE TABLE item (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), qty INT);
 INSERT INTO item VALUES (1, 'apple', 1.20, 10), (2, 'Banana', 0.55, 7), (3, 'cherry', 3.10, 3),
   (4, 'date', 2.00, 12), (5, 'Elder', 9.99, 1), (6, 'fig', 4.25, 6);
 CREATE TABLE sale (id INT PRIMARY KEY, item_id INT, n INT);
@@ -94,7 +95,12 @@ fn mariadb_replay_slap_and_verify() {
             .unwrap()
             .clone()
     };
-    assert_eq!(verdict("small-cache")["status"], "same", "{}", r["verification"]);
+    assert_eq!(
+        verdict("small-cache")["status"],
+        "same",
+        "{}",
+        r["verification"]
+    );
     let wrong = verdict("wrong");
     assert_eq!(wrong["status"], "different", "{wrong}");
     let first = &wrong["differences"][0];
@@ -111,7 +117,11 @@ fn mariadb_replay_slap_and_verify() {
         for run in c["runs"].as_array().unwrap() {
             assert_eq!(run["valid"], true, "{run}");
             if c["workload"] == "shop" {
-                assert_eq!(run["ops"].as_f64().unwrap(), statements * conns * 3.0, "{run}");
+                assert_eq!(
+                    run["ops"].as_f64().unwrap(),
+                    statements * conns * 3.0,
+                    "{run}"
+                );
                 let classes = run["classes"].as_array().unwrap();
                 // id = 3 and id = 5 are one class.
                 assert_eq!(classes.len(), 7, "{classes:?}");
@@ -141,7 +151,7 @@ fn mariadb_replay_slap_and_verify() {
     // bakeoff verify: exit 1 with the wrong variant, 0 without it.
     let verify = |name: &str, text: &str, out: &str| {
         let f = s.write(name, text);
-        let mut cmd = s.run_cmd(&f);
+        let cmd = s.run_cmd(&f);
         let args: Vec<String> = cmd
             .get_args()
             .map(|a| a.to_string_lossy().to_string())
@@ -195,7 +205,11 @@ fn postgres_replay_at_two_concurrencies() {
         ),
     );
     let out = s.run_cmd(&file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Value = s.results();
     for v in r["verification"].as_array().unwrap() {
         assert_eq!(v["status"], "same", "{v}");
@@ -204,7 +218,10 @@ fn postgres_replay_at_two_concurrencies() {
     for c in r["cells"].as_array().unwrap() {
         for run in c["runs"].as_array().unwrap() {
             assert_eq!(run["valid"], true, "{run}");
-            assert!(run.get("tps").is_none(), "a replay counts statements: {run}");
+            assert!(
+                run.get("tps").is_none(),
+                "a replay counts statements: {run}"
+            );
             assert!(run["qps"].as_f64().unwrap() > 0.0);
         }
     }
@@ -223,7 +240,10 @@ fn bad_replay_files_are_exit_status_2() {
     let out = s.run_cmd(&file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("queries.sql: line 3: unterminated string"), "{stderr}");
+    assert!(
+        stderr.contains("queries.sql: line 3: unterminated string"),
+        "{stderr}"
+    );
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
 
     s.write(

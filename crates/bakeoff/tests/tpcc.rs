@@ -48,7 +48,9 @@ fn experiment(kind: &str, binary: &str, variants: &[&str], duration: &str) -> St
         }
     );
     for v in variants {
-        text.push_str(&format!("\n[[variant]]\nname = \"{v}\"\nbinary = \"{binary}\"\n"));
+        text.push_str(&format!(
+            "\n[[variant]]\nname = \"{v}\"\nbinary = \"{binary}\"\n"
+        ));
     }
     text.push_str(&format!(
         "\n[[workload]]\nkind = \"tpcc\"\nwarehouses = 1\nconnections = 4\n\n[plan]\nrepetitions = 1\nwarmup = \"2s\"\nduration = \"{duration}\"\n"
@@ -71,7 +73,10 @@ fn check_tpcc_runs(r: &Value) {
             let tpm = run["tpm"].as_f64().unwrap();
             assert!(notpm > 0.0 && tpm > notpm, "{run}");
             let ops = run["ops_per_s"].as_f64().unwrap();
-            assert!((ops * 60.0 - tpm).abs() / tpm < 0.05, "tpm {tpm} vs ops/s {ops}");
+            assert!(
+                (ops * 60.0 - tpm).abs() / tpm < 0.05,
+                "tpm {tpm} vs ops/s {ops}"
+            );
             for kind in [
                 "new_order",
                 "payment",
@@ -86,7 +91,8 @@ fn check_tpcc_runs(r: &Value) {
                 assert_eq!(k["errors"], 0, "{kind}: {k}");
             }
             let no = &run["transactions"]["new_order"];
-            let share = no["count"].as_f64().unwrap() / (tpm / 60.0 * run["elapsed_s"].as_f64().unwrap());
+            let share =
+                no["count"].as_f64().unwrap() / (tpm / 60.0 * run["elapsed_s"].as_f64().unwrap());
             assert!((0.35..0.55).contains(&share), "new_order share {share}");
         }
     }
@@ -95,7 +101,10 @@ fn check_tpcc_runs(r: &Value) {
 #[test]
 fn postgres_tpcc_w1_passes_consistency_and_limits() {
     let s = scratch();
-    let file = s.write("pg.toml", &experiment("postgres", POSTGRES, &["debian"], "20s"));
+    let file = s.write(
+        "pg.toml",
+        &experiment("postgres", POSTGRES, &["debian"], "20s"),
+    );
     let out = s.run_cmd(&file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -133,7 +142,10 @@ fn tamper(root: &Path, variant: &str, stop: &AtomicBool) -> usize {
                 .arg(format!("-u{}", login["user"].as_str().unwrap()))
                 .arg(format!("-p{}", login["password"].as_str().unwrap()))
                 .arg(login["database"].as_str().unwrap())
-                .args(["-e", "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1"])
+                .args([
+                    "-e",
+                    "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1",
+                ])
                 .output()
                 .is_ok_and(|o| o.status.success());
             if ok {

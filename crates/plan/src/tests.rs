@@ -343,7 +343,10 @@ fn tpcc_keys_and_defaults() {
             .replace("find_max_w", "think = \"spec\"\nfind_max_w"),
     )
     .unwrap();
-    assert_eq!(spec.experiment.workloads[0].connections_swept(), vec![10, 20]);
+    assert_eq!(
+        spec.experiment.workloads[0].connections_swept(),
+        vec![10, 20]
+    );
     assert_eq!(spec.experiment.max_connections_swept(), 20);
 }
 
@@ -351,7 +354,10 @@ fn tpcc_keys_and_defaults() {
 fn tpcc_bad_input_points_at_the_key() {
     let zero = err(&TPCC.replace("[1, 2]", "[0, 2]"));
     assert!(zero.starts_with("exp.toml:13:"), "{zero}");
-    assert!(zero.contains("warehouses must be 1..=10000, got 0"), "{zero}");
+    assert!(
+        zero.contains("warehouses must be 1..=10000, got 0"),
+        "{zero}"
+    );
 
     let mix = err(&TPCC.replace(
         "find_max_w = true",
@@ -371,8 +377,14 @@ fn tpcc_bad_input_points_at_the_key() {
         "kind = \"postgres\"",
         "kind = \"postgres\"\noptions = { max_connections = 6 }",
     ));
-    assert!(too_many.contains("max_connections = 6 is lower than the sweep needs"), "{too_many}");
+    assert!(
+        too_many.contains("max_connections = 6 is lower than the sweep needs"),
+        "{too_many}"
+    );
 
     let kv_key = err(&TPCC.replace("find_max_w = true", "pipeline = 2"));
-    assert!(kv_key.contains("pipeline is a key of kv workloads"), "{kv_key}");
+    assert!(
+        kv_key.contains("pipeline is a key of kv workloads"),
+        "{kv_key}"
+    );
 }

@@ -350,10 +350,24 @@ fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
         ));
     }
     if let Some(n) = w.load_connections {
-        range(l, &at("load_connections"), n as f64, 1.0, 64.0, "load_connections")?;
+        range(
+            l,
+            &at("load_connections"),
+            n as f64,
+            1.0,
+            64.0,
+            "load_connections",
+        )?;
     }
     if let Some(n) = w.max_retries {
-        range(l, &at("max_retries"), f64::from(n), 0.0, 1000.0, "max_retries")?;
+        range(
+            l,
+            &at("max_retries"),
+            f64::from(n),
+            0.0,
+            1000.0,
+            "max_retries",
+        )?;
     }
     if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
         return Err(l.error_at(
@@ -403,7 +417,11 @@ fn check_replay(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
 
 fn check_tpcc_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
     let at = key!["workload", i, "mix"];
-    if let Some(k) = w.mix.keys().find(|k| !crate::TPCC_KINDS.contains(&k.as_str())) {
+    if let Some(k) = w
+        .mix
+        .keys()
+        .find(|k| !crate::TPCC_KINDS.contains(&k.as_str()))
+    {
         return Err(l.error_at(
             &at,
             format!(

@@ -69,7 +69,9 @@ const COLUMNS: &[(&str, Getter)] = &[
     ("warehouses", |_, r| opt_int(r.warehouses.map(u64::from))),
     ("notpm", |_, r| opt_float(r.notpm)),
     ("tpm", |_, r| opt_float(r.tpm)),
-    ("consistency", |_, r| text(r.consistency.as_deref().unwrap_or(""))),
+    ("consistency", |_, r| {
+        text(r.consistency.as_deref().unwrap_or(""))
+    }),
     ("latency_p50_us", |_, r| float(r.latency_us.p50)),
     ("latency_p90_us", |_, r| float(r.latency_us.p90)),
     ("latency_p99_us", |_, r| float(r.latency_us.p99)),

@@ -193,7 +193,10 @@ impl<'a> Ctx<'a> {
 
     /// Whether some variant's results differed from the baseline's.
     fn verify_failed(&self) -> bool {
-        self.r.verification.iter().any(|v| !v.differences.is_empty())
+        self.r
+            .verification
+            .iter()
+            .any(|v| !v.differences.is_empty())
     }
 
     /// The variant's palette index.
@@ -765,7 +768,11 @@ fn verification(x: &Ctx) -> Option<Section> {
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
         let _ = writeln!(b, "<h3>{}: results differ</h3>", escape(&v.variant));
         for d in v.differences.iter().take(10) {
-            let _ = writeln!(b, "<pre>{}</pre>", escape(&rp::difference_lines(d).join("\n")));
+            let _ = writeln!(
+                b,
+                "<pre>{}</pre>",
+                escape(&rp::difference_lines(d).join("\n"))
+            );
         }
     }
     b.push_str("<p class=\"caption\">Every query ran on each variant's server over a copy of its prepared data; results are hashed over a canonical row encoding (order-insensitive unless the query has an ORDER BY); tables the queries wrote are compared by a follow-up SELECT. +: rows only this variant returned, -: rows only the baseline returned.</p>\n");
@@ -798,7 +805,12 @@ fn replay(x: &Ctx) -> Option<Section> {
             .into_iter()
             .map(|row| row.iter().map(|v| escape(v)).collect())
             .collect();
-        b.push_str(&table("classes", &rp::CLASS_HEADER, &[2, 3, 4, 5, 6], &rows));
+        b.push_str(&table(
+            "classes",
+            &rp::CLASS_HEADER,
+            &[2, 3, 4, 5, 6],
+            &rows,
+        ));
         let key = (c.workload.clone(), c.variant.clone());
         if planned.contains(&key) {
             continue;
@@ -837,7 +849,12 @@ fn escaped_table(class: &str, t: &crate::tpcc::Table) -> String {
         .header
         .iter()
         .enumerate()
-        .filter(|(_, h)| !matches!(h.as_str(), "variant" | "kind" | "p90 check" | "bound by" | "response times"))
+        .filter(|(_, h)| {
+            !matches!(
+                h.as_str(),
+                "variant" | "kind" | "p90 check" | "bound by" | "response times"
+            )
+        })
         .map(|(i, _)| i)
         .collect();
     table(class, &header, &num, &rows)
@@ -2083,6 +2100,7 @@ mod tests {
             comparisons,
             warnings: vec!["clang-O3 get90|set10 x16: client-bound in 1 of 3 runs".into()],
             notes: vec!["CPU counters: this machine cannot count cycles".into()],
+            verification: Vec::new(),
         }
     }
 

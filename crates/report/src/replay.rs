@@ -57,7 +57,11 @@ pub fn verification_markdown(s: &mut String, r: &Results) {
     if r.verification.is_empty() {
         return;
     }
-    let _ = writeln!(s, "## Result verification (against `{}`)\n", r.plan.baseline);
+    let _ = writeln!(
+        s,
+        "## Result verification (against `{}`)\n",
+        r.plan.baseline
+    );
     s.push_str(&markdown_table(&VERIFICATION_HEADER, &verification_rows(r)));
     s.push('\n');
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
@@ -145,7 +149,12 @@ pub fn replay_markdown(s: &mut String, r: &Results) {
         shown.push(key);
         let _ = writeln!(s, "### Plans: {} on {}\n", c.workload, c.variant);
         for e in &run.explains {
-            let _ = writeln!(s, "`{}`\n\n```\n{}\n```\n", e.fingerprint, e.plan.trim_end());
+            let _ = writeln!(
+                s,
+                "`{}`\n\n```\n{}\n```\n",
+                e.fingerprint,
+                e.plan.trim_end()
+            );
         }
     }
 }

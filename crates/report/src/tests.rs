@@ -399,7 +399,11 @@ fn tpcc_sample() -> Results {
             .into_iter()
             .map(|(k, x)| (k.to_string(), x))
             .collect();
-            let mut c = cell(v, notpm / 60.0 * 2.2, vec![run(0, notpm / 60.0 * 2.2, true)]);
+            let mut c = cell(
+                v,
+                notpm / 60.0 * 2.2,
+                vec![run(0, notpm / 60.0 * 2.2, true)],
+            );
             c.workload = format!("tpcc-w{w}");
             c.connections = 8;
             c.system = Some(SystemRecord {
@@ -443,13 +447,25 @@ fn tpcc_sections_in_every_exporter() {
     let md = markdown::render(&r);
     assert!(md.contains("## TPC-C: tpcc"), "{md}");
     assert!(md.contains("| 2 | 8 | 5,200 [5,044, 5,356] | 5,720 [5,548, 5,892] | 1.100 [1.040, 1.160] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
-    assert!(md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"), "{md}");
-    assert!(md.contains("- **clang-O3: W = 1 is the largest that passes at 8 connections**"), "{md}");
+    assert!(
+        md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- **clang-O3: W = 1 is the largest that passes at 8 connections**"),
+        "{md}"
+    );
     assert!(md.contains("| clang-O3 | 2 | 8 | new_order | 900 | 3050 | 2033 | 6100 | 12200 | 24400 | 5000 | FAIL |"), "{md}");
-    assert!(md.contains("| gcc-O2 | 1 | 8 | 60 | 30 | 2 | 8 | 20.0 | 35 | CPU | 1/1 |"), "{md}");
+    assert!(
+        md.contains("| gcc-O2 | 1 | 8 | 60 | 30 | 2 | 8 | 20.0 | 35 | CPU | 1/1 |"),
+        "{md}"
+    );
     let term = terminal(&r, false);
     assert!(term.contains("TPC-C tpcc: NOTPM"), "{term}");
-    assert!(term.contains("largest passing W: clang-O3: W = 1"), "{term}");
+    assert!(
+        term.contains("largest passing W: clang-O3: W = 1"),
+        "{term}"
+    );
     let html = html::render(&r);
     assert!(html.contains("<section id=\"tpcc\">"), "{html}");
     assert!(html.contains("NOTPM by warehouses"), "{html}");

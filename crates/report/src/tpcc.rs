@@ -176,8 +176,21 @@ pub fn max_w_lines(r: &Results, w: &str) -> Vec<String> {
 /// Per cell and transaction kind: counts, response times (ms), the limit and the check.
 pub fn response_table(r: &Results, w: &str) -> Table {
     let header: Vec<String> = [
-        "variant", "W", "conns", "kind", "count", "mean", "p50", "p90", "p99", "max", "limit",
-        "p90 check", "rollbacks", "retries", "errors",
+        "variant",
+        "W",
+        "conns",
+        "kind",
+        "count",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "limit",
+        "p90 check",
+        "rollbacks",
+        "retries",
+        "errors",
     ]
     .iter()
     .map(|s| s.to_string())

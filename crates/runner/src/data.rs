@@ -12,8 +12,8 @@ use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec, TargetKind};
-use bakeoff_workloads::{oltp, tpcc};
 use bakeoff_workloads::sql::{self, Db, Dialect};
+use bakeoff_workloads::{oltp, tpcc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -146,7 +146,10 @@ impl DataSet {
         match self {
             DataSet::Oltp(c) => format!("{} table(s) x {} rows", c.tables, c.table_size),
             DataSet::Tpcc(c) => format!("TPC-C, {} warehouse(s)", c.warehouses),
-            DataSet::Script { file: Some(f), statements } => {
+            DataSet::Script {
+                file: Some(f),
+                statements,
+            } => {
                 format!("{} ({} statements)", f.display(), statements.len())
             }
             DataSet::Script { file: None, .. } => "an empty database".to_string(),

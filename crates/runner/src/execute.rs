@@ -433,9 +433,8 @@ impl Context<'_> {
                 cfg.connections = slot.connections;
                 let mut db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
                 db.via_socket = t.unix_socket;
-                let (rec, figures) =
-                    tpcc::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
-                        .map_err(|e| e.to_string())?;
+                let (rec, figures) = tpcc::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
+                    .map_err(|e| e.to_string())?;
                 Ok(Driven {
                     rec,
                     tpcc: Some(TpccDriven {
@@ -489,10 +488,7 @@ impl Context<'_> {
                 let mut cfg = data::for_variant(c, v);
                 cfg.connections = slot.connections;
                 cfg.client_threads = oltp::client_threads_for(cfg.client_threads, slot.connections);
-                let native = matches!(
-                    self.configs[slot.workload].config,
-                    WorkloadConfig::Oltp(_)
-                );
+                let native = matches!(self.configs[slot.workload].config, WorkloadConfig::Oltp(_));
                 match data::db_of(sandbox, target).map(|mut db| {
                     db.via_socket = cfg.unix_socket;
                     db

@@ -212,8 +212,11 @@ fn replay_setup(l: &Loaded, i: usize, w: &Workload) -> Result<ReplaySetup, RunEr
         let path = l.resolve(p);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             RunError::BadInput(
-                l.error_at(&key!["workload", i, k], format!("cannot read {}: {e}", path.display()))
-                    .to_string(),
+                l.error_at(
+                    &key!["workload", i, k],
+                    format!("cannot read {}: {e}", path.display()),
+                )
+                .to_string(),
             )
         })?;
         Ok((path, text))

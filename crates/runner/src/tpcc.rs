@@ -346,6 +346,9 @@ mod tests {
         assert!(!beyond_a_failed_w(&r, 0));
         let w = warnings(&r);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("already at W = 1 new_order p90 7000 ms > 5000 ms"), "{w:?}");
+        assert!(
+            w[0].contains("already at W = 1 new_order p90 7000 ms > 5000 ms"),
+            "{w:?}"
+        );
     }
 }

@@ -120,7 +120,11 @@ fn record(
             hash: d.hash,
             baseline_hash: d.baseline_hash,
             rows: d.rows.iter().map(|r| verify::display_row(r)).collect(),
-            baseline_rows: d.baseline_rows.iter().map(|r| verify::display_row(r)).collect(),
+            baseline_rows: d
+                .baseline_rows
+                .iter()
+                .map(|r| verify::display_row(r))
+                .collect(),
             error: d.error,
             baseline_error: d.baseline_error,
         })
@@ -154,8 +158,7 @@ fn outcomes(
             .source(&v.name, set.workload)
             .ok_or("no prepared data for the query set")?;
         let spec = data::sql_spec(l, opts, v, &v.binary, "verify", source);
-        let sandbox =
-            Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
+        let sandbox = Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
         let got = match data::db_of(&sandbox, l.experiment.target.kind) {
             Some(db) => verify::run_set(&db, &set.statements).map_err(|e| e.to_string()),
             None => Err("the sandbox has no login".into()),
