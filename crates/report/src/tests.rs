@@ -422,7 +422,7 @@ fn tpcc_sample() -> Results {
                 find_max_w: true,
                 median_notpm: notpm,
                 notpm_ci95: [notpm * 0.97, notpm * 1.03],
-                notpm_vs_baseline: (v != "gcc-O2").then(|| RatioRecord {
+                notpm_vs_baseline: (v != "gcc-O2").then_some(RatioRecord {
                     ratio: factor,
                     ci95: [1.04, 1.16],
                     p_value: 0.008,

@@ -500,24 +500,6 @@ fn dir_bytes(p: &Path) -> u64 {
         .sum()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::server_version;
-
-    #[test]
-    fn versions_that_share_files() {
-        assert_eq!(
-            server_version("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)\n").as_deref(),
-            Some("postgres 15")
-        );
-        assert_eq!(
-            server_version("/usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)").as_deref(),
-            Some("mariadb 10.11")
-        );
-        assert_eq!(server_version("memcached 1.6.18"), None);
-    }
-}
-
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed
 /// before it could clean up). Returns one line per removed directory.
 pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
@@ -543,4 +525,22 @@ pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_version;
+
+    #[test]
+    fn versions_that_share_files() {
+        assert_eq!(
+            server_version("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)\n").as_deref(),
+            Some("postgres 15")
+        );
+        assert_eq!(
+            server_version("/usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)").as_deref(),
+            Some("mariadb 10.11")
+        );
+        assert_eq!(server_version("memcached 1.6.18"), None);
+    }
 }
