@@ -134,6 +134,10 @@ duration = "2s"
     let data = v["data"].as_array().unwrap();
     assert_eq!(data.len(), 1, "both workloads share one data load: {v}");
     assert_eq!(data[0]["rows"], 4000);
+    assert_eq!(
+        data[0]["reused_from"], "default",
+        "same server version: the load is copied: {v}"
+    );
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(report.contains("## TPS by connections: ro"), "{report}");
     no_server_left("mariadbd", &s);

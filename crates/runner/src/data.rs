@@ -237,9 +237,9 @@ pub fn prepare(
     store
 }
 
-/// Loaded data dirs by (file compatibility, data key): the variant that loaded it and
-/// the dir.
-type Loads = BTreeMap<(String, String), (String, PathBuf)>;
+/// Loaded data dirs by (file compatibility, data key): the variant that loaded it, the
+/// dir and its rows.
+type Loads = BTreeMap<(String, String), (String, PathBuf, u64)>;
 
 type Prepared = (Vec<(usize, PathBuf)>, Vec<DataRecord>, PathBuf);
 
@@ -278,7 +278,7 @@ fn prepare_variant(
             .as_ref()
             .and_then(|c| loads.get(&(c.clone(), key.clone())));
         let record = match earlier {
-            Some((from, loaded_dir)) => {
+            Some((from, loaded_dir, rows)) => {
                 observer.notice(&format!(
                     "{}: copying {}'s loaded data ({}) for {}: same server version",
                     v.name,
@@ -288,9 +288,24 @@ fn prepare_variant(
                 ));
                 let started = Instant::now();
                 copy_dir(loaded_dir, &dir)?;
+                // The server must start on the copy with this variant's options: a bad
+                // option or unreadable files fail the variant here, once, as a load would.
+                let spec = sql_spec(
+                    l,
+                    opts,
+                    v,
+                    &binary,
+                    "prepare",
+                    DataSource::InPlace(dir.clone()),
+                );
+                let sandbox =
+                    Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
+                sandbox
+                    .stop()
+                    .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
                 DataRecord {
                     workloads: names,
-                    rows: 0,
+                    rows: *rows,
                     seconds: started.elapsed().as_secs_f64(),
                     bytes: dir_bytes(&dir),
                     reused_from: Some(from.clone()),
@@ -310,7 +325,7 @@ fn prepare_variant(
                 copy_dir(pristine, &dir)?;
                 let (rows, seconds) = load_in_place(l, opts, v, &binary, &dir, &set)?;
                 if let Some(c) = &compat {
-                    loads.insert((c.clone(), key), (v.name.clone(), dir.clone()));
+                    loads.insert((c.clone(), key), (v.name.clone(), dir.clone(), rows));
                 }
                 DataRecord {
                     workloads: names,
