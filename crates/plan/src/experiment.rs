@@ -281,6 +281,8 @@ pub enum WorkloadKind {
     Replay,
     /// Debian's mariadb-slap (mysqlslap) with the same file and concurrencies.
     Mysqlslap,
+    /// A sql-bench-style suite of named operations, each timed on its own.
+    Sqlsuite,
 }
 
 impl WorkloadKind {
@@ -292,6 +294,7 @@ impl WorkloadKind {
             WorkloadKind::Tpcc => "tpcc",
             WorkloadKind::Replay => "replay",
             WorkloadKind::Mysqlslap => "mysqlslap",
+            WorkloadKind::Sqlsuite => "sqlsuite",
         }
     }
 
@@ -304,6 +307,7 @@ impl WorkloadKind {
                 | WorkloadKind::Tpcc
                 | WorkloadKind::Replay
                 | WorkloadKind::Mysqlslap
+                | WorkloadKind::Sqlsuite
         )
     }
 }
@@ -504,6 +508,13 @@ pub struct Workload {
     /// EXPLAIN the heaviest statement classes (how many; default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<usize>,
+    // The sqlsuite keys.
+    /// Row and loop counts: 1.0 is sql-bench's size; CI uses 0.01.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// The groups to run (default all), e.g. ["insert", "select"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<String>>,
 }
 
 impl Workload {
@@ -576,6 +587,7 @@ pub fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
             "explain",
         ],
         WorkloadKind::Mysqlslap => &["file", "setup", "concurrency", "iterations"],
+        WorkloadKind::Sqlsuite => &["scale", "groups", "engine"],
         WorkloadKind::Tpcc => &[
             "connections",
             "client_threads",

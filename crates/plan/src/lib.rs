@@ -51,6 +51,19 @@ pub const TPCC_KINDS: [&str; 5] = [
     "stock_level",
 ];
 
+/// The sqlsuite groups (sql-bench's names), in the order they run.
+pub const SQLSUITE_GROUPS: [&str; 9] = [
+    "alter-table",
+    "ATIS",
+    "big-tables",
+    "connect",
+    "create",
+    "insert",
+    "select",
+    "transactions",
+    "wisconsin",
+];
+
 /// Terminals per warehouse when tpcc runs with the specification's think times.
 pub const TERMINALS_PER_WAREHOUSE: usize = 10;
 
@@ -64,6 +77,9 @@ impl Workload {
 
     /// The connection counts this workload opens at each point of its sweep.
     pub fn connections_swept(&self) -> Vec<usize> {
+        if self.kind == WorkloadKind::Sqlsuite {
+            return vec![1];
+        }
         if matches!(self.kind, WorkloadKind::Replay | WorkloadKind::Mysqlslap) {
             return self
                 .concurrency

@@ -312,6 +312,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
             WorkloadKind::Oltp | WorkloadKind::Sysbench => check_sql(l, e, i, w)?,
             WorkloadKind::Tpcc => check_tpcc(l, e, i, w)?,
             WorkloadKind::Replay | WorkloadKind::Mysqlslap => check_replay(l, e, i, w)?,
+            WorkloadKind::Sqlsuite => check_sqlsuite(l, e, i, w)?,
         }
     }
     Ok(())
@@ -410,6 +411,38 @@ fn check_replay(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
         return Err(l.error_at(
             &at("kind"),
             "mysqlslap (mariadb-slap) speaks to MariaDB only; use kind = \"replay\" for postgres",
+        ));
+    }
+    Ok(())
+}
+
+/// sqlsuite: a scale, known groups, an engine only on MariaDB.
+fn check_sqlsuite(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+    let at = |k: &'static str| key!["workload", i, k];
+    if let Some(x) = w.scale {
+        range(l, &at("scale"), x, 0.001, 100.0, "scale")?;
+    }
+    for g in w.groups.iter().flatten() {
+        let known = crate::SQLSUITE_GROUPS
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(&g.replace('_', "-")));
+        if !known {
+            return Err(l.error_at(
+                &at("groups"),
+                format!(
+                    "unknown group {g:?}; the sqlsuite groups are {}",
+                    crate::SQLSUITE_GROUPS.join(", ")
+                ),
+            ));
+        }
+    }
+    if w.groups.as_ref().is_some_and(Vec::is_empty) {
+        return Err(l.error_at(&at("groups"), "groups is empty; leave it out to run every group"));
+    }
+    if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
+        return Err(l.error_at(
+            &at("engine"),
+            "engine (a storage engine) is for mariadb targets only; remove it",
         ));
     }
     Ok(())

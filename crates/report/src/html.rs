@@ -87,6 +87,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(throughput(&x));
     sections.extend(tpcc(&x));
     sections.extend(replay(&x));
+    sections.extend(sqlsuite(&x));
     sections.extend(relative(&x));
     sections.extend(latency(&x));
     sections.extend(over_time(&x));
@@ -837,6 +838,26 @@ fn replay(x: &Ctx) -> Option<Section> {
     ))
 }
 
+/// The SQL suite: per group and per operation, seconds per variant and the time
+/// relative to the baseline; a bar chart of the groups' relative times.
+fn sqlsuite(x: &Ctx) -> Option<Section> {
+    use crate::sqlsuite as sq;
+    let workloads = sq::workloads(x.r);
+    if workloads.is_empty() {
+        return None;
+    }
+    let mut b = String::new();
+    for w in &workloads {
+        for ops in [false, true] {
+            let t = sq::table(x.r, w, ops);
+            let _ = writeln!(b, "<h3>{}</h3>", escape(&t.title));
+            b.push_str(&escaped_table("suite", &t));
+        }
+    }
+    b.push_str("<p class=\"caption\">Seconds: medians over valid runs with a 95% CI. Ratio: this variant's time / the baseline's (below 1 took less time) with a Hodges-Lehmann 95% CI and the Mann-Whitney verdict. Operations: largest change first.</p>\n");
+    Some(Section::new("sqlsuite", "SQL suite", "SQL suite".into(), b))
+}
+
 /// A report table with every cell escaped; all columns but the text ones right-aligned.
 fn escaped_table(class: &str, t: &crate::tpcc::Table) -> String {
     let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
@@ -852,7 +873,13 @@ fn escaped_table(class: &str, t: &crate::tpcc::Table) -> String {
         .filter(|(_, h)| {
             !matches!(
                 h.as_str(),
-                "variant" | "kind" | "p90 check" | "bound by" | "response times"
+                "variant"
+                    | "kind"
+                    | "p90 check"
+                    | "bound by"
+                    | "response times"
+                    | "group"
+                    | "operation"
             )
         })
         .map(|(i, _)| i)
@@ -1941,6 +1968,7 @@ mod tests {
             instructions_per_op: None,
             profile: None,
             tpcc: None,
+            sqlsuite: None,
         }
     }
 

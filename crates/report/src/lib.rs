@@ -9,6 +9,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod replay;
+pub mod sqlsuite;
 pub mod summary;
 pub mod svg;
 pub mod sweep;
@@ -116,6 +117,7 @@ pub fn terminal(r: &Results, color: bool) -> String {
         s.push_str(&sweep::plain_table(&sw.header, &sw.rows));
     }
     s.push_str(&tpcc::terminal(r));
+    s.push_str(&sqlsuite::terminal(r));
     s
 }
 

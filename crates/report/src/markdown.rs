@@ -46,6 +46,7 @@ pub fn render(r: &Results) -> String {
     }
     crate::tpcc::markdown(&mut s, r);
     crate::replay::replay_markdown(&mut s, r);
+    crate::sqlsuite::markdown(&mut s, r);
     crate::why::instructions(&mut s, r);
     crate::why::system(&mut s, r);
     crate::why::counters(&mut s, r);

@@ -407,6 +407,37 @@ pub struct Run {
     /// replay: EXPLAIN of the heaviest classes (the first round's run of each cell).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explains: Vec<ExplainRecord>,
+    /// sqlsuite: every operation's time, in the order they ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<OperationRecord>,
+}
+
+/// One timed operation of a sqlsuite run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OperationRecord {
+    pub group: String,
+    pub name: String,
+    pub seconds: f64,
+}
+
+/// A sqlsuite cell: per group and per operation, the median seconds over valid runs with
+/// a 95% CI, and the time against the baseline's (ratio of medians: below 1 is faster).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SuiteCell {
+    pub groups: Vec<SuiteRow>,
+    pub operations: Vec<SuiteRow>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SuiteRow {
+    pub group: String,
+    /// The operation (empty for a group's row).
+    #[serde(default)]
+    pub name: String,
+    pub median_s: f64,
+    pub ci95: [f64; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_baseline: Option<RatioRecord>,
 }
 
 /// One statement class of a replay run.
@@ -567,6 +598,9 @@ pub struct Cell {
     /// tpcc workloads: NOTPM, the response-time check, the largest passing W.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccCell>,
+    /// sqlsuite workloads: seconds per group and per operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlsuite: Option<SuiteCell>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

@@ -53,6 +53,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
         instructions_per_op: None,
         profile: None,
         tpcc: None,
+        sqlsuite: None,
     }
 }
 

@@ -12,6 +12,7 @@ pub fn analyze(r: &mut Results) {
     }
     r.comparisons = comparisons(r);
     crate::tpcc::analyze(r);
+    crate::sqlsuite::analyze(r);
     r.warnings = warnings(r);
     r.warnings.extend(crate::tpcc::warnings(r));
 }
@@ -258,6 +259,7 @@ mod tests {
             instructions_per_op: None,
             profile: None,
             tpcc: None,
+            sqlsuite: None,
         }
     }
 

@@ -112,6 +112,11 @@ impl DataSet {
                 file: r.setup_file.clone(),
                 statements: r.setup.clone(),
             }),
+            // The suite's groups make and drop their own tables: a fresh database.
+            WorkloadConfig::Sqlsuite(_) => Some(DataSet::Script {
+                file: None,
+                statements: Vec::new(),
+            }),
             WorkloadConfig::Kv(_) => None,
         }
     }

@@ -13,11 +13,11 @@ use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_probe::{findings, profile};
 use bakeoff_report::model::{
-    Cell, ClassRecord, ExplainRecord, KindRecord, Latency, MemoryError, Results, Run, TpccCell,
-    TransactionRecord,
+    Cell, ClassRecord, ExplainRecord, KindRecord, Latency, MemoryError, OperationRecord, Results,
+    Run, TpccCell, TransactionRecord,
 };
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
-use bakeoff_workloads::{kv, mysqlslap, oltp, replay, sysbench, tpcc};
+use bakeoff_workloads::{kv, mysqlslap, oltp, replay, sqlsuite, sysbench, tpcc};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -248,6 +248,7 @@ impl Context<'_> {
                     instructions_per_op: None,
                     profile: None,
                     tpcc: self.tpcc_cell(w),
+                    sqlsuite: None,
                 });
             }
         }
@@ -366,6 +367,7 @@ impl Context<'_> {
                 if let Some(t) = &d.tpcc {
                     tpcc_figures(&mut run, t);
                 }
+                run.operations = d.operations;
                 if let Some((classes, explains)) = d.replay {
                     run.classes = classes;
                     run.explains = explains;
@@ -411,6 +413,7 @@ impl Context<'_> {
             rec,
             tpcc: None,
             replay: None,
+            operations: Vec::new(),
         };
         match &self.configs[slot.workload].config {
             WorkloadConfig::Kv(c) => {
@@ -443,6 +446,7 @@ impl Context<'_> {
                         violations: None,
                     }),
                     replay: None,
+                    operations: Vec::new(),
                 })
             }
             WorkloadConfig::Replay(r) => {
@@ -467,7 +471,21 @@ impl Context<'_> {
                     rec,
                     tpcc: None,
                     replay: Some(replay_records(&figures, explains)),
+                    operations: Vec::new(),
                 })
+            }
+            WorkloadConfig::Sqlsuite(c) => {
+                let db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
+                let mut cfg = c.clone();
+                if v.engine.is_some() {
+                    cfg.engine = v.engine.clone();
+                }
+                // The suite is one fixed piece of work; all of it is the measured window.
+                hooks.measure_started();
+                let got = sqlsuite::run(&db, &cfg, &self.cancel);
+                hooks.measure_ended();
+                let ops = got.map_err(|e| e.to_string())?;
+                Ok(suite_driven(&ops))
             }
             WorkloadConfig::Mysqlslap(r) => {
                 let db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
@@ -679,10 +697,12 @@ impl Context<'_> {
         };
         let config = &self.configs[slot.workload].config;
         if config.is_sql() {
-            // A replay's operations are statements, not transactions.
+            // A replay's operations are statements, a suite's are named operations.
             let replayed = matches!(
                 config,
-                WorkloadConfig::Replay(_) | WorkloadConfig::Mysqlslap(_)
+                WorkloadConfig::Replay(_)
+                    | WorkloadConfig::Mysqlslap(_)
+                    | WorkloadConfig::Sqlsuite(_)
             );
             run.tps = (!replayed).then_some(rec.ops_per_s);
             run.qps = Some(rec.queries as f64 / rec.elapsed_s.max(1e-9));
@@ -732,6 +752,33 @@ struct Driven {
     tpcc: Option<TpccDriven>,
     /// replay: per-class figures and the plans of the heaviest classes.
     replay: Option<(Vec<ClassRecord>, Vec<ExplainRecord>)>,
+    /// sqlsuite: each operation's time.
+    operations: Vec<OperationRecord>,
+}
+
+/// A suite run as a record: its operations count as ops over their summed time.
+fn suite_driven(ops: &[sqlsuite::OpResult]) -> Driven {
+    let elapsed_s: f64 = ops.iter().map(|o| o.seconds).sum();
+    let rec = RunRecord {
+        ops: ops.len() as u64,
+        elapsed_s,
+        ops_per_s: ops.len() as f64 / elapsed_s.max(1e-9),
+        queries: ops.iter().map(|o| o.statements).sum(),
+        ..RunRecord::default()
+    };
+    Driven {
+        rec,
+        tpcc: None,
+        replay: None,
+        operations: ops
+            .iter()
+            .map(|o| OperationRecord {
+                group: o.group.to_string(),
+                name: o.name.clone(),
+                seconds: o.seconds,
+            })
+            .collect(),
+    }
 }
 
 fn replay_records(

@@ -12,6 +12,7 @@ mod host;
 mod prepare;
 mod probes;
 mod schedule;
+mod sqlsuite;
 mod tpcc;
 mod verify;
 

@@ -11,7 +11,7 @@ use bakeoff_plan::{
     WorkloadKind,
 };
 use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
-use bakeoff_workloads::{kv, oltp, replay, tpcc};
+use bakeoff_workloads::{kv, oltp, replay, sqlsuite, tpcc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -44,6 +44,7 @@ pub enum WorkloadConfig {
     Tpcc(TpccSetup),
     Replay(ReplaySetup),
     Mysqlslap(ReplaySetup),
+    Sqlsuite(sqlsuite::SuiteConfig),
 }
 
 /// A replay or mysqlslap workload: the parsed log, its setup script, how often to run it.
@@ -80,7 +81,8 @@ impl WorkloadConfig {
             WorkloadConfig::Kv(_)
             | WorkloadConfig::Tpcc(_)
             | WorkloadConfig::Replay(_)
-            | WorkloadConfig::Mysqlslap(_) => None,
+            | WorkloadConfig::Mysqlslap(_)
+            | WorkloadConfig::Sqlsuite(_) => None,
             WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => Some(c),
         }
     }
@@ -194,6 +196,17 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
                 }
                 WorkloadConfig::Mysqlslap(s)
             }
+            WorkloadKind::Sqlsuite => WorkloadConfig::Sqlsuite(sqlsuite::SuiteConfig {
+                scale: w.scale.unwrap_or(1.0),
+                groups: match &w.groups {
+                    Some(g) => g
+                        .iter()
+                        .filter_map(|n| sqlsuite::Group::from_name(n))
+                        .collect(),
+                    None => sqlsuite::Group::ALL.to_vec(),
+                },
+                engine: w.engine.clone(),
+            }),
             WorkloadKind::Tpcc => unreachable!("tpcc workloads are expanded above"),
         };
         out.push(WorkloadSpec {

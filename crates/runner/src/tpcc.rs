@@ -208,6 +208,31 @@ pub fn warnings(r: &Results) -> Vec<String> {
     out
 }
 
+/// An empty cell for other modules' tests.
+#[cfg(test)]
+pub(crate) fn tests_cell(variant: &str) -> Cell {
+    Cell {
+        workload: "w".into(),
+        variant: variant.into(),
+        connections: 1,
+        runs: Vec::new(),
+        median_ops_per_s: 0.0,
+        ci95: [0.0, 0.0],
+        ci_coverage: 0.0,
+        cv: 0.0,
+        valid_runs: 0,
+        latency_us: bakeoff_report::model::Latency::default(),
+        client_bound_runs: 0,
+        verify_failures: 0,
+        stop_reason: None,
+        system: None,
+        instructions_per_op: None,
+        profile: None,
+        tpcc: None,
+        sqlsuite: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +284,7 @@ mod tests {
                 find_max_w: true,
                 ..TpccCell::default()
             }),
+            sqlsuite: None,
         }
     }
 

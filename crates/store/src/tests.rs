@@ -322,6 +322,7 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         instructions_per_op: None,
         profile: None,
         tpcc: None,
+        sqlsuite: None,
     }
 }
 

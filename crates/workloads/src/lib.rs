@@ -10,6 +10,7 @@ pub mod mysqlslap;
 pub mod oltp;
 pub mod replay;
 pub mod sql;
+pub mod sqlsuite;
 pub mod sysbench;
 pub mod tpcc;
 pub mod verify;

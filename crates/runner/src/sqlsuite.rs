@@ -1,0 +1,178 @@
+//! sqlsuite's figures over a cell's runs: per group (the sum of its operations) and per
+//! operation, the median seconds with a 95% CI, and against the baseline's cell the ratio
+//! of medians (below 1: this variant took less time) with its CI and verdict. Pure.
+
+use bakeoff_report::model::{Cell, RatioRecord, Results, SuiteCell, SuiteRow, Verdict};
+use bakeoff_stats::{self as stats, Direction};
+use std::collections::BTreeMap;
+
+/// (group, operation) -> seconds per valid run; the group's own key has an empty name.
+type Times = Vec<((String, String), Vec<f64>)>;
+
+/// Each run's seconds per group and per operation, in the order they ran.
+fn times(c: &Cell) -> Times {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut by: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for run in c
+        .runs
+        .iter()
+        .filter(|r| r.valid && !r.operations.is_empty())
+    {
+        let mut groups: BTreeMap<String, f64> = BTreeMap::new();
+        for op in &run.operations {
+            *groups.entry(op.group.clone()).or_default() += op.seconds;
+            let k = (op.group.clone(), op.name.clone());
+            for key in [(op.group.clone(), String::new()), k.clone()] {
+                if !order.contains(&key) {
+                    order.push(key);
+                }
+            }
+            by.entry(k).or_default().push(op.seconds);
+        }
+        for (g, s) in groups {
+            by.entry((g, String::new())).or_default().push(s);
+        }
+    }
+    order
+        .into_iter()
+        .map(|k| {
+            let v = by.remove(&k).unwrap_or_default();
+            (k, v)
+        })
+        .collect()
+}
+
+/// Fills every sqlsuite cell's `sqlsuite` record.
+pub fn analyze(r: &mut Results) {
+    let baseline = r.plan.baseline.clone();
+    let seed = r.plan.seed;
+    let all: Vec<Option<Times>> = r
+        .cells
+        .iter()
+        .map(|c| {
+            let t = times(c);
+            (!t.is_empty()).then_some(t)
+        })
+        .collect();
+    let suites: Vec<Option<SuiteCell>> = r
+        .cells
+        .iter()
+        .zip(&all)
+        .map(|(c, t)| {
+            let t = t.as_ref()?;
+            let base = r
+                .cells
+                .iter()
+                .position(|b| {
+                    b.variant == baseline && b.workload == c.workload && b.variant != c.variant
+                })
+                .and_then(|i| all[i].as_ref());
+            Some(suite_cell(t, base, seed))
+        })
+        .collect();
+    for (c, s) in r.cells.iter_mut().zip(suites) {
+        c.sqlsuite = s;
+    }
+}
+
+fn suite_cell(t: &Times, base: Option<&Times>, seed: u64) -> SuiteCell {
+    let mut out = SuiteCell::default();
+    for ((group, name), xs) in t {
+        let Some(s) = stats::summarize(xs) else {
+            continue;
+        };
+        let b = base.and_then(|b| b.iter().find(|(k, _)| k.0 == *group && k.1 == *name));
+        let vs = b
+            .and_then(|(_, bx)| stats::compare(bx, xs, Direction::LowerIsBetter, seed))
+            .map(|k| RatioRecord {
+                ratio: k.ratio,
+                ci95: [k.ci95.0, k.ci95.1],
+                p_value: k.p_value,
+                verdict: match k.verdict {
+                    stats::Verdict::Faster => Verdict::Faster,
+                    stats::Verdict::Slower => Verdict::Slower,
+                    stats::Verdict::Same => Verdict::Same,
+                },
+            });
+        let row = SuiteRow {
+            group: group.clone(),
+            name: name.clone(),
+            median_s: s.median,
+            ci95: [s.ci95.0, s.ci95.1],
+            vs_baseline: vs,
+        };
+        if name.is_empty() {
+            out.groups.push(row);
+        } else {
+            out.operations.push(row);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_report::model::{OperationRecord, Run};
+
+    fn run(insert: f64, select: f64) -> Run {
+        let op = |group: &str, name: &str, seconds| OperationRecord {
+            group: group.into(),
+            name: name.into(),
+            seconds,
+        };
+        Run {
+            valid: true,
+            operations: vec![
+                op("insert", "insert", insert),
+                op("insert", "select_key", select),
+                op("select", "min_max", 0.5),
+            ],
+            ..Run::default()
+        }
+    }
+
+    #[test]
+    fn groups_sum_their_operations_and_time_ratios_favour_less_time() {
+        let base: Times = {
+            let c = Cell {
+                runs: (0..5)
+                    .map(|i| run(2.0 + f64::from(i) * 0.01, 1.0))
+                    .collect(),
+                ..crate::tpcc::tests_cell("a")
+            };
+            times(&c)
+        };
+        let other_cell = Cell {
+            runs: (0..5)
+                .map(|i| run(1.0 + f64::from(i) * 0.01, 1.0))
+                .collect(),
+            ..crate::tpcc::tests_cell("b")
+        };
+        let other = times(&other_cell);
+        let s = suite_cell(&other, Some(&base), 1);
+        let names: Vec<(&str, &str)> = s
+            .operations
+            .iter()
+            .map(|r| (r.group.as_str(), r.name.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("insert", "insert"),
+                ("insert", "select_key"),
+                ("select", "min_max")
+            ]
+        );
+        let insert_group = &s.groups[0];
+        assert_eq!(insert_group.group, "insert");
+        assert!((insert_group.median_s - 2.02).abs() < 1e-9);
+        let k = s.operations[0].vs_baseline.as_ref().unwrap();
+        assert!((k.ratio - 1.02 / 2.02).abs() < 0.01, "{}", k.ratio);
+        assert_eq!(k.verdict, Verdict::Faster);
+        assert_eq!(
+            s.operations[2].vs_baseline.as_ref().unwrap().verdict,
+            Verdict::Same
+        );
+    }
+}

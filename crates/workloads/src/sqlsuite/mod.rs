@@ -1,0 +1,334 @@
+//! `sqlsuite`: named SQL operations in the spirit of MySQL's old sql-bench, each a fixed
+//! amount of work timed on its own, run one after another on one connection (MariaDB
+//! with InnoDB or MyISAM, and PostgreSQL).
+//!
+//! The suite is split into sql-bench's groups (alter-table, ATIS, big-tables, connect,
+//! create, insert, select, transactions, wisconsin), run in that order. Every group
+//! creates its own tables (all named `sb_...`), fills them untimed, times each of its
+//! operations with a clock around the operation only, and drops its tables at the end
+//! (and before it starts, in case an earlier run died): groups are independent and runs
+//! repeatable. `scale` sizes the work: 1.0 is about sql-bench's full size (100,000 rows
+//! inserted one by one in `insert`, 10,000 connections in `connect`, 10,000-row
+//! Wisconsin tables); 0.01 runs the whole suite in a few seconds. The data and the keys
+//! each operation uses are seeded, so two runs send the same statements.
+//!
+//! The SQL is text (no client-side prepared statements); where the servers differ
+//! (`DROP INDEX`, `PREPARE`) the `Dialect` chooses. On MariaDB `engine` is added to every
+//! `CREATE TABLE` (and set as the session's default engine).
+
+mod data;
+mod ops;
+
+pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
+
+use crate::oltp::{Client, DbError};
+use crate::sql::{Db, Dialect};
+use bakeoff_load::rng::{mix, Rng};
+use bakeoff_load::LoadError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// What to run: the size of the work, the groups (run in sql-bench's order whatever the
+/// order here), and MariaDB's storage engine (None: the server's default; ignored on
+/// PostgreSQL).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteConfig {
+    pub scale: f64,
+    pub groups: Vec<Group>,
+    pub engine: Option<String>,
+}
+
+impl Default for SuiteConfig {
+    fn default() -> Self {
+        SuiteConfig {
+            scale: 1.0,
+            groups: Group::ALL.to_vec(),
+            engine: None,
+        }
+    }
+}
+
+/// One of sql-bench's test files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    AlterTable,
+    Atis,
+    BigTables,
+    Connect,
+    Create,
+    Insert,
+    Select,
+    Transactions,
+    Wisconsin,
+}
+
+impl Group {
+    /// All groups, in the order they run.
+    pub const ALL: [Group; 9] = [
+        Group::AlterTable,
+        Group::Atis,
+        Group::BigTables,
+        Group::Connect,
+        Group::Create,
+        Group::Insert,
+        Group::Select,
+        Group::Transactions,
+        Group::Wisconsin,
+    ];
+
+    /// sql-bench's name for the group.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::AlterTable => "alter-table",
+            Group::Atis => "ATIS",
+            Group::BigTables => "big-tables",
+            Group::Connect => "connect",
+            Group::Create => "create",
+            Group::Insert => "insert",
+            Group::Select => "select",
+            Group::Transactions => "transactions",
+            Group::Wisconsin => "wisconsin",
+        }
+    }
+
+    /// The group called `name` (case-insensitive; `_` may stand for `-`).
+    pub fn from_name(name: &str) -> Option<Group> {
+        let n = name.trim().replace('_', "-");
+        Group::ALL
+            .into_iter()
+            .find(|g| g.name().eq_ignore_ascii_case(&n))
+    }
+}
+
+/// One timed operation: its group, its name, the seconds it took and the statements it
+/// sent (for `connect` and friends, the connections it opened).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpResult {
+    pub group: &'static str,
+    pub name: String,
+    pub seconds: f64,
+    pub statements: u64,
+}
+
+/// The names of the operations of `group`, in the order they run.
+pub fn op_names(group: Group) -> Vec<&'static str> {
+    ops::spec(group).ops.iter().map(|o| o.name).collect()
+}
+
+/// Runs the chosen groups on one connection; stops at the first failure (after dropping
+/// the failed group's tables) or when `cancel` is set.
+pub fn run(db: &Db, cfg: &SuiteConfig, cancel: &AtomicBool) -> Result<Vec<OpResult>, LoadError> {
+    check(cfg)?;
+    let rt = crate::driver::runtime()?;
+    let c = rt
+        .block_on(Client::connect(db, 0, false))
+        .map_err(|e| LoadError::Sql(format!("sqlsuite: cannot connect: {}", e.message)))?;
+    let mut ctx = Ctx {
+        rt,
+        c: Some(c),
+        db,
+        dialect: db.dialect,
+        engine: cfg.engine.clone().filter(|_| db.dialect == Dialect::Mysql),
+        scale: cfg.scale,
+        cancel,
+        statements: 0,
+        rng: Rng::new(0),
+    };
+    if let Some(e) = ctx.engine.clone() {
+        ctx.exec(&format!("SET SESSION default_storage_engine = {e}"))?;
+    }
+    let mut out = Vec::new();
+    for g in Group::ALL.into_iter().filter(|g| cfg.groups.contains(g)) {
+        let spec = ops::spec(g);
+        ctx.rng = Rng::new(mix(0x5b_5eed ^ g as u64));
+        (spec.cleanup)(&mut ctx).map_err(|e| context(g, "cleanup", e))?;
+        let r = run_group(&mut ctx, g, &spec, &mut out);
+        if r.is_err() && !cancel.load(Ordering::Relaxed) {
+            // A failed transaction must end before PostgreSQL takes another statement.
+            let _ = ctx.try_exec("ROLLBACK");
+            let _ = (spec.cleanup)(&mut ctx);
+        }
+        r?;
+        (spec.cleanup)(&mut ctx).map_err(|e| context(g, "cleanup", e))?;
+    }
+    if let Some(c) = ctx.c.take() {
+        ctx.rt.block_on(c.close());
+    }
+    Ok(out)
+}
+
+fn check(cfg: &SuiteConfig) -> Result<(), LoadError> {
+    if !(cfg.scale.is_finite() && cfg.scale > 0.0 && cfg.scale <= 1000.0) {
+        let m = format!("sqlsuite scale must be in (0, 1000], not {}", cfg.scale);
+        return Err(LoadError::Settings(m));
+    }
+    if let Some(e) = &cfg.engine {
+        if e.is_empty() || !e.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            let m = format!("sqlsuite engine {e:?} is not a storage engine name");
+            return Err(LoadError::Settings(m));
+        }
+    }
+    Ok(())
+}
+
+/// Setup (untimed), then each operation with its own clock.
+fn run_group(
+    ctx: &mut Ctx,
+    g: Group,
+    spec: &ops::Spec,
+    out: &mut Vec<OpResult>,
+) -> Result<(), LoadError> {
+    (spec.setup)(ctx).map_err(|e| context(g, "setup", e))?;
+    for op in spec.ops {
+        if let Some(prep) = op.prep {
+            prep(ctx).map_err(|e| context(g, op.name, e))?;
+        }
+        let before = ctx.statements;
+        let t = Instant::now();
+        (op.run)(ctx).map_err(|e| context(g, op.name, e))?;
+        let seconds = t.elapsed().as_secs_f64();
+        out.push(OpResult {
+            group: g.name(),
+            name: op.name.to_string(),
+            seconds,
+            statements: ctx.statements - before,
+        });
+    }
+    Ok(())
+}
+
+fn context(g: Group, what: &str, e: LoadError) -> LoadError {
+    match e {
+        LoadError::Sql(m) => LoadError::Sql(format!("sqlsuite {} {what}: {m}", g.name())),
+        e => e,
+    }
+}
+
+/// The suite's connection and state: what every operation gets.
+pub(crate) struct Ctx<'a> {
+    rt: tokio::runtime::Runtime,
+    /// Always Some between statements (taken only to close it).
+    c: Option<Client>,
+    pub db: &'a Db,
+    pub dialect: Dialect,
+    /// The storage engine for `CREATE TABLE` (MariaDB only).
+    pub engine: Option<String>,
+    pub scale: f64,
+    cancel: &'a AtomicBool,
+    /// Statements sent so far (connections opened count as statements).
+    pub statements: u64,
+    /// Seeded per group.
+    pub rng: Rng,
+}
+
+impl Ctx<'_> {
+    /// `full` (the count at scale 1) times the scale, at least `min`.
+    pub fn n(&self, full: u64, min: u64) -> u64 {
+        ((full as f64 * self.scale).round() as u64).max(min)
+    }
+
+    /// Sends one statement; the server's error is the caller's to judge.
+    pub fn try_exec(&mut self, sql: &str) -> Result<Result<(), DbError>, LoadError> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::Cancelled);
+        }
+        self.statements += 1;
+        let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
+        Ok(rt.block_on(c.simple(sql)))
+    }
+
+    /// Sends one statement, reading and dropping any rows; an error fails the suite.
+    pub fn exec(&mut self, sql: &str) -> Result<(), LoadError> {
+        self.try_exec(sql)?.map_err(|e| failed(sql, e))
+    }
+
+    /// Opens a new connection (counted as a statement).
+    pub fn connect(&mut self) -> Result<Client, LoadError> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::Cancelled);
+        }
+        self.statements += 1;
+        self.rt
+            .block_on(Client::connect(self.db, 0, false))
+            .map_err(|e| LoadError::Sql(format!("cannot connect: {}", e.message)))
+    }
+
+    /// Runs `sql` on another connection `c`, dropping its rows.
+    pub fn exec_on(&mut self, c: &mut Client, sql: &str) -> Result<(), LoadError> {
+        self.statements += 1;
+        self.rt.block_on(c.simple(sql)).map_err(|e| failed(sql, e))
+    }
+
+    /// Closes another connection.
+    pub fn close(&mut self, c: Client) {
+        self.rt.block_on(c.close());
+    }
+
+    /// PostgreSQL's COPY of text-format `data`.
+    pub fn copy(&mut self, sql: &str, data: &[u8]) -> Result<(), LoadError> {
+        self.statements += 1;
+        let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
+        match rt.block_on(c.copy_in(sql, data)) {
+            Some(r) => r.map(|_| ()).map_err(|e| failed(sql, e)),
+            None => Err(LoadError::Sql(format!("{sql}: COPY needs PostgreSQL"))),
+        }
+    }
+
+    /// `CREATE TABLE name (body)` with the engine clause on MariaDB.
+    pub fn create(&mut self, name: &str, body: &str) -> Result<(), LoadError> {
+        let sql = self.create_sql(name, body);
+        self.exec(&sql)
+    }
+
+    pub fn create_sql(&self, name: &str, body: &str) -> String {
+        match &self.engine {
+            Some(e) => format!("CREATE TABLE {name} ({body}) ENGINE={e}"),
+            None => format!("CREATE TABLE {name} ({body})"),
+        }
+    }
+
+    /// Drops the tables that exist of `names`.
+    pub fn drop_tables(&mut self, names: &[&str]) -> Result<(), LoadError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        self.exec(&format!("DROP TABLE IF EXISTS {}", names.join(", ")))
+    }
+
+    /// A uniform draw in 0..n (n > 0).
+    pub fn below(&mut self, n: u64) -> i64 {
+        self.rng.below(n.max(1)) as i64
+    }
+}
+
+fn failed(sql: &str, e: DbError) -> LoadError {
+    let short: String = sql.chars().take(120).collect();
+    LoadError::Sql(format!("{short}: {}", e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_names_round_trip() {
+        for g in Group::ALL {
+            assert_eq!(Group::from_name(g.name()), Some(g));
+        }
+        assert_eq!(Group::from_name("atis"), Some(Group::Atis));
+        assert_eq!(Group::from_name("alter_table"), Some(Group::AlterTable));
+        assert_eq!(Group::from_name("nope"), None);
+    }
+
+    #[test]
+    fn op_names_are_unique_within_groups() {
+        for g in Group::ALL {
+            let names = op_names(g);
+            assert!(!names.is_empty(), "{}", g.name());
+            let mut sorted = names.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), names.len(), "{}", g.name());
+        }
+    }
+}
