@@ -437,7 +437,10 @@ fn check_sqlsuite(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
         }
     }
     if w.groups.as_ref().is_some_and(Vec::is_empty) {
-        return Err(l.error_at(&at("groups"), "groups is empty; leave it out to run every group"));
+        return Err(l.error_at(
+            &at("groups"),
+            "groups is empty; leave it out to run every group",
+        ));
     }
     if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
         return Err(l.error_at(
