@@ -1,20 +1,29 @@
 //! The loader: the initial database of clause 4.3.3.1 for W warehouses.
 //!
-//! The data is cut into work units (per district its row, customers with their
-//! history, and orders with their lines and new-order rows; the item table; per
-//! warehouse its row and its stock in chunks). `load_connections` OS threads, each with
-//! a single-threaded runtime and its own connection, take units from a shared queue
-//! (`Plan`). A unit's rows are written straight into one reused buffer per table and
-//! shipped when it is full, one transaction per unit: binary COPY FROM STDIN on
-//! PostgreSQL, multi-row INSERTs on MariaDB. Every unit draws from its own seed, so the
-//! same W gives the same data whatever the thread count (the dates aside: they are the
-//! time of the load).
+//! The data is cut into slices (per district its row, customers with their history, and
+//! orders with their lines and new-order rows; the item table; per warehouse its row and
+//! its stock in chunks), each generated from its own seed, so that the same W gives the
+//! same data however it is loaded (the dates aside: they are the time of the load).
+//! `load_connections` OS threads, each with a single-threaded runtime and its own
+//! connection, take work units from a shared queue (`Plan`). A unit's rows are written
+//! straight into one reused buffer per table and shipped when it is full, one
+//! transaction per unit: binary COPY FROM STDIN on PostgreSQL, multi-row INSERTs on
+//! MariaDB.
 //!
-//! Once a table's last data unit is done, its finishing steps are queued ahead of the
-//! remaining data: on PostgreSQL its primary key (the tables are created without one: a
-//! sorted build after the data costs far less than a key insertion per row), then its
-//! secondary index, then its statistics. On MariaDB the keys are in CREATE TABLE (an
-//! InnoDB table is its primary key) and each unit inserts in key order.
+//! On MariaDB, and on PostgreSQL with more than 3 connections, a unit is a slice. On
+//! PostgreSQL with up to 3 (`whole_tables`), a unit is a `Part`: whole tables, created in
+//! the transaction that fills them with `COPY .. FREEZE`, slice after slice (the
+//! orders part takes up each district's random stream where the customers part left
+//! it). Frozen rows spare the key and index builds and ANALYZE that read them next the
+//! hint bits they would set on every page, and the page writes that follow.
+//!
+//! Once a table's data is in, its finishing steps are queued: on PostgreSQL its primary
+//! key (the tables are created without one: a sorted build after the data costs far less
+//! than a key insertion per row), then its secondary index, then its statistics. With
+//! slices they go ahead of the remaining data, which they overlap; with parts after it,
+//! bigger tables' first, and the connections share them at the end. On MariaDB the keys
+//! are in CREATE TABLE (an InnoDB table is its primary key) and each unit inserts in key
+//! order.
 
 use super::random::{self, Constants};
 use super::schema;
@@ -55,6 +64,8 @@ const T_ORDER_LINE: usize = 8;
 /// One piece of the load, run by one connection.
 #[derive(Debug, Clone, Copy)]
 enum Unit {
+    /// Whole tables, created and filled in one transaction (PostgreSQL).
+    Tables(Part),
     Item,
     Warehouse(u32),
     /// Stock of warehouse `w` for items `first..first + STOCK_CHUNK`.
@@ -76,6 +87,7 @@ enum Unit {
 impl fmt::Display for Unit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Unit::Tables(p) => write!(f, "the {} tables", p.name()),
             Unit::Item => write!(f, "the item table"),
             Unit::Warehouse(w) => write!(f, "warehouse {w}"),
             Unit::Stock { w, first } => write!(f, "stock of warehouse {w} from item {first}"),
@@ -87,10 +99,36 @@ impl fmt::Display for Unit {
     }
 }
 
+/// The order of the tables' finishing steps once the data is in (`PlanState::release`),
+/// by table position in `schema::TABLES`: largest key, index and statistics work first
+/// (order_line, customer, stock, orders, item, then the small tables).
+const STEP_ORDER: [u8; 9] = {
+    let mut order = [0; 9];
+    order[T_ORDER_LINE] = 0;
+    order[T_CUSTOMER] = 1;
+    order[T_STOCK] = 2;
+    order[T_ORDERS] = 3;
+    order[T_ITEM] = 4;
+    order[T_HISTORY] = 5;
+    order[T_NEW_ORDER] = 6;
+    order[T_DISTRICT] = 7;
+    order[T_WAREHOUSE] = 8;
+    order
+};
+
 impl Unit {
+    /// The table of a finishing step (position in `schema::TABLES`); None for data.
+    fn step_table(self) -> Option<usize> {
+        match self {
+            Unit::Key(t) | Unit::Index(t) | Unit::Analyze(t) => Some(table_pos(t)),
+            _ => None,
+        }
+    }
+
     /// The tables a data unit fills (positions in `schema::TABLES`).
     fn fills(self) -> &'static [usize] {
         match self {
+            Unit::Tables(p) => p.tables(),
             Unit::Item => &[T_ITEM],
             Unit::Warehouse(_) => &[T_WAREHOUSE],
             Unit::Stock { .. } => &[T_STOCK],
@@ -113,9 +151,61 @@ impl Unit {
             Unit::Warehouse(w) => (2, w, 0),
             Unit::Stock { w, first } => (3, w, first),
             Unit::District { w, d } => (4, w, d),
-            Unit::Key(_) | Unit::Index(_) | Unit::Analyze(_) => (0, 0, 0),
+            Unit::Tables(_) | Unit::Key(_) | Unit::Index(_) | Unit::Analyze(_) => (0, 0, 0),
         };
         mix(0x7bcc_0000_0000_0000 ^ (tag << 56) ^ (u64::from(a) << 24) ^ u64::from(b))
+    }
+}
+
+/// A PostgreSQL data unit: tables that one transaction creates and fills whole, so that
+/// its COPYs may write the rows frozen (`COPY .. FREEZE`). Rows that are not frozen cost
+/// every later reader of a fresh page (key and index builds, ANALYZE, the first
+/// transactions) a lookup of the inserting transaction, hint bits and a rewrite of the
+/// page; frozen pages are also marked all-visible. Each part generates the very rows of
+/// the slices (`Unit::Stock`, `Unit::District`, ...), slice by slice with their seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Items,
+    Warehouses,
+    Stock,
+    /// Districts, customers and history: the start of each district's rows.
+    Customers,
+    /// Orders, new orders and order lines: the rest of each district's rows. Their draws
+    /// follow the district's and customers' in the district's stream: this part takes
+    /// the stream up from the customers part, or generates those rows too and drops them.
+    Orders,
+}
+
+impl Part {
+    /// The order the loader starts them in: the customers first, for the orders part
+    /// takes up each district's random stream where they leave it (see `Plan::take_up`),
+    /// then the largest first (about 55, 60 and 8 MB of rows per 2 warehouses).
+    const ALL: [Part; 5] = [
+        Part::Customers,
+        Part::Orders,
+        Part::Stock,
+        Part::Items,
+        Part::Warehouses,
+    ];
+
+    fn tables(self) -> &'static [usize] {
+        match self {
+            Part::Items => &[T_ITEM],
+            Part::Warehouses => &[T_WAREHOUSE],
+            Part::Stock => &[T_STOCK],
+            Part::Customers => &[T_DISTRICT, T_CUSTOMER, T_HISTORY],
+            Part::Orders => &[T_ORDERS, T_NEW_ORDER, T_ORDER_LINE],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Part::Items => "item",
+            Part::Warehouses => "warehouse",
+            Part::Stock => "stock",
+            Part::Customers => "district, customer and history",
+            Part::Orders => "orders, new_order and order_line",
+        }
     }
 }
 
@@ -129,9 +219,18 @@ pub fn load(db: &Db, cfg: &TpccConfig) -> Result<LoadReport, LoadError> {
     }
     let started = Instant::now();
     let now = LoadTime::new(SystemTime::now());
-    runtime()?.block_on(create(db, cfg))?;
-    let plan = Plan::new(db.dialect, cfg.warehouses);
-    let rows = parallel(db, cfg, &plan, &now)?;
+    let threads = match cfg.load_connections {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        n => n,
+    };
+    let frozen = whole_tables(db.dialect, threads);
+    // Parts make their own tables.
+    if !frozen {
+        runtime()?.block_on(create(db, cfg))?;
+    }
+    let plan = Plan::new(db.dialect, cfg.warehouses, frozen);
+    let threads = threads.clamp(1, plan.units);
+    let rows = parallel(db, cfg, threads, &plan, &now)?;
     Ok(LoadReport {
         seconds: started.elapsed().as_secs_f64(),
         rows,
@@ -156,7 +255,14 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
         .iter()
         .map(|t| schema::create_table_keyed(db.dialect, engine, t, keyed))
         .collect();
-    for sql in schema::drop_tables().iter().chain(&create) {
+    let mut statements: Vec<String> = schema::drop_tables().into_iter().chain(create).collect();
+    if db.dialect == Dialect::Postgres {
+        // One round trip and one commit that waits for no WAL flush: the loading
+        // transactions empty the tables again anyway.
+        statements.insert(0, "SET synchronous_commit = off".into());
+        statements = vec![statements.join("; ")];
+    }
+    for sql in &statements {
         c.simple(sql)
             .await
             .map_err(|e| LoadError::Sql(format!("tpcc load: {sql}: {}", e.message)))?;
@@ -165,15 +271,28 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Whether to load PostgreSQL in `Part`s, each in one transaction that writes its rows
+/// frozen, rather than in slices of at most a warehouse: up to 3 connections. The biggest
+/// part (the stock or the orders) is about a third of the work, so more connections
+/// would wait for it while slices keep them all busy.
+fn whole_tables(d: Dialect, threads: usize) -> bool {
+    d == Dialect::Postgres && threads <= 3
+}
+
 /// PostgreSQL builds a primary key from the loaded heap much faster than it inserts each
 /// row's key; an InnoDB table is its primary key, so adding one later rebuilds it.
 fn keys_after_data(d: Dialect) -> bool {
     d == Dialect::Postgres
 }
 
-/// The data units. Districts first: they fill order_line, whose primary key takes the
-/// longest to build, and that build then overlaps the loading of the stock.
-fn data_units(warehouses: u32) -> Vec<Unit> {
+/// The data units: one per `Part` (`frozen`), in `Part::ALL` order; else slices of at
+/// most a warehouse, districts first: they fill order_line, whose primary key
+/// (PostgreSQL) or statistics take the longest, and that overlaps the loading of the
+/// stock.
+fn data_units(warehouses: u32, frozen: bool) -> Vec<Unit> {
+    if frozen {
+        return Part::ALL.into_iter().map(Unit::Tables).collect();
+    }
     let mut units = Vec::new();
     for w in 1..=warehouses {
         units.push(Unit::Warehouse(w));
@@ -210,6 +329,8 @@ struct Plan {
     state: Mutex<PlanState>,
     wake: Condvar,
     units: usize,
+    /// Whether the data units are `Part`s.
+    frozen: bool,
 }
 
 struct PlanState {
@@ -218,13 +339,19 @@ struct PlanState {
     loading: [usize; 9],
     /// Each table's finishing steps not yet queued.
     steps: Vec<VecDeque<Unit>>,
+    /// Whether released steps go ahead of the data units left, or after them (and then
+    /// the steps of bigger tables first: see `release`).
+    steps_first: bool,
+    /// Each district's random stream where the customers part left it, for the orders
+    /// part (by `district_index`).
+    streams: Vec<Option<Rng>>,
     running: usize,
     failed: bool,
 }
 
 impl Plan {
-    fn new(d: Dialect, warehouses: u32) -> Plan {
-        let queue: VecDeque<Unit> = data_units(warehouses).into();
+    fn new(d: Dialect, warehouses: u32, frozen: bool) -> Plan {
+        let queue: VecDeque<Unit> = data_units(warehouses, frozen).into();
         let mut loading = [0; 9];
         for u in &queue {
             for &t in u.fills() {
@@ -240,6 +367,14 @@ impl Plan {
             queue,
             loading,
             steps,
+            // Parts are few and long: a connection that is done with one starts the next
+            // (whose own finishing steps then come out earlier) rather than the steps,
+            // which the connections share at the end.
+            steps_first: !frozen,
+            streams: match frozen {
+                true => vec![None; district_index(warehouses, DISTRICTS) + 1],
+                false => Vec::new(),
+            },
             running: 0,
             failed: false,
         };
@@ -247,6 +382,7 @@ impl Plan {
             state: Mutex::new(state),
             wake: Condvar::new(),
             units,
+            frozen,
         }
     }
 
@@ -296,14 +432,43 @@ impl Plan {
         self.lock().failed = true;
         self.wake.notify_all();
     }
+
+    /// Keeps district (w, d)'s random stream as the customers part leaves it.
+    fn pass_on(&self, w: u32, d: u32, rng: &Rng) {
+        self.lock().streams[district_index(w, d)] = Some(rng.clone());
+    }
+
+    /// District (w, d)'s random stream after its customers, if the customers part has
+    /// got that far: the orders part then need not generate them again.
+    fn take_up(&self, w: u32, d: u32) -> Option<Rng> {
+        self.lock().streams[district_index(w, d)].take()
+    }
+}
+
+fn district_index(w: u32, d: u32) -> usize {
+    ((w - 1) * DISTRICTS + d - 1) as usize
 }
 
 impl PlanState {
-    /// Queues table `t`'s next finishing step, first in line.
+    /// Queues table `t`'s next finishing step: first in line, or after the data units
+    /// and the steps of bigger tables (whose remaining steps take longer: started first,
+    /// they end with the others').
     fn release(&mut self, t: usize) {
-        if let Some(step) = self.steps[t].pop_front() {
-            self.queue.push_front(step);
+        let Some(step) = self.steps[t].pop_front() else {
+            return;
+        };
+        if self.steps_first {
+            return self.queue.push_front(step);
         }
+        let at = self
+            .queue
+            .iter()
+            .position(|u| {
+                u.step_table()
+                    .is_some_and(|o| STEP_ORDER[o] > STEP_ORDER[t])
+            })
+            .unwrap_or(self.queue.len());
+        self.queue.insert(at, step);
     }
 }
 
@@ -324,17 +489,18 @@ fn table_pos(table: &str) -> usize {
         .expect("a tpcc table")
 }
 
-/// Runs the plan on `load_connections` threads (one per core when 0); the rows loaded.
-/// The first failure stops the other threads after their current unit.
-fn parallel(db: &Db, cfg: &TpccConfig, plan: &Plan, now: &LoadTime) -> Result<u64, LoadError> {
-    let threads = match cfg.load_connections {
-        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
-        n => n,
-    }
-    .clamp(1, plan.units);
+/// Runs the plan on `threads` threads; the rows loaded. The first failure stops the other
+/// threads after their current unit.
+fn parallel(
+    db: &Db,
+    cfg: &TpccConfig,
+    threads: usize,
+    plan: &Plan,
+    now: &LoadTime,
+) -> Result<u64, LoadError> {
     let results: Vec<Result<u64, LoadError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| s.spawn(|| worker_thread(db, plan, now)))
+            .map(|_| s.spawn(|| worker_thread(db, cfg.warehouses, plan.frozen, plan, now)))
             .collect();
         handles
             .into_iter()
@@ -349,7 +515,13 @@ fn parallel(db: &Db, cfg: &TpccConfig, plan: &Plan, now: &LoadTime) -> Result<u6
     results.into_iter().sum()
 }
 
-fn worker_thread(db: &Db, plan: &Plan, now: &LoadTime) -> Result<u64, LoadError> {
+fn worker_thread(
+    db: &Db,
+    warehouses: u32,
+    frozen: bool,
+    plan: &Plan,
+    now: &LoadTime,
+) -> Result<u64, LoadError> {
     let fail = |e: LoadError| {
         plan.fail();
         e
@@ -359,9 +531,11 @@ fn worker_thread(db: &Db, plan: &Plan, now: &LoadTime) -> Result<u64, LoadError>
     let _guard = FailOnPanic(plan);
     let rt = runtime().map_err(fail)?;
     rt.block_on(async {
-        let mut w = Worker::connect(db, now).await.map_err(fail)?;
+        let mut w = Worker::connect(db, warehouses, frozen, now)
+            .await
+            .map_err(fail)?;
         while let Some(unit) = plan.next() {
-            w.run(unit).await.map_err(fail)?;
+            w.run(unit, plan).await.map_err(fail)?;
             plan.done(unit);
         }
         let rows = w.rows;
@@ -378,31 +552,58 @@ struct Worker {
     /// `FLUSH_BYTES`, or less when MariaDB's max_allowed_packet would refuse that much.
     flush_bytes: usize,
     rows: u64,
+    warehouses: u32,
     /// The unit running, for error messages.
     unit: Unit,
+    /// The tables the running unit loads (by position in `schema::TABLES`): the rows
+    /// generated for the others are dropped.
+    keep: [bool; 9],
 }
 
 impl Worker {
-    async fn connect(db: &Db, now: &LoadTime) -> Result<Worker, LoadError> {
-        let c = Client::connect(db, 0, false)
+    async fn connect(
+        db: &Db,
+        warehouses: u32,
+        frozen: bool,
+        now: &LoadTime,
+    ) -> Result<Worker, LoadError> {
+        let mut c = Client::connect(db, 0, false)
             .await
             .map_err(|e| LoadError::Sql(format!("tpcc load: cannot connect: {}", e.message)))?;
+        // The thread owns only this connection: blocking calls spare the poller.
+        if db.dialect == Dialect::Postgres {
+            c.make_blocking().map_err(|e| {
+                LoadError::Sql(format!("tpcc load: blocking socket: {}", e.message))
+            })?;
+        }
         let mut w = Worker {
             c,
             dialect: db.dialect,
             sinks: schema::TABLES
                 .iter()
-                .map(|t| Sink::new(db.dialect, t, now))
+                .map(|t| Sink::new(db.dialect, t, frozen, now))
                 .collect(),
             flush_bytes: FLUSH_BYTES,
             rows: 0,
+            warehouses,
             unit: Unit::Item,
+            keep: [true; 9],
         };
         // A load needs no WAL flush per commit (PostgreSQL) nor per-row unique checks
-        // (MariaDB: the generated keys are unique by construction); PostgreSQL sorts the
-        // keys and indexes it builds in memory up to 256 MB.
+        // (MariaDB: the generated keys are unique by construction). PostgreSQL sorts the
+        // keys and indexes it builds in memory up to 256 MB, in this backend alone: the
+        // other loader connections keep the cores busy, and parallel workers measured
+        // slower (their start and the merge of their sorts cost more CPU than they
+        // saved). Its ANALYZE samples 3,000 rows a table instead of 30,000: it costs per
+        // row sampled (and visits every row of a table of fewer blocks than that), it
+        // was a sixth of the server's work at W = 2 and now a twentieth, and the
+        // transactions' plans (key lookups and ranges) are the same; autovacuum
+        // analyzes again with the server's setting once a run has changed a tenth.
         let session = match db.dialect {
-            Dialect::Postgres => "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'",
+            Dialect::Postgres => {
+                "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'; \
+                 SET max_parallel_maintenance_workers = 0; SET default_statistics_target = 10"
+            }
             Dialect::Mysql => "SET unique_checks = 0, foreign_key_checks = 0",
         };
         w.exec(session).await?;
@@ -427,7 +628,7 @@ impl Worker {
             .map_err(|e| LoadError::Sql(format!("tpcc load ({}): {sql}: {}", self.unit, e.message)))
     }
 
-    async fn run(&mut self, unit: Unit) -> Result<(), LoadError> {
+    async fn run(&mut self, unit: Unit, plan: &Plan) -> Result<(), LoadError> {
         self.unit = unit;
         let mut rng = Rng::new(unit.seed());
         match unit {
@@ -440,9 +641,28 @@ impl Worker {
                 return self.exec(&sql).await;
             }
             Unit::Analyze(t) => return self.exec(&schema::analyze(self.dialect, t)).await,
+            _ => {}
+        }
+        let fills = unit.fills();
+        self.keep = [false; 9];
+        for &t in fills {
+            self.keep[t] = true;
+        }
+        match unit {
+            // Created in the loading transaction: the condition of COPY FREEZE.
+            Unit::Tables(_) => {
+                let mut sql = vec!["BEGIN".to_string()];
+                for &t in fills {
+                    let t = schema::TABLES[t];
+                    sql.push(format!("DROP TABLE IF EXISTS {t}"));
+                    sql.push(schema::create_table_keyed(self.dialect, None, t, false));
+                }
+                self.exec(&sql.join("; ")).await?
+            }
             _ => self.exec("BEGIN").await?,
         }
         match unit {
+            Unit::Tables(part) => self.part(part, plan).await?,
             Unit::Item => self.items(&mut rng).await?,
             Unit::Warehouse(w) => self.warehouse(&mut rng, w),
             Unit::Stock { w, first } => self.stock(&mut rng, w, first).await?,
@@ -453,10 +673,69 @@ impl Worker {
             }
             Unit::Key(_) | Unit::Index(_) | Unit::Analyze(_) => {}
         }
-        for t in 0..self.sinks.len() {
+        for &t in fills {
             self.flush(t).await?;
         }
         self.exec("COMMIT").await
+    }
+
+    /// The rows of a PostgreSQL part: the MariaDB slices' rows, each slice from its seed.
+    async fn part(&mut self, part: Part, plan: &Plan) -> Result<(), LoadError> {
+        let warehouses = 1..=self.warehouses;
+        match part {
+            Part::Items => self.items(&mut Rng::new(Unit::Item.seed())).await?,
+            Part::Warehouses => {
+                for w in warehouses {
+                    self.warehouse(&mut Rng::new(Unit::Warehouse(w).seed()), w);
+                }
+            }
+            Part::Stock => {
+                for w in warehouses {
+                    for first in (1..=ITEMS).step_by(STOCK_CHUNK as usize) {
+                        let mut rng = Rng::new(Unit::Stock { w, first }.seed());
+                        self.stock(&mut rng, w, first).await?;
+                    }
+                }
+            }
+            Part::Customers => {
+                for w in warehouses {
+                    for d in 1..=DISTRICTS {
+                        let mut rng = Rng::new(Unit::District { w, d }.seed());
+                        self.district(&mut rng, w, d);
+                        self.customers(&mut rng, w, d).await?;
+                        plan.pass_on(w, d, &rng);
+                    }
+                }
+            }
+            Part::Orders => {
+                for w in warehouses {
+                    for d in 1..=DISTRICTS {
+                        let mut rng = match plan.take_up(w, d) {
+                            Some(rng) => rng,
+                            // Not there yet: this district's first rows, made and dropped.
+                            None => {
+                                let mut rng = Rng::new(Unit::District { w, d }.seed());
+                                self.district(&mut rng, w, d);
+                                self.customers(&mut rng, w, d).await?;
+                                self.drop_unkept();
+                                rng
+                            }
+                        };
+                        self.orders(&mut rng, w, d).await?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the rows generated for tables the running unit does not load.
+    fn drop_unkept(&mut self) {
+        for (s, keep) in self.sinks.iter_mut().zip(self.keep) {
+            if !keep && s.rows > 0 {
+                s.reset();
+            }
+        }
     }
 
     /// Ships table `t`'s buffered rows, if any.
@@ -493,7 +772,7 @@ impl Worker {
 
     /// Ships table `t` once its buffer is full.
     async fn spill(&mut self, t: usize) -> Result<(), LoadError> {
-        if self.sinks[t].buf.len() >= self.flush_bytes {
+        if self.keep[t] && self.sinks[t].buf.len() >= self.flush_bytes {
             self.flush(t).await?;
         }
         Ok(())
@@ -700,7 +979,8 @@ const COPY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
 /// INSERT statement on MariaDB.
 struct Sink {
     dialect: Dialect,
-    /// `COPY t (..) FROM STDIN (FORMAT binary)` on PostgreSQL; the INSERT's start on MariaDB.
+    /// `COPY t (..) FROM STDIN (FORMAT binary[, FREEZE])` on PostgreSQL; the INSERT's start
+    /// on MariaDB.
     head: String,
     buf: Vec<u8>,
     rows: u64,
@@ -711,11 +991,15 @@ struct Sink {
 }
 
 impl Sink {
-    fn new(dialect: Dialect, table: &str, now: &LoadTime) -> Sink {
+    /// `frozen`: the rows go in the transaction that created their table, as frozen rows.
+    fn new(dialect: Dialect, table: &str, frozen: bool, now: &LoadTime) -> Sink {
         let columns = schema::columns(table);
         let list = columns.join(", ");
         let head = match dialect {
-            Dialect::Postgres => format!("COPY {table} ({list}) FROM STDIN (FORMAT binary)"),
+            Dialect::Postgres => {
+                let freeze = if frozen { ", FREEZE" } else { "" };
+                format!("COPY {table} ({list}) FROM STDIN (FORMAT binary{freeze})")
+            }
             Dialect::Mysql => format!("INSERT INTO {table} ({list}) VALUES "),
         };
         let mut s = Sink {
@@ -783,9 +1067,10 @@ impl Sink {
         self.sep();
         match self.dialect {
             Dialect::Postgres => {
-                self.len(4);
                 let v = i32::try_from(v).expect("int columns hold 32-bit values");
-                self.buf.extend_from_slice(&v.to_be_bytes());
+                // The length (4) and the value in one store.
+                let field = (4u64 << 32) | u64::from(v as u32);
+                self.buf.extend_from_slice(&field.to_be_bytes());
             }
             Dialect::Mysql => push_uint(&mut self.buf, v),
         }
@@ -1009,8 +1294,8 @@ mod tests {
     #[test]
     fn rows_in_both_formats() {
         let now = LoadTime::new(UNIX_EPOCH);
-        let mut pg = Sink::new(Dialect::Postgres, "new_order", &now);
-        let mut my = Sink::new(Dialect::Mysql, "new_order", &now);
+        let mut pg = Sink::new(Dialect::Postgres, "new_order", false, &now);
+        let mut my = Sink::new(Dialect::Mysql, "new_order", false, &now);
         for s in [&mut pg, &mut my] {
             s.int(2101);
             s.money(-10_05);
@@ -1053,7 +1338,7 @@ mod tests {
 
     #[test]
     fn units_cover_every_warehouse_and_district() {
-        let units = data_units(2);
+        let units = data_units(2, false);
         let stock = units
             .iter()
             .filter(|u| matches!(u, Unit::Stock { .. }))
@@ -1067,5 +1352,49 @@ mod tests {
             Unit::District { w: 1, d: 2 }.seed(),
             Unit::District { w: 2, d: 1 }.seed()
         );
+    }
+
+    #[test]
+    fn parts_fill_every_table_once() {
+        let mut filled = [0; 9];
+        for u in data_units(3, true) {
+            for &t in u.fills() {
+                filled[t] += 1;
+            }
+        }
+        assert_eq!(filled, [1; 9]);
+        assert!(whole_tables(Dialect::Postgres, 2) && whole_tables(Dialect::Postgres, 3));
+        assert!(!whole_tables(Dialect::Postgres, 4) && !whole_tables(Dialect::Mysql, 1));
+    }
+
+    /// With parts, finishing steps queue after the data left and bigger tables' first;
+    /// the orders part takes up the streams the customers part passes on, once.
+    #[test]
+    fn parts_plan_data_first_then_big_tables_steps() {
+        let plan = Plan::new(Dialect::Postgres, 2, true);
+        let customers = plan.next().unwrap();
+        assert!(matches!(customers, Unit::Tables(Part::Customers)));
+        let orders = plan.next().unwrap();
+        plan.done(customers);
+        plan.done(orders);
+        let queue: Vec<String> = plan.lock().queue.iter().map(|u| u.to_string()).collect();
+        assert_eq!(
+            queue[..5],
+            [
+                "the stock tables",
+                "the item tables",
+                "the warehouse tables",
+                "the primary key of order_line",
+                "the primary key of customer",
+            ]
+        );
+        let rng = Rng::new(7);
+        plan.pass_on(2, 10, &rng);
+        assert!(plan.take_up(2, 9).is_none());
+        assert_eq!(
+            plan.take_up(2, 10).map(|mut r| r.next_u64()),
+            Some(Rng::new(7).next_u64())
+        );
+        assert!(plan.take_up(2, 10).is_none());
     }
 }
