@@ -6,9 +6,8 @@
 
 mod common;
 
-use common::{pids_named, Scratch};
+use common::{no_server_left, sql_scratch as scratch};
 use serde_json::Value;
-use std::os::unix::fs::PermissionsExt;
 
 const MARIADBD: &str = "/usr/sbin/mariadbd";
 const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
@@ -31,25 +30,6 @@ SELECT name FROM item WHERE price > 2.00 ORDER BY name;
 UPDATE item SET qty = qty + 1 WHERE id = 2;
 SELECT qty FROM item WHERE id = 2;
 ";
-
-fn scratch() -> Scratch {
-    let s = Scratch::new();
-    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    s
-}
-
-fn no_server_left(name: &str, s: &Scratch) {
-    let mine = s.path().display().to_string();
-    let left: Vec<u32> = pids_named(name)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .unwrap_or_default()
-                .contains(&mine)
-        })
-        .collect();
-    assert!(left.is_empty(), "{name} outlived bakeoff: {left:?}");
-}
 
 fn mariadb_experiment(with_wrong: bool, slap: bool) -> String {
     let mut t = format!(

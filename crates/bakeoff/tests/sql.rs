@@ -4,19 +4,11 @@
 
 mod common;
 
-use common::{pids_named, Scratch};
+use common::{no_server_left, pids_named, sql_scratch as scratch};
 use serde_json::Value;
-use std::os::unix::fs::PermissionsExt;
 
 const MARIADBD: &str = "/usr/sbin/mariadbd";
 const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
-
-/// A scratch dir the servers' unprivileged user can reach (tempdirs are 0700).
-fn scratch() -> Scratch {
-    let s = Scratch::new();
-    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    s
-}
 
 fn cells<'a>(r: &'a Value, workload: &str) -> Vec<&'a Value> {
     r["cells"]
@@ -45,21 +37,6 @@ fn check_runs(r: &Value, workload: &str) -> Vec<f64> {
         }
     }
     per_txn
-}
-
-/// No `name` process of this test's sandboxes is left (tests run in parallel, so other
-/// tests' servers are told apart by the scratch path on their command line).
-fn no_server_left(name: &str, s: &Scratch) {
-    let mine = s.path().display().to_string();
-    let left: Vec<u32> = pids_named(name)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .unwrap_or_default()
-                .contains(&mine)
-        })
-        .collect();
-    assert!(left.is_empty(), "{name} outlived bakeoff: {left:?}");
 }
 
 #[test]

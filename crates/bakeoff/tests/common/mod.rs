@@ -100,3 +100,27 @@ pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
     }
     cond()
 }
+
+/// A scratch dir the SQL servers' unprivileged user can reach (tempdirs are 0700).
+pub fn sql_scratch() -> Scratch {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    s
+}
+
+/// Panics if a `name` process of this test's sandboxes is still alive (tests run in
+/// parallel, so other tests' servers are told apart by the scratch path on their command
+/// line).
+pub fn no_server_left(name: &str, s: &Scratch) {
+    let mine = s.path().display().to_string();
+    let left: Vec<u32> = pids_named(name)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .unwrap_or_default()
+                .contains(&mine)
+        })
+        .collect();
+    assert!(left.is_empty(), "{name} outlived bakeoff: {left:?}");
+}
