@@ -21,7 +21,7 @@ fi
 # 2. Debian packages: servers, peer load tools, compilers, build tools, profilers.
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       memcached libmemcached-tools libevent-dev
-      mariadb-server mariadb-client postgresql-15 sysbench
+      mariadb-server mariadb-client postgresql-15 sysbench libsqlite3-0 sqlite3
       gcc-12 clang-16 libclang-rt-16-dev
       linux-perf valgrind hyperfine strace
       chromium chromium-driver)
@@ -66,4 +66,6 @@ fi
 (cd "$here" && cargo build --release --locked -q -p bakeoff)
 bindir=/usr/local/bin
 sudo_ install -m 0755 "$here/target/release/bakeoff" "$bindir/bakeoff"
+# The host a sqlite target's library runs in; bakeoff finds it beside itself.
+sudo_ install -m 0755 "$here/target/release/bakeoff-sqlited" "$bindir/bakeoff-sqlited"
 echo "bakeoff installed: $bindir/bakeoff ($("$bindir/bakeoff" --version))"

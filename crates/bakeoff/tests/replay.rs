@@ -131,32 +131,7 @@ fn mariadb_replay_slap_and_verify() {
     // bakeoff verify: exit 1 with the wrong variant, 0 without it.
     let verify = |name: &str, text: &str, out: &str| {
         let f = s.write(name, text);
-        let cmd = s.run_cmd(&f);
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().to_string())
-            .collect();
-        let mut v = std::process::Command::new(cmd.get_program());
-        v.arg("verify");
-        let mut skip_out = false;
-        for a in args.iter().skip(1) {
-            if skip_out {
-                skip_out = false;
-                continue;
-            }
-            if a == "--out" {
-                skip_out = true;
-                continue;
-            }
-            v.arg(a);
-        }
-        for (k, val) in cmd.get_envs() {
-            if let Some(val) = val {
-                v.env(k, val);
-            }
-        }
-        v.arg("--out").arg(s.path().join(out));
-        v.output().unwrap()
+        s.verify_cmd(&f, out).output().unwrap()
     };
     let bad = verify("v1.toml", &mariadb_experiment(true, false), "verify-bad");
     let text = String::from_utf8_lossy(&bad.stdout);

@@ -167,7 +167,7 @@ fn validate(spec: &BuildSpec) -> Result<()> {
             spec.variant
         )));
     }
-    Ok(())
+    spec.recipe.check(spec)
 }
 
 /// The cached entry, if it is complete (metadata readable, binary present with the recorded
@@ -303,7 +303,9 @@ impl Job<'_> {
         let started = Instant::now();
         match layout {
             Layout::Make => copy_tree(self.src, &build_dir).map_err(Failure::Io)?,
-            Layout::Autotools | Layout::Cmake => create_dir_all(&build_dir).map_err(Failure::Io)?,
+            Layout::Autotools | Layout::Cmake | Layout::Amalgamation => {
+                create_dir_all(&build_dir).map_err(Failure::Io)?
+            }
         }
         for s in &steps {
             let mut cmd = self.command(s.program.clone(), &build_dir);
@@ -451,6 +453,11 @@ mod tests {
         let mut s = spec_with(&[]);
         s.env.insert("A=B".into(), "1".into());
         assert!(validate(&s).is_err());
+        let mut s = spec_with(&["V=1"]);
+        assert!(validate(&s).is_ok());
+        s.recipe = Recipe::Sqlite;
+        let err = validate(&s).unwrap_err();
+        assert!(matches!(err, BuildError::BadSpec { .. }), "{err}");
     }
 
     /// A plain-make tree: the whole pipeline (copy, make, product check, cache hit) without

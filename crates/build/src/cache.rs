@@ -4,7 +4,7 @@
 //! Layout under the root:
 //!
 //! ```text
-//! sources/<kind>/<name>/{tree/, source.json}   fetched sources (debian, tarball, git, path)
+//! sources/<kind>/<name>/{tree/, source.json}   fetched sources (debian, tarball, git, bundled)
 //! patched/<hash>/{tree/, patch.log}            a source copy with patches applied
 //! builds/<key>/{build/, build.log, build.json} a finished build
 //! builds/<key>.failed/                         the last failed attempt of a key (log kept)

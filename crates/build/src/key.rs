@@ -150,6 +150,7 @@ mod tests {
             key_with(&|s| s.recipe = crate::recipe_for("memcached-debug")),
             key_with(&|s| s.recipe = crate::Recipe::Postgres),
             key_with(&|s| s.recipe = crate::Recipe::Mariadb),
+            key_with(&|s| s.recipe = crate::Recipe::Sqlite),
             key_with(&|s| s.patches.clear()),
         ];
         for (i, k) in changed.iter().enumerate() {

@@ -1,5 +1,6 @@
-//! bakeoff-build: sources, toolchains, patching, per-target build recipes (autotools,
-//! PostgreSQL, MariaDB), out-of-tree builds and the build cache.
+//! bakeoff-build: sources (including the SQLite amalgamation bakeoff carries), toolchains,
+//! patching, per-target build recipes (autotools, PostgreSQL, MariaDB, SQLite), out-of-tree
+//! builds and the build cache.
 //!
 //! ```no_run
 //! use bakeoff_build::{build, fetch, recipe_for, BuildSpec, Cache, SourceSpec};
@@ -9,7 +10,7 @@
 //!     variant: "gcc-O2".into(),
 //!     compiler: "gcc-12".into(),
 //!     cflags: "-O2".into(),
-//!     recipe: recipe_for("memcached"), // the target kind's name: memcached, postgres, mariadb
+//!     recipe: recipe_for("memcached"), // the target kind: memcached, postgres, mariadb, sqlite
 //!     ..BuildSpec::default()
 //! };
 //! let info = build(&tree, &spec, &cache)?;
@@ -33,4 +34,4 @@ pub use compiler::{check_compiler, matching_cxx, CompilerId};
 pub use error::BuildError;
 pub use key::cache_key;
 pub use recipe::{recipe_for, Recipe};
-pub use source::{fetch, SourceSpec, SourceTree};
+pub use source::{bundled_sqlite_version, fetch, SourceSpec, SourceTree};

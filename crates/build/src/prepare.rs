@@ -50,6 +50,9 @@ pub(crate) enum Layout {
     Make,
     /// `cmake SRC` run from a separate build dir (the mariadb recipe).
     Cmake,
+    /// One amalgamated C file (`SRC/sqlite3.c`) compiled from a separate build dir (the
+    /// sqlite recipe).
+    Amalgamation,
 }
 
 /// The layout of a (prepared) tree for the autotools recipe (the others check their own).

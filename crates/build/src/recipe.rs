@@ -10,6 +10,18 @@
 //!   (backend, conversion procs, snowball, time zones, PL/pgSQL, initdb, pg_ctl).
 //! - [`Recipe::Mariadb`]: `cmake SRC` with the variant's compilers and flags and the heavy
 //!   plugins off, then `make` and `make install`.
+//! - [`Recipe::Sqlite`]: the SQLite amalgamation (`sqlite3.c` at the top of the tree: the
+//!   bundled source, a `sqlite-autoconf-*` tarball, or a path holding `sqlite3.c`) compiled and
+//!   linked by one compiler command, no configure and no make, into `libsqlite3.so` in the
+//!   build dir (no install dir):
+//!   `$CC <CFLAGS, or -O2 when empty> -fPIC -shared -DSQLITE_THREADSAFE=1 <configure_args>
+//!   -o libsqlite3.so SRC/sqlite3.c <LDFLAGS> -lpthread -ldl -lm`. The configure_args are extra
+//!   compiler arguments (e.g. `-DSQLITE_DEFAULT_CACHE_SIZE=-8000`, `-DSQLITE_CASE_SENSITIVE_LIKE`),
+//!   after the recipe's `-D`s so they win; make_args are rejected ([`BuildError::BadSpec`]).
+//!   No shell is involved: `CC`, `CFLAGS` and `LDFLAGS` (the variant's compiler, cflags and
+//!   ldflags, or the variant env's `CC`/`CFLAGS`/`LDFLAGS` when it sets them, as the other
+//!   recipes' configure would see them) are split at whitespace here, without shell quoting,
+//!   so the log shows every argument the compiler gets.
 //!
 //! Installing recipes configure with the entry's final prefix (`builds/<key>/build/install`)
 //! and install with `DESTDIR=<staging>/destdir`; the builder then moves the installed tree to
@@ -37,6 +49,10 @@ pub enum Recipe {
     /// MariaDB with cmake; product `install/bin/mariadbd`, with
     /// `install/scripts/mariadb-install-db` and `install/share/` (errmsg, system tables).
     Mariadb,
+    /// SQLite from its amalgamation (`sqlite3.c` at the top of the tree), compiled by one
+    /// compiler command into the product `libsqlite3.so` (no install). configure_args are
+    /// extra compiler arguments (`-DSQLITE_...`); make_args are rejected.
+    Sqlite,
 }
 
 impl Default for Recipe {
@@ -48,12 +64,13 @@ impl Default for Recipe {
 }
 
 /// The recipe for a target kind as the experiment file names it (`[target] kind`):
-/// `postgres` (or `postgresql`), `mariadb` (or `mysql`), anything else (memcached) is an
-/// autotools build whose product is the kind's name.
+/// `postgres` (or `postgresql`), `mariadb` (or `mysql`), `sqlite` (or `sqlite3`), anything
+/// else (memcached) is an autotools build whose product is the kind's name.
 pub fn recipe_for(kind_name: &str) -> Recipe {
     match kind_name {
         "postgres" | "postgresql" => Recipe::Postgres,
         "mariadb" | "mysql" => Recipe::Mariadb,
+        "sqlite" | "sqlite3" => Recipe::Sqlite,
         other => Recipe::Autotools {
             product: PathBuf::from(other),
         },
@@ -88,6 +105,15 @@ fn postgres_options(prefix: &Path) -> Vec<String> {
         "--without-icu".into(),
     ]
 }
+
+/// The sqlite recipe's product, in the build dir.
+const SQLITE_PRODUCT: &str = "libsqlite3.so";
+
+/// The sqlite recipe's compiler options, between the cflags and the variant's configure_args.
+const SQLITE_OPTIONS: &[&str] = &["-fPIC", "-shared", "-DSQLITE_THREADSAFE=1"];
+
+/// Libraries linked after the ldflags (threads, `dlopen` for extensions, libm).
+const SQLITE_LIBS: &[&str] = &["-lpthread", "-ldl", "-lm"];
 
 /// MariaDB plugins switched off: the big storage engines and the ones needing libraries
 /// beyond the minimal set. InnoDB, Aria, MyISAM, MEMORY, CSV and the small plugins stay.
@@ -135,6 +161,7 @@ impl Recipe {
             Recipe::Autotools { .. } => ("autotools", 1),
             Recipe::Postgres => ("postgres", 1),
             Recipe::Mariadb => ("mariadb", 1),
+            Recipe::Sqlite => ("sqlite", 1),
         };
         format!("{name}/{version}")
     }
@@ -146,13 +173,14 @@ impl Recipe {
             Recipe::Autotools { product } => product.clone(),
             Recipe::Postgres => Path::new(INSTALL_DIR).join("bin/postgres"),
             Recipe::Mariadb => Path::new(INSTALL_DIR).join("bin/mariadbd"),
+            Recipe::Sqlite => PathBuf::from(SQLITE_PRODUCT),
         }
     }
 
     /// The installed tree, relative to the build dir, for recipes that install.
     pub fn install_dir(&self) -> Option<PathBuf> {
         match self {
-            Recipe::Autotools { .. } => None,
+            Recipe::Autotools { .. } | Recipe::Sqlite => None,
             Recipe::Postgres | Recipe::Mariadb => Some(PathBuf::from(INSTALL_DIR)),
         }
     }
@@ -163,7 +191,7 @@ impl Recipe {
         let install = Path::new(INSTALL_DIR);
         let mut files = vec![self.product()];
         match self {
-            Recipe::Autotools { .. } => {}
+            Recipe::Autotools { .. } | Recipe::Sqlite => {}
             Recipe::Postgres => files.extend(
                 [
                     "bin/initdb",
@@ -206,7 +234,24 @@ impl Recipe {
             Recipe::Autotools { .. } => crate::prepare::layout(src),
             Recipe::Postgres => need("configure", "postgres").map(|_| Layout::Autotools),
             Recipe::Mariadb => need("CMakeLists.txt", "mariadb").map(|_| Layout::Cmake),
+            Recipe::Sqlite => need("sqlite3.c", "sqlite").map(|_| Layout::Amalgamation),
         }
+    }
+
+    /// Settings of `spec` this recipe cannot honor, as a [`BuildError::BadSpec`] naming the
+    /// variant (checked before anything is built).
+    pub(crate) fn check(&self, spec: &BuildSpec) -> Result<()> {
+        if *self == Recipe::Sqlite && !spec.make_args.is_empty() {
+            return Err(BuildError::BadSpec {
+                what: "build spec",
+                detail: format!(
+                    "variant `{}`: the sqlite recipe runs no make, so make_args (`{}`) cannot apply: remove them and put compiler arguments in configure_args (e.g. -DSQLITE_DEFAULT_CACHE_SIZE=-8000) or cflags",
+                    spec.variant,
+                    spec.make_args.join(" ")
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -254,6 +299,7 @@ impl Plan<'_> {
             Recipe::Autotools { product } => Ok(self.autotools(product)),
             Recipe::Postgres => Ok(self.postgres()),
             Recipe::Mariadb => self.mariadb(),
+            Recipe::Sqlite => self.sqlite(),
         }
     }
 
@@ -348,6 +394,40 @@ impl Plan<'_> {
             Step::new("make", "make", self.make(true)),
             Step::new("make install", "make", install),
         ])
+    }
+
+    /// One compiler command (see the module doc). `CC`, `CFLAGS` and `LDFLAGS` are what the
+    /// build environment holds: the variant env's when it sets them, else the compiler and
+    /// the spec's flags.
+    fn sqlite(&self) -> Result<Vec<Step>> {
+        self.spec.recipe.check(self.spec)?;
+        let env = |name: &str| self.spec.env.get(name).map(String::as_str);
+        let cc = env("CC")
+            .filter(|c| !c.trim().is_empty())
+            .unwrap_or(self.cc);
+        let cflags = env("CFLAGS").unwrap_or(&self.spec.cflags);
+        let ldflags = env("LDFLAGS").unwrap_or(&self.spec.ldflags);
+        let words =
+            |text: &str| -> Vec<String> { text.split_whitespace().map(str::to_string).collect() };
+        let cc = words(cc);
+        let (program, mut args) = match cc.split_first() {
+            Some((program, rest)) => (program.clone(), rest.to_vec()),
+            None => (self.cc.to_string(), Vec::new()),
+        };
+        match words(cflags) {
+            flags if flags.is_empty() => args.push("-O2".into()),
+            flags => args.extend(flags),
+        }
+        args.extend(SQLITE_OPTIONS.iter().map(|o| o.to_string()));
+        args.extend(self.spec.configure_args.iter().cloned());
+        args.extend([
+            "-o".to_string(),
+            SQLITE_PRODUCT.to_string(),
+            self.src.join("sqlite3.c").display().to_string(),
+        ]);
+        args.extend(words(ldflags));
+        args.extend(SQLITE_LIBS.iter().map(|l| l.to_string()));
+        Ok(vec![Step::new("compile", program, args)])
     }
 }
 
@@ -451,7 +531,10 @@ mod tests {
             recipe_for("mariadb").product(),
             Path::new("install/bin/mariadbd")
         );
+        assert_eq!(recipe_for("sqlite"), Recipe::Sqlite);
+        assert_eq!(recipe_for("sqlite").product(), Path::new("libsqlite3.so"));
         assert_eq!(recipe_for("memcached").install_dir(), None);
+        assert_eq!(Recipe::Sqlite.install_dir(), None);
         assert_eq!(
             Recipe::Postgres.install_dir().as_deref(),
             Some(Path::new("install"))
@@ -460,15 +543,25 @@ mod tests {
             Recipe::default().id(),
             Recipe::Postgres.id(),
             Recipe::Mariadb.id(),
+            Recipe::Sqlite.id(),
         ];
-        assert_eq!(ids, ["autotools/1", "postgres/1", "mariadb/1"]);
+        assert_eq!(ids, ["autotools/1", "postgres/1", "mariadb/1", "sqlite/1"]);
     }
 
     #[test]
     fn required_files_start_with_the_product() {
-        for r in [recipe_for("memcached"), Recipe::Postgres, Recipe::Mariadb] {
+        for r in [
+            recipe_for("memcached"),
+            Recipe::Postgres,
+            Recipe::Mariadb,
+            Recipe::Sqlite,
+        ] {
             assert_eq!(r.required_files()[0], r.product());
         }
+        assert_eq!(
+            Recipe::Sqlite.required_files(),
+            [PathBuf::from("libsqlite3.so")]
+        );
         let pg = Recipe::Postgres.required_files();
         assert!(pg.contains(&PathBuf::from("install/bin/initdb")), "{pg:?}");
         let mdb = Recipe::Mariadb.required_files();
@@ -608,5 +701,96 @@ mod tests {
             Recipe::Postgres.layout(tmp.path()).unwrap(),
             Layout::Autotools
         );
+        let err = Recipe::Sqlite.layout(tmp.path()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the sqlite recipe needs `sqlite3.c` at the top of the tree"),
+            "{err}"
+        );
+        std::fs::write(tmp.path().join("sqlite3.c"), "").unwrap();
+        assert_eq!(
+            Recipe::Sqlite.layout(tmp.path()).unwrap(),
+            Layout::Amalgamation
+        );
+    }
+
+    fn sqlite_spec(cflags: &str, ldflags: &str, configure_args: &[&str]) -> BuildSpec {
+        BuildSpec {
+            variant: "sq".into(),
+            compiler: "clang-16".into(),
+            cflags: cflags.into(),
+            ldflags: ldflags.into(),
+            configure_args: configure_args.iter().map(|a| a.to_string()).collect(),
+            recipe: recipe_for("sqlite"),
+            ..BuildSpec::default()
+        }
+    }
+
+    #[test]
+    fn sqlite_command_line_defaults_to_o2() {
+        let s = sqlite_spec("", "", &[]);
+        let steps = plan(&s, Layout::Amalgamation).steps().unwrap();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].name, "compile");
+        assert_eq!(
+            lines(&steps),
+            [
+                "clang-16 -O2 -fPIC -shared -DSQLITE_THREADSAFE=1 -o libsqlite3.so /src/sqlite3.c \
+                 -lpthread -ldl -lm"
+            ]
+        );
+    }
+
+    #[test]
+    fn sqlite_command_line_uses_flags_and_appends_configure_args() {
+        let s = sqlite_spec(
+            "-O3  -march=native",
+            "-fuse-ld=lld -flto",
+            &[
+                "-DSQLITE_DEFAULT_CACHE_SIZE=-8000",
+                "-DSQLITE_CASE_SENSITIVE_LIKE",
+            ],
+        );
+        let steps = plan(&s, Layout::Amalgamation).steps().unwrap();
+        assert_eq!(steps[0].program, Path::new("clang-16"));
+        assert_eq!(
+            lines(&steps),
+            [
+                "clang-16 -O3 -march=native -fPIC -shared -DSQLITE_THREADSAFE=1 \
+                 -DSQLITE_DEFAULT_CACHE_SIZE=-8000 -DSQLITE_CASE_SENSITIVE_LIKE \
+                 -o libsqlite3.so /src/sqlite3.c -fuse-ld=lld -flto -lpthread -ldl -lm"
+            ]
+        );
+    }
+
+    #[test]
+    fn sqlite_command_line_follows_the_variant_env() {
+        let mut s = sqlite_spec("-O1", "-s", &[]);
+        s.env.insert("CC".into(), "ccache gcc-12".into());
+        s.env.insert("CFLAGS".into(), "-Os -g".into());
+        s.env.insert("LDFLAGS".into(), String::new());
+        let l = lines(&plan(&s, Layout::Amalgamation).steps().unwrap());
+        assert_eq!(
+            l,
+            [
+                "ccache gcc-12 -Os -g -fPIC -shared -DSQLITE_THREADSAFE=1 -o libsqlite3.so \
+                 /src/sqlite3.c -lpthread -ldl -lm"
+            ]
+        );
+    }
+
+    #[test]
+    fn sqlite_rejects_make_args() {
+        let mut s = sqlite_spec("-O2", "", &[]);
+        s.make_args = vec!["V=1".into()];
+        let err = plan(&s, Layout::Amalgamation).steps().unwrap_err();
+        assert!(matches!(err, BuildError::BadSpec { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("variant `sq`") && msg.contains("make_args (`V=1`)"),
+            "{msg}"
+        );
+        assert!(Recipe::Sqlite.check(&s).is_err());
+        assert!(Recipe::Postgres.check(&s).is_ok());
     }
 }

@@ -138,6 +138,8 @@ pub enum TargetKind {
     Memcached,
     Mariadb,
     Postgres,
+    /// SQLite: a per-variant shared library, hosted by `bakeoff-sqlited`.
+    Sqlite,
 }
 
 impl TargetKind {
@@ -146,12 +148,16 @@ impl TargetKind {
             TargetKind::Memcached => "memcached",
             TargetKind::Mariadb => "mariadb",
             TargetKind::Postgres => "postgres",
+            TargetKind::Sqlite => "sqlite",
         }
     }
 
     /// Whether this is a SQL server (takes `options`, runs SQL workloads).
     pub fn is_sql(self) -> bool {
-        matches!(self, TargetKind::Mariadb | TargetKind::Postgres)
+        matches!(
+            self,
+            TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite
+        )
     }
 }
 
@@ -177,7 +183,8 @@ impl std::fmt::Display for OptionValue {
     }
 }
 
-/// Server options by name (my.cnf keys for MariaDB, postgresql.conf keys for PostgreSQL).
+/// Server options by name (my.cnf keys for MariaDB, postgresql.conf keys for PostgreSQL,
+/// PRAGMAs run on every connection for SQLite).
 pub type ServerOptions = BTreeMap<String, OptionValue>;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -195,10 +202,13 @@ pub struct Target {
     pub options: ServerOptions,
 }
 
-/// Exactly one of `debian`, `tarball` (+ `sha256`), `git` (+ `rev`) or `path`.
+/// Exactly one of `debian`, `tarball` (+ `sha256`), `git` (+ `rev`), `path` or (SQLite)
+/// `bundled = true`, the amalgamation bakeoff carries (the default for sqlite targets).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bundled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debian: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

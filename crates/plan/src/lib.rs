@@ -127,7 +127,8 @@ impl Experiment {
     }
 
     /// A variant's server options: the target's, then the variant's over them, then
-    /// `max_connections` (when neither sets it) sized for the sweep. Empty for memcached.
+    /// `max_connections` (when neither sets it) sized for the sweep (not for SQLite, whose
+    /// options are PRAGMAs). Empty for memcached.
     pub fn server_options(&self, v: &Variant) -> std::collections::BTreeMap<String, String> {
         let mut out: std::collections::BTreeMap<String, String> = self
             .target
@@ -136,7 +137,8 @@ impl Experiment {
             .chain(v.options.iter())
             .map(|(k, val)| (k.clone(), val.to_string()))
             .collect();
-        if self.target.kind.is_sql() && !out.contains_key("max_connections") {
+        let has_limit = self.target.kind.is_sql() && self.target.kind != TargetKind::Sqlite;
+        if has_limit && !out.contains_key("max_connections") {
             out.insert(
                 "max_connections".into(),
                 (self.max_connections_swept() + SPARE_CONNECTIONS).to_string(),

@@ -91,10 +91,17 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
             }
         })
         .unwrap_or_else(|| PathBuf::from("."));
-    let experiment: Experiment = toml::from_str(&text).map_err(|e| PlanError {
+    let mut experiment: Experiment = toml::from_str(&text).map_err(|e| PlanError {
         location: locate_offset(path, &text, e.span().map(|r| r.start)),
         message: tidy_serde_message(e.message()),
     })?;
+    // SQLite builds come from the amalgamation bakeoff carries unless the file names another.
+    if experiment.target.kind == crate::TargetKind::Sqlite && experiment.target.source.is_none() {
+        experiment.target.source = Some(crate::Source {
+            bundled: true,
+            ..Default::default()
+        });
+    }
     let doc = toml_edit::ImDocument::parse(text.clone()).ok();
     let loaded = Loaded {
         experiment,

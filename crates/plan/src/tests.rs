@@ -146,7 +146,7 @@ fn source_rules() {
         "{ debian = \"memcached\", git = \"x\" }",
     ));
     assert!(
-        m.contains("exactly one of debian, tarball, git or path"),
+        m.contains("exactly one of debian, tarball, git, path or (sqlite) bundled"),
         "{m}"
     );
     let m = err(&GOOD.replace("{ debian = \"memcached\" }", "{ tarball = \"m.tar.gz\" }"));
@@ -302,7 +302,7 @@ fn sql_errors_point_at_the_key() {
 fn memcached_takes_no_options_and_no_sql_workload() {
     let opts = err(&GOOD.replace("args = [\"-t\", \"1\"]", "options = { x = 1 }"));
     assert!(
-        opts.contains("options are server settings of mariadb and postgres"),
+        opts.contains("options are server settings of mariadb, postgres and sqlite"),
         "{opts}"
     );
     let sql = err(&GOOD
@@ -386,5 +386,28 @@ fn tpcc_bad_input_points_at_the_key() {
     assert!(
         kv_key.contains("pipeline is a key of kv workloads"),
         "{kv_key}"
+    );
+}
+
+#[test]
+fn sqlite_gets_the_bundled_source_and_runs_only_suite_and_replay() {
+    let text = "name = \"s\"\n[target]\nkind = \"sqlite\"\noptions = { synchronous = \"off\" }\n\n[[variant]]\nname = \"a\"\ncompiler = \"gcc\"\n\n[[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\n";
+    let l = parse(std::path::Path::new("exp.toml"), text.to_string()).unwrap();
+    let e = &l.experiment;
+    assert!(e.target.source.as_ref().unwrap().bundled);
+    let opts = e.server_options(&e.variants[0]);
+    assert_eq!(opts.len(), 1, "no max_connections for SQLite: {opts:?}");
+    let tpcc = err(&text.replace(
+        "kind = \"sqlsuite\"\nscale = 0.01",
+        "kind = \"tpcc\"\nwarehouses = 1",
+    ));
+    assert!(
+        tpcc.contains("a sqlite target runs sqlsuite and replay"),
+        "{tpcc}"
+    );
+    let bundled = err(&GOOD.replace("{ debian = \"memcached\" }", "{ bundled = true }"));
+    assert!(
+        bundled.contains("bundled is the SQLite amalgamation"),
+        "{bundled}"
     );
 }

@@ -83,7 +83,7 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["target", "options"],
                 format!(
-                    "options are server settings of mariadb and postgres targets; for {} use args",
+                    "options are server settings of mariadb, postgres and sqlite targets; for {} use args",
                     kind.as_str()
                 ),
             ));
@@ -92,7 +92,7 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["variant", i, "options"],
                 format!(
-                    "options are server settings of mariadb and postgres targets; for {} use args",
+                    "options are server settings of mariadb, postgres and sqlite targets; for {} use args",
                     kind.as_str()
                 ),
             ));
@@ -146,6 +146,7 @@ fn check_source(l: &Loaded, e: &Experiment) -> Check {
     };
     let at = key!["target", "source"];
     let kinds = [
+        s.bundled,
         s.debian.is_some(),
         s.tarball.is_some(),
         s.git.is_some(),
@@ -154,7 +155,16 @@ fn check_source(l: &Loaded, e: &Experiment) -> Check {
     if kinds.iter().filter(|k| **k).count() != 1 {
         return Err(l.error_at(
             &at,
-            "source needs exactly one of debian, tarball, git or path, e.g. source = { debian = \"memcached\" }",
+            "source needs exactly one of debian, tarball, git, path or (sqlite) bundled, e.g. source = { debian = \"memcached\" }",
+        ));
+    }
+    if s.bundled && e.target.kind != TargetKind::Sqlite {
+        return Err(l.error_at(
+            &key!["target", "source", "bundled"],
+            format!(
+                "bundled is the SQLite amalgamation bakeoff carries; a {} target needs debian, tarball, git or path",
+                e.target.kind.as_str()
+            ),
         ));
     }
     check_source_pairs(l, s, &at)?;
@@ -514,6 +524,9 @@ fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
     Ok(())
 }
 
+/// What a sqlite target runs: single-file workloads whose SQL SQLite speaks.
+const SQLITE_WORKLOADS: &[WorkloadKind] = &[WorkloadKind::Sqlsuite, WorkloadKind::Replay];
+
 fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
     let kind = e.target.kind;
     let fits = if w.kind.is_sql() {
@@ -521,10 +534,21 @@ fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> 
     } else {
         kind == TargetKind::Memcached
     };
+    if kind == TargetKind::Sqlite && fits && !SQLITE_WORKLOADS.contains(&w.kind) {
+        return Err(l.error_at(
+            &key!["workload", i, "kind"],
+            format!(
+                "kind = \"{}\" runs on mariadb and postgres; a sqlite target runs sqlsuite and replay",
+                w.kind.as_str()
+            ),
+        ));
+    }
     if fits {
         return Ok(());
     }
-    let want = if w.kind.is_sql() {
+    let want = if SQLITE_WORKLOADS.contains(&w.kind) {
+        "a mariadb, postgres or sqlite target"
+    } else if w.kind.is_sql() {
         "a mariadb or postgres target"
     } else {
         "a memcached target"
@@ -770,7 +794,7 @@ fn check_verify(l: &Loaded, e: &Experiment) -> Check {
     if !e.target.kind.is_sql() {
         return Err(l.error_at(
             &key!["verify", "queries"],
-            "verify queries are SQL; they need a mariadb or postgres target",
+            "verify queries are SQL; they need a mariadb, postgres or sqlite target",
         ));
     }
     let path = l.resolve(q);

@@ -51,6 +51,7 @@ pub fn sandbox_kind(k: bakeoff_plan::TargetKind) -> TargetKind {
         bakeoff_plan::TargetKind::Memcached => TargetKind::Memcached,
         bakeoff_plan::TargetKind::Mariadb => TargetKind::Mariadb,
         bakeoff_plan::TargetKind::Postgres => TargetKind::Postgres,
+        bakeoff_plan::TargetKind::Sqlite => TargetKind::Sqlite,
     }
 }
 
@@ -58,10 +59,10 @@ pub fn sandbox_kind(k: bakeoff_plan::TargetKind) -> TargetKind {
 pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
     let login: Login = sandbox.login()?;
     Some(Db {
-        dialect: if kind == bakeoff_plan::TargetKind::Postgres {
-            Dialect::Postgres
-        } else {
-            Dialect::Mysql
+        dialect: match kind {
+            bakeoff_plan::TargetKind::Postgres => Dialect::Postgres,
+            bakeoff_plan::TargetKind::Sqlite => Dialect::Sqlite,
+            _ => Dialect::Mysql,
         },
         addr: sandbox.addr(),
         socket: sandbox.socket(),
@@ -261,7 +262,12 @@ fn prepare_variant(
     std::fs::create_dir_all(&vdir)
         .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
     let binary = reachable_binary(v, &vdir)?;
-    let compat = file_compatibility(&binary, v);
+    // A SQLite library cannot be asked its version by running it; its loads are small.
+    let compat = if l.experiment.target.kind == bakeoff_plan::TargetKind::Sqlite {
+        None
+    } else {
+        file_compatibility(&binary, v)
+    };
     // Workloads with the same tables share one load.
     let mut groups: BTreeMap<String, (DataSet, Vec<usize>)> = BTreeMap::new();
     for (w, spec) in specs.iter().enumerate() {

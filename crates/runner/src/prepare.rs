@@ -129,6 +129,16 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
             ));
         }
     }
+    if e.target.kind == bakeoff_plan::TargetKind::Sqlite && bakeoff_sandbox::host_binary().is_none()
+    {
+        return Err(RunError::BadInput(
+            l.error_at(
+                &key!["target", "kind"],
+                "bakeoff-sqlited (the host a sqlite target runs in) is not beside bakeoff or on PATH; run scripts/setup.sh, which installs both",
+            )
+            .to_string(),
+        ));
+    }
     for (i, v) in l.experiment.variants.iter().enumerate() {
         if v.is_build() {
             build::check_compiler(v.compiler_or_default()).map_err(|e| {
@@ -514,7 +524,9 @@ pub fn variants(
 }
 
 fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
-    if let Some(p) = &s.debian {
+    if s.bundled {
+        SourceSpec::Bundled
+    } else if let Some(p) = &s.debian {
         SourceSpec::Debian { package: p.clone() }
     } else if let Some(t) = &s.tarball {
         let location = if t.contains("://") {

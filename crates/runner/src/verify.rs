@@ -1,7 +1,9 @@
 //! Result equivalence, before any run is measured: the same query set runs against every
 //! variant's server, each on a fresh copy of its prepared data, and every result's hash
 //! is compared with the baseline's. The set is `[verify] queries` (run on the first SQL
-//! workload's data) or else each replay workload's own statements (on its data). A
+//! workload's data) or else each replay workload's own statements (on its data) and every
+//! statement of each sqlsuite workload (run at a scale of at most 0.05, each result
+//! hashed, and each group's tables selected whole before it drops them). A
 //! difference fails that variant's verification; it is the first thing the terminal and
 //! the reports show.
 
@@ -12,13 +14,36 @@ use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
 use bakeoff_sandbox::Sandbox;
 use bakeoff_workloads::replay::{self, Statement};
-use bakeoff_workloads::verify;
+use bakeoff_workloads::{sqlsuite, verify};
+use std::sync::atomic::AtomicBool;
 
 /// One query set and the workload whose prepared data it runs on.
 struct QuerySet {
-    statements: Vec<Statement>,
+    queries: Queries,
     workload: usize,
 }
+
+/// Where a set's statements come from.
+enum Queries {
+    /// A file's statements, or a replay's log.
+    Statements(Vec<Statement>),
+    /// Every statement a sqlsuite workload sends, at a scale capped at [`SUITE_SCALE`].
+    Suite(sqlsuite::SuiteConfig),
+}
+
+impl Queries {
+    /// How many statements, where known before running (a suite's count is not).
+    fn len(&self) -> Option<usize> {
+        match self {
+            Queries::Statements(s) => Some(s.len()),
+            Queries::Suite(_) => None,
+        }
+    }
+}
+
+/// The largest scale the sqlsuite runs at as a query set: the statements have the same
+/// shapes at any scale, and verification must stay short beside the measured runs.
+const SUITE_SCALE: f64 = 0.05;
 
 /// The query sets of the experiment (empty: nothing to verify).
 fn query_sets(l: &Loaded, specs: &[WorkloadSpec]) -> Result<Vec<QuerySet>, String> {
@@ -30,19 +55,28 @@ fn query_sets(l: &Loaded, specs: &[WorkloadSpec]) -> Result<Vec<QuerySet>, Strin
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let workload = specs.iter().position(|s| s.config.is_sql()).unwrap_or(0);
         return Ok(vec![QuerySet {
-            statements,
+            queries: Queries::Statements(statements),
             workload,
         }]);
     }
     Ok(specs
         .iter()
         .enumerate()
-        .filter_map(|(w, s)| match &s.config {
-            WorkloadConfig::Replay(r) | WorkloadConfig::Mysqlslap(r) => Some(QuerySet {
-                statements: r.statements.clone(),
+        .filter_map(|(w, s)| {
+            let queries = match &s.config {
+                WorkloadConfig::Replay(r) | WorkloadConfig::Mysqlslap(r) => {
+                    Queries::Statements(r.statements.clone())
+                }
+                WorkloadConfig::Sqlsuite(c) => Queries::Suite(sqlsuite::SuiteConfig {
+                    scale: c.scale.min(SUITE_SCALE),
+                    ..c.clone()
+                }),
+                _ => return None,
+            };
+            Some(QuerySet {
+                queries,
                 workload: w,
-            }),
-            _ => None,
+            })
         })
         .collect())
 }
@@ -73,9 +107,20 @@ pub fn verify_all(
     let Some(base) = variants.iter().find(|v| v.name == baseline) else {
         return;
     };
+    let files: usize = sets.iter().filter_map(|s| s.queries.len()).sum();
+    let suites = sets.iter().filter(|s| s.queries.len().is_none()).count();
     observer.notice(&format!(
-        "verifying results: {} queries on {} variants",
-        sets.iter().map(|s| s.statements.len()).sum::<usize>(),
+        "verifying results: {}{} on {} variants",
+        if files > 0 || suites == 0 {
+            format!("{files} queries")
+        } else {
+            String::new()
+        },
+        match (files, suites) {
+            (_, 0) => String::new(),
+            (0, n) => format!("the statements of {n} sqlsuite workload(s)"),
+            (_, n) => format!(" and the statements of {n} sqlsuite workload(s)"),
+        },
         variants.len()
     ));
     let reference = outcomes(l, opts, base, &sets, store);
@@ -160,7 +205,18 @@ fn outcomes(
         let spec = data::sql_spec(l, opts, v, &v.binary, "verify", source);
         let sandbox = Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
         let got = match data::db_of(&sandbox, l.experiment.target.kind) {
-            Some(db) => verify::run_set(&db, &set.statements).map_err(|e| e.to_string()),
+            Some(mut db) => match &set.queries {
+                Queries::Statements(s) => verify::run_set(&db, s).map_err(|e| e.to_string()),
+                Queries::Suite(cfg) => {
+                    let mut cfg = cfg.clone();
+                    if v.engine.is_some() {
+                        cfg.engine = v.engine.clone();
+                    }
+                    db.via_socket = false;
+                    let never = AtomicBool::new(false);
+                    sqlsuite::capture(&db, &cfg, &never).map_err(|e| e.to_string())
+                }
+            },
             None => Err("the sandbox has no login".into()),
         };
         let _ = sandbox.stop();

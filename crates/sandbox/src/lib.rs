@@ -9,7 +9,10 @@
 //! SIGINT/SIGTERM, `Drop` kills unstopped ones, and [`reap_stale`] cleans up after a run
 //! that was itself killed. Server kinds plug in through the [`Target`] trait.
 //!
-//! SQL servers (MariaDB, PostgreSQL) also get a data directory: [`init_data`] makes a
+//! SQLite runs as a "server" too: `bakeoff-sqlited` hosts the variant's shared library
+//! and speaks the PostgreSQL protocol (see `sqlite.rs`).
+//!
+//! SQL servers (MariaDB, PostgreSQL, SQLite) also get a data directory: [`init_data`] makes a
 //! pristine one once (with its own login), and a sandbox runs on a fresh copy of it
 //! ([`DataSource::Copy`]) or on it in place ([`DataSource::InPlace`], to load data once),
 //! as the unprivileged `bakeoff` (else `nobody`) user when bakeoff runs as root.
@@ -27,6 +30,7 @@ mod sandbox;
 mod signals;
 mod spawner;
 mod sqldata;
+mod sqlite;
 mod sqlprobe;
 mod stale;
 mod target;
@@ -40,5 +44,6 @@ pub use procfs::{Usage, Watch};
 pub use sandbox::{Sandbox, SandboxSpec, StopOutcome, StopReport};
 pub use signals::{install_signal_handler, try_install_signal_handler};
 pub use sqldata::{init_data, read_login, server_user, DataSource, Login};
+pub use sqlite::{host_binary, Sqlite};
 pub use stale::{reap_stale, StaleReport};
 pub use target::{target_for, target_for_spec, Target, TargetKind, UnknownTarget};

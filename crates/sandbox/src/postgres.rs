@@ -80,32 +80,10 @@ impl Target for Postgres {
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        let Some(login) = &self.login else {
-            return Ok(false);
-        };
-        let mut config = tokio_postgres::Config::new();
-        config
-            .host(addr.ip().to_string())
-            .port(addr.port())
-            .user(&login.user)
-            .password(&login.password)
-            .dbname(&login.database)
-            .connect_timeout(PROBE_TIMEOUT);
-        crate::sqlprobe::block_on(PROBE_TIMEOUT, async move {
-            let (client, conn) = match config.connect(tokio_postgres::NoTls).await {
-                Ok(c) => c,
-                // Starting up, or refusing: not ready yet; the sandbox retries.
-                Err(e) if e.as_db_error().is_some() || e.to_string().contains("connect") => {
-                    return Ok(false)
-                }
-                Err(e) => return Err(std::io::Error::other(e.to_string())),
-            };
-            let driver = tokio::spawn(conn);
-            let ok = client.simple_query("SELECT 1").await.is_ok();
-            drop(client);
-            let _ = driver.await;
-            Ok(ok)
-        })
+        match &self.login {
+            Some(login) => probe_login(addr, login),
+            None => Ok(false),
+        }
     }
 
     fn login(&self) -> Option<Login> {
@@ -119,6 +97,33 @@ impl Target for Postgres {
     fn stop_signal(&self) -> (i32, bool) {
         (libc::SIGINT, false)
     }
+}
+
+/// One readiness attempt over the PostgreSQL protocol: log in, `SELECT 1`.
+pub(crate) fn probe_login(addr: SocketAddr, login: &Login) -> std::io::Result<bool> {
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user(&login.user)
+        .password(&login.password)
+        .dbname(&login.database)
+        .connect_timeout(PROBE_TIMEOUT);
+    crate::sqlprobe::block_on(PROBE_TIMEOUT, async move {
+        let (client, conn) = match config.connect(tokio_postgres::NoTls).await {
+            Ok(c) => c,
+            // Starting up, or refusing: not ready yet; the sandbox retries.
+            Err(e) if e.as_db_error().is_some() || e.to_string().contains("connect") => {
+                return Ok(false)
+            }
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
+        };
+        let driver = tokio::spawn(conn);
+        let ok = client.simple_query("SELECT 1").await.is_ok();
+        drop(client);
+        let _ = driver.await;
+        Ok(ok)
+    })
 }
 
 /// initdb into `dest` (user `bakeoff` as superuser, scram passwords), then a single-user

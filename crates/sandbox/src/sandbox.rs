@@ -160,7 +160,13 @@ impl Sandbox {
         if registry::is_cancelled() {
             return Err(SandboxError::Cancelled);
         }
-        let binary = resolve_binary(&spec.binary).ok_or_else(|| SandboxError::BinaryNotFound {
+        let library = target.kind().binary_is_library() && spec.binary.is_file();
+        let found = if library {
+            Some(spec.binary.clone())
+        } else {
+            resolve_binary(&spec.binary)
+        };
+        let binary = found.ok_or_else(|| SandboxError::BinaryNotFound {
             path: spec.binary.clone(),
         })?;
         let target: Arc<dyn Target> = Arc::from(target);

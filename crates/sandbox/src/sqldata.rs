@@ -245,6 +245,7 @@ pub fn init_data(kind: TargetKind, binary: &Path, dest: &Path) -> Result<Login, 
     let made = match kind {
         TargetKind::Mariadb => crate::mariadb::init(binary, dest, &login),
         TargetKind::Postgres => crate::postgres::init(binary, dest, &login),
+        TargetKind::Sqlite => crate::sqlite::init(dest),
         TargetKind::Memcached => Err("memcached keeps no data directory".to_string()),
     };
     if let Err(m) = made {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::mariadb::Mariadb;
 use crate::memcached::Memcached;
 use crate::postgres::Postgres;
+use crate::sqlite::Sqlite;
 
 /// The kind of server a sandbox runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -23,6 +24,8 @@ pub enum TargetKind {
     Mariadb,
     /// PostgreSQL `postgres` (readiness: a real login and `SELECT 1`).
     Postgres,
+    /// SQLite: the variant's library hosted by `bakeoff-sqlited` (readiness as PostgreSQL).
+    Sqlite,
 }
 
 impl TargetKind {
@@ -31,6 +34,7 @@ impl TargetKind {
         TargetKind::Memcached,
         TargetKind::Mariadb,
         TargetKind::Postgres,
+        TargetKind::Sqlite,
     ];
 
     /// The lowercase name used in experiment files and output.
@@ -39,12 +43,22 @@ impl TargetKind {
             TargetKind::Memcached => "memcached",
             TargetKind::Mariadb => "mariadb",
             TargetKind::Postgres => "postgres",
+            TargetKind::Sqlite => "sqlite",
         }
     }
 
     /// Whether this is a SQL server (data directory, login, options).
     pub fn is_sql(self) -> bool {
-        matches!(self, TargetKind::Mariadb | TargetKind::Postgres)
+        matches!(
+            self,
+            TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite
+        )
+    }
+
+    /// Whether the sandbox's "binary" is a shared library (SQLite), which need not be
+    /// executable.
+    pub fn binary_is_library(self) -> bool {
+        self == TargetKind::Sqlite
     }
 }
 
@@ -56,7 +70,7 @@ impl fmt::Display for TargetKind {
 
 /// Error of [`TargetKind::from_str`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres")]
+#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres, sqlite")]
 pub struct UnknownTarget(pub String);
 
 impl FromStr for TargetKind {
@@ -128,6 +142,7 @@ pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
         TargetKind::Memcached => Box::new(Memcached),
         TargetKind::Mariadb => Box::new(Mariadb::default()),
         TargetKind::Postgres => Box::new(Postgres::default()),
+        TargetKind::Sqlite => Box::new(Sqlite::default()),
     }
 }
 
@@ -152,6 +167,11 @@ pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, Str
             login,
         }),
         TargetKind::Postgres => Box::new(Postgres {
+            options: spec.options.clone(),
+            data: spec.data.clone(),
+            login,
+        }),
+        TargetKind::Sqlite => Box::new(Sqlite {
             options: spec.options.clone(),
             data: spec.data.clone(),
             login,

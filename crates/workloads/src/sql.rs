@@ -11,6 +11,8 @@ pub enum Dialect {
     Mysql,
     /// PostgreSQL.
     Postgres,
+    /// SQLite's SQL over the PostgreSQL protocol (`bakeoff-sqlited`).
+    Sqlite,
 }
 
 impl Dialect {
@@ -18,7 +20,14 @@ impl Dialect {
         match self {
             Dialect::Mysql => "mysql",
             Dialect::Postgres => "postgres",
+            Dialect::Sqlite => "sqlite",
         }
+    }
+
+    /// Whether the server speaks the PostgreSQL wire protocol (PostgreSQL, and SQLite
+    /// through `bakeoff-sqlited`).
+    pub fn pg_wire(self) -> bool {
+        matches!(self, Dialect::Postgres | Dialect::Sqlite)
     }
 }
 
@@ -44,7 +53,7 @@ impl Db {
         let s = self.socket.as_ref()?;
         Some(match self.dialect {
             Dialect::Mysql => s.clone(),
-            Dialect::Postgres => s.join(format!(".s.PGSQL.{}", self.addr.port())),
+            Dialect::Postgres | Dialect::Sqlite => s.join(format!(".s.PGSQL.{}", self.addr.port())),
         })
     }
 }

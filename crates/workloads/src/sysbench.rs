@@ -68,7 +68,7 @@ fn base(db: &Db, cfg: &OltpConfig, seed: u64) -> Command {
     c.arg(cfg.test.name());
     let (p, driver) = match db.dialect {
         Dialect::Mysql => ("mysql", "mysql"),
-        Dialect::Postgres => ("pgsql", "pgsql"),
+        Dialect::Postgres | Dialect::Sqlite => ("pgsql", "pgsql"),
     };
     c.arg(format!("--db-driver={driver}"));
     match (&db.socket, db.via_socket, db.dialect) {

@@ -179,6 +179,15 @@ impl Session<'_> {
     }
 }
 
+/// The outcome of one statement run elsewhere (the sqlsuite's capture): rows in order
+/// only when `sql` has a top-level ORDER BY, like [`run_set`].
+pub fn outcome(sql: &str, line: usize, got: &Result<Rows, DbError>) -> Outcome {
+    match got {
+        Ok(rows) => outcome_of_rows(sql, line, rows, has_top_level_order_by(sql)),
+        Err(e) => outcome_of_error(sql, line, e),
+    }
+}
+
 fn outcome_of_rows(sql: &str, line: usize, rows: &Rows, ordered: bool) -> Outcome {
     let mut o = Outcome {
         query: sql.to_string(),

@@ -80,6 +80,9 @@ fn leftover_tables(db: &Db) -> Vec<String> {
              WHERE table_schema = DATABASE() AND table_name LIKE 'sb\\_%'"
         }
         Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE tablename LIKE 'sb\\_%'",
+        Dialect::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'sb\\_%' ESCAPE '\\'"
+        }
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -179,6 +182,43 @@ fn suite_on_postgres() {
         matches!(cancelled, Err(LoadError::Cancelled)),
         "{cancelled:?}"
     );
+}
+
+#[test]
+fn suite_on_sqlite_and_its_capture_is_deterministic() {
+    let server = common::start(TargetKind::Sqlite, &[("synchronous", "off")]);
+    run_suite("sqlite", &server.db, None);
+    let cfg = SuiteConfig {
+        scale: 0.01,
+        ..SuiteConfig::default()
+    };
+    let never = AtomicBool::new(false);
+    let first = sqlsuite::capture(&server.db, &cfg, &never).unwrap();
+    let second = sqlsuite::capture(&server.db, &cfg, &never).unwrap();
+    assert!(first.len() > 1000, "{}", first.len());
+    assert_eq!(first.len(), second.len());
+    for (a, b) in first.iter().zip(&second) {
+        assert_eq!(a.query, b.query);
+        assert_eq!(a.hash, b.hash, "{}", a.query);
+    }
+    let whole = first
+        .iter()
+        .filter(|o| o.query.contains("/after the group] SELECT * FROM sb_"))
+        .count();
+    assert!(whole >= 5, "{whole} tables selected after their groups");
+    let failed: Vec<&str> = first
+        .iter()
+        .filter(|o| o.error.is_some())
+        .map(|o| o.query.as_str())
+        .collect();
+    // Only insert_duplicates fails, on purpose (duplicate keys).
+    assert!(
+        failed
+            .iter()
+            .all(|q| q.starts_with("[insert/insert_duplicates]")),
+        "{failed:?}"
+    );
+    assert_eq!(leftover_tables(&server.db), Vec::<String>::new());
 }
 
 #[test]

@@ -55,6 +55,22 @@ impl Scratch {
         c
     }
 
+    /// `bakeoff verify FILE --out <scratch>/<out>`, otherwise like [`Scratch::run_cmd`].
+    pub fn verify_cmd(&self, file: &Path, out: &str) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+        c.arg("verify")
+            .arg(file)
+            .arg("--out")
+            .arg(self.path().join(out))
+            .arg("--cache")
+            .arg(cache_dir())
+            .arg("--sandbox-dir")
+            .arg(self.sandboxes())
+            .arg("--quiet")
+            .env("BAKEOFF_STORE", self.path().join("history.sqlite"));
+        c
+    }
+
     pub fn out(&self) -> PathBuf {
         self.dir.path().join("out")
     }

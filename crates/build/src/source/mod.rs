@@ -1,11 +1,13 @@
-//! Sources: where a server's code comes from (a Debian source package, a tarball, a git repo
-//! or a local path) and how it is fetched once into the cache. Every fetched tree has a stable
-//! identity hash that feeds the build cache key.
+//! Sources: where a server's code comes from (a Debian source package, a tarball, a git repo,
+//! a local path, or the SQLite amalgamation bakeoff carries) and how it is fetched once into
+//! the cache. Every fetched tree has a stable identity hash that feeds the build cache key.
 //!
 //! Identities: debian = sha256 of the `.dsc` (which pins the upstream and Debian tarballs by
 //! sha256); tarball = its verified sha256; git = the resolved commit; path = a hash of the file
-//! list with each entry's type, mode, size and mtime (see [`path`]).
+//! list with each entry's type, mode, size and mtime (see [`path`]); bundled = sha256 of the
+//! embedded files (see [`bundled`]).
 
+mod bundled;
 mod debian;
 mod git;
 pub(crate) mod path;
@@ -19,6 +21,8 @@ use crate::cache::{commit_dir, read_json, staging_dir, write_json, Cache};
 use crate::error::Result;
 use crate::util::remove_tree;
 
+pub use bundled::bundled_sqlite_version;
+
 /// Where a server's source comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SourceSpec {
@@ -30,6 +34,10 @@ pub enum SourceSpec {
     Git { url: String, rev: String },
     /// A local tree, used in place and never modified.
     Path { path: PathBuf },
+    /// The SQLite amalgamation embedded in bakeoff (`sqlite3.c`, `sqlite3.h`, `sqlite3ext.h`
+    /// of the bundled libsqlite3-sys; version [`bundled_sqlite_version`]), written once into
+    /// the cache: no download. Built with [`crate::Recipe::Sqlite`].
+    Bundled,
 }
 
 /// A fetched source tree, ready to build from.
@@ -50,14 +58,15 @@ struct SourceMeta {
     description: String,
 }
 
-/// Fetch (or find in the cache) the tree for `spec`. Debian, tarball and git sources are
-/// fetched once per cache and then returned instantly; a path source is hashed in place.
+/// Fetch (or find in the cache) the tree for `spec`. Debian, tarball, git and bundled sources
+/// are fetched once per cache and then returned instantly; a path source is hashed in place.
 pub fn fetch(spec: &SourceSpec, cache: &Cache) -> Result<SourceTree> {
     match spec {
         SourceSpec::Debian { package } => debian::fetch(package, cache),
         SourceSpec::Tarball { location, sha256 } => tarball::fetch(location, sha256, cache),
         SourceSpec::Git { url, rev } => git::fetch(url, rev, cache),
         SourceSpec::Path { path } => path::fetch(path),
+        SourceSpec::Bundled => bundled::fetch(cache),
     }
 }
 

@@ -74,7 +74,7 @@ impl Client {
                 let conn = super::mywire::MyConn::connect(&to, u, p, d, CONNECT_TIMEOUT).await?;
                 Ok(Client::My { conn, prepared })
             }
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 let conn = super::pgwire::PgConn::connect(&to, u, p, d, CONNECT_TIMEOUT).await?;
                 Ok(Client::Pg { conn, prepared })
             }

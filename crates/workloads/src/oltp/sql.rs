@@ -93,7 +93,7 @@ pub fn text(s: Stmt, t: u32, d: Dialect, points: u32, auto_inc: bool) -> String 
     };
     match d {
         Dialect::Mysql => body,
-        Dialect::Postgres => numbered(&body),
+        Dialect::Postgres | Dialect::Sqlite => numbered(&body),
     }
 }
 
@@ -163,7 +163,7 @@ pub fn transaction(cfg: &OltpConfig) -> Vec<Stmt> {
 pub fn create_table(t: u32, d: Dialect, cfg: &OltpConfig) -> String {
     let id = match (d, cfg.auto_inc) {
         (Dialect::Mysql, true) => "id INTEGER NOT NULL AUTO_INCREMENT",
-        (Dialect::Postgres, true) => "id SERIAL NOT NULL",
+        (Dialect::Postgres | Dialect::Sqlite, true) => "id SERIAL NOT NULL",
         (_, false) => "id INTEGER NOT NULL",
     };
     let key = if cfg.secondary {

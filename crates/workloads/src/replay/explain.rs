@@ -14,7 +14,7 @@
 
 use super::ClassStats;
 use crate::oltp::{Client, Rows};
-use crate::sql::Db;
+use crate::sql::{Db, Dialect};
 use std::time::Duration;
 
 /// The longest an EXPLAIN (or the connect) may take.
@@ -89,7 +89,10 @@ async fn plans(db: &Db, chosen: &[&ClassStats]) -> Vec<String> {
         let Some(conn) = client.as_mut() else {
             continue;
         };
-        let sql = format!("EXPLAIN {}", c.sample);
+        let sql = match db.dialect {
+            Dialect::Sqlite => format!("EXPLAIN QUERY PLAN {}", c.sample),
+            _ => format!("EXPLAIN {}", c.sample),
+        };
         match tokio::time::timeout(TIMEOUT, conn.rows(&sql)).await {
             Ok(Ok(rows)) => out.push(render(&rows)),
             Ok(Err(e)) => out.push(format!("EXPLAIN failed: {} ({})", e.message, e.kind)),

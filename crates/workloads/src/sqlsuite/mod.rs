@@ -1,6 +1,6 @@
 //! `sqlsuite`: named SQL operations in the spirit of MySQL's old sql-bench, each a fixed
 //! amount of work timed on its own, run one after another on one connection (MariaDB
-//! with InnoDB or MyISAM, and PostgreSQL).
+//! with InnoDB or MyISAM, PostgreSQL, and SQLite through `bakeoff-sqlited`).
 //!
 //! The suite is split into sql-bench's groups (alter-table, ATIS, big-tables, connect,
 //! create, insert, select, transactions, wisconsin), run in that order. Every group
@@ -12,8 +12,9 @@
 //! Wisconsin tables); 0.01 runs the whole suite in a few seconds. The data and the keys
 //! each operation uses are seeded, so two runs send the same statements.
 //!
-//! The SQL is text (no client-side prepared statements); where the servers differ
-//! (`DROP INDEX`, `PREPARE`) the `Dialect` chooses. On MariaDB `engine` is added to every
+//! The SQL is text (no client-side prepared statements, except SQLite's
+//! `once_prepared_select`, which has no SQL-level PREPARE); where the servers differ
+//! (`DROP INDEX`, `PREPARE`, one table per `DROP TABLE` on SQLite) the `Dialect` chooses. On MariaDB `engine` is added to every
 //! `CREATE TABLE` (and set as the session's default engine).
 
 mod data;
@@ -21,8 +22,9 @@ mod ops;
 
 pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
 
-use crate::oltp::{Client, DbError};
+use crate::oltp::{Client, DbError, Param};
 use crate::sql::{Db, Dialect};
+use crate::verify;
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::LoadError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -118,10 +120,34 @@ pub fn op_names(group: Group) -> Vec<&'static str> {
 /// Runs the chosen groups on one connection; stops at the first failure (after dropping
 /// the failed group's tables) or when `cancel` is set.
 pub fn run(db: &Db, cfg: &SuiteConfig, cancel: &AtomicBool) -> Result<Vec<OpResult>, LoadError> {
+    Ok(run_suite(db, cfg, cancel, false)?.0)
+}
+
+/// The suite as a verification query set: every statement it sends, with its result
+/// reduced to a [`verify::Outcome`] (see crates/workloads/src/verify.rs), and at the end
+/// of each group `SELECT * FROM t` for every table the group created, so its writes are
+/// checked through what they left. The query of each outcome starts with
+/// `[group/operation]`. Timings are not kept.
+pub fn capture(
+    db: &Db,
+    cfg: &SuiteConfig,
+    cancel: &AtomicBool,
+) -> Result<Vec<verify::Outcome>, LoadError> {
+    Ok(run_suite(db, cfg, cancel, true)?.1)
+}
+
+type SuiteOutput = (Vec<OpResult>, Vec<verify::Outcome>);
+
+fn run_suite(
+    db: &Db,
+    cfg: &SuiteConfig,
+    cancel: &AtomicBool,
+    capture: bool,
+) -> Result<SuiteOutput, LoadError> {
     check(cfg)?;
     let rt = crate::driver::runtime()?;
     let c = rt
-        .block_on(Client::connect(db, 0, false))
+        .block_on(Client::connect(db, 1, true))
         .map_err(|e| LoadError::Sql(format!("sqlsuite: cannot connect: {}", e.message)))?;
     let mut ctx = Ctx {
         rt,
@@ -133,6 +159,8 @@ pub fn run(db: &Db, cfg: &SuiteConfig, cancel: &AtomicBool) -> Result<Vec<OpResu
         cancel,
         statements: 0,
         rng: Rng::new(0),
+        capture: capture.then(Capture::default),
+        current: String::new(),
     };
     if let Some(e) = ctx.engine.clone() {
         ctx.exec(&format!("SET SESSION default_storage_engine = {e}"))?;
@@ -149,12 +177,14 @@ pub fn run(db: &Db, cfg: &SuiteConfig, cancel: &AtomicBool) -> Result<Vec<OpResu
             let _ = (spec.cleanup)(&mut ctx);
         }
         r?;
+        ctx.select_created(g)?;
         (spec.cleanup)(&mut ctx).map_err(|e| context(g, "cleanup", e))?;
     }
     if let Some(c) = ctx.c.take() {
         ctx.rt.block_on(c.close());
     }
-    Ok(out)
+    let outcomes = ctx.capture.map(|c| c.outcomes).unwrap_or_default();
+    Ok((out, outcomes))
 }
 
 fn check(cfg: &SuiteConfig) -> Result<(), LoadError> {
@@ -178,8 +208,10 @@ fn run_group(
     spec: &ops::Spec,
     out: &mut Vec<OpResult>,
 ) -> Result<(), LoadError> {
+    ctx.current = format!("{}/setup", g.name());
     (spec.setup)(ctx).map_err(|e| context(g, "setup", e))?;
     for op in spec.ops {
+        ctx.current = format!("{}/{}", g.name(), op.name);
         if let Some(prep) = op.prep {
             prep(ctx).map_err(|e| context(g, op.name, e))?;
         }
@@ -219,6 +251,51 @@ pub(crate) struct Ctx<'a> {
     pub statements: u64,
     /// Seeded per group.
     pub rng: Rng,
+    /// Set when the suite runs as a verification query set ([`capture`]).
+    capture: Option<Capture>,
+    /// `group/operation` now running (names the captured statements).
+    current: String,
+}
+
+/// What [`capture`] collects.
+#[derive(Default)]
+struct Capture {
+    outcomes: Vec<verify::Outcome>,
+    /// Tables created by the current group, in order.
+    created: Vec<String>,
+}
+
+/// The tables a `DROP TABLE [IF EXISTS] a, b` statement drops (none for any other).
+fn dropped_tables(sql: &str) -> Vec<String> {
+    let words: Vec<&str> = sql.split_whitespace().collect();
+    let is_drop = words.len() > 2
+        && words[0].eq_ignore_ascii_case("drop")
+        && words[1].eq_ignore_ascii_case("table");
+    if !is_drop {
+        return Vec::new();
+    }
+    let mut rest = &words[2..];
+    if rest.len() > 2
+        && rest[0].eq_ignore_ascii_case("if")
+        && rest[1].eq_ignore_ascii_case("exists")
+    {
+        rest = &rest[2..];
+    }
+    rest.join(" ")
+        .split(',')
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// The table a `CREATE TABLE` statement creates (None for any other statement).
+fn created_table(sql: &str) -> Option<String> {
+    let mut words = sql.split_whitespace();
+    let create = words.next()?.eq_ignore_ascii_case("create");
+    let table = words.next()?.eq_ignore_ascii_case("table");
+    let name = words.next()?;
+    let name = name.split('(').next().unwrap_or(name);
+    (create && table && !name.is_empty()).then(|| name.to_string())
 }
 
 impl Ctx<'_> {
@@ -234,12 +311,72 @@ impl Ctx<'_> {
         }
         self.statements += 1;
         let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
-        Ok(rt.block_on(c.simple(sql)))
+        if self.capture.is_none() {
+            return Ok(rt.block_on(c.simple(sql)));
+        }
+        let got = rt.block_on(c.rows(sql));
+        self.record(sql, &got);
+        Ok(got.map(|_| ()))
+    }
+
+    /// Keeps a statement's outcome when capturing.
+    fn record(&mut self, sql: &str, got: &Result<crate::oltp::Rows, DbError>) {
+        let Some(cap) = self.capture.as_mut() else {
+            return;
+        };
+        if let Some(t) = created_table(sql) {
+            cap.created.push(t);
+        }
+        let dropped = dropped_tables(sql);
+        cap.created.retain(|t| !dropped.contains(t));
+        let mut o = verify::outcome(sql, self.statements as usize, got);
+        o.query = format!("[{}] {sql}", self.current);
+        cap.outcomes.push(o);
+    }
+
+    /// When capturing: `SELECT * FROM t` for each table the group created and has not
+    /// dropped, so the group's writes are compared through what they left.
+    fn select_created(&mut self, g: Group) -> Result<(), LoadError> {
+        let Some(cap) = self.capture.as_mut() else {
+            return Ok(());
+        };
+        let mut tables = std::mem::take(&mut cap.created);
+        tables.dedup();
+        self.current = format!("{}/after the group", g.name());
+        for t in tables {
+            // An error is an outcome like any other, compared between variants.
+            let _ = self.try_exec(&format!("SELECT * FROM {t}"))?;
+        }
+        if let Some(cap) = self.capture.as_mut() {
+            cap.created.clear();
+        }
+        Ok(())
     }
 
     /// Sends one statement, reading and dropping any rows; an error fails the suite.
     pub fn exec(&mut self, sql: &str) -> Result<(), LoadError> {
         self.try_exec(sql)?.map_err(|e| failed(sql, e))
+    }
+
+    /// Runs the one statement prepared through the protocol (`$n` parameters): parsed on
+    /// first use, then only bound and executed.
+    /// `plain` is the `?` form, sent as text with the values inlined when capturing.
+    pub fn exec_prepared(
+        &mut self,
+        sql: &str,
+        plain: &str,
+        params: &[Param<'_>],
+    ) -> Result<(), LoadError> {
+        if self.capture.is_some() {
+            return self.exec(&crate::oltp::inline(plain, params));
+        }
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::Cancelled);
+        }
+        self.statements += 1;
+        let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
+        rt.block_on(c.exec(0, sql, sql, params))
+            .map_err(|e| failed(sql, e))
     }
 
     /// Opens a new connection (counted as a statement).
@@ -256,7 +393,12 @@ impl Ctx<'_> {
     /// Runs `sql` on another connection `c`, dropping its rows.
     pub fn exec_on(&mut self, c: &mut Client, sql: &str) -> Result<(), LoadError> {
         self.statements += 1;
-        self.rt.block_on(c.simple(sql)).map_err(|e| failed(sql, e))
+        if self.capture.is_none() {
+            return self.rt.block_on(c.simple(sql)).map_err(|e| failed(sql, e));
+        }
+        let got = self.rt.block_on(c.rows(sql));
+        self.record(sql, &got);
+        got.map(|_| ()).map_err(|e| failed(sql, e))
     }
 
     /// Closes another connection.
@@ -269,7 +411,14 @@ impl Ctx<'_> {
         self.statements += 1;
         let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
         match rt.block_on(c.copy_in(sql, data)) {
-            Some(r) => r.map(|_| ()).map_err(|e| failed(sql, e)),
+            Some(r) => {
+                let got = r.map(|affected| crate::oltp::Rows {
+                    affected,
+                    ..Default::default()
+                });
+                self.record(sql, &got);
+                got.map(|_| ()).map_err(|e| failed(sql, e))
+            }
             None => Err(LoadError::Sql(format!("{sql}: COPY needs PostgreSQL"))),
         }
     }
@@ -290,6 +439,13 @@ impl Ctx<'_> {
     /// Drops the tables that exist of `names`.
     pub fn drop_tables(&mut self, names: &[&str]) -> Result<(), LoadError> {
         if names.is_empty() {
+            return Ok(());
+        }
+        if self.dialect == Dialect::Sqlite {
+            // SQLite drops one table per statement.
+            for n in names {
+                self.exec(&format!("DROP TABLE IF EXISTS {n}"))?;
+            }
             return Ok(());
         }
         self.exec(&format!("DROP TABLE IF EXISTS {}", names.join(", ")))
@@ -318,6 +474,26 @@ mod tests {
         assert_eq!(Group::from_name("atis"), Some(Group::Atis));
         assert_eq!(Group::from_name("alter_table"), Some(Group::AlterTable));
         assert_eq!(Group::from_name("nope"), None);
+    }
+
+    #[test]
+    fn created_table_names_the_table() {
+        assert_eq!(
+            created_table("CREATE TABLE sb_a (id int)").as_deref(),
+            Some("sb_a")
+        );
+        assert_eq!(
+            created_table("create table sb_b(id int)").as_deref(),
+            Some("sb_b")
+        );
+        assert_eq!(created_table("CREATE INDEX i ON t (a)"), None);
+        assert_eq!(
+            dropped_tables("DROP TABLE IF EXISTS sb_a, sb_b"),
+            ["sb_a", "sb_b"]
+        );
+        assert_eq!(dropped_tables("DROP TABLE sb_c"), ["sb_c"]);
+        assert!(dropped_tables("DROP INDEX i").is_empty());
+        assert_eq!(created_table("SELECT 1"), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::data::{self, Val, WISCONSIN_COLUMNS};
 use super::{Ctx, Group};
+use crate::oltp::Param;
 use crate::sql::Dialect;
 use bakeoff_load::rng::mix;
 use bakeoff_load::LoadError;
@@ -105,7 +106,7 @@ fn repeat(ctx: &mut Ctx, times: u64, mut sql: impl FnMut(&mut Ctx, u64) -> Strin
 fn drop_index(d: Dialect, index: &str, table: &str) -> String {
     match d {
         Dialect::Mysql => format!("DROP INDEX {index} ON {table}"),
-        Dialect::Postgres => format!("DROP INDEX {index}"),
+        Dialect::Postgres | Dialect::Sqlite => format!("DROP INDEX {index}"),
     }
 }
 
@@ -739,11 +740,14 @@ fn ins_order_by_key(ctx: &mut Ctx) -> Res {
     })
 }
 
-/// PREPARE, EXECUTE and DEALLOCATE of a primary-key lookup, in the server's SQL.
+/// PREPARE, EXECUTE and DEALLOCATE of a primary-key lookup, in the server's SQL. SQLite
+/// has no SQL-level PREPARE: there `once_prepared_select` prepares once through the
+/// protocol (Parse once, then Bind/Execute) and `prepared_select` sends the text, which
+/// SQLite prepares, runs and finalizes each time.
 fn ps_prepare(d: Dialect) -> &'static str {
     match d {
         Dialect::Mysql => "PREPARE sb_ps FROM 'SELECT * FROM sb_bench1 WHERE id = ? AND id2 = ?'",
-        Dialect::Postgres => {
+        Dialect::Postgres | Dialect::Sqlite => {
             "PREPARE sb_ps (int, int) AS SELECT * FROM sb_bench1 WHERE id = $1 AND id2 = $2"
         }
     }
@@ -753,18 +757,28 @@ fn ps_execute(d: Dialect, a: u64, b: u64) -> String {
     match d {
         Dialect::Mysql => format!("EXECUTE sb_ps USING {a}, {b}"),
         Dialect::Postgres => format!("EXECUTE sb_ps ({a}, {b})"),
+        Dialect::Sqlite => format!("SELECT * FROM sb_bench1 WHERE id = {a} AND id2 = {b}"),
     }
 }
 
 fn ps_deallocate(d: Dialect) -> &'static str {
     match d {
         Dialect::Mysql => "DEALLOCATE PREPARE sb_ps",
-        Dialect::Postgres => "DEALLOCATE sb_ps",
+        Dialect::Postgres | Dialect::Sqlite => "DEALLOCATE sb_ps",
     }
 }
 
 fn ins_once_prepared(ctx: &mut Ctx) -> Res {
     let (n, times) = (ins_rows(ctx), ins_lookups(ctx));
+    if ctx.dialect == Dialect::Sqlite {
+        const LOOKUP: &str = "SELECT * FROM sb_bench1 WHERE id = $1 AND id2 = $2";
+        const PLAIN: &str = "SELECT * FROM sb_bench1 WHERE id = ? AND id2 = ?";
+        for _ in 0..times {
+            let i = ctx.below(n);
+            ctx.exec_prepared(LOOKUP, PLAIN, &[Param::Int(i / 10), Param::Int(i % 10)])?;
+        }
+        return Ok(());
+    }
     ctx.exec(ps_prepare(ctx.dialect))?;
     repeat(ctx, times, |c, _| {
         let i = c.below(n) as u64;
@@ -775,11 +789,16 @@ fn ins_once_prepared(ctx: &mut Ctx) -> Res {
 
 fn ins_prepared(ctx: &mut Ctx) -> Res {
     let (n, times) = (ins_rows(ctx), ins_lookups(ctx));
+    let sqlite = ctx.dialect == Dialect::Sqlite;
     for _ in 0..times {
         let i = ctx.below(n) as u64;
-        ctx.exec(ps_prepare(ctx.dialect))?;
+        if !sqlite {
+            ctx.exec(ps_prepare(ctx.dialect))?;
+        }
         ctx.exec(&ps_execute(ctx.dialect, i / 10, i % 10))?;
-        ctx.exec(ps_deallocate(ctx.dialect))?;
+        if !sqlite {
+            ctx.exec(ps_deallocate(ctx.dialect))?;
+        }
     }
     Ok(())
 }

@@ -45,7 +45,9 @@ pub fn check(db: &Db, cfg: &TpccConfig) -> Result<Vec<Violation>, LoadError> {
         // One snapshot for all queries: a transaction still running elsewhere cannot
         // show up in one sum and not in another.
         let begin: &[&str] = match db.dialect {
-            Dialect::Postgres => &["BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"],
+            Dialect::Postgres | Dialect::Sqlite => {
+                &["BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"]
+            }
             Dialect::Mysql => &[
                 "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
                 "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",

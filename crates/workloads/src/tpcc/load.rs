@@ -600,7 +600,7 @@ impl Worker {
         // transactions' plans (key lookups and ranges) are the same; autovacuum
         // analyzes again with the server's setting once a run has changed a tenth.
         let session = match db.dialect {
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'; \
                  SET max_parallel_maintenance_workers = 0; SET default_statistics_target = 10"
             }
@@ -749,7 +749,7 @@ impl Worker {
         let data = &s.buf;
 
         let sent = match dialect {
-            Dialect::Postgres => match self.c.copy_in(&s.head, data).await {
+            Dialect::Postgres | Dialect::Sqlite => match self.c.copy_in(&s.head, data).await {
                 Some(r) => r.map(|_| ()),
                 None => unreachable!("COPY on a PostgreSQL connection"),
             },
@@ -996,7 +996,7 @@ impl Sink {
         let columns = schema::columns(table);
         let list = columns.join(", ");
         let head = match dialect {
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 let freeze = if frozen { ", FREEZE" } else { "" };
                 format!("COPY {table} ({list}) FROM STDIN (FORMAT binary{freeze})")
             }
@@ -1020,7 +1020,7 @@ impl Sink {
         self.rows = 0;
         self.field = 0;
         match self.dialect {
-            Dialect::Postgres => self.buf.extend_from_slice(COPY_HEADER),
+            Dialect::Postgres | Dialect::Sqlite => self.buf.extend_from_slice(COPY_HEADER),
             Dialect::Mysql => self.buf.extend_from_slice(self.head.as_bytes()),
         }
     }
@@ -1036,11 +1036,11 @@ impl Sink {
     /// separator.
     fn sep(&mut self) {
         match (self.dialect, self.field) {
-            (Dialect::Postgres, 0) => {
+            (Dialect::Postgres | Dialect::Sqlite, 0) => {
                 let n = self.columns as i16;
                 self.buf.extend_from_slice(&n.to_be_bytes());
             }
-            (Dialect::Postgres, _) => {}
+            (Dialect::Postgres | Dialect::Sqlite, _) => {}
             (Dialect::Mysql, 0) if self.rows > 0 => self.buf.extend_from_slice(b",("),
             (Dialect::Mysql, 0) => self.buf.push(b'('),
             (Dialect::Mysql, _) => self.buf.push(b','),
@@ -1066,7 +1066,7 @@ impl Sink {
     fn int(&mut self, v: u64) {
         self.sep();
         match self.dialect {
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 let v = i32::try_from(v).expect("int columns hold 32-bit values");
                 // The length (4) and the value in one store.
                 let field = (4u64 << 32) | u64::from(v as u32);
@@ -1080,7 +1080,7 @@ impl Sink {
     fn money(&mut self, cents: i64) {
         self.sep();
         match self.dialect {
-            Dialect::Postgres => self.numeric(cents, 2),
+            Dialect::Postgres | Dialect::Sqlite => self.numeric(cents, 2),
             Dialect::Mysql => {
                 if cents < 0 {
                     self.buf.push(b'-');
@@ -1098,7 +1098,7 @@ impl Sink {
         debug_assert!(v < 10_000);
         self.sep();
         match self.dialect {
-            Dialect::Postgres => self.numeric(v as i64, 4),
+            Dialect::Postgres | Dialect::Sqlite => self.numeric(v as i64, 4),
             Dialect::Mysql => {
                 self.buf.extend_from_slice(b"0.");
                 push_digits(&mut self.buf, v, 4);
@@ -1140,7 +1140,7 @@ impl Sink {
     /// The load's date and time.
     fn date(&mut self) {
         match self.dialect {
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 self.sep();
                 self.len(8);
                 let us = self.now.pg_micros;
@@ -1157,7 +1157,9 @@ impl Sink {
     fn null(&mut self) {
         self.sep();
         match self.dialect {
-            Dialect::Postgres => self.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+            Dialect::Postgres | Dialect::Sqlite => {
+                self.buf.extend_from_slice(&(-1i32).to_be_bytes())
+            }
             Dialect::Mysql => self.buf.extend_from_slice(b"NULL"),
         }
     }
@@ -1166,7 +1168,7 @@ impl Sink {
     fn text(&mut self, s: &[u8]) {
         self.sep();
         match self.dialect {
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 self.len(s.len());
                 self.buf.extend_from_slice(s);
             }
@@ -1190,14 +1192,14 @@ impl Sink {
         self.sep();
         let at = self.buf.len();
         match self.dialect {
-            Dialect::Postgres => self.len(0),
+            Dialect::Postgres | Dialect::Sqlite => self.len(0),
             Dialect::Mysql => self.buf.push(b'\''),
         }
         let start = self.buf.len();
         f(&mut self.buf);
         debug_assert!(self.buf[start..].iter().all(u8::is_ascii_alphanumeric));
         match self.dialect {
-            Dialect::Postgres => {
+            Dialect::Postgres | Dialect::Sqlite => {
                 let n = (self.buf.len() - start) as i32;
                 self.buf[at..start].copy_from_slice(&n.to_be_bytes());
             }

@@ -217,7 +217,7 @@ fn ty(d: Dialect, t: &str) -> String {
         // NULL is spelled out: a MariaDB TIMESTAMP column would get an implicit default
         // and ON UPDATE; DATETIME has neither.
         Dialect::Mysql => "DATETIME",
-        Dialect::Postgres => "timestamp",
+        Dialect::Postgres | Dialect::Sqlite => "timestamp",
     };
     if t == TS {
         format!("{ts} NOT NULL")
@@ -319,7 +319,7 @@ pub fn analyze(d: Dialect, table: &str) -> String {
     match d {
         Dialect::Mysql => format!("ANALYZE TABLE {table}"),
         Dialect::Postgres if searched.is_empty() => format!("ANALYZE {table}"),
-        Dialect::Postgres => format!("ANALYZE {table} ({})", searched.join(", ")),
+        Dialect::Postgres | Dialect::Sqlite => format!("ANALYZE {table} ({})", searched.join(", ")),
     }
 }
 

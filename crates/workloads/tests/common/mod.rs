@@ -11,6 +11,9 @@ use std::time::Duration;
 
 pub const MARIADBD: &str = "/usr/sbin/mariadbd";
 pub const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
+/// Debian's SQLite, hosted by `bakeoff-sqlited` (built with the bakeoff crate's binaries:
+/// `cargo test --workspace` builds it; alone, run `cargo build -p bakeoff` first).
+pub const SQLITE_LIB: &str = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
 
 pub struct Server {
     pub sandbox: Option<Sandbox>,
@@ -30,10 +33,10 @@ impl Drop for Server {
 pub fn start(kind: TargetKind, options: &[(&str, &str)]) -> Server {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let binary = if kind == TargetKind::Mariadb {
-        MARIADBD
-    } else {
-        POSTGRES
+    let binary = match kind {
+        TargetKind::Mariadb => MARIADBD,
+        TargetKind::Sqlite => SQLITE_LIB,
+        _ => POSTGRES,
     };
     let data = tmp.path().join("data");
     init_data(kind, std::path::Path::new(binary), &data).expect("init_data");
@@ -48,10 +51,10 @@ pub fn start(kind: TargetKind, options: &[(&str, &str)]) -> Server {
     let sandbox = Sandbox::start(&spec).expect("server starts");
     let login = sandbox.login().expect("login");
     let db = Db {
-        dialect: if kind == TargetKind::Postgres {
-            Dialect::Postgres
-        } else {
-            Dialect::Mysql
+        dialect: match kind {
+            TargetKind::Postgres => Dialect::Postgres,
+            TargetKind::Sqlite => Dialect::Sqlite,
+            _ => Dialect::Mysql,
         },
         addr: sandbox.addr(),
         socket: sandbox.socket(),

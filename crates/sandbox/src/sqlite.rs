@@ -1,0 +1,166 @@
+//! The SQLite target. SQLite is a library, not a server, so each sandbox runs
+//! `bakeoff-sqlited` (crates/sqlited): a small host process that loads the variant's
+//! shared library (the sandbox's "binary", e.g. a `libsqlite3.so` built from the
+//! amalgamation, or Debian's `libsqlite3.so.0`), opens `data/bakeoff.db`, and serves SQL
+//! clients over loopback with the PostgreSQL wire protocol, one thread and one SQLite
+//! connection per client. The experiment's options are PRAGMAs run on every connection.
+//! Ready when a login and `SELECT 1` answer, like PostgreSQL; stopped with SIGTERM. The
+//! host runs as bakeoff's own user (it is not a network server and refuses nothing as
+//! root), so it reads libraries in a private build cache.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::sqldata::{self, DataSource, Login};
+use crate::target::{Target, TargetKind};
+
+/// The host program's name (on PATH, beside bakeoff, or `$BAKEOFF_SQLITED`).
+pub const HOST: &str = "bakeoff-sqlited";
+/// The database file inside a data directory.
+pub const DB_FILE: &str = "bakeoff.db";
+/// sun_path is 108 bytes; the socket file is `<dir>/.s.PGSQL.<port>` as for PostgreSQL.
+const MAX_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
+
+/// SQLite through `bakeoff-sqlited`.
+#[derive(Debug, Clone, Default)]
+pub struct Sqlite {
+    pub options: BTreeMap<String, String>,
+    pub data: Option<DataSource>,
+    pub login: Option<Login>,
+}
+
+impl Sqlite {
+    fn data_dir(&self, workdir: &Path) -> PathBuf {
+        match &self.data {
+            Some(DataSource::InPlace(p)) => p.clone(),
+            _ => workdir.join("data"),
+        }
+    }
+}
+
+/// Where `bakeoff-sqlited` is: `$BAKEOFF_SQLITED`, else beside the running program (or
+/// one directory up, for test binaries in `target/*/deps`), else on PATH.
+pub fn host_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("BAKEOFF_SQLITED") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let beside = [dir.join(HOST), dir.join("..").join(HOST)];
+    if let Some(p) = beside.into_iter().find(|p| p.is_file()) {
+        return Some(p);
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(HOST))
+            .find(|p| p.is_file())
+    })
+}
+
+fn socket_dir(workdir: &Path) -> Option<PathBuf> {
+    (workdir.as_os_str().len() <= MAX_SOCKET_DIR).then(|| workdir.to_path_buf())
+}
+
+/// The host's command line for `library` on `port` (the sandbox adds cwd and stdio).
+pub fn host_command(
+    library: &Path,
+    database: &Path,
+    port: u16,
+    socket: Option<PathBuf>,
+    options: &BTreeMap<String, String>,
+) -> Command {
+    let mut cmd = Command::new(host_binary().unwrap_or_else(|| PathBuf::from(HOST)));
+    cmd.arg("--library")
+        .arg(library)
+        .arg("--database")
+        .arg(database)
+        .args(["--port", &port.to_string()]);
+    if let Some(s) = socket {
+        cmd.arg("--socket").arg(s);
+    }
+    for (k, v) in options {
+        cmd.arg("--pragma").arg(format!("{k}={v}"));
+    }
+    cmd
+}
+
+impl Target for Sqlite {
+    fn kind(&self) -> TargetKind {
+        TargetKind::Sqlite
+    }
+
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        if host_binary().is_none() {
+            return Err(format!(
+                "{HOST} not found beside bakeoff or on PATH; run scripts/setup.sh (it installs both) or set BAKEOFF_SQLITED"
+            ));
+        }
+        if let Some(DataSource::Copy(src)) = &self.data {
+            sqldata::copy_tree(src, &workdir.join("data"))?;
+        }
+        Ok(())
+    }
+
+    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
+        let socket = socket_dir(workdir).map(|d| d.join(format!(".s.PGSQL.{port}")));
+        let database = self.data_dir(workdir).join(DB_FILE);
+        let mut cmd = host_command(binary, &database, port, socket, &self.options);
+        cmd.args(extra_args);
+        cmd
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        match &self.login {
+            Some(login) => crate::postgres::probe_login(addr, login),
+            None => Ok(false),
+        }
+    }
+
+    fn login(&self) -> Option<Login> {
+        self.login.clone()
+    }
+
+    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
+        socket_dir(workdir)
+    }
+}
+
+/// A pristine data directory: empty (the host creates the database file on first open).
+pub(crate) fn init(dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_names_library_database_port_socket_and_pragmas() {
+        let t = Sqlite {
+            options: BTreeMap::from([("synchronous".to_string(), "off".to_string())]),
+            ..Default::default()
+        };
+        let cmd = t.command(Path::new("/b/libsqlite3.so"), 5433, Path::new("/sb/x"), &[]);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "--library",
+                "/b/libsqlite3.so",
+                "--database",
+                "/sb/x/data/bakeoff.db",
+                "--port",
+                "5433",
+                "--socket",
+                "/sb/x/.s.PGSQL.5433",
+                "--pragma",
+                "synchronous=off"
+            ]
+        );
+    }
+}
