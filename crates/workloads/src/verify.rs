@@ -21,8 +21,10 @@
 //! (`0.3333` against `0.333333`) or a float printed with other digits is a difference a
 //! user wants to see. The one normalization is negative zero (`-0`, `-0.00`, `-0e0`),
 //! written without its sign: whether a computation lands on -0 or 0 is a harmless
-//! accident of instruction order. A statement without a result set (DML, DDL) is
-//! hashed by its affected-row count. A failed statement is hashed by its error class:
+//! accident of instruction order. A statement without a result set is
+//! hashed by its affected-row count (DML), or as done (DDL: `CREATE`, `DROP`, `ALTER`,
+//! `TRUNCATE`, `RENAME`, `ANALYZE`, `OPTIMIZE`, whose counts depend on how the engine
+//! carries them out). A failed statement is hashed by its error class:
 //! its kind and the server's error code or SQLSTATE, not the wording, so the same
 //! failure on two variants is the same outcome and a failure on one only is a
 //! difference.
@@ -179,11 +181,13 @@ impl Session<'_> {
     }
 }
 
-/// The outcome of one statement run elsewhere (the sqlsuite's capture): rows in order
-/// only when `sql` has a top-level ORDER BY, like [`run_set`].
-pub fn outcome(sql: &str, line: usize, got: &Result<Rows, DbError>) -> Outcome {
+/// The outcome of one statement run elsewhere (the sqlsuite's capture). Rows count in
+/// order only when `by_order` and `sql` has a top-level ORDER BY, as in [`run_set`];
+/// without `by_order` a result is compared as a set of rows (for query sets whose ORDER
+/// BYs have ties on purpose).
+pub fn outcome(sql: &str, line: usize, got: &Result<Rows, DbError>, by_order: bool) -> Outcome {
     match got {
-        Ok(rows) => outcome_of_rows(sql, line, rows, has_top_level_order_by(sql)),
+        Ok(rows) => outcome_of_rows(sql, line, rows, by_order && has_top_level_order_by(sql)),
         Err(e) => outcome_of_error(sql, line, e),
     }
 }
@@ -199,6 +203,10 @@ fn outcome_of_rows(sql: &str, line: usize, rows: &Rows, ordered: bool) -> Outcom
         columns: rows.columns.len(),
         kept: Some(Vec::new()),
     };
+    if rows.columns.is_empty() && is_ddl(sql) {
+        o.hash = hex16(b"ddl:ok");
+        return o;
+    }
     if rows.columns.is_empty() {
         o.rows = rows.affected;
         o.hash = hex16(format!("affected:{}", rows.affected).as_bytes());
@@ -209,6 +217,21 @@ fn outcome_of_rows(sql: &str, line: usize, rows: &Rows, ordered: bool) -> Outcom
     o.sample = canonical.iter().take(SAMPLE_ROWS).cloned().collect();
     o.kept = (canonical.len() <= KEPT_ROWS).then_some(canonical);
     o
+}
+
+/// Whether `sql` changes the schema (its affected-row count is the engine's business:
+/// MariaDB reports a copied table's rows for a MyISAM `CREATE INDEX`, 0 for InnoDB's).
+fn is_ddl(sql: &str) -> bool {
+    let first = sql
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    [
+        "create", "drop", "alter", "truncate", "rename", "analyze", "optimize",
+    ]
+    .iter()
+    .any(|k| first.eq_ignore_ascii_case(k))
 }
 
 fn outcome_of_error(sql: &str, line: usize, e: &DbError) -> Outcome {
@@ -590,6 +613,25 @@ mod tests {
             affected: 0,
         };
         outcome_of_rows(query, 1, &result, ordered)
+    }
+
+    #[test]
+    fn ddl_counts_are_not_compared() {
+        let copied = Rows {
+            affected: 100,
+            ..Rows::default()
+        };
+        let in_place = Rows::default();
+        let ddl = "CREATE INDEX i ON t (a)";
+        assert_eq!(
+            super::outcome(ddl, 1, &Ok(copied.clone()), true).hash,
+            super::outcome(ddl, 1, &Ok(in_place.clone()), true).hash
+        );
+        let dml = "UPDATE t SET a = 1";
+        assert_ne!(
+            super::outcome(dml, 1, &Ok(copied), true).hash,
+            super::outcome(dml, 1, &Ok(in_place), true).hash
+        );
     }
 
     #[test]
