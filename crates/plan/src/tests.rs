@@ -410,4 +410,7 @@ fn sqlite_gets_the_bundled_source_and_runs_only_suite_and_replay() {
         bundled.contains("bundled is the SQLite amalgamation"),
         "{bundled}"
     );
+    let make = err(&text.replace("compiler = \"gcc\"", "make_args = [\"V=1\"]"));
+    assert!(make.contains("a sqlite build runs no make"), "{make}");
+    assert!(make.starts_with("exp.toml:"), "{make}");
 }

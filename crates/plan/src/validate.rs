@@ -210,6 +210,23 @@ fn check_source_pairs(l: &Loaded, s: &Source, at: &[Key]) -> Check {
     }
 }
 
+/// A SQLite build is one compiler call and its library is loaded into bakeoff-sqlited.
+fn check_sqlite_variant(l: &Loaded, i: usize, v: &Variant) -> Check {
+    if !v.make_args.is_empty() {
+        return Err(l.error_at(
+            &key!["variant", i, "make_args"],
+            "a sqlite build runs no make; put compiler arguments in configure_args (e.g. [\"-DSQLITE_DEFAULT_CACHE_SIZE=-8000\"]) or cflags",
+        ));
+    }
+    if !v.sanitize.is_empty() {
+        return Err(l.error_at(
+            &key!["variant", i, "sanitize"],
+            "a sanitized libsqlite3 cannot be loaded into bakeoff-sqlited (the sanitizer runtime must come first); use run_under = \"memcheck\"",
+        ));
+    }
+    Ok(())
+}
+
 fn check_variants(l: &Loaded, e: &Experiment) -> Check {
     if e.variants.is_empty() {
         return Err(l.error_at(&[], "no [[variant]]: add at least one"));
@@ -240,6 +257,9 @@ fn check_variants(l: &Loaded, e: &Experiment) -> Check {
 }
 
 fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
+    if e.target.kind == TargetKind::Sqlite {
+        check_sqlite_variant(l, i, v)?;
+    }
     if let Some(b) = &v.binary {
         let build_keys = [
             ("compiler", v.compiler.is_some()),
