@@ -92,6 +92,14 @@ fn suite_and_replay_on_two_builds_and_the_installed_library() {
         .unwrap();
     let classes = replayed["runs"][0]["classes"].as_array().unwrap();
     assert!(classes.len() >= 5, "{classes:?}");
+    // EXPLAIN QUERY PLAN on SQLite: the lookups use the primary key's index.
+    let explains = replayed["runs"][0]["explains"].as_array().unwrap();
+    assert!(
+        explains
+            .iter()
+            .any(|e| e["plan"].as_str().unwrap_or("").contains("SEARCH item")),
+        "{explains:?}"
+    );
     assert!(
         stdout.contains("sqlsuite: seconds per group (baseline gcc = 1.00)"),
         "{stdout}"
