@@ -48,7 +48,9 @@ fn row(r: &Results, c: &Cell) -> Row {
         (None, false) => (String::new(), String::new(), "-".into()),
     };
     let num = |v: f64| if has_data { ops(v) } else { "-".into() };
-    let lat = |v: f64| if has_data { micros(v) } else { "-".into() };
+    // A sqlsuite cell times operations, not requests: no latency histogram.
+    let has_latency = has_data && c.latency_us.p99 > 0.0;
+    let lat = |v: f64| if has_latency { micros(v) } else { "-".into() };
     Row {
         cells: vec![
             c.workload.clone(),
