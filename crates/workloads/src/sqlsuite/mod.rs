@@ -14,7 +14,10 @@
 //!
 //! The SQL is text (no client-side prepared statements, except SQLite's
 //! `once_prepared_select`, which has no SQL-level PREPARE); where the servers differ
-//! (`DROP INDEX`, `PREPARE`, one table per `DROP TABLE` on SQLite) the `Dialect` chooses. On MariaDB `engine` is added to every
+//! (`DROP INDEX`, `PREPARE`, one table per `DROP TABLE` on SQLite) the `Dialect` chooses.
+//! On SQLite, whose library runs in bakeoff-sqlited behind a loopback round trip, loops of
+//! independent statements are sent 100 to a round trip (`Ctx::batches`), so an operation
+//! measures SQLite's work, as sql-bench (which ran SQLite in process) did. On MariaDB `engine` is added to every
 //! `CREATE TABLE` (and set as the session's default engine).
 
 mod data;
@@ -353,6 +356,22 @@ impl Ctx<'_> {
         if let Some(cap) = self.capture.as_mut() {
             cap.created.clear();
         }
+        Ok(())
+    }
+
+    /// Whether loops of independent statements go [`ops::BATCH`] to a round trip: on
+    /// SQLite (except when capturing), whose library runs in bakeoff-sqlited behind a
+    /// loopback round trip that costs ten times a primary-key lookup (bench/RESULTS.md).
+    /// sql-bench ran SQLite in process; batching keeps the suite measuring SQLite's work.
+    pub fn batches(&self) -> bool {
+        self.dialect == Dialect::Sqlite && self.capture.is_none()
+    }
+
+    /// Sends `count` statements as one multi-statement text (see [`Ctx::batches`]); the
+    /// first that fails fails the suite.
+    pub fn exec_batch(&mut self, sql: &str, count: u64) -> Result<(), LoadError> {
+        self.exec(sql)?;
+        self.statements += count - 1;
         Ok(())
     }
 

@@ -93,14 +93,36 @@ fn nothing(_: &mut Ctx) -> Res {
 }
 
 /// Sends `times` statements made by `sql` (given the context, for its generator, and
-/// the iteration number).
+/// the iteration number): one per round trip, or on SQLite [`BATCH`] per round trip.
 fn repeat(ctx: &mut Ctx, times: u64, mut sql: impl FnMut(&mut Ctx, u64) -> String) -> Res {
+    if !ctx.batches() {
+        for i in 0..times {
+            let s = sql(ctx, i);
+            ctx.exec(&s)?;
+        }
+        return Ok(());
+    }
+    let mut batch = String::new();
+    let mut count = 0;
     for i in 0..times {
-        let s = sql(ctx, i);
-        ctx.exec(&s)?;
+        batch.push_str(&sql(ctx, i));
+        batch.push_str(";\n");
+        count += 1;
+        if count == BATCH {
+            ctx.exec_batch(&batch, count)?;
+            batch.clear();
+            count = 0;
+        }
+    }
+    if count > 0 {
+        ctx.exec_batch(&batch, count)?;
     }
     Ok(())
 }
+
+/// Statements per round trip in a loop of independent statements on SQLite (see
+/// `Ctx::batches`).
+pub(crate) const BATCH: u64 = 100;
 
 /// `DROP INDEX` in each dialect.
 fn drop_index(d: Dialect, index: &str, table: &str) -> String {
@@ -1002,6 +1024,19 @@ fn trans_cleanup(ctx: &mut Ctx) -> Res {
 /// `count / TRANS_SIZE` transactions of `TRANS_SIZE` statements each (made from the row
 /// number), ended by `end`.
 fn transactions(ctx: &mut Ctx, count: u64, end: &str, sql: fn(u64) -> String) -> Res {
+    if ctx.batches() {
+        // One round trip per transaction (see `Ctx::batches`).
+        for t in 0..count / TRANS_SIZE {
+            let mut batch = String::from("BEGIN;\n");
+            for k in 0..TRANS_SIZE {
+                batch.push_str(&sql(t * TRANS_SIZE + k));
+                batch.push_str(";\n");
+            }
+            batch.push_str(end);
+            ctx.exec_batch(&batch, TRANS_SIZE + 2)?;
+        }
+        return Ok(());
+    }
     for t in 0..count / TRANS_SIZE {
         ctx.exec("BEGIN")?;
         for k in 0..TRANS_SIZE {
