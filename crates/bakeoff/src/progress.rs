@@ -3,7 +3,8 @@
 
 use bakeoff_report::model::{BuildRecord, Run};
 use bakeoff_report::summary::ops;
-use bakeoff_runner::{Live, Observer};
+use bakeoff_report::summary::duration_text;
+use bakeoff_runner::{Live, Observer, RoundStatus};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,6 +17,9 @@ pub struct Bars {
     build: Mutex<Option<ProgressBar>>,
     runs: Mutex<Option<ProgressBar>>,
     current: Current,
+    /// The budget and widest-CI line shown before the current run's live figures.
+    standing: Arc<Mutex<String>>,
+    started: std::time::Instant,
 }
 
 impl Bars {
@@ -30,6 +34,8 @@ impl Bars {
             build: Mutex::new(None),
             runs: Mutex::new(None),
             current: Arc::new(Mutex::new(None)),
+            standing: Arc::new(Mutex::new(String::new())),
+            started: std::time::Instant::now(),
         }
     }
 
@@ -56,6 +62,10 @@ fn style(template: &str) -> ProgressStyle {
 }
 
 impl Observer for Bars {
+    fn round_finished(&self, status: &RoundStatus) {
+        self.show_round(status);
+    }
+
     fn notice(&self, line: &str) {
         self.println(line);
     }
@@ -120,6 +130,7 @@ impl Observer for Bars {
         ));
         b.enable_steady_tick(Duration::from_millis(250));
         let current = self.current.clone();
+        let standing = self.standing.clone();
         let ticker = b.clone();
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_millis(500));
@@ -127,8 +138,9 @@ impl Observer for Bars {
                 return;
             }
             if let Some((label, live)) = current.lock().ok().and_then(|g| g.clone()) {
+                let standing = standing.lock().map(|s| s.clone()).unwrap_or_default();
                 ticker.set_message(format!(
-                    "{label}: {} {} ops/s",
+                    "{standing}{label}: {} {} ops/s",
                     live.phase_name(),
                     ops(live.ops_per_s())
                 ));
@@ -145,16 +157,60 @@ impl Observer for Bars {
         }
     }
 
-    fn run_finished(&self, _index: usize, label: &str, run: &Run) {
+    fn run_finished(&self, index: usize, label: &str, run: &Run) {
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if !run.valid {
             self.println(&format!(
                 "invalid run {label}: {}",
                 run.invalid_reason.as_deref().unwrap_or("?")
             ));
+        } else if self.multi.is_hidden() {
+            // Without a terminal: one plain line per run, as pgbench -P prints.
+            let disturbed = run
+                .disturbed
+                .as_deref()
+                .map(|d| format!(" (disturbed: {d})"))
+                .unwrap_or_default();
+            self.println(&format!(
+                "[{}] run {}: {label}: {} ops/s{disturbed}",
+                duration_text(self.started.elapsed().as_secs_f64()),
+                index + 1,
+                ops(run.ops_per_s)
+            ));
         }
         if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             b.inc(1);
+        }
+    }
+}
+
+impl Bars {
+    /// After each round: the budget left and the widest CI, on the bar and as a line.
+    fn show_round(&self, s: &RoundStatus) {
+        let budget = s
+            .budget_left
+            .map(|b| format!("budget {} left · ", duration_text(b.as_secs_f64())))
+            .unwrap_or_default();
+        let widest = match (&s.widest, s.target) {
+            (Some((w, at)), Some(t)) => {
+                format!("widest CI ±{:.1}% ({at}), target ±{:.1}%", w * 100.0, t * 100.0)
+            }
+            (Some((w, at)), None) => format!("widest CI ±{:.1}% ({at})", w * 100.0),
+            _ => "no CI yet".to_string(),
+        };
+        let line = format!("{budget}{widest}");
+        if let Ok(mut g) = self.standing.lock() {
+            *g = format!("{line} · ");
+        }
+        if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.set_length(b.position() + s.runs_left as u64);
+        }
+        if self.multi.is_hidden() {
+            self.println(&format!(
+                "[{}] round {} done: {line}",
+                duration_text(s.elapsed.as_secs_f64()),
+                s.rounds
+            ));
         }
     }
 }

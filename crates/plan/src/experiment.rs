@@ -617,8 +617,29 @@ pub fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
-    #[serde(default = "default_repetitions")]
-    pub repetitions: usize,
+    /// A fixed number of rounds; with `budget`, a cap on rounds. Absent with no budget:
+    /// the default budget applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<usize>,
+    /// Wall time for the measured rounds (starts, warmups and stops included): rounds run
+    /// until every comparison reaches `precision` or the next round would not fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+    /// Target half-width of every comparison's ratio CI, relative (0.01: +-1%). Stops a
+    /// point (workload x connections) once all its comparisons reach it.
+    #[serde(
+        default,
+        alias = "target_ci",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub precision: Option<f64>,
+    /// Half-width of the band in which a comparison whose whole CI lies is "equivalent";
+    /// default `precision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<f64>,
+    /// auto (paired by round when enough rounds pair), paired or unpaired.
+    #[serde(default)]
+    pub pairing: Pairing,
     #[serde(default = "default_warmup")]
     pub warmup: String,
     /// Measured time per run; excludes `ops`.
@@ -632,29 +653,31 @@ pub struct Plan {
     /// A variant name; default the first variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
-    /// Stop a cell early once its 95% CI half-width is within this fraction of the median
-    /// (e.g. 0.02); absent: always run every repetition.
+    /// Fewest rounds before `precision` may stop a point (default 6, the fewest pairs
+    /// the signed-rank test can decide with).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_ci: Option<f64>,
-    /// Minimum repetitions before `target_ci` may stop a cell.
-    #[serde(default = "default_min_repetitions")]
-    pub min_repetitions: usize,
+    pub min_repetitions: Option<usize>,
     /// `time` (wall clock, the default) or `instructions` (callgrind, fixed `ops`).
     #[serde(default)]
     pub mode: Mode,
 }
 
+pub use bakeoff_stats::Pairing;
+
 impl Default for Plan {
     fn default() -> Self {
         Plan {
-            repetitions: default_repetitions(),
+            repetitions: None,
+            budget: None,
+            precision: None,
+            equivalence: None,
+            pairing: Pairing::Auto,
             warmup: default_warmup(),
             duration: None,
             ops: None,
             seed: default_seed(),
             baseline: None,
-            target_ci: None,
-            min_repetitions: default_min_repetitions(),
+            min_repetitions: None,
             mode: Mode::Time,
         }
     }
@@ -695,12 +718,6 @@ fn default_multiget_keys() -> usize {
 }
 fn default_arrival() -> Arrival {
     Arrival::Uniform
-}
-fn default_repetitions() -> usize {
-    5
-}
-fn default_min_repetitions() -> usize {
-    3
 }
 fn default_interval() -> String {
     "1s".to_string()

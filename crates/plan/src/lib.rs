@@ -24,7 +24,67 @@ pub enum MeasureFor {
     Ops(u64),
 }
 
+/// The budget when an experiment gives neither `repetitions` nor `budget`.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(300);
+
+/// The precision target when none is given: +-1% on every comparison's ratio.
+pub const DEFAULT_PRECISION: f64 = 0.01;
+
+/// Rounds before precision may stop a point, unless `min_repetitions` says otherwise: the
+/// fewest pairs with which the signed-rank test can reach p < 0.05.
+pub const DEFAULT_MIN_ROUNDS: usize = 6;
+
+/// What ends the measured rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stopping {
+    /// Most rounds (`repetitions`); None: as many as the budget allows.
+    pub max_rounds: Option<usize>,
+    /// Wall time for the rounds; None: no time limit (`repetitions` alone).
+    pub budget: Option<Duration>,
+    /// Stop a point once every comparison's CI half-width is within this; None: never
+    /// early (`repetitions` alone, without `precision`).
+    pub precision: Option<f64>,
+    /// Rounds before `precision` may stop a point.
+    pub min_rounds: usize,
+}
+
 impl Plan {
+    /// The stopping rule the keys describe: `repetitions` alone is a fixed count (stopped
+    /// early only if `precision` is also given); `budget` runs rounds until precision
+    /// (default +-1%) or time runs out, capped by `repetitions` if given; neither means
+    /// the default budget.
+    pub fn stopping(&self) -> Stopping {
+        let budget = self
+            .budget
+            .as_deref()
+            .and_then(|b| parse_duration(b).ok())
+            .or(self.repetitions.is_none().then_some(DEFAULT_BUDGET));
+        let precision = match (self.precision, budget) {
+            (Some(p), _) => Some(p),
+            (None, Some(_)) => Some(DEFAULT_PRECISION),
+            (None, None) => None,
+        };
+        Stopping {
+            max_rounds: self.repetitions,
+            budget,
+            precision,
+            min_rounds: self
+                .min_repetitions
+                .unwrap_or(DEFAULT_MIN_ROUNDS)
+                .min(self.repetitions.unwrap_or(usize::MAX)),
+        }
+    }
+
+    /// The target half-width comparisons are judged against.
+    pub fn precision_target(&self) -> f64 {
+        self.precision.unwrap_or(DEFAULT_PRECISION)
+    }
+
+    /// The equivalence band's half-width: `equivalence`, else the precision target.
+    pub fn equivalence_band(&self) -> f64 {
+        self.equivalence.unwrap_or_else(|| self.precision_target())
+    }
+
     /// The warmup phase (validated at load time).
     pub fn warmup_duration(&self) -> Duration {
         parse_duration(&self.warmup).unwrap_or_default()

@@ -201,7 +201,8 @@ fn single_connection_number() {
 #[test]
 fn regression_default_min_repetitions_does_not_reject_two_repetitions() {
     let l = parse_str(&GOOD.replace("repetitions = 3", "repetitions = 2")).unwrap();
-    assert_eq!(l.experiment.plan.repetitions, 2);
+    assert_eq!(l.experiment.plan.repetitions, Some(2));
+    assert_eq!(l.experiment.plan.stopping().min_rounds, 2);
     let m = err(&GOOD.replace(
         "repetitions = 3",
         "repetitions = 2\ntarget_ci = 0.02\nmin_repetitions = 3",

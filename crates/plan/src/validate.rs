@@ -832,14 +832,30 @@ fn check_verify(l: &Loaded, e: &Experiment) -> Check {
 
 fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     let p = &e.plan;
-    range(
-        l,
-        &key!["plan", "repetitions"],
-        p.repetitions as f64,
-        1.0,
-        1000.0,
-        "repetitions",
-    )?;
+    if let Some(n) = p.repetitions {
+        range(l, &key!["plan", "repetitions"], n as f64, 1.0, 1000.0, "repetitions")?;
+    }
+    if let Some(b) = &p.budget {
+        let at = key!["plan", "budget"];
+        let d = crate::parse_duration(b).map_err(|m| l.error_at(&at, m))?;
+        if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(7 * 86_400) {
+            return Err(l.error_at(
+                &at,
+                format!("budget must be between 1s and 7d, got {b:?}"),
+            ));
+        }
+    }
+    if let Some(x) = p.precision {
+        range(l, &key!["plan", "precision"], x, 1e-4, 0.5, "precision")?;
+    }
+    if let Some(x) = p.equivalence {
+        range(l, &key!["plan", "equivalence"], x, 1e-4, 0.5, "equivalence")?;
+    }
+    if let Some(n) = p.min_repetitions {
+        let most = p.repetitions.unwrap_or(1000).max(2) as f64;
+        let at = key!["plan", "min_repetitions"];
+        range(l, &at, n as f64, 2.0, most, "min_repetitions")?;
+    }
     crate::parse_duration(&p.warmup).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
     match (&p.duration, p.ops) {
         (Some(_), Some(_)) => {
@@ -866,19 +882,6 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
                 ),
             ));
         }
-    }
-    if let Some(t) = p.target_ci {
-        range(l, &key!["plan", "target_ci"], t, 1e-6, 0.999, "target_ci")?;
-        let most = p.repetitions.max(2) as f64;
-        let at = key!["plan", "min_repetitions"];
-        range(
-            l,
-            &at,
-            p.min_repetitions as f64,
-            2.0,
-            most,
-            "min_repetitions",
-        )?;
     }
     Ok(())
 }

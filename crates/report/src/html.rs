@@ -40,7 +40,8 @@ pre{background:var(--zebra);border:1px solid var(--line);border-radius:6px;paddi
 .badge{display:inline-block;padding:0 9px;border-radius:10px;font-size:12px;font-weight:600;line-height:19px;color:#fff;background:#8d939b;white-space:nowrap}
 .badge.faster,.badge.ok{background:#1f9d55}
 .badge.slower,.badge.bad{background:#d64541}
-.badge.same{background:#8d939b}
+.badge.same,.badge.inconclusive{background:#8d939b}
+.badge.equivalent{background:#3b7dd8}
 .badge.baseline{background:#3a6fc4}
 .badge.warn{background:#d98a00}
 .r-faster{color:#187a42;font-weight:600}
@@ -339,11 +340,17 @@ fn verdict_badge(v: Verdict) -> String {
     format!("<span class=\"badge {0}\">{0}</span>", v.as_str())
 }
 
+/// The badge with the answer's size: "slower −4.8%", "inconclusive ±6.2%".
+fn verdict_badge_text(v: Verdict, text: &str) -> String {
+    format!("<span class=\"badge {}\">{}</span>", v.as_str(), escape(text))
+}
+
 fn verdict_color(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => svg::FASTER,
         Verdict::Slower => svg::SLOWER,
-        Verdict::Same => svg::SAME,
+        Verdict::Equivalent => svg::EQUIVALENT,
+        Verdict::Inconclusive => svg::SAME,
     }
 }
 
@@ -491,6 +498,7 @@ fn verdicts(x: &Ctx) -> Option<Section> {
             lo: c.ci95[0],
             hi: c.ci95[1],
             color: verdict_color(c.verdict).to_string(),
+            points: c.round_ratios.iter().map(|x| x.ratio).collect(),
             tip: format!(
                 "{} ×{}: {} vs {}: ratio {}, 95% CI {}, {}",
                 c.workload,
@@ -505,17 +513,18 @@ fn verdicts(x: &Ctx) -> Option<Section> {
         .collect();
     let strips = svg::interval_rows(1.0, "ratio to baseline (1 = same)", &intervals);
     let mut b = String::from(
-        "<div class=\"scroll\"><table class=\"verdicts\"><thead><tr><th>workload</th><th class=\"num\">conns</th><th>variant</th><th class=\"num\">ratio</th><th>95% CI</th><th class=\"num\">p</th><th>verdict</th><th>ratio with 95% CI</th></tr></thead><tbody>\n",
+        "<div class=\"scroll\"><table class=\"verdicts\"><thead><tr><th>workload</th><th class=\"num\">conns</th><th>variant</th><th class=\"num\">ratio</th><th>95% CI</th><th class=\"num\">p</th><th class=\"num\">p adjusted</th><th>rounds</th><th class=\"num\">detectable</th><th>verdict</th><th>ratio with 95% CI, per-round ratios below</th></tr></thead><tbody>\n",
     );
     for (i, c) in r.comparisons.iter().enumerate() {
         let class = match c.verdict {
             Verdict::Faster => " r-faster",
             Verdict::Slower => " r-slower",
-            Verdict::Same => "",
+            Verdict::Equivalent => " r-equivalent",
+            Verdict::Inconclusive => "",
         };
         let _ = writeln!(
             b,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td>{} <span class=\"muted\">vs {}</span></td><td class=\"num{class}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"chart\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{} <span class=\"muted\">vs {}</span></td><td class=\"num{class}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} {}</td><td class=\"num\">{}</td><td>{}</td><td class=\"chart\">{}</td></tr>",
             escape(&c.workload),
             c.connections,
             x.vname(&c.variant),
@@ -523,7 +532,13 @@ fn verdicts(x: &Ctx) -> Option<Section> {
             fixed(c.ratio, 3),
             escape(&summary::ci_text(c.ci95, c.ci_coverage)),
             fixed(c.p_value, 4),
-            verdict_badge(c.verdict),
+            fixed(c.p_adjusted, 4),
+            c.rounds,
+            if c.paired { "paired" } else { "unpaired" },
+            c.detectable
+                .map(|d| format!("±{:.1}%", d * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            verdict_badge_text(c.verdict, &summary::verdict_text(c)),
             strips
                 .as_ref()
                 .and_then(|s| s.rows.get(i))
@@ -535,15 +550,26 @@ fn verdicts(x: &Ctx) -> Option<Section> {
     if let Some(s) = &strips {
         let _ = write!(
             b,
-            "<tfoot><tr><td colspan=\"7\"></td><td class=\"chart\">{}</td></tr></tfoot>",
+            "<tfoot><tr><td colspan=\"10\"></td><td class=\"chart\">{}</td></tr></tfoot>",
             s.axis
         );
     }
     b.push_str("</table></div>\n");
-    b.push_str(
-        "<p class=\"caption\">Ratio: candidate median throughput / baseline median, with a Hodges-Lehmann 95% CI (its true coverage in brackets when too few runs allow a 95% interval). \
-         The verdict is \"same\" unless the Mann-Whitney p &lt; 0.05 and the CI excludes 1. \
-         <span class=\"badge faster\">faster</span> <span class=\"badge slower\">slower</span> <span class=\"badge same\">same</span></p>\n",
+    let _ = writeln!(b, "<p class=\"caption\">{}.</p>", escape(&summary::stopping_text(r)));
+    let mut notes = summary::explanations(r);
+    notes.extend(summary::disturbed(r));
+    if !notes.is_empty() {
+        b.push_str("<ul class=\"caption\">");
+        for n in notes {
+            let _ = write!(b, "<li>{}</li>", escape(&n));
+        }
+        b.push_str("</ul>\n");
+    }
+    let _ = writeln!(
+        b,
+        "<p class=\"caption\">{} Detectable: the CI's half-width, the smallest difference this comparison could tell from none. \
+         <span class=\"badge faster\">faster</span> <span class=\"badge slower\">slower</span> <span class=\"badge equivalent\">equivalent</span> <span class=\"badge inconclusive\">inconclusive</span></p>",
+        escape(&summary::legend(r))
     );
     Some(Section::new(
         "verdicts",
@@ -570,9 +596,9 @@ fn all_cells(x: &Ctx) -> Option<Section> {
                 .enumerate()
                 .map(|(i, v)| match i {
                     2 => x.vname(&c.variant),
-                    11 => wrap(v),
-                    10 => match row.verdict {
-                        Some(k) => verdict_badge(k),
+                    13 => wrap(v),
+                    12 => match row.verdict {
+                        Some(k) => verdict_badge_text(k, v),
                         None if v == "baseline" => {
                             "<span class=\"badge baseline\">baseline</span>".into()
                         }
@@ -583,7 +609,12 @@ fn all_cells(x: &Ctx) -> Option<Section> {
                 .collect()
         })
         .collect();
-    let mut b = table("cells", &summary::HEADER, &[1, 3, 5, 6, 7, 8], &rows);
+    let mut b = table(
+        "cells",
+        &summary::HEADER,
+        &[1, 3, 4, 6, 7, 8, 9, 10],
+        &rows,
+    );
     b.push_str(
         "<p class=\"caption\">ops/s: median over valid runs with a distribution-free 95% CI; latency: medians over valid runs of each run's percentiles, in microseconds.</p>\n",
     );
@@ -1836,19 +1867,12 @@ fn settings(x: &Ctx) -> Section {
         (Some(d), None) => format!("{d} s"),
         _ => "?".into(),
     };
-    let mut rows: Vec<(&str, String)> = vec![
-        ("repetitions", p.repetitions.to_string()),
-        ("warmup", format!("{} s", p.warmup_s)),
+    let rows: Vec<(&str, String)> = vec![
+        ("plan", escape(&summary::plan_text(p))),
+        ("stopped", escape(&summary::stopping_text(r))),
         ("measure", measure),
-        ("seed", p.seed.to_string()),
         ("baseline", x.vname(&p.baseline)),
     ];
-    if let Some(t) = p.target_ci {
-        rows.push((
-            "target CI",
-            format!("stop a cell at CI half-width {:.1}%", t * 100.0),
-        ));
-    }
     kv_rows(&mut b, &rows);
     b.push_str("</tbody></table>\n<table class=\"kv\"><caption>Host</caption><tbody>");
     let mut rows: Vec<(&str, String)> = vec![
@@ -2011,6 +2035,7 @@ mod tests {
                 ci_coverage: 0.95,
                 p_value: 0.004,
                 verdict: Verdict::Faster,
+                ..Default::default()
             });
         }
         let system = SystemRecord {
@@ -2078,6 +2103,7 @@ mod tests {
             ci_coverage: 0.9375,
             p_value: 0.03,
             verdict: Verdict::Slower,
+            ..Default::default()
         });
         let mut clang = variant("clang-O3", "clang", "-O3 -march=native");
         clang.options = [("innodb_buffer_pool_size", "256M")]
@@ -2106,18 +2132,18 @@ mod tests {
                 resolved: serde_json::json!({"name": "gcc-vs-clang"}),
             },
             plan: PlanRecord {
-                repetitions: 3,
+                repetitions: Some(3),
                 warmup_s: 1.0,
                 duration_s: Some(5.0),
                 ops: None,
                 seed: 7,
                 baseline: "gcc-O2".into(),
-                target_ci: None,
-                rounds: vec![
+                                rounds: vec![
                     vec!["gcc-O2".into(), "clang-O3".into()],
                     vec!["clang-O3".into(), "gcc-O2".into()],
                     vec!["gcc-O2".into(), "clang-O3".into()],
                 ],
+                ..PlanRecord::default()
             },
             source: Some(SourceRecord {
                 description: "memcached 1.6.18".into(),
@@ -2126,6 +2152,8 @@ mod tests {
             variants: vec![variant("gcc-O2", "gcc", "-O2"), clang],
             cells,
             comparisons,
+            stopped_by: None,
+            rounds_s: None,
             warnings: vec!["clang-O3 get90|set10 x16: client-bound in 1 of 3 runs".into()],
             notes: vec!["CPU counters: this machine cannot count cycles".into()],
             verification: Vec::new(),

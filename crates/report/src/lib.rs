@@ -112,6 +112,7 @@ pub fn terminal(r: &Results, color: bool) -> String {
         &summary::rows(r),
         color,
     ));
+    s.push_str(&summary::verdict_notes(r));
     for sw in sweep::sweeps(r) {
         s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
         s.push_str(&sweep::plain_table(&sw.header, &sw.rows));

@@ -35,8 +35,7 @@ pub fn render(r: &Results) -> String {
     s.push_str(&markdown_table(&HEADER, &rows));
     let _ = writeln!(
         s,
-        "\nops/s: median over valid runs with a distribution-free 95% CI; ratio: candidate median / baseline median \
-         with a Hodges-Lehmann 95% CI (true coverage in brackets when fewer runs allow no 95% interval); verdict \"same\" unless the Mann-Whitney p < 0.05 and the CI excludes 1.\n"
+        "\nops/s: median over valid runs with a distribution-free 95% CI; CV: run-to-run coefficient of variation; ratio and verdict: see Verdicts (true coverage in brackets when too few runs allow no 95% interval).\n"
     );
     for sw in crate::sweep::sweeps(r) {
         let _ = writeln!(s, "## {} by connections: {}\n", sw.unit, sw.workload);
@@ -93,16 +92,73 @@ fn verdicts(s: &mut String, r: &Results) {
                 format!("{:.3}", c.ratio),
                 summary::ci_text(c.ci95, c.ci_coverage),
                 format!("{:.4}", c.p_value),
-                format!("**{}**", c.verdict.as_str()),
+                format!("{:.4}", c.p_adjusted),
+                format!(
+                    "{} {}",
+                    c.rounds,
+                    if c.paired { "paired" } else { "unpaired" }
+                ),
+                c.detectable
+                    .map(|d| format!("±{:.1}%", d * 100.0))
+                    .unwrap_or_else(|| "-".into()),
+                format!("**{}**", summary::verdict_text(c)),
             ]
         })
         .collect();
     s.push_str(&markdown_table(
         &[
-            "workload", "conns", "variant", "ratio", "95% CI", "p", "verdict",
+            "workload",
+            "conns",
+            "variant",
+            "ratio",
+            "95% CI",
+            "p",
+            "p adjusted",
+            "rounds",
+            "detectable",
+            "verdict",
         ],
         &rows,
     ));
+    let _ = writeln!(s, "\n{}.\n", summary::stopping_text(r));
+    let mut notes = summary::explanations(r);
+    notes.extend(summary::disturbed(r));
+    for n in notes {
+        let _ = writeln!(s, "- {n}");
+    }
+    let _ = writeln!(
+        s,
+        "\n{} Detectable: the CI's half-width, the smallest difference this comparison could tell from none.\n",
+        summary::legend(r)
+    );
+    round_ratios(s, r);
+}
+
+/// Each comparison's per-round ratios: the spread its CI summarizes.
+fn round_ratios(s: &mut String, r: &Results) {
+    if r.comparisons.iter().all(|c| c.round_ratios.is_empty()) {
+        return;
+    }
+    let _ = writeln!(s, "Per-round ratios (candidate / baseline, same round):\n");
+    for c in r.comparisons.iter().filter(|c| !c.round_ratios.is_empty()) {
+        let xs: Vec<String> = c
+            .round_ratios
+            .iter()
+            .map(|x| format!("{:.3}", x.ratio))
+            .collect();
+        let spread = c
+            .round_spread
+            .map(|d| format!(" (spread ±{:.1}%)", d * 100.0))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "- {} x{} {}: {}{spread}",
+            c.workload,
+            c.connections,
+            c.variant,
+            xs.join(" ")
+        );
+    }
     s.push('\n');
 }
 
@@ -302,25 +358,15 @@ fn run_row(c: &Cell, run: &crate::model::Run) -> Vec<String> {
 }
 
 fn plan(s: &mut String, r: &Results) {
-    let p = &r.plan;
-    let measure = match (p.duration_s, p.ops) {
-        (_, Some(n)) => format!("{n} ops"),
-        (Some(d), None) => format!("{d} s"),
-        _ => "?".into(),
-    };
     let _ = writeln!(
         s,
-        "## Plan\n\n{} repetitions, warmup {} s, measure {measure}, seed {}, baseline `{}`{}.\n",
-        p.repetitions,
-        p.warmup_s,
-        p.seed,
-        p.baseline,
-        p.target_ci
-            .map(|t| format!(", stop a cell at CI half-width {:.1}%", t * 100.0))
-            .unwrap_or_default()
+        "## Plan\n\n{}; baseline `{}`. {}.\n",
+        crate::summary::plan_text(&r.plan),
+        r.plan.baseline,
+        crate::summary::stopping_text(r)
     );
     let _ = writeln!(s, "Order of runs (each round shuffled with the seed):\n");
-    for (i, round) in p.rounds.iter().enumerate() {
+    for (i, round) in r.plan.rounds.iter().enumerate() {
         let _ = writeln!(s, "{}. {}", i + 1, round.join(", "));
     }
     s.push('\n');

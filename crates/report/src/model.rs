@@ -27,6 +27,13 @@ pub struct Results {
     pub variants: Vec<VariantRecord>,
     pub cells: Vec<Cell>,
     pub comparisons: Vec<ComparisonRecord>,
+    /// What ended the measured rounds: precision | budget | repetitions (None while
+    /// running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
+    /// Wall time the measured rounds took, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_s: Option<f64>,
     /// Problems worth a user's attention before any figure (verify failures, invalid runs).
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -62,7 +69,9 @@ pub struct ExperimentRecord {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PlanRecord {
-    pub repetitions: usize,
+    /// The fixed round count or cap (`repetitions`); None: as many as the budget allows.
+    #[serde(default)]
+    pub repetitions: Option<usize>,
     pub warmup_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
@@ -70,10 +79,49 @@ pub struct PlanRecord {
     pub ops: Option<u64>,
     pub seed: u64,
     pub baseline: String,
+    /// The wall-time budget for the rounds, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_ci: Option<f64>,
+    pub budget_s: Option<f64>,
+    /// Target CI half-width per comparison (relative) that stops a point early.
+    #[serde(default, alias = "target_ci", skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// Half-width of the equivalence band.
+    #[serde(default = "default_equivalence")]
+    pub equivalence: f64,
+    /// auto | paired | unpaired
+    #[serde(default = "default_pairing")]
+    pub pairing: String,
+    /// Rounds before precision may stop a point.
+    #[serde(default)]
+    pub min_rounds: usize,
     /// The variant order of each round, as run.
     pub rounds: Vec<Vec<String>>,
+}
+
+fn default_equivalence() -> f64 {
+    0.01
+}
+fn default_pairing() -> String {
+    "auto".into()
+}
+
+impl Default for PlanRecord {
+    fn default() -> Self {
+        PlanRecord {
+            repetitions: None,
+            warmup_s: 0.0,
+            duration_s: None,
+            ops: None,
+            seed: 0,
+            baseline: String::new(),
+            budget_s: None,
+            precision: None,
+            equivalence: default_equivalence(),
+            pairing: default_pairing(),
+            min_rounds: 0,
+            rounds: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -339,6 +387,13 @@ pub struct Run {
     pub server_rss_kib: u64,
     pub server_cpu_us_per_op: f64,
     pub client_bound: bool,
+    /// What may have disturbed this run (CPU steal, softirq load, a saturated load
+    /// engine): said, never used to drop the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<String>,
+    /// Wall time of the whole run: start, preload, warmup, measure, stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered_ops_per_s: Option<f64>,
     #[serde(default)]
@@ -555,6 +610,37 @@ pub struct RatioRecord {
     pub ci95: [f64; 2],
     pub p_value: f64,
     pub verdict: Verdict,
+    /// `p_value` after Benjamini-Hochberg over the comparisons of its kind.
+    #[serde(default)]
+    pub p_adjusted: f64,
+    #[serde(default)]
+    pub paired: bool,
+}
+
+impl Default for RatioRecord {
+    fn default() -> Self {
+        RatioRecord {
+            ratio: 1.0,
+            ci95: [1.0, 1.0],
+            p_value: 1.0,
+            verdict: Verdict::Inconclusive,
+            p_adjusted: 1.0,
+            paired: false,
+        }
+    }
+}
+
+impl RatioRecord {
+    pub fn new(k: &bakeoff_stats::Comparison) -> RatioRecord {
+        RatioRecord {
+            ratio: k.ratio,
+            ci95: [k.ci95.0, k.ci95.1],
+            p_value: k.p_value,
+            verdict: k.verdict,
+            p_adjusted: k.p_adjusted,
+            paired: k.paired,
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -603,23 +689,7 @@ pub struct Cell {
     pub sqlsuite: Option<SuiteCell>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Faster,
-    Slower,
-    Same,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::Same => "same",
-        }
-    }
-}
+pub use bakeoff_stats::Verdict;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ComparisonRecord {
@@ -627,13 +697,129 @@ pub struct ComparisonRecord {
     pub connections: usize,
     pub variant: String,
     pub baseline: String,
+    /// Candidate over baseline (paired: the Hodges-Lehmann estimate of the per-round
+    /// ratios; unpaired: the ratio of medians).
     pub ratio: f64,
+    /// The ratio's 95% CI (also written as `ci`).
     pub ci95: [f64; 2],
     /// The ratio CI's actual coverage; below 0.95 when there are too few runs.
     #[serde(default)]
     pub ci_coverage: f64,
+    /// The test's two-sided p-value, before FDR control (also written as `p`).
     pub p_value: f64,
     pub verdict: Verdict,
+    /// Same as `ci95`.
+    #[serde(default)]
+    pub ci: [f64; 2],
+    /// Same as `p_value`.
+    #[serde(default)]
+    pub p: f64,
+    /// `p` after Benjamini-Hochberg over all comparisons of the experiment; the verdict
+    /// is decided on it.
+    #[serde(default)]
+    pub p_adjusted: f64,
+    /// Whether rounds were paired (Wilcoxon signed-rank) or not (Mann-Whitney).
+    #[serde(default)]
+    pub paired: bool,
+    /// Pairs used (paired) or the smaller side's valid runs (unpaired).
+    #[serde(default)]
+    pub rounds: usize,
+    /// The CI's half-width relative to the ratio: the smallest difference this
+    /// comparison could detect. None without a usable CI.
+    #[serde(default)]
+    pub detectable: Option<f64>,
+    /// The largest difference from 1 the CI still allows (what an inconclusive answer
+    /// could hide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hiding: Option<f64>,
+    /// More rounds that would bring the CI to the precision target, at the spread
+    /// measured; and roughly how long they would take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_rounds: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_seconds: Option<f64>,
+    /// Standard deviation of the per-round log ratios (the spread of one round's ratio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_spread: Option<f64>,
+    /// Candidate over baseline in each round where both ran validly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_ratios: Vec<RoundRatio>,
+}
+
+impl Default for ComparisonRecord {
+    fn default() -> Self {
+        ComparisonRecord {
+            workload: String::new(),
+            connections: 0,
+            variant: String::new(),
+            baseline: String::new(),
+            ratio: 1.0,
+            ci95: [1.0, 1.0],
+            ci_coverage: 0.0,
+            p_value: 1.0,
+            verdict: Verdict::Inconclusive,
+            ci: [1.0, 1.0],
+            p: 1.0,
+            p_adjusted: 1.0,
+            paired: false,
+            rounds: 0,
+            detectable: None,
+            hiding: None,
+            more_rounds: None,
+            more_seconds: None,
+            round_spread: None,
+            round_ratios: Vec::new(),
+        }
+    }
+}
+
+impl ComparisonRecord {
+    /// The record of a decided comparison (`more_seconds` is left for the caller, who
+    /// knows how long a round takes).
+    pub fn new(
+        workload: &str,
+        connections: usize,
+        variant: &str,
+        baseline: &str,
+        k: &bakeoff_stats::Comparison,
+        precision: f64,
+    ) -> ComparisonRecord {
+        let finite = |x: f64| x.is_finite().then_some(x);
+        let ci = [k.ci95.0, k.ci95.1];
+        ComparisonRecord {
+            workload: workload.to_string(),
+            connections,
+            variant: variant.to_string(),
+            baseline: baseline.to_string(),
+            ratio: k.ratio,
+            ci95: ci,
+            ci_coverage: k.ci_coverage,
+            p_value: k.p_value,
+            verdict: k.verdict,
+            ci,
+            p: k.p_value,
+            p_adjusted: k.p_adjusted,
+            paired: k.paired,
+            rounds: k.rounds,
+            detectable: finite(k.detectable()),
+            hiding: finite(k.hiding()),
+            more_rounds: k.more_rounds_for(precision),
+            more_seconds: None,
+            round_spread: k.round_spread(),
+            round_ratios: k
+                .round_ratios
+                .iter()
+                .map(|&(round, ratio)| RoundRatio { round, ratio })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct RoundRatio {
+    /// 0-based.
+    pub round: usize,
+    pub ratio: f64,
 }
 
 impl Results {

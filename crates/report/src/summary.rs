@@ -1,14 +1,16 @@
 //! The headline table every exporter shows: one row per cell, with the ratio to the
 //! baseline and the verdict. Built once as strings, rendered as terminal text or markdown.
 
-use crate::model::{Cell, Results, Verdict};
+use crate::model::{Cell, ComparisonRecord, PlanRecord, Results, Verdict};
 
-pub const HEADER: [&str; 12] = [
+pub const HEADER: [&str; 14] = [
     "workload",
     "conns",
     "variant",
+    "runs",
     "ops/s",
     "95% CI",
+    "CV",
     "p50 us",
     "p99 us",
     "p99.9 us",
@@ -42,7 +44,7 @@ fn row(r: &Results, c: &Cell) -> Row {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
             ci_text(k.ci95, k.ci_coverage),
-            k.verdict.as_str().to_string(),
+            verdict_text(k),
         ),
         (None, true) => ("1.000".into(), String::new(), "baseline".into()),
         (None, false) => (String::new(), String::new(), "-".into()),
@@ -56,9 +58,15 @@ fn row(r: &Results, c: &Cell) -> Row {
             c.workload.clone(),
             c.connections.to_string(),
             c.variant.clone(),
+            c.valid_runs.to_string(),
             num(c.median_ops_per_s),
             if has_data {
                 format!("[{}, {}]", ops(c.ci95[0]), ops(c.ci95[1]))
+            } else {
+                "-".into()
+            },
+            if c.valid_runs >= 2 {
+                format!("{:.1}%", c.cv * 100.0)
             } else {
                 "-".into()
             },
@@ -171,14 +179,15 @@ pub fn text_table(header: &[&str], rows: &[Row], color: bool) -> String {
 }
 
 fn is_numeric_col(i: usize) -> bool {
-    matches!(i, 1 | 3 | 5 | 6 | 7 | 8)
+    matches!(i, 1 | 3 | 4 | 6 | 7 | 8 | 9 | 10)
 }
 
 fn paint(s: &str, v: Option<Verdict>) -> String {
     let code = match v {
         Some(Verdict::Faster) => "32",
         Some(Verdict::Slower) => "31",
-        Some(Verdict::Same) => "2",
+        Some(Verdict::Equivalent) => "36",
+        Some(Verdict::Inconclusive) => "2",
         None => return s.to_string(),
     };
     format!("\x1b[{code}m{s}\x1b[0m")
@@ -202,5 +211,172 @@ pub fn ci_text(ci: [f64; 2], coverage: f64) -> String {
         format!("[{:.3}, {:.3}] ({:.0}%)", ci[0], ci[1], coverage * 100.0)
     } else {
         format!("[{:.3}, {:.3}]", ci[0], ci[1])
+    }
+}
+
+/// A comparison's answer in a few words: "slower -4.8%", "equivalent ±1.0%",
+/// "inconclusive ±6.2%" (the difference the CI still allows either way).
+pub fn verdict_text(k: &ComparisonRecord) -> String {
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    match k.verdict {
+        Verdict::Faster | Verdict::Slower => {
+            format!("{} {:+.1}%", k.verdict, (k.ratio - 1.0) * 100.0)
+        }
+        Verdict::Equivalent => match k.detectable {
+            Some(_) => format!("equivalent ±{}", pct(equivalence_shown(k))),
+            None => "equivalent".into(),
+        },
+        Verdict::Inconclusive => match k.hiding {
+            Some(h) => format!("inconclusive ±{}", pct(h)),
+            None => "inconclusive".into(),
+        },
+    }
+}
+
+/// The band an equivalent comparison is inside: the larger distance of its CI from 1.
+fn equivalence_shown(k: &ComparisonRecord) -> f64 {
+    (1.0 - k.ci95[0]).abs().max((k.ci95[1] - 1.0).abs())
+}
+
+/// One sentence per inconclusive comparison: how wide its CI is, what could hide there,
+/// and what more rounds would buy.
+pub fn explanations(r: &Results) -> Vec<String> {
+    let target = r.plan.precision.unwrap_or(r.plan.equivalence);
+    r.comparisons
+        .iter()
+        .filter(|k| k.verdict == Verdict::Inconclusive)
+        .map(|k| {
+            let at = format!("{} x{} {}", k.workload, k.connections, k.variant);
+            let Some(h) = k.hiding else {
+                return format!("{at}: inconclusive: too few valid runs for a confidence interval");
+            };
+            let more = match (k.more_rounds, k.more_seconds) {
+                (Some(n), Some(s)) if n > 0 => format!(
+                    "; about {n} more rounds ({}) would bring it to ±{:.1}%",
+                    duration_text(s),
+                    target * 100.0
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "{at}: inconclusive: ratio {:.3}, CI [{:.3}, {:.3}] over {} {}: a difference of up to {:.1}% either way could still hide there{more}",
+                k.ratio,
+                k.ci95[0],
+                k.ci95[1],
+                k.rounds,
+                if k.paired { "paired rounds" } else { "runs per side" },
+                h * 100.0
+            )
+        })
+        .collect()
+}
+
+/// What follows the headline table in plain text: how the rounds ended, what each
+/// inconclusive answer could hide, disturbed runs, and the legend.
+pub fn verdict_notes(r: &Results) -> String {
+    if r.comparisons.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("\n{}.\n", stopping_text(r));
+    for line in explanations(r) {
+        s.push_str(&format!("  {line}\n"));
+    }
+    for line in disturbed(r) {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s.push_str(&format!("{}\n", legend(r)));
+    s
+}
+
+/// One line per cell with disturbed runs: which rounds and why.
+pub fn disturbed(r: &Results) -> Vec<String> {
+    r.cells
+        .iter()
+        .filter_map(|c| {
+            let hit: Vec<String> = c
+                .runs
+                .iter()
+                .filter_map(|x| x.disturbed.as_ref().map(|d| format!("r{}: {d}", x.round + 1)))
+                .collect();
+            (!hit.is_empty()).then(|| {
+                format!(
+                    "{} x{} {}: {} of {} runs disturbed ({}); kept, the rank statistics bound their weight",
+                    c.workload,
+                    c.connections,
+                    c.variant,
+                    hit.len(),
+                    c.runs.len(),
+                    hit.join("; ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// How the verdicts were reached, for the legend under every verdict table.
+pub fn legend(r: &Results) -> String {
+    let n = r.comparisons.len();
+    let paired = r.comparisons.iter().filter(|k| k.paired).count();
+    format!(
+        "Verdicts: faster/slower when the ratio's 95% CI excludes 1 and the p-value, adjusted over all {n} comparison(s) of this experiment (Benjamini-Hochberg, false discovery rate 5%), is below 0.05; equivalent when the whole CI lies within ±{:.1}%; inconclusive otherwise, with the difference the CI still allows. {paired} of {n} comparison(s) paired by round (Hodges-Lehmann estimate of the per-round ratios, Wilcoxon signed-rank test); the rest unpaired (ratio of medians, Mann-Whitney U). CV: run-to-run coefficient of variation of the cell.",
+        r.plan.equivalence * 100.0
+    )
+}
+
+/// What ended the rounds: "stopped by precision after 12 rounds (3m10s of a 5m budget)".
+pub fn stopping_text(r: &Results) -> String {
+    let rounds = r.plan.rounds.len();
+    let took = r
+        .rounds_s
+        .map(|s| format!(" in {}", duration_text(s)))
+        .unwrap_or_default();
+    let budget = r
+        .plan
+        .budget_s
+        .map(|b| format!(" of a {} budget", duration_text(b)))
+        .unwrap_or_default();
+    match r.stopped_by.as_deref() {
+        Some(by) => format!("stopped by {by} after {rounds} round(s){took}{budget}"),
+        None => format!("{rounds} round(s) so far{took}{budget}"),
+    }
+}
+
+/// The plan in one line: how rounds are bounded, the targets, the windows.
+pub fn plan_text(p: &PlanRecord) -> String {
+    let mut parts = Vec::new();
+    match (p.repetitions, p.budget_s) {
+        (Some(n), Some(b)) => parts.push(format!("up to {n} rounds within {}", duration_text(b))),
+        (Some(n), None) => parts.push(format!("{n} rounds")),
+        (None, Some(b)) => parts.push(format!("budget {}", duration_text(b))),
+        (None, None) => {}
+    }
+    if let Some(t) = p.precision {
+        parts.push(format!(
+            "precision ±{:.1}% (from {} rounds on)",
+            t * 100.0,
+            p.min_rounds
+        ));
+    }
+    parts.push(format!("equivalence ±{:.1}%", p.equivalence * 100.0));
+    parts.push(format!("pairing {}", p.pairing));
+    let measure = match (p.duration_s, p.ops) {
+        (_, Some(n)) => format!("{n} ops"),
+        (Some(d), None) => format!("{d} s"),
+        _ => "?".into(),
+    };
+    parts.push(format!("warmup {} s, measure {measure}", p.warmup_s));
+    parts.push(format!("seed {}", p.seed));
+    parts.join(", ")
+}
+
+/// Seconds as "45s", "3m10s", "1h05m".
+pub fn duration_text(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
     }
 }

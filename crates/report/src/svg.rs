@@ -25,6 +25,7 @@ pub const PALETTE: [&str; 8] = [
 pub const FASTER: &str = "#1f9d55";
 pub const SLOWER: &str = "#d64541";
 pub const SAME: &str = "#8d939b";
+pub const EQUIVALENT: &str = "#3b7dd8";
 
 /// The palette colour of series `i`.
 pub fn color(i: usize) -> &'static str {
@@ -898,6 +899,9 @@ pub struct Interval {
     /// Any CSS colour (e.g. [`FASTER`]).
     pub color: String,
     pub tip: String,
+    /// Single observations behind the interval (per-round ratios), drawn as small dots
+    /// so the spread the interval summarizes is visible.
+    pub points: Vec<f64>,
 }
 
 /// Per-row strips on one shared axis, plus that axis drawn once.
@@ -921,6 +925,7 @@ pub fn interval_rows(reference: f64, x_label: &str, rows: &[Interval]) -> Option
                 vals.push(r.lo);
                 vals.push(r.hi);
             }
+            vals.extend(r.points.iter().copied().filter(|p| p.is_finite()));
         }
     }
     if vals.is_empty() || !reference.is_finite() {
@@ -960,6 +965,14 @@ pub fn interval_rows(reference: f64, x_label: &str, rows: &[Interval]) -> Option
         if r.value.is_finite() {
             let col = escape(&r.color);
             let m = STRIP_H / 2.0;
+            for p in r.points.iter().filter(|p| p.is_finite()) {
+                let _ = writeln!(
+                    out,
+                    "<circle class=\"round\" cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"none\" stroke=\"#8d939b\" stroke-width=\"1\"/>",
+                    n(x.px(*p)),
+                    n(m + 7.0)
+                );
+            }
             if r.lo.is_finite() && r.hi.is_finite() {
                 let (a, z) = (n(x.px(r.lo.min(r.hi))), n(x.px(r.lo.max(r.hi))));
                 let _ = writeln!(

@@ -80,17 +80,17 @@ pub(crate) fn sample() -> Results {
             resolved: serde_json::json!({"name": "x"}),
         },
         plan: PlanRecord {
-            repetitions: 3,
+            repetitions: Some(3),
             warmup_s: 1.0,
             duration_s: Some(2.0),
             ops: None,
             seed: 42,
             baseline: "gcc-O2".into(),
-            target_ci: None,
-            rounds: vec![
+                        rounds: vec![
                 vec!["gcc-O2".into(), "clang-O3".into()],
                 vec!["clang-O3".into(), "gcc-O2".into()],
             ],
+            ..PlanRecord::default()
         },
         source: Some(SourceRecord {
             description: "debian memcached 1.6.18".into(),
@@ -155,7 +155,10 @@ pub(crate) fn sample() -> Results {
             ci_coverage: 0.968,
             p_value: 0.0079,
             verdict: Verdict::Faster,
+            ..Default::default()
         }],
+        stopped_by: None,
+        rounds_s: None,
         warnings: vec![
             "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)".into(),
         ],
@@ -349,10 +352,11 @@ fn sql_sample() -> Results {
             ci_coverage: 0.95,
             p_value: 0.03,
             verdict: if n == 1 {
-                Verdict::Same
+                Verdict::Inconclusive
             } else {
                 Verdict::Faster
             },
+            ..Default::default()
         });
     }
     r
@@ -428,6 +432,7 @@ fn tpcc_sample() -> Results {
                     ci95: [1.04, 1.16],
                     p_value: 0.008,
                     verdict: Verdict::Faster,
+                    ..Default::default()
                 }),
                 transactions,
                 pass,

@@ -2,7 +2,7 @@
 //! comparison the ratio to the baseline, its CI, the p-value and the verdict; plus the
 //! warnings a reader must see first. Pure: results in, results out.
 
-use bakeoff_report::model::{Cell, ComparisonRecord, Latency, Results, SystemRecord, Verdict};
+use bakeoff_report::model::{Cell, ComparisonRecord, Latency, Results, SystemRecord};
 use bakeoff_stats::{self as stats, Direction};
 
 /// Recomputes every cell's figures, the comparisons and the warnings.
@@ -17,7 +17,53 @@ pub fn analyze(r: &mut Results) {
     r.warnings.extend(crate::tpcc::warnings(r));
 }
 
+/// CPU steal above this share of the machine during the window marks a run disturbed.
+const STEAL_PCT: f64 = 2.0;
+/// Softirq above the cell's usual level by this many points (loopback traffic alone
+/// costs ~30% here) marks it too.
+const SOFTIRQ_EXCESS_PCT: f64 = 10.0;
+/// A figure this many robust deviations (MAD x 1.4826) from the cell's median is an
+/// outlier.
+const OUTLIER_SIGMAS: f64 = 3.0;
+
+/// Says per run what may have disturbed it: CPU steal, unusual softirq load, a saturated
+/// load engine, a figure far from its cell's others. The run is kept: the rank statistics
+/// already bound one run's weight, and dropping runs by their figure would bias.
+fn mark_disturbed(c: &mut Cell) {
+    let median_of = |xs: Vec<f64>| stats::summarize(&xs).map(|s| s.median);
+    let valid = || c.runs.iter().filter(|x| x.valid);
+    let softirq = median_of(
+        valid()
+            .filter_map(|x| x.system.as_ref().map(|s| s.cpu_softirq_pct))
+            .collect(),
+    );
+    let ops: Vec<f64> = valid().map(|x| x.ops_per_s).collect();
+    let centre = median_of(ops.clone());
+    let mad = centre.and_then(|m| median_of(ops.iter().map(|x| (x - m).abs()).collect()));
+    for run in c.runs.iter_mut() {
+        let mut why = Vec::new();
+        if let Some(s) = &run.system {
+            if s.cpu_steal_pct > STEAL_PCT {
+                why.push(format!("CPU steal {:.0}%", s.cpu_steal_pct));
+            }
+            if softirq.is_some_and(|m| s.cpu_softirq_pct > m + SOFTIRQ_EXCESS_PCT) {
+                why.push(format!("softirq {:.0}%", s.cpu_softirq_pct));
+            }
+        }
+        if run.client_bound {
+            why.push("client-bound".to_string());
+        }
+        if let (Some(m), Some(d)) = (centre, mad) {
+            if run.valid && ops.len() >= 5 && d > 0.0 && (run.ops_per_s - m).abs() > OUTLIER_SIGMAS * 1.4826 * d {
+                why.push(format!("outlier {:+.0}% from the cell's median", (run.ops_per_s / m - 1.0) * 100.0));
+            }
+        }
+        run.disturbed = (!why.is_empty()).then(|| why.join(", "));
+    }
+}
+
 fn summarize_cell(c: &mut Cell) {
+    mark_disturbed(c);
     let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
     c.system = system_means(&valid);
     let ipo: Vec<f64> = valid
@@ -99,38 +145,70 @@ fn system_means(runs: &[&bakeoff_report::model::Run]) -> Option<SystemRecord> {
     })
 }
 
+/// The rule comparisons are decided by, from the plan as recorded.
+pub fn rule(r: &Results, direction: Direction) -> stats::Rule {
+    stats::Rule {
+        direction,
+        alpha: 0.05,
+        equivalence: r.plan.equivalence,
+        pairing: match r.plan.pairing.as_str() {
+            "paired" => stats::Pairing::Paired,
+            "unpaired" => stats::Pairing::Unpaired,
+            _ => stats::Pairing::Auto,
+        },
+    }
+}
+
+/// A cell's valid figures tagged with their round, for pairing.
+fn by_round(c: &Cell) -> Vec<(usize, f64)> {
+    let rounds = c.runs.iter().filter(|x| x.valid).map(|x| x.round);
+    rounds.zip(valid_ops(c)).collect()
+}
+
+/// Every cell against the baseline's cell of the same point, decided together: one
+/// false-discovery-rate family per experiment.
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let baseline = &r.plan.baseline;
-    let mut out = Vec::new();
+    let rule = rule(r, Direction::HigherIsBetter);
+    let mut found: Vec<(&Cell, stats::Comparison)> = Vec::new();
     for c in r.cells.iter().filter(|c| &c.variant != baseline) {
         let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
             continue;
         };
-        let Some(k) = stats::compare(
-            &valid_ops(b),
-            &valid_ops(c),
-            Direction::HigherIsBetter,
-            r.plan.seed,
-        ) else {
-            continue;
-        };
-        out.push(ComparisonRecord {
-            workload: c.workload.clone(),
-            connections: c.connections,
-            variant: c.variant.clone(),
-            baseline: baseline.clone(),
-            ratio: k.ratio,
-            ci95: [k.ci95.0, k.ci95.1],
-            ci_coverage: k.ci_coverage,
-            p_value: k.p_value,
-            verdict: match k.verdict {
-                stats::Verdict::Faster => Verdict::Faster,
-                stats::Verdict::Slower => Verdict::Slower,
-                stats::Verdict::Same => Verdict::Same,
-            },
-        });
+        if let Some(k) = stats::compare_rounds(&by_round(b), &by_round(c), &rule) {
+            found.push((c, k));
+        }
     }
-    out
+    stats::decide(found.iter_mut().map(|x| &mut x.1), rule.alpha, rule.equivalence);
+    let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
+    found
+        .iter()
+        .map(|(c, k)| {
+            let mut rec =
+                ComparisonRecord::new(&c.workload, c.connections, &c.variant, baseline, k, precision);
+            rec.more_seconds = rec
+                .more_rounds
+                .map(|n| n as f64 * round_seconds(r, &c.workload, c.connections));
+            rec
+        })
+        .collect()
+}
+
+/// How long one round of a point takes: the median wall time of each variant's runs
+/// there, summed (None-timed runs count as their measured window).
+pub fn round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
+    r.cells
+        .iter()
+        .filter(|c| c.workload == workload && c.connections == connections)
+        .map(|c| {
+            let walls: Vec<f64> = c
+                .runs
+                .iter()
+                .map(|x| x.wall_s.unwrap_or(x.elapsed_s))
+                .collect();
+            stats::summarize(&walls).map_or(0.0, |s| s.median)
+        })
+        .sum()
 }
 
 fn warnings(r: &Results) -> Vec<String> {
@@ -175,10 +253,9 @@ fn warnings(r: &Results) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    if r.plan.repetitions < 4 && !r.comparisons.is_empty() {
+    if let Some(n) = r.plan.repetitions.filter(|n| *n < 4 && !r.comparisons.is_empty()) {
         w.push(format!(
-            "{} repetitions per cell: too few for the Mann-Whitney test to reach p < 0.05, so every verdict is \"same\"; use at least 4 (5 or more recommended)",
-            r.plan.repetitions
+            "{n} repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"
         ));
     }
     for c in &r.cells {
@@ -224,6 +301,7 @@ fn warnings(r: &Results) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_report::model::Verdict;
     use bakeoff_report::model::{ExperimentRecord, Host, PlanRecord, Run, SCHEMA};
 
     fn run(ops: f64, valid: bool) -> Run {
@@ -279,19 +357,21 @@ mod tests {
                 resolved: serde_json::Value::Null,
             },
             plan: PlanRecord {
-                repetitions,
+                repetitions: Some(repetitions),
                 warmup_s: 0.0,
                 duration_s: Some(1.0),
                 ops: None,
                 seed: 1,
                 baseline: "a".into(),
-                target_ci: None,
                 rounds: vec![],
+                ..PlanRecord::default()
             },
             source: None,
             variants: vec![],
             cells,
             comparisons: vec![],
+            stopped_by: None,
+            rounds_s: None,
             warnings: vec![],
             notes: Vec::new(),
             verification: Vec::new(),

@@ -7,8 +7,8 @@ use crate::data::{self, DataStore};
 use crate::folder::{safe_name, write_results, Folder};
 use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
 use crate::probes::{self, ProbeHooks, ProbePlan};
-use crate::schedule::{plan_runs, Slot};
-use crate::{analyze, Observer, Options};
+use crate::schedule::{Rounds, Slot};
+use crate::{analyze, Observer, Options, RoundStatus};
 use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_probe::{findings, profile};
@@ -21,7 +21,7 @@ use bakeoff_workloads::{kv, mysqlslap, oltp, replay, sqlsuite, sysbench, tpcc};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub struct Context<'a> {
     pub loaded: &'a Loaded,
@@ -44,9 +44,13 @@ struct Executed {
 }
 
 impl Context<'_> {
-    /// Runs every planned slot; false if interrupted.
+    /// Runs rounds until the plan's stopping rule says so (see `bakeoff_plan::Stopping`):
+    /// a point (workload x connections) whose comparisons all reached the precision target
+    /// gets no more rounds; a round starts only if it fits in what is left of the budget.
+    /// False if interrupted.
     pub fn run_all(&self, results: &mut Results, observer: &dyn Observer) -> bool {
         let e = &self.loaded.experiment;
+        let stop = e.plan.stopping();
         let points: Vec<(usize, usize)> = self
             .configs
             .iter()
@@ -54,50 +58,193 @@ impl Context<'_> {
             .flat_map(|(i, w)| w.connections.iter().map(move |c| (i, *c)))
             .collect();
         let indices: Vec<usize> = (0..self.variants.len()).collect();
-        let slots = plan_runs(e.plan.repetitions, &points, &indices, e.plan.seed);
-        results.plan.rounds = rounds_of(&slots, self);
         results.cells = self.empty_cells(&points);
-        let per_run = self.seconds_per_run();
-        observer.runs_started(slots.len(), per_run);
-        for (i, slot) in slots.iter().enumerate() {
-            if self.cancel.load(Ordering::SeqCst) {
-                return false;
+        let guess = self.seconds_per_run();
+        let per_round = points.len() * indices.len();
+        let expected_rounds = match (stop.max_rounds, stop.budget) {
+            (Some(n), None) => n,
+            (cap, Some(b)) => {
+                let fit = (b.as_secs_f64() / (guess * per_round as f64)).ceil() as usize;
+                cap.unwrap_or(usize::MAX).min(fit.max(1))
             }
-            let label = self.label(slot);
-            let cell_at = self.cell_index(results, slot);
-            if self.precise_enough(&results.cells[cell_at]) {
-                results.cells[cell_at].stop_reason = Some("precision".into());
-                continue;
+            (None, None) => 1,
+        };
+        observer.runs_started(expected_rounds * per_round, guess);
+        let mut order = Rounds::new(e.plan.seed);
+        let started = Instant::now();
+        let (mut index, mut round) = (0, 0);
+        let stopped_by = loop {
+            if stop.max_rounds.is_some_and(|n| round >= n) {
+                break "repetitions";
             }
-            if crate::tpcc::beyond_a_failed_w(results, cell_at) {
-                results.cells[cell_at].stop_reason = Some("smallest W failed".into());
-                continue;
+            let open: Vec<(usize, usize)> = points
+                .iter()
+                .copied()
+                .filter(|p| !self.point_done(results, *p, round, &stop))
+                .collect();
+            if open.is_empty() {
+                break "precision";
             }
-            let live = Arc::new(Live::default());
-            observer.run_started(i, &label, &live);
-            let done = self.execute(slot, &label, &live, false);
-            let run = done.run;
-            observer.run_finished(i, &label, &run);
-            self.record_findings(results, slot, done.findings);
-            let interrupted = self.cancel.load(Ordering::SeqCst);
-            if !interrupted {
-                results.cells[cell_at].runs.push(run);
-                results.cells[cell_at]
-                    .stop_reason
-                    .get_or_insert_with(|| "repetitions".into());
+            let next = self.round_estimate(results, &open, guess);
+            if let Some(b) = stop.budget {
+                if round > 0 && started.elapsed().as_secs_f64() + next > b.as_secs_f64() {
+                    break "budget";
+                }
             }
-            analyze(results);
-            // A write failure here is not fatal: the next run tries again, and the
-            // final write reports it.
-            let _ = write_results(self.folder, results);
-            if interrupted {
-                return false;
+            let slots = order.next(round, &open, &indices);
+            results
+                .plan
+                .rounds
+                .push(slots.iter().map(|s| self.label(s)).collect());
+            for slot in &slots {
+                if !self.run_slot(slot, index, results, observer) {
+                    return false;
+                }
+                index += 1;
+            }
+            round += 1;
+            results.rounds_s = Some(started.elapsed().as_secs_f64());
+            observer.round_finished(&self.status(results, round, started, &stop, &points));
+        };
+        results.stopped_by = Some(stopped_by.into());
+        results.rounds_s = Some(started.elapsed().as_secs_f64());
+        for c in results.cells.iter_mut() {
+            if c.stop_reason.is_none() || stopped_by == "budget" {
+                c.stop_reason = Some(stopped_by.into());
             }
         }
+        let _ = write_results(self.folder, results);
         if self.probes.profile {
             return self.profile_cells(results, &points, observer);
         }
         true
+    }
+
+    /// One planned run, recorded and analyzed; false if interrupted.
+    fn run_slot(
+        &self,
+        slot: &Slot,
+        index: usize,
+        results: &mut Results,
+        observer: &dyn Observer,
+    ) -> bool {
+        if self.cancel.load(Ordering::SeqCst) {
+            return false;
+        }
+        let label = self.label(slot);
+        let cell_at = self.cell_index(results, slot);
+        if crate::tpcc::beyond_a_failed_w(results, cell_at) {
+            results.cells[cell_at].stop_reason = Some("smallest W failed".into());
+            return true;
+        }
+        let live = Arc::new(Live::default());
+        observer.run_started(index, &label, &live);
+        let done = self.execute(slot, &label, &live, false);
+        let run = done.run;
+        observer.run_finished(index, &label, &run);
+        self.record_findings(results, slot, done.findings);
+        let interrupted = self.cancel.load(Ordering::SeqCst);
+        if !interrupted {
+            results.cells[cell_at].runs.push(run);
+        }
+        analyze(results);
+        // A write failure here is not fatal: the next run tries again, and the
+        // final write reports it.
+        let _ = write_results(self.folder, results);
+        !interrupted
+    }
+
+    /// Whether a point needs no more rounds: every comparison there (or, with a single
+    /// variant, the cell itself) has reached the precision target, after the minimum
+    /// rounds. Marks its cells "precision" when so.
+    fn point_done(
+        &self,
+        results: &mut Results,
+        (w, connections): (usize, usize),
+        round: usize,
+        stop: &bakeoff_plan::Stopping,
+    ) -> bool {
+        let Some(target) = stop.precision else {
+            return false;
+        };
+        if round < stop.min_rounds {
+            return false;
+        }
+        let name = &self.configs[w].name;
+        let at = |workload: &str, c: usize| workload == name && c == connections;
+        let done = if self.variants.len() > 1 {
+            let ks: Vec<_> = results
+                .comparisons
+                .iter()
+                .filter(|k| at(&k.workload, k.connections))
+                .collect();
+            ks.len() + 1 == self.variants.len()
+                && ks.iter().all(|k| k.detectable.is_some_and(|d| d <= target))
+        } else {
+            results.cells.iter().filter(|c| at(&c.workload, c.connections)).all(|c| {
+                c.valid_runs >= 2
+                    && c.median_ops_per_s > 0.0
+                    && (c.ci95[1] - c.ci95[0]) / 2.0 / c.median_ops_per_s <= target
+            })
+        };
+        if done {
+            for c in results.cells.iter_mut().filter(|c| at(&c.workload, c.connections)) {
+                c.stop_reason = Some("precision".into());
+            }
+        }
+        done
+    }
+
+    /// Seconds the next round over `open` points should take, from the runs so far (the
+    /// plan's guess before there are any).
+    fn round_estimate(&self, results: &Results, open: &[(usize, usize)], guess: f64) -> f64 {
+        open.iter()
+            .map(|&(w, c)| {
+                let measured = crate::analyze::round_seconds(results, &self.configs[w].name, c);
+                if measured > 0.0 {
+                    measured
+                } else {
+                    guess * self.variants.len() as f64
+                }
+            })
+            .sum()
+    }
+
+    /// Where the experiment stands after a round, for the progress display.
+    fn status(
+        &self,
+        results: &Results,
+        rounds: usize,
+        started: Instant,
+        stop: &bakeoff_plan::Stopping,
+        points: &[(usize, usize)],
+    ) -> RoundStatus {
+        let elapsed = started.elapsed();
+        let widest = results
+            .comparisons
+            .iter()
+            .filter_map(|k| k.detectable.map(|d| (d, k)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(d, k)| (d, format!("{} x{} {}", k.workload, k.connections, k.variant)));
+        let next = self.round_estimate(results, points, self.seconds_per_run());
+        let runs_left = match (stop.budget, stop.max_rounds) {
+            (Some(b), cap) => {
+                let left = b.saturating_sub(elapsed).as_secs_f64();
+                let fit = (left / next.max(0.001)).floor() as usize;
+                cap.map_or(fit, |n| fit.min(n.saturating_sub(rounds)))
+            }
+            (None, Some(n)) => n.saturating_sub(rounds),
+            (None, None) => 0,
+        } * points.len()
+            * self.variants.len();
+        RoundStatus {
+            rounds,
+            elapsed,
+            budget_left: stop.budget.map(|b| b.saturating_sub(elapsed)),
+            widest,
+            target: stop.precision,
+            runs_left,
+        }
     }
 
     /// One extra run per cell under perf record, after the measured rounds; its figures
@@ -118,7 +265,7 @@ impl Context<'_> {
                     return false;
                 }
                 let slot = Slot {
-                    round: self.loaded.experiment.plan.repetitions,
+                    round: results.plan.rounds.len(),
                     workload,
                     connections,
                     variant,
@@ -203,20 +350,6 @@ impl Context<'_> {
         }
     }
 
-    fn precise_enough(&self, cell: &Cell) -> bool {
-        let plan = &self.loaded.experiment.plan;
-        let Some(target) = plan.target_ci else {
-            return false;
-        };
-        let ops: Vec<f64> = cell
-            .runs
-            .iter()
-            .filter(|r| r.valid)
-            .map(|r| r.ops_per_s)
-            .collect();
-        ops.len() >= plan.min_repetitions && bakeoff_stats::precise_enough(&ops, target)
-    }
-
     fn seconds_per_run(&self) -> f64 {
         let plan = &self.loaded.experiment.plan;
         let measure = match plan.measure() {
@@ -295,6 +428,7 @@ impl Context<'_> {
     /// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
     /// the server is recorded with perf record over the measured window.
     fn execute(&self, slot: &Slot, label: &str, live: &Arc<Live>, profiling: bool) -> Executed {
+        let began = Instant::now();
         let v = &self.variants[slot.variant];
         let file = safe_name(&label.replace(' ', "-"));
         let target = self.loaded.experiment.target.kind;
@@ -383,6 +517,7 @@ impl Context<'_> {
         }
         let found = self.findings_in(&stderr_rel, v);
         let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
+        run.wall_s = Some(began.elapsed().as_secs_f64());
         Executed {
             run,
             profile,
@@ -873,17 +1008,6 @@ fn tpcc_figures(run: &mut Run, t: &TpccDriven) {
         }
         None => {}
     }
-}
-
-fn rounds_of(slots: &[Slot], ctx: &Context) -> Vec<Vec<String>> {
-    let mut rounds: Vec<Vec<String>> = Vec::new();
-    for s in slots {
-        if rounds.len() <= s.round {
-            rounds.resize(s.round + 1, Vec::new());
-        }
-        rounds[s.round].push(ctx.label(s));
-    }
-    rounds
 }
 
 fn invalid(slot: &Slot, reason: String) -> Run {

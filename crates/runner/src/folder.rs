@@ -110,6 +110,7 @@ pub fn initial_results(l: &Loaded) -> Results {
         MeasureFor::Time(d) => (Some(d.as_secs_f64()), None),
         MeasureFor::Ops(n) => (None, Some(n)),
     };
+    let stop = e.plan.stopping();
     Results {
         schema: SCHEMA.to_string(),
         name: e.name.clone(),
@@ -125,19 +126,30 @@ pub fn initial_results(l: &Loaded) -> Results {
             resolved: serde_json::to_value(e).unwrap_or_default(),
         },
         plan: PlanRecord {
-            repetitions: e.plan.repetitions,
+            repetitions: stop.max_rounds,
             warmup_s: e.plan.warmup_duration().as_secs_f64(),
             duration_s,
             ops,
             seed: e.plan.seed,
             baseline: e.baseline().to_string(),
-            target_ci: e.plan.target_ci,
+            budget_s: stop.budget.map(|b| b.as_secs_f64()),
+            precision: stop.precision,
+            equivalence: e.plan.equivalence_band(),
+            pairing: match e.plan.pairing {
+                bakeoff_plan::Pairing::Auto => "auto",
+                bakeoff_plan::Pairing::Paired => "paired",
+                bakeoff_plan::Pairing::Unpaired => "unpaired",
+            }
+            .into(),
+            min_rounds: stop.min_rounds,
             rounds: Vec::new(),
         },
         source: None,
         variants: Vec::new(),
         cells: Vec::new(),
         comparisons: Vec::new(),
+        stopped_by: None,
+        rounds_s: None,
         warnings: Vec::new(),
         notes: Vec::new(),
         verification: Vec::new(),

@@ -19,7 +19,7 @@ mod verify;
 pub use analyze::analyze;
 pub use bakeoff_load::Live;
 pub use folder::{write_results, Folder};
-pub use schedule::{plan_runs, Slot};
+pub use schedule::{plan_runs, Rounds, Slot};
 
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{BuildRecord, Run};
@@ -47,6 +47,25 @@ pub trait Observer: Sync {
     fn runs_started(&self, _total: usize, _seconds_each: f64) {}
     fn run_started(&self, _index: usize, _label: &str, _live: &Arc<Live>) {}
     fn run_finished(&self, _index: usize, _label: &str, _run: &Run) {}
+    /// After every round of measured runs.
+    fn round_finished(&self, _status: &RoundStatus) {}
+}
+
+/// Where the measured rounds stand after a round.
+#[derive(Debug, Clone)]
+pub struct RoundStatus {
+    /// Rounds finished.
+    pub rounds: usize,
+    pub elapsed: std::time::Duration,
+    /// What is left of `[plan] budget`, if there is one.
+    pub budget_left: Option<std::time::Duration>,
+    /// The widest comparison CI so far (relative half-width) and where it is.
+    pub widest: Option<(f64, String)>,
+    /// The precision target, if rounds stop on it.
+    pub target: Option<f64>,
+    /// Runs the remaining budget or repetitions allow, at the pace so far (an upper
+    /// bound: points that reach the precision drop out).
+    pub runs_left: usize,
 }
 
 /// An observer that shows nothing.

@@ -14,20 +14,26 @@ pub struct Slot {
     pub variant: usize,
 }
 
-/// The planned runs in execution order. `points` lists (workload index, connections);
-/// `variants` are the indices of variants that can run.
-pub fn plan_runs(
-    rounds: usize,
-    points: &[(usize, usize)],
-    variants: &[usize],
-    seed: u64,
-) -> Vec<Slot> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut out = Vec::with_capacity(rounds * points.len() * variants.len());
-    for round in 0..rounds {
+/// The order of runs, one round at a time: each round runs every open point
+/// (workload x connections) once per variant, the variants shuffled per point with one
+/// seeded generator, so a fixed number of rounds always gives the same order.
+pub struct Rounds {
+    rng: rand::rngs::StdRng,
+}
+
+impl Rounds {
+    pub fn new(seed: u64) -> Rounds {
+        Rounds {
+            rng: rand::rngs::StdRng::seed_from_u64(seed),
+        }
+    }
+
+    /// Round `round`'s runs over `points` (workload index, connections) for `variants`.
+    pub fn next(&mut self, round: usize, points: &[(usize, usize)], variants: &[usize]) -> Vec<Slot> {
+        let mut out = Vec::with_capacity(points.len() * variants.len());
         for &(workload, connections) in points {
             let mut order = variants.to_vec();
-            order.shuffle(&mut rng);
+            order.shuffle(&mut self.rng);
             out.extend(order.into_iter().map(|variant| Slot {
                 round,
                 workload,
@@ -35,8 +41,19 @@ pub fn plan_runs(
                 variant,
             }));
         }
+        out
     }
-    out
+}
+
+/// The runs of `rounds` full rounds in execution order.
+pub fn plan_runs(
+    rounds: usize,
+    points: &[(usize, usize)],
+    variants: &[usize],
+    seed: u64,
+) -> Vec<Slot> {
+    let mut r = Rounds::new(seed);
+    (0..rounds).flat_map(|i| r.next(i, points, variants)).collect()
 }
 
 #[cfg(test)]

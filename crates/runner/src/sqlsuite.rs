@@ -2,17 +2,18 @@
 //! operation, the median seconds with a 95% CI, and against the baseline's cell the ratio
 //! of medians (below 1: this variant took less time) with its CI and verdict. Pure.
 
-use bakeoff_report::model::{Cell, RatioRecord, Results, SuiteCell, SuiteRow, Verdict};
+use bakeoff_report::model::{Cell, RatioRecord, Results, SuiteCell, SuiteRow};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;
 
-/// (group, operation) -> seconds per valid run; the group's own key has an empty name.
-type Times = Vec<((String, String), Vec<f64>)>;
+/// (group, operation) -> (round, seconds) per valid run; the group's own key has an
+/// empty name.
+type Times = Vec<((String, String), Vec<(usize, f64)>)>;
 
 /// Each run's seconds per group and per operation, in the order they ran.
 fn times(c: &Cell) -> Times {
     let mut order: Vec<(String, String)> = Vec::new();
-    let mut by: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    let mut by: BTreeMap<(String, String), Vec<(usize, f64)>> = BTreeMap::new();
     for run in c
         .runs
         .iter()
@@ -27,10 +28,12 @@ fn times(c: &Cell) -> Times {
                     order.push(key);
                 }
             }
-            by.entry(k).or_default().push(op.seconds);
+            by.entry(k).or_default().push((run.round, op.seconds));
         }
         for (g, s) in groups {
-            by.entry((g, String::new())).or_default().push(s);
+            by.entry((g, String::new()))
+                .or_default()
+                .push((run.round, s));
         }
     }
     order
@@ -45,7 +48,7 @@ fn times(c: &Cell) -> Times {
 /// Fills every sqlsuite cell's `sqlsuite` record.
 pub fn analyze(r: &mut Results) {
     let baseline = r.plan.baseline.clone();
-    let seed = r.plan.seed;
+    let rule = crate::analyze::rule(r, Direction::LowerIsBetter);
     let all: Vec<Option<Times>> = r
         .cells
         .iter()
@@ -67,7 +70,7 @@ pub fn analyze(r: &mut Results) {
                     b.variant == baseline && b.workload == c.workload && b.variant != c.variant
                 })
                 .and_then(|i| all[i].as_ref());
-            Some(suite_cell(t, base, seed))
+            Some(suite_cell(t, base, &rule))
         })
         .collect();
     for (c, s) in r.cells.iter_mut().zip(suites) {
@@ -75,33 +78,30 @@ pub fn analyze(r: &mut Results) {
     }
 }
 
-fn suite_cell(t: &Times, base: Option<&Times>, seed: u64) -> SuiteCell {
+/// One cell's rows; its operations against the baseline's are one FDR family.
+fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell {
     let mut out = SuiteCell::default();
+    let mut found: Vec<Option<stats::Comparison>> = Vec::new();
+    let mut rows: Vec<SuiteRow> = Vec::new();
     for ((group, name), xs) in t {
-        let Some(s) = stats::summarize(xs) else {
+        let values: Vec<f64> = xs.iter().map(|x| x.1).collect();
+        let Some(s) = stats::summarize(&values) else {
             continue;
         };
         let b = base.and_then(|b| b.iter().find(|(k, _)| k.0 == *group && k.1 == *name));
-        let vs = b
-            .and_then(|(_, bx)| stats::compare(bx, xs, Direction::LowerIsBetter, seed))
-            .map(|k| RatioRecord {
-                ratio: k.ratio,
-                ci95: [k.ci95.0, k.ci95.1],
-                p_value: k.p_value,
-                verdict: match k.verdict {
-                    stats::Verdict::Faster => Verdict::Faster,
-                    stats::Verdict::Slower => Verdict::Slower,
-                    stats::Verdict::Same => Verdict::Same,
-                },
-            });
-        let row = SuiteRow {
+        found.push(b.and_then(|(_, bx)| stats::compare_rounds(bx, xs, rule)));
+        rows.push(SuiteRow {
             group: group.clone(),
             name: name.clone(),
             median_s: s.median,
             ci95: [s.ci95.0, s.ci95.1],
-            vs_baseline: vs,
-        };
-        if name.is_empty() {
+            vs_baseline: None,
+        });
+    }
+    stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
+    for (mut row, k) in rows.into_iter().zip(found) {
+        row.vs_baseline = k.as_ref().map(RatioRecord::new);
+        if row.name.is_empty() {
             out.groups.push(row);
         } else {
             out.operations.push(row);
@@ -113,6 +113,7 @@ fn suite_cell(t: &Times, base: Option<&Times>, seed: u64) -> SuiteCell {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_report::model::Verdict;
     use bakeoff_report::model::{OperationRecord, Run};
 
     fn run(insert: f64, select: f64) -> Run {
@@ -150,7 +151,8 @@ mod tests {
             ..crate::tpcc::tests_cell("b")
         };
         let other = times(&other_cell);
-        let s = suite_cell(&other, Some(&base), 1);
+        let rule = stats::Rule::new(Direction::LowerIsBetter);
+        let s = suite_cell(&other, Some(&base), &rule);
         let names: Vec<(&str, &str)> = s
             .operations
             .iter()
@@ -172,7 +174,7 @@ mod tests {
         assert_eq!(k.verdict, Verdict::Faster);
         assert_eq!(
             s.operations[2].vs_baseline.as_ref().unwrap().verdict,
-            Verdict::Same
+            Verdict::Equivalent
         );
     }
 }

@@ -2,7 +2,7 @@
 //! the response-time check per transaction kind, and, for a warehouse sweep with
 //! `find_max_w`, the largest W that passes. Pure: results in, results out.
 
-use bakeoff_report::model::{Cell, RatioRecord, Results, TransactionRecord, Verdict};
+use bakeoff_report::model::{Cell, RatioRecord, Results, TransactionRecord};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;
 
@@ -12,15 +12,15 @@ pub fn analyze(r: &mut Results) {
         summarize(c);
     }
     let baseline = r.plan.baseline.clone();
-    let seed = r.plan.seed;
-    let notpm_of = |c: &Cell| -> Vec<f64> {
+    let rule = crate::analyze::rule(r, Direction::HigherIsBetter);
+    let notpm_of = |c: &Cell| -> Vec<(usize, f64)> {
         c.runs
             .iter()
             .filter(|x| x.valid)
-            .filter_map(|x| x.notpm)
+            .filter_map(|x| x.notpm.map(|n| (x.round, n)))
             .collect()
     };
-    let against: Vec<Option<RatioRecord>> = r
+    let mut found: Vec<Option<stats::Comparison>> = r
         .cells
         .iter()
         .map(|c| {
@@ -29,19 +29,12 @@ pub fn analyze(r: &mut Results) {
                 return None;
             }
             let b = r.cell(&c.workload, &baseline, c.connections)?;
-            let k = stats::compare(&notpm_of(b), &notpm_of(c), Direction::HigherIsBetter, seed)?;
-            Some(RatioRecord {
-                ratio: k.ratio,
-                ci95: [k.ci95.0, k.ci95.1],
-                p_value: k.p_value,
-                verdict: match k.verdict {
-                    stats::Verdict::Faster => Verdict::Faster,
-                    stats::Verdict::Slower => Verdict::Slower,
-                    stats::Verdict::Same => Verdict::Same,
-                },
-            })
+            stats::compare_rounds(&notpm_of(b), &notpm_of(c), &rule)
         })
         .collect();
+    stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
+    let against: Vec<Option<RatioRecord>> =
+        found.iter().map(|k| k.as_ref().map(RatioRecord::new)).collect();
     for (c, k) in r.cells.iter_mut().zip(against) {
         if let Some(t) = c.tpcc.as_mut() {
             t.notpm_vs_baseline = k;
@@ -236,6 +229,7 @@ pub(crate) fn tests_cell(variant: &str) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_report::model::Verdict;
     use bakeoff_report::model::{
         ExperimentRecord, Host, Latency, PlanRecord, Run, TpccCell, SCHEMA,
     };
@@ -304,19 +298,21 @@ mod tests {
                 resolved: serde_json::Value::Null,
             },
             plan: PlanRecord {
-                repetitions: 5,
+                repetitions: Some(5),
                 warmup_s: 0.0,
                 duration_s: Some(1.0),
                 ops: None,
                 seed: 1,
                 baseline: "a".into(),
-                target_ci: None,
                 rounds: vec![],
+                ..PlanRecord::default()
             },
             source: None,
             variants: vec![],
             cells,
             comparisons: vec![],
+            stopped_by: None,
+            rounds_s: None,
             warnings: vec![],
             notes: Vec::new(),
             verification: Vec::new(),

@@ -2,20 +2,28 @@
 //!
 //! - A cell's median with a distribution-free (order-statistic) 95% CI, and that interval's
 //!   true coverage, which is coarse at small n (5 runs: [min, max], 93.75%).
-//! - A comparison: ratio of medians, a 95% CI for the ratio from the Hodges-Lehmann
-//!   construction on log values (the interval that inverts the Mann-Whitney test, so the
-//!   CI and the p-value never disagree), the two-sided Mann-Whitney U p-value (exact for
-//!   small samples without ties), and a verdict that is "same" unless p < 0.05 and the CI
-//!   excludes 1.
+//! - A comparison of a candidate with the baseline, **paired** by round when the rounds
+//!   allow it (the Hodges-Lehmann estimate of the per-round log ratios, its CI from the
+//!   Wilcoxon signed-rank test and that test's p-value) and **unpaired** otherwise (ratio of
+//!   medians, the Hodges-Lehmann CI of all pairwise log differences, the Mann-Whitney U
+//!   p-value). In both, the CI inverts the test, so they never disagree.
+//! - Benjamini-Hochberg adjustment over all comparisons of an experiment, then one of four
+//!   answers: faster, slower, equivalent (the whole CI inside +-equivalence) or
+//!   inconclusive (neither), with the difference the CI could still hide and the rounds
+//!   that would reach a target precision.
 //!
 //! Pure functions; deterministic; non-finite inputs are ignored, never a panic.
 
+mod fdr;
 mod mwu;
+mod signed_rank;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub use fdr::benjamini_hochberg;
 pub use mwu::mann_whitney_u;
+pub use signed_rank::{hodges_lehmann, signed_rank_p, smallest_p};
 
 /// Which way is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,21 +32,76 @@ pub enum Direction {
     LowerIsBetter,
 }
 
+/// The answer a comparison gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// Significant after FDR control and the CI excludes 1, in the better direction.
     Faster,
+    /// Significant after FDR control and the CI excludes 1, in the worse direction.
     Slower,
-    Same,
+    /// Not significant, and the whole CI lies within +-equivalence: "the same within 1%".
+    Equivalent,
+    /// Neither: the CI is too wide to tell. Results written before the four answers
+    /// existed said "same" for this.
+    #[serde(alias = "same")]
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
 }
 
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::Same => "same",
-        })
+        f.write_str(self.as_str())
+    }
+}
+
+/// How runs of the two sides are matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Paired when at least `MIN_PAIRS` rounds pair and they hold at least three quarters
+    /// of each side's runs; unpaired otherwise. Decided from counts alone, before any
+    /// figure is looked at.
+    #[default]
+    Auto,
+    /// Paired whenever at least two rounds pair.
+    Paired,
+    Unpaired,
+}
+
+/// Fewest pairs for which the exact two-sided signed-rank test can reach p < 0.05
+/// (6 pairs: 2/64 = 0.031; 5 pairs cannot go below 2/32 = 0.0625).
+pub const MIN_PAIRS: usize = 6;
+
+/// How comparisons are decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub direction: Direction,
+    /// Significance level after FDR control (0.05).
+    pub alpha: f64,
+    /// Half-width of the equivalence band around 1 (0.01: "within +-1%").
+    pub equivalence: f64,
+    pub pairing: Pairing,
+}
+
+impl Rule {
+    pub fn new(direction: Direction) -> Rule {
+        Rule {
+            direction,
+            alpha: ALPHA,
+            equivalence: 0.01,
+            pairing: Pairing::Auto,
+        }
     }
 }
 
@@ -61,17 +124,33 @@ pub struct Summary {
 /// A candidate against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// median(candidate) / median(baseline).
+    /// Candidate over baseline: paired, exp of the Hodges-Lehmann estimate of the per-round
+    /// log ratios; unpaired, median(candidate) / median(baseline).
     pub ratio: f64,
     pub ci95: (f64, f64),
     /// The ratio CI's actual coverage: below 0.95 when there are too few runs for a 95%
-    /// interval (e.g. 2 vs 2: 67%).
+    /// interval (e.g. 2 vs 2 unpaired: 67%; 5 pairs: 93.75%).
     pub ci_coverage: f64,
+    /// Two-sided p-value of the test the CI inverts.
     pub p_value: f64,
+    /// `p_value` after Benjamini-Hochberg over the comparisons decided together (equal to
+    /// `p_value` until `decide` runs).
+    pub p_adjusted: f64,
+    /// Whether the rounds were paired (signed-rank) or not (Mann-Whitney).
+    pub paired: bool,
+    /// Pairs used (paired) or the smaller side's runs (unpaired).
+    pub rounds: usize,
+    /// Per-round log ratios (candidate over baseline) of the rounds where both sides have
+    /// a run, in round order: the spread the CI summarizes.
+    pub round_ratios: Vec<(usize, f64)>,
+    pub direction: Direction,
     pub verdict: Verdict,
 }
 
 const ALPHA: f64 = 0.05;
+
+/// Lowest CI coverage for which a verdict other than inconclusive is given.
+const MIN_COVERAGE: f64 = 0.9;
 
 fn finite_sorted(xs: &[f64]) -> Vec<f64> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
@@ -160,14 +239,9 @@ pub fn precise_enough(xs: &[f64], target_rel_half_width: f64) -> bool {
     summarize(xs).is_some_and(|s| s.n >= 2 && rel_half_width(&s) <= target_rel_half_width)
 }
 
-/// Compares `candidate` with `baseline`. None when either side is empty or the baseline's
-/// median is not positive.
-pub fn compare(
-    baseline: &[f64],
-    candidate: &[f64],
-    direction: Direction,
-    _seed: u64,
-) -> Option<Comparison> {
+/// Compares `candidate` with `baseline`, unpaired. None when either side is empty or the
+/// baseline's median is not positive.
+pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Comparison> {
     let b = finite_sorted(baseline);
     let c = finite_sorted(candidate);
     if b.is_empty() || c.is_empty() {
@@ -178,34 +252,167 @@ pub fn compare(
         return None;
     }
     let ratio = mc / mb;
-    if b.len() < 2 || c.len() < 2 {
-        return Some(Comparison {
-            ratio,
-            ci95: (ratio, ratio),
-            ci_coverage: 0.0,
-            p_value: 1.0,
-            verdict: Verdict::Same,
-        });
-    }
-    let p_value = mann_whitney_u(&b, &c);
-    let (ci95, ci_coverage) = ratio_ci(&b, &c, mb);
-    let significant = p_value < ALPHA && (ci95.0 > 1.0 || ci95.1 < 1.0);
-    let better = match direction {
-        Direction::HigherIsBetter => ratio > 1.0,
-        Direction::LowerIsBetter => ratio < 1.0,
+    let (p_value, ci95, ci_coverage) = if b.len() < 2 || c.len() < 2 {
+        (1.0, (ratio, ratio), 0.0)
+    } else {
+        let (ci, coverage) = ratio_ci(&b, &c, mb);
+        (mann_whitney_u(&b, &c), ci, coverage)
     };
-    let verdict = match (significant, better) {
-        (false, _) => Verdict::Same,
-        (true, true) => Verdict::Faster,
-        (true, false) => Verdict::Slower,
-    };
-    Some(Comparison {
+    Some(finish(Comparison {
         ratio,
         ci95,
         ci_coverage,
         p_value,
-        verdict,
-    })
+        p_adjusted: p_value,
+        paired: false,
+        rounds: b.len().min(c.len()),
+        round_ratios: Vec::new(),
+        direction: rule.direction,
+        verdict: Verdict::Inconclusive,
+    }, rule))
+}
+
+/// Compares runs tagged with their round: paired by round when `rule.pairing` says so
+/// (see `Pairing::Auto`), unpaired otherwise. Either way the per-round ratios are kept.
+pub fn compare_rounds(
+    baseline: &[(usize, f64)],
+    candidate: &[(usize, f64)],
+    rule: &Rule,
+) -> Option<Comparison> {
+    let ok = |x: &&(usize, f64)| x.1.is_finite() && x.1 > 0.0;
+    let b: Vec<(usize, f64)> = baseline.iter().filter(ok).copied().collect();
+    let c: Vec<(usize, f64)> = candidate.iter().filter(ok).copied().collect();
+    let mut logs: Vec<(usize, f64)> = Vec::new();
+    for &(round, y) in &c {
+        if let Some(&(_, x)) = b.iter().find(|(r, _)| *r == round) {
+            logs.push((round, y.ln() - x.ln()));
+        }
+    }
+    logs.sort_by_key(|x| x.0);
+    let pairs = logs.len();
+    let paired = match rule.pairing {
+        Pairing::Unpaired => false,
+        Pairing::Paired => pairs >= 2,
+        Pairing::Auto => pairs >= MIN_PAIRS && 4 * pairs >= 3 * b.len().max(c.len()),
+    };
+    if !paired {
+        let values = |v: &[(usize, f64)]| v.iter().map(|x| x.1).collect::<Vec<f64>>();
+        let mut k = compare(&values(&b), &values(&c), rule)?;
+        k.round_ratios = logs.iter().map(|(r, d)| (*r, d.exp())).collect();
+        return Some(k);
+    }
+    let d: Vec<f64> = logs.iter().map(|x| x.1).collect();
+    let (centre, (lo, hi), ci_coverage) = hodges_lehmann(&d, ALPHA)?;
+    let p_value = signed_rank_p(&d);
+    Some(finish(
+        Comparison {
+            ratio: centre.exp(),
+            ci95: (lo.exp(), hi.exp()),
+            ci_coverage,
+            p_value,
+            p_adjusted: p_value,
+            paired: true,
+            rounds: pairs,
+            round_ratios: logs.iter().map(|(r, d)| (*r, d.exp())).collect(),
+            direction: rule.direction,
+            verdict: Verdict::Inconclusive,
+        },
+        rule,
+    ))
+}
+
+fn finish(mut k: Comparison, rule: &Rule) -> Comparison {
+    k.verdict = k.verdict_at(k.p_adjusted, rule.alpha, rule.equivalence);
+    k
+}
+
+/// Adjusts the p-values of comparisons decided together (Benjamini-Hochberg) and gives
+/// each its answer at the adjusted p.
+pub fn decide<'a>(
+    comparisons: impl IntoIterator<Item = &'a mut Comparison>,
+    alpha: f64,
+    equivalence: f64,
+) {
+    let mut ks: Vec<&mut Comparison> = comparisons.into_iter().collect();
+    let p: Vec<f64> = ks.iter().map(|k| k.p_value).collect();
+    for (k, adj) in ks.iter_mut().zip(benjamini_hochberg(&p)) {
+        k.p_adjusted = adj;
+        k.verdict = k.verdict_at(adj, alpha, equivalence);
+    }
+}
+
+impl Comparison {
+    /// The answer at an (adjusted) p-value: faster or slower when significant and the CI
+    /// excludes 1; equivalent when the whole CI lies within 1 +- `equivalence`;
+    /// inconclusive otherwise, and always when the CI covers less than 90%.
+    pub fn verdict_at(&self, p: f64, alpha: f64, equivalence: f64) -> Verdict {
+        let (lo, hi) = self.ci95;
+        if self.ci_coverage < MIN_COVERAGE {
+            return Verdict::Inconclusive;
+        }
+        if p < alpha && (lo > 1.0 || hi < 1.0) {
+            let better = match self.direction {
+                Direction::HigherIsBetter => self.ratio > 1.0,
+                Direction::LowerIsBetter => self.ratio < 1.0,
+            };
+            return if better {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            };
+        }
+        if lo >= 1.0 - equivalence && hi <= 1.0 + equivalence {
+            Verdict::Equivalent
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+
+    /// Half-width of the ratio's CI relative to the ratio: the smallest relative
+    /// difference this comparison could tell from none. Infinite without a usable CI.
+    pub fn detectable(&self) -> f64 {
+        if self.ci_coverage < MIN_COVERAGE || self.ratio <= 0.0 {
+            return f64::INFINITY;
+        }
+        (self.ci95.1 - self.ci95.0) / 2.0 / self.ratio
+    }
+
+    /// The largest difference from 1 the CI still allows, either way: what could hide
+    /// behind an inconclusive answer.
+    pub fn hiding(&self) -> f64 {
+        if self.ci_coverage < MIN_COVERAGE {
+            return f64::INFINITY;
+        }
+        (1.0 - self.ci95.0).abs().max((self.ci95.1 - 1.0).abs())
+    }
+
+    /// Rounds beyond `rounds` that would bring the CI's half-width to `target`, at the
+    /// spread measured so far (the half-width shrinks as 1/sqrt(n)). None without a CI.
+    pub fn more_rounds_for(&self, target: f64) -> Option<usize> {
+        let hw = self.detectable();
+        if !hw.is_finite() || target <= 0.0 {
+            return None;
+        }
+        if hw <= target {
+            return Some(0);
+        }
+        let n = self.rounds.max(2) as f64;
+        let need = (n * (hw / target).powi(2)).ceil() as usize;
+        Some(need.saturating_sub(self.rounds).max(1))
+    }
+
+    /// Standard deviation of the per-round log ratios (about the relative spread of one
+    /// round's ratio); None with fewer than two.
+    pub fn round_spread(&self) -> Option<f64> {
+        let n = self.round_ratios.len();
+        if n < 2 {
+            return None;
+        }
+        let logs: Vec<f64> = self.round_ratios.iter().map(|x| x.1.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / n as f64;
+        let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Some(var.sqrt())
+    }
 }
 
 /// Hodges-Lehmann interval for the shift of log values (a ratio), from all pairwise

@@ -1,5 +1,6 @@
-//! Unit tests and the acceptance simulations: identical populations come out "same" at
-//! least 95% of the time; a real 20% difference at 5 repetitions never does.
+//! Unit tests and the acceptance simulations: identical populations are never called
+//! faster or slower more than 5% of the time; a real 20% difference at 5 repetitions always
+//! is; paired rounds under shared drift find a 5% difference.
 
 use super::*;
 use bakeoff_load::rng::Rng;
@@ -57,16 +58,13 @@ fn summary_and_coverage() {
 
 #[test]
 fn compare_edges() {
-    assert!(compare(&[], &[1.0], Direction::HigherIsBetter, 0).is_none());
-    assert!(compare(&[0.0, 0.0], &[1.0], Direction::HigherIsBetter, 0).is_none());
-    let c = compare(&[10.0], &[12.0], Direction::HigherIsBetter, 0).unwrap();
-    assert_eq!((c.verdict, c.p_value), (Verdict::Same, 1.0));
+    assert!(compare(&[], &[1.0], &Rule::new(Direction::HigherIsBetter)).is_none());
+    assert!(compare(&[0.0, 0.0], &[1.0], &Rule::new(Direction::HigherIsBetter)).is_none());
+    let c = compare(&[10.0], &[12.0], &Rule::new(Direction::HigherIsBetter)).unwrap();
+    assert_eq!((c.verdict, c.p_value), (Verdict::Inconclusive, 1.0));
     let c = compare(
         &[10.0, 10.1, 9.9, 10.0, 10.05],
-        &[12.0, 12.1, 11.9, 12.0, 12.05],
-        Direction::LowerIsBetter,
-        0,
-    )
+        &[12.0, 12.1, 11.9, 12.0, 12.05], &Rule::new(Direction::LowerIsBetter))
     .unwrap();
     assert_eq!(c.verdict, Verdict::Slower);
     assert!(
@@ -75,11 +73,11 @@ fn compare_edges() {
     );
     assert_eq!(Verdict::Faster.to_string(), "faster");
     assert!(c.ci_coverage >= 0.95, "{c:?}");
-    let two = compare(&[10.0, 10.1], &[12.0, 12.1], Direction::HigherIsBetter, 0).unwrap();
+    let two = compare(&[10.0, 10.1], &[12.0, 12.1], &Rule::new(Direction::HigherIsBetter)).unwrap();
     assert!((two.ci_coverage - 2.0 / 3.0).abs() < 1e-9, "{two:?}");
     assert_eq!(
         two.verdict,
-        Verdict::Same,
+        Verdict::Inconclusive,
         "2 vs 2 can never reach p < 0.05"
     );
 }
@@ -91,10 +89,12 @@ fn same_rate(lognormal: bool) -> f64 {
         .filter(|_| {
             let a = sample(&mut rng, 5, 100_000.0, 0.05, lognormal);
             let b = sample(&mut rng, 5, 100_000.0, 0.05, lognormal);
-            compare(&a, &b, Direction::HigherIsBetter, 1)
-                .unwrap()
-                .verdict
-                == Verdict::Same
+            !matches!(
+                compare(&a, &b, &Rule::new(Direction::HigherIsBetter))
+                    .unwrap()
+                    .verdict,
+                Verdict::Faster | Verdict::Slower
+            )
         })
         .count();
     same as f64 / trials as f64
@@ -115,10 +115,10 @@ fn a_real_20_percent_difference_is_never_same_at_5_repetitions() {
     for _ in 0..2000 {
         let base = sample(&mut rng, 5, 100_000.0, 0.03, false);
         let fast = sample(&mut rng, 5, 120_000.0, 0.03, false);
-        let c = compare(&base, &fast, Direction::HigherIsBetter, 1).unwrap();
+        let c = compare(&base, &fast, &Rule::new(Direction::HigherIsBetter)).unwrap();
         assert_eq!(c.verdict, Verdict::Faster, "{base:?} {fast:?} {c:?}");
         assert!(c.ci95.0 > 1.0);
-        let c = compare(&fast, &base, Direction::HigherIsBetter, 1).unwrap();
+        let c = compare(&fast, &base, &Rule::new(Direction::HigherIsBetter)).unwrap();
         assert_eq!(c.verdict, Verdict::Slower);
     }
 }
@@ -128,7 +128,273 @@ fn compare_is_fast_and_deterministic() {
     let a: Vec<f64> = (0..20).map(|i| 100.0 + f64::from(i)).collect();
     let b: Vec<f64> = (0..20).map(|i| 105.0 + f64::from(i)).collect();
     let t = std::time::Instant::now();
-    let x = compare(&a, &b, Direction::HigherIsBetter, 3);
+    let x = compare(&a, &b, &Rule::new(Direction::HigherIsBetter));
     assert!(t.elapsed() < std::time::Duration::from_millis(50));
-    assert_eq!(x, compare(&a, &b, Direction::HigherIsBetter, 3));
+    assert_eq!(x, compare(&a, &b, &Rule::new(Direction::HigherIsBetter)));
+}
+
+// ---- paired comparisons: the signed-rank test, its Hodges-Lehmann interval, FDR ----
+
+/// W+ counts for n pairs by enumerating all 2^n sign assignments.
+fn brute_signed_rank(n: usize) -> Vec<f64> {
+    let max = n * (n + 1) / 2;
+    let mut counts = vec![0.0; max + 1];
+    for mask in 0u32..(1 << n) {
+        let w: usize = (0..n).filter(|r| mask & (1 << r) != 0).map(|r| r + 1).sum();
+        counts[w] += 1.0;
+    }
+    counts
+}
+
+#[test]
+fn signed_rank_null_distribution_matches_enumeration() {
+    for n in 1..=12 {
+        assert_eq!(signed_rank::exact_distribution(n), brute_signed_rank(n), "n={n}");
+    }
+    // Published table value: n = 10, P(W+ <= 8) = 25/1024 (the 0.05 two-sided cut).
+    let d = signed_rank::exact_distribution(10);
+    let below: f64 = d[..=8].iter().sum();
+    assert_eq!(below, 25.0);
+    assert_eq!(signed_rank::critical_count(10, 0.025), 9);
+    // 5 pairs cannot reach p < 0.05; 6 can.
+    assert!(smallest_p(5) > 0.05 && smallest_p(6) < 0.05);
+    assert_eq!(signed_rank::critical_count(5, 0.025), 0);
+}
+
+#[test]
+fn signed_rank_p_matches_a_permutation_test() {
+    let mut rng = Rng::new(11);
+    for n in [3usize, 6, 9, 12] {
+        for _ in 0..50 {
+            let d: Vec<f64> = (0..n).map(|_| normal(&mut rng) + 0.4).collect();
+            // All 2^n sign flips of |d|, W+ of each; two-sided exact p.
+            let mut ranked: Vec<f64> = d.iter().map(|x| x.abs()).collect();
+            ranked.sort_by(f64::total_cmp);
+            let rank = |x: f64| ranked.iter().position(|y| *y == x.abs()).unwrap() + 1;
+            let w: usize = d.iter().filter(|x| **x > 0.0).map(|x| rank(*x)).sum();
+            let dist = brute_signed_rank(n);
+            let total: f64 = dist.iter().sum();
+            let max = n * (n + 1) / 2;
+            let lo: f64 = dist[..=w.min(max - w)].iter().sum::<f64>() / total;
+            let want = (2.0 * lo).min(1.0);
+            let got = signed_rank_p(&d);
+            assert!((got - want).abs() < 1e-12, "n={n} {d:?}: {got} vs {want}");
+        }
+    }
+    // Ties and zeros: the normal approximation, sane and symmetric.
+    let p = signed_rank_p(&[1.0, 1.0, -1.0, 2.0, 2.0, 0.0, 3.0]);
+    assert!(p > 0.05 && p < 0.2, "{p}");
+    assert_eq!(signed_rank_p(&[0.0, 0.0]), 1.0);
+    assert_eq!(signed_rank_p(&[]), 1.0);
+    // Large n: exact at 60 pairs (W+ = 1200 of 1830: z = 2.10, p ~ 0.036), the normal
+    // approximation from 61 on (W+ = 1261: z = 2.26, p ~ 0.024).
+    let d: Vec<f64> = (1..=60)
+        .map(|i| f64::from(i) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    let exact = signed_rank_p(&d);
+    assert!((exact - 0.036).abs() < 0.003, "{exact}");
+    let more: Vec<f64> = d.iter().chain([61.0].iter()).copied().collect();
+    let approx = signed_rank_p(&more);
+    assert!((approx - 0.024).abs() < 0.003, "{approx}");
+}
+
+#[test]
+fn hodges_lehmann_interval_inverts_the_signed_rank_test() {
+    let mut rng = Rng::new(5);
+    for n in [6usize, 8, 11, 15] {
+        for _ in 0..30 {
+            let d: Vec<f64> = (0..n).map(|_| 0.02 * normal(&mut rng) - 0.03).collect();
+            let (centre, (lo, hi), coverage) = hodges_lehmann(&d, 0.05).unwrap();
+            assert!(lo <= centre && centre <= hi);
+            assert!(coverage >= 0.95, "n={n}: {coverage}");
+            // Just inside the interval the shifted data are not rejected; just outside
+            // they are (at the interval's exact level, 1 - coverage).
+            let level = 1.0 - coverage + 1e-9;
+            let shifted = |t: f64| d.iter().map(|x| x - t).collect::<Vec<f64>>();
+            let eps = 1e-9;
+            assert!(signed_rank_p(&shifted(lo + eps)) > level, "n={n} lo inside");
+            assert!(signed_rank_p(&shifted(hi - eps)) > level, "n={n} hi inside");
+            assert!(signed_rank_p(&shifted(lo - eps)) <= level, "n={n} lo outside");
+            assert!(signed_rank_p(&shifted(hi + eps)) <= level, "n={n} hi outside");
+        }
+    }
+    // Five pairs: [min, max] of the Walsh averages at 93.75%.
+    let (_, ci, cov) = hodges_lehmann(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.05).unwrap();
+    assert_eq!(ci, (1.0, 5.0));
+    assert!((cov - 0.9375).abs() < 1e-12);
+    assert!(hodges_lehmann(&[], 0.05).is_none());
+}
+
+#[test]
+fn benjamini_hochberg_matches_its_definition() {
+    let adj = benjamini_hochberg(&[0.01, 0.04, 0.03, 0.005]);
+    let want = [0.02, 0.04, 0.04, 0.02];
+    for (a, w) in adj.iter().zip(want) {
+        assert!((a - w).abs() < 1e-12, "{adj:?}");
+    }
+    // Brute force: adjusted p_i = min over p_j >= p_i of m p_j / rank_j.
+    let mut rng = Rng::new(9);
+    for _ in 0..100 {
+        let p: Vec<f64> = (0..7).map(|_| rng.unit()).collect();
+        let adj = benjamini_hochberg(&p);
+        for (i, pi) in p.iter().enumerate() {
+            let want = p
+                .iter()
+                .filter(|pj| *pj >= pi)
+                .map(|pj| {
+                    let rank = p.iter().filter(|x| *x <= pj).count();
+                    pj * 7.0 / rank as f64
+                })
+                .fold(1.0f64, f64::min);
+            assert!((adj[i] - want).abs() < 1e-12);
+        }
+    }
+    assert_eq!(benjamini_hochberg(&[f64::NAN]), vec![1.0]);
+    assert!(benjamini_hochberg(&[]).is_empty());
+}
+
+fn tagged(xs: &[f64]) -> Vec<(usize, f64)> {
+    xs.iter().copied().enumerate().collect()
+}
+
+#[test]
+fn paired_comparison_uses_rounds_and_says_so() {
+    let rule = Rule::new(Direction::HigherIsBetter);
+    // Rounds drift together by +-20%; the candidate is 3% slower in every round.
+    let drift = [1.0, 1.2, 0.8, 1.1, 0.9, 1.15, 0.85, 1.05];
+    let b: Vec<f64> = drift.iter().map(|x| 100.0 * x).collect();
+    let c: Vec<f64> = drift
+        .iter()
+        .enumerate()
+        .map(|(i, x)| 97.0 * x * (1.0 + 0.001 * i as f64))
+        .collect();
+    let k = compare_rounds(&tagged(&b), &tagged(&c), &rule).unwrap();
+    assert!(k.paired && k.rounds == 8, "{k:?}");
+    assert_eq!(k.verdict, Verdict::Slower, "{k:?}");
+    assert!(k.ci95.1 < 1.0 && (k.ratio - 0.9735).abs() < 0.01, "{k:?}");
+    assert_eq!(k.round_ratios.len(), 8);
+    // Unpaired, the drift hides it.
+    let u = compare(&b, &c, &rule).unwrap();
+    assert_eq!(u.verdict, Verdict::Inconclusive, "{u:?}");
+    // Five rounds never pair under Auto (5 pairs cannot reach p < 0.05).
+    let k = compare_rounds(&tagged(&b[..5]), &tagged(&c[..5]), &rule).unwrap();
+    assert!(!k.paired);
+    // Rounds that do not pair (an invalid run) fall back to unpaired when too many.
+    let holes: Vec<(usize, f64)> = tagged(&c).into_iter().filter(|x| x.0 % 2 == 0).collect();
+    let k = compare_rounds(&tagged(&b), &holes, &rule).unwrap();
+    assert!(!k.paired && k.round_ratios.len() == 4, "{k:?}");
+    // Forced pairing and forced unpaired.
+    let forced = Rule {
+        pairing: Pairing::Unpaired,
+        ..rule
+    };
+    assert!(!compare_rounds(&tagged(&b), &tagged(&c), &forced).unwrap().paired);
+}
+
+#[test]
+fn equivalent_needs_the_whole_ci_inside_the_band() {
+    let rule = Rule::new(Direction::HigherIsBetter);
+    let b: Vec<f64> = (0..12).map(|i| 100.0 + 0.1 * f64::from(i % 3)).collect();
+    let c: Vec<f64> = (0..12).map(|i| 100.05 + 0.1 * f64::from((i + 1) % 3)).collect();
+    let k = compare_rounds(&tagged(&b), &tagged(&c), &rule).unwrap();
+    assert_eq!(k.verdict, Verdict::Equivalent, "{k:?}");
+    assert_eq!(k.more_rounds_for(0.01), Some(0));
+    assert!(k.detectable() < 0.01);
+    // A wide CI is inconclusive, says what could hide and how many rounds would do.
+    let wide: Vec<f64> = (0..12).map(|i| 100.0 + 8.0 * f64::from(i % 4) - 12.0).collect();
+    let k = compare_rounds(&tagged(&b), &tagged(&wide), &rule).unwrap();
+    assert_eq!(k.verdict, Verdict::Inconclusive, "{k:?}");
+    assert!(k.hiding() > 0.02 && k.detectable() > 0.01);
+    let more = k.more_rounds_for(0.01).unwrap();
+    assert!(more > 12, "{more}");
+    // Too few runs: never equivalent, even when the ratio is exactly 1.
+    let k = compare(&[100.0], &[100.0], &rule).unwrap();
+    assert_eq!(k.verdict, Verdict::Inconclusive);
+    assert!(k.detectable().is_infinite() && k.more_rounds_for(0.01).is_none());
+    // "same" in older results reads as inconclusive.
+    let v: Verdict = serde_json_like("same");
+    assert_eq!(v, Verdict::Inconclusive);
+}
+
+fn serde_json_like(s: &str) -> Verdict {
+    use serde::de::value::{Error, StrDeserializer};
+    use serde::de::IntoDeserializer;
+    let d: StrDeserializer<Error> = s.into_deserializer();
+    Verdict::deserialize(d).unwrap()
+}
+
+/// The noise measured on this machine's class (shared 2-core guest): rounds drift
+/// together (`drift` log-SD), each start adds its own (`start` log-SD), and one run in
+/// twenty is disturbed (a noisy minute: 15% lower).
+struct Noise {
+    drift: f64,
+    start: f64,
+}
+
+fn experiment(rng: &mut Rng, noise: &Noise, effects: &[f64], rounds: usize) -> Vec<Vec<(usize, f64)>> {
+    let mut runs = vec![Vec::new(); effects.len()];
+    for r in 0..rounds {
+        let shared = noise.drift * normal(rng);
+        for (v, effect) in effects.iter().enumerate() {
+            let hit = if rng.unit() < 0.05 { 0.85f64.ln() } else { 0.0 };
+            let x = 100_000.0 * (shared + noise.start * normal(rng) + hit + effect.ln()).exp();
+            runs[v].push((r, x));
+        }
+    }
+    runs
+}
+
+fn decided(runs: &[Vec<(usize, f64)>], rule: &Rule) -> Vec<Comparison> {
+    let mut ks: Vec<Comparison> = runs[1..]
+        .iter()
+        .map(|c| compare_rounds(&runs[0], c, rule).unwrap())
+        .collect();
+    decide(&mut ks, rule.alpha, rule.equivalence);
+    ks
+}
+
+#[test]
+fn identical_variants_are_rarely_called_different_after_fdr() {
+    let rule = Rule::new(Direction::HigherIsBetter);
+    let noise = Noise { drift: 0.07, start: 0.05 };
+    let mut rng = Rng::new(2027);
+    let (mut wrong, mut total) = (0, 0);
+    for _ in 0..400 {
+        // Four identical variants against the baseline: four comparisons per experiment.
+        let runs = experiment(&mut rng, &noise, &[1.0; 5], 20);
+        for k in decided(&runs, &rule) {
+            total += 1;
+            if matches!(k.verdict, Verdict::Faster | Verdict::Slower) {
+                wrong += 1;
+            }
+        }
+    }
+    let rate = f64::from(wrong) / f64::from(total);
+    println!("identical called different: {rate}");
+    assert!(rate <= 0.05, "{rate}");
+}
+
+#[test]
+fn a_five_percent_difference_is_found_under_drift_and_start_noise() {
+    let rule = Rule::new(Direction::HigherIsBetter);
+    let noise = Noise { drift: 0.07, start: 0.05 };
+    let mut rng = Rng::new(31);
+    let (mut slower, mut wrong, trials) = (0, 0, 300);
+    for _ in 0..trials {
+        // Baseline, an identical build and a 5% slower one; 25 rounds (a 5-minute budget
+        // of 4 s runs on three variants).
+        let runs = experiment(&mut rng, &noise, &[1.0, 1.0, 0.95], 25);
+        let ks = decided(&runs, &rule);
+        if ks[1].verdict == Verdict::Slower {
+            slower += 1;
+        }
+        if ks[1].verdict == Verdict::Faster || matches!(ks[0].verdict, Verdict::Faster | Verdict::Slower) {
+            wrong += 1;
+        }
+        assert!(ks[1].paired);
+    }
+    let power = f64::from(slower) / f64::from(trials);
+    println!("5% found: {power}; wrong answers: {wrong}");
+    assert!(power >= 0.8, "{power}");
+    assert!(f64::from(wrong) / f64::from(trials) <= 0.05, "{wrong}");
 }

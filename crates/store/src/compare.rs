@@ -134,9 +134,16 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     };
 
     let mut cells = Vec::new();
-    let mut comparisons = Vec::new();
+    let mut comparisons: Vec<ComparisonRecord> = Vec::new();
+    let mut decided: Vec<stats::Comparison> = Vec::new();
     let mut warnings = Vec::new();
     let mut too_few = Vec::new();
+    // Two experiments' rounds were not run side by side: never paired.
+    let rule = stats::Rule {
+        pairing: stats::Pairing::Unpaired,
+        equivalence: ra.plan.equivalence,
+        ..stats::Rule::new(Direction::HigherIsBetter)
+    };
     for k in &matched {
         let (Some(ca), Some(cb)) = (
             ra.cells.iter().find(|c| k.is(c)),
@@ -152,22 +159,16 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
                 if ia { "A" } else { "B" },
                 if ia { "B" } else { "A" }
             ));
-        } else if let Some(x) = stats::compare(&xa, &xb, Direction::HigherIsBetter, ra.plan.seed) {
-            comparisons.push(ComparisonRecord {
-                workload: k.workload.clone(),
-                connections: k.connections,
-                variant: tagged("B", &k.variant),
-                baseline: tagged("A", &k.variant),
-                ratio: x.ratio,
-                ci95: [x.ci95.0, x.ci95.1],
-                ci_coverage: x.ci_coverage,
-                p_value: x.p_value,
-                verdict: match x.verdict {
-                    stats::Verdict::Faster => Verdict::Faster,
-                    stats::Verdict::Slower => Verdict::Slower,
-                    stats::Verdict::Same => Verdict::Same,
-                },
-            });
+        } else if let Some(x) = stats::compare(&xa, &xb, &rule) {
+            comparisons.push(ComparisonRecord::new(
+                &k.workload,
+                k.connections,
+                &tagged("B", &k.variant),
+                &tagged("A", &k.variant),
+                &x,
+                rule.equivalence,
+            ));
+            decided.push(x);
             if min_two_sided_p(xa.len(), xb.len()) >= 0.05 {
                 too_few.push((k.to_string(), xa.len(), xb.len()));
             }
@@ -176,6 +177,11 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         cells.push(relabel(cb, "B", &b.folder));
     }
 
+    stats::decide(&mut decided, rule.alpha, rule.equivalence);
+    for (rec, k) in comparisons.iter_mut().zip(&decided) {
+        rec.p_adjusted = k.p_adjusted;
+        rec.verdict = k.verdict;
+    }
     if !too_few.is_empty() {
         warnings.insert(
             0,
@@ -275,13 +281,15 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
             ops: ra.plan.ops,
             seed: ra.plan.seed,
             baseline,
-            target_ci: None,
             rounds: Vec::new(),
+            ..PlanRecord::default()
         },
         source: ra.source.clone().filter(|s| Some(s) == rb.source.as_ref()),
         variants,
         cells,
         comparisons,
+        stopped_by: None,
+        rounds_s: None,
         warnings,
         notes,
         verification: Vec::new(),
@@ -350,10 +358,8 @@ fn context_warnings(a: &Side, b: &Side) -> Vec<String> {
             (Some(d), None) => format!("{d} s"),
             _ => "?".into(),
         };
-        format!(
-            "{} repetitions, warmup {} s, measure {measure}",
-            p.repetitions, p.warmup_s
-        )
+        let rounds = p.repetitions.unwrap_or(p.rounds.len());
+        format!("{rounds} repetitions, warmup {} s, measure {measure}", p.warmup_s)
     };
     let (pa, pb) = (plan(&ra.plan), plan(&rb.plan));
     if pa != pb {
@@ -512,7 +518,8 @@ impl Compared {
                     let code = match v {
                         Verdict::Faster => "32",
                         Verdict::Slower => "31",
-                        Verdict::Same => "2",
+                        Verdict::Equivalent => "36",
+                        Verdict::Inconclusive => "2",
                     };
                     let word = v.as_str();
                     let cut = line.len() - word.len();

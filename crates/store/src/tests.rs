@@ -355,19 +355,21 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
             resolved: serde_json::Value::Null,
         },
         plan: PlanRecord {
-            repetitions: 5,
+            repetitions: Some(5),
             warmup_s: 0.0,
             duration_s: Some(1.0),
             ops: None,
             seed: 1,
             baseline: "base".into(),
-            target_ci: None,
-            rounds: vec![],
+                        rounds: vec![],
+            ..PlanRecord::default()
         },
         source: None,
         variants,
         cells,
         comparisons: vec![],
+        stopped_by: None,
+        rounds_s: None,
         warnings: vec![],
         notes: vec![],
         verification: Vec::new(),
@@ -419,7 +421,7 @@ fn compare_matches_cells_and_judges_b_against_a() {
     assert!((fast.ratio - 132.0 / 102.0).abs() < 1e-9);
     assert_eq!(
         r.comparison("mixed", "B:base", 4).unwrap().verdict,
-        Verdict::Same
+        Verdict::Inconclusive
     );
     assert!(
         r.warnings
@@ -515,7 +517,7 @@ fn too_few_runs_for_a_verdict_are_warned() {
     };
     let c = compare(&a, &b, "2024-06-01T10:20:30Z");
     let k = &c.results.comparisons[0];
-    assert_eq!(k.verdict, Verdict::Same);
+    assert_eq!(k.verdict, Verdict::Inconclusive);
     assert!(
         c.results.warnings[0].contains("(2 vs 2 valid runs per cell), so every verdict is"),
         "{:?}",
