@@ -43,7 +43,10 @@ pub fn run() -> Result<(), Failure> {
             );
             Ok(())
         }
-        Command::Report { dir } => report_cmd(&dir),
+        Command::Report { dir, pairing } => match pairing {
+            Some(how) => reanalyze_cmd(&dir, how),
+            None => report_cmd(&dir),
+        },
         Command::History(args) => history_cmd(&args),
         Command::Compare(args) => compare_cmd(&args),
         Command::Trend(args) => trend_cmd(&args),
@@ -213,6 +216,19 @@ fn report_cmd(dir: &Path) -> Result<(), Failure> {
         bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
     );
     println!("\nwrote {} in {}", wrote.join(", "), dir.display());
+    Ok(())
+}
+
+/// The comparisons re-decided from the saved runs with another pairing, printed only.
+fn reanalyze_cmd(dir: &Path, how: crate::cli::PairingArg) -> Result<(), Failure> {
+    let mut results = read_results(dir).map_err(Failure::BadInput)?;
+    results.plan.pairing = format!("{how:?}").to_lowercase();
+    bakeoff_runner::analyze(&mut results);
+    print!(
+        "{}",
+        bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
+    );
+    println!("\n(re-decided with pairing {}; nothing written)", results.plan.pairing);
     Ok(())
 }
 

@@ -6,6 +6,14 @@ use std::path::PathBuf;
 
 /// bakeoff: build each variant of a server, run it in a private sandbox, drive it with
 /// standard workloads, and say with confidence intervals which variant is faster.
+/// `--pairing` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PairingArg {
+    Auto,
+    Paired,
+    Unpaired,
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "bakeoff", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
@@ -47,6 +55,10 @@ pub enum Command {
     Report {
         /// A results folder written by `bakeoff run`.
         dir: PathBuf,
+        /// Re-decide every comparison from the saved runs with this pairing (auto, paired
+        /// or unpaired) and print the table; writes nothing.
+        #[arg(long, value_name = "HOW")]
+        pairing: Option<PairingArg>,
     },
     /// List the experiments recorded in the history, newest first.
     ///

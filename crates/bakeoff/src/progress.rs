@@ -208,7 +208,7 @@ impl Bars {
         if self.multi.is_hidden() {
             self.println(&format!(
                 "[{}] round {} done: {line}",
-                duration_text(s.elapsed.as_secs_f64()),
+                duration_text(self.started.elapsed().as_secs_f64()),
                 s.rounds
             ));
         }

@@ -640,8 +640,10 @@ pub struct Plan {
     /// auto (paired by round when enough rounds pair), paired or unpaired.
     #[serde(default)]
     pub pairing: Pairing,
-    #[serde(default = "default_warmup")]
-    pub warmup: String,
+    /// The discarded phase before each measured one; default per workload kind (see
+    /// `Experiment::warmup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<String>,
     /// Measured time per run; excludes `ops`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<String>,
@@ -672,7 +674,7 @@ impl Default for Plan {
             precision: None,
             equivalence: None,
             pairing: Pairing::Auto,
-            warmup: default_warmup(),
+            warmup: None,
             duration: None,
             ops: None,
             seed: default_seed(),
@@ -721,9 +723,6 @@ fn default_arrival() -> Arrival {
 }
 fn default_interval() -> String {
     "1s".to_string()
-}
-fn default_warmup() -> String {
-    "2s".to_string()
 }
 fn default_seed() -> u64 {
     42

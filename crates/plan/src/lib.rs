@@ -85,19 +85,43 @@ impl Plan {
         self.equivalence.unwrap_or_else(|| self.precision_target())
     }
 
-    /// The warmup phase (validated at load time).
-    pub fn warmup_duration(&self) -> Duration {
-        parse_duration(&self.warmup).unwrap_or_default()
+}
+
+/// Default warmup and measured window of a key-value experiment, chosen from measurements
+/// on a noisy 2-core guest (docs/experiment-file.md, bench/RESULTS.md): past 2 s the
+/// within-run noise of the mean is small next to the run-to-run noise, so a longer window
+/// buys less precision per minute than another run does.
+pub const KV_WINDOWS: (Duration, Duration) = (Duration::from_millis(500), Duration::from_secs(2));
+/// Defaults for SQL workloads, whose runs start on a copied data dir and whose caches take
+/// longer to warm.
+pub const SQL_WINDOWS: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(10));
+
+impl Experiment {
+    /// The default windows for this experiment's workloads: the key-value ones when every
+    /// workload is kv, else the SQL ones.
+    fn default_windows(&self) -> (Duration, Duration) {
+        if self.workloads.iter().all(|w| w.kind == WorkloadKind::Kv) {
+            KV_WINDOWS
+        } else {
+            SQL_WINDOWS
+        }
     }
 
-    /// The measured phase: `ops` if given, else `duration` (default 10 s).
+    /// The warmup phase (validated at load time).
+    pub fn warmup(&self) -> Duration {
+        self.plan
+            .warmup
+            .as_deref()
+            .and_then(|w| parse_duration(w).ok())
+            .unwrap_or(self.default_windows().0)
+    }
+
+    /// The measured phase: `ops` if given, else `duration`, else the default window.
     pub fn measure(&self) -> MeasureFor {
-        match (self.ops, &self.duration) {
+        match (self.plan.ops, &self.plan.duration) {
             (Some(n), _) => MeasureFor::Ops(n),
-            (None, Some(d)) => {
-                MeasureFor::Time(parse_duration(d).unwrap_or(Duration::from_secs(10)))
-            }
-            (None, None) => MeasureFor::Time(Duration::from_secs(10)),
+            (None, Some(d)) => MeasureFor::Time(parse_duration(d).unwrap_or(self.default_windows().1)),
+            (None, None) => MeasureFor::Time(self.default_windows().1),
         }
     }
 }

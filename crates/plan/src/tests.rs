@@ -55,10 +55,10 @@ fn good_file_parses_with_defaults() {
     assert_eq!(w.value_size, ValueSize::Fixed(100));
     assert!(w.preload);
     assert_eq!(
-        e.plan.measure(),
+        e.measure(),
         MeasureFor::Time(std::time::Duration::from_secs(2))
     );
-    assert_eq!(e.plan.warmup_duration(), std::time::Duration::from_secs(1));
+    assert_eq!(e.warmup(), std::time::Duration::from_secs(1));
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn durations_and_ops() {
     let m = err(&GOOD.replace("duration = \"2s\"", "duration = \"2s\"\nops = 5"));
     assert!(m.contains("duration or ops, not both"), "{m}");
     let l = parse_str(&GOOD.replace("duration = \"2s\"", "ops = 5000")).unwrap();
-    assert_eq!(l.experiment.plan.measure(), MeasureFor::Ops(5000));
+    assert_eq!(l.experiment.measure(), MeasureFor::Ops(5000));
     assert_eq!(
         parse_duration("1.5").unwrap(),
         std::time::Duration::from_millis(1500)
@@ -414,4 +414,62 @@ fn sqlite_gets_the_bundled_source_and_runs_only_suite_and_replay() {
     let make = err(&text.replace("compiler = \"gcc\"", "make_args = [\"V=1\"]"));
     assert!(make.contains("a sqlite build runs no make"), "{make}");
     assert!(make.starts_with("exp.toml:"), "{make}");
+}
+
+#[test]
+fn stopping_rule_from_budget_precision_and_repetitions() {
+    use std::time::Duration;
+    // repetitions alone: a fixed count, no early stop.
+    let s = parse_str(GOOD).unwrap().experiment.plan.stopping();
+    assert_eq!((s.max_rounds, s.budget, s.precision), (Some(3), None, None));
+    // a budget: precision +-1% by default, no cap.
+    let l = parse_str(&GOOD.replace("repetitions = 3", "budget = \"5m\"")).unwrap();
+    let s = l.experiment.plan.stopping();
+    assert_eq!(s.max_rounds, None);
+    assert_eq!(s.budget, Some(Duration::from_secs(300)));
+    assert_eq!(s.precision, Some(0.01));
+    assert_eq!(s.min_rounds, 6);
+    assert_eq!(l.experiment.plan.equivalence_band(), 0.01);
+    // both: the budget and repetitions are caps; equivalence follows precision.
+    let l = parse_str(&GOOD.replace(
+        "repetitions = 3",
+        "repetitions = 40\nbudget = \"2m\"\nprecision = 0.02",
+    ))
+    .unwrap();
+    let s = l.experiment.plan.stopping();
+    assert_eq!((s.max_rounds, s.precision), (Some(40), Some(0.02)));
+    assert_eq!(l.experiment.plan.equivalence_band(), 0.02);
+    // neither: the default budget.
+    let l = parse_str(&GOOD.replace("repetitions = 3\n", "")).unwrap();
+    assert_eq!(l.experiment.plan.stopping().budget, Some(crate::DEFAULT_BUDGET));
+    // target_ci still reads as precision.
+    let l = parse_str(&GOOD.replace("repetitions = 3", "repetitions = 8\ntarget_ci = 0.05")).unwrap();
+    assert_eq!(l.experiment.plan.stopping().precision, Some(0.05));
+}
+
+#[test]
+fn budget_precision_and_equivalence_are_checked_at_their_keys() {
+    for (bad, says) in [
+        ("budget = \"soon\"", "exp.toml:26:10: \"soon\" is not a duration"),
+        ("budget = \"100ms\"", "budget must be between 1s and 7d"),
+        ("precision = 0", "precision must be between"),
+        ("precision = 2", "precision must be between"),
+        ("equivalence = -0.1", "equivalence must be between"),
+        ("pairing = \"sometimes\"", "expected one of `auto`, `paired`, `unpaired`"),
+        ("repetitions = 3\nmin_repetitions = 9", "min_repetitions must be between 2 and 3"),
+    ] {
+        let m = err(&GOOD.replace("repetitions = 3", bad));
+        assert!(m.contains(says), "{bad}: {m}");
+    }
+}
+
+#[test]
+fn kv_experiments_default_to_short_windows() {
+    use std::time::Duration;
+    let text = GOOD
+        .replace("warmup = \"1s\"\n", "")
+        .replace("duration = \"2s\"\n", "");
+    let e = parse_str(&text).unwrap().experiment;
+    assert_eq!(e.warmup(), crate::KV_WINDOWS.0);
+    assert_eq!(e.measure(), MeasureFor::Time(Duration::from_secs(2)));
 }

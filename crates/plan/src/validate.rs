@@ -856,7 +856,9 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         let at = key!["plan", "min_repetitions"];
         range(l, &at, n as f64, 2.0, most, "min_repetitions")?;
     }
-    crate::parse_duration(&p.warmup).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
+    if let Some(w) = &p.warmup {
+        crate::parse_duration(w).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
+    }
     match (&p.duration, p.ops) {
         (Some(_), Some(_)) => {
             return Err(l.error_at(&key!["plan", "ops"], "give duration or ops, not both"));

@@ -336,10 +336,6 @@ fn bytes(x: f64) -> String {
     }
 }
 
-fn verdict_badge(v: Verdict) -> String {
-    format!("<span class=\"badge {0}\">{0}</span>", v.as_str())
-}
-
 /// The badge with the answer's size: "slower −4.8%", "inconclusive ±6.2%".
 fn verdict_badge_text(v: Verdict, text: &str) -> String {
     format!("<span class=\"badge {}\">{}</span>", v.as_str(), escape(text))

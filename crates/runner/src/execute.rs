@@ -351,12 +351,12 @@ impl Context<'_> {
     }
 
     fn seconds_per_run(&self) -> f64 {
-        let plan = &self.loaded.experiment.plan;
-        let measure = match plan.measure() {
+        let e = &self.loaded.experiment;
+        let measure = match e.measure() {
             MeasureFor::Time(d) => d.as_secs_f64(),
             MeasureFor::Ops(_) => 5.0,
         };
-        plan.warmup_duration().as_secs_f64() + measure + 1.0
+        e.warmup().as_secs_f64() + measure + 1.0
     }
 
     fn empty_cells(&self, points: &[(usize, usize)]) -> Vec<Cell> {
@@ -768,10 +768,10 @@ impl Context<'_> {
     }
 
     fn phases(&self) -> Phases {
-        let plan = &self.loaded.experiment.plan;
+        let e = &self.loaded.experiment;
         Phases {
-            warmup: plan.warmup_duration(),
-            measure: match plan.measure() {
+            warmup: e.warmup(),
+            measure: match e.measure() {
                 MeasureFor::Time(d) => Measure::Duration(d),
                 MeasureFor::Ops(n) => Measure::Ops(n),
             },

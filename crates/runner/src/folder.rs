@@ -106,7 +106,7 @@ pub fn safe_name(s: &str) -> String {
 /// The results as they stand before anything ran.
 pub fn initial_results(l: &Loaded) -> Results {
     let e = &l.experiment;
-    let (duration_s, ops) = match e.plan.measure() {
+    let (duration_s, ops) = match e.measure() {
         MeasureFor::Time(d) => (Some(d.as_secs_f64()), None),
         MeasureFor::Ops(n) => (None, Some(n)),
     };
@@ -127,7 +127,7 @@ pub fn initial_results(l: &Loaded) -> Results {
         },
         plan: PlanRecord {
             repetitions: stop.max_rounds,
-            warmup_s: e.plan.warmup_duration().as_secs_f64(),
+            warmup_s: e.warmup().as_secs_f64(),
             duration_s,
             ops,
             seed: e.plan.seed,

@@ -381,9 +381,9 @@ fn a_five_percent_difference_is_found_under_drift_and_start_noise() {
     let mut rng = Rng::new(31);
     let (mut slower, mut wrong, trials) = (0, 0, 300);
     for _ in 0..trials {
-        // Baseline, an identical build and a 5% slower one; 25 rounds (a 5-minute budget
-        // of 4 s runs on three variants).
-        let runs = experiment(&mut rng, &noise, &[1.0, 1.0, 0.95], 25);
+        // Baseline, an identical build and a 5% slower one; 30 rounds (a 5-minute budget
+        // of 3 s kv runs on three variants: 0.5 s warmup, 2 s window, 0.5 s start/stop).
+        let runs = experiment(&mut rng, &noise, &[1.0, 1.0, 0.95], 30);
         let ks = decided(&runs, &rule);
         if ks[1].verdict == Verdict::Slower {
             slower += 1;

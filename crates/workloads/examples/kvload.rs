@@ -2,6 +2,10 @@
 //! and prints one parseable line: ops/s and client CPU microseconds per op.
 //!
 //!     cargo run --release -p bakeoff-workloads --example kvload -- 127.0.0.1:11211 16 10
+//!
+//! SECONDS may be fractional. KVLOAD_WARMUP_MS (default 1000) sets the warmup,
+//! KVLOAD_PRELOAD=0 skips the preload (the keys are already there), KVLOAD_KEYS sets the
+//! key count (default 100000).
 
 use bakeoff_load::{Live, Measure, NoHooks, Phases, Schedule};
 use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, ValueSize};
@@ -21,8 +25,9 @@ fn main() {
             std::process::exit(2)
         })
     };
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
     let cfg = KvConfig {
-        keys: 100_000,
+        keys: env("KVLOAD_KEYS", 100_000),
         key_distribution: KeyDistribution::Uniform,
         value_size: ValueSize::Fixed(100),
         mix: Mix {
@@ -36,11 +41,15 @@ fn main() {
         schedule: Schedule::ClosedLoop {
             pipeline: args.get(4).map_or(1, |p| num(p) as usize),
         },
-        preload: true,
+        preload: env("KVLOAD_PRELOAD", 1) != 0,
     };
+    let secs: f64 = secs.parse().unwrap_or_else(|_| {
+        eprintln!("{usage}");
+        std::process::exit(2)
+    });
     let phases = Phases {
-        warmup: Duration::from_secs(1),
-        measure: Measure::Duration(Duration::from_secs(num(secs))),
+        warmup: Duration::from_millis(env("KVLOAD_WARMUP_MS", 1000)),
+        measure: Measure::Duration(Duration::from_secs_f64(secs)),
     };
     let addr = addr.parse().unwrap_or_else(|e| {
         eprintln!("bad address {addr}: {e}");

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# How decisive is a comparison on this machine, by design? memcached built from Debian's
+# source three times: "base", "same" (identical) and "work" (a patch adding a fixed loop of
+# work per command, ITERS iterations: 80 is about -5% ops/s here). One experiment per design:
+#
+#   A  the old default: 5 repetitions x (2 s warmup + 10 s), unpaired
+#   B  short runs within a budget: 0.5 s warmup + 2 s, rounds until +-1% or BUDGET; analyzed
+#      paired (the default) and re-decided unpaired from the same runs
+#
+# Prints each design's verdicts, CIs, rounds and wall time; every figure is from the run.
+#
+#   bash bench/precision.sh [BUDGET=5m] [ITERS=80] [SEED=7]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+budget="${1:-5m}"
+iters="${2:-80}"
+seed="${3:-7}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+bakeoff="${BAKEOFF:-bakeoff}"
+
+printf -- '--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < %s; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n' "$iters" > "$work/work.patch"
+
+experiment() { # name, plan lines
+  cat <<TOML
+name = "$1"
+[target]
+kind = "memcached"
+source = { debian = "memcached" }
+args = ["-t", "1", "-m", "64"]
+[[variant]]
+name = "base"
+compiler = "gcc-12"
+cflags = "-O2"
+[[variant]]
+name = "same"
+compiler = "gcc-12"
+cflags = "-O2"
+[[variant]]
+name = "work"
+compiler = "gcc-12"
+cflags = "-O2"
+patches = ["work.patch"]
+[[workload]]
+kind = "kv"
+name = "kv"
+connections = [16]
+keys = 10000
+mix = { get = 90, set = 10 }
+[plan]
+seed = $seed
+$2
+TOML
+}
+
+summary() { # results folder, label
+  python3 - "$1/results.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+label = sys.argv[2]
+for k in r["comparisons"]:
+    lo, hi = k["ci"]
+    print(f"{label:28s} {k['variant']:5s} ratio {k['ratio']:.3f} CI [{lo:.3f}, {hi:.3f}] "
+          f"(+-{(hi - lo) / 2 * 100:.1f}%) {k['verdict']:12s} rounds {k['rounds']:3d} "
+          f"{'paired' if k['paired'] else 'unpaired'} p_adj {k['p_adjusted']:.4f} "
+          f"| stopped by {r.get('stopped_by')} after {r.get('rounds_s', 0):.0f} s")
+PY
+}
+
+echo "design A: 5 x (2 s + 10 s), unpaired"
+experiment precision-a $'repetitions = 5\nwarmup = "2s"\nduration = "10s"\npairing = "unpaired"' > "$work/a.toml"
+"$bakeoff" run "$work/a.toml" --out "$work/a" >/dev/null 2>"$work/a.log" || { tail "$work/a.log"; exit 1; }
+summary "$work/a" "A 5x10s unpaired"
+
+echo "design B: budget $budget, 0.5 s + 2 s runs"
+experiment precision-b "budget = \"$budget\""$'\nwarmup = "500ms"\nduration = "2s"' > "$work/b.toml"
+"$bakeoff" run "$work/b.toml" --out "$work/b" >/dev/null 2>"$work/b.log" || { tail "$work/b.log"; exit 1; }
+summary "$work/b" "B short runs, paired"
+"$bakeoff" report "$work/b" --pairing unpaired | grep -E '^kv' | sed 's/^/B same runs, unpaired: /'

@@ -1,0 +1,119 @@
+//! End-to-end: decisive answers on a real memcached within a budget. Three builds of
+//! Debian's source: the baseline, an identical build, and one with a patch that adds a fixed
+//! loop of work to every command. The patched build must come out `slower`; the identical
+//! one `equivalent` or `inconclusive`; the rounds stop on the budget or the precision, and
+//! never overrun the budget by more than one round.
+
+mod common;
+
+use common::{no_server_left, Scratch};
+
+/// About 200 volatile additions per command: roughly 10% of memcached's work per request on
+/// a 2-core guest, so a 45 s budget decides it even on a busy CI machine.
+const WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 200; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
+
+const EXPERIMENT: &str = r#"name = "precision-e2e"
+[target]
+kind = "memcached"
+source = { debian = "memcached" }
+args = ["-t", "1", "-m", "64"]
+
+[[variant]]
+name = "base"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "same"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "work"
+compiler = "gcc-12"
+cflags = "-O2"
+patches = ["work.patch"]
+
+[[workload]]
+kind = "kv"
+name = "kv"
+connections = [8]
+keys = 5000
+mix = { get = 90, set = 10 }
+
+[plan]
+budget = "45s"
+precision = 0.01
+warmup = "300ms"
+duration = "1s"
+seed = 11
+"#;
+
+#[test]
+fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
+    let s = Scratch::new();
+    s.write("work.patch", WORK);
+    let f = s.write("precision.toml", EXPERIMENT);
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    no_server_left("memcached", &s);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = s.results();
+    let stopped = r["stopped_by"].as_str().unwrap_or_default();
+    assert!(
+        stopped == "budget" || stopped == "precision",
+        "stopped_by {stopped:?}"
+    );
+    // Never more than one round past the budget.
+    let rounds = r["plan"]["rounds"].as_array().map_or(0, |a| a.len());
+    let took = r["rounds_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(rounds >= 6, "only {rounds} rounds in the budget");
+    assert!(took <= 45.0 + took / rounds as f64 * 1.5, "{took} s for {rounds} rounds");
+
+    let cmp = |variant: &str| {
+        r["comparisons"]
+            .as_array()
+            .and_then(|a| a.iter().find(|k| k["variant"] == variant))
+            .cloned()
+            .unwrap_or_else(|| panic!("no comparison for {variant}: {r}"))
+    };
+    let work = cmp("work");
+    for key in [
+        "verdict",
+        "ratio",
+        "ci",
+        "p",
+        "p_adjusted",
+        "paired",
+        "rounds",
+        "detectable",
+    ] {
+        assert!(!work[key].is_null(), "{key} missing: {work}");
+    }
+    assert_eq!(work["verdict"], "slower", "{work}");
+    assert_eq!(work["paired"], true, "{work}");
+    assert!(work["ci"][1].as_f64().unwrap_or(1.0) < 1.0, "{work}");
+    assert!(work["p_adjusted"].as_f64() >= work["p"].as_f64(), "{work}");
+
+    // The identical build: equivalent or inconclusive. A false discovery is possible by
+    // design (at most 5% of identical comparisons, the FDR the simulations check); one that
+    // claims more than a 3% difference is a defect.
+    let same = cmp("same");
+    let verdict = same["verdict"].as_str().unwrap_or_default();
+    let ratio = same["ratio"].as_f64().unwrap_or(0.0);
+    assert!(
+        verdict == "equivalent"
+            || verdict == "inconclusive"
+            || (ratio - 1.0).abs() < 0.03,
+        "identical builds called {verdict}: {same}"
+    );
+
+    let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
+    assert!(md.contains("Per-round ratios"), "{md}");
+    assert!(md.contains("stopped by"), "{md}");
+    let html = std::fs::read_to_string(s.out().join("report.html")).expect("report.html");
+    assert!(html.contains("class=\"round\""), "per-round dots missing");
+}
