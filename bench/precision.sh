@@ -64,7 +64,13 @@ for k in r["comparisons"]:
     print(f"{label:28s} {k['variant']:5s} ratio {k['ratio']:.3f} CI [{lo:.3f}, {hi:.3f}] "
           f"(+-{(hi - lo) / 2 * 100:.1f}%) {k['verdict']:12s} rounds {k['rounds']:3d} "
           f"{'paired' if k['paired'] else 'unpaired'} p_adj {k['p_adjusted']:.4f} "
-          f"| stopped by {r.get('stopped_by')} after {r.get('rounds_s', 0):.0f} s")
+          f"spread {k.get('round_spread') or 0:.3f} | stopped by {r.get('stopped_by')} after {r.get('rounds_s', 0):.0f} s")
+walls = sorted(x["wall_s"] for c in r["cells"] for x in c["runs"] if x.get("wall_s"))
+cvs = " ".join(f"{c['variant']} {c['cv'] * 100:.1f}%" for c in r["cells"])
+if walls:
+    window = r["plan"]["warmup_s"] + (r["plan"].get("duration_s") or 0)
+    med = walls[len(walls) // 2]
+    print(f"{label:28s} run wall time median {med:.2f} s (window {window:.1f} s: {med - window:.2f} s beyond it); run-to-run CV {cvs}")
 PY
 }
 

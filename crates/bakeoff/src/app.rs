@@ -228,7 +228,10 @@ fn reanalyze_cmd(dir: &Path, how: crate::cli::PairingArg) -> Result<(), Failure>
         "{}",
         bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
     );
-    println!("\n(re-decided with pairing {}; nothing written)", results.plan.pairing);
+    println!(
+        "\n(re-decided with pairing {}; nothing written)",
+        results.plan.pairing
+    );
     Ok(())
 }
 

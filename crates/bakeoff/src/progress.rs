@@ -2,8 +2,8 @@
 //! and the current run's live ops/s, refreshed by a ticker thread (never by the engine).
 
 use bakeoff_report::model::{BuildRecord, Run};
-use bakeoff_report::summary::ops;
 use bakeoff_report::summary::duration_text;
+use bakeoff_report::summary::ops;
 use bakeoff_runner::{Live, Observer, RoundStatus};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::{Arc, Mutex};
@@ -193,7 +193,11 @@ impl Bars {
             .unwrap_or_default();
         let widest = match (&s.widest, s.target) {
             (Some((w, at)), Some(t)) => {
-                format!("widest CI ±{:.1}% ({at}), target ±{:.1}%", w * 100.0, t * 100.0)
+                format!(
+                    "widest CI ±{:.1}% ({at}), target ±{:.1}%",
+                    w * 100.0,
+                    t * 100.0
+                )
             }
             (Some((w, at)), None) => format!("widest CI ±{:.1}% ({at})", w * 100.0),
             _ => "no CI yet".to_string(),

@@ -71,7 +71,10 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     let rounds = r["plan"]["rounds"].as_array().map_or(0, |a| a.len());
     let took = r["rounds_s"].as_f64().unwrap_or(f64::MAX);
     assert!(rounds >= 6, "only {rounds} rounds in the budget");
-    assert!(took <= 45.0 + took / rounds as f64 * 1.5, "{took} s for {rounds} rounds");
+    assert!(
+        took <= 45.0 + took / rounds as f64 * 1.5,
+        "{took} s for {rounds} rounds"
+    );
 
     let cmp = |variant: &str| {
         r["comparisons"]
@@ -105,9 +108,7 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     let verdict = same["verdict"].as_str().unwrap_or_default();
     let ratio = same["ratio"].as_f64().unwrap_or(0.0);
     assert!(
-        verdict == "equivalent"
-            || verdict == "inconclusive"
-            || (ratio - 1.0).abs() < 0.03,
+        verdict == "equivalent" || verdict == "inconclusive" || (ratio - 1.0).abs() < 0.03,
         "identical builds called {verdict}: {same}"
     );
 

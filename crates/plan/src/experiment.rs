@@ -627,11 +627,7 @@ pub struct Plan {
     pub budget: Option<String>,
     /// Target half-width of every comparison's ratio CI, relative (0.01: +-1%). Stops a
     /// point (workload x connections) once all its comparisons reach it.
-    #[serde(
-        default,
-        alias = "target_ci",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, alias = "target_ci", skip_serializing_if = "Option::is_none")]
     pub precision: Option<f64>,
     /// Half-width of the band in which a comparison whose whole CI lies is "equivalent";
     /// default `precision`.

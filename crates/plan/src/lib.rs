@@ -84,7 +84,6 @@ impl Plan {
     pub fn equivalence_band(&self) -> f64 {
         self.equivalence.unwrap_or_else(|| self.precision_target())
     }
-
 }
 
 /// Default warmup and measured window of a key-value experiment, chosen from measurements
@@ -120,7 +119,9 @@ impl Experiment {
     pub fn measure(&self) -> MeasureFor {
         match (self.plan.ops, &self.plan.duration) {
             (Some(n), _) => MeasureFor::Ops(n),
-            (None, Some(d)) => MeasureFor::Time(parse_duration(d).unwrap_or(self.default_windows().1)),
+            (None, Some(d)) => {
+                MeasureFor::Time(parse_duration(d).unwrap_or(self.default_windows().1))
+            }
             (None, None) => MeasureFor::Time(self.default_windows().1),
         }
     }

@@ -441,22 +441,35 @@ fn stopping_rule_from_budget_precision_and_repetitions() {
     assert_eq!(l.experiment.plan.equivalence_band(), 0.02);
     // neither: the default budget.
     let l = parse_str(&GOOD.replace("repetitions = 3\n", "")).unwrap();
-    assert_eq!(l.experiment.plan.stopping().budget, Some(crate::DEFAULT_BUDGET));
+    assert_eq!(
+        l.experiment.plan.stopping().budget,
+        Some(crate::DEFAULT_BUDGET)
+    );
     // target_ci still reads as precision.
-    let l = parse_str(&GOOD.replace("repetitions = 3", "repetitions = 8\ntarget_ci = 0.05")).unwrap();
+    let l =
+        parse_str(&GOOD.replace("repetitions = 3", "repetitions = 8\ntarget_ci = 0.05")).unwrap();
     assert_eq!(l.experiment.plan.stopping().precision, Some(0.05));
 }
 
 #[test]
 fn budget_precision_and_equivalence_are_checked_at_their_keys() {
     for (bad, says) in [
-        ("budget = \"soon\"", "exp.toml:26:10: \"soon\" is not a duration"),
+        (
+            "budget = \"soon\"",
+            "exp.toml:26:10: \"soon\" is not a duration",
+        ),
         ("budget = \"100ms\"", "budget must be between 1s and 7d"),
         ("precision = 0", "precision must be between"),
         ("precision = 2", "precision must be between"),
         ("equivalence = -0.1", "equivalence must be between"),
-        ("pairing = \"sometimes\"", "expected one of `auto`, `paired`, `unpaired`"),
-        ("repetitions = 3\nmin_repetitions = 9", "min_repetitions must be between 2 and 3"),
+        (
+            "pairing = \"sometimes\"",
+            "expected one of `auto`, `paired`, `unpaired`",
+        ),
+        (
+            "repetitions = 3\nmin_repetitions = 9",
+            "min_repetitions must be between 2 and 3",
+        ),
     ] {
         let m = err(&GOOD.replace("repetitions = 3", bad));
         assert!(m.contains(says), "{bad}: {m}");

@@ -833,16 +833,20 @@ fn check_verify(l: &Loaded, e: &Experiment) -> Check {
 fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     let p = &e.plan;
     if let Some(n) = p.repetitions {
-        range(l, &key!["plan", "repetitions"], n as f64, 1.0, 1000.0, "repetitions")?;
+        range(
+            l,
+            &key!["plan", "repetitions"],
+            n as f64,
+            1.0,
+            1000.0,
+            "repetitions",
+        )?;
     }
     if let Some(b) = &p.budget {
         let at = key!["plan", "budget"];
         let d = crate::parse_duration(b).map_err(|m| l.error_at(&at, m))?;
         if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(7 * 86_400) {
-            return Err(l.error_at(
-                &at,
-                format!("budget must be between 1s and 7d, got {b:?}"),
-            ));
+            return Err(l.error_at(&at, format!("budget must be between 1s and 7d, got {b:?}")));
         }
     }
     if let Some(x) = p.precision {

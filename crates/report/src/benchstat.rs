@@ -19,11 +19,35 @@
 //! - Invalid runs (and runs with no throughput) are left out; a `# invalid: ...` comment
 //!   says which, and benchstat ignores such lines.
 //!
+//! - After the runs, one `# verdict:` comment per comparison with bakeoff's own answer
+//!   (benchstat ignores comments): the answer, ratio, CI, adjusted p and pairing.
+//!
 //! With no runs at all, only the configuration lines are written.
 
 use crate::csv::number;
 use crate::model::{Cell, Results, Run};
 use std::fmt::Write;
+
+/// bakeoff's answers, as comments benchstat skips.
+fn verdicts(s: &mut String, r: &Results) {
+    for k in &r.comparisons {
+        let _ = writeln!(
+            s,
+            "# verdict: {}/conns={}/variant={} vs {}: {}, ratio {:.4} CI [{:.4}, {:.4}], p_adjusted {:.4}, {} {}",
+            sanitize(&k.workload, "workload"),
+            k.connections,
+            sanitize(&k.variant, "variant"),
+            sanitize(&k.baseline, "variant"),
+            crate::summary::verdict_text(k),
+            k.ratio,
+            k.ci95[0],
+            k.ci95[1],
+            k.p_adjusted,
+            k.rounds,
+            if k.paired { "paired rounds" } else { "runs a side, unpaired" }
+        );
+    }
+}
 
 /// Units benchstat does not know, and which way is better.
 const UNITS: &[(&str, &str)] = &[
@@ -77,6 +101,7 @@ pub fn render(r: &Results) -> String {
         s.push('\n');
     }
     s.push_str(&body);
+    verdicts(&mut s, r);
     s
 }
 

@@ -338,7 +338,11 @@ fn bytes(x: f64) -> String {
 
 /// The badge with the answer's size: "slower −4.8%", "inconclusive ±6.2%".
 fn verdict_badge_text(v: Verdict, text: &str) -> String {
-    format!("<span class=\"badge {}\">{}</span>", v.as_str(), escape(text))
+    format!(
+        "<span class=\"badge {}\">{}</span>",
+        v.as_str(),
+        escape(text)
+    )
 }
 
 fn verdict_color(v: Verdict) -> &'static str {
@@ -551,7 +555,11 @@ fn verdicts(x: &Ctx) -> Option<Section> {
         );
     }
     b.push_str("</table></div>\n");
-    let _ = writeln!(b, "<p class=\"caption\">{}.</p>", escape(&summary::stopping_text(r)));
+    let _ = writeln!(
+        b,
+        "<p class=\"caption\">{}.</p>",
+        escape(&summary::stopping_text(r))
+    );
     let mut notes = summary::explanations(r);
     notes.extend(summary::disturbed(r));
     if !notes.is_empty() {
@@ -605,12 +613,7 @@ fn all_cells(x: &Ctx) -> Option<Section> {
                 .collect()
         })
         .collect();
-    let mut b = table(
-        "cells",
-        &summary::HEADER,
-        &[1, 3, 4, 6, 7, 8, 9, 10],
-        &rows,
-    );
+    let mut b = table("cells", &summary::HEADER, &[1, 3, 4, 6, 7, 8, 9, 10], &rows);
     b.push_str(
         "<p class=\"caption\">ops/s: median over valid runs with a distribution-free 95% CI; latency: medians over valid runs of each run's percentiles, in microseconds.</p>\n",
     );
@@ -2134,7 +2137,7 @@ mod tests {
                 ops: None,
                 seed: 7,
                 baseline: "gcc-O2".into(),
-                                rounds: vec![
+                rounds: vec![
                     vec!["gcc-O2".into(), "clang-O3".into()],
                     vec!["clang-O3".into(), "gcc-O2".into()],
                     vec!["gcc-O2".into(), "clang-O3".into()],

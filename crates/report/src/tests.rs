@@ -86,7 +86,7 @@ pub(crate) fn sample() -> Results {
             ops: None,
             seed: 42,
             baseline: "gcc-O2".into(),
-                        rounds: vec![
+            rounds: vec![
                 vec!["gcc-O2".into(), "clang-O3".into()],
                 vec!["clang-O3".into(), "gcc-O2".into()],
             ],

@@ -54,8 +54,15 @@ fn mark_disturbed(c: &mut Cell) {
             why.push("client-bound".to_string());
         }
         if let (Some(m), Some(d)) = (centre, mad) {
-            if run.valid && ops.len() >= 5 && d > 0.0 && (run.ops_per_s - m).abs() > OUTLIER_SIGMAS * 1.4826 * d {
-                why.push(format!("outlier {:+.0}% from the cell's median", (run.ops_per_s / m - 1.0) * 100.0));
+            if run.valid
+                && ops.len() >= 5
+                && d > 0.0
+                && (run.ops_per_s - m).abs() > OUTLIER_SIGMAS * 1.4826 * d
+            {
+                why.push(format!(
+                    "outlier {:+.0}% from the cell's median",
+                    (run.ops_per_s / m - 1.0) * 100.0
+                ));
             }
         }
         run.disturbed = (!why.is_empty()).then(|| why.join(", "));
@@ -179,13 +186,23 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             found.push((c, k));
         }
     }
-    stats::decide(found.iter_mut().map(|x| &mut x.1), rule.alpha, rule.equivalence);
+    stats::decide(
+        found.iter_mut().map(|x| &mut x.1),
+        rule.alpha,
+        rule.equivalence,
+    );
     let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
     found
         .iter()
         .map(|(c, k)| {
-            let mut rec =
-                ComparisonRecord::new(&c.workload, c.connections, &c.variant, baseline, k, precision);
+            let mut rec = ComparisonRecord::new(
+                &c.workload,
+                c.connections,
+                &c.variant,
+                baseline,
+                k,
+                precision,
+            );
             rec.more_seconds = rec
                 .more_rounds
                 .map(|n| n as f64 * round_seconds(r, &c.workload, c.connections));
@@ -253,7 +270,11 @@ fn warnings(r: &Results) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    if let Some(n) = r.plan.repetitions.filter(|n| *n < 4 && !r.comparisons.is_empty()) {
+    if let Some(n) = r
+        .plan
+        .repetitions
+        .filter(|n| *n < 4 && !r.comparisons.is_empty())
+    {
         w.push(format!(
             "{n} repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"
         ));

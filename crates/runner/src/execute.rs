@@ -7,7 +7,7 @@ use crate::data::{self, DataStore};
 use crate::folder::{safe_name, write_results, Folder};
 use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
 use crate::probes::{self, ProbeHooks, ProbePlan};
-use crate::schedule::{Rounds, Slot};
+use crate::schedule::{round_fits, Rounds, Slot};
 use crate::{analyze, Observer, Options, RoundStatus};
 use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
@@ -86,10 +86,9 @@ impl Context<'_> {
                 break "precision";
             }
             let next = self.round_estimate(results, &open, guess);
-            if let Some(b) = stop.budget {
-                if round > 0 && started.elapsed().as_secs_f64() + next > b.as_secs_f64() {
-                    break "budget";
-                }
+            let budget = stop.budget.map(|b| b.as_secs_f64());
+            if !round_fits(round, started.elapsed().as_secs_f64(), next, budget) {
+                break "budget";
             }
             let slots = order.next(round, &open, &indices);
             results
@@ -181,14 +180,22 @@ impl Context<'_> {
             ks.len() + 1 == self.variants.len()
                 && ks.iter().all(|k| k.detectable.is_some_and(|d| d <= target))
         } else {
-            results.cells.iter().filter(|c| at(&c.workload, c.connections)).all(|c| {
-                c.valid_runs >= 2
-                    && c.median_ops_per_s > 0.0
-                    && (c.ci95[1] - c.ci95[0]) / 2.0 / c.median_ops_per_s <= target
-            })
+            results
+                .cells
+                .iter()
+                .filter(|c| at(&c.workload, c.connections))
+                .all(|c| {
+                    c.valid_runs >= 2
+                        && c.median_ops_per_s > 0.0
+                        && (c.ci95[1] - c.ci95[0]) / 2.0 / c.median_ops_per_s <= target
+                })
         };
         if done {
-            for c in results.cells.iter_mut().filter(|c| at(&c.workload, c.connections)) {
+            for c in results
+                .cells
+                .iter_mut()
+                .filter(|c| at(&c.workload, c.connections))
+            {
                 c.stop_reason = Some("precision".into());
             }
         }
@@ -225,7 +232,12 @@ impl Context<'_> {
             .iter()
             .filter_map(|k| k.detectable.map(|d| (d, k)))
             .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(d, k)| (d, format!("{} x{} {}", k.workload, k.connections, k.variant)));
+            .map(|(d, k)| {
+                (
+                    d,
+                    format!("{} x{} {}", k.workload, k.connections, k.variant),
+                )
+            });
         let next = self.round_estimate(results, points, self.seconds_per_run());
         let runs_left = match (stop.budget, stop.max_rounds) {
             (Some(b), cap) => {

@@ -29,7 +29,12 @@ impl Rounds {
     }
 
     /// Round `round`'s runs over `points` (workload index, connections) for `variants`.
-    pub fn next(&mut self, round: usize, points: &[(usize, usize)], variants: &[usize]) -> Vec<Slot> {
+    pub fn next(
+        &mut self,
+        round: usize,
+        points: &[(usize, usize)],
+        variants: &[usize],
+    ) -> Vec<Slot> {
         let mut out = Vec::with_capacity(points.len() * variants.len());
         for &(workload, connections) in points {
             let mut order = variants.to_vec();
@@ -45,6 +50,17 @@ impl Rounds {
     }
 }
 
+/// Whether round `round` (0-based) may start: the first always does; a later one only if
+/// the time spent so far plus the next round's estimate fits in the budget. So the rounds
+/// end within the budget, or past it by at most one round's misestimate (never more than
+/// one round).
+pub fn round_fits(round: usize, elapsed_s: f64, next_round_s: f64, budget_s: Option<f64>) -> bool {
+    match budget_s {
+        Some(b) => round == 0 || elapsed_s + next_round_s <= b,
+        None => true,
+    }
+}
+
 /// The runs of `rounds` full rounds in execution order.
 pub fn plan_runs(
     rounds: usize,
@@ -53,7 +69,9 @@ pub fn plan_runs(
     seed: u64,
 ) -> Vec<Slot> {
     let mut r = Rounds::new(seed);
-    (0..rounds).flat_map(|i| r.next(i, points, variants)).collect()
+    (0..rounds)
+        .flat_map(|i| r.next(i, points, variants))
+        .collect()
 }
 
 #[cfg(test)]
@@ -72,6 +90,47 @@ mod tests {
                 .iter()
                 .all(|s| s.round == chunk[0].round && s.connections == chunk[0].connections));
         }
+    }
+
+    #[test]
+    fn rounds_never_overrun_the_budget_by_more_than_one_round() {
+        use rand::Rng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for _ in 0..500 {
+            let budget = rng.gen_range(5.0..300.0);
+            let typical = rng.gen_range(1.0..40.0);
+            let (mut elapsed, mut longest, mut done) = (0.0f64, 0.0f64, Vec::<f64>::new());
+            loop {
+                // The estimate is the mean of the rounds so far (the plan's guess first);
+                // each round's real length is off by up to +-40%.
+                let estimate = if done.is_empty() {
+                    typical
+                } else {
+                    done.iter().sum::<f64>() / done.len() as f64
+                };
+                if !round_fits(done.len(), elapsed, estimate, Some(budget)) {
+                    break;
+                }
+                let took = typical * rng.gen_range(0.6..1.4);
+                elapsed += took;
+                longest = longest.max(took);
+                done.push(took);
+            }
+            assert!(
+                elapsed <= budget + longest,
+                "{elapsed} > {budget} + {longest}"
+            );
+            // And it does not stop early: the next round would not have fitted.
+            assert!(
+                elapsed + 1.4 * typical > budget,
+                "stopped early: {elapsed} of {budget}"
+            );
+        }
+        assert!(
+            round_fits(0, 100.0, 50.0, Some(10.0)),
+            "the first round always runs"
+        );
+        assert!(round_fits(7, 1e9, 1e9, None));
     }
 
     #[test]

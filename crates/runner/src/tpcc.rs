@@ -33,8 +33,10 @@ pub fn analyze(r: &mut Results) {
         })
         .collect();
     stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
-    let against: Vec<Option<RatioRecord>> =
-        found.iter().map(|k| k.as_ref().map(RatioRecord::new)).collect();
+    let against: Vec<Option<RatioRecord>> = found
+        .iter()
+        .map(|k| k.as_ref().map(RatioRecord::new))
+        .collect();
     for (c, k) in r.cells.iter_mut().zip(against) {
         if let Some(t) = c.tpcc.as_mut() {
             t.notpm_vs_baseline = k;

@@ -9,7 +9,13 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
     let m = p.len();
     let clean: Vec<f64> = p
         .iter()
-        .map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 1.0 })
+        .map(|x| {
+            if x.is_finite() {
+                x.clamp(0.0, 1.0)
+            } else {
+                1.0
+            }
+        })
         .collect();
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|a, b| clean[*a].total_cmp(&clean[*b]));

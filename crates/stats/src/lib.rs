@@ -258,18 +258,21 @@ pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Compa
         let (ci, coverage) = ratio_ci(&b, &c, mb);
         (mann_whitney_u(&b, &c), ci, coverage)
     };
-    Some(finish(Comparison {
-        ratio,
-        ci95,
-        ci_coverage,
-        p_value,
-        p_adjusted: p_value,
-        paired: false,
-        rounds: b.len().min(c.len()),
-        round_ratios: Vec::new(),
-        direction: rule.direction,
-        verdict: Verdict::Inconclusive,
-    }, rule))
+    Some(finish(
+        Comparison {
+            ratio,
+            ci95,
+            ci_coverage,
+            p_value,
+            p_adjusted: p_value,
+            paired: false,
+            rounds: b.len().min(c.len()),
+            round_ratios: Vec::new(),
+            direction: rule.direction,
+            verdict: Verdict::Inconclusive,
+        },
+        rule,
+    ))
 }
 
 /// Compares runs tagged with their round: paired by round when `rule.pairing` says so

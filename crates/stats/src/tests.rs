@@ -64,7 +64,9 @@ fn compare_edges() {
     assert_eq!((c.verdict, c.p_value), (Verdict::Inconclusive, 1.0));
     let c = compare(
         &[10.0, 10.1, 9.9, 10.0, 10.05],
-        &[12.0, 12.1, 11.9, 12.0, 12.05], &Rule::new(Direction::LowerIsBetter))
+        &[12.0, 12.1, 11.9, 12.0, 12.05],
+        &Rule::new(Direction::LowerIsBetter),
+    )
     .unwrap();
     assert_eq!(c.verdict, Verdict::Slower);
     assert!(
@@ -73,7 +75,12 @@ fn compare_edges() {
     );
     assert_eq!(Verdict::Faster.to_string(), "faster");
     assert!(c.ci_coverage >= 0.95, "{c:?}");
-    let two = compare(&[10.0, 10.1], &[12.0, 12.1], &Rule::new(Direction::HigherIsBetter)).unwrap();
+    let two = compare(
+        &[10.0, 10.1],
+        &[12.0, 12.1],
+        &Rule::new(Direction::HigherIsBetter),
+    )
+    .unwrap();
     assert!((two.ci_coverage - 2.0 / 3.0).abs() < 1e-9, "{two:?}");
     assert_eq!(
         two.verdict,
@@ -149,7 +156,11 @@ fn brute_signed_rank(n: usize) -> Vec<f64> {
 #[test]
 fn signed_rank_null_distribution_matches_enumeration() {
     for n in 1..=12 {
-        assert_eq!(signed_rank::exact_distribution(n), brute_signed_rank(n), "n={n}");
+        assert_eq!(
+            signed_rank::exact_distribution(n),
+            brute_signed_rank(n),
+            "n={n}"
+        );
     }
     // Published table value: n = 10, P(W+ <= 8) = 25/1024 (the 0.05 two-sided cut).
     let d = signed_rank::exact_distribution(10);
@@ -214,8 +225,14 @@ fn hodges_lehmann_interval_inverts_the_signed_rank_test() {
             let eps = 1e-9;
             assert!(signed_rank_p(&shifted(lo + eps)) > level, "n={n} lo inside");
             assert!(signed_rank_p(&shifted(hi - eps)) > level, "n={n} hi inside");
-            assert!(signed_rank_p(&shifted(lo - eps)) <= level, "n={n} lo outside");
-            assert!(signed_rank_p(&shifted(hi + eps)) <= level, "n={n} hi outside");
+            assert!(
+                signed_rank_p(&shifted(lo - eps)) <= level,
+                "n={n} lo outside"
+            );
+            assert!(
+                signed_rank_p(&shifted(hi + eps)) <= level,
+                "n={n} hi outside"
+            );
         }
     }
     // Five pairs: [min, max] of the Walsh averages at 93.75%.
@@ -288,20 +305,28 @@ fn paired_comparison_uses_rounds_and_says_so() {
         pairing: Pairing::Unpaired,
         ..rule
     };
-    assert!(!compare_rounds(&tagged(&b), &tagged(&c), &forced).unwrap().paired);
+    assert!(
+        !compare_rounds(&tagged(&b), &tagged(&c), &forced)
+            .unwrap()
+            .paired
+    );
 }
 
 #[test]
 fn equivalent_needs_the_whole_ci_inside_the_band() {
     let rule = Rule::new(Direction::HigherIsBetter);
     let b: Vec<f64> = (0..12).map(|i| 100.0 + 0.1 * f64::from(i % 3)).collect();
-    let c: Vec<f64> = (0..12).map(|i| 100.05 + 0.1 * f64::from((i + 1) % 3)).collect();
+    let c: Vec<f64> = (0..12)
+        .map(|i| 100.05 + 0.1 * f64::from((i + 1) % 3))
+        .collect();
     let k = compare_rounds(&tagged(&b), &tagged(&c), &rule).unwrap();
     assert_eq!(k.verdict, Verdict::Equivalent, "{k:?}");
     assert_eq!(k.more_rounds_for(0.01), Some(0));
     assert!(k.detectable() < 0.01);
     // A wide CI is inconclusive, says what could hide and how many rounds would do.
-    let wide: Vec<f64> = (0..12).map(|i| 100.0 + 8.0 * f64::from(i % 4) - 12.0).collect();
+    let wide: Vec<f64> = (0..12)
+        .map(|i| 100.0 + 8.0 * f64::from(i % 4) - 12.0)
+        .collect();
     let k = compare_rounds(&tagged(&b), &tagged(&wide), &rule).unwrap();
     assert_eq!(k.verdict, Verdict::Inconclusive, "{k:?}");
     assert!(k.hiding() > 0.02 && k.detectable() > 0.01);
@@ -331,7 +356,12 @@ struct Noise {
     start: f64,
 }
 
-fn experiment(rng: &mut Rng, noise: &Noise, effects: &[f64], rounds: usize) -> Vec<Vec<(usize, f64)>> {
+fn experiment(
+    rng: &mut Rng,
+    noise: &Noise,
+    effects: &[f64],
+    rounds: usize,
+) -> Vec<Vec<(usize, f64)>> {
     let mut runs = vec![Vec::new(); effects.len()];
     for r in 0..rounds {
         let shared = noise.drift * normal(rng);
@@ -356,7 +386,10 @@ fn decided(runs: &[Vec<(usize, f64)>], rule: &Rule) -> Vec<Comparison> {
 #[test]
 fn identical_variants_are_rarely_called_different_after_fdr() {
     let rule = Rule::new(Direction::HigherIsBetter);
-    let noise = Noise { drift: 0.07, start: 0.05 };
+    let noise = Noise {
+        drift: 0.07,
+        start: 0.05,
+    };
     let mut rng = Rng::new(2027);
     let (mut wrong, mut total) = (0, 0);
     for _ in 0..400 {
@@ -377,7 +410,10 @@ fn identical_variants_are_rarely_called_different_after_fdr() {
 #[test]
 fn a_five_percent_difference_is_found_under_drift_and_start_noise() {
     let rule = Rule::new(Direction::HigherIsBetter);
-    let noise = Noise { drift: 0.07, start: 0.05 };
+    let noise = Noise {
+        drift: 0.07,
+        start: 0.05,
+    };
     let mut rng = Rng::new(31);
     let (mut slower, mut wrong, trials) = (0, 0, 300);
     for _ in 0..trials {
@@ -388,7 +424,9 @@ fn a_five_percent_difference_is_found_under_drift_and_start_noise() {
         if ks[1].verdict == Verdict::Slower {
             slower += 1;
         }
-        if ks[1].verdict == Verdict::Faster || matches!(ks[0].verdict, Verdict::Faster | Verdict::Slower) {
+        if ks[1].verdict == Verdict::Faster
+            || matches!(ks[0].verdict, Verdict::Faster | Verdict::Slower)
+        {
             wrong += 1;
         }
         assert!(ks[1].paired);

@@ -359,7 +359,10 @@ fn context_warnings(a: &Side, b: &Side) -> Vec<String> {
             _ => "?".into(),
         };
         let rounds = p.repetitions.unwrap_or(p.rounds.len());
-        format!("{rounds} repetitions, warmup {} s, measure {measure}", p.warmup_s)
+        format!(
+            "{rounds} repetitions, warmup {} s, measure {measure}",
+            p.warmup_s
+        )
     };
     let (pa, pb) = (plan(&ra.plan), plan(&rb.plan));
     if pa != pb {

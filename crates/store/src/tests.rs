@@ -361,7 +361,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
             ops: None,
             seed: 1,
             baseline: "base".into(),
-                        rounds: vec![],
+            rounds: vec![],
             ..PlanRecord::default()
         },
         source: None,

@@ -25,7 +25,12 @@ fn main() {
             std::process::exit(2)
         })
     };
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let cfg = KvConfig {
         keys: env("KVLOAD_KEYS", 100_000),
         key_distribution: KeyDistribution::Uniform,
