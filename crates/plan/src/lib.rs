@@ -245,14 +245,25 @@ impl Experiment {
 /// Parses "2s", "500ms", "1m 30s", or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
+    let too_long = || format!("{s:?} is longer than any duration bakeoff takes (at most 7d)");
     if let Ok(secs) = t.parse::<f64>() {
         if secs.is_finite() && secs >= 0.0 {
+            if secs > MAX_DURATION.as_secs_f64() {
+                return Err(too_long());
+            }
             return Ok(Duration::from_secs_f64(secs));
         }
     }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("{s:?} is not a duration ({e}); write e.g. \"10s\" or \"500ms\""))
+    let d = humantime::parse_duration(t)
+        .map_err(|e| format!("{s:?} is not a duration ({e}); write e.g. \"10s\" or \"500ms\""))?;
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
 }
+
+/// The longest duration any key takes (a budget of a week).
+pub const MAX_DURATION: Duration = Duration::from_secs(7 * 86_400);
 
 #[cfg(test)]
 mod tests;

@@ -486,3 +486,17 @@ fn kv_experiments_default_to_short_windows() {
     assert_eq!(e.warmup(), crate::KV_WINDOWS.0);
     assert_eq!(e.measure(), MeasureFor::Time(Duration::from_secs(2)));
 }
+
+#[test]
+fn regression_huge_durations_are_refused_not_a_panic() {
+    for bad in ["1e30", "99999999999 years", "18446744073709551615"] {
+        let m = err(&GOOD.replace("duration = \"2s\"", &format!("duration = \"{bad}\"")));
+        assert!(
+            m.contains("at most 7d") && m.starts_with("exp.toml:"),
+            "{bad}: {m}"
+        );
+        let m = err(&GOOD.replace("warmup = \"1s\"", &format!("warmup = \"{bad}\"")));
+        assert!(m.contains("at most 7d"), "{bad}: {m}");
+    }
+    assert!(parse_duration("7d").is_ok());
+}

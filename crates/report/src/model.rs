@@ -744,6 +744,10 @@ pub struct ComparisonRecord {
     /// Candidate over baseline in each round where both ran validly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_ratios: Vec<RoundRatio>,
+    /// The smallest p-value this many runs could give (at or above 0.05: this comparison
+    /// could never be faster or slower).
+    #[serde(default)]
+    pub smallest_p: f64,
 }
 
 impl Default for ComparisonRecord {
@@ -769,6 +773,7 @@ impl Default for ComparisonRecord {
             more_seconds: None,
             round_spread: None,
             round_ratios: Vec::new(),
+            smallest_p: 0.0,
         }
     }
 }
@@ -811,6 +816,7 @@ impl ComparisonRecord {
                 .iter()
                 .map(|&(round, ratio)| RoundRatio { round, ratio })
                 .collect(),
+            smallest_p: k.smallest_p(),
         }
     }
 }

@@ -278,6 +278,9 @@ pub fn verdict_notes(r: &Results) -> String {
         return String::new();
     }
     let mut s = format!("\n{}.\n", stopping_text(r));
+    if let Some(line) = detectable_range(r) {
+        s.push_str(&format!("{line}\n"));
+    }
     for line in explanations(r) {
         s.push_str(&format!("  {line}\n"));
     }
@@ -286,6 +289,34 @@ pub fn verdict_notes(r: &Results) -> String {
     }
     s.push_str(&format!("{}\n", legend(r)));
     s
+}
+
+/// The smallest differences the final CIs could detect, narrowest to widest: so that no
+/// answer is read as "no difference at all".
+pub fn detectable_range(r: &Results) -> Option<String> {
+    let at = |k: &ComparisonRecord| format!("{} x{} {}", k.workload, k.connections, k.variant);
+    let mut ds: Vec<(f64, String)> = r
+        .comparisons
+        .iter()
+        .filter_map(|k| k.detectable.map(|d| (d, at(k))))
+        .collect();
+    ds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (lo, hi) = (ds.first()?, ds.last()?);
+    Some(if ds.len() == 1 {
+        format!(
+            "Smallest difference the final CI could detect: ±{:.1}% ({}).",
+            lo.0 * 100.0,
+            lo.1
+        )
+    } else {
+        format!(
+            "Smallest differences the final CIs could detect: ±{:.1}% ({}) to ±{:.1}% ({}).",
+            lo.0 * 100.0,
+            lo.1,
+            hi.0 * 100.0,
+            hi.1
+        )
+    })
 }
 
 /// One line per cell with disturbed runs: which rounds and why.

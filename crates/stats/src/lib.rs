@@ -140,6 +140,8 @@ pub struct Comparison {
     pub paired: bool,
     /// Pairs used (paired) or the smaller side's runs (unpaired).
     pub rounds: usize,
+    /// Runs on each side (baseline, candidate) that the test used.
+    pub sizes: (usize, usize),
     /// Per-round log ratios (candidate over baseline) of the rounds where both sides have
     /// a run, in round order: the spread the CI summarizes.
     pub round_ratios: Vec<(usize, f64)>,
@@ -267,6 +269,7 @@ pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Compa
             p_adjusted: p_value,
             paired: false,
             rounds: b.len().min(c.len()),
+            sizes: (b.len(), c.len()),
             round_ratios: Vec::new(),
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
@@ -316,6 +319,7 @@ pub fn compare_rounds(
             p_adjusted: p_value,
             paired: true,
             rounds: pairs,
+            sizes: (pairs, pairs),
             round_ratios: logs.iter().map(|(r, d)| (*r, d.exp())).collect(),
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
@@ -369,6 +373,23 @@ impl Comparison {
         } else {
             Verdict::Inconclusive
         }
+    }
+
+    /// The smallest two-sided p-value this design can give at all: paired, 2 / 2^n; unpaired,
+    /// 2 / C(n + m, n). At or above alpha, no answer can be faster or slower.
+    pub fn smallest_p(&self) -> f64 {
+        if self.paired {
+            return smallest_p(self.rounds);
+        }
+        let (n, m) = (
+            self.sizes.0.min(self.sizes.1),
+            self.sizes.0.max(self.sizes.1),
+        );
+        let mut c = 1.0f64;
+        for i in 1..=n {
+            c = c * (m + i) as f64 / i as f64;
+        }
+        (2.0 / c).min(1.0)
     }
 
     /// Half-width of the ratio's CI relative to the ratio: the smallest relative

@@ -168,10 +168,10 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
                 &x,
                 rule.equivalence,
             ));
-            decided.push(x);
-            if min_two_sided_p(xa.len(), xb.len()) >= 0.05 {
+            if x.smallest_p() >= 0.05 {
                 too_few.push((k.to_string(), xa.len(), xb.len()));
             }
+            decided.push(x);
         }
         cells.push(relabel(ca, "A", &a.folder));
         cells.push(relabel(cb, "B", &b.folder));
@@ -329,17 +329,6 @@ fn too_few_text(cells: &[(String, usize, usize)]) -> String {
             .collect::<Vec<_>>()
             .join("; "),
     }
-}
-
-/// The smallest two-sided p-value an exact Mann-Whitney test can give for n vs m runs.
-pub(crate) fn min_two_sided_p(n: usize, m: usize) -> f64 {
-    // 2 / C(n + m, n)
-    let (n, m) = (n.min(m), n.max(m));
-    let mut c = 1.0f64;
-    for i in 1..=n {
-        c = c * (m + i) as f64 / i as f64;
-    }
-    (2.0 / c).min(1.0)
 }
 
 /// What a reader must know before trusting a comparison of two separate experiments.
