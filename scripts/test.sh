@@ -18,7 +18,7 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -q -- -D warnings
 log=$(mktemp)
 set +e
-cargo test --workspace --locked 2>&1 | tee "$log" | grep -E '^(test result|running|error)'
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" | grep -E '^(test result|running|error)'
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -ne 0 ]; then

@@ -15,6 +15,8 @@ pub enum Failure {
     BadInput(String),
     /// Could not finish: exit status 1.
     Failed(String),
+    /// A usage error clap has already printed (with its hint): exit status 2, nothing more.
+    Usage,
 }
 
 pub fn run() -> Result<(), Failure> {
@@ -24,7 +26,7 @@ pub fn run() -> Result<(), Failure> {
             let usage_error = e.use_stderr();
             let _ = e.print();
             return if usage_error {
-                Err(Failure::BadInput("see --help".into()))
+                Err(Failure::Usage)
             } else {
                 Ok(())
             };
@@ -35,11 +37,16 @@ pub fn run() -> Result<(), Failure> {
         Command::Verify(args) => verify_cmd(&args),
         Command::Check { experiment } => {
             let l = load(&experiment)?;
+            bakeoff_runner::check(&l).map_err(|e| match e {
+                RunError::BadInput(m) => Failure::BadInput(m),
+                other => Failure::Failed(other.to_string()),
+            })?;
             println!(
-                "{}: ok ({} variants, {} workloads)",
+                "{}: ok ({} variants, {} workloads)\nplan: {}",
                 experiment.display(),
                 l.experiment.variants.len(),
-                l.experiment.workloads.len()
+                l.experiment.workloads.len(),
+                l.experiment.stopping_summary()
             );
             Ok(())
         }
@@ -197,7 +204,10 @@ fn read_results(dir: &Path) -> Result<Results, String> {
 }
 
 fn report_cmd(dir: &Path) -> Result<(), Failure> {
-    let results = read_results(dir).map_err(Failure::BadInput)?;
+    let mut results = read_results(dir).map_err(Failure::BadInput)?;
+    // The runs are the record; every figure and verdict is derived from them again, so a
+    // report never shows statistics its runs do not support.
+    bakeoff_runner::analyze(&mut results);
     let mut wrote = Vec::new();
     // Every report from results.json, which is the input and stays as it is.
     for ex in bakeoff_report::exporters() {
@@ -206,9 +216,15 @@ fn report_cmd(dir: &Path) -> Result<(), Failure> {
         }
         let out = dir.join(ex.file_name());
         let tmp = dir.join(format!(".{}.tmp", ex.file_name()));
-        std::fs::write(&tmp, ex.render(&results))
-            .and_then(|_| std::fs::rename(&tmp, &out))
-            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", out.display())))?;
+        let written =
+            std::fs::write(&tmp, ex.render(&results)).and_then(|_| std::fs::rename(&tmp, &out));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Failure::Failed(format!(
+                "cannot write {}: {e}; check that the folder is writable",
+                out.display()
+            )));
+        }
         wrote.push(ex.file_name());
     }
     print!(

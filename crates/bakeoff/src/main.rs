@@ -18,5 +18,6 @@ fn main() -> ExitCode {
             eprintln!("error: {m}");
             ExitCode::from(1)
         }
+        Err(app::Failure::Usage) => ExitCode::from(2),
     }
 }

@@ -108,3 +108,114 @@ fn usage_error_exits_2() {
     bakeoff().args(["run"]).assert().code(2);
     bakeoff().args(["frobnicate"]).assert().code(2);
 }
+
+#[test]
+fn check_says_what_the_plan_buys() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let out = bakeoff()
+        .arg("check")
+        .arg(root.join("memcached-gcc-vs-clang.toml"))
+        .output()
+        .expect("check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("plan: budget 5m: about") && stdout.contains("within ±1.0%"),
+        "{stdout}"
+    );
+}
+
+/// One line on stderr, exit status 2, never a panic.
+fn refused(args: &[&str]) -> String {
+    let out = bakeoff().args(args).output().expect("bakeoff");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    err
+}
+
+#[test]
+fn regression_check_never_hangs_or_reads_a_device() {
+    let s = common::Scratch::new();
+    let fifo = s.path().join("pipe.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let err = refused(&["check", fifo.to_str().unwrap()]);
+    assert!(err.contains("not a regular file"), "{err}");
+    let err = refused(&["check", "/dev/zero"]);
+    assert!(err.contains("not a regular file"), "{err}");
+    let dir = refused(&["check", s.path().to_str().unwrap()]);
+    assert!(dir.contains("not a regular file"), "{dir}");
+    let bin = s.path().join("bin.toml");
+    std::fs::write(&bin, [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    let err = refused(&["check", bin.to_str().unwrap()]);
+    assert!(err.contains("not UTF-8"), "{err}");
+}
+
+#[test]
+fn regression_usage_errors_are_printed_once() {
+    let out = bakeoff().args(["run"]).output().expect("bakeoff");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+}
+
+#[test]
+fn regression_a_binary_that_is_not_a_program_fails_check() {
+    let s = common::Scratch::new();
+    s.write("notes.txt", "just text\n");
+    std::fs::set_permissions(
+        s.path().join("notes.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let f = s.write(
+        "e.toml",
+        "name = \"x\"\n[target]\nkind = \"memcached\"\n[[variant]]\nname = \"a\"\nbinary = \"notes.txt\"\n[[workload]]\nkind = \"kv\"\n[plan]\nrepetitions = 1\n",
+    );
+    let err = refused(&["check", f.to_str().unwrap()]);
+    assert!(
+        err.contains("e.toml:6:") && err.contains("is not a program"),
+        "{err}"
+    );
+}
+
+#[test]
+fn regression_read_only_commands_never_touch_a_foreign_store() {
+    let s = common::Scratch::new();
+    let store = s.path().join("other.sqlite");
+    let made = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import sqlite3; c = sqlite3.connect({:?}); c.execute('create table notes (t text)'); c.execute(\"insert into notes values ('x')\"); c.commit()",
+            store.display()
+        ))
+        .status()
+        .expect("python3");
+    assert!(made.success());
+    let before = std::fs::read(&store).unwrap();
+    let path = store.to_str().unwrap();
+    for args in [
+        vec!["history", "--store", path],
+        vec!["trend", "x", "--store", path],
+        vec!["compare", "1", "2", "--store", path],
+    ] {
+        let err = refused(&args);
+        assert!(
+            err.contains("not a bakeoff history store"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "the store was modified"
+    );
+    assert!(!s.path().join("other.sqlite-wal").exists());
+    let err = refused(&["history", "--store", s.path().to_str().unwrap()]);
+    assert!(err.contains("not a file"), "{err}");
+}

@@ -7,7 +7,7 @@ mod load;
 mod validate;
 
 pub use experiment::*;
-pub use load::{load, parse, Key, KeyPath, Loaded, PlanError};
+pub use load::{load, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES};
 
 use std::time::Duration;
 
@@ -106,6 +106,71 @@ impl Experiment {
         }
     }
 
+    /// Runs in one full round: every (workload, connections) point times every variant (a
+    /// tpcc warehouse sweep adds more; this is the plain count).
+    pub fn runs_per_round(&self) -> usize {
+        let points: usize = self
+            .workloads
+            .iter()
+            .map(|w| w.connections.to_vec().len())
+            .sum();
+        points * self.variants.len()
+    }
+
+    /// What one run should take before any has run: its windows plus starting and stopping
+    /// the sandbox (measured about 0.5 s for memcached; 1 s assumed for SQL servers, which
+    /// start on a copied data dir). An `ops` window is guessed at 5 s.
+    pub fn run_seconds_guess(&self) -> f64 {
+        let measure = match self.measure() {
+            MeasureFor::Time(d) => d.as_secs_f64(),
+            MeasureFor::Ops(_) => 5.0,
+        };
+        let start_stop = if self.target.kind == TargetKind::Memcached {
+            0.5
+        } else {
+            1.0
+        };
+        self.warmup().as_secs_f64() + measure + start_stop
+    }
+
+    /// How the rounds will end, in one line, with what a budget buys at the guessed pace and
+    /// a warning when that is fewer rounds than a comparison needs to decide.
+    pub fn stopping_summary(&self) -> String {
+        let stop = self.plan.stopping();
+        let round = self.run_seconds_guess() * self.runs_per_round() as f64;
+        let precision = stop
+            .precision
+            .map(|p| {
+                format!(
+                    ", stopping a point once its comparisons are within ±{:.1}%",
+                    p * 100.0
+                )
+            })
+            .unwrap_or_default();
+        let Some(budget) = stop.budget else {
+            let n = stop.max_rounds.unwrap_or(0);
+            return format!(
+                "{n} rounds of {} runs, about {:.0} s{precision}",
+                self.runs_per_round(),
+                n as f64 * round
+            );
+        };
+        let fit = (budget.as_secs_f64() / round.max(0.001)).floor() as usize;
+        let rounds = stop.max_rounds.map_or(fit, |n| n.min(fit));
+        let mut s = format!(
+            "budget {}: about {rounds} rounds of {} runs at {:.1} s a run{precision}",
+            humantime::format_duration(budget),
+            self.runs_per_round(),
+            self.run_seconds_guess()
+        );
+        if rounds < DEFAULT_MIN_ROUNDS && self.variants.len() > 1 {
+            s.push_str(&format!(
+                "; warning: fewer than the {DEFAULT_MIN_ROUNDS} rounds a paired comparison needs to decide: raise the budget or shorten the runs"
+            ));
+        }
+        s
+    }
+
     /// The warmup phase (validated at load time).
     pub fn warmup(&self) -> Duration {
         self.plan
@@ -175,7 +240,7 @@ impl Workload {
             return self
                 .warehouses_swept()
                 .into_iter()
-                .map(|w| w * TERMINALS_PER_WAREHOUSE)
+                .map(|w| w.saturating_mul(TERMINALS_PER_WAREHOUSE))
                 .collect();
         }
         self.connections.to_vec()

@@ -72,11 +72,51 @@ impl std::error::Error for PlanError {}
 
 /// Reads, parses and validates an experiment file.
 pub fn load(path: &Path) -> Result<Loaded, PlanError> {
-    let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+    let text = read_input(path, "experiment file").map_err(|message| PlanError {
         location: path.display().to_string(),
-        message: format!("cannot read the experiment file: {e}; check the path"),
+        message,
     })?;
     parse(path, text)
+}
+
+/// The largest input file bakeoff reads whole (an experiment, a query file): 64 MiB.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Reads a text input file: only a regular file (never a pipe or a device, which could
+/// block or never end), at most [`MAX_INPUT_BYTES`], valid UTF-8. The error says what
+/// is wrong and what to do.
+pub fn read_input(path: &Path, what: &str) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read the {what}: {e}; check the path"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "the {what} is not a regular file (a directory, pipe or device); give a file"
+        ));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(format!(
+            "the {what} is {} bytes, more than the {} MiB bakeoff reads; give a smaller file",
+            meta.len(),
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read the {what}: {e}; check its permissions"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "the {what} grew past {} MiB while being read; give a file that is not being written",
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "the {what} is not UTF-8 text (invalid byte at offset {}); save it as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Parses and validates experiment text as if it came from `path`.

@@ -500,3 +500,90 @@ fn regression_huge_durations_are_refused_not_a_panic() {
     }
     assert!(parse_duration("7d").is_ok());
 }
+
+#[test]
+fn regression_names_that_print_wrong_or_look_alike_are_refused() {
+    // As written in TOML (basic-string escapes).
+    let long = "x".repeat(5000);
+    for bad in [
+        "a\\nb",
+        "esc\\u001b[31m",
+        long.as_str(),
+        "gcc\\u200b-O2",
+        " padded",
+    ] {
+        let text = GOOD.replace("name = \"clang-O3\"", &format!("name = \"{bad}\""));
+        let m = err(&text);
+        assert!(
+            m.contains("variant name") && m.contains("printable"),
+            "{bad:?}: {m}"
+        );
+        assert!(m.lines().count() == 1 && m.len() < 400, "{m}");
+        let text = GOOD.replace(
+            "name = \"memcached-gcc-vs-clang\"",
+            &format!("name = \"{bad}\""),
+        );
+        assert!(err(&text).starts_with("exp.toml:2:"), "{bad:?}");
+    }
+}
+
+#[test]
+fn regression_sweeps_with_repeated_or_too_many_points_are_refused() {
+    let m = err(&GOOD.replace("[1, 16, 64]", "[16, 16]"));
+    assert!(
+        m.contains("lists 16 twice") && m.starts_with("exp.toml:22:"),
+        "{m}"
+    );
+    let many: Vec<String> = (1..=200).map(|c| c.to_string()).collect();
+    let m = err(&GOOD.replace("[1, 16, 64]", &format!("[{}]", many.join(", "))));
+    assert!(m.contains("at most 64"), "{m}");
+}
+
+#[test]
+fn regression_args_and_options_the_sandbox_owns_are_refused() {
+    for bad in [
+        "\"-p\", \"11211\"",
+        "\"-p11211\"",
+        "\"--port=1\"",
+        "\"-l\", \"0.0.0.0\"",
+        "\"-d\"",
+    ] {
+        let m = err(&GOOD.replace("args = [\"-t\", \"1\"]", &format!("args = [{bad}]")));
+        assert!(
+            m.contains("which is the sandbox's") && m.starts_with("exp.toml:7:"),
+            "{bad}: {m}"
+        );
+    }
+    let sql = SQL.replace(
+        "skip_log_bin = true }",
+        "skip_log_bin = true, port = 3307 }",
+    );
+    let m = err(&sql);
+    assert!(m.contains("option port sets the port"), "{m}");
+    let sql = SQL.replace(
+        "{ innodb_buffer_pool_size = \"64M\" }",
+        "{ datadir = \"/tmp/x\" }",
+    );
+    let m = err(&sql);
+    assert!(m.contains("option datadir sets the data directory"), "{m}");
+}
+
+#[test]
+fn regression_huge_warehouses_name_their_own_key() {
+    let text = r#"
+name = "tpcc"
+[target]
+kind = "postgres"
+binary = "/usr/lib/postgresql/15/bin/postgres"
+[[variant]]
+name = "a"
+[[workload]]
+kind = "tpcc"
+warehouses = 18446744073709551615
+think = "spec"
+"#;
+    if let Err(e) = parse_str(text) {
+        let m = e.to_string();
+        assert!(!m.contains("18446744073709551"), "{m}");
+    }
+}

@@ -6,20 +6,27 @@ use crate::experiment::{
     WorkloadKind,
 };
 use crate::load::{Key, Loaded, PlanError};
-use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS, OLTP_TESTS};
+use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS, OLTP_TESTS, TERMINALS_PER_WAREHOUSE};
 use std::collections::BTreeSet;
 
 type Check = Result<(), PlanError>;
 
 pub(crate) fn check(l: &Loaded) -> Check {
     let e = &l.experiment;
-    if e.name.trim().is_empty() || e.name.contains(['/', '\\', '\0']) {
-        return Err(l.error_at(&key!["name"], "name must be non-empty and contain no '/'"));
+    if e.name.trim().is_empty() || !valid_name(&e.name) {
+        return Err(l.error_at(
+            &key!["name"],
+            format!(
+                "name {:?} must be {NAME_RULE}",
+                e.name.chars().take(80).collect::<String>()
+            ),
+        ));
     }
     check_source(l, e)?;
     check_variants(l, e)?;
     check_workloads(l, e)?;
     check_options(l, e)?;
+    check_owned(l, e)?;
     check_plan(l, e)?;
     check_verify(l, e)?;
     check_measure(l, e)
@@ -140,6 +147,103 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
+/// Server flags the sandbox sets itself, per target kind: (flag, what it sets).
+fn owned_flags(kind: TargetKind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        TargetKind::Memcached => &[
+            ("-p", "the port"),
+            ("--port", "the port"),
+            ("-l", "the listen address"),
+            ("--listen", "the listen address"),
+            ("-U", "the UDP port"),
+            ("--udp-port", "the UDP port"),
+            ("-s", "the unix socket"),
+            ("--unix-socket", "the unix socket"),
+            ("-d", "daemon mode (the sandbox must own the process)"),
+            ("--daemon", "daemon mode (the sandbox must own the process)"),
+            ("-P", "the pid file"),
+            ("--pidfile", "the pid file"),
+        ],
+        TargetKind::Postgres => &[
+            ("-p", "the port"),
+            ("-h", "the listen address"),
+            ("-D", "the data directory"),
+            ("-k", "the socket directory"),
+        ],
+        TargetKind::Mariadb => &[
+            ("--port", "the port"),
+            ("-P", "the port"),
+            ("--bind-address", "the listen address"),
+            ("--datadir", "the data directory"),
+            ("-h", "the data directory"),
+            ("--socket", "the socket"),
+            ("--pid-file", "the pid file"),
+            ("--defaults-file", "the configuration file"),
+        ],
+        _ => &[],
+    }
+}
+
+/// Server settings (options keys, normalized) the sandbox owns.
+const OWNED_OPTIONS: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind_address", "the listen address"),
+    ("listen_addresses", "the listen address"),
+    ("datadir", "the data directory"),
+    ("data_directory", "the data directory"),
+    ("socket", "the socket"),
+    ("unix_socket_directories", "the socket directory"),
+    ("pid_file", "the pid file"),
+    ("external_pid_file", "the pid file"),
+    ("hba_file", "the authentication file"),
+    ("config_file", "the configuration file"),
+    ("skip_networking", "whether the server listens on TCP"),
+];
+
+/// Args and options may not take over what the sandbox owns: port, listen address, data
+/// directory, socket, pid file, daemon mode.
+fn check_owned(l: &Loaded, e: &Experiment) -> Check {
+    let said = |what: &str| {
+        format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
+    };
+    let flags = owned_flags(e.target.kind);
+    let arg_hit = |a: &str| {
+        flags.iter().find(|(f, _)| {
+            a == *f
+                || (f.starts_with("--") && a.starts_with(&format!("{f}=")))
+                || (!f.starts_with("--") && a.len() > 2 && a.starts_with(f) && !a.starts_with("--"))
+        })
+    };
+    let lists = std::iter::once((key!["target", "args"].to_vec(), &e.target.args)).chain(
+        e.variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (key!["variant", i, "args"].to_vec(), &v.args)),
+    );
+    for (at, args) in lists {
+        if let Some((a, (_, what))) = args.iter().find_map(|a| arg_hit(a).map(|h| (a, h))) {
+            return Err(l.error_at(&at, format!("{a:?} sets {}", said(what))));
+        }
+    }
+    let tables = std::iter::once((key!["target", "options"].to_vec(), &e.target.options)).chain(
+        e.variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (key!["variant", i, "options"].to_vec(), &v.options)),
+    );
+    for (at, options) in tables {
+        for k in options.keys() {
+            let norm = k.to_ascii_lowercase().replace('-', "_");
+            if let Some((_, what)) = OWNED_OPTIONS.iter().find(|(o, _)| *o == norm) {
+                let mut at = at.clone();
+                at.push(Key::Name(k.clone().into()));
+                return Err(l.error_at(&at, format!("option {k} sets {}", said(what))));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_source(l: &Loaded, e: &Experiment) -> Check {
     let Some(s) = &e.target.source else {
         return Ok(());
@@ -237,8 +341,8 @@ fn check_variants(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["variant", i, "name"],
                 format!(
-                    "variant name {:?} must be 1-64 characters, no '/' or control characters",
-                    v.name
+                    "variant name {:?} must be {NAME_RULE}",
+                    v.name.chars().take(80).collect::<String>()
                 ),
             ));
         }
@@ -325,7 +429,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
         if !valid_name(&name) {
             return Err(l.error_at(
                 &key!["workload", i, "name"],
-                "workload name must be 1-64 characters, no '/'",
+                format!("workload name must be {NAME_RULE}"),
             ));
         }
         if !names.insert(name.clone()) {
@@ -702,10 +806,36 @@ fn check_connections(l: &Loaded, i: usize, w: &Workload) -> Check {
             "connections is empty; give at least one, e.g. [1, 16, 64]",
         ));
     }
+    let terminals = w.kind == WorkloadKind::Tpcc && w.think == Some(ThinkMode::Spec);
     if let Some(c) = conns.iter().find(|c| !(1..=MAX_CONNECTIONS).contains(*c)) {
+        if terminals {
+            return Err(l.error_at(
+                &at("warehouses"),
+                format!(
+                    "with think = \"spec\" each warehouse has {TERMINALS_PER_WAREHOUSE} terminals (connections), so warehouses must be at most {}",
+                    MAX_CONNECTIONS / TERMINALS_PER_WAREHOUSE
+                ),
+            ));
+        }
         return Err(l.error_at(
             &at(field),
             format!("{field} must be 1..={MAX_CONNECTIONS}, got {c}"),
+        ));
+    }
+    if conns.len() > MAX_SWEEP_POINTS {
+        return Err(l.error_at(
+            &at(field),
+            format!(
+                "{field} has {} points; a sweep takes at most {MAX_SWEEP_POINTS}",
+                conns.len()
+            ),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    if let Some(c) = conns.iter().find(|c| !seen.insert(**c)) {
+        return Err(l.error_at(
+            &at(field),
+            format!("{field} lists {c} twice; each point of a sweep once"),
         ));
     }
     let min_conns = conns.iter().copied().min().unwrap_or(1);
@@ -900,8 +1030,35 @@ fn range(l: &Loaded, at: &[Key], v: f64, lo: f64, hi: f64, name: &str) -> Check 
     }
 }
 
+/// What a name may be, for messages.
+const NAME_RULE: &str = "1-64 printable characters without leading or trailing spaces, no '/', '\\', control or invisible characters";
+
+/// The most points one sweep may have (each point is a cell per variant).
+const MAX_SWEEP_POINTS: usize = 64;
+
+/// 1-64 characters, none of them '/', '\\', a control character or an invisible one
+/// (zero-width, bidirectional controls, soft hyphen, byte-order mark), so that names that
+/// look the same are the same and every name prints as it reads.
 fn valid_name(n: &str) -> bool {
+    let invisible = |c: char| {
+        matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{180E}'
+                | '\u{FEFF}'
+        ) || ('\u{200B}'..='\u{200F}').contains(&c)
+            || ('\u{202A}'..='\u{202E}').contains(&c)
+            || ('\u{2060}'..='\u{206F}').contains(&c)
+            || ('\u{FE00}'..='\u{FE0F}').contains(&c)
+    };
     !n.is_empty()
         && n.chars().count() <= 64
-        && !n.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+        && n.trim() == n
+        && !n
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control() || invisible(c))
 }

@@ -363,12 +363,7 @@ impl Context<'_> {
     }
 
     fn seconds_per_run(&self) -> f64 {
-        let e = &self.loaded.experiment;
-        let measure = match e.measure() {
-            MeasureFor::Time(d) => d.as_secs_f64(),
-            MeasureFor::Ops(_) => 5.0,
-        };
-        e.warmup().as_secs_f64() + measure + 1.0
+        self.loaded.experiment.run_seconds_guess()
     }
 
     fn empty_cells(&self, points: &[(usize, usize)]) -> Vec<Cell> {

@@ -92,6 +92,12 @@ pub struct Outcome {
     pub results: bakeoff_report::Results,
 }
 
+/// Every check that needs the machine but starts nothing (compilers, binaries, tools,
+/// query and log files parsed), the same `run` and `verify` make before anything runs.
+pub fn check(loaded: &Loaded) -> Result<(), RunError> {
+    prepare::check_inputs(loaded).map(|_| ())
+}
+
 /// `bakeoff verify`: builds, prepared data and the result verification only, no
 /// measured run. The results folder holds the verdicts (`verification`).
 pub fn verify_experiment(

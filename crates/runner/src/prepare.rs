@@ -152,6 +152,20 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
             })?;
         }
     }
+    let library = e.target.kind == bakeoff_plan::TargetKind::Sqlite;
+    for (i, v) in e.variants.iter().enumerate() {
+        if let Some(b) = &v.binary {
+            check_program(&l.resolve(b), library).map_err(|m| {
+                RunError::BadInput(
+                    l.error_at(
+                        &key!["variant", i, "binary"],
+                        format!("variant {:?}: {m}", v.name),
+                    )
+                    .to_string(),
+                )
+            })?;
+        }
+    }
     let mut out = Vec::new();
     for (i, w) in l.experiment.workloads.iter().enumerate() {
         if w.kind == WorkloadKind::Tpcc {
@@ -226,6 +240,46 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
         });
     }
     Ok(out)
+}
+
+/// A server binary must be a regular file holding a program: an ELF executable (or a
+/// script with `#!`), executable by us; a SQLite variant's is an ELF shared library.
+fn check_program(path: &std::path::Path, library: bool) -> Result<(), String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("binary {shown}: {e}; install the server or fix the path"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "binary {shown} is not a file; give the server's executable"
+        ));
+    }
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| format!("binary {shown}: {e}; check its permissions"))?;
+    let elf = n == 4 && head == *b"\x7fELF";
+    if library {
+        return if elf {
+            Ok(())
+        } else {
+            Err(format!(
+                "binary {shown} is not a shared library (no ELF header); give a libsqlite3.so"
+            ))
+        };
+    }
+    if !(elf || head.starts_with(b"#!")) {
+        return Err(format!(
+            "binary {shown} is not a program (neither ELF nor a #! script); give the server's executable"
+        ));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "binary {shown} is not executable; chmod +x it or give another path"
+        ));
+    }
+    Ok(())
 }
 
 /// Reads and parses a replay workload's log and setup file; a file that does not parse is

@@ -30,12 +30,10 @@ use std::path::PathBuf;
 /// What can go wrong with the store.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The file exists but is no SQLite database.
-    #[error("{}: not a bakeoff history store ({source})", .path.display())]
-    NotAStore {
-        path: PathBuf,
-        source: rusqlite::Error,
-    },
+    /// The path exists but is not a store bakeoff created (not a regular file, not an
+    /// SQLite database, or another program's database). Nothing was written to it.
+    #[error("{}: not a bakeoff history store ({reason}); it was left untouched: give --store a file bakeoff created, or a new path", .path.display())]
+    NotAStore { path: PathBuf, reason: String },
     /// A later bakeoff wrote it; this one does not know its schema.
     #[error("{}: written by a newer bakeoff (schema version {found}, this bakeoff knows up to {SCHEMA_VERSION}); use that bakeoff or another --store", .path.display())]
     Newer { path: PathBuf, found: i64 },

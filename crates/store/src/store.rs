@@ -4,7 +4,7 @@
 use crate::record::{CellEntry, Entry, Record, VariantEntry};
 use crate::schema::{self, Migrated};
 use crate::{Error, Result};
-use rusqlite::{params, Connection, ErrorCode, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
         if e.sqlite_error_code() == Some(ErrorCode::NotADatabase) {
             Error::NotAStore {
                 path: path.to_path_buf(),
-                source: e,
+                reason: e.to_string(),
             }
         } else {
             Error::Sqlite {
@@ -47,6 +47,49 @@ fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
             }
         }
     }
+}
+
+/// Checks, without writing, that an existing `path` is a store bakeoff created: a regular
+/// file that is an SQLite database with bakeoff's `experiments` table and a schema version
+/// this bakeoff knows (an older one is migrated only by a writer). An empty file is a new
+/// store when `may_create`; for a reader it holds nothing (false).
+fn inspect(path: &Path, may_create: bool) -> Result<bool> {
+    let not = |reason: &str| Error::NotAStore {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let meta = std::fs::metadata(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    if !meta.is_file() {
+        return Err(not("a directory, device or pipe, not a file"));
+    }
+    if meta.len() == 0 {
+        return Ok(may_create);
+    }
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| not(&e.to_string()))?;
+    let version = schema::user_version(&conn).map_err(|e| not(&e.to_string()))?;
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'experiments'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|e| not(&e.to_string()))?;
+    if version > schema::SCHEMA_VERSION {
+        return Err(Error::Newer {
+            path: path.to_path_buf(),
+            found: version,
+        });
+    }
+    if version < 1 || tables == 0 {
+        return Err(not(
+            "an SQLite database without bakeoff's tables, another program's file",
+        ));
+    }
+    Ok(true)
 }
 
 /// INTEGER columns: SQLite's integers are i64.
@@ -63,6 +106,9 @@ impl Store {
     /// Opens the store at `path`, creating it (and its folder) when absent, and brings
     /// its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
+        if path.exists() {
+            inspect(path, true)?;
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::Io {
                 path: dir.to_path_buf(),
@@ -98,13 +144,24 @@ impl Store {
         })
     }
 
-    /// Like [`Store::open`], but None when there is no store at `path` yet (nothing is
-    /// created: reading an empty history leaves no file behind).
+    /// For reading only: None when there is no store at `path` yet (nothing is created);
+    /// otherwise the file is checked to be a bakeoff store of a schema this bakeoff knows
+    /// and opened read-only, so a read never changes it (no journal mode, no migration).
     pub fn open_existing(path: &Path) -> Result<Option<Store>> {
         if !path.exists() {
             return Ok(None);
         }
-        Store::open(path).map(Some)
+        if !inspect(path, false)? {
+            return Ok(None);
+        }
+        let err = sql_error(path);
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(&err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
+        Ok(Some(Store {
+            conn,
+            path: path.to_path_buf(),
+        }))
     }
 
     /// The file.

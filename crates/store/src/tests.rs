@@ -98,13 +98,24 @@ fn a_new_store_has_the_schema_version_and_newer_ones_are_refused() {
     let s = Store::open(&path).expect("open");
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     drop(s);
-    // A store from version 0 (an empty SQLite file) is migrated on open.
-    let (_d2, empty) = scratch();
-    std::fs::create_dir_all(empty.parent().unwrap()).unwrap();
-    rusqlite::Connection::open(&empty)
+    // Another program's SQLite file (version 0, its own tables) is refused and left as
+    // it was, for writing and for reading alike.
+    let (_d2, foreign) = scratch();
+    std::fs::create_dir_all(foreign.parent().unwrap()).unwrap();
+    rusqlite::Connection::open(&foreign)
         .and_then(|c| c.execute_batch("CREATE TABLE unrelated (x)"))
         .unwrap();
-    let mut s = Store::open(&empty).expect("migrate");
+    let before = std::fs::read(&foreign).unwrap();
+    let e = Store::open(&foreign).err().expect("refused");
+    assert!(matches!(e, Error::NotAStore { .. }) && e.is_bad_input(), "{e}");
+    assert!(Store::open_existing(&foreign).is_err());
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+    // An empty file is a new store for a writer, and an empty history for a reader.
+    let (_d3, empty) = scratch();
+    std::fs::create_dir_all(empty.parent().unwrap()).unwrap();
+    std::fs::write(&empty, "").unwrap();
+    assert!(Store::open_existing(&empty).unwrap().is_none());
+    let mut s = Store::open(&empty).expect("new store");
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     s.record(&entry("e2e", "2024-05-01T00:00:00Z", 1)).unwrap();
     // A newer schema is refused, and says so.
