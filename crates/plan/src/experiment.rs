@@ -623,7 +623,11 @@ pub struct Plan {
     pub repetitions: Option<usize>,
     /// Wall time for the measured rounds (starts, warmups and stops included): rounds run
     /// until every comparison reaches `precision` or the next round would not fit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "duration_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub budget: Option<String>,
     /// Target half-width of every comparison's ratio CI, relative (0.01: +-1%). Stops a
     /// point (workload x connections) once all its comparisons reach it.
@@ -638,10 +642,18 @@ pub struct Plan {
     pub pairing: Pairing,
     /// The discarded phase before each measured one; default per workload kind (see
     /// `Experiment::warmup`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "duration_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub warmup: Option<String>,
     /// Measured time per run; excludes `ops`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "duration_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub duration: Option<String>,
     /// Measured operations per run; excludes `duration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -722,4 +734,30 @@ fn default_interval() -> String {
 }
 fn default_seed() -> u64 {
     42
+}
+
+/// A duration as the file may write it: `"10s"`, `"500ms"`, or a bare number of seconds
+/// (`10`, `0.5`); kept as text and parsed by `parse_duration` at validation, where a bad
+/// one is reported at its key.
+fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a duration such as \"10s\" or \"500ms\", or a number of seconds")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+    }
+    d.deserialize_any(Text).map(Some)
 }

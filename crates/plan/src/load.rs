@@ -259,20 +259,41 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 
 /// serde's messages are multi-line and name Rust types; keep one plain line.
 fn tidy_serde_message(m: &str) -> String {
-    let first = m.lines().next().unwrap_or(m).trim();
-    let first = first
-        .replace(
+    // The parser's explanation can take two lines ("invalid table header" then "duplicate
+    // key `target` in document root"): keep both, in one line.
+    let joined: Vec<&str> = m.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut first = joined.join(": ");
+    for (rust, words) in [
+        (
             "data did not match any variant of untagged enum OneOrMany",
             "expected a number or a list of numbers",
-        )
-        .replace(
+        ),
+        (
             "data did not match any variant of untagged enum ValueSize",
             "expected a size in bytes or { mean = N }",
-        );
+        ),
+        (
+            "data did not match any variant of untagged enum OptionValue",
+            "expected a string, a number or true/false",
+        ),
+        ("expected usize", "expected a whole number (0 or more)"),
+        ("expected u64", "expected a whole number (0 or more)"),
+        ("expected u32", "expected a whole number (0 or more)"),
+        ("expected u16", "expected a whole number (0 or more)"),
+        ("expected u8", "expected a whole number (0 or more)"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected a list, e.g. [1, 2]"),
+        ("expected a map", "expected a table, e.g. { key = value }"),
+    ] {
+        first = first.replace(rust, words);
+    }
     if first.starts_with("unknown field") {
         format!("{first}; remove it or fix its spelling (see docs/experiment-file.md)")
     } else if first.starts_with("missing field") {
         format!("{first}; add it (see docs/experiment-file.md)")
+    } else if first.starts_with("invalid type") || first.starts_with("invalid value") {
+        format!("{first} (see docs/experiment-file.md for the key's form)")
     } else {
         first
     }

@@ -574,16 +574,53 @@ fn regression_huge_warehouses_name_their_own_key() {
 name = "tpcc"
 [target]
 kind = "postgres"
-binary = "/usr/lib/postgresql/15/bin/postgres"
 [[variant]]
 name = "a"
+binary = "/usr/lib/postgresql/15/bin/postgres"
 [[workload]]
 kind = "tpcc"
-warehouses = 18446744073709551615
+warehouses = 1844674407370955161
 think = "spec"
 "#;
-    if let Err(e) = parse_str(text) {
-        let m = e.to_string();
-        assert!(!m.contains("18446744073709551"), "{m}");
-    }
+    let m = err(text);
+    assert!(
+        m.contains("warehouses must be at most 102") && !m.contains("18446744073709551"),
+        "{m}"
+    );
+}
+
+#[test]
+fn regression_bare_number_durations_and_messages_in_the_files_words() {
+    let l = parse_str(&GOOD.replace("duration = \"2s\"", "duration = 3")).unwrap();
+    assert_eq!(
+        l.experiment.measure(),
+        MeasureFor::Time(std::time::Duration::from_secs(3))
+    );
+    let m = err(&GOOD.replace("duration = \"2s\"", "duration = \"1ns\""));
+    assert!(m.contains("at least 10ms"), "{m}");
+    let m = err(&GOOD.replace("seed = 7", "seed = \"seven\""));
+    assert!(!m.contains("u64") && m.contains("whole number"), "{m}");
+    let m = err(&GOOD.replace("[plan]", "[target]\nkind = \"memcached\"\n[plan]"));
+    assert!(m.lines().count() == 1 && m.contains("target"), "{m}");
+}
+
+#[test]
+fn regression_a_workload_named_like_a_tpcc_sweep_cell_is_refused() {
+    let text = r#"
+name = "tpcc"
+[target]
+kind = "postgres"
+[[variant]]
+name = "a"
+binary = "/usr/lib/postgresql/15/bin/postgres"
+[[workload]]
+kind = "tpcc"
+name = "t"
+warehouses = [1, 2]
+[[workload]]
+kind = "tpcc"
+name = "t-w2"
+"#;
+    let m = err(text);
+    assert!(m.contains("is also a cell"), "{m}");
 }

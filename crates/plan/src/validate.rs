@@ -423,6 +423,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
             "no [[workload]]: add at least one, e.g. [[workload]] kind = \"kv\"",
         ));
     }
+    check_cell_names(l, e)?;
     let mut names = BTreeSet::new();
     for (i, w) in e.workloads.iter().enumerate() {
         let name = w.display_name();
@@ -1000,8 +1001,11 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         (Some(d), None) => {
             let d =
                 crate::parse_duration(d).map_err(|m| l.error_at(&key!["plan", "duration"], m))?;
-            if d.is_zero() {
-                return Err(l.error_at(&key!["plan", "duration"], "duration must be more than 0"));
+            if d < std::time::Duration::from_millis(10) {
+                return Err(l.error_at(
+                    &key!["plan", "duration"],
+                    format!("duration {d:?} is too short: at least 10ms (a shorter window measures the clock, not the server)"),
+                ));
             }
         }
         (None, Some(0)) => return Err(l.error_at(&key!["plan", "ops"], "ops must be at least 1")),
@@ -1028,6 +1032,46 @@ fn range(l: &Loaded, at: &[Key], v: f64, lo: f64, hi: f64, name: &str) -> Check 
     } else {
         Err(l.error_at(at, format!("{name} must be between {lo} and {hi}, got {v}")))
     }
+}
+
+/// A tpcc warehouse sweep makes one cell name per W (`<name>-w<W>`): none may equal
+/// another workload's name or cell name.
+fn check_cell_names(l: &Loaded, e: &Experiment) -> Check {
+    let swept = |w: &Workload| -> Vec<String> {
+        let sweep = if w.kind == WorkloadKind::Tpcc {
+            w.warehouses_swept()
+        } else {
+            Vec::new()
+        };
+        if sweep.len() < 2 {
+            return Vec::new();
+        }
+        let name = w.display_name();
+        sweep.iter().map(|wh| format!("{name}-w{wh}")).collect()
+    };
+    for (i, w) in e.workloads.iter().enumerate() {
+        for (j, other) in e.workloads.iter().enumerate().filter(|(j, _)| *j != i) {
+            let theirs = swept(other);
+            if theirs.contains(&w.display_name()) {
+                return Err(l.error_at(
+                    &key!["workload", i, "name"],
+                    format!(
+                        "workload name {:?} is also a cell of workload {} ({:?})'s warehouse sweep; rename one",
+                        w.display_name(),
+                        j + 1,
+                        other.display_name()
+                    ),
+                ));
+            }
+            if let Some(c) = swept(w).iter().find(|c| theirs.contains(c)) {
+                return Err(l.error_at(
+                    &key!["workload", i],
+                    format!("two warehouse sweeps both make the cell {c:?}; rename one workload"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a name may be, for messages.

@@ -107,7 +107,10 @@ fn a_new_store_has_the_schema_version_and_newer_ones_are_refused() {
         .unwrap();
     let before = std::fs::read(&foreign).unwrap();
     let e = Store::open(&foreign).err().expect("refused");
-    assert!(matches!(e, Error::NotAStore { .. }) && e.is_bad_input(), "{e}");
+    assert!(
+        matches!(e, Error::NotAStore { .. }) && e.is_bad_input(),
+        "{e}"
+    );
     assert!(Store::open_existing(&foreign).is_err());
     assert_eq!(std::fs::read(&foreign).unwrap(), before);
     // An empty file is a new store for a writer, and an empty history for a reader.
