@@ -194,9 +194,9 @@ fn record(args: &RunArgs, results: &Results, folder: &Path) -> Option<(i64, Path
 /// A results folder's results.json, or one line saying why not.
 fn read_results(dir: &Path) -> Result<Results, String> {
     let path = dir.join("results.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = bakeoff_plan::read_input(&path, "results file").map_err(|e| {
         format!(
-            "cannot read {}: {e}; give a folder written by `bakeoff run`",
+            "{}: {e}; give a folder written by `bakeoff run`",
             path.display()
         )
     })?;

@@ -42,8 +42,8 @@ pub enum Command {
     ///
     /// Exit status: 0 when every variant returned the same results, 1 when one differed
     /// (the query, both hashes and the first differing rows are printed) or could not
-    /// run, 2 for bad input. The history is not written. `--store` and `--no-history`
-    /// are accepted and ignored.
+    /// run, 2 for bad input. The history is not written. `--store` or `--no-history` is
+    /// accepted and ignored (not both: they conflict, as for run).
     Verify(RunArgs),
     /// Check an experiment file without running anything (exit status 2 if it is bad).
     Check {

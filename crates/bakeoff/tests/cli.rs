@@ -219,3 +219,46 @@ fn regression_read_only_commands_never_touch_a_foreign_store() {
     let err = refused(&["history", "--store", s.path().to_str().unwrap()]);
     assert!(err.contains("not a file"), "{err}");
 }
+
+#[test]
+fn regression_out_or_results_dir_on_a_file_is_bad_input() {
+    let s = common::Scratch::new();
+    let taken = s.write("taken", "not a folder\n");
+    let exp = s.write(
+        "e.toml",
+        "name = \"x\"\n[target]\nkind = \"memcached\"\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n[[workload]]\nkind = \"kv\"\n[plan]\nrepetitions = 1\n",
+    );
+    let (e, t) = (exp.to_str().unwrap(), taken.to_str().unwrap());
+    let sandboxes = s.path().join("sb");
+    let sb = sandboxes.to_str().unwrap();
+    for flag in ["--out", "--results-dir"] {
+        let err = refused(&["run", e, flag, t, "--sandbox-dir", sb, "--no-history"]);
+        assert!(err.contains("taken"), "{flag}: {err}");
+    }
+}
+
+#[test]
+fn regression_report_recomputes_from_the_runs_it_finds() {
+    let s = common::Scratch::new();
+    let dir = s.path().join("folder");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A results.json whose stored verdict claims "faster" with no runs behind it.
+    let text = include_str!("data/stale-results.json");
+    std::fs::write(dir.join("results.json"), text).unwrap();
+    let out = bakeoff().arg("report").arg(&dir).output().expect("report");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("faster"), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "an escape sequence reached the terminal: {stdout}"
+    );
+    assert!(
+        !dir.read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".tmp")),
+        "a temporary file was left behind"
+    );
+}

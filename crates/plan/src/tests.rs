@@ -624,3 +624,85 @@ name = "t-w2"
     let m = err(text);
     assert!(m.contains("is also a cell"), "{m}");
 }
+
+/// Random mutations of every shipped example: a panic is a defect; every rejection names
+/// the file with a line and column (or the file alone when the text is not TOML at all).
+#[test]
+fn property_mutated_examples_never_panic_and_always_locate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut seed: u64 = 0x5eed;
+    let mut next = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    let replacements = [
+        "0",
+        "-1",
+        "1e30",
+        "18446744073709551615",
+        "\"\"",
+        "[]",
+        "{}",
+        "true",
+        "\"x\"",
+        "[16, 16]",
+        "\"1e30\"",
+        "\"\\u200b\"",
+        "nan",
+        "inf",
+        "\"/dev/zero\"",
+        "0.0",
+    ];
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&root).expect("examples/") {
+        let p = entry.expect("entry").path();
+        if p.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).expect("example");
+        let lines: Vec<&str> = text.lines().collect();
+        for _ in 0..150 {
+            let mut ls: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+            let i = next(ls.len());
+            match next(5) {
+                0 => {
+                    ls.remove(i);
+                }
+                1 => {
+                    let dup = ls[i].clone();
+                    ls.insert(i, dup);
+                }
+                2 => {
+                    if let Some(eq) = ls[i].find('=') {
+                        let r = replacements[next(replacements.len())];
+                        ls[i] = format!("{}= {r}", &ls[i][..eq]);
+                    }
+                }
+                3 => {
+                    let cut = next(ls[i].len() + 1);
+                    let keep: String = ls[i].chars().take(cut).collect();
+                    ls[i] = keep;
+                }
+                _ => ls.insert(i, "[plan]".into()),
+            }
+            let mutated = ls.join("\n");
+            let file = p.clone();
+            let got = std::panic::catch_unwind(|| parse(&file, mutated.clone()).map(|_| ()));
+            cases += 1;
+            match got {
+                Err(_) => panic!("panic on a mutation of {}:\n{mutated}", p.display()),
+                Ok(Err(e)) => {
+                    let shown = e.to_string();
+                    assert!(
+                        shown.starts_with(&p.display().to_string()) && shown.lines().count() == 1,
+                        "{shown}"
+                    );
+                }
+                Ok(Ok(())) => {}
+            }
+        }
+    }
+    assert!(cases >= 1000, "{cases}");
+}

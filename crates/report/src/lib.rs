@@ -102,7 +102,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 pub fn terminal(r: &Results, color: bool) -> String {
     let mut s = String::new();
     for w in &r.warnings {
-        s.push_str(&format!("warning: {w}\n"));
+        s.push_str(&format!("warning: {}\n", summary::printable(w)));
     }
     if !r.warnings.is_empty() {
         s.push('\n');
@@ -112,7 +112,12 @@ pub fn terminal(r: &Results, color: bool) -> String {
         &summary::rows(r),
         color,
     ));
-    s.push_str(&summary::verdict_notes(r));
+    for line in summary::verdict_notes(r).split_inclusive('\n') {
+        s.push_str(&summary::printable(line.trim_end_matches('\n')));
+        if line.ends_with('\n') {
+            s.push('\n');
+        }
+    }
     for sw in sweep::sweeps(r) {
         s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
         s.push_str(&sweep::plain_table(&sw.header, &sw.rows));

@@ -138,8 +138,16 @@ pub fn micros(v: f64) -> String {
 
 /// Renders rows as an aligned plain-text table; verdict cells coloured when `color`.
 pub fn text_table(header: &[&str], rows: &[Row], color: bool) -> String {
+    let rows: Vec<Row> = rows
+        .iter()
+        .map(|r| Row {
+            cells: r.cells.iter().map(|c| printable(c)).collect(),
+            verdict: r.verdict,
+        })
+        .collect();
+    let verdict_col = header.iter().position(|h| *h == "verdict");
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
+    for r in &rows {
         for (w, c) in widths.iter_mut().zip(&r.cells) {
             *w = (*w).max(c.chars().count());
         }
@@ -153,7 +161,7 @@ pub fn text_table(header: &[&str], rows: &[Row], color: bool) -> String {
             } else {
                 format!("{c:<w$}")
             };
-            parts.push(if color && i == 10 {
+            parts.push(if color && Some(i) == verdict_col {
                 paint(&padded, verdict)
             } else {
                 padded
@@ -173,9 +181,26 @@ pub fn text_table(header: &[&str], rows: &[Row], color: bool) -> String {
         &mut out,
     );
     for r in rows {
-        line(r.cells.clone(), r.verdict, &mut out);
+        line(r.cells, r.verdict, &mut out);
     }
     out
+}
+
+/// Text safe for a terminal: control characters (an escape sequence in a hand-edited
+/// results.json) are shown escaped, never sent raw.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn is_numeric_col(i: usize) -> bool {

@@ -440,4 +440,70 @@ mod tests {
         assert!(r.warnings.iter().any(|w| w.contains("wrong answers")));
         assert_eq!(r.cell("kv", "b", 16).unwrap().verify_failures, 3);
     }
+
+    /// Random mutations of a results.json's numbers and structure: reading, analyzing and
+    /// rendering every report never panics (`bakeoff report` and `compare` do exactly
+    /// this with a folder they are given).
+    #[test]
+    fn property_mutated_results_never_panic_any_exporter() {
+        let runs = |base: f64| -> Vec<Run> {
+            (0..8)
+                .map(|i| Run {
+                    round: i,
+                    ..run(base + f64::from(i as u32), true)
+                })
+                .collect()
+        };
+        let mut r = results(8, vec![cell("a", runs(100.0)), cell("b", runs(104.0))]);
+        analyze(&mut r);
+        let text = serde_json::to_string(&r).expect("json");
+        let numbers: Vec<(usize, usize)> = {
+            let b = text.as_bytes();
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < b.len() {
+                if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+                    let start = i;
+                    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'e') {
+                        i += 1;
+                    }
+                    out.push((start, i));
+                } else {
+                    i += 1;
+                }
+            }
+            out
+        };
+        let swaps = ["0", "-1", "1e308", "-0.0", "18446744073709551615", "3.5"];
+        let mut seed: u64 = 77;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n.max(1)
+        };
+        let mut parsed = 0;
+        for _ in 0..400 {
+            let (a, b) = numbers[next(numbers.len())];
+            let mutated = if next(4) == 0 {
+                // Cut the text: a truncated file.
+                text[..next(text.len())].to_string()
+            } else {
+                format!("{}{}{}", &text[..a], swaps[next(swaps.len())], &text[b..])
+            };
+            let Ok(mut m) = Results::from_json(&mutated) else {
+                continue;
+            };
+            parsed += 1;
+            let ok = std::panic::catch_unwind(move || {
+                analyze(&mut m);
+                for ex in bakeoff_report::exporters() {
+                    let _ = ex.render(&m);
+                }
+                let _ = bakeoff_report::terminal(&m, false);
+            });
+            assert!(ok.is_ok(), "panic on a mutated results.json:\n{mutated}");
+        }
+        assert!(parsed > 100, "{parsed}");
+    }
 }

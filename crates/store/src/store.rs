@@ -71,18 +71,23 @@ fn inspect(path: &Path, may_create: bool) -> Result<bool> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| not(&e.to_string()))?;
     let version = schema::user_version(&conn).map_err(|e| not(&e.to_string()))?;
-    let tables: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'experiments'",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(|e| not(&e.to_string()))?;
+    let count = |sql: &str| -> Result<i64> {
+        conn.query_row(sql, [], |row| row.get(0))
+            .map_err(|e| not(&e.to_string()))
+    };
+    let tables =
+        count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'experiments'")?;
+    let any = count("SELECT count(*) FROM sqlite_master")?;
     if version > schema::SCHEMA_VERSION {
         return Err(Error::Newer {
             path: path.to_path_buf(),
             found: version,
         });
+    }
+    if version < 1 && any == 0 {
+        // An SQLite file with nothing in it yet: a store another bakeoff is creating
+        // right now (it migrates under the write lock), or an empty database.
+        return Ok(may_create);
     }
     if version < 1 || tables == 0 {
         return Err(not(
