@@ -20,39 +20,9 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 bakeoff="${BAKEOFF:-bakeoff}"
 
-printf -- '--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < %s; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n' "$iters" > "$work/work.patch"
-
-experiment() { # name, plan lines
-  cat <<TOML
-name = "$1"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1", "-m", "64"]
-[[variant]]
-name = "base"
-compiler = "gcc-12"
-cflags = "-O2"
-[[variant]]
-name = "same"
-compiler = "gcc-12"
-cflags = "-O2"
-[[variant]]
-name = "work"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["work.patch"]
-[[workload]]
-kind = "kv"
-name = "kv"
-connections = [16]
-keys = 10000
-mix = { get = 90, set = 10 }
-[plan]
-seed = $seed
-$2
-TOML
-}
+# shellcheck source=bench/three-builds.sh
+. "$here/bench/three-builds.sh"
+work_patch "$iters" > "$work/work.patch"
 
 summary() { # results folder, label
   python3 - "$1/results.json" "$2" <<'PY'
@@ -75,12 +45,12 @@ PY
 }
 
 echo "design A: 5 x (2 s + 10 s), unpaired"
-experiment precision-a $'repetitions = 5\nwarmup = "2s"\nduration = "10s"\npairing = "unpaired"' > "$work/a.toml"
+three_builds precision-a $'seed = '"$seed"$'\nrepetitions = 5\nwarmup = "2s"\nduration = "10s"\npairing = "unpaired"' > "$work/a.toml"
 "$bakeoff" run "$work/a.toml" --out "$work/a" >/dev/null 2>"$work/a.log" || { tail "$work/a.log"; exit 1; }
 summary "$work/a" "A 5x10s unpaired"
 
 echo "design B: budget $budget, 0.5 s + 2 s runs"
-experiment precision-b "budget = \"$budget\""$'\nwarmup = "500ms"\nduration = "2s"' > "$work/b.toml"
+three_builds precision-b $'seed = '"$seed"$'\nbudget = "'"$budget"$'"\nwarmup = "500ms"\nduration = "2s"' > "$work/b.toml"
 "$bakeoff" run "$work/b.toml" --out "$work/b" >/dev/null 2>"$work/b.log" || { tail "$work/b.log"; exit 1; }
 summary "$work/b" "B short runs, paired"
 "$bakeoff" report "$work/b" --pairing unpaired | grep -E '^kv' | sed 's/^/B same runs, unpaired: /'

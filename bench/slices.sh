@@ -20,40 +20,13 @@ bakeoff="${BAKEOFF:-bakeoff}"
 (cd "$here" && cargo build --release -q -p bakeoff-workloads --example kvload)
 kvload="${CARGO_TARGET_DIR:-$here/target}/release/examples/kvload"
 
-printf -- '--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < %s; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n' "$iters" > "$work/work.patch"
+# shellcheck source=bench/three-builds.sh
+. "$here/bench/three-builds.sh"
+work_patch "$iters" > "$work/work.patch"
 
 # One short bakeoff run builds the three variants (cached) and leaves a results.json whose
 # shape the slices' figures are written into.
-cat > "$work/t.toml" <<TOML
-name = "slices"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1", "-m", "64"]
-[[variant]]
-name = "base"
-compiler = "gcc-12"
-cflags = "-O2"
-[[variant]]
-name = "same"
-compiler = "gcc-12"
-cflags = "-O2"
-[[variant]]
-name = "work"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["work.patch"]
-[[workload]]
-kind = "kv"
-name = "kv"
-connections = [16]
-keys = 10000
-mix = { get = 90, set = 10 }
-[plan]
-repetitions = 1
-warmup = "100ms"
-duration = "200ms"
-TOML
+three_builds slices $'repetitions = 1\nwarmup = "100ms"\nduration = "200ms"' > "$work/t.toml"
 "$bakeoff" run "$work/t.toml" --out "$work/t" >/dev/null 2>"$work/t.log" || { tail "$work/t.log"; exit 1; }
 
 python3 - "$work/t/results.json" "$kvload" "$secs" "$slice" <<'PY'

@@ -262,3 +262,52 @@ fn regression_report_recomputes_from_the_runs_it_finds() {
         "a temporary file was left behind"
     );
 }
+
+/// One experiment file per class of bad input the plan refuses: each exits 2 with one
+/// line that names the file, line and column, and never panics.
+#[test]
+fn regression_each_class_of_bad_experiment_is_one_located_line() {
+    let s = common::Scratch::new();
+    let good = "name = \"x\"\n[target]\nkind = \"memcached\"\nargs = [\"-t\", \"1\"]\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n[[workload]]\nkind = \"kv\"\nconnections = [1, 16]\n[plan]\nduration = \"2s\"\nwarmup = \"1s\"\n";
+    let cases = [
+        ("duration = \"2s\"", "duration = \"1e30\"", "at most 7d"),
+        (
+            "warmup = \"1s\"",
+            "warmup = \"99999999999 years\"",
+            "at most 7d",
+        ),
+        ("duration = \"2s\"", "duration = \"1ns\"", "at least 10ms"),
+        ("name = \"a\"", "name = \"a\\u001b[31m\"", "printable"),
+        ("name = \"a\"", "name = \"a\\u200b\"", "invisible"),
+        ("[1, 16]", "[16, 16]", "twice"),
+        ("[\"-t\", \"1\"]", "[\"-p\", \"11211\"]", "the sandbox's"),
+        (
+            "kind = \"kv\"",
+            "kind = \"kv\"\nkeys = \"many\"",
+            "expected a whole number",
+        ),
+        (
+            "[plan]",
+            "[plan]\nbudget = \"0s\"",
+            "budget must be between",
+        ),
+        (
+            "[plan]",
+            "[plan]\nprecision = 5",
+            "precision must be between",
+        ),
+    ];
+    for (from, to, says) in cases {
+        let f = s.write("bad.toml", &good.replace(from, to));
+        let err = refused(&["check", f.to_str().unwrap()]);
+        assert!(err.contains(says), "{to}: {err}");
+        let located = err
+            .split(':')
+            .nth(2)
+            .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+        assert!(
+            err.contains("bad.toml:") && located,
+            "{to}: not located: {err}"
+        );
+    }
+}

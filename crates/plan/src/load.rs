@@ -294,6 +294,14 @@ fn tidy_serde_message(m: &str) -> String {
         format!("{first}; add it (see docs/experiment-file.md)")
     } else if first.starts_with("invalid type") || first.starts_with("invalid value") {
         format!("{first} (see docs/experiment-file.md for the key's form)")
+    } else if first.contains("duplicate key") {
+        format!("{first}; give each key, and each [table], once")
+    } else if first.starts_with("expected")
+        || first.starts_with("invalid")
+        || first.starts_with("unclosed")
+        || first.starts_with("unexpected")
+    {
+        format!("{first} (TOML syntax: compare with the files in examples/)")
     } else {
         first
     }

@@ -568,21 +568,22 @@ fn regression_args_and_options_the_sandbox_owns_are_refused() {
     assert!(m.contains("option datadir sets the data directory"), "{m}");
 }
 
-#[test]
-fn regression_huge_warehouses_name_their_own_key() {
-    let text = r#"
+/// A PostgreSQL experiment's head, for the tpcc regressions below.
+const TPCC_HEAD: &str = r#"
 name = "tpcc"
 [target]
 kind = "postgres"
 [[variant]]
 name = "a"
 binary = "/usr/lib/postgresql/15/bin/postgres"
-[[workload]]
-kind = "tpcc"
-warehouses = 1844674407370955161
-think = "spec"
 "#;
-    let m = err(text);
+
+#[test]
+fn regression_huge_warehouses_name_their_own_key() {
+    let text = format!(
+        "{TPCC_HEAD}[[workload]]\nkind = \"tpcc\"\nwarehouses = 1844674407370955161\nthink = \"spec\"\n"
+    );
+    let m = err(&text);
     assert!(
         m.contains("warehouses must be at most 102") && !m.contains("18446744073709551"),
         "{m}"
@@ -606,22 +607,10 @@ fn regression_bare_number_durations_and_messages_in_the_files_words() {
 
 #[test]
 fn regression_a_workload_named_like_a_tpcc_sweep_cell_is_refused() {
-    let text = r#"
-name = "tpcc"
-[target]
-kind = "postgres"
-[[variant]]
-name = "a"
-binary = "/usr/lib/postgresql/15/bin/postgres"
-[[workload]]
-kind = "tpcc"
-name = "t"
-warehouses = [1, 2]
-[[workload]]
-kind = "tpcc"
-name = "t-w2"
-"#;
-    let m = err(text);
+    let text = format!(
+        "{TPCC_HEAD}[[workload]]\nkind = \"tpcc\"\nname = \"t\"\nwarehouses = [1, 2]\n[[workload]]\nkind = \"tpcc\"\nname = \"t-w2\"\n"
+    );
+    let m = err(&text);
     assert!(m.contains("is also a cell"), "{m}");
 }
 

@@ -333,7 +333,7 @@ fn check_sqlite_variant(l: &Loaded, i: usize, v: &Variant) -> Check {
 
 fn check_variants(l: &Loaded, e: &Experiment) -> Check {
     if e.variants.is_empty() {
-        return Err(l.error_at(&[], "no [[variant]]: add at least one"));
+        return Err(l.error_at(&key!["variant"], "no [[variant]]: add at least one"));
     }
     let mut names = BTreeSet::new();
     for (i, v) in e.variants.iter().enumerate() {

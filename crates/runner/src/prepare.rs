@@ -287,13 +287,10 @@ fn check_program(path: &std::path::Path, library: bool) -> Result<(), String> {
 fn replay_setup(l: &Loaded, i: usize, w: &Workload) -> Result<ReplaySetup, RunError> {
     let read = |k: &'static str, p: &PathBuf| -> Result<(PathBuf, String), RunError> {
         let path = l.resolve(p);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = bakeoff_plan::read_input(&path, k).map_err(|e| {
             RunError::BadInput(
-                l.error_at(
-                    &key!["workload", i, k],
-                    format!("cannot read {}: {e}", path.display()),
-                )
-                .to_string(),
+                l.error_at(&key!["workload", i, k], format!("{}: {e}", path.display()))
+                    .to_string(),
             )
         })?;
         Ok((path, text))

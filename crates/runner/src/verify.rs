@@ -49,8 +49,8 @@ const SUITE_SCALE: f64 = 0.05;
 fn query_sets(l: &Loaded, specs: &[WorkloadSpec]) -> Result<Vec<QuerySet>, String> {
     if let Some(q) = &l.experiment.verify.queries {
         let path = l.resolve(q);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = bakeoff_plan::read_input(&path, "query file")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         let statements = replay::parse(&text, replay::LogFormat::SqlFile)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let workload = specs.iter().position(|s| s.config.is_sql()).unwrap_or(0);
