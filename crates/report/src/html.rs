@@ -513,7 +513,7 @@ fn verdicts(x: &Ctx) -> Option<Section> {
         .collect();
     let strips = svg::interval_rows(1.0, "ratio to baseline (1 = same)", &intervals);
     let mut b = String::from(
-        "<div class=\"scroll\"><table class=\"verdicts\"><thead><tr><th>workload</th><th class=\"num\">conns</th><th>variant</th><th class=\"num\">ratio</th><th>95% CI</th><th class=\"num\">p</th><th class=\"num\">p adjusted</th><th>rounds</th><th class=\"num\">detectable</th><th>verdict</th><th>ratio with 95% CI, per-round ratios below</th></tr></thead><tbody>\n",
+        "<div class=\"scroll\"><table class=\"verdicts\"><thead><tr><th>workload</th><th class=\"num\">conns</th><th>variant</th><th class=\"num\">ratio</th><th>95% CI</th><th>ratio with 95% CI, per-round ratios below</th><th>verdict</th><th class=\"num\">p</th><th class=\"num\">p adjusted</th><th>rounds</th><th class=\"num\">detectable</th></tr></thead><tbody>\n",
     );
     for (i, c) in r.comparisons.iter().enumerate() {
         let class = match c.verdict {
@@ -524,13 +524,19 @@ fn verdicts(x: &Ctx) -> Option<Section> {
         };
         let _ = writeln!(
             b,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td>{} <span class=\"muted\">vs {}</span></td><td class=\"num{class}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} {}</td><td class=\"num\">{}</td><td>{}</td><td class=\"chart\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{} <span class=\"muted\">vs {}</span></td><td class=\"num{class}\">{}</td><td class=\"num\">{}</td><td class=\"chart\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} {}</td><td class=\"num\">{}</td></tr>",
             escape(&c.workload),
             c.connections,
             x.vname(&c.variant),
             escape(&c.baseline),
             fixed(c.ratio, 3),
             escape(&summary::ci_text(c.ci95, c.ci_coverage)),
+            strips
+                .as_ref()
+                .and_then(|s| s.rows.get(i))
+                .map(String::as_str)
+                .unwrap_or(""),
+            verdict_badge_text(c.verdict, &summary::verdict_text(c)),
             fixed(c.p_value, 4),
             fixed(c.p_adjusted, 4),
             c.rounds,
@@ -538,19 +544,13 @@ fn verdicts(x: &Ctx) -> Option<Section> {
             c.detectable
                 .map(|d| format!("±{:.1}%", d * 100.0))
                 .unwrap_or_else(|| "-".into()),
-            verdict_badge_text(c.verdict, &summary::verdict_text(c)),
-            strips
-                .as_ref()
-                .and_then(|s| s.rows.get(i))
-                .map(String::as_str)
-                .unwrap_or("")
         );
     }
     b.push_str("</tbody>");
     if let Some(s) = &strips {
         let _ = write!(
             b,
-            "<tfoot><tr><td colspan=\"10\"></td><td class=\"chart\">{}</td></tr></tfoot>",
+            "<tfoot><tr><td colspan=\"5\"></td><td class=\"chart\">{}</td><td colspan=\"5\"></td></tr></tfoot>",
             s.axis
         );
     }
