@@ -17,6 +17,10 @@ pub enum Failure {
     Failed(String),
     /// A usage error clap has already printed (with its hint): exit status 2, nothing more.
     Usage,
+    /// `--fail-on` was met: exit status 3.
+    Threshold(String),
+    /// Ctrl-C or SIGTERM: exit status 130.
+    Interrupted(String),
 }
 
 pub fn run() -> Result<(), Failure> {
@@ -35,8 +39,8 @@ pub fn run() -> Result<(), Failure> {
     match cli.command {
         Command::Run(args) => run_cmd(&args),
         Command::Verify(args) => verify_cmd(&args),
-        Command::Check { experiment } => {
-            let l = load(&experiment)?;
+        Command::Check { experiment, set } => {
+            let l = load(&experiment, &set)?;
             bakeoff_runner::check(&l).map_err(|e| match e {
                 RunError::BadInput(m) => Failure::BadInput(m),
                 other => Failure::Failed(other.to_string()),
@@ -60,8 +64,8 @@ pub fn run() -> Result<(), Failure> {
     }
 }
 
-fn load(path: &Path) -> Result<bakeoff_plan::Loaded, Failure> {
-    bakeoff_plan::load(path).map_err(|e| Failure::BadInput(e.to_string()))
+fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {
+    bakeoff_plan::load_with(path, set).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
 fn options(args: &RunArgs) -> Options {
@@ -81,7 +85,7 @@ fn options(args: &RunArgs) -> Options {
 
 /// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.
 fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
-    let loaded = load(&args.experiment)?;
+    let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args);
     let _cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
@@ -90,6 +94,7 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
     let o = match outcome {
         Ok(o) => o,
         Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
+        Err(e @ RunError::Interrupted(_)) => return Err(Failure::Interrupted(e.to_string())),
         Err(e) => return Err(Failure::Failed(e.to_string())),
     };
     let r = &o.results;
@@ -131,7 +136,7 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
 }
 
 fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
-    let loaded = load(&args.experiment)?;
+    let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args);
     let cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
@@ -145,7 +150,10 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
             if let Some((id, store)) = record(args, &o.results, &o.folder) {
                 println!("history: #{id} in {}", store.display());
             }
-            Ok(())
+            match args.fail_on.and_then(|f| failed_on(f, &o.results)) {
+                Some(why) => Err(Failure::Threshold(why)),
+                None => Ok(()),
+            }
         }
         Err(RunError::Interrupted(folder)) => {
             // What finished is in the folder; the history says it was interrupted.
@@ -157,11 +165,47 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
                 }
                 Err(m) => eprintln!("warning: not recorded in the history: {m}"),
             }
-            Err(Failure::Failed(RunError::Interrupted(folder).to_string()))
+            Err(Failure::Interrupted(
+                RunError::Interrupted(folder).to_string(),
+            ))
         }
         Err(RunError::BadInput(m)) => Err(Failure::BadInput(m)),
         Err(e) => Err(Failure::Failed(e.to_string())),
     }
+}
+
+/// What meets `--fail-on`, in one line; None when nothing does.
+fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
+    use bakeoff_report::model::Verdict;
+    let mut hits: Vec<String> = r
+        .comparisons
+        .iter()
+        .filter(|k| k.verdict == Verdict::Slower)
+        .map(|k| {
+            format!(
+                "{} x{} {} {}",
+                k.workload,
+                k.connections,
+                k.variant,
+                bakeoff_report::summary::verdict_text(k)
+            )
+        })
+        .collect();
+    if what == crate::cli::FailOn::Any {
+        hits.extend(
+            r.verification
+                .iter()
+                .filter(|v| !v.differences.is_empty())
+                .map(|v| format!("{} returned different results", v.variant)),
+        );
+        hits.extend(
+            r.variants
+                .iter()
+                .filter(|v| !v.memory_errors.is_empty())
+                .map(|v| format!("{} has memory errors", v.name)),
+        );
+    }
+    (!hits.is_empty()).then(|| format!("--fail-on: {}", hits.join("; ")))
 }
 
 /// Records a finished (or interrupted) experiment in the history store. A store that

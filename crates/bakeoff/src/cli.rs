@@ -4,8 +4,6 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// bakeoff: build each variant of a server, run it in a private sandbox, drive it with
-/// standard workloads, and say with confidence intervals which variant is faster.
 /// `--pairing` values.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum PairingArg {
@@ -14,6 +12,18 @@ pub enum PairingArg {
     Unpaired,
 }
 
+/// `--fail-on` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A comparison came out slower.
+    Slower,
+    /// A comparison came out slower, or a variant returned different results or had
+    /// memory errors.
+    Any,
+}
+
+/// bakeoff: build each variant of a server, run it in a private sandbox, drive it with
+/// standard workloads, and say with confidence intervals which variant is faster.
 #[derive(Debug, Parser)]
 #[command(name = "bakeoff", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
@@ -31,7 +41,8 @@ pub enum Command {
     /// warning, never a failed run.
     ///
     /// Exit status: 0 when the experiment finished, 1 when it could not finish (no
-    /// variant built, Ctrl-C), 2 for bad input (the message names file:line:col).
+    /// variant built), 2 for bad input (the message names file:line:col), 3 when
+    /// `--fail-on` was met, 130 on Ctrl-C (what finished is in the folder).
     Run(RunArgs),
     /// Check that every variant returns the baseline's results, without measuring.
     ///
@@ -47,6 +58,9 @@ pub enum Command {
     Verify(RunArgs),
     /// Check an experiment file without running anything (exit status 2 if it is bad).
     Check {
+        /// Override a key before validation, e.g. --set plan.repetitions=1 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
@@ -183,4 +197,13 @@ pub struct RunArgs {
     /// Do not record this experiment in the history.
     #[arg(long, conflicts_with = "store")]
     pub no_history: bool,
+    /// Override a key of the experiment before validation (repeatable): a dotted path and
+    /// a TOML value, e.g. --set plan.repetitions=1 --set plan.budget=2m --set
+    /// workload.0.connections=[1,16]. The results folder's experiment shows them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Exit with status 3 when a comparison is slower (`slower`), or also when a variant
+    /// returned different results or had memory errors (`any`). For CI.
+    #[arg(long, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
 }

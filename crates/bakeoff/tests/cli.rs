@@ -311,3 +311,25 @@ fn regression_each_class_of_bad_experiment_is_one_located_line() {
         );
     }
 }
+
+#[test]
+fn set_overrides_keys_for_check_and_names_a_bad_one() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let f = root.join("memcached-gcc-vs-clang.toml");
+    let out = bakeoff()
+        .arg("check")
+        .arg(&f)
+        .args(["--set", "plan.repetitions=1", "--set", "plan.budget=1m"])
+        .output()
+        .expect("check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("budget 1m"), "{stdout}");
+    let err = refused(&["check", f.to_str().unwrap(), "--set", "plan.repetitions"]);
+    assert!(
+        err.contains("--set: plan.repetitions: expected KEY=VALUE"),
+        "{err}"
+    );
+    let err = refused(&["check", f.to_str().unwrap(), "--set", "plan.budget=forever"]);
+    assert!(err.contains("(with --set plan.budget=forever)"), "{err}");
+}

@@ -2,7 +2,7 @@
 //! Debian's source: the baseline, an identical build, and one with a patch that adds a fixed
 //! loop of work to every command. The patched build must come out `slower`; the identical
 //! one `equivalent` or `inconclusive`; the rounds stop on the budget or the precision, and
-//! never overrun the budget by more than one round.
+//! never overrun the budget by more than one round; `--fail-on slower` exits 3.
 
 mod common;
 
@@ -56,13 +56,16 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     let s = Scratch::new();
     s.write("work.patch", WORK);
     let f = s.write("precision.toml", EXPERIMENT);
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    // As CI would run it: a slower comparison fails the job with exit status 3.
+    let out = s
+        .run_cmd(&f)
+        .args(["--fail-on", "slower"])
+        .output()
+        .expect("run bakeoff");
     no_server_left("memcached", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--fail-on: kv x8 work slower"), "{stderr}");
     let r = s.results();
     let stopped = r["stopped_by"].as_str().unwrap_or_default();
     assert!(

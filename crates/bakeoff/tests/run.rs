@@ -253,7 +253,7 @@ fn sigint_and_kill_9_leave_no_server_behind() {
     )
     .replace("source = { debian = \"memcached\" }\n", "");
     let f = s.write("long.toml", &text);
-    for (signal, expect_exit) in [("INT", Some(1)), ("KILL", None)] {
+    for (signal, expect_exit) in [("INT", Some(130)), ("KILL", None)] {
         let before = pids_named("memcached");
         let mut child = s.run_cmd(&f);
         let _ = std::fs::remove_dir_all(s.out());

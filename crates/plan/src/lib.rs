@@ -7,7 +7,9 @@ mod load;
 mod validate;
 
 pub use experiment::*;
-pub use load::{load, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES};
+pub use load::{
+    load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
+};
 
 use std::time::Duration;
 

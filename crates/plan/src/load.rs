@@ -79,6 +79,110 @@ pub fn load(path: &Path) -> Result<Loaded, PlanError> {
     parse(path, text)
 }
 
+/// Reads an experiment file and applies `--set KEY=VALUE` overrides to its document before
+/// anything is validated, so an override is checked exactly like the file's own keys and
+/// the resolved experiment (results.json `experiment.text`) shows it. A key is a dotted
+/// path (`plan.budget`, `target.args`, `workload.0.connections`: arrays of tables take an
+/// index); a value is TOML (`1`, `[1, 16]`, `true`, `"x"`), or else taken as a string
+/// (`plan.budget=2m`).
+pub fn load_with(path: &Path, overrides: &[String]) -> Result<Loaded, PlanError> {
+    let text = read_input(path, "experiment file").map_err(|message| PlanError {
+        location: path.display().to_string(),
+        message,
+    })?;
+    if overrides.is_empty() {
+        return parse(path, text);
+    }
+    let bad = |message: String| PlanError {
+        location: "--set".into(),
+        message,
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| PlanError {
+            location: path.display().to_string(),
+            message: tidy_serde_message(e.message()),
+        })?;
+    for o in overrides {
+        apply_override(&mut doc, o).map_err(|m| bad(format!("{o}: {m}")))?;
+    }
+    parse(path, doc.to_string()).map_err(|e| PlanError {
+        location: e.location,
+        message: format!("{} (with --set {})", e.message, overrides.join(" --set ")),
+    })
+}
+
+/// One `KEY=VALUE` into the document.
+fn apply_override(doc: &mut toml_edit::DocumentMut, o: &str) -> Result<(), String> {
+    let (key, raw) = o
+        .split_once('=')
+        .ok_or("expected KEY=VALUE, e.g. plan.repetitions=1")?;
+    let parts: Vec<&str> = key.trim().split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(
+            "the key is a dotted path such as plan.budget or workload.0.connections".into(),
+        );
+    }
+    let value: toml_edit::Value = match format!("v = {raw}").parse::<toml_edit::DocumentMut>() {
+        Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| raw.into()),
+        Err(_) => raw.trim().into(),
+    };
+    let (leaf, path) = parts.split_last().ok_or("empty key")?;
+    let mut item: &mut toml_edit::Item = doc.as_item_mut();
+    let mut i = 0;
+    while i < path.len() {
+        let name = path[i];
+        let table = item
+            .as_table_like_mut()
+            .ok_or_else(|| format!("{} is not a table", path[..i].join(".")))?;
+        if table.get(name).is_none() {
+            table.insert(name, toml_edit::Item::Table(toml_edit::Table::new()));
+        }
+        let next = table.get_mut(name).ok_or("unreachable")?;
+        if let Some(array) = next.as_array_of_tables_mut() {
+            let len = array.len();
+            let index: usize = path
+                .get(i + 1)
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| {
+                    format!("{name} is a list of tables: give an index, e.g. {name}.0.<key>")
+                })?;
+            let t = array.get_mut(index).ok_or_else(|| {
+                format!("{name}.{index}: the file has {len} [[{name}]] table(s), counted from 0")
+            })?;
+            // Step into the indexed table: wrap it as an item view.
+            return set_in_table(t, &path[i + 2..], leaf, value);
+        }
+        item = next;
+        i += 1;
+    }
+    let table = item
+        .as_table_like_mut()
+        .ok_or_else(|| format!("{} is not a table", path.join(".")))?;
+    table.insert(leaf, toml_edit::Item::Value(value));
+    Ok(())
+}
+
+/// Sets `rest.leaf` inside an array-of-tables entry.
+fn set_in_table(
+    t: &mut toml_edit::Table,
+    rest: &[&str],
+    leaf: &str,
+    value: toml_edit::Value,
+) -> Result<(), String> {
+    let mut table: &mut dyn toml_edit::TableLike = t;
+    for name in rest {
+        if table.get(name).is_none() {
+            table.insert(name, toml_edit::Item::Table(toml_edit::Table::new()));
+        }
+        table = table
+            .get_mut(name)
+            .and_then(|i| i.as_table_like_mut())
+            .ok_or_else(|| format!("{name} is not a table"))?;
+    }
+    table.insert(leaf, toml_edit::Item::Value(value));
+    Ok(())
+}
+
 /// The largest input file bakeoff reads whole (an experiment, a query file): 64 MiB.
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 

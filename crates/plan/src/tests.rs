@@ -695,3 +695,47 @@ fn property_mutated_examples_never_panic_and_always_locate() {
     }
     assert!(cases >= 1000, "{cases}");
 }
+
+#[test]
+fn overrides_apply_before_validation_and_name_their_key() {
+    let dir = tempfile_dir();
+    let f = dir.join("exp.toml");
+    std::fs::write(&f, GOOD).unwrap();
+    let set = |o: &[&str]| load_with(&f, &o.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let l = set(&[
+        "plan.repetitions=1",
+        "plan.budget=2m",
+        "workload.0.connections=[4, 8]",
+    ])
+    .unwrap();
+    assert_eq!(l.experiment.plan.repetitions, Some(1));
+    assert_eq!(l.experiment.plan.budget.as_deref(), Some("2m"));
+    assert_eq!(l.experiment.workloads[0].connections.to_vec(), vec![4, 8]);
+    assert!(
+        l.text.contains("budget = \"2m\""),
+        "the resolved text shows it"
+    );
+    let l = set(&["variant.1.cflags=-O1", "measure.interval=2s"]).unwrap();
+    assert_eq!(l.experiment.variants[1].cflags.as_deref(), Some("-O1"));
+    for (bad, says) in [
+        ("plan.repetitions", "expected KEY=VALUE"),
+        (
+            "variant.9.cflags=-O1",
+            "variant.9: the file has 2 [[variant]] table(s)",
+        ),
+        ("variant.cflags=-O1", "give an index"),
+        ("plan.nope=1", "unknown field `nope`"),
+        ("plan.repetitions=0", "repetitions must be between"),
+    ] {
+        let m = set(&[bad]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(m.contains(says), "{bad}: {m}");
+        assert_eq!(m.lines().count(), 1, "{m}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("bakeoff-plan-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
