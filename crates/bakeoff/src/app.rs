@@ -1,7 +1,9 @@
 //! Wiring: arguments to typed options, the experiment to the runner, results to the
 //! terminal. Returns a [`Failure`] that main turns into an exit status.
 
-use crate::cli::{Cli, Command, CompareArgs, HistoryArgs, RunArgs, StoreArg, TrendArgs};
+use crate::cli::{
+    Cli, ColorChoice, Command, CompareArgs, HistoryArgs, RunArgs, StoreArg, TrendArgs,
+};
 use crate::progress::Bars;
 use bakeoff_report::Results;
 use bakeoff_runner::{Options, RunError};
@@ -36,8 +38,9 @@ pub fn run() -> Result<(), Failure> {
             };
         }
     };
+    let color = cli.color;
     match cli.command {
-        Command::Run(args) => run_cmd(&args),
+        Command::Run(args) => run_cmd(&args, color),
         Command::Verify(args) => verify_cmd(&args),
         Command::Check { experiment, set } => {
             let l = load(&experiment, &set)?;
@@ -55,11 +58,11 @@ pub fn run() -> Result<(), Failure> {
             Ok(())
         }
         Command::Report { dir, pairing } => match pairing {
-            Some(how) => reanalyze_cmd(&dir, how),
-            None => report_cmd(&dir),
+            Some(how) => reanalyze_cmd(&dir, how, color),
+            None => report_cmd(&dir, color),
         },
         Command::History(args) => history_cmd(&args),
-        Command::Compare(args) => compare_cmd(&args),
+        Command::Compare(args) => compare_cmd(&args, color),
         Command::Trend(args) => trend_cmd(&args),
     }
 }
@@ -135,7 +138,7 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
-fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
+fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
     let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args);
     let cancel = bakeoff_sandbox::install_signal_handler();
@@ -144,7 +147,7 @@ fn run_cmd(args: &RunArgs) -> Result<(), Failure> {
     bars.finish();
     match outcome {
         Ok(o) => {
-            let color = !args.no_color && std::io::stdout().is_terminal();
+            let color = !args.no_color && color.enabled(std::io::stdout().is_terminal());
             print!("{}", bakeoff_report::terminal(&o.results, color));
             println!("\nresults: {}", o.folder.display());
             if let Some((id, store)) = record(args, &o.results, &o.folder) {
@@ -247,7 +250,7 @@ fn read_results(dir: &Path) -> Result<Results, String> {
     Results::from_json(&text).map_err(|m| format!("{}: {m}", path.display()))
 }
 
-fn report_cmd(dir: &Path) -> Result<(), Failure> {
+fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
     let mut results = read_results(dir).map_err(Failure::BadInput)?;
     // The runs are the record; every figure and verdict is derived from them again, so a
     // report never shows statistics its runs do not support.
@@ -273,20 +276,24 @@ fn report_cmd(dir: &Path) -> Result<(), Failure> {
     }
     print!(
         "{}",
-        bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
+        bakeoff_report::terminal(&results, color.enabled(std::io::stdout().is_terminal()))
     );
     println!("\nwrote {} in {}", wrote.join(", "), dir.display());
     Ok(())
 }
 
 /// The comparisons re-decided from the saved runs with another pairing, printed only.
-fn reanalyze_cmd(dir: &Path, how: crate::cli::PairingArg) -> Result<(), Failure> {
+fn reanalyze_cmd(
+    dir: &Path,
+    how: crate::cli::PairingArg,
+    color: ColorChoice,
+) -> Result<(), Failure> {
     let mut results = read_results(dir).map_err(Failure::BadInput)?;
     results.plan.pairing = format!("{how:?}").to_lowercase();
     bakeoff_runner::analyze(&mut results);
     print!(
         "{}",
-        bakeoff_report::terminal(&results, std::io::stdout().is_terminal())
+        bakeoff_report::terminal(&results, color.enabled(std::io::stdout().is_terminal()))
     );
     println!(
         "\n(re-decided with pairing {}; nothing written)",
@@ -342,6 +349,10 @@ fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let records = store.list(&filter).map_err(store_failure)?;
+    if args.json {
+        println!("{}", json(&records)?);
+        return Ok(());
+    }
     print!("{}", bakeoff_store::history_table(&records));
     if total > records.len() {
         println!(
@@ -418,7 +429,7 @@ fn fresh_folder(dir: PathBuf) -> PathBuf {
         .unwrap_or(dir)
 }
 
-fn compare_cmd(args: &CompareArgs) -> Result<(), Failure> {
+fn compare_cmd(args: &CompareArgs, color: ColorChoice) -> Result<(), Failure> {
     let a = side(&args.a, &args.store)?;
     let b = side(&args.b, &args.store)?;
     let now = bakeoff_store::now_utc();
@@ -462,7 +473,11 @@ fn compare_cmd(args: &CompareArgs) -> Result<(), Failure> {
         &c.results,
     )
     .map_err(|e| Failure::Failed(e.to_string()))?;
-    let color = !args.no_color && std::io::stdout().is_terminal();
+    if args.json {
+        println!("{}", json(&c.results)?);
+        return Ok(());
+    }
+    let color = !args.no_color && color.enabled(std::io::stdout().is_terminal());
     print!("{}", c.table(color));
     println!("\nresults: {}", folder.display());
     Ok(())
@@ -509,6 +524,15 @@ fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
             bakeoff_store::known_values(&records, |c| &c.workload).join(", ")
         )));
     }
+    if args.json {
+        println!("{}", json(&t)?);
+        return Ok(());
+    }
     print!("{}", t.render());
     Ok(())
+}
+
+/// Pretty JSON for `--json`.
+fn json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
+    serde_json::to_string_pretty(v).map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))
 }

@@ -29,6 +29,28 @@ pub enum FailOn {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour output going to a terminal (`tty`), NO_COLOR honoured in auto.
+    pub fn enabled(self, tty: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,6 +152,9 @@ pub struct HistoryArgs {
     /// Show at most N experiments (0 = all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
+    /// Print the records as JSON (an array, newest first) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -149,9 +174,12 @@ pub struct CompareArgs {
     /// Parent folder for new comparison folders.
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub results_dir: PathBuf,
-    /// Never colour the table.
+    /// Never colour the table (same as --color never).
     #[arg(long)]
     pub no_color: bool,
+    /// Print the comparison as JSON (the results.json it writes) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -166,6 +194,9 @@ pub struct TrendArgs {
     pub workload: Option<String>,
     #[command(flatten)]
     pub store: StoreArg,
+    /// Print the trend as JSON (cells followed, and per record its figures).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -189,7 +220,7 @@ pub struct RunArgs {
     /// No progress bars; only the final table.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Never colour the table.
+    /// Never colour the table (same as --color never).
     #[arg(long)]
     pub no_color: bool,
     #[command(flatten)]

@@ -239,6 +239,33 @@ fn history_compare_and_trend_over_two_runs() {
     assert!(!trend.contains("threads2"), "{trend}");
     assert!(trend.contains(" -> "), "{trend}");
 
+    // --json on history, trend and compare: machine-readable, same facts.
+    let parse = |text: String| -> serde_json::Value {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    };
+    let h = parse(ok(&with_store(&s, &["history", "--json"])));
+    assert_eq!(h.as_array().map(Vec::len), Some(2), "{h}");
+    assert_eq!(h[0]["id"], 2, "{h}");
+    assert_eq!(h[0]["entry"]["name"], "hist", "{h}");
+    let t = parse(ok(&with_store(&s, &["trend", "hist", "--json"])));
+    assert_eq!(t["rows"].as_array().map(Vec::len), Some(2), "{t}");
+    let c = parse(ok(&with_store(
+        &s,
+        &["compare", "1", "2", "--json", "--out", "by-id-json"],
+    )));
+    assert_eq!(c["comparisons"].as_array().map(Vec::len), Some(2), "{c}");
+    // --color always colours even into a pipe; NO_COLOR turns auto off.
+    let colored = ok(&with_store(
+        &s,
+        &["compare", "1", "2", "--color", "always", "--out", "c1"],
+    ));
+    assert!(colored.contains('\u{1b}'), "{colored}");
+    let plain = ok(&with_store(
+        &s,
+        &["compare", "1", "2", "--color", "never", "--out", "c2"],
+    ));
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+
     // Bad input: one line, exit status 2.
     let err = bad_input(&with_store(&s, &["compare", "/nonexistent", "1"]));
     assert!(err.contains("/nonexistent"), "{err}");
@@ -275,7 +302,7 @@ fn interrupted_runs_are_marked_and_kill_9_leaves_a_store_that_opens() {
         let status = child.wait().expect("wait");
         assert!(started, "no server started");
         if signal == "INT" {
-            assert_eq!(status.code(), Some(1));
+            assert_eq!(status.code(), Some(130));
         }
         no_server_left(&s);
     }

@@ -5,7 +5,7 @@ use bakeoff_report::Results;
 use std::path::{Path, PathBuf};
 
 /// One experiment as recorded (before it has an id).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Entry {
     /// RFC 3339 UTC, from results.json.
     pub started_utc: String,
@@ -24,7 +24,7 @@ pub struct Entry {
     pub cells: Vec<CellEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct VariantEntry {
     pub name: String,
     /// ok | failed
@@ -32,7 +32,7 @@ pub struct VariantEntry {
 }
 
 /// A cell's headline figures.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CellEntry {
     pub workload: String,
     pub connections: usize,
@@ -46,7 +46,7 @@ pub struct CellEntry {
 }
 
 /// A recorded experiment.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Record {
     pub id: i64,
     /// When it was written to the store (RFC 3339 UTC).

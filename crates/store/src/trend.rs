@@ -7,7 +7,7 @@ use crate::text::{cell_label, figure, sparkline, table};
 use bakeoff_report::summary::ops;
 
 /// The trend of one experiment.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Trend {
     pub name: String,
     /// The cells followed, in order of first appearance.
@@ -16,7 +16,7 @@ pub struct Trend {
     pub rows: Vec<TrendRow>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TrendRow {
     pub id: i64,
     pub time: String,
