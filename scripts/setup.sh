@@ -68,4 +68,15 @@ bindir=/usr/local/bin
 sudo_ install -m 0755 "$here/target/release/bakeoff" "$bindir/bakeoff"
 # The host a sqlite target's library runs in; bakeoff finds it beside itself.
 sudo_ install -m 0755 "$here/target/release/bakeoff-sqlited" "$bindir/bakeoff-sqlited"
+# Shell completion, the man page and the example experiments, where users look for them.
+share=/usr/local/share
+tmp="$(mktemp -d)"
+"$bindir/bakeoff" completions bash > "$tmp/bakeoff.bash"
+"$bindir/bakeoff" man > "$tmp/bakeoff.1"
+sudo_ install -D -m 0644 "$tmp/bakeoff.bash" "$share/bash-completion/completions/bakeoff"
+sudo_ install -D -m 0644 "$tmp/bakeoff.1" "$share/man/man1/bakeoff.1"
+rm -rf "$tmp"
+sudo_ mkdir -p "$share/bakeoff"
+sudo_ rm -rf "$share/bakeoff/examples"
+sudo_ cp -r "$here/examples" "$share/bakeoff/examples"
 echo "bakeoff installed: $bindir/bakeoff ($("$bindir/bakeoff" --version))"

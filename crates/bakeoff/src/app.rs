@@ -63,6 +63,17 @@ pub fn run() -> Result<(), Failure> {
         },
         Command::History(args) => history_cmd(&args),
         Command::Compare(args) => compare_cmd(&args, color),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "bakeoff", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd)
+                .render(&mut std::io::stdout())
+                .map_err(|e| Failure::Failed(format!("cannot write the man page: {e}")))
+        }
         Command::Trend(args) => trend_cmd(&args),
     }
 }

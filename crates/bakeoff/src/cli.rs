@@ -78,6 +78,15 @@ pub enum Command {
     /// run, 2 for bad input. The history is not written. `--store` or `--no-history` is
     /// accepted and ignored (not both: they conflict, as for run).
     Verify(RunArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    ///
+    /// scripts/setup.sh installs bash's under /usr/local/share/bash-completion/completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout; scripts/setup.sh installs it as bakeoff(1).
+    Man,
     /// Check an experiment file without running anything (exit status 2 if it is bad).
     Check {
         /// Override a key before validation, e.g. --set plan.repetitions=1 (repeatable).

@@ -333,3 +333,22 @@ fn set_overrides_keys_for_check_and_names_a_bad_one() {
     let err = refused(&["check", f.to_str().unwrap(), "--set", "plan.budget=forever"]);
     assert!(err.contains("(with --set plan.budget=forever)"), "{err}");
 }
+
+#[test]
+fn completions_and_man_page_come_from_the_arguments() {
+    let out = bakeoff()
+        .args(["completions", "bash"])
+        .output()
+        .expect("bash");
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && script.contains("--fail-on"),
+        "{script}"
+    );
+    let out = bakeoff().arg("man").output().expect("man");
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && page.contains(".TH bakeoff 1"),
+        "{page}"
+    );
+}
