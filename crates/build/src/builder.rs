@@ -315,7 +315,9 @@ impl Job<'_> {
         if let Some(install) = recipe.install_dir() {
             move_installed(&destdir, &prefix, &build_dir.join(install))?;
         }
-        let seconds = started.elapsed().as_secs_f64();
+        // Whole microseconds: a value that survives build.json's text round trip exactly
+        // (17-digit floats can come back one bit off), so a cached build reports the same.
+        let seconds = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
         let required = recipe.required_files();
         if let Some(missing) = required.iter().find(|f| !build_dir.join(f).is_file()) {
             let _ = writeln!(log, "==> missing after the build: {}", missing.display());

@@ -14,6 +14,7 @@
 //!
 //! Pure functions; deterministic; non-finite inputs are ignored, never a panic.
 
+mod changes;
 mod fdr;
 mod mwu;
 mod signed_rank;
@@ -21,6 +22,7 @@ mod signed_rank;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub use changes::{change_points, ChangePoint};
 pub use fdr::benjamini_hochberg;
 pub use mwu::mann_whitney_u;
 pub use signed_rank::{hodges_lehmann, signed_rank_p, smallest_p};

@@ -436,3 +436,54 @@ fn a_five_percent_difference_is_found_under_drift_and_start_noise() {
     assert!(power >= 0.8, "{power}");
     assert!(f64::from(wrong) / f64::from(trials) <= 0.05, "{wrong}");
 }
+
+// ---- change points ----
+
+#[test]
+fn a_known_shift_is_found_where_it_is() {
+    let mut rng = Rng::new(12);
+    for shift_at in [5usize, 10, 14] {
+        let xs: Vec<f64> = (0..20)
+            .map(|i| {
+                let level = if i < shift_at { 100.0 } else { 90.0 };
+                level * (1.0 + 0.01 * normal(&mut rng))
+            })
+            .collect();
+        let cps = change_points(&xs, 0.05, 199, 1);
+        assert_eq!(cps.len(), 1, "{shift_at}: {cps:?}");
+        assert_eq!(cps[0].index, shift_at, "{cps:?}");
+        assert!(cps[0].after < cps[0].before && cps[0].p < 0.05);
+    }
+    // Two shifts.
+    let xs: Vec<f64> = (0..24)
+        .map(|i| match i {
+            0..=7 => 100.0,
+            8..=15 => 120.0,
+            _ => 95.0,
+        } + f64::from(i % 3) * 0.3)
+        .collect();
+    let at: Vec<usize> = change_points(&xs, 0.05, 199, 1)
+        .iter()
+        .map(|c| c.index)
+        .collect();
+    assert_eq!(at, vec![8, 16]);
+    assert!(change_points(&[1.0, 2.0], 0.05, 99, 1).is_empty());
+}
+
+#[test]
+fn flat_series_raise_false_alarms_at_most_at_the_stated_rate() {
+    let mut rng = Rng::new(99);
+    let trials: u32 = 200;
+    let mut alarms: u32 = 0;
+    for t in 0..trials {
+        let xs: Vec<f64> = (0..15)
+            .map(|_| 100.0 * (1.0 + 0.05 * normal(&mut rng)))
+            .collect();
+        if !change_points(&xs, 0.05, 99, u64::from(t)).is_empty() {
+            alarms += 1;
+        }
+    }
+    let rate = f64::from(alarms) / f64::from(trials);
+    println!("false alarms on flat series: {rate}");
+    assert!(rate <= 0.08, "{rate}");
+}

@@ -555,3 +555,37 @@ fn records_are_made_from_results() {
     assert_eq!(e.variants[0].name, "base");
     assert_eq!(e.headline().unwrap().variant, "base");
 }
+
+#[test]
+fn trend_marks_where_a_series_shifted() {
+    let records: Vec<Record> = (0..12)
+        .map(|i| {
+            let mut e = entry("e2e", &format!("2024-05-{:02}T00:00:00Z", i + 1), 0);
+            let level = if i < 7 { 1000.0 } else { 900.0 };
+            e.cells = vec![cell_entry("base", level + f64::from(i % 3))];
+            Record {
+                id: i64::from(i) + 1,
+                recorded_utc: e.started_utc.clone(),
+                entry: e,
+            }
+        })
+        .collect();
+    let t = trend("e2e", &records, None, None);
+    assert_eq!(t.changes[0].len(), 1, "{:?}", t.changes);
+    assert_eq!(t.changes[0][0].index, 7);
+    let text = t.render();
+    assert!(
+        text.contains("shift at #8") && text.contains("-10."),
+        "{text}"
+    );
+    // A flat series: no mark.
+    let flat: Vec<Record> = records
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.entry.cells[0].median_ops_per_s = 1000.0 + f64::from((r.id % 4) as u32);
+            r
+        })
+        .collect();
+    assert!(trend("e2e", &flat, None, None).changes[0].is_empty());
+}

@@ -14,7 +14,17 @@ pub struct Trend {
     pub columns: Vec<CellKey>,
     /// One per record, oldest first.
     pub rows: Vec<TrendRow>,
+    /// Per column, where its median ops/s shifted (e-divisive means, permutation test at
+    /// [`CHANGE_ALPHA`]); `index` counts rows.
+    pub changes: Vec<Vec<bakeoff_stats::ChangePoint>>,
 }
+
+/// The false-alarm rate of each change-point test: a flat series is marked in at most
+/// about 5% of trends.
+pub const CHANGE_ALPHA: f64 = 0.05;
+
+/// How many of the most recent records the change-point test looks at.
+pub const CHANGE_WINDOW: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TrendRow {
@@ -56,11 +66,32 @@ pub fn trend(
                 .map(|k| r.entry.cells.iter().find(|c| k.is_entry(c)).cloned())
                 .collect(),
         })
+        .collect::<Vec<TrendRow>>();
+    let changes = (0..columns.len())
+        .map(|i| {
+            let series: Vec<f64> = rows
+                .iter()
+                .map(|r| {
+                    r.cells[i]
+                        .as_ref()
+                        .filter(|c| c.valid_runs > 0)
+                        .map_or(f64::NAN, |c| c.median_ops_per_s)
+                })
+                .collect();
+            // The most recent records only: the test's cost grows as n^3 per permutation.
+            let from = series.len().saturating_sub(CHANGE_WINDOW);
+            let mut found = bakeoff_stats::change_points(&series[from..], CHANGE_ALPHA, 199, 42);
+            for c in &mut found {
+                c.index += from;
+            }
+            found
+        })
         .collect();
     Trend {
         name: name.to_string(),
         columns,
         rows,
+        changes,
     }
 }
 
@@ -133,6 +164,22 @@ impl Trend {
                 "{:<width$}  {}{change}\n",
                 cell_label(&k.workload, k.connections, &k.variant),
                 sparkline(&values)
+            ));
+            for c in &self.changes[i] {
+                let id = self.rows.get(c.index).map_or(0, |r| r.id);
+                out.push_str(&format!(
+                    "{:<width$}  shift at #{id}: {} -> {} ({:+.1}%), p = {:.3}\n",
+                    "",
+                    ops(c.before),
+                    ops(c.after),
+                    (c.after / c.before - 1.0) * 100.0,
+                    c.p
+                ));
+            }
+        }
+        if self.changes.iter().any(|c| !c.is_empty()) {
+            out.push_str(&format!(
+                "shifts: e-divisive means, each split kept at permutation p < {CHANGE_ALPHA} (the false-alarm rate per test)\n"
             ));
         }
         out
