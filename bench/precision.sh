@@ -54,3 +54,23 @@ three_builds precision-b $'seed = '"$seed"$'\nbudget = "'"$budget"$'"\nwarmup = 
 "$bakeoff" run "$work/b.toml" --out "$work/b" >/dev/null 2>"$work/b.log" || { tail "$work/b.log"; exit 1; }
 summary "$work/b" "B short runs, paired"
 "$bakeoff" report "$work/b" --pairing unpaired | grep -E '^kv' | sed 's/^/B same runs, unpaired: /'
+
+# Time to decide: the same runs cut after k rounds, re-decided by bakeoff itself.
+rounds=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["plan"]["rounds"]))' "$work/b/results.json")
+for k in $(seq 6 3 "$rounds"); do
+  mkdir -p "$work/b$k"
+  python3 - "$work/b/results.json" "$work/b$k/results.json" "$k" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); k = int(sys.argv[3])
+for c in r["cells"]:
+    c["runs"] = [x for x in c["runs"] if x["round"] < k]
+r["plan"]["rounds"] = r["plan"]["rounds"][:k]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+  verdicts=$("$bakeoff" report "$work/b$k" --pairing auto | grep -E '^kv ' | grep -v baseline \
+    | while read -r line; do
+        variant=$(echo "$line" | awk '{print $3}')
+        echo -n "$variant $(echo "$line" | grep -oE '(faster|slower|equivalent|inconclusive) [^ ]+'); "
+      done)
+  echo "B after $k rounds (~$((k * 9)) s): $verdicts"
+done
