@@ -9,24 +9,18 @@ mod progress;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match app::run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(app::Failure::BadInput(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(2)
-        }
-        Err(app::Failure::Failed(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(1)
-        }
-        Err(app::Failure::Usage) => ExitCode::from(2),
-        Err(app::Failure::Threshold(m)) => {
-            eprintln!("{m}");
-            ExitCode::from(3)
-        }
-        Err(app::Failure::Interrupted(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(130)
-        }
+    use app::Failure;
+    let (code, line) = match app::run() {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Failure::Failed(m)) => (1, Some(format!("error: {m}"))),
+        Err(Failure::BadInput(m)) => (2, Some(format!("error: {m}"))),
+        // clap has printed it already, with its hint.
+        Err(Failure::Usage) => (2, None),
+        Err(Failure::Threshold(m)) => (3, Some(m)),
+        Err(Failure::Interrupted(m)) => (130, Some(format!("error: {m}"))),
+    };
+    if let Some(line) = line {
+        eprintln!("{line}");
     }
+    ExitCode::from(code)
 }

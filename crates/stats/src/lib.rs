@@ -230,19 +230,6 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     })
 }
 
-/// The CI's half-width relative to the median.
-pub fn rel_half_width(s: &Summary) -> f64 {
-    if s.median == 0.0 {
-        return f64::INFINITY;
-    }
-    (s.ci95.1 - s.ci95.0) / 2.0 / s.median.abs()
-}
-
-/// Whether a cell's CI is already as tight as `target_rel_half_width` (stopping rule).
-pub fn precise_enough(xs: &[f64], target_rel_half_width: f64) -> bool {
-    summarize(xs).is_some_and(|s| s.n >= 2 && rel_half_width(&s) <= target_rel_half_width)
-}
-
 /// Compares `candidate` with `baseline`, unpaired. None when either side is empty or the
 /// baseline's median is not positive.
 pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Comparison> {
