@@ -61,15 +61,10 @@ impl Context<'_> {
         results.cells = self.empty_cells(&points);
         let guess = self.seconds_per_run();
         let per_round = points.len() * indices.len();
-        let expected_rounds = match (stop.max_rounds, stop.budget) {
-            (Some(n), None) => n,
-            (cap, Some(b)) => {
-                let fit = (b.as_secs_f64() / (guess * per_round as f64)).ceil() as usize;
-                cap.unwrap_or(usize::MAX).min(fit.max(1))
-            }
-            (None, None) => 1,
-        };
-        observer.runs_started(expected_rounds * per_round, guess);
+        observer.runs_started(
+            expected_rounds(&stop, guess * per_round as f64) * per_round,
+            guess,
+        );
         let mut order = Rounds::new(e.plan.seed);
         let started = Instant::now();
         let (mut index, mut round) = (0, 0);
@@ -107,10 +102,8 @@ impl Context<'_> {
         };
         results.stopped_by = Some(stopped_by.into());
         results.rounds_s = Some(started.elapsed().as_secs_f64());
-        for c in results.cells.iter_mut() {
-            if c.stop_reason.is_none() || stopped_by == "budget" {
-                c.stop_reason = Some(stopped_by.into());
-            }
+        for c in results.cells.iter_mut().filter(|c| c.stop_reason.is_none()) {
+            c.stop_reason = Some(stopped_by.into());
         }
         let _ = write_results(self.folder, results);
         if self.probes.profile {
@@ -1014,6 +1007,19 @@ fn tpcc_figures(run: &mut Run, t: &TpccDriven) {
             }
         }
         None => {}
+    }
+}
+
+/// Rounds the plan should run, before any has: `repetitions`, or what fits in the budget
+/// at the guessed round time (capped by `repetitions`).
+fn expected_rounds(stop: &bakeoff_plan::Stopping, round_s: f64) -> usize {
+    match (stop.max_rounds, stop.budget) {
+        (Some(n), None) => n,
+        (cap, Some(b)) => {
+            let fit = (b.as_secs_f64() / round_s.max(0.001)).ceil() as usize;
+            cap.unwrap_or(usize::MAX).min(fit.max(1))
+        }
+        (None, None) => 1,
     }
 }
 
