@@ -102,7 +102,7 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
     let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args);
     let _cancel = bakeoff_sandbox::install_signal_handler();
-    let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
+    let bars = Bars::new(progress_mode(args));
     let outcome = bakeoff_runner::verify_experiment(&loaded, &opts, &bars);
     bars.finish();
     let o = match outcome {
@@ -153,7 +153,7 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
     let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args);
     let cancel = bakeoff_sandbox::install_signal_handler();
-    let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal());
+    let bars = Bars::new(progress_mode(args));
     let outcome = bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel);
     bars.finish();
     match outcome {
@@ -185,6 +185,16 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
         }
         Err(RunError::BadInput(m)) => Err(Failure::BadInput(m)),
         Err(e) => Err(Failure::Failed(e.to_string())),
+    }
+}
+
+/// Bars on a terminal, plain lines without one, nothing with --quiet.
+fn progress_mode(args: &RunArgs) -> crate::progress::Show {
+    use crate::progress::Show;
+    match (args.quiet, std::io::stderr().is_terminal()) {
+        (true, _) => Show::Quiet,
+        (false, true) => Show::Bars,
+        (false, false) => Show::Lines,
     }
 }
 

@@ -226,7 +226,8 @@ pub struct RunArgs {
     /// Where sandboxes live while they run [default: a per-user runtime folder].
     #[arg(long, value_name = "DIR")]
     pub sandbox_dir: Option<PathBuf>,
-    /// No progress bars; only the final table.
+    /// No progress (neither bars nor, without a terminal, the plain per-run lines); only
+    /// notices, failures and the final table.
     #[arg(long, short)]
     pub quiet: bool,
     /// Never colour the table (same as --color never).

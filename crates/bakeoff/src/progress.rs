@@ -20,11 +20,24 @@ pub struct Bars {
     /// The budget and widest-CI line shown before the current run's live figures.
     standing: Arc<Mutex<String>>,
     started: std::time::Instant,
+    /// Without a terminal: one plain line per run and per round (false with --quiet).
+    lines: bool,
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    /// Bars on a terminal.
+    Bars,
+    /// Plain lines (no terminal: CI, nohup, a pipe).
+    Lines,
+    /// Nothing but notices and failures (--quiet).
+    Quiet,
 }
 
 impl Bars {
-    pub fn new(visible: bool) -> Bars {
-        let target = if visible {
+    pub fn new(show: Show) -> Bars {
+        let target = if show == Show::Bars {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
@@ -36,6 +49,7 @@ impl Bars {
             current: Arc::new(Mutex::new(None)),
             standing: Arc::new(Mutex::new(String::new())),
             started: std::time::Instant::now(),
+            lines: show == Show::Lines,
         }
     }
 
@@ -164,7 +178,7 @@ impl Observer for Bars {
                 "invalid run {label}: {}",
                 run.invalid_reason.as_deref().unwrap_or("?")
             ));
-        } else if self.multi.is_hidden() {
+        } else if self.lines {
             // Without a terminal: one plain line per run, as pgbench -P prints.
             let disturbed = run
                 .disturbed
@@ -209,7 +223,7 @@ impl Bars {
         if let Some(b) = self.runs.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             b.set_length(b.position() + s.runs_left as u64);
         }
-        if self.multi.is_hidden() {
+        if self.lines {
             self.println(&format!(
                 "[{}] round {} done: {line}",
                 duration_text(self.started.elapsed().as_secs_f64()),

@@ -331,3 +331,43 @@ fn precision_stops_a_cell_early() {
     assert!((2..8).contains(&runs), "{cell}");
     assert_eq!(cell["stop_reason"], "precision", "{cell}");
 }
+
+/// Without a terminal (CI, nohup, a pipe) a run prints one plain line per run and per
+/// round, as pgbench -P does; --quiet prints neither.
+#[test]
+fn without_a_terminal_progress_is_plain_lines() {
+    let s = Scratch::new();
+    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
+    let plan = "repetitions = 2\nwarmup = \"0s\"\nduration = \"300ms\"";
+    let text = experiment(variants, plan).replace("source = { debian = \"memcached\" }\n", "");
+    let f = s.write("plain.toml", &text);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .arg("--no-history")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let runs: Vec<&str> = stderr.lines().filter(|l| l.contains("] run ")).collect();
+    assert_eq!(runs.len(), 2, "{stderr}");
+    for l in &runs {
+        let shape = l.starts_with('[') && !l.contains("]: ") && l.ends_with(" ops/s");
+        assert!(shape && l.contains("debian mixed x4 r"), "{l}");
+    }
+    let rounds = stderr.lines().filter(|l| l.contains("] round ")).count();
+    assert_eq!(rounds, 2, "{stderr}");
+    let _ = std::fs::remove_dir_all(s.out());
+    let quiet = s
+        .run_cmd(&f)
+        .arg("--no-history")
+        .output()
+        .expect("quiet run");
+    let q = String::from_utf8_lossy(&quiet.stderr);
+    assert!(quiet.status.success(), "{q}");
+    assert!(!q.contains("] run ") && !q.contains("] round "), "{q}");
+}
