@@ -1628,16 +1628,7 @@ fn runs(x: &Ctx) -> Option<Section> {
     let mut rows = Vec::new();
     for c in &x.r.cells {
         for run in &c.runs {
-            let mut flags = Vec::new();
-            if !run.valid {
-                flags.push(format!(
-                    "INVALID: {}",
-                    run.invalid_reason.as_deref().unwrap_or("?")
-                ));
-            }
-            if run.client_bound {
-                flags.push("client-bound".to_string());
-            }
+            let mut flags = summary::run_flags(run);
             flags.extend(run.probe_errors.iter().map(|p| format!("probe: {p}")));
             let mut logs = Vec::new();
             if let Some(l) = &run.server_log {

@@ -330,16 +330,7 @@ fn runs(s: &mut String, r: &Results) {
 }
 
 fn run_row(c: &Cell, run: &crate::model::Run) -> Vec<String> {
-    let mut flags = Vec::new();
-    if !run.valid {
-        flags.push(format!(
-            "INVALID: {}",
-            run.invalid_reason.as_deref().unwrap_or("?")
-        ));
-    }
-    if run.client_bound {
-        flags.push("client-bound".to_string());
-    }
+    let flags = summary::run_flags(run);
     vec![
         c.workload.clone(),
         c.connections.to_string(),

@@ -105,6 +105,23 @@ pub fn notes(c: &Cell) -> Vec<String> {
     n
 }
 
+/// What qualifies one run's figures: invalid (and why), or what may have disturbed it.
+pub fn run_flags(run: &crate::model::Run) -> Vec<String> {
+    let mut flags = Vec::new();
+    if !run.valid {
+        flags.push(format!(
+            "INVALID: {}",
+            run.invalid_reason.as_deref().unwrap_or("?")
+        ));
+    }
+    match &run.disturbed {
+        Some(d) => flags.push(format!("disturbed: {d}")),
+        None if run.client_bound => flags.push("client-bound".to_string()),
+        None => {}
+    }
+    flags
+}
+
 /// Throughput with thousands separators, no decimals.
 pub fn ops(v: f64) -> String {
     if !v.is_finite() {
