@@ -78,15 +78,6 @@ pub enum Command {
     /// run, 2 for bad input. The history is not written. `--store` or `--no-history` is
     /// accepted and ignored (not both: they conflict, as for run).
     Verify(RunArgs),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
-    ///
-    /// scripts/setup.sh installs bash's under /usr/local/share/bash-completion/completions.
-    Completions {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
-    /// Print the man page (roff) on stdout; scripts/setup.sh installs it as bakeoff(1).
-    Man,
     /// Check an experiment file without running anything (exit status 2 if it is bad).
     Check {
         /// Override a key before validation, e.g. --set plan.repetitions=1 (repeatable).
@@ -95,8 +86,8 @@ pub enum Command {
         /// The experiment file (TOML).
         experiment: PathBuf,
     },
-    /// Re-render the reports (report.md, report.html, results.csv, bench.txt) from a
-    /// results folder's results.json and print its table.
+    /// Recompute the statistics from a results folder's saved runs, re-render its reports
+    /// (report.md, report.html, results.csv, bench.txt) and print its table.
     Report {
         /// A results folder written by `bakeoff run`.
         dir: PathBuf,
@@ -140,6 +131,15 @@ pub enum Command {
     /// Exit status 2 when no experiment has that name (the known names are listed) or no
     /// cell matches.
     Trend(TrendArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    ///
+    /// scripts/setup.sh installs bash's under /usr/local/share/bash-completion/completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout; scripts/setup.sh installs it as bakeoff(1).
+    Man,
 }
 
 /// Where the history store is.
