@@ -310,7 +310,11 @@ fn reanalyze_cmd(
     color: ColorChoice,
 ) -> Result<(), Failure> {
     let mut results = read_results(dir).map_err(Failure::BadInput)?;
-    results.plan.pairing = format!("{how:?}").to_lowercase();
+    results.plan.pairing = match how {
+        crate::cli::PairingArg::Auto => bakeoff_report::model::Pairing::Auto,
+        crate::cli::PairingArg::Paired => bakeoff_report::model::Pairing::Paired,
+        crate::cli::PairingArg::Unpaired => bakeoff_report::model::Pairing::Unpaired,
+    };
     bakeoff_runner::analyze(&mut results);
     print!(
         "{}",

@@ -89,8 +89,8 @@ pub struct PlanRecord {
     #[serde(default = "default_equivalence")]
     pub equivalence: f64,
     /// auto | paired | unpaired
-    #[serde(default = "default_pairing")]
-    pub pairing: String,
+    #[serde(default)]
+    pub pairing: bakeoff_stats::Pairing,
     /// Rounds before precision may stop a point.
     #[serde(default)]
     pub min_rounds: usize,
@@ -100,9 +100,6 @@ pub struct PlanRecord {
 
 fn default_equivalence() -> f64 {
     0.01
-}
-fn default_pairing() -> String {
-    "auto".into()
 }
 
 impl Default for PlanRecord {
@@ -117,7 +114,7 @@ impl Default for PlanRecord {
             budget_s: None,
             precision: None,
             equivalence: default_equivalence(),
-            pairing: default_pairing(),
+            pairing: bakeoff_stats::Pairing::Auto,
             min_rounds: 0,
             rounds: Vec::new(),
         }
@@ -689,7 +686,7 @@ pub struct Cell {
     pub sqlsuite: Option<SuiteCell>,
 }
 
-pub use bakeoff_stats::Verdict;
+pub use bakeoff_stats::{Pairing, Verdict};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ComparisonRecord {

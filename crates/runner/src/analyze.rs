@@ -158,11 +158,7 @@ pub fn rule(r: &Results, direction: Direction) -> stats::Rule {
         direction,
         alpha: 0.05,
         equivalence: r.plan.equivalence,
-        pairing: match r.plan.pairing.as_str() {
-            "paired" => stats::Pairing::Paired,
-            "unpaired" => stats::Pairing::Unpaired,
-            _ => stats::Pairing::Auto,
-        },
+        pairing: r.plan.pairing,
     }
 }
 

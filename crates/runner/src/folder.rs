@@ -135,12 +135,7 @@ pub fn initial_results(l: &Loaded) -> Results {
             budget_s: stop.budget.map(|b| b.as_secs_f64()),
             precision: stop.precision,
             equivalence: e.plan.equivalence_band(),
-            pairing: match e.plan.pairing {
-                bakeoff_plan::Pairing::Auto => "auto",
-                bakeoff_plan::Pairing::Paired => "paired",
-                bakeoff_plan::Pairing::Unpaired => "unpaired",
-            }
-            .into(),
+            pairing: e.plan.pairing,
             min_rounds: stop.min_rounds,
             rounds: Vec::new(),
         },

@@ -81,6 +81,22 @@ pub enum Pairing {
     Unpaired,
 }
 
+impl Pairing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pairing::Auto => "auto",
+            Pairing::Paired => "paired",
+            Pairing::Unpaired => "unpaired",
+        }
+    }
+}
+
+impl fmt::Display for Pairing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Fewest pairs for which the exact two-sided signed-rank test can reach p < 0.05
 /// (6 pairs: 2/64 = 0.031; 5 pairs cannot go below 2/32 = 0.0625).
 pub const MIN_PAIRS: usize = 6;
