@@ -845,6 +845,16 @@ impl Results {
         })
     }
 
+    /// The rule comparisons are decided by, from the plan as recorded.
+    pub fn rule(&self, direction: bakeoff_stats::Direction) -> bakeoff_stats::Rule {
+        bakeoff_stats::Rule {
+            direction,
+            alpha: 0.05,
+            equivalence: self.plan.equivalence,
+            pairing: self.plan.pairing,
+        }
+    }
+
     /// Reads results.json, checking the schema id.
     pub fn from_json(text: &str) -> Result<Results, String> {
         let r: Results =

@@ -11,10 +11,9 @@ pub fn analyze(r: &mut Results) {
         summarize_cell(c);
     }
     r.comparisons = comparisons(r);
-    crate::tpcc::analyze(r);
-    crate::sqlsuite::analyze(r);
+    bakeoff_workloads::summarize(r);
     r.warnings = warnings(r);
-    r.warnings.extend(crate::tpcc::warnings(r));
+    r.warnings.extend(bakeoff_workloads::warnings(r));
 }
 
 /// CPU steal above this share of the machine during the window marks a run disturbed.
@@ -152,16 +151,6 @@ fn system_means(runs: &[&bakeoff_report::model::Run]) -> Option<SystemRecord> {
     })
 }
 
-/// The rule comparisons are decided by, from the plan as recorded.
-pub fn rule(r: &Results, direction: Direction) -> stats::Rule {
-    stats::Rule {
-        direction,
-        alpha: 0.05,
-        equivalence: r.plan.equivalence,
-        pairing: r.plan.pairing,
-    }
-}
-
 /// A cell's valid figures tagged with their round, for pairing.
 fn by_round(c: &Cell) -> Vec<(usize, f64)> {
     let rounds = c.runs.iter().filter(|x| x.valid).map(|x| x.round);
@@ -172,7 +161,7 @@ fn by_round(c: &Cell) -> Vec<(usize, f64)> {
 /// false-discovery-rate family per experiment.
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let baseline = &r.plan.baseline;
-    let rule = rule(r, Direction::HigherIsBetter);
+    let rule = r.rule(Direction::HigherIsBetter);
     let mut found: Vec<(&Cell, stats::Comparison)> = Vec::new();
     for c in r.cells.iter().filter(|c| &c.variant != baseline) {
         let Some(b) = r.cell(&c.workload, baseline, c.connections) else {

@@ -7,13 +7,13 @@
 //! sandbox root and go away with the store.
 
 use crate::folder::safe_name;
-use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
+use crate::prepare::{ReadyVariant, Workloads};
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec, TargetKind};
-use bakeoff_workloads::sql::{self, Db, Dialect};
-use bakeoff_workloads::{oltp, tpcc};
+use bakeoff_workloads::sql::{Db, Dialect};
+use bakeoff_workloads::Tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -73,114 +73,6 @@ pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
     })
 }
 
-/// The oltp parameters a variant loads and runs with (its engine over the workload's).
-pub fn for_variant(cfg: &oltp::OltpConfig, v: &ReadyVariant) -> oltp::OltpConfig {
-    let mut c = cfg.clone();
-    if v.engine.is_some() {
-        c.engine = v.engine.clone();
-    }
-    c
-}
-
-/// The tpcc parameters a variant loads and runs with (its engine over the workload's).
-pub fn tpcc_for_variant(cfg: &tpcc::TpccConfig, v: &ReadyVariant) -> tpcc::TpccConfig {
-    let mut c = cfg.clone();
-    if v.engine.is_some() {
-        c.engine = v.engine.clone();
-    }
-    c
-}
-
-/// The tables a workload needs loaded before its runs.
-enum DataSet {
-    Oltp(oltp::OltpConfig),
-    Tpcc(tpcc::TpccConfig),
-    /// A replay's setup script (possibly empty: the log runs on an empty database).
-    Script {
-        file: Option<PathBuf>,
-        statements: Vec<String>,
-    },
-}
-
-impl DataSet {
-    fn of(spec: &WorkloadSpec, v: &ReadyVariant) -> Option<DataSet> {
-        match &spec.config {
-            WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
-                Some(DataSet::Oltp(for_variant(c, v)))
-            }
-            WorkloadConfig::Tpcc(t) => Some(DataSet::Tpcc(tpcc_for_variant(&t.cfg, v))),
-            WorkloadConfig::Replay(r) | WorkloadConfig::Mysqlslap(r) => Some(DataSet::Script {
-                file: r.setup_file.clone(),
-                statements: r.setup.clone(),
-            }),
-            // The suite's groups make and drop their own tables: a fresh database.
-            WorkloadConfig::Sqlsuite(_) => Some(DataSet::Script {
-                file: None,
-                statements: Vec::new(),
-            }),
-            WorkloadConfig::Kv(_) => None,
-        }
-    }
-
-    /// What makes two workloads' tables the same data.
-    fn key(&self) -> String {
-        match self {
-            DataSet::Oltp(c) => format!(
-                "t{}-n{}-{}-ai{}-sec{}-cs{}",
-                c.tables,
-                c.table_size,
-                c.engine.as_deref().unwrap_or("default"),
-                c.auto_inc,
-                c.secondary,
-                c.create_secondary
-            ),
-            DataSet::Tpcc(c) => format!(
-                "tpcc-w{}-{}",
-                c.warehouses,
-                c.engine.as_deref().unwrap_or("default")
-            ),
-            DataSet::Script { statements, .. } => {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                statements.hash(&mut h);
-                format!("script-{:016x}", h.finish())
-            }
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            DataSet::Oltp(c) => format!("{} table(s) x {} rows", c.tables, c.table_size),
-            DataSet::Tpcc(c) => format!("TPC-C, {} warehouse(s)", c.warehouses),
-            DataSet::Script {
-                file: Some(f),
-                statements,
-            } => {
-                format!("{} ({} statements)", f.display(), statements.len())
-            }
-            DataSet::Script { file: None, .. } => "an empty database".to_string(),
-        }
-    }
-
-    /// Loads the tables; (rows, seconds of loading as the loader measured it).
-    fn load(&self, db: &Db) -> Result<(u64, f64), String> {
-        match self {
-            DataSet::Oltp(c) => oltp::prepare(db, c)
-                .map(|r| (r.rows, r.seconds))
-                .map_err(|e| format!("loading the tables failed: {e}")),
-            DataSet::Tpcc(c) => tpcc::load(db, c)
-                .map(|r| (r.rows, r.seconds))
-                .map_err(|e| format!("loading the TPC-C tables failed: {e}")),
-            DataSet::Script { statements, .. } => {
-                let started = Instant::now();
-                sql::run_script(db, statements)
-                    .map(|n| (n as u64, started.elapsed().as_secs_f64()))
-                    .map_err(|e| format!("the setup script failed: {e}"))
-            }
-        }
-    }
-}
-
 /// Initializes and loads data for every ready variant of a SQL target. A variant whose
 /// data cannot be made is marked failed in `results` and dropped from `variants`.
 /// Variants whose servers read the same files (same version, same file-format options)
@@ -188,7 +80,7 @@ impl DataSet {
 pub fn prepare(
     l: &Loaded,
     opts: &Options,
-    specs: &[WorkloadSpec],
+    specs: &Workloads,
     variants: &mut Vec<ReadyVariant>,
     results: &mut Results,
     observer: &dyn Observer,
@@ -201,7 +93,7 @@ pub fn prepare(
         prepared: BTreeMap::new(),
     };
     let kind = l.experiment.target.kind;
-    if !kind.is_sql() || specs.iter().all(|c| !c.config.is_sql()) {
+    if !kind.is_sql() || specs.iter().all(|c| !c.sql()) {
         return store;
     }
     if bakeoff_sandbox::server_user().is_some() {
@@ -253,7 +145,7 @@ fn prepare_variant(
     l: &Loaded,
     opts: &Options,
     root: &Path,
-    specs: &[WorkloadSpec],
+    specs: &Workloads,
     v: &ReadyVariant,
     loads: &mut Loads,
     observer: &dyn Observer,
@@ -269,9 +161,9 @@ fn prepare_variant(
         file_compatibility(&binary, v)
     };
     // Workloads with the same tables share one load.
-    let mut groups: BTreeMap<String, (DataSet, Vec<usize>)> = BTreeMap::new();
+    let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
     for (w, spec) in specs.iter().enumerate() {
-        if let Some(set) = DataSet::of(spec, v) {
+        if let Some(set) = spec.tables(v.engine.as_deref()) {
             groups
                 .entry(set.key())
                 .or_insert_with(|| (set, Vec::new()))
@@ -283,7 +175,7 @@ fn prepare_variant(
     let mut dirs = Vec::new();
     let mut records = Vec::new();
     for (key, (set, ws)) in groups {
-        let names: Vec<String> = ws.iter().map(|w| specs[*w].name.clone()).collect();
+        let names: Vec<String> = ws.iter().map(|w| specs[*w].name().to_string()).collect();
         let dir = vdir.join(safe_name(&key));
         let earlier = compat
             .as_ref()
@@ -334,7 +226,7 @@ fn prepare_variant(
                     names.join(", ")
                 ));
                 copy_dir(pristine, &dir)?;
-                let (rows, seconds) = load_in_place(l, opts, v, &binary, &dir, &set)?;
+                let (rows, seconds) = load_in_place(l, opts, v, &binary, &dir, set.as_ref())?;
                 if let Some(c) = &compat {
                     loads.insert((c.clone(), key), (v.name.clone(), dir.clone(), rows));
                 }
@@ -374,7 +266,7 @@ fn load_in_place(
     v: &ReadyVariant,
     binary: &Path,
     dir: &Path,
-    set: &DataSet,
+    set: &dyn Tables,
 ) -> Result<(u64, f64), String> {
     let spec = sql_spec(
         l,

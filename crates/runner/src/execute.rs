@@ -5,19 +5,17 @@
 
 use crate::data::{self, DataStore};
 use crate::folder::{safe_name, write_results, Folder};
-use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
+use crate::prepare::{ReadyVariant, Workloads};
 use crate::probes::{self, ProbeHooks, ProbePlan};
 use crate::schedule::{round_fits, Rounds, Slot};
 use crate::{analyze, Observer, Options, RoundStatus};
-use bakeoff_load::{Live, Measure, PhaseHooks, Phases, RunRecord};
+use bakeoff_load::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_probe::{findings, profile};
-use bakeoff_report::model::{
-    Cell, ClassRecord, ExplainRecord, KindRecord, Latency, MemoryError, OperationRecord, Results,
-    Run, TpccCell, TransactionRecord,
-};
+use bakeoff_report::model::{Cell, Latency, MemoryError, Results, Run};
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
-use bakeoff_workloads::{kv, mysqlslap, oltp, replay, sqlsuite, sysbench, tpcc};
+use bakeoff_workloads::workload::latency;
+use bakeoff_workloads::{Outcome, RunContext, Server};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,7 +25,7 @@ pub struct Context<'a> {
     pub loaded: &'a Loaded,
     pub opts: &'a Options,
     pub folder: &'a Folder,
-    pub configs: &'a [WorkloadSpec],
+    pub configs: &'a Workloads,
     pub variants: &'a [ReadyVariant],
     pub data: &'a DataStore,
     pub cancel: Arc<AtomicBool>,
@@ -55,7 +53,7 @@ impl Context<'_> {
             .configs
             .iter()
             .enumerate()
-            .flat_map(|(i, w)| w.connections.iter().map(move |c| (i, *c)))
+            .flat_map(|(i, w)| w.connections().iter().map(move |c| (i, *c)))
             .collect();
         let indices: Vec<usize> = (0..self.variants.len()).collect();
         results.cells = self.empty_cells(&points);
@@ -125,8 +123,8 @@ impl Context<'_> {
         }
         let label = self.label(slot);
         let cell_at = self.cell_index(results, slot);
-        if crate::tpcc::beyond_a_failed_w(results, cell_at) {
-            results.cells[cell_at].stop_reason = Some("smallest W failed".into());
+        if let Some(reason) = self.configs[slot.workload].skip(results, cell_at) {
+            results.cells[cell_at].stop_reason = Some(reason);
             return true;
         }
         let live = Arc::new(Live::default());
@@ -162,7 +160,7 @@ impl Context<'_> {
         if round < stop.min_rounds {
             return false;
         }
-        let name = &self.configs[w].name;
+        let name = self.configs[w].name();
         let at = |workload: &str, c: usize| workload == name && c == connections;
         let done = if self.variants.len() > 1 {
             let ks: Vec<_> = results
@@ -200,7 +198,7 @@ impl Context<'_> {
     fn round_estimate(&self, results: &Results, open: &[(usize, usize)], guess: f64) -> f64 {
         open.iter()
             .map(|&(w, c)| {
-                let measured = crate::analyze::round_seconds(results, &self.configs[w].name, c);
+                let measured = crate::analyze::round_seconds(results, self.configs[w].name(), c);
                 if measured > 0.0 {
                     measured
                 } else {
@@ -287,7 +285,8 @@ impl Context<'_> {
                     Some(p) => {
                         let name = format!(
                             "{}-{}-x{connections}",
-                            self.variants[variant].name, self.configs[workload].name
+                            self.variants[variant].name,
+                            self.configs[workload].name()
                         );
                         let file = format!("profiles/{}.svg", safe_name(&name));
                         let svg = profile::flamegraph(&p.folded, &label);
@@ -363,8 +362,8 @@ impl Context<'_> {
         let mut cells = Vec::new();
         for &(w, connections) in points {
             for v in self.variants {
-                cells.push(Cell {
-                    workload: self.configs[w].name.clone(),
+                let mut cell = Cell {
+                    workload: self.configs[w].name().to_string(),
                     variant: v.name.clone(),
                     connections,
                     runs: Vec::new(),
@@ -380,34 +379,18 @@ impl Context<'_> {
                     system: None,
                     instructions_per_op: None,
                     profile: None,
-                    tpcc: self.tpcc_cell(w),
+                    tpcc: None,
                     sqlsuite: None,
-                });
+                };
+                self.configs[w].plan_cell(&mut cell);
+                cells.push(cell);
             }
         }
         cells
     }
 
-    /// tpcc cells start with their sweep point; `analyze` fills in the figures.
-    fn tpcc_cell(&self, w: usize) -> Option<TpccCell> {
-        let WorkloadConfig::Tpcc(t) = &self.configs[w].config else {
-            return None;
-        };
-        Some(TpccCell {
-            workload: t.workload.clone(),
-            warehouses: t.cfg.warehouses,
-            think: match t.cfg.think {
-                tpcc::Think::None => "none",
-                tpcc::Think::Spec => "spec",
-            }
-            .into(),
-            find_max_w: t.find_max_w,
-            ..TpccCell::default()
-        })
-    }
-
     fn cell_index(&self, r: &Results, s: &Slot) -> usize {
-        let w = &self.configs[s.workload].name;
+        let w = self.configs[s.workload].name();
         let v = &self.variants[s.variant].name;
         r.cells
             .iter()
@@ -419,7 +402,7 @@ impl Context<'_> {
         format!(
             "{} {} x{} r{}",
             self.variants[s.variant].name,
-            self.configs[s.workload].name,
+            self.configs[s.workload].name(),
             s.connections,
             s.round + 1
         )
@@ -484,8 +467,6 @@ impl Context<'_> {
         });
         let hooks = ProbeHooks::new(self.probes, sandbox.watch(), perf_data);
         let outcome = self.drive(slot, v, &sandbox, &hooks, live);
-        // tpcc: the consistency conditions, on the server the run left behind.
-        let outcome = outcome.map(|d| self.check_consistency(slot, v, &sandbox, d));
         let got = hooks.take();
         let died = if sandbox.is_alive() {
             None
@@ -498,14 +479,7 @@ impl Context<'_> {
         let mut run = match outcome {
             Ok(d) => {
                 let mut run = self.to_run(slot, &d.rec, got.usage_start, got.usage_end, &file);
-                if let Some(t) = &d.tpcc {
-                    tpcc_figures(&mut run, t);
-                }
-                run.operations = d.operations;
-                if let Some((classes, explains)) = d.replay {
-                    run.classes = classes;
-                    run.explains = explains;
-                }
+                (d.extra)(&mut run);
                 run
             }
             Err(e) => invalid(slot, e),
@@ -541,151 +515,23 @@ impl Context<'_> {
         sandbox: &Sandbox,
         hooks: &ProbeHooks,
         live: &Arc<Live>,
-    ) -> Result<Driven, String> {
-        let target = self.loaded.experiment.target.kind;
-        let (phases, seed) = (self.phases(), self.seed(slot));
-        let plain = |rec: RunRecord| Driven {
-            rec,
-            tpcc: None,
-            replay: None,
-            operations: Vec::new(),
+    ) -> Result<Outcome, String> {
+        let server = Server {
+            addr: sandbox.addr(),
+            db: data::db_of(sandbox, self.loaded.experiment.target.kind),
         };
-        match &self.configs[slot.workload].config {
-            WorkloadConfig::Kv(c) => {
-                let mut cfg = c.clone();
-                cfg.connections = slot.connections;
-                kv::run(
-                    sandbox.addr(),
-                    &cfg,
-                    &phases,
-                    seed,
-                    hooks,
-                    live,
-                    &self.cancel,
-                )
-                .map(plain)
-                .map_err(|e| e.to_string())
-            }
-            WorkloadConfig::Tpcc(t) => {
-                let mut cfg = data::tpcc_for_variant(&t.cfg, v);
-                cfg.connections = slot.connections;
-                let mut db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
-                db.via_socket = t.unix_socket;
-                let (rec, figures) = tpcc::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
-                    .map_err(|e| e.to_string())?;
-                Ok(Driven {
-                    rec,
-                    tpcc: Some(TpccDriven {
-                        figures,
-                        warehouses: cfg.warehouses,
-                        violations: None,
-                    }),
-                    replay: None,
-                    operations: Vec::new(),
-                })
-            }
-            WorkloadConfig::Replay(r) => {
-                let mut db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
-                db.via_socket = r.unix_socket;
-                let cfg = replay::ReplayConfig {
-                    statements: r.statements.clone(),
-                    connections: slot.connections,
-                    iterations: r.iterations,
-                    client_threads: r.client_threads,
-                };
-                let (rec, figures) =
-                    replay::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
-                        .map_err(|e| e.to_string())?;
-                // The plans once per cell: they depend on the server, not the round.
-                let explains = if slot.round == 0 && r.explain > 0 {
-                    replay::explain(&db, &figures.classes, r.explain)
-                } else {
-                    Vec::new()
-                };
-                Ok(Driven {
-                    rec,
-                    tpcc: None,
-                    replay: Some(replay_records(&figures, explains)),
-                    operations: Vec::new(),
-                })
-            }
-            WorkloadConfig::Sqlsuite(c) => {
-                let db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
-                let mut cfg = c.clone();
-                if v.engine.is_some() {
-                    cfg.engine = v.engine.clone();
-                }
-                // The suite is one fixed piece of work; all of it is the measured window.
-                hooks.measure_started();
-                let got = sqlsuite::run(&db, &cfg, &self.cancel);
-                hooks.measure_ended();
-                let ops = got.map_err(|e| e.to_string())?;
-                Ok(suite_driven(&ops))
-            }
-            WorkloadConfig::Mysqlslap(r) => {
-                let db = data::db_of(sandbox, target).ok_or("the sandbox has no login")?;
-                // mariadb-slap's whole run is the measured window.
-                hooks.measure_started();
-                let got = mysqlslap::run(
-                    &db,
-                    &r.file,
-                    slot.connections,
-                    r.iterations,
-                    live,
-                    &self.cancel,
-                );
-                hooks.measure_ended();
-                got.map(plain).map_err(|e| e.to_string())
-            }
-            WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => {
-                let mut cfg = data::for_variant(c, v);
-                cfg.connections = slot.connections;
-                cfg.client_threads = oltp::client_threads_for(cfg.client_threads, slot.connections);
-                let native = matches!(self.configs[slot.workload].config, WorkloadConfig::Oltp(_));
-                match data::db_of(sandbox, target).map(|mut db| {
-                    db.via_socket = cfg.unix_socket;
-                    db
-                }) {
-                    None => Err("the sandbox has no login".to_string()),
-                    Some(db) if native => {
-                        oltp::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
-                            .map(plain)
-                            .map_err(|e| e.to_string())
-                    }
-                    Some(db) => sysbench::run(&db, &cfg, &phases, seed, hooks, live, &self.cancel)
-                        .map(plain)
-                        .map_err(|e| e.to_string()),
-                }
-            }
-        }
-    }
-
-    /// tpcc: runs the consistency conditions against the server after the measured run.
-    fn check_consistency(
-        &self,
-        slot: &Slot,
-        v: &ReadyVariant,
-        sandbox: &Sandbox,
-        mut d: Driven,
-    ) -> Driven {
-        let (Some(t), WorkloadConfig::Tpcc(setup)) =
-            (d.tpcc.as_mut(), &self.configs[slot.workload].config)
-        else {
-            return d;
+        let ctx = RunContext {
+            server: &server,
+            connections: slot.connections,
+            engine: v.engine.as_deref(),
+            phases: &self.phases(),
+            seed: self.seed(slot),
+            round: slot.round,
+            hooks,
+            live,
+            cancel: &self.cancel,
         };
-        let cfg = data::tpcc_for_variant(&setup.cfg, v);
-        let target = self.loaded.experiment.target.kind;
-        t.violations = Some(match data::db_of(sandbox, target) {
-            Some(db) => tpcc::check(&db, &cfg)
-                .map(|vs| {
-                    vs.into_iter()
-                        .map(|x| format!("condition {}: {}", x.condition, x.detail))
-                        .collect()
-                })
-                .map_err(|e| e.to_string()),
-            None => Err("the sandbox has no login".into()),
-        });
-        d
+        self.configs[slot.workload].run(&ctx)
     }
 
     /// Sanitizer and memcheck reports in the run's server log, for checked variants.
@@ -830,31 +676,6 @@ impl Context<'_> {
             server_log: None,
             ..Run::default()
         };
-        let config = &self.configs[slot.workload].config;
-        if config.is_sql() {
-            // A replay's operations are statements, a suite's are named operations.
-            let replayed = matches!(
-                config,
-                WorkloadConfig::Replay(_)
-                    | WorkloadConfig::Mysqlslap(_)
-                    | WorkloadConfig::Sqlsuite(_)
-            );
-            run.tps = (!replayed).then_some(rec.ops_per_s);
-            run.qps = Some(rec.queries as f64 / rec.elapsed_s.max(1e-9));
-            run.client_cpu_us_per_txn = Some(run.client_cpu_us_per_op);
-            run.reconnects = rec.reconnects;
-            run.statements = rec
-                .kinds
-                .iter()
-                .map(|(k, v)| {
-                    let r = KindRecord {
-                        count: v.count,
-                        latency_us: latency(&v.latency_us),
-                    };
-                    (k.clone(), r)
-                })
-                .collect();
-        }
         if rec.verify_failures > 0 {
             run.valid = false;
             run.invalid_reason = Some(format!(
@@ -864,149 +685,8 @@ impl Context<'_> {
         } else if rec.ops == 0 {
             run.valid = false;
             run.invalid_reason = Some("no operation completed".into());
-        } else if rec.reconnects > 0 && self.configs[slot.workload].config.sql().is_some() {
-            let max = self.configs[slot.workload]
-                .config
-                .sql()
-                .map_or(0, |c| c.max_reconnects);
-            if rec.reconnects > max {
-                run.valid = false;
-                run.invalid_reason = Some(format!(
-                    "{} connections lost and reopened (more than max_reconnects = {max})",
-                    rec.reconnects
-                ));
-            }
         }
         run
-    }
-}
-
-/// What a workload's run returned: the load engine's record, and tpcc's own figures.
-struct Driven {
-    rec: RunRecord,
-    tpcc: Option<TpccDriven>,
-    /// replay: per-class figures and the plans of the heaviest classes.
-    replay: Option<(Vec<ClassRecord>, Vec<ExplainRecord>)>,
-    /// sqlsuite: each operation's time.
-    operations: Vec<OperationRecord>,
-}
-
-/// A suite run as a record: its operations count as ops over their summed time.
-fn suite_driven(ops: &[sqlsuite::OpResult]) -> Driven {
-    let elapsed_s: f64 = ops.iter().map(|o| o.seconds).sum();
-    let rec = RunRecord {
-        ops: ops.len() as u64,
-        elapsed_s,
-        ops_per_s: ops.len() as f64 / elapsed_s.max(1e-9),
-        queries: ops.iter().map(|o| o.statements).sum(),
-        ..RunRecord::default()
-    };
-    Driven {
-        rec,
-        tpcc: None,
-        replay: None,
-        operations: ops
-            .iter()
-            .map(|o| OperationRecord {
-                group: o.group.to_string(),
-                name: o.name.clone(),
-                seconds: o.seconds,
-            })
-            .collect(),
-    }
-}
-
-fn replay_records(
-    r: &replay::ReplayRecord,
-    explains: Vec<replay::Explain>,
-) -> (Vec<ClassRecord>, Vec<ExplainRecord>) {
-    let classes = r
-        .classes
-        .iter()
-        .map(|c| ClassRecord {
-            fingerprint: c.fingerprint.clone(),
-            class: c.class.clone(),
-            count: c.count,
-            total_s: c.total_s,
-            p50_us: c.p50_us,
-            p99_us: c.p99_us,
-            errors: c.errors,
-        })
-        .collect();
-    let explains = explains
-        .into_iter()
-        .map(|e| ExplainRecord {
-            class: e.class,
-            fingerprint: e.fingerprint,
-            plan: e.plan,
-        })
-        .collect();
-    (classes, explains)
-}
-
-struct TpccDriven {
-    figures: tpcc::TpccRecord,
-    warehouses: u32,
-    /// The consistency conditions violated after the run (Err: the check could not run).
-    violations: Option<Result<Vec<String>, String>>,
-}
-
-/// NOTPM, per-kind response times against their limits, and the consistency check, into
-/// the run; a failed or impossible check makes the run invalid.
-fn tpcc_figures(run: &mut Run, t: &TpccDriven) {
-    run.warehouses = Some(t.warehouses);
-    run.notpm = Some(t.figures.notpm);
-    run.tpm = Some(t.figures.tpm);
-    run.transactions = t
-        .figures
-        .kinds
-        .iter()
-        .map(|(k, r)| {
-            let ms = |us: f64| us / 1000.0;
-            let limit_ms = k.limit_ms();
-            let rec = TransactionRecord {
-                count: r.count,
-                mean_ms: ms(r.latency_us.mean),
-                p50_ms: ms(r.latency_us.p50),
-                p90_ms: ms(r.latency_us.p90),
-                p99_ms: ms(r.latency_us.p99),
-                max_ms: ms(r.latency_us.max),
-                limit_ms,
-                pass: ms(r.latency_us.p90) <= limit_ms,
-                rollbacks: r.rollbacks,
-                retries: r.retries,
-                errors: r.errors,
-            };
-            (k.name().to_string(), rec)
-        })
-        .collect();
-    match &t.violations {
-        Some(Ok(v)) if v.is_empty() => run.consistency = Some("pass".into()),
-        Some(Ok(v)) => {
-            run.consistency = Some("fail".into());
-            run.consistency_violations = v.clone();
-            if run.valid {
-                run.valid = false;
-                run.invalid_reason = Some(format!(
-                    "TPC-C consistency check failed: {}{}",
-                    v[0],
-                    if v.len() > 1 {
-                        format!(" (and {} more)", v.len() - 1)
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-        }
-        Some(Err(e)) => {
-            run.consistency = Some("fail".into());
-            run.consistency_violations = vec![format!("the check could not run: {e}")];
-            if run.valid {
-                run.valid = false;
-                run.invalid_reason = Some(format!("TPC-C consistency check could not run: {e}"));
-            }
-        }
-        None => {}
     }
 }
 
@@ -1029,17 +709,6 @@ fn invalid(slot: &Slot, reason: String) -> Run {
         valid: false,
         invalid_reason: Some(reason),
         ..Run::default()
-    }
-}
-
-fn latency(p: &bakeoff_load::Percentiles) -> Latency {
-    Latency {
-        p50: p.p50,
-        p90: p.p90,
-        p99: p.p99,
-        p999: p.p999,
-        max: p.max,
-        mean: p.mean,
     }
 }
 

@@ -12,8 +12,6 @@ mod host;
 mod prepare;
 mod probes;
 mod schedule;
-mod sqlsuite;
-mod tpcc;
 mod verify;
 
 pub use analyze::analyze;

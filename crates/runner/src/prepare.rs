@@ -5,13 +5,9 @@
 use crate::folder::{safe_name, Folder};
 use crate::{Observer, Options, RunError};
 use bakeoff_build::{self as build, BuildSpec, Cache, SourceSpec};
-use bakeoff_load::Schedule;
-use bakeoff_plan::{
-    key, Arrival, KeyDistribution, Loaded, RowDistribution, ValueSize, Variant, Workload,
-    WorkloadKind,
-};
+use bakeoff_plan::{key, Loaded, Variant};
 use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
-use bakeoff_workloads::{kv, oltp, replay, sqlsuite, tpcc};
+use bakeoff_workloads::Workload;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -35,79 +31,12 @@ pub struct ReadyVariant {
     pub format_args: Vec<String>,
 }
 
-/// One workload's settings, ready for the load engine (connections filled in per cell).
-#[derive(Debug, Clone)]
-pub enum WorkloadConfig {
-    Kv(kv::KvConfig),
-    Oltp(oltp::OltpConfig),
-    Sysbench(oltp::OltpConfig),
-    Tpcc(TpccSetup),
-    Replay(ReplaySetup),
-    Mysqlslap(ReplaySetup),
-    Sqlsuite(sqlsuite::SuiteConfig),
-}
-
-/// A replay or mysqlslap workload: the parsed log, its setup script, how often to run it.
-#[derive(Debug, Clone)]
-pub struct ReplaySetup {
-    /// The log as given (mysqlslap reads it itself).
-    pub file: PathBuf,
-    pub format: replay::LogFormat,
-    pub statements: Vec<replay::Statement>,
-    /// Statements run once into the prepared data, and the file they came from.
-    pub setup: Vec<String>,
-    pub setup_file: Option<PathBuf>,
-    pub iterations: u32,
-    pub client_threads: usize,
-    pub unix_socket: bool,
-    /// EXPLAIN the heaviest classes (how many).
-    pub explain: usize,
-}
-
-/// One point of a tpcc workload's warehouse sweep.
-#[derive(Debug, Clone)]
-pub struct TpccSetup {
-    pub cfg: tpcc::TpccConfig,
-    /// The workload's name in the file (the sweep's cells share it).
-    pub workload: String,
-    pub find_max_w: bool,
-    pub unix_socket: bool,
-}
-
-impl WorkloadConfig {
-    /// The oltp parameters of an oltp or sysbench workload.
-    pub fn sql(&self) -> Option<&oltp::OltpConfig> {
-        match self {
-            WorkloadConfig::Kv(_)
-            | WorkloadConfig::Tpcc(_)
-            | WorkloadConfig::Replay(_)
-            | WorkloadConfig::Mysqlslap(_)
-            | WorkloadConfig::Sqlsuite(_) => None,
-            WorkloadConfig::Oltp(c) | WorkloadConfig::Sysbench(c) => Some(c),
-        }
-    }
-
-    /// Whether this workload speaks SQL (its runs carry TPS and per-kind figures).
-    pub fn is_sql(&self) -> bool {
-        !matches!(self, WorkloadConfig::Kv(_))
-    }
-}
-
-/// What the runner runs: one entry per workload of the file, except that a tpcc
-/// workload with a warehouse sweep becomes one entry per warehouse count (each with its
-/// own loaded data), named `<workload>-w<W>`.
-#[derive(Debug, Clone)]
-pub struct WorkloadSpec {
-    /// The name its cells and files carry.
-    pub name: String,
-    /// Its cells' connection counts.
-    pub connections: Vec<usize>,
-    pub config: WorkloadConfig,
-}
+/// The experiment's workloads, each behind the workloads crate's seam.
+pub type Workloads = Vec<Box<dyn Workload>>;
 
 /// Checks what the file alone could not: compilers exist, workload settings hold together,
 /// the tools a workload runs are installed. Returns what the runner runs, in file order.
-pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
+pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
     let e = &l.experiment;
     let valgrind_at: Option<Vec<bakeoff_plan::Key>> =
         if e.plan.mode == bakeoff_plan::Mode::Instructions {
@@ -166,80 +95,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
             })?;
         }
     }
-    let mut out = Vec::new();
-    for (i, w) in l.experiment.workloads.iter().enumerate() {
-        if w.kind == WorkloadKind::Tpcc {
-            out.extend(tpcc_specs(l, i, w));
-            continue;
-        }
-        let cfg = match w.kind {
-            WorkloadKind::Kv => {
-                let cfg = kv_config(w);
-                for c in w.connections.to_vec() {
-                    let mut probe = cfg.clone();
-                    probe.connections = c;
-                    probe.validate().map_err(|m| {
-                        RunError::BadInput(l.error_at(&key!["workload", i], m).to_string())
-                    })?;
-                }
-                WorkloadConfig::Kv(cfg)
-            }
-            WorkloadKind::Oltp => WorkloadConfig::Oltp(oltp_config(w)),
-            WorkloadKind::Sysbench => {
-                if !on_path("sysbench") {
-                    return Err(RunError::BadInput(
-                        l.error_at(
-                            &key!["workload", i, "kind"],
-                            "sysbench is not installed; run scripts/setup.sh (apt-get install sysbench)",
-                        )
-                        .to_string(),
-                    ));
-                }
-                WorkloadConfig::Sysbench(oltp_config(w))
-            }
-            WorkloadKind::Replay => WorkloadConfig::Replay(replay_setup(l, i, w)?),
-            WorkloadKind::Mysqlslap => {
-                if !on_path("mariadb-slap") {
-                    return Err(RunError::BadInput(
-                        l.error_at(
-                            &key!["workload", i, "kind"],
-                            "mariadb-slap is not installed; run scripts/setup.sh (apt-get install mariadb-client)",
-                        )
-                        .to_string(),
-                    ));
-                }
-                let s = replay_setup(l, i, w)?;
-                if s.format != replay::LogFormat::SqlFile {
-                    return Err(RunError::BadInput(
-                        l.error_at(
-                            &key!["workload", i, "file"],
-                            format!("mariadb-slap reads plain .sql files, and this is a {}; use kind = \"replay\" for logs", s.format.name()),
-                        )
-                        .to_string(),
-                    ));
-                }
-                WorkloadConfig::Mysqlslap(s)
-            }
-            WorkloadKind::Sqlsuite => WorkloadConfig::Sqlsuite(sqlsuite::SuiteConfig {
-                scale: w.scale.unwrap_or(1.0),
-                groups: match &w.groups {
-                    Some(g) => g
-                        .iter()
-                        .filter_map(|n| sqlsuite::Group::from_name(n))
-                        .collect(),
-                    None => sqlsuite::Group::ALL.to_vec(),
-                },
-                engine: w.engine.clone(),
-            }),
-            WorkloadKind::Tpcc => unreachable!("tpcc workloads are expanded above"),
-        };
-        out.push(WorkloadSpec {
-            name: w.display_name(),
-            connections: w.connections_swept(),
-            config: cfg,
-        });
-    }
-    Ok(out)
+    bakeoff_workloads::from_plan(l).map_err(RunError::BadInput)
 }
 
 /// A server binary must be a regular file holding a program: an ELF executable (or a
@@ -282,206 +138,9 @@ fn check_program(path: &std::path::Path, library: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads and parses a replay workload's log and setup file; a file that does not parse is
-/// bad input naming the file, line and statement.
-fn replay_setup(l: &Loaded, i: usize, w: &Workload) -> Result<ReplaySetup, RunError> {
-    let read = |k: &'static str, p: &PathBuf| -> Result<(PathBuf, String), RunError> {
-        let path = l.resolve(p);
-        let text = bakeoff_plan::read_input(&path, k).map_err(|e| {
-            RunError::BadInput(
-                l.error_at(&key!["workload", i, k], format!("{}: {e}", path.display()))
-                    .to_string(),
-            )
-        })?;
-        Ok((path, text))
-    };
-    let bad = |k: &'static str, path: &PathBuf, e: replay::ParseError| {
-        RunError::BadInput(
-            l.error_at(&key!["workload", i, k], format!("{}: {e}", path.display()))
-                .to_string(),
-        )
-    };
-    let file = w.file.clone().unwrap_or_default();
-    let (path, text) = read("file", &file)?;
-    let (format, statements) = replay::parse_auto(&text).map_err(|e| bad("file", &path, e))?;
-    let (setup, setup_file) = match &w.setup {
-        Some(s) => {
-            let (spath, stext) = read("setup", s)?;
-            let parsed = replay::parse(&stext, replay::LogFormat::SqlFile)
-                .map_err(|e| bad("setup", &spath, e))?;
-            (parsed.into_iter().map(|s| s.sql).collect(), Some(spath))
-        }
-        None => (Vec::new(), None),
-    };
-    Ok(ReplaySetup {
-        file: path,
-        format,
-        statements,
-        setup,
-        setup_file,
-        iterations: w.iterations.unwrap_or(1),
-        client_threads: w.client_threads.unwrap_or(oltp::AUTO_THREADS),
-        unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
-        explain: w.explain.unwrap_or(3),
-    })
-}
-
-/// A tpcc workload as one spec per warehouse count.
-fn tpcc_specs(l: &Loaded, i: usize, w: &Workload) -> Vec<WorkloadSpec> {
-    let written = l.keys_in(&key!["workload", i]);
-    let mix = if written.iter().any(|k| k == "mix") {
-        let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
-        tpcc::Mix {
-            new_order: get("new_order"),
-            payment: get("payment"),
-            order_status: get("order_status"),
-            delivery: get("delivery"),
-            stock_level: get("stock_level"),
-        }
-    } else {
-        tpcc::Mix::default()
-    };
-    let spec_think = w.think == Some(bakeoff_plan::ThinkMode::Spec);
-    let sweep = w.warehouses_swept();
-    let name = w.display_name();
-    sweep
-        .iter()
-        .map(|&wh| {
-            let d = tpcc::TpccConfig::default();
-            let connections = if spec_think {
-                vec![wh * bakeoff_plan::TERMINALS_PER_WAREHOUSE]
-            } else {
-                w.connections.to_vec()
-            };
-            let cfg = tpcc::TpccConfig {
-                warehouses: wh as u32,
-                connections: connections[0],
-                think: if spec_think {
-                    tpcc::Think::Spec
-                } else {
-                    tpcc::Think::None
-                },
-                mix,
-                engine: w.engine.clone(),
-                max_retries: w.max_retries.unwrap_or(d.max_retries),
-                client_threads: w.client_threads.unwrap_or(d.client_threads),
-                load_connections: w.load_connections.unwrap_or(d.load_connections),
-            };
-            WorkloadSpec {
-                name: if sweep.len() > 1 {
-                    format!("{name}-w{wh}")
-                } else {
-                    name.clone()
-                },
-                connections,
-                config: WorkloadConfig::Tpcc(TpccSetup {
-                    cfg,
-                    workload: name.clone(),
-                    find_max_w: w.find_max_w == Some(true),
-                    unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
-                }),
-            }
-        })
-        .collect()
-}
-
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-}
-
-/// sysbench's defaults (see `oltp::OltpConfig::default`) under the file's keys.
-pub fn oltp_config(w: &Workload) -> oltp::OltpConfig {
-    let d = oltp::OltpConfig::default();
-    let distribution = match w.distribution {
-        None | Some(RowDistribution::Special) => oltp::Distribution::Special {
-            pct: w.special_pct,
-            res: w.special_res,
-            iter: w.gaussian_iter.unwrap_or(12),
-        },
-        Some(RowDistribution::Uniform) => oltp::Distribution::Uniform,
-        Some(RowDistribution::Gaussian) => oltp::Distribution::Gaussian {
-            iter: w.gaussian_iter.unwrap_or(12),
-        },
-        Some(RowDistribution::Pareto) => oltp::Distribution::Pareto {
-            h: w.pareto_h.unwrap_or(0.2),
-        },
-        Some(RowDistribution::Zipfian) => oltp::Distribution::Zipfian {
-            exp: w.zipfian_exp.unwrap_or(0.8),
-        },
-    };
-    oltp::OltpConfig {
-        test: w
-            .test
-            .as_deref()
-            .and_then(oltp::OltpTest::from_name)
-            .unwrap_or(d.test),
-        tables: w.tables.unwrap_or(d.tables),
-        table_size: w.table_size.unwrap_or(d.table_size),
-        point_selects: w.point_selects.unwrap_or(d.point_selects),
-        simple_ranges: w.simple_ranges.unwrap_or(d.simple_ranges),
-        sum_ranges: w.sum_ranges.unwrap_or(d.sum_ranges),
-        order_ranges: w.order_ranges.unwrap_or(d.order_ranges),
-        distinct_ranges: w.distinct_ranges.unwrap_or(d.distinct_ranges),
-        range_size: w.range_size.unwrap_or(d.range_size),
-        index_updates: w.index_updates.unwrap_or(d.index_updates),
-        non_index_updates: w.non_index_updates.unwrap_or(d.non_index_updates),
-        delete_inserts: w.delete_inserts.unwrap_or(d.delete_inserts),
-        random_points: w.random_points.unwrap_or(d.random_points),
-        skip_trx: w.skip_trx.unwrap_or(d.skip_trx),
-        auto_inc: w.auto_inc.unwrap_or(d.auto_inc),
-        secondary: w.secondary.unwrap_or(d.secondary),
-        create_secondary: w.create_secondary.unwrap_or(d.create_secondary),
-        distribution,
-        engine: w.engine.clone(),
-        prepared: w.prepared.unwrap_or(d.prepared),
-        connections: w.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: w.client_threads.unwrap_or(oltp::AUTO_THREADS),
-        unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
-        ignore_errors: w.ignore_errors.clone().unwrap_or(d.ignore_errors),
-        max_reconnects: w.max_reconnects.unwrap_or(d.max_reconnects),
-    }
-}
-
-fn kv_config(w: &bakeoff_plan::Workload) -> kv::KvConfig {
-    let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
-    kv::KvConfig {
-        keys: w.keys,
-        key_distribution: match w.key_distribution {
-            KeyDistribution::Uniform => kv::KeyDistribution::Uniform,
-            KeyDistribution::Zipfian => kv::KeyDistribution::Zipfian {
-                theta: w.zipf_theta,
-            },
-            KeyDistribution::Special => kv::KeyDistribution::Special {
-                pct: w.special_pct,
-                res: w.special_res,
-            },
-        },
-        value_size: match w.value_size {
-            ValueSize::Fixed(n) => kv::ValueSize::Fixed(n),
-            ValueSize::Around { mean } => kv::ValueSize::Around { mean },
-        },
-        mix: kv::Mix {
-            get: get("get"),
-            set: get("set"),
-            add: get("add"),
-            delete: get("delete"),
-            multiget: get("multiget"),
-        },
-        multiget_keys: w.multiget_keys,
-        connections: w.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: w.client_threads.unwrap_or(1),
-        schedule: match w.rate {
-            Some(rate) => Schedule::OpenLoop {
-                rate,
-                poisson: w.arrival == Arrival::Poisson,
-            },
-            None => Schedule::ClosedLoop {
-                pipeline: w.pipeline,
-            },
-        },
-        preload: w.preload,
-    }
 }
 
 /// Fetches the source (if any variant is built), builds or describes every variant, and

@@ -8,76 +8,37 @@
 //! the reports show.
 
 use crate::data::{self, DataStore};
-use crate::prepare::{ReadyVariant, WorkloadConfig, WorkloadSpec};
+use crate::prepare::{ReadyVariant, Workloads};
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
 use bakeoff_sandbox::Sandbox;
-use bakeoff_workloads::replay::{self, Statement};
-use bakeoff_workloads::{sqlsuite, verify};
-use std::sync::atomic::AtomicBool;
+use bakeoff_workloads::{replay, verify, QuerySet};
 
 /// One query set and the workload whose prepared data it runs on.
-struct QuerySet {
-    queries: Queries,
+struct Set {
+    queries: Box<dyn QuerySet>,
     workload: usize,
 }
 
-/// Where a set's statements come from.
-enum Queries {
-    /// A file's statements, or a replay's log.
-    Statements(Vec<Statement>),
-    /// Every statement a sqlsuite workload sends, at a scale capped at [`SUITE_SCALE`].
-    Suite(sqlsuite::SuiteConfig),
-}
-
-impl Queries {
-    /// How many statements, where known before running (a suite's count is not).
-    fn len(&self) -> Option<usize> {
-        match self {
-            Queries::Statements(s) => Some(s.len()),
-            Queries::Suite(_) => None,
-        }
-    }
-}
-
-/// The largest scale the sqlsuite runs at as a query set: the statements have the same
-/// shapes at any scale, and verification must stay short beside the measured runs.
-const SUITE_SCALE: f64 = 0.05;
-
 /// The query sets of the experiment (empty: nothing to verify).
-fn query_sets(l: &Loaded, specs: &[WorkloadSpec]) -> Result<Vec<QuerySet>, String> {
+fn query_sets(l: &Loaded, specs: &Workloads) -> Result<Vec<Set>, String> {
     if let Some(q) = &l.experiment.verify.queries {
         let path = l.resolve(q);
         let text = bakeoff_plan::read_input(&path, "query file")
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let statements = replay::parse(&text, replay::LogFormat::SqlFile)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let workload = specs.iter().position(|s| s.config.is_sql()).unwrap_or(0);
-        return Ok(vec![QuerySet {
-            queries: Queries::Statements(statements),
+        let workload = specs.iter().position(|s| s.sql()).unwrap_or(0);
+        return Ok(vec![Set {
+            queries: Box::new(replay::Statements(statements)),
             workload,
         }]);
     }
     Ok(specs
         .iter()
         .enumerate()
-        .filter_map(|(w, s)| {
-            let queries = match &s.config {
-                WorkloadConfig::Replay(r) | WorkloadConfig::Mysqlslap(r) => {
-                    Queries::Statements(r.statements.clone())
-                }
-                WorkloadConfig::Sqlsuite(c) => Queries::Suite(sqlsuite::SuiteConfig {
-                    scale: c.scale.min(SUITE_SCALE),
-                    ..c.clone()
-                }),
-                _ => return None,
-            };
-            Some(QuerySet {
-                queries,
-                workload: w,
-            })
-        })
+        .filter_map(|(workload, s)| s.queries().map(|queries| Set { queries, workload }))
         .collect())
 }
 
@@ -85,7 +46,7 @@ fn query_sets(l: &Loaded, specs: &[WorkloadSpec]) -> Result<Vec<QuerySet>, Strin
 pub fn verify_all(
     l: &Loaded,
     opts: &Options,
-    specs: &[WorkloadSpec],
+    specs: &Workloads,
     variants: &[ReadyVariant],
     store: &DataStore,
     results: &mut Results,
@@ -194,7 +155,7 @@ fn outcomes(
     l: &Loaded,
     opts: &Options,
     v: &ReadyVariant,
-    sets: &[QuerySet],
+    sets: &[Set],
     store: &DataStore,
 ) -> Result<Vec<verify::Outcome>, String> {
     let mut all = Vec::new();
@@ -205,18 +166,7 @@ fn outcomes(
         let spec = data::sql_spec(l, opts, v, &v.binary, "verify", source);
         let sandbox = Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
         let got = match data::db_of(&sandbox, l.experiment.target.kind) {
-            Some(mut db) => match &set.queries {
-                Queries::Statements(s) => verify::run_set(&db, s).map_err(|e| e.to_string()),
-                Queries::Suite(cfg) => {
-                    let mut cfg = cfg.clone();
-                    if v.engine.is_some() {
-                        cfg.engine = v.engine.clone();
-                    }
-                    db.via_socket = false;
-                    let never = AtomicBool::new(false);
-                    sqlsuite::capture(&db, &cfg, &never).map_err(|e| e.to_string())
-                }
-            },
+            Some(db) => set.queries.run(&db, v.engine.as_deref()),
             None => Err("the sandbox has no login".into()),
         };
         let _ = sandbox.stop();

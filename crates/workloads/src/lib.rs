@@ -1,8 +1,14 @@
-//! bakeoff-workloads: what is sent to the server, over the load engine. `kv` speaks
-//! memcached's text protocol (get, set, add, delete, multi-get) with seeded key and value
-//! generators and a check of every value read back. `oltp` is sysbench's OLTP schema and
-//! tests over native async SQL drivers; `sysbench` runs the real sysbench with the same
-//! parameters. `sql` says where a SQL server listens.
+//! bakeoff-workloads: what is sent to the server, one folder (or file) per workload kind,
+//! each behind the [`Workload`] trait (`workload.rs`): `kv` (memcached's text protocol
+//! over the load engine, seeded key and value generators, every value read back checked),
+//! `oltp` (sysbench's OLTP schema and tests over bakeoff's own lean SQL clients; also
+//! run by the real `sysbench`), `tpcc` (TPC-C from the specification), `replay` (query
+//! logs; also run by Debian's `mysqlslap`), `sqlsuite` (sql-bench-style named
+//! operations). `verify` hashes query results for result equivalence; `sql` says where a
+//! SQL server listens and how to log in.
+//!
+//! [`from_plan`] is the one place a plan's `[[workload]]` becomes workloads;
+//! [`summarize`] and [`warnings`] are the kinds' statistics over saved results.
 
 mod driver;
 pub mod kv;
@@ -14,3 +20,79 @@ pub mod sqlsuite;
 pub mod sysbench;
 pub mod tpcc;
 pub mod verify;
+pub mod workload;
+
+pub use workload::{Outcome, QuerySet, RunContext, Server, Tables, Workload};
+
+use bakeoff_plan::{key, Loaded, WorkloadKind};
+use bakeoff_report::model::Results;
+
+/// The experiment's workloads, in file order (a tpcc warehouse sweep as one per W), with
+/// what the file alone could not check: settings that must hold together, tools a kind
+/// runs installed, log files parsed. An error is one line naming the file, key and fix.
+pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
+    let mut out: Vec<Box<dyn Workload>> = Vec::new();
+    for (i, w) in l.experiment.workloads.iter().enumerate() {
+        let tool = |program: &str, package: &str| {
+            if on_path(program) {
+                Ok(())
+            } else {
+                Err(l
+                    .error_at(
+                        &key!["workload", i, "kind"],
+                        format!("{program} is not installed; run scripts/setup.sh (apt-get install {package})"),
+                    )
+                    .to_string())
+            }
+        };
+        match w.kind {
+            WorkloadKind::Kv => out.push(Box::new(kv::Kv::from_plan(l, i)?)),
+            WorkloadKind::Oltp => {
+                out.push(Box::new(oltp::Oltp::from_plan(w, oltp::Sender::Native)))
+            }
+            WorkloadKind::Sysbench => {
+                tool("sysbench", "sysbench")?;
+                out.push(Box::new(oltp::Oltp::from_plan(w, oltp::Sender::Sysbench)));
+            }
+            WorkloadKind::Tpcc => {
+                for t in tpcc::Tpcc::from_plan(l, i) {
+                    out.push(Box::new(t));
+                }
+            }
+            WorkloadKind::Replay => {
+                out.push(Box::new(replay::Replay::from_plan(
+                    l,
+                    i,
+                    replay::Sender::Native,
+                )?));
+            }
+            WorkloadKind::Mysqlslap => {
+                tool("mariadb-slap", "mariadb-client")?;
+                out.push(Box::new(replay::Replay::from_plan(
+                    l,
+                    i,
+                    replay::Sender::Mysqlslap,
+                )?));
+            }
+            WorkloadKind::Sqlsuite => out.push(Box::new(sqlsuite::Suite::from_plan(w))),
+        }
+    }
+    Ok(out)
+}
+
+/// Every kind's own figures over the cells' saved runs (tpcc's NOTPM and response-time
+/// check, sqlsuite's per-group and per-operation times). Pure: results in, results out.
+pub fn summarize(r: &mut Results) {
+    tpcc::summary::summarize_cells(r);
+    sqlsuite::summary::summarize_cells(r);
+}
+
+/// What a reader must see first about a kind's cells.
+pub fn warnings(r: &Results) -> Vec<String> {
+    tpcc::summary::warnings(r)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}

@@ -5,9 +5,11 @@
 mod keys;
 mod protocol;
 mod value;
+mod workload;
 
 pub use keys::{KeyChooser, KeyDistribution};
 pub use protocol::COMMANDS;
+pub use workload::Kv;
 
 use bakeoff_load::rng::Rng;
 use bakeoff_load::{

@@ -13,11 +13,13 @@ mod pgwire;
 mod rand;
 mod sql;
 mod stream;
+mod workload;
 
 pub use client::{inline, Client, DbError, Param, Rows};
 pub use config::{client_threads_for, Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
+pub use workload::{Oltp, Sender};
 
 use crate::driver::{self, runtime, Shared, ThreadRec, CONNECTS_AT_ONCE};
 use crate::sql::{Db, Dialect};

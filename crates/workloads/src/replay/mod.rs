@@ -12,10 +12,12 @@ mod fingerprint;
 mod general_log;
 mod run;
 mod sqlfile;
+mod workload;
 
 pub use explain::{explain, explainable, Explain};
 pub use fingerprint::{class_id, fingerprint};
 pub use run::{run, ClassStats, ReplayConfig, ReplayRecord};
+pub use workload::{Replay, Sender, Statements};
 
 use std::fmt;
 

@@ -22,8 +22,11 @@
 
 mod data;
 mod ops;
+pub mod summary;
+mod workload;
 
 pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
+pub use workload::{Suite, VERIFY_SCALE};
 
 use crate::oltp::{Client, DbError, Param};
 use crate::sql::{Db, Dialect};

@@ -16,11 +16,14 @@ mod load;
 pub mod random;
 mod run;
 pub mod schema;
+pub mod summary;
 mod txn;
+mod workload;
 
 pub use check::{check, Violation};
 pub use load::load;
 pub use run::run;
+pub use workload::Tpcc;
 
 use bakeoff_load::Percentiles;
 use std::collections::BTreeMap;

@@ -46,9 +46,9 @@ fn times(c: &Cell) -> Times {
 }
 
 /// Fills every sqlsuite cell's `sqlsuite` record.
-pub fn analyze(r: &mut Results) {
+pub fn summarize_cells(r: &mut Results) {
     let baseline = r.plan.baseline.clone();
-    let rule = crate::analyze::rule(r, Direction::LowerIsBetter);
+    let rule = r.rule(Direction::LowerIsBetter);
     let all: Vec<Option<Times>> = r
         .cells
         .iter()
@@ -140,7 +140,7 @@ mod tests {
                 runs: (0..5)
                     .map(|i| run(2.0 + f64::from(i) * 0.01, 1.0))
                     .collect(),
-                ..crate::tpcc::tests_cell("a")
+                ..crate::tpcc::summary::tests_cell("a")
             };
             times(&c)
         };
@@ -148,7 +148,7 @@ mod tests {
             runs: (0..5)
                 .map(|i| run(1.0 + f64::from(i) * 0.01, 1.0))
                 .collect(),
-            ..crate::tpcc::tests_cell("b")
+            ..crate::tpcc::summary::tests_cell("b")
         };
         let other = times(&other_cell);
         let rule = stats::Rule::new(Direction::LowerIsBetter);

@@ -7,12 +7,12 @@ use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;
 
 /// Fills every tpcc cell's `tpcc` record (cells get it, empty, when they are planned).
-pub fn analyze(r: &mut Results) {
+pub fn summarize_cells(r: &mut Results) {
     for c in r.cells.iter_mut() {
         summarize(c);
     }
     let baseline = r.plan.baseline.clone();
-    let rule = crate::analyze::rule(r, Direction::HigherIsBetter);
+    let rule = r.rule(Direction::HigherIsBetter);
     let notpm_of = |c: &Cell| -> Vec<(usize, f64)> {
         c.runs
             .iter()
@@ -335,7 +335,7 @@ mod tests {
             cell("a", 5, five(2000.0, 4000.0)),
             cell("b", 5, five(2500.0, 30.0)),
         ]);
-        analyze(&mut r);
+        summarize_cells(&mut r);
         let t = |v: &str, w: u32| {
             r.cells
                 .iter()
@@ -365,7 +365,7 @@ mod tests {
             cell("a", 1, vec![run(900.0, 7000.0)]),
             cell("a", 2, vec![]),
         ]);
-        analyze(&mut r);
+        summarize_cells(&mut r);
         assert!(beyond_a_failed_w(&r, 1));
         assert!(!beyond_a_failed_w(&r, 0));
         let w = warnings(&r);

@@ -1,0 +1,105 @@
+//! kv as a [`Workload`]: the plan's keys become a [`KvConfig`], checked at every connection
+//! count of the sweep; a run drives the server's TCP address over the load engine.
+
+use super::{KeyDistribution, KvConfig, Mix, ValueSize};
+use crate::workload::{Outcome, RunContext, Workload};
+use bakeoff_load::Schedule;
+use bakeoff_plan::{key, Arrival, Loaded};
+
+/// A kv workload of the experiment.
+pub struct Kv {
+    name: String,
+    connections: Vec<usize>,
+    cfg: KvConfig,
+}
+
+impl Kv {
+    /// The `[[workload]]` at index `i`; an error names the key at fault.
+    pub fn from_plan(l: &Loaded, i: usize) -> Result<Kv, String> {
+        let w = &l.experiment.workloads[i];
+        let cfg = config(w);
+        for c in w.connections.to_vec() {
+            let mut probe = cfg.clone();
+            probe.connections = c;
+            probe
+                .validate()
+                .map_err(|m| l.error_at(&key!["workload", i], m).to_string())?;
+        }
+        Ok(Kv {
+            name: w.display_name(),
+            connections: w.connections_swept(),
+            cfg,
+        })
+    }
+}
+
+impl Workload for Kv {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn connections(&self) -> &[usize] {
+        &self.connections
+    }
+
+    fn sql(&self) -> bool {
+        false
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
+        let mut cfg = self.cfg.clone();
+        cfg.connections = ctx.connections;
+        super::run(
+            ctx.server.addr,
+            &cfg,
+            ctx.phases,
+            ctx.seed,
+            ctx.hooks,
+            ctx.live,
+            ctx.cancel,
+        )
+        .map(Outcome::plain)
+        .map_err(|e| e.to_string())
+    }
+}
+
+fn config(w: &bakeoff_plan::Workload) -> KvConfig {
+    let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
+    KvConfig {
+        keys: w.keys,
+        key_distribution: match w.key_distribution {
+            bakeoff_plan::KeyDistribution::Uniform => KeyDistribution::Uniform,
+            bakeoff_plan::KeyDistribution::Zipfian => KeyDistribution::Zipfian {
+                theta: w.zipf_theta,
+            },
+            bakeoff_plan::KeyDistribution::Special => KeyDistribution::Special {
+                pct: w.special_pct,
+                res: w.special_res,
+            },
+        },
+        value_size: match w.value_size {
+            bakeoff_plan::ValueSize::Fixed(n) => ValueSize::Fixed(n),
+            bakeoff_plan::ValueSize::Around { mean } => ValueSize::Around { mean },
+        },
+        mix: Mix {
+            get: get("get"),
+            set: get("set"),
+            add: get("add"),
+            delete: get("delete"),
+            multiget: get("multiget"),
+        },
+        multiget_keys: w.multiget_keys,
+        connections: w.connections.to_vec().first().copied().unwrap_or(1),
+        client_threads: w.client_threads.unwrap_or(1),
+        schedule: match w.rate {
+            Some(rate) => Schedule::OpenLoop {
+                rate,
+                poisson: w.arrival == Arrival::Poisson,
+            },
+            None => Schedule::ClosedLoop {
+                pipeline: w.pipeline,
+            },
+        },
+        preload: w.preload,
+    }
+}

@@ -1,0 +1,231 @@
+//! tpcc as a [`Workload`]: a warehouse sweep becomes one workload per W (`<name>-w<W>`,
+//! each with its own loaded data); a run drives the terminals, then checks the
+//! specification's consistency conditions on the server it left, and records NOTPM and
+//! the per-kind response times against their limits. A failed or impossible check makes
+//! the run invalid.
+
+use super::{Mix, Think, TpccConfig, TpccRecord};
+use crate::sql::Db;
+use crate::workload::{invalidate, Outcome, RunContext, Tables, Workload};
+use bakeoff_plan::{key, Loaded};
+use bakeoff_report::model::{Cell, Results, Run, TpccCell, TransactionRecord};
+
+/// One point of a tpcc workload's warehouse sweep.
+pub struct Tpcc {
+    name: String,
+    connections: Vec<usize>,
+    cfg: TpccConfig,
+    /// The workload's name in the file (the sweep's cells share it).
+    workload: String,
+    find_max_w: bool,
+    unix_socket: bool,
+}
+
+impl Tpcc {
+    /// The `[[workload]]` at index `i`, one per warehouse count of its sweep.
+    pub fn from_plan(l: &Loaded, i: usize) -> Vec<Tpcc> {
+        let w = &l.experiment.workloads[i];
+        let written = l.keys_in(&key!["workload", i]);
+        let mix = if written.iter().any(|k| k == "mix") {
+            let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
+            Mix {
+                new_order: get("new_order"),
+                payment: get("payment"),
+                order_status: get("order_status"),
+                delivery: get("delivery"),
+                stock_level: get("stock_level"),
+            }
+        } else {
+            Mix::default()
+        };
+        let spec_think = w.think == Some(bakeoff_plan::ThinkMode::Spec);
+        let sweep = w.warehouses_swept();
+        let name = w.display_name();
+        let d = TpccConfig::default();
+        sweep
+            .iter()
+            .map(|&wh| {
+                let connections = if spec_think {
+                    vec![wh * bakeoff_plan::TERMINALS_PER_WAREHOUSE]
+                } else {
+                    w.connections.to_vec()
+                };
+                let cfg = TpccConfig {
+                    warehouses: wh as u32,
+                    connections: connections[0],
+                    think: if spec_think { Think::Spec } else { Think::None },
+                    mix,
+                    engine: w.engine.clone(),
+                    max_retries: w.max_retries.unwrap_or(d.max_retries),
+                    client_threads: w.client_threads.unwrap_or(d.client_threads),
+                    load_connections: w.load_connections.unwrap_or(d.load_connections),
+                };
+                Tpcc {
+                    name: if sweep.len() > 1 {
+                        format!("{name}-w{wh}")
+                    } else {
+                        name.clone()
+                    },
+                    connections,
+                    cfg,
+                    workload: name.clone(),
+                    find_max_w: w.find_max_w == Some(true),
+                    unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
+                }
+            })
+            .collect()
+    }
+
+    fn for_engine(&self, engine: Option<&str>) -> TpccConfig {
+        let mut c = self.cfg.clone();
+        if engine.is_some() {
+            c.engine = engine.map(str::to_string);
+        }
+        c
+    }
+}
+
+impl Workload for Tpcc {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn connections(&self) -> &[usize] {
+        &self.connections
+    }
+
+    fn tables(&self, engine: Option<&str>) -> Option<Box<dyn Tables>> {
+        Some(Box::new(TpccTables(self.for_engine(engine))))
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
+        let mut cfg = self.for_engine(ctx.engine);
+        cfg.connections = ctx.connections;
+        let mut db = ctx.server.db()?;
+        db.via_socket = self.unix_socket;
+        let (rec, figures) = super::run(
+            &db, &cfg, ctx.phases, ctx.seed, ctx.hooks, ctx.live, ctx.cancel,
+        )
+        .map_err(|e| e.to_string())?;
+        // The consistency conditions, on the server the run left behind.
+        let checked = consistency(&ctx.server.db(), &cfg);
+        let warehouses = cfg.warehouses;
+        Ok(Outcome {
+            rec,
+            extra: Box::new(move |run| record(run, warehouses, &figures, checked)),
+        })
+    }
+
+    fn plan_cell(&self, cell: &mut Cell) {
+        cell.tpcc = Some(TpccCell {
+            workload: self.workload.clone(),
+            warehouses: self.cfg.warehouses,
+            think: match self.cfg.think {
+                Think::None => "none",
+                Think::Spec => "spec",
+            }
+            .into(),
+            find_max_w: self.find_max_w,
+            ..TpccCell::default()
+        });
+    }
+
+    fn skip(&self, results: &Results, at: usize) -> Option<String> {
+        super::summary::beyond_a_failed_w(results, at).then(|| "smallest W failed".into())
+    }
+}
+
+/// The TPC-C tables at one warehouse count.
+struct TpccTables(TpccConfig);
+
+impl Tables for TpccTables {
+    fn key(&self) -> String {
+        let c = &self.0;
+        format!(
+            "tpcc-w{}-{}",
+            c.warehouses,
+            c.engine.as_deref().unwrap_or("default")
+        )
+    }
+
+    fn describe(&self) -> String {
+        format!("TPC-C, {} warehouse(s)", self.0.warehouses)
+    }
+
+    fn load(&self, db: &Db) -> Result<(u64, f64), String> {
+        super::load(db, &self.0)
+            .map(|r| (r.rows, r.seconds))
+            .map_err(|e| format!("loading the TPC-C tables failed: {e}"))
+    }
+}
+
+/// The violated conditions (Err: the check could not run).
+fn consistency(db: &Result<Db, String>, cfg: &TpccConfig) -> Result<Vec<String>, String> {
+    let db = db.as_ref().map_err(|e| e.clone())?;
+    super::check(db, cfg)
+        .map(|vs| {
+            vs.into_iter()
+                .map(|x| format!("condition {}: {}", x.condition, x.detail))
+                .collect()
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// NOTPM, per-kind response times against their limits, and the consistency check, into
+/// the run.
+fn record(
+    run: &mut Run,
+    warehouses: u32,
+    figures: &TpccRecord,
+    checked: Result<Vec<String>, String>,
+) {
+    run.warehouses = Some(warehouses);
+    run.notpm = Some(figures.notpm);
+    run.tpm = Some(figures.tpm);
+    run.transactions = figures
+        .kinds
+        .iter()
+        .map(|(k, r)| {
+            let ms = |us: f64| us / 1000.0;
+            let limit_ms = k.limit_ms();
+            let rec = TransactionRecord {
+                count: r.count,
+                mean_ms: ms(r.latency_us.mean),
+                p50_ms: ms(r.latency_us.p50),
+                p90_ms: ms(r.latency_us.p90),
+                p99_ms: ms(r.latency_us.p99),
+                max_ms: ms(r.latency_us.max),
+                limit_ms,
+                pass: ms(r.latency_us.p90) <= limit_ms,
+                rollbacks: r.rollbacks,
+                retries: r.retries,
+                errors: r.errors,
+            };
+            (k.name().to_string(), rec)
+        })
+        .collect();
+    run.consistency = Some(if matches!(&checked, Ok(v) if v.is_empty()) {
+        "pass".into()
+    } else {
+        "fail".into()
+    });
+    match checked {
+        Ok(v) if v.is_empty() => {}
+        Ok(v) => {
+            let more = if v.len() > 1 {
+                format!(" (and {} more)", v.len() - 1)
+            } else {
+                String::new()
+            };
+            invalidate(
+                run,
+                format!("TPC-C consistency check failed: {}{more}", v[0]),
+            );
+            run.consistency_violations = v;
+        }
+        Err(e) => {
+            run.consistency_violations = vec![format!("the check could not run: {e}")];
+            invalidate(run, format!("TPC-C consistency check could not run: {e}"));
+        }
+    }
+}

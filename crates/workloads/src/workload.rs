@@ -1,0 +1,195 @@
+//! The seam every workload kind sits behind. The runner knows a workload only through
+//! [`Workload`]: its name and connection sweep, the tables it needs prepared
+//! ([`Tables`]), the query set it offers for result verification ([`QuerySet`]), how one
+//! measured run goes against a running server ([`Workload::run`]), and what that run adds
+//! to its record. How a kind's cells are summarized over runs (NOTPM, per-operation
+//! tables) lives in the kind's folder too, called from [`crate::summarize`].
+//!
+//! A plan's `[[workload]]` becomes workloads in one place, [`crate::from_plan`].
+
+use crate::sql::Db;
+use crate::verify;
+use bakeoff_load::{Live, PhaseHooks, Phases, RunRecord};
+use bakeoff_report::model::{Cell, KindRecord, Latency, Results, Run};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// One workload of an experiment, ready to run (a tpcc warehouse sweep is one per W).
+pub trait Workload: Send + Sync {
+    /// The name its cells and files carry.
+    fn name(&self) -> &str;
+
+    /// Its cells' connection counts.
+    fn connections(&self) -> &[usize];
+
+    /// Whether it speaks SQL (needs a SQL target and, usually, prepared tables).
+    fn sql(&self) -> bool {
+        true
+    }
+
+    /// The tables a variant needs loaded before its runs (`engine`: the variant's storage
+    /// engine, over the workload's own). None: the workload needs no prepared data.
+    fn tables(&self, _engine: Option<&str>) -> Option<Box<dyn Tables>> {
+        None
+    }
+
+    /// The statements this workload offers for result verification, if any.
+    fn queries(&self) -> Option<Box<dyn QuerySet>> {
+        None
+    }
+
+    /// One measured run against `ctx.server`: preload, warmup and measure (calling the
+    /// hooks at the measured window's edges), and any check on the server the run left.
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, String>;
+
+    /// Fills a cell's kind-specific record when the cell is planned (tpcc's sweep point).
+    fn plan_cell(&self, _cell: &mut Cell) {}
+
+    /// Why the cell at `at` should get no more runs, if it should not (tpcc: a larger W
+    /// after a smaller one failed).
+    fn skip(&self, _results: &Results, _at: usize) -> Option<String> {
+        None
+    }
+}
+
+/// A workload's tables: what makes two workloads' tables the same data, and how to load
+/// them.
+pub trait Tables: Send + Sync {
+    /// Equal keys: the same tables (loaded once, shared between workloads).
+    fn key(&self) -> String;
+    /// A short description for progress lines ("2 table(s) x 10000 rows").
+    fn describe(&self) -> String;
+    /// Loads the tables; (rows, seconds of loading as the loader measured it, or 0).
+    fn load(&self, db: &Db) -> Result<(u64, f64), String>;
+}
+
+/// Statements run on every variant, each result hashed and compared with the baseline's.
+pub trait QuerySet: Send + Sync {
+    /// How many statements, where known before running (a suite's count is not).
+    fn len(&self) -> Option<usize>;
+    /// Runs the set; `engine` is the variant's storage engine, if it sets one.
+    fn run(&self, db: &Db, engine: Option<&str>) -> Result<Vec<verify::Outcome>, String>;
+}
+
+/// Where a running server listens.
+#[derive(Debug, Clone)]
+pub struct Server {
+    /// Its TCP address on loopback.
+    pub addr: SocketAddr,
+    /// How SQL clients log in (SQL targets only).
+    pub db: Option<Db>,
+}
+
+impl Server {
+    /// The SQL login, or the error a run reports without one.
+    pub fn db(&self) -> Result<Db, String> {
+        self.db
+            .clone()
+            .ok_or_else(|| "the sandbox has no login".into())
+    }
+}
+
+/// Everything one run needs besides the workload itself.
+pub struct RunContext<'a> {
+    pub server: &'a Server,
+    pub connections: usize,
+    /// The variant's storage engine, over the workload's own.
+    pub engine: Option<&'a str>,
+    pub phases: &'a Phases,
+    /// The same for every variant of a round, new each round.
+    pub seed: u64,
+    pub round: usize,
+    pub hooks: &'a dyn PhaseHooks,
+    pub live: &'a Arc<Live>,
+    pub cancel: &'a AtomicBool,
+}
+
+/// A finished run: the load engine's record, and what the workload adds to the run's
+/// record (its own figures; it may also mark the run invalid).
+pub struct Outcome {
+    pub rec: RunRecord,
+    pub extra: Box<dyn FnOnce(&mut Run) + Send>,
+}
+
+impl Outcome {
+    /// A run with nothing of the workload's own.
+    pub fn plain(rec: RunRecord) -> Outcome {
+        Outcome {
+            rec,
+            extra: Box::new(|_| {}),
+        }
+    }
+}
+
+/// The figures every SQL workload's run carries: queries per second, reconnects and the
+/// per-statement-kind table; transactions per second when its operations are
+/// transactions (a replay's are statements, a suite's named operations).
+pub fn sql_figures(run: &mut Run, rec: &RunRecord, transactions: bool) {
+    run.tps = transactions.then_some(rec.ops_per_s);
+    run.qps = Some(rec.queries as f64 / rec.elapsed_s.max(1e-9));
+    run.client_cpu_us_per_txn = Some(run.client_cpu_us_per_op);
+    run.reconnects = rec.reconnects;
+    run.statements = rec
+        .kinds
+        .iter()
+        .map(|(k, v)| {
+            let r = KindRecord {
+                count: v.count,
+                latency_us: latency(&v.latency_us),
+            };
+            (k.clone(), r)
+        })
+        .collect();
+}
+
+/// The load engine's percentiles as the results model keeps them.
+pub fn latency(p: &bakeoff_load::Percentiles) -> Latency {
+    Latency {
+        p50: p.p50,
+        p90: p.p90,
+        p99: p.p99,
+        p999: p.p999,
+        max: p.max,
+        mean: p.mean,
+    }
+}
+
+/// Marks a run invalid (keeping the first reason).
+pub fn invalidate(run: &mut Run, reason: String) {
+    if run.valid {
+        run.valid = false;
+        run.invalid_reason = Some(reason);
+    }
+}
+
+/// Tables made by running a script once (possibly empty: the workload runs on an empty
+/// database).
+pub struct Script {
+    /// The file the statements came from, for progress lines.
+    pub file: Option<std::path::PathBuf>,
+    pub statements: Vec<String>,
+}
+
+impl Tables for Script {
+    fn key(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.statements.hash(&mut h);
+        format!("script-{:016x}", h.finish())
+    }
+
+    fn describe(&self) -> String {
+        match &self.file {
+            Some(f) => format!("{} ({} statements)", f.display(), self.statements.len()),
+            None => "an empty database".to_string(),
+        }
+    }
+
+    fn load(&self, db: &Db) -> Result<(u64, f64), String> {
+        let started = std::time::Instant::now();
+        crate::sql::run_script(db, &self.statements)
+            .map(|n| (n as u64, started.elapsed().as_secs_f64()))
+            .map_err(|e| format!("the setup script failed: {e}"))
+    }
+}
