@@ -68,8 +68,8 @@ pub fn verify_all(
     let Some(base) = variants.iter().find(|v| v.name == baseline) else {
         return;
     };
-    let files: usize = sets.iter().filter_map(|s| s.queries.len()).sum();
-    let suites = sets.iter().filter(|s| s.queries.len().is_none()).count();
+    let files: usize = sets.iter().filter_map(|s| s.queries.count()).sum();
+    let suites = sets.iter().filter(|s| s.queries.count().is_none()).count();
     observer.notice(&format!(
         "verifying results: {}{} on {} variants",
         if files > 0 || suites == 0 {

@@ -67,7 +67,7 @@ pub trait Tables: Send + Sync {
 /// Statements run on every variant, each result hashed and compared with the baseline's.
 pub trait QuerySet: Send + Sync {
     /// How many statements, where known before running (a suite's count is not).
-    fn len(&self) -> Option<usize>;
+    fn count(&self) -> Option<usize>;
     /// Runs the set; `engine` is the variant's storage engine, if it sets one.
     fn run(&self, db: &Db, engine: Option<&str>) -> Result<Vec<verify::Outcome>, String>;
 }

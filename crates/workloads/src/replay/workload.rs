@@ -179,7 +179,7 @@ impl Workload for Replay {
 pub struct Statements(pub Vec<Statement>);
 
 impl QuerySet for Statements {
-    fn len(&self) -> Option<usize> {
+    fn count(&self) -> Option<usize> {
         Some(self.0.len())
     }
 

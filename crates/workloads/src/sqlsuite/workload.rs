@@ -114,7 +114,7 @@ fn outcome(ops: &[OpResult]) -> Outcome {
 struct Capture(SuiteConfig);
 
 impl QuerySet for Capture {
-    fn len(&self) -> Option<usize> {
+    fn count(&self) -> Option<usize> {
         None
     }
 
