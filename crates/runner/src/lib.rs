@@ -9,8 +9,10 @@ mod data;
 mod execute;
 mod folder;
 mod host;
+mod one_run;
 mod prepare;
 mod probes;
+mod profiling;
 mod schedule;
 mod verify;
 

@@ -1,0 +1,336 @@
+//! One measured run, start to stop: a fresh sandbox (under valgrind or a sanitizer's
+//! environment when the variant asks), the probes armed at the measured window's edges,
+//! the workload driven through its seam, the sandbox stopped and its logs kept, the
+//! engine's record and the workload's own figures turned into the run's record. Never
+//! fails: a fault becomes an invalid run.
+
+use crate::data;
+use crate::execute::Context;
+use crate::folder::safe_name;
+use crate::prepare::ReadyVariant;
+use crate::probes::{self, ProbeHooks};
+use crate::schedule::Slot;
+use bakeoff_load::{Live, Measure, Phases, RunRecord};
+use bakeoff_plan::MeasureFor;
+use bakeoff_probe::{findings, profile};
+use bakeoff_report::model::{MemoryError, Run};
+use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
+use bakeoff_workloads::workload::latency;
+use bakeoff_workloads::{Outcome, RunContext, Server};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One run and what came with it besides the figures.
+pub(crate) struct Executed {
+    pub run: Run,
+    /// The analyzed profile, when this was a profiling run.
+    pub profile: Option<profile::Profile>,
+    /// Sanitizer or memcheck reports from the server's stderr.
+    pub findings: Vec<MemoryError>,
+}
+
+impl Context<'_> {
+    /// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
+    /// the server is recorded with perf record over the measured window.
+    pub(crate) fn execute(
+        &self,
+        slot: &Slot,
+        label: &str,
+        live: &Arc<Live>,
+        profiling: bool,
+    ) -> Executed {
+        let began = Instant::now();
+        let v = &self.variants[slot.variant];
+        let file = safe_name(&label.replace(' ', "-"));
+        let target = self.loaded.experiment.target.kind;
+        let sql = target.is_sql();
+        let callgrind_dir = self.folder.path.join("callgrind").join(&file);
+        if self.probes.instructions {
+            let _ = open_dir(&callgrind_dir);
+        }
+        let (wrapper, env) =
+            probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
+        // valgrind runs a server 20-50 times slower: start and stop take longer.
+        let slow = if wrapper.is_empty() { 1 } else { 12 };
+        let args = if wrapper.is_empty() {
+            v.args.clone()
+        } else {
+            probes::valgrind_args(
+                self.probes,
+                target == bakeoff_plan::TargetKind::Memcached,
+                &v.args,
+            )
+        };
+        let spec = SandboxSpec {
+            name: v.name.clone(),
+            kind: data::sandbox_kind(target),
+            binary: v.binary.clone(),
+            args,
+            root: self.opts.sandbox_root.clone(),
+            ready_timeout: slow
+                * if sql {
+                    data::SQL_READY_TIMEOUT
+                } else {
+                    Duration::from_secs(10)
+                },
+            stop_grace: slow
+                * if sql {
+                    data::SQL_STOP_GRACE
+                } else {
+                    Duration::from_secs(5)
+                },
+            options: v.options.clone(),
+            data: self.data.source(&v.name, slot.workload),
+            wrapper,
+            env,
+        };
+        let mut sandbox = match Sandbox::start(&spec) {
+            Ok(s) => s,
+            Err(e) => return self.no_extras(invalid(slot, format!("server did not start: {e}"))),
+        };
+        let perf_data = profiling.then(|| {
+            let dir = self.folder.path.join("profiles");
+            let _ = std::fs::create_dir_all(&dir);
+            dir.join(format!("{file}.perf.data"))
+        });
+        let hooks = ProbeHooks::new(self.probes, sandbox.watch(), perf_data);
+        let outcome = self.drive(slot, v, &sandbox, &hooks, live);
+        let got = hooks.take();
+        let died = if sandbox.is_alive() {
+            None
+        } else {
+            Some(sandbox.exit_detail().unwrap_or_default())
+        };
+        let logs = self.folder.path.join("logs").join(&file);
+        let _ = sandbox.stop_and_collect(&logs);
+        let stderr_rel = format!("logs/{file}.stderr");
+        let mut run = match outcome {
+            Ok(d) => {
+                let mut run = self.to_run(slot, &d.rec, got.usage_start, got.usage_end, &file);
+                (d.extra)(&mut run);
+                run
+            }
+            Err(e) => invalid(slot, e),
+        };
+        run.server_log = Some(stderr_rel.clone());
+        if let Some(detail) = died {
+            run.valid = false;
+            run.invalid_reason = Some(format!("server exited mid-run: {detail}"));
+        }
+        let found = self.findings_in(&stderr_rel, v);
+        let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
+        run.wall_s = Some(began.elapsed().as_secs_f64());
+        Executed {
+            run,
+            profile,
+            findings: found,
+        }
+    }
+
+    fn no_extras(&self, run: Run) -> Executed {
+        Executed {
+            run,
+            profile: None,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Runs the slot's workload against the sandbox.
+    fn drive(
+        &self,
+        slot: &Slot,
+        v: &ReadyVariant,
+        sandbox: &Sandbox,
+        hooks: &ProbeHooks,
+        live: &Arc<Live>,
+    ) -> Result<Outcome, String> {
+        let server = Server {
+            addr: sandbox.addr(),
+            db: data::db_of(sandbox, self.loaded.experiment.target.kind),
+        };
+        let ctx = RunContext {
+            server: &server,
+            connections: slot.connections,
+            engine: v.engine.as_deref(),
+            phases: &self.phases(),
+            seed: self.seed(slot),
+            round: slot.round,
+            hooks,
+            live,
+            cancel: &self.cancel,
+        };
+        self.configs[slot.workload].run(&ctx)
+    }
+
+    /// Sanitizer and memcheck reports in the run's server log, for checked variants.
+    fn findings_in(&self, stderr_rel: &str, v: &ReadyVariant) -> Vec<MemoryError> {
+        if v.sanitize.is_empty() && v.run_under.is_none() {
+            return Vec::new();
+        }
+        let text = std::fs::read(self.folder.path.join(stderr_rel)).unwrap_or_default();
+        findings::parse(&String::from_utf8_lossy(&text))
+            .into_iter()
+            .map(|f| MemoryError {
+                kind: f.kind,
+                tool: f.tool,
+                message: f.message,
+                stack: f.stack,
+                log: Some(stderr_rel.to_string()),
+            })
+            .collect()
+    }
+
+    /// The sampler's, the counters' and callgrind's figures into the run; the profile
+    /// analyzed (when recorded).
+    fn attach_probes(
+        &self,
+        run: &mut Run,
+        got: probes::Collected,
+        file: &str,
+        callgrind_dir: &std::path::Path,
+        v: &ReadyVariant,
+    ) -> Option<profile::Profile> {
+        if let Some(summary) = &got.summary {
+            let rel = format!("series/{file}.json");
+            let series = serde_json::to_vec(&got.samples)
+                .ok()
+                .and_then(|b| self.folder.write(&rel, &b).ok())
+                .map(|_| rel);
+            run.system = Some(probes::system_record(
+                summary,
+                &got.samples,
+                run.ops,
+                series,
+            ));
+        }
+        if let Some(c) = &got.counts {
+            run.counters = Some(probes::counters_record(c, run.ops, self.probes));
+        } else if self.probes.counters && self.probes.events.is_empty() {
+            let none = bakeoff_probe::perfstat::Counts::default();
+            run.counters = Some(probes::counters_record(&none, run.ops, self.probes));
+        }
+        if self.probes.instructions && run.valid {
+            match probes::instructions_record(callgrind_dir, run.ops) {
+                Ok(i) => run.instructions = Some(i),
+                Err(e) => {
+                    run.valid = false;
+                    run.invalid_reason = Some(e);
+                }
+            }
+        }
+        if !got.errors.is_empty() {
+            run.probe_errors = got.errors;
+        }
+        let data = got.perf_data?;
+        let analyzed = profile::analyze(&data, &v.binary);
+        let _ = std::fs::remove_file(&data);
+        if analyzed.is_ok() {
+            // perf's own log matters only when it failed.
+            let _ = std::fs::remove_file(data.with_extension("log"));
+        }
+        match analyzed {
+            Ok(p) if p.samples > 0 => Some(p),
+            Ok(_) => {
+                run.probe_errors.push("perf record: no samples".into());
+                None
+            }
+            Err(e) => {
+                run.probe_errors.push(format!("perf script: {e}"));
+                None
+            }
+        }
+    }
+
+    fn phases(&self) -> Phases {
+        let e = &self.loaded.experiment;
+        Phases {
+            warmup: e.warmup(),
+            measure: match e.measure() {
+                MeasureFor::Time(d) => Measure::Duration(d),
+                MeasureFor::Ops(n) => Measure::Ops(n),
+            },
+        }
+    }
+
+    /// The same request stream for every variant of a round; a new one each round.
+    fn seed(&self, s: &Slot) -> u64 {
+        let base = self.loaded.experiment.plan.seed;
+        let mix =
+            (s.round as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((s.workload as u64) << 32);
+        base ^ mix ^ (s.connections as u64)
+    }
+
+    fn to_run(
+        &self,
+        slot: &Slot,
+        rec: &RunRecord,
+        start: Option<Usage>,
+        end: Option<Usage>,
+        file: &str,
+    ) -> Run {
+        let ops = rec.ops.max(1) as f64;
+        let server_cpu_s = match (&start, &end) {
+            (Some(a), Some(b)) => (b.cpu_s - a.cpu_s).max(0.0),
+            _ => 0.0,
+        };
+        let hdr = format!("hdr/{file}.hlog");
+        let hdr_saved =
+            self.folder.write(&hdr, rec.hdr_log.as_bytes()).is_ok() && !rec.hdr_log.is_empty();
+        let errors: u64 = rec.errors.values().sum();
+        let mut run = Run {
+            round: slot.round,
+            ops_per_s: rec.ops_per_s,
+            ops: rec.ops,
+            elapsed_s: rec.elapsed_s,
+            latency_us: latency(&rec.latency_us),
+            service_us: rec.service_us.as_ref().map(latency),
+            errors,
+            errors_by_kind: rec.errors.clone(),
+            misses: rec.misses,
+            verify_failures: rec.verify_failures,
+            client_cpu_s: rec.client_cpu_s,
+            client_rss_kib: rec.client_rss_kib,
+            client_cpu_us_per_op: rec.client_cpu_s * 1e6 / ops,
+            server_cpu_s,
+            server_rss_kib: end.map_or(0, |u| u.peak_rss_kib),
+            server_cpu_us_per_op: server_cpu_s * 1e6 / ops,
+            client_bound: rec.client_bound,
+            offered_ops_per_s: rec.offered_ops_per_s,
+            late: rec.late,
+            valid: true,
+            invalid_reason: None,
+            interval_ops_per_s: rec.intervals.iter().map(|i| i.ops_per_s).collect(),
+            hdr_log: hdr_saved.then_some(hdr),
+            server_log: None,
+            ..Run::default()
+        };
+        if rec.verify_failures > 0 {
+            run.valid = false;
+            run.invalid_reason = Some(format!(
+                "{} gets returned a value bakeoff never wrote",
+                rec.verify_failures
+            ));
+        } else if rec.ops == 0 {
+            run.valid = false;
+            run.invalid_reason = Some("no operation completed".into());
+        }
+        run
+    }
+}
+
+pub(crate) fn invalid(slot: &Slot, reason: String) -> Run {
+    Run {
+        round: slot.round,
+        valid: false,
+        invalid_reason: Some(reason),
+        ..Run::default()
+    }
+}
+
+/// Creates `dir` writable by anyone: a SQL server running as the unprivileged server
+/// user writes its callgrind files there.
+pub(crate) fn open_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
+}

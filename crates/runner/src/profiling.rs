@@ -1,0 +1,105 @@
+//! Profiling: one extra run per cell under perf record, after the measured rounds (its
+//! figures never enter the statistics: recording costs the server a little), each
+//! profile's flamegraph kept, then a diff per cell against the baseline's profile.
+
+use crate::execute::Context;
+use crate::folder::{safe_name, write_results};
+use crate::probes;
+use crate::schedule::Slot;
+use crate::Observer;
+use bakeoff_load::Live;
+use bakeoff_probe::profile;
+use bakeoff_report::model::Results;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+impl Context<'_> {
+    /// One extra run per cell under perf record, after the measured rounds; its figures
+    /// never enter the statistics (recording costs the server a little).
+    pub(crate) fn profile_cells(
+        &self,
+        results: &mut Results,
+        points: &[(usize, usize)],
+        observer: &dyn Observer,
+    ) -> bool {
+        let mut kept: HashMap<(usize, usize, usize), (profile::Profile, u64)> = HashMap::new();
+        let total = points.len() * self.variants.len();
+        observer.runs_started(total, self.seconds_per_run());
+        let mut i = 0;
+        for &(workload, connections) in points {
+            for variant in 0..self.variants.len() {
+                if self.cancel.load(Ordering::SeqCst) {
+                    return false;
+                }
+                let slot = Slot {
+                    round: results.plan.rounds.len(),
+                    workload,
+                    connections,
+                    variant,
+                };
+                let label = format!("{} (profile)", self.label(&slot));
+                let live = Arc::new(Live::default());
+                observer.run_started(i, &label, &live);
+                let done = self.execute(&slot, &label, &live, true);
+                observer.run_finished(i, &label, &done.run);
+                i += 1;
+                self.record_findings(results, &slot, done.findings);
+                let at = self.cell_index(results, &slot);
+                match done.profile {
+                    Some(p) => {
+                        let name = format!(
+                            "{}-{}-x{connections}",
+                            self.variants[variant].name,
+                            self.configs[workload].name()
+                        );
+                        let file = format!("profiles/{}.svg", safe_name(&name));
+                        let svg = profile::flamegraph(&p.folded, &label);
+                        let written = svg.and_then(|b| self.folder.write(&file, &b));
+                        let path = if written.is_ok() { file } else { String::new() };
+                        results.cells[at].profile =
+                            Some(probes::profile_record(&p, path, slot.round));
+                        kept.insert((workload, connections, variant), (p, done.run.ops));
+                    }
+                    None => results.notes.push(format!(
+                        "{label}: no profile ({})",
+                        done.run
+                            .invalid_reason
+                            .as_deref()
+                            .unwrap_or("perf record failed")
+                    )),
+                }
+                let _ = write_results(self.folder, results);
+            }
+        }
+        self.profile_diffs(results, &kept);
+        true
+    }
+
+    /// Each profiled cell against the baseline variant's profile of the same point.
+    fn profile_diffs(
+        &self,
+        results: &mut Results,
+        kept: &HashMap<(usize, usize, usize), (profile::Profile, u64)>,
+    ) {
+        let baseline = &results.plan.baseline;
+        let Some(b) = self.variants.iter().position(|v| &v.name == baseline) else {
+            return;
+        };
+        for (&(w, c, v), (p, ops)) in kept {
+            let Some((bp, bops)) = kept.get(&(w, c, b)).filter(|_| v != b) else {
+                continue;
+            };
+            let slot = Slot {
+                round: 0,
+                workload: w,
+                connections: c,
+                variant: v,
+            };
+            let at = self.cell_index(results, &slot);
+            if let Some(rec) = results.cells[at].profile.as_mut() {
+                rec.diff = probes::diff_records(bp, *bops, p, *ops);
+            }
+        }
+    }
+}
