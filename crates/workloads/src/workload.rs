@@ -193,3 +193,17 @@ impl Tables for Script {
             .map_err(|e| format!("the setup script failed: {e}"))
     }
 }
+
+/// `cfg` with the variant's storage engine over its own (`slot` picks the config's
+/// engine field), when the variant sets one.
+pub fn with_engine<C: Clone>(
+    cfg: &C,
+    engine: Option<&str>,
+    slot: fn(&mut C) -> &mut Option<String>,
+) -> C {
+    let mut c = cfg.clone();
+    if let Some(e) = engine {
+        *slot(&mut c) = Some(e.to_string());
+    }
+    c
+}

@@ -5,7 +5,9 @@
 
 use super::{Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 use crate::sql::Db;
-use crate::workload::{invalidate, sql_figures, Outcome, RunContext, Tables, Workload};
+use crate::workload::{
+    invalidate, sql_figures, with_engine, Outcome, RunContext, Tables, Workload,
+};
 use bakeoff_plan::RowDistribution;
 
 /// What sends the transactions.
@@ -37,11 +39,7 @@ impl Oltp {
     }
 
     fn for_engine(&self, engine: Option<&str>) -> OltpConfig {
-        let mut c = self.cfg.clone();
-        if engine.is_some() {
-            c.engine = engine.map(str::to_string);
-        }
-        c
+        with_engine(&self.cfg, engine, |c| &mut c.engine)
     }
 }
 

@@ -6,7 +6,9 @@
 use super::{Group, OpResult, SuiteConfig};
 use crate::sql::Db;
 use crate::verify;
-use crate::workload::{sql_figures, Outcome, QuerySet, RunContext, Script, Tables, Workload};
+use crate::workload::{
+    sql_figures, with_engine, Outcome, QuerySet, RunContext, Script, Tables, Workload,
+};
 use bakeoff_load::RunRecord;
 use bakeoff_report::model::OperationRecord;
 use std::sync::atomic::AtomicBool;
@@ -41,11 +43,7 @@ impl Suite {
 }
 
 fn for_engine(cfg: &SuiteConfig, engine: Option<&str>) -> SuiteConfig {
-    let mut c = cfg.clone();
-    if engine.is_some() {
-        c.engine = engine.map(str::to_string);
-    }
-    c
+    with_engine(cfg, engine, |c| &mut c.engine)
 }
 
 impl Workload for Suite {

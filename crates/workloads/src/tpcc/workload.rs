@@ -6,7 +6,7 @@
 
 use super::{Mix, Think, TpccConfig, TpccRecord};
 use crate::sql::Db;
-use crate::workload::{invalidate, Outcome, RunContext, Tables, Workload};
+use crate::workload::{invalidate, with_engine, Outcome, RunContext, Tables, Workload};
 use bakeoff_plan::{key, Loaded};
 use bakeoff_report::model::{Cell, Results, Run, TpccCell, TransactionRecord};
 
@@ -77,11 +77,7 @@ impl Tpcc {
     }
 
     fn for_engine(&self, engine: Option<&str>) -> TpccConfig {
-        let mut c = self.cfg.clone();
-        if engine.is_some() {
-            c.engine = engine.map(str::to_string);
-        }
-        c
+        with_engine(&self.cfg, engine, |c| &mut c.engine)
     }
 }
 
