@@ -67,7 +67,7 @@ pub struct BuildSpec {
     /// Extra environment for configure and make (applied last, so it can override `CC` etc.).
     pub env: BTreeMap<String, String>,
     /// How the target is built, and so which binary is the product: use
-    /// [`crate::recipe_for`] with the target kind's name.
+    /// the target's recipe (`bakeoff_sandbox::Target::recipe`).
     pub recipe: Recipe,
 }
 
@@ -430,7 +430,7 @@ mod tests {
 
     fn spec_with(make_args: &[&str]) -> BuildSpec {
         BuildSpec {
-            recipe: crate::recipe_for("memcached"),
+            recipe: Recipe::autotools("memcached"),
             make_args: make_args.iter().map(|s| s.to_string()).collect(),
             ..BuildSpec::default()
         }
@@ -485,7 +485,7 @@ mod tests {
             variant: "plain".into(),
             compiler: "gcc-12".into(),
             cflags: "-O1".into(),
-            recipe: crate::recipe_for("hello"),
+            recipe: Recipe::autotools("hello"),
             ..BuildSpec::default()
         };
         let first = build(&tree, &spec, &cache).unwrap();
@@ -517,7 +517,7 @@ mod tests {
         let spec = BuildSpec {
             variant: "v".into(),
             compiler: "gcc-12".into(),
-            recipe: crate::recipe_for("nothing"),
+            recipe: Recipe::autotools("nothing"),
             ..BuildSpec::default()
         };
         let err = build(&tree, &spec, &Cache::new(tmp.path().join("cache"))).unwrap_err();

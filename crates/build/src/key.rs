@@ -73,6 +73,7 @@ pub fn cache_key(tree: &SourceTree, spec: &BuildSpec, compiler: &CompilerId) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Recipe;
     use std::path::PathBuf;
 
     fn tree() -> SourceTree {
@@ -102,7 +103,7 @@ mod tests {
             make_args: vec![],
             patches: vec![patch],
             env: BTreeMap::from([("A".to_string(), "1".to_string())]),
-            recipe: crate::recipe_for("memcached"),
+            recipe: Recipe::autotools("memcached"),
         }
     }
 
@@ -147,7 +148,7 @@ mod tests {
             key_with(&|s| {
                 s.env.insert("B".into(), "1".into());
             }),
-            key_with(&|s| s.recipe = crate::recipe_for("memcached-debug")),
+            key_with(&|s| s.recipe = Recipe::autotools("memcached-debug")),
             key_with(&|s| s.recipe = crate::Recipe::Postgres),
             key_with(&|s| s.recipe = crate::Recipe::Mariadb),
             key_with(&|s| s.recipe = crate::Recipe::Sqlite),

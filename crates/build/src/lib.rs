@@ -3,14 +3,14 @@
 //! builds and the build cache.
 //!
 //! ```no_run
-//! use bakeoff_build::{build, fetch, recipe_for, BuildSpec, Cache, SourceSpec};
+//! use bakeoff_build::{build, fetch, Recipe, BuildSpec, Cache, SourceSpec};
 //! let cache = Cache::new(Cache::default_root());
 //! let tree = fetch(&SourceSpec::Debian { package: "memcached".into() }, &cache)?;
 //! let spec = BuildSpec {
 //!     variant: "gcc-O2".into(),
 //!     compiler: "gcc-12".into(),
 //!     cflags: "-O2".into(),
-//!     recipe: recipe_for("memcached"), // the target kind: memcached, postgres, mariadb, sqlite
+//!     recipe: Recipe::autotools("memcached"), // the target kind: memcached, postgres, mariadb, sqlite
 //!     ..BuildSpec::default()
 //! };
 //! let info = build(&tree, &spec, &cache)?;
@@ -33,5 +33,5 @@ pub use cache::Cache;
 pub use compiler::{check_compiler, matching_cxx, CompilerId};
 pub use error::BuildError;
 pub use key::cache_key;
-pub use recipe::{recipe_for, Recipe};
+pub use recipe::Recipe;
 pub use source::{bundled_sqlite_version, fetch, SourceSpec, SourceTree};

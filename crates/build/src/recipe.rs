@@ -63,17 +63,12 @@ impl Default for Recipe {
     }
 }
 
-/// The recipe for a target kind as the experiment file names it (`[target] kind`):
-/// `postgres` (or `postgresql`), `mariadb` (or `mysql`), `sqlite` (or `sqlite3`), anything
-/// else (memcached) is an autotools build whose product is the kind's name.
-pub fn recipe_for(kind_name: &str) -> Recipe {
-    match kind_name {
-        "postgres" | "postgresql" => Recipe::Postgres,
-        "mariadb" | "mysql" => Recipe::Mariadb,
-        "sqlite" | "sqlite3" => Recipe::Sqlite,
-        other => Recipe::Autotools {
-            product: PathBuf::from(other),
-        },
+impl Recipe {
+    /// An autotools or plain-make build whose product is `product` in the build dir.
+    pub fn autotools(product: &str) -> Recipe {
+        Recipe::Autotools {
+            product: PathBuf::from(product),
+        }
     }
 }
 
@@ -515,25 +510,25 @@ mod tests {
     #[test]
     fn kinds_map_to_recipes_and_products() {
         assert_eq!(
-            recipe_for("memcached"),
+            Recipe::autotools("memcached"),
             Recipe::Autotools {
                 product: "memcached".into()
             }
         );
-        assert_eq!(recipe_for("memcached").product(), Path::new("memcached"));
-        assert_eq!(recipe_for("postgres"), Recipe::Postgres);
         assert_eq!(
-            recipe_for("postgres").product(),
+            Recipe::autotools("memcached").product(),
+            Path::new("memcached")
+        );
+        assert_eq!(Recipe::Postgres, Recipe::Postgres);
+        assert_eq!(
+            Recipe::Postgres.product(),
             Path::new("install/bin/postgres")
         );
-        assert_eq!(recipe_for("mariadb"), Recipe::Mariadb);
-        assert_eq!(
-            recipe_for("mariadb").product(),
-            Path::new("install/bin/mariadbd")
-        );
-        assert_eq!(recipe_for("sqlite"), Recipe::Sqlite);
-        assert_eq!(recipe_for("sqlite").product(), Path::new("libsqlite3.so"));
-        assert_eq!(recipe_for("memcached").install_dir(), None);
+        assert_eq!(Recipe::Mariadb, Recipe::Mariadb);
+        assert_eq!(Recipe::Mariadb.product(), Path::new("install/bin/mariadbd"));
+        assert_eq!(Recipe::Sqlite, Recipe::Sqlite);
+        assert_eq!(Recipe::Sqlite.product(), Path::new("libsqlite3.so"));
+        assert_eq!(Recipe::autotools("memcached").install_dir(), None);
         assert_eq!(Recipe::Sqlite.install_dir(), None);
         assert_eq!(
             Recipe::Postgres.install_dir().as_deref(),
@@ -551,7 +546,7 @@ mod tests {
     #[test]
     fn required_files_start_with_the_product() {
         for r in [
-            recipe_for("memcached"),
+            Recipe::autotools("memcached"),
             Recipe::Postgres,
             Recipe::Mariadb,
             Recipe::Sqlite,
@@ -570,7 +565,7 @@ mod tests {
 
     #[test]
     fn autotools_command_lines() {
-        let s = spec(recipe_for("memcached"), "-O2", "");
+        let s = spec(Recipe::autotools("memcached"), "-O2", "");
         let steps = plan(&s, Layout::Autotools).steps().unwrap();
         assert_eq!(
             lines(&steps),
@@ -721,7 +716,7 @@ mod tests {
             cflags: cflags.into(),
             ldflags: ldflags.into(),
             configure_args: configure_args.iter().map(|a| a.to_string()).collect(),
-            recipe: recipe_for("sqlite"),
+            recipe: Recipe::Sqlite,
             ..BuildSpec::default()
         }
     }

@@ -12,7 +12,7 @@ mod server;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bakeoff_build::{build, fetch, recipe_for, BuildSpec, Cache, SourceSpec};
+use bakeoff_build::{build, fetch, BuildSpec, Cache, Recipe, SourceSpec};
 use server::{run_bounded, text, RunAs, Scratch, Server};
 
 #[test]
@@ -27,7 +27,7 @@ fn gcc12_builds_mariadb_that_installs_a_datadir_and_starts() {
         variant: "gcc-12 -O1".into(),
         compiler: "gcc-12".into(),
         cflags: "-O1".into(),
-        recipe: recipe_for("mariadb"),
+        recipe: Recipe::Mariadb,
         ..BuildSpec::default()
     };
     let first = build(&tree, &spec, &cache).unwrap_or_else(|e| panic!("{e}\n{}", e.tail()));

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bakeoff_build::{
-    build, check_compiler, fetch, recipe_for, BuildError, BuildSpec, Cache, SourceSpec, SourceTree,
+    build, check_compiler, fetch, BuildError, BuildSpec, Cache, Recipe, SourceSpec, SourceTree,
 };
 
 fn shared_cache() -> Cache {
@@ -41,7 +41,7 @@ fn spec(variant: &str, compiler: &str, cflags: &str) -> BuildSpec {
         variant: variant.into(),
         compiler: compiler.into(),
         cflags: cflags.into(),
-        recipe: recipe_for("memcached"),
+        recipe: Recipe::autotools("memcached"),
         ..BuildSpec::default()
     }
 }

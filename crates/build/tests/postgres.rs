@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 
 use server::{run_bounded, text, RunAs, Scratch, Server};
 
-use bakeoff_build::{
-    build, fetch, recipe_for, BuildError, BuildSpec, Cache, SourceSpec, SourceTree,
-};
+use bakeoff_build::{build, fetch, BuildError, BuildSpec, Cache, Recipe, SourceSpec, SourceTree};
 
 fn cache() -> Cache {
     Cache::new(Cache::default_root())
@@ -39,7 +37,7 @@ fn spec(compiler: &str, cflags: &str) -> BuildSpec {
         variant: format!("{compiler} {cflags}"),
         compiler: compiler.into(),
         cflags: cflags.into(),
-        recipe: recipe_for("postgres"),
+        recipe: Recipe::Postgres,
         ..BuildSpec::default()
     }
 }

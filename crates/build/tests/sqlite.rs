@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bakeoff_build::{
-    build, bundled_sqlite_version, fetch, recipe_for, BuildError, BuildSpec, Cache, SourceSpec,
+    build, bundled_sqlite_version, fetch, BuildError, BuildSpec, Cache, Recipe, SourceSpec,
 };
 
 fn spec(cflags: &str) -> BuildSpec {
@@ -18,7 +18,7 @@ fn spec(cflags: &str) -> BuildSpec {
         compiler: "cc".into(),
         cflags: cflags.into(),
         configure_args: vec!["-DSQLITE_DEFAULT_CACHE_SIZE=-8000".into()],
-        recipe: recipe_for("sqlite"),
+        recipe: Recipe::Sqlite,
         ..BuildSpec::default()
     }
 }

@@ -131,35 +131,9 @@ pub enum RunUnder {
     Memcheck,
 }
 
-/// The kind of server every variant is.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetKind {
-    Memcached,
-    Mariadb,
-    Postgres,
-    /// SQLite: a per-variant shared library, hosted by `bakeoff-sqlited`.
-    Sqlite,
-}
-
-impl TargetKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetKind::Memcached => "memcached",
-            TargetKind::Mariadb => "mariadb",
-            TargetKind::Postgres => "postgres",
-            TargetKind::Sqlite => "sqlite",
-        }
-    }
-
-    /// Whether this is a SQL server (takes `options`, runs SQL workloads).
-    pub fn is_sql(self) -> bool {
-        matches!(
-            self,
-            TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite
-        )
-    }
-}
+/// The kind of server every variant is: the sandbox crate's, where each kind's
+/// [`bakeoff_sandbox::Target`] says everything about it.
+pub use bakeoff_sandbox::TargetKind;
 
 /// A server option's value as written: `"1G"`, `2000`, `0.9` or `true`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -127,11 +127,7 @@ impl Experiment {
             MeasureFor::Time(d) => d.as_secs_f64(),
             MeasureFor::Ops(_) => 5.0,
         };
-        let start_stop = if self.target.kind == TargetKind::Memcached {
-            0.5
-        } else {
-            1.0
-        };
+        let start_stop = bakeoff_sandbox::target_for(self.target.kind).start_stop_guess_s();
         self.warmup().as_secs_f64() + measure + start_stop
     }
 
@@ -289,7 +285,7 @@ impl Experiment {
             .chain(v.options.iter())
             .map(|(k, val)| (k.clone(), val.to_string()))
             .collect();
-        let has_limit = self.target.kind.is_sql() && self.target.kind != TargetKind::Sqlite;
+        let has_limit = bakeoff_sandbox::target_for(self.target.kind).limits_connections();
         if has_limit && !out.contains_key("max_connections") {
             out.insert(
                 "max_connections".into(),

@@ -85,6 +85,7 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
 /// Server options belong to SQL targets; max_connections must cover the sweep.
 fn check_options(l: &Loaded, e: &Experiment) -> Check {
     let kind = e.target.kind;
+    let target = bakeoff_sandbox::target_for(kind);
     if !kind.is_sql() {
         if !e.target.options.is_empty() {
             return Err(l.error_at(
@@ -106,7 +107,7 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
         }
     }
     if let Some(i) = e.variants.iter().position(|v| v.engine.is_some()) {
-        if kind != TargetKind::Mariadb {
+        if !target.has_storage_engines() {
             return Err(l.error_at(
                 &key!["variant", i, "engine"],
                 "engine (a storage engine) is for mariadb targets only; remove it",
@@ -130,14 +131,14 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
                 format!("max_connections must be a number, got {raw:?}"),
             ));
         };
-        // PostgreSQL keeps superuser_reserved_connections (3) of them from ordinary users.
-        let reserved = if kind == TargetKind::Postgres { 3 } else { 0 };
+        // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
+        let reserved = target.reserved_connections();
         if max < swept + reserved + 1 {
             return Err(l.error_at(
                 &at,
                 format!(
                     "max_connections = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {} or remove it (bakeoff then sets {})",
-                    if reserved > 0 { " + 3 reserved by PostgreSQL" } else { "" },
+                    if reserved > 0 { format!(" + {reserved} the server reserves") } else { String::new() },
                     swept + reserved + 1,
                     swept + crate::SPARE_CONNECTIONS
                 ),
@@ -145,43 +146,6 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
         }
     }
     Ok(())
-}
-
-/// Server flags the sandbox sets itself, per target kind: (flag, what it sets).
-fn owned_flags(kind: TargetKind) -> &'static [(&'static str, &'static str)] {
-    match kind {
-        TargetKind::Memcached => &[
-            ("-p", "the port"),
-            ("--port", "the port"),
-            ("-l", "the listen address"),
-            ("--listen", "the listen address"),
-            ("-U", "the UDP port"),
-            ("--udp-port", "the UDP port"),
-            ("-s", "the unix socket"),
-            ("--unix-socket", "the unix socket"),
-            ("-d", "daemon mode (the sandbox must own the process)"),
-            ("--daemon", "daemon mode (the sandbox must own the process)"),
-            ("-P", "the pid file"),
-            ("--pidfile", "the pid file"),
-        ],
-        TargetKind::Postgres => &[
-            ("-p", "the port"),
-            ("-h", "the listen address"),
-            ("-D", "the data directory"),
-            ("-k", "the socket directory"),
-        ],
-        TargetKind::Mariadb => &[
-            ("--port", "the port"),
-            ("-P", "the port"),
-            ("--bind-address", "the listen address"),
-            ("--datadir", "the data directory"),
-            ("-h", "the data directory"),
-            ("--socket", "the socket"),
-            ("--pid-file", "the pid file"),
-            ("--defaults-file", "the configuration file"),
-        ],
-        _ => &[],
-    }
 }
 
 /// Server settings (options keys, normalized) the sandbox owns.
@@ -206,7 +170,7 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
     let said = |what: &str| {
         format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
     };
-    let flags = owned_flags(e.target.kind);
+    let flags = bakeoff_sandbox::target_for(e.target.kind).owned_flags();
     let arg_hit = |a: &str| {
         flags.iter().find(|(f, _)| {
             a == *f

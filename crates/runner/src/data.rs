@@ -11,17 +11,12 @@ use crate::prepare::{ReadyVariant, Workloads};
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
-use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec, TargetKind};
+use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec};
 use bakeoff_workloads::sql::{Db, Dialect};
 use bakeoff_workloads::Tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// How long a SQL server may take to become ready (InnoDB recovery, 1000+ connections).
-pub const SQL_READY_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a SQL server may take to shut down cleanly before it is killed.
-pub const SQL_STOP_GRACE: Duration = Duration::from_secs(60);
+use std::time::Instant;
 
 /// The prepared data directories of one experiment; removed on drop.
 pub struct DataStore {
@@ -42,16 +37,6 @@ impl DataStore {
         self.prepared
             .get(&(variant.to_string(), w))
             .map(|p| DataSource::Copy(p.clone()))
-    }
-}
-
-/// The sandbox crate's name for the experiment's target kind.
-pub fn sandbox_kind(k: bakeoff_plan::TargetKind) -> TargetKind {
-    match k {
-        bakeoff_plan::TargetKind::Memcached => TargetKind::Memcached,
-        bakeoff_plan::TargetKind::Mariadb => TargetKind::Mariadb,
-        bakeoff_plan::TargetKind::Postgres => TargetKind::Postgres,
-        bakeoff_plan::TargetKind::Sqlite => TargetKind::Sqlite,
     }
 }
 
@@ -154,12 +139,11 @@ fn prepare_variant(
     std::fs::create_dir_all(&vdir)
         .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
     let binary = reachable_binary(v, &vdir)?;
-    // A SQLite library cannot be asked its version by running it; its loads are small.
-    let compat = if l.experiment.target.kind == bakeoff_plan::TargetKind::Sqlite {
-        None
-    } else {
-        file_compatibility(&binary, v)
-    };
+    let compat = bakeoff_sandbox::target_for(l.experiment.target.kind).data_format(
+        &binary,
+        &v.options,
+        &v.configure_args,
+    );
     // Workloads with the same tables share one load.
     let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
     for (w, spec) in specs.iter().enumerate() {
@@ -254,7 +238,7 @@ fn init_pristine(
 ) -> Result<PathBuf, String> {
     let pristine = vdir.join("pristine");
     observer.notice(&format!("{}: initializing a data directory", v.name));
-    bakeoff_sandbox::init_data(sandbox_kind(l.experiment.target.kind), binary, &pristine)
+    bakeoff_sandbox::init_data(l.experiment.target.kind, binary, &pristine)
         .map_err(|err| format!("data directory initialization failed: {err}"))?;
     Ok(pristine)
 }
@@ -298,66 +282,20 @@ pub fn sql_spec(
     role: &str,
     data: DataSource,
 ) -> SandboxSpec {
+    let target = bakeoff_sandbox::target_for(l.experiment.target.kind);
     SandboxSpec {
         name: format!("{}-{role}", v.name),
-        kind: sandbox_kind(l.experiment.target.kind),
+        kind: l.experiment.target.kind,
         binary: binary.to_path_buf(),
         args: v.args.clone(),
         root: opts.sandbox_root.clone(),
-        ready_timeout: SQL_READY_TIMEOUT,
-        stop_grace: SQL_STOP_GRACE,
+        ready_timeout: target.ready_timeout(),
+        stop_grace: target.stop_grace(),
         options: v.options.clone(),
         data: Some(data),
         wrapper: Vec::new(),
         env: Vec::new(),
     }
-}
-
-/// Which servers read the same data files: the server's version (major for PostgreSQL,
-/// major.minor for MariaDB), the options that change the file format, and build
-/// arguments that change the page size. None (never share) when the version is unknown.
-fn file_compatibility(binary: &Path, v: &ReadyVariant) -> Option<String> {
-    let out = std::process::Command::new(binary)
-        .arg("--version")
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let version = server_version(&text)?;
-    let mut key = version;
-    for k in [
-        "innodb_page_size",
-        "lower_case_table_names",
-        "innodb_checksum_algorithm",
-    ] {
-        if let Some(val) = v.options.get(k) {
-            key.push_str(&format!(" {k}={val}"));
-        }
-    }
-    for a in v.format_args.iter() {
-        key.push_str(&format!(" {a}"));
-    }
-    Some(key)
-}
-
-/// "15" from "postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)"; "10.11" from
-/// "mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu".
-fn server_version(text: &str) -> Option<String> {
-    let line = text.lines().next()?;
-    let (family, rest) = if let Some(at) = line.find("(PostgreSQL)") {
-        ("postgres", &line[at + "(PostgreSQL)".len()..])
-    } else if let Some(at) = line.find("Ver ") {
-        ("mariadb", &line[at + 4..])
-    } else {
-        return None;
-    };
-    let number: String = rest
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    let parts: Vec<&str> = number.split('.').filter(|p| !p.is_empty()).collect();
-    let keep = if family == "postgres" { 1 } else { 2 };
-    (parts.len() >= keep).then(|| format!("{family} {}", parts[..keep].join(".")))
 }
 
 /// The server binary as the server's own user can run it. A build lives in the cache
@@ -443,22 +381,4 @@ pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::server_version;
-
-    #[test]
-    fn versions_that_share_files() {
-        assert_eq!(
-            server_version("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)\n").as_deref(),
-            Some("postgres 15")
-        );
-        assert_eq!(
-            server_version("/usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)").as_deref(),
-            Some("mariadb 10.11")
-        );
-        assert_eq!(server_version("memcached 1.6.18"), None);
-    }
 }

@@ -18,7 +18,7 @@ use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
 use bakeoff_workloads::workload::latency;
 use bakeoff_workloads::{Outcome, RunContext, Server};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// One run and what came with it besides the figures.
 pub(crate) struct Executed {
@@ -42,8 +42,8 @@ impl Context<'_> {
         let began = Instant::now();
         let v = &self.variants[slot.variant];
         let file = safe_name(&label.replace(' ', "-"));
-        let target = self.loaded.experiment.target.kind;
-        let sql = target.is_sql();
+        let kind = self.loaded.experiment.target.kind;
+        let target = bakeoff_sandbox::target_for(kind);
         let callgrind_dir = self.folder.path.join("callgrind").join(&file);
         if self.probes.instructions {
             let _ = open_dir(&callgrind_dir);
@@ -55,30 +55,20 @@ impl Context<'_> {
         let args = if wrapper.is_empty() {
             v.args.clone()
         } else {
-            probes::valgrind_args(
-                self.probes,
-                target == bakeoff_plan::TargetKind::Memcached,
+            target.valgrind_args(
                 &v.args,
+                self.probes.valgrind_fd_limit,
+                self.probes.instructions,
             )
         };
         let spec = SandboxSpec {
             name: v.name.clone(),
-            kind: data::sandbox_kind(target),
+            kind,
             binary: v.binary.clone(),
             args,
             root: self.opts.sandbox_root.clone(),
-            ready_timeout: slow
-                * if sql {
-                    data::SQL_READY_TIMEOUT
-                } else {
-                    Duration::from_secs(10)
-                },
-            stop_grace: slow
-                * if sql {
-                    data::SQL_STOP_GRACE
-                } else {
-                    Duration::from_secs(5)
-                },
+            ready_timeout: slow * target.ready_timeout(),
+            stop_grace: slow * target.stop_grace(),
             options: v.options.clone(),
             data: self.data.source(&v.name, slot.workload),
             wrapper,

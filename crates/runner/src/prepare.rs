@@ -26,9 +26,9 @@ pub struct ReadyVariant {
     pub sanitize: Vec<bakeoff_plan::Sanitizer>,
     /// A checker the server runs under.
     pub run_under: Option<bakeoff_plan::RunUnder>,
-    /// Build arguments that change the server's file format (page and segment sizes):
-    /// data loaded by a variant without the same ones is not shared with it.
-    pub format_args: Vec<String>,
+    /// Its build's configure arguments (some change the server's file format: data
+    /// loaded by a variant without the same ones is not shared with it).
+    pub configure_args: Vec<String>,
 }
 
 /// The experiment's workloads, each behind the workloads crate's seam.
@@ -81,7 +81,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
             })?;
         }
     }
-    let library = e.target.kind == bakeoff_plan::TargetKind::Sqlite;
+    let library = e.target.kind.binary_is_library();
     for (i, v) in e.variants.iter().enumerate() {
         if let Some(b) = &v.binary {
             check_program(&l.resolve(b), library).map_err(|m| {
@@ -210,12 +210,7 @@ pub fn variants(
                     record: results.variants.len(),
                     sanitize: v.sanitize.clone(),
                     run_under: v.run_under,
-                    format_args: v
-                        .configure_args
-                        .iter()
-                        .filter(|a| a.contains("blocksize") || a.contains("segsize"))
-                        .cloned()
-                        .collect(),
+                    configure_args: v.configure_args.clone(),
                 });
             }
             Err(msg) => {
@@ -284,7 +279,7 @@ fn build_variant(
         make_args: v.make_args.clone(),
         patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
         env: v.env.clone(),
-        recipe: build::recipe_for(l.experiment.target.kind.as_str()),
+        recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
     };
     let built = build::build(tree, &spec, cache);
     // The build log goes into the results folder, so the folder explains itself.

@@ -113,31 +113,6 @@ pub fn server_launch(
     (wrapper, env)
 }
 
-/// Server arguments a target needs under valgrind. memcached sets its open-files limit
-/// (soft and hard) to `-c`, which valgrind refuses above its own limit, so `-c` is set to
-/// that limit unless the experiment sets it. In instructions mode memcached's LRU crawler
-/// and maintainer threads are turned off: they wake on their own timers and move the
-/// counts by 5-10% between identical windows.
-pub fn valgrind_args(plan: &ProbePlan, memcached: bool, args: &[String]) -> Vec<String> {
-    let mut out = args.to_vec();
-    if !memcached {
-        return out;
-    }
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    if let Some(n) = plan.valgrind_fd_limit {
-        if !has("-c") {
-            out.extend(["-c".to_string(), n.to_string()]);
-        }
-    }
-    if plan.instructions && !has("-o") {
-        out.extend([
-            "-o".to_string(),
-            "no_lru_crawler,no_lru_maintainer".to_string(),
-        ]);
-    }
-    out
-}
-
 /// What the probes left after a run.
 #[derive(Default)]
 pub struct Collected {
@@ -424,29 +399,6 @@ mod tests {
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn memcached_under_valgrind_gets_the_fd_limit_and_quiet_lru_threads() {
-        let got = valgrind_args(&plan(true), true, &strings(&["-t", "1"]));
-        assert_eq!(
-            got,
-            strings(&[
-                "-t",
-                "1",
-                "-c",
-                "1000",
-                "-o",
-                "no_lru_crawler,no_lru_maintainer"
-            ])
-        );
-        let own = strings(&["-c", "64", "-o", "hashpower=20"]);
-        assert_eq!(valgrind_args(&plan(true), true, &own), own);
-        assert_eq!(
-            valgrind_args(&plan(false), true, &[]),
-            strings(&["-c", "1000"])
-        );
-        assert!(valgrind_args(&plan(true), false, &[]).is_empty());
     }
 
     #[test]

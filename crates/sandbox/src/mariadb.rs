@@ -10,7 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::sqldata::{self, DataSource, Login};
-use crate::target::{Target, TargetKind};
+use crate::target::{leading_version, version_line, Target, TargetKind};
+use bakeoff_build::Recipe;
 
 /// How long one readiness attempt may take.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -61,6 +62,60 @@ pub fn my_cnf(
 impl Target for Mariadb {
     fn kind(&self) -> TargetKind {
         TargetKind::Mariadb
+    }
+
+    fn recipe(&self) -> Recipe {
+        Recipe::Mariadb
+    }
+
+    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("--port", "the port"),
+            ("-P", "the port"),
+            ("--bind-address", "the listen address"),
+            ("--datadir", "the data directory"),
+            ("-h", "the data directory"),
+            ("--socket", "the socket"),
+            ("--pid-file", "the pid file"),
+            ("--defaults-file", "the configuration file"),
+        ]
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        crate::sqldata::SQL_READY_TIMEOUT
+    }
+
+    fn stop_grace(&self) -> Duration {
+        crate::sqldata::SQL_STOP_GRACE
+    }
+
+    fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+        init(binary, dest, login)
+    }
+
+    /// "mariadb 10.11" from "mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for ...", with the
+    /// options that change InnoDB's files.
+    fn data_format(
+        &self,
+        binary: &Path,
+        options: &BTreeMap<String, String>,
+        _configure_args: &[String],
+    ) -> Option<String> {
+        let mut key = format!("mariadb {}", file_version(&version_line(binary)?)?);
+        for k in FORMAT_OPTIONS {
+            if let Some(val) = options.get(*k) {
+                key.push_str(&format!(" {k}={val}"));
+            }
+        }
+        Some(key)
+    }
+
+    fn limits_connections(&self) -> bool {
+        true
+    }
+
+    fn has_storage_engines(&self) -> bool {
+        true
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
@@ -186,8 +241,29 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     sqldata::run_setup(boot, Some(&sql), "mariadbd --bootstrap")
 }
 
+/// Options that change InnoDB's files: servers must agree on them to share loaded data.
+const FORMAT_OPTIONS: &[&str] = &[
+    "innodb_page_size",
+    "lower_case_table_names",
+    "innodb_checksum_algorithm",
+];
+
+/// "10.11" from a `--version` line ("mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for ...").
+fn file_version(line: &str) -> Option<String> {
+    leading_version(&line[line.find("Ver ")? + 4..], 2)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_file_version_is_major_and_minor() {
+        assert_eq!(
+            super::file_version("/usr/sbin/mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)").as_deref(),
+            Some("10.11")
+        );
+        assert_eq!(super::file_version("memcached 1.6.18"), None);
+    }
+
     use super::*;
 
     #[test]

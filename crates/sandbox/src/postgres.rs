@@ -11,7 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::sqldata::{self, DataSource, Login};
-use crate::target::{Target, TargetKind};
+use crate::target::{leading_version, version_line, Target, TargetKind};
+use bakeoff_build::Recipe;
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
 /// sun_path is 108 bytes; the socket file is `<dir>/.s.PGSQL.<port>`.
@@ -56,6 +57,58 @@ fn socket_dir(workdir: &Path) -> Option<PathBuf> {
 impl Target for Postgres {
     fn kind(&self) -> TargetKind {
         TargetKind::Postgres
+    }
+
+    fn recipe(&self) -> Recipe {
+        Recipe::Postgres
+    }
+
+    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("-p", "the port"),
+            ("-h", "the listen address"),
+            ("-D", "the data directory"),
+            ("-k", "the socket directory"),
+        ]
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        crate::sqldata::SQL_READY_TIMEOUT
+    }
+
+    fn stop_grace(&self) -> Duration {
+        crate::sqldata::SQL_STOP_GRACE
+    }
+
+    fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+        init(binary, dest, login)
+    }
+
+    /// "postgres 15" from "postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)", with the
+    /// build arguments that change the page and segment sizes.
+    fn data_format(
+        &self,
+        binary: &Path,
+        _options: &BTreeMap<String, String>,
+        configure_args: &[String],
+    ) -> Option<String> {
+        let mut key = format!("postgres {}", file_version(&version_line(binary)?)?);
+        for a in configure_args
+            .iter()
+            .filter(|a| a.contains("blocksize") || a.contains("segsize"))
+        {
+            key.push_str(&format!(" {a}"));
+        }
+        Some(key)
+    }
+
+    /// superuser_reserved_connections.
+    fn reserved_connections(&self) -> usize {
+        3
+    }
+
+    fn limits_connections(&self) -> bool {
+        true
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
@@ -167,8 +220,23 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     made
 }
 
+/// "15" from a `--version` line ("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)").
+fn file_version(line: &str) -> Option<String> {
+    let at = line.find("(PostgreSQL)")?;
+    leading_version(&line[at + "(PostgreSQL)".len()..], 1)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_file_version_is_the_major() {
+        assert_eq!(
+            super::file_version("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)").as_deref(),
+            Some("15")
+        );
+        assert_eq!(super::file_version("memcached 1.6.18"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::SandboxError;
 use crate::target::TargetKind;
 
+/// How long a SQL server may take to become ready (InnoDB recovery, 1000+ connections).
+pub const SQL_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long a SQL server may take to shut down cleanly before it is killed.
+pub const SQL_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The file inside a data directory that holds its login (copies carry it along).
 pub const LOGIN_FILE: &str = "bakeoff-login.json";
 
@@ -242,12 +247,7 @@ pub fn init_data(kind: TargetKind, binary: &Path, dest: &Path) -> Result<Login, 
         password: random_password(),
         database: "bakeoff".into(),
     };
-    let made = match kind {
-        TargetKind::Mariadb => crate::mariadb::init(binary, dest, &login),
-        TargetKind::Postgres => crate::postgres::init(binary, dest, &login),
-        TargetKind::Sqlite => crate::sqlite::init(dest),
-        TargetKind::Memcached => Err("memcached keeps no data directory".to_string()),
-    };
+    let made = crate::target::target_for(kind).init_data(binary, dest, &login);
     if let Err(m) = made {
         let _ = std::fs::remove_dir_all(dest);
         return Err(fail(m));

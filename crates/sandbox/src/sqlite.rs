@@ -15,6 +15,8 @@ use std::process::Command;
 
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{Target, TargetKind};
+use bakeoff_build::Recipe;
+use std::time::Duration;
 
 /// The host program's name (on PATH, beside bakeoff, or `$BAKEOFF_SQLITED`).
 pub const HOST: &str = "bakeoff-sqlited";
@@ -89,6 +91,22 @@ pub fn host_command(
 impl Target for Sqlite {
     fn kind(&self) -> TargetKind {
         TargetKind::Sqlite
+    }
+
+    fn recipe(&self) -> Recipe {
+        Recipe::Sqlite
+    }
+
+    fn ready_timeout(&self) -> Duration {
+        crate::sqldata::SQL_READY_TIMEOUT
+    }
+
+    fn stop_grace(&self) -> Duration {
+        crate::sqldata::SQL_STOP_GRACE
+    }
+
+    fn init_data(&self, _binary: &Path, dest: &Path, _login: &Login) -> Result<(), String> {
+        init(dest)
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {

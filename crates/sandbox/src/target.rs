@@ -1,11 +1,18 @@
-//! The `Target` trait: what differs between server kinds (command line, readiness probe,
-//! how a port clash shows in the logs). One implementation per [`TargetKind`].
+//! The `Target` trait: everything that differs between server kinds. How one is built
+//! (its recipe), started (command line, flags the sandbox owns, arguments under
+//! valgrind), found ready (readiness probe, how long to wait), stopped, how its data
+//! directory is made and which builds can share one, how many connections it keeps for
+//! itself. One implementation per [`TargetKind`], chosen in one place ([`target_for`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::str::FromStr;
+use std::time::Duration;
+
+use bakeoff_build::Recipe;
 
 use serde::{Deserialize, Serialize};
 
@@ -92,6 +99,81 @@ pub trait Target: Send + Sync {
     /// Which kind this is.
     fn kind(&self) -> TargetKind;
 
+    /// How a variant of this target is built from source.
+    fn recipe(&self) -> Recipe;
+
+    /// Server flags the sandbox sets itself: (flag, what it sets). The experiment may not
+    /// give them.
+    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// How long the server may take to become ready (SQL: InnoDB recovery, 1000+
+    /// connections), and to shut down cleanly before it is killed.
+    fn ready_timeout(&self) -> Duration {
+        Duration::from_secs(10)
+    }
+
+    /// See [`Target::ready_timeout`].
+    fn stop_grace(&self) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    /// Seconds a start and a stop take together, as a planning guess before any run.
+    fn start_stop_guess_s(&self) -> f64 {
+        1.0
+    }
+
+    /// The server's arguments when it runs under valgrind (`fd_limit`: the open-files
+    /// limit valgrind leaves it; `instructions`: counted by callgrind).
+    fn valgrind_args(
+        &self,
+        args: &[String],
+        _fd_limit: Option<u64>,
+        _instructions: bool,
+    ) -> Vec<String> {
+        args.to_vec()
+    }
+
+    /// Makes a pristine data directory at `dest` with `login` as its ordinary user.
+    fn init_data(
+        &self,
+        _binary: &Path,
+        _dest: &Path,
+        _login: &crate::sqldata::Login,
+    ) -> Result<(), String> {
+        Err(format!("{} keeps no data directory", self.kind()))
+    }
+
+    /// What decides whether two builds read the same data files: the server's version as
+    /// far as the file format goes, with the options and build arguments that change it.
+    /// None: never share loaded data (unknown version, or no data directory).
+    fn data_format(
+        &self,
+        _binary: &Path,
+        _options: &BTreeMap<String, String>,
+        _configure_args: &[String],
+    ) -> Option<String> {
+        None
+    }
+
+    /// Connections the server keeps from ordinary users (PostgreSQL's
+    /// superuser_reserved_connections).
+    fn reserved_connections(&self) -> usize {
+        0
+    }
+
+    /// Whether the server limits connections with a `max_connections` option (bakeoff
+    /// then sets it to cover the sweep).
+    fn limits_connections(&self) -> bool {
+        false
+    }
+
+    /// Whether tables choose a storage engine (`engine =`).
+    fn has_storage_engines(&self) -> bool {
+        false
+    }
+
     /// One-time preparation of a fresh work dir before the first start (e.g. initdb for
     /// PostgreSQL). Default: nothing. The error text ends up in `SandboxError::Init`.
     fn init(&self, _binary: &Path, _workdir: &Path) -> Result<(), String> {
@@ -177,6 +259,25 @@ pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, Str
             login,
         }),
     })
+}
+
+/// The first line `binary --version` prints, if it runs.
+pub(crate) fn version_line(binary: &Path) -> Option<String> {
+    let out = Command::new(binary).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().next().map(str::to_string)
+}
+
+/// The first `keep` parts of the dotted version number at the start of `rest`
+/// ("15.8 (Debian...)" with 1 -> "15").
+pub(crate) fn leading_version(rest: &str, keep: usize) -> Option<String> {
+    let number: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let parts: Vec<&str> = number.split('.').filter(|p| !p.is_empty()).collect();
+    (parts.len() >= keep).then(|| parts[..keep].join("."))
 }
 
 #[cfg(test)]

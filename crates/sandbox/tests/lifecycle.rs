@@ -102,6 +102,10 @@ fn missing_binary_is_reported() {
 struct NeverReady;
 
 impl Target for NeverReady {
+    fn recipe(&self) -> bakeoff_build::Recipe {
+        bakeoff_build::Recipe::default()
+    }
+
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
@@ -219,6 +223,10 @@ struct ClashingMemcached {
 }
 
 impl Target for ClashingMemcached {
+    fn recipe(&self) -> bakeoff_build::Recipe {
+        bakeoff_build::Recipe::default()
+    }
+
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
@@ -281,6 +289,10 @@ fn start_from_a_short_lived_thread_survives_the_thread() {
 struct AlwaysReady;
 
 impl Target for AlwaysReady {
+    fn recipe(&self) -> bakeoff_build::Recipe {
+        bakeoff_build::Recipe::default()
+    }
+
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
@@ -346,6 +358,10 @@ fn forking_server_is_summed_and_fully_stopped() {
 struct FailingInit;
 
 impl Target for FailingInit {
+    fn recipe(&self) -> bakeoff_build::Recipe {
+        bakeoff_build::Recipe::default()
+    }
+
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
