@@ -58,14 +58,9 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
             ));
         }
     }
-    if e.target.kind == bakeoff_plan::TargetKind::Sqlite && bakeoff_sandbox::host_binary().is_none()
-    {
+    if let Some(m) = bakeoff_sandbox::target_for(e.target.kind).missing() {
         return Err(RunError::BadInput(
-            l.error_at(
-                &key!["target", "kind"],
-                "bakeoff-sqlited (the host a sqlite target runs in) is not beside bakeoff or on PATH; run scripts/setup.sh, which installs both",
-            )
-            .to_string(),
+            l.error_at(&key!["target", "kind"], m).to_string(),
         ));
     }
     for (i, v) in l.experiment.variants.iter().enumerate() {

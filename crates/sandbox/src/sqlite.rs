@@ -97,6 +97,12 @@ impl Target for Sqlite {
         Recipe::Sqlite
     }
 
+    fn missing(&self) -> Option<String> {
+        host_binary().is_none().then(|| {
+            "bakeoff-sqlited (the host a sqlite target runs in) is not beside bakeoff or on PATH; run scripts/setup.sh, which installs both".to_string()
+        })
+    }
+
     fn ready_timeout(&self) -> Duration {
         crate::sqldata::SQL_READY_TIMEOUT
     }

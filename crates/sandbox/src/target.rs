@@ -169,6 +169,12 @@ pub trait Target: Send + Sync {
         false
     }
 
+    /// What this machine lacks to run the target, as a message with the fix (SQLite:
+    /// its host program). None: nothing.
+    fn missing(&self) -> Option<String> {
+        None
+    }
+
     /// Whether tables choose a storage engine (`engine =`).
     fn has_storage_engines(&self) -> bool {
         false
