@@ -4,11 +4,12 @@
 //! folder rewritten after every run. A fault marks that run invalid and the experiment
 //! goes on. With `[measure] profile`, the profiling runs follow (`profiling.rs`).
 
-use crate::data::DataStore;
+use crate::checks::Workloads;
+use crate::datadirs::DataStore;
 use crate::folder::{write_results, Folder};
-use crate::prepare::{ReadyVariant, Workloads};
 use crate::probes::ProbePlan;
 use crate::schedule::{round_fits, Rounds, Slot};
+use crate::variants::ReadyVariant;
 use crate::{analyze, Observer, Options, RoundStatus};
 use bakeoff_load::Live;
 use bakeoff_plan::Loaded;

@@ -5,16 +5,17 @@
 //! progress through an [`Observer`].
 
 mod analyze;
-mod data;
+mod checks;
+mod datadirs;
+mod equivalence;
 mod execute;
 mod folder;
 mod host;
 mod one_run;
-mod prepare;
 mod probes;
 mod profiling;
 mod schedule;
-mod verify;
+mod variants;
 
 pub use analyze::analyze;
 pub use bakeoff_load::Live;
@@ -95,7 +96,7 @@ pub struct Outcome {
 /// Every check that needs the machine but starts nothing (compilers, binaries, tools,
 /// query and log files parsed), the same `run` and `verify` make before anything runs.
 pub fn check(loaded: &Loaded) -> Result<(), RunError> {
-    prepare::check_inputs(loaded).map(|_| ())
+    checks::check_inputs(loaded).map(|_| ())
 }
 
 /// `bakeoff verify`: builds, prepared data and the result verification only, no
@@ -105,7 +106,7 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
-    let configs = prepare::check_inputs(loaded)?;
+    let configs = checks::check_inputs(loaded)?;
     if !loaded.experiment.target.kind.is_sql() {
         return Err(RunError::BadInput(format!(
             "{}: bakeoff verify compares SQL results; this experiment's target is {}",
@@ -115,8 +116,8 @@ pub fn verify_experiment(
     }
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
-    let mut variants = prepare::variants(loaded, opts, &folder, observer, &mut results)?;
-    let store = data::prepare(
+    let mut variants = variants::variants(loaded, opts, &folder, observer, &mut results)?;
+    let store = datadirs::prepare(
         loaded,
         opts,
         &configs,
@@ -126,7 +127,7 @@ pub fn verify_experiment(
     );
     let mut verifying = loaded.clone();
     verifying.experiment.verify.enabled = true;
-    verify::verify_all(
+    equivalence::verify_all(
         &verifying,
         opts,
         &configs,
@@ -155,16 +156,16 @@ pub fn run_experiment(
     for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale.to_string());
     }
-    for stale in data::reap_stale(&opts.sandbox_root) {
+    for stale in datadirs::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale);
     }
-    let configs = prepare::check_inputs(loaded)?;
+    let configs = checks::check_inputs(loaded)?;
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     write_results(&folder, &results)?;
-    let mut variants = prepare::variants(loaded, opts, &folder, observer, &mut results)?;
+    let mut variants = variants::variants(loaded, opts, &folder, observer, &mut results)?;
     write_results(&folder, &results)?;
-    let store = data::prepare(
+    let store = datadirs::prepare(
         loaded,
         opts,
         &configs,
@@ -178,7 +179,7 @@ pub fn run_experiment(
             "no variant could load its data; see the errors above".into(),
         ));
     }
-    verify::verify_all(
+    equivalence::verify_all(
         loaded,
         opts,
         &configs,

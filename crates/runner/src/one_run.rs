@@ -4,12 +4,12 @@
 //! engine's record and the workload's own figures turned into the run's record. Never
 //! fails: a fault becomes an invalid run.
 
-use crate::data;
+use crate::datadirs;
 use crate::execute::Context;
 use crate::folder::safe_name;
-use crate::prepare::ReadyVariant;
 use crate::probes::{self, ProbeHooks};
 use crate::schedule::Slot;
+use crate::variants::ReadyVariant;
 use bakeoff_load::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::MeasureFor;
 use bakeoff_probe::{findings, profile};
@@ -136,7 +136,7 @@ impl Context<'_> {
     ) -> Result<Outcome, String> {
         let server = Server {
             addr: sandbox.addr(),
-            db: data::db_of(sandbox, self.loaded.experiment.target.kind),
+            db: datadirs::db_of(sandbox, self.loaded.experiment.target.kind),
         };
         let ctx = RunContext {
             server: &server,

@@ -83,13 +83,13 @@ pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
 /// Every kind's own figures over the cells' saved runs (tpcc's NOTPM and response-time
 /// check, sqlsuite's per-group and per-operation times). Pure: results in, results out.
 pub fn summarize(r: &mut Results) {
-    tpcc::summary::summarize_cells(r);
-    sqlsuite::summary::summarize_cells(r);
+    tpcc::figures::summarize_cells(r);
+    sqlsuite::figures::summarize_cells(r);
 }
 
 /// What a reader must see first about a kind's cells.
 pub fn warnings(r: &Results) -> Vec<String> {
-    tpcc::summary::warnings(r)
+    tpcc::figures::warnings(r)
 }
 
 fn on_path(program: &str) -> bool {

@@ -21,8 +21,8 @@
 //! `CREATE TABLE` (and set as the session's default engine).
 
 mod data;
+pub mod figures;
 mod ops;
-pub mod summary;
 mod workload;
 
 pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};

@@ -12,11 +12,11 @@
 //! - `check`: consistency conditions 1-4 (and more) after a run.
 
 pub mod check;
+pub mod figures;
 mod load;
 pub mod random;
 mod run;
 pub mod schema;
-pub mod summary;
 mod txn;
 mod workload;
 

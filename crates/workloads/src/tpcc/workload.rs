@@ -127,7 +127,7 @@ impl Workload for Tpcc {
     }
 
     fn skip(&self, results: &Results, at: usize) -> Option<String> {
-        super::summary::beyond_a_failed_w(results, at).then(|| "smallest W failed".into())
+        super::figures::beyond_a_failed_w(results, at).then(|| "smallest W failed".into())
     }
 }
 

@@ -6,8 +6,9 @@
 //! same bytes and a run's writes never leak into the next. The directories live under the
 //! sandbox root and go away with the store.
 
+use crate::checks::Workloads;
 use crate::folder::safe_name;
-use crate::prepare::{ReadyVariant, Workloads};
+use crate::variants::ReadyVariant;
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};

@@ -7,8 +7,9 @@
 //! difference fails that variant's verification; it is the first thing the terminal and
 //! the reports show.
 
-use crate::data::{self, DataStore};
-use crate::prepare::{ReadyVariant, Workloads};
+use crate::checks::Workloads;
+use crate::datadirs::{self, DataStore};
+use crate::variants::ReadyVariant;
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
@@ -163,9 +164,9 @@ fn outcomes(
         let source = store
             .source(&v.name, set.workload)
             .ok_or("no prepared data for the query set")?;
-        let spec = data::sql_spec(l, opts, v, &v.binary, "verify", source);
+        let spec = datadirs::sql_spec(l, opts, v, &v.binary, "verify", source);
         let sandbox = Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
-        let got = match data::db_of(&sandbox, l.experiment.target.kind) {
+        let got = match datadirs::db_of(&sandbox, l.experiment.target.kind) {
             Some(db) => set.queries.run(&db, v.engine.as_deref()),
             None => Err("the sandbox has no login".into()),
         };

@@ -140,7 +140,7 @@ mod tests {
                 runs: (0..5)
                     .map(|i| run(2.0 + f64::from(i) * 0.01, 1.0))
                     .collect(),
-                ..crate::tpcc::summary::tests_cell("a")
+                ..crate::tpcc::figures::tests_cell("a")
             };
             times(&c)
         };
@@ -148,7 +148,7 @@ mod tests {
             runs: (0..5)
                 .map(|i| run(1.0 + f64::from(i) * 0.01, 1.0))
                 .collect(),
-            ..crate::tpcc::summary::tests_cell("b")
+            ..crate::tpcc::figures::tests_cell("b")
         };
         let other = times(&other_cell);
         let rule = stats::Rule::new(Direction::LowerIsBetter);

@@ -1,0 +1,115 @@
+//! Before anything is built: the inputs that need the machine checked (compilers and
+//! checkers installed, binaries that are programs, what a target needs on this machine),
+//! and the plan's workloads made (each kind checks its own settings, tools and files).
+
+use crate::RunError;
+use bakeoff_build as build;
+use bakeoff_plan::{key, Loaded};
+use bakeoff_workloads::Workload;
+
+/// The experiment's workloads, each behind the workloads crate's seam.
+pub type Workloads = Vec<Box<dyn Workload>>;
+
+/// Checks what the file alone could not: compilers exist, workload settings hold together,
+/// the tools a workload runs are installed. Returns what the runner runs, in file order.
+pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
+    let e = &l.experiment;
+    let valgrind_at: Option<Vec<bakeoff_plan::Key>> =
+        if e.plan.mode == bakeoff_plan::Mode::Instructions {
+            Some(key!["plan", "mode"].to_vec())
+        } else {
+            e.variants
+                .iter()
+                .position(|v| v.run_under.is_some())
+                .map(|i| key!["variant", i, "run_under"].to_vec())
+        };
+    if let Some(at) = valgrind_at {
+        if !on_path("valgrind") {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &at,
+                    "valgrind is not installed; run scripts/setup.sh (apt-get install valgrind)",
+                )
+                .to_string(),
+            ));
+        }
+    }
+    if let Some(m) = bakeoff_sandbox::target_for(e.target.kind).missing() {
+        return Err(RunError::BadInput(
+            l.error_at(&key!["target", "kind"], m).to_string(),
+        ));
+    }
+    for (i, v) in l.experiment.variants.iter().enumerate() {
+        if v.is_build() {
+            build::check_compiler(v.compiler_or_default()).map_err(|e| {
+                RunError::BadInput(
+                    l.error_at(
+                        &key!["variant", i, "compiler"],
+                        format!("variant {:?}: {e}", v.name),
+                    )
+                    .to_string(),
+                )
+            })?;
+        }
+    }
+    let library = e.target.kind.binary_is_library();
+    for (i, v) in e.variants.iter().enumerate() {
+        if let Some(b) = &v.binary {
+            check_program(&l.resolve(b), library).map_err(|m| {
+                RunError::BadInput(
+                    l.error_at(
+                        &key!["variant", i, "binary"],
+                        format!("variant {:?}: {m}", v.name),
+                    )
+                    .to_string(),
+                )
+            })?;
+        }
+    }
+    bakeoff_workloads::from_plan(l).map_err(RunError::BadInput)
+}
+
+/// A server binary must be a regular file holding a program: an ELF executable (or a
+/// script with `#!`), executable by us; a SQLite variant's is an ELF shared library.
+fn check_program(path: &std::path::Path, library: bool) -> Result<(), String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("binary {shown}: {e}; install the server or fix the path"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "binary {shown} is not a file; give the server's executable"
+        ));
+    }
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| format!("binary {shown}: {e}; check its permissions"))?;
+    let elf = n == 4 && head == *b"\x7fELF";
+    if library {
+        return if elf {
+            Ok(())
+        } else {
+            Err(format!(
+                "binary {shown} is not a shared library (no ELF header); give a libsqlite3.so"
+            ))
+        };
+    }
+    if !(elf || head.starts_with(b"#!")) {
+        return Err(format!(
+            "binary {shown} is not a program (neither ELF nor a #! script); give the server's executable"
+        ));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "binary {shown} is not executable; chmod +x it or give another path"
+        ));
+    }
+    Ok(())
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
