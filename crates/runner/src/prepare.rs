@@ -119,7 +119,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
                 .map(|i| key!["variant", i, "run_under"].to_vec())
         };
     if let Some(at) = valgrind_at {
-        if !on_path("valgrind") {
+        if bakeoff_os::path::which("valgrind").is_none() {
             return Err(RunError::BadInput(
                 l.error_at(
                     &at,
@@ -186,7 +186,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
             }
             WorkloadKind::Oltp => WorkloadConfig::Oltp(oltp_config(w)),
             WorkloadKind::Sysbench => {
-                if !on_path("sysbench") {
+                if bakeoff_os::path::which("sysbench").is_none() {
                     return Err(RunError::BadInput(
                         l.error_at(
                             &key!["workload", i, "kind"],
@@ -199,7 +199,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Vec<WorkloadSpec>, RunError> {
             }
             WorkloadKind::Replay => WorkloadConfig::Replay(replay_setup(l, i, w)?),
             WorkloadKind::Mysqlslap => {
-                if !on_path("mariadb-slap") {
+                if bakeoff_os::path::which("mariadb-slap").is_none() {
                     return Err(RunError::BadInput(
                         l.error_at(
                             &key!["workload", i, "kind"],
@@ -383,11 +383,6 @@ fn tpcc_specs(l: &Loaded, i: usize, w: &Workload) -> Vec<WorkloadSpec> {
             }
         })
         .collect()
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
 /// sysbench's defaults (see `oltp::OltpConfig::default`) under the file's keys.
