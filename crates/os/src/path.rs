@@ -1,4 +1,4 @@
-//! Finding programs.
+//! Finding programs, and names safe for a path.
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -33,6 +33,20 @@ pub fn is_executable(p: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// A name safe for a file or folder: ASCII letters, digits, '-', '_' and '.' are kept,
+/// anything else becomes '_'.
+pub fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,6 +58,12 @@ mod tests {
         assert!(which("definitely-not-a-command-bakeoff").is_none());
         assert!(which("/nonexistent/cc").is_none());
         assert!(which("").is_none());
+    }
+
+    #[test]
+    fn safe_names_keep_only_plain_characters() {
+        assert_eq!(safe_name("gcc-O2_v1.2"), "gcc-O2_v1.2");
+        assert_eq!(safe_name("a b/c:d\u{e9}"), "a_b_c_d_");
     }
 
     #[test]

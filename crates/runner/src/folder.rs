@@ -75,18 +75,7 @@ pub fn now_utc() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-/// A name safe for a file or folder: letters, digits, '-', '_', '.'; the rest become '_'.
-pub fn safe_name(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use bakeoff_os::path::safe_name;
 
 /// The results as they stand before anything ran.
 pub fn initial_results(l: &Loaded) -> Results {
