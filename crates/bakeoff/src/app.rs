@@ -283,11 +283,7 @@ fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
             continue;
         }
         let out = dir.join(ex.file_name());
-        let tmp = dir.join(format!(".{}.tmp", ex.file_name()));
-        let written =
-            std::fs::write(&tmp, ex.render(&results)).and_then(|_| std::fs::rename(&tmp, &out));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
+        if let Err(e) = bakeoff_os::file::write_atomic(&out, &ex.render(&results)) {
             return Err(Failure::Failed(format!(
                 "cannot write {}: {e}; check that the folder is writable",
                 out.display()

@@ -111,10 +111,13 @@ pub(crate) fn staging_dir(entry: &Path) -> Result<PathBuf> {
     Ok(tmp)
 }
 
-/// Move a finished staging dir into place as `entry` (atomic rename on one filesystem).
+/// Move a finished staging dir into place as `entry` (atomic rename on one filesystem),
+/// then sync the parent so the rename is on disk.
 pub(crate) fn commit_dir(staging: &Path, entry: &Path) -> Result<()> {
     remove_tree(entry)?;
-    std::fs::rename(staging, entry).map_err(|e| {
+    let moved = std::fs::rename(staging, entry)
+        .and_then(|()| bakeoff_os::file::sync_dir(entry.parent().unwrap_or(Path::new("."))));
+    moved.map_err(|e| {
         BuildError::io(
             format!("cannot move {} to {}", staging.display(), entry.display()),
             e,
@@ -128,7 +131,8 @@ pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
         .map_err(|e| BuildError::io(format!("cannot create directory {}", dir.display()), e))
 }
 
-/// Write `value` as pretty JSON to `path`.
+/// Write `value` as pretty JSON to `path`, atomically and synced (an entry's metadata is
+/// what marks it complete).
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(|e| {
         BuildError::io(
@@ -136,7 +140,7 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
             std::io::Error::other(e),
         )
     })?;
-    std::fs::write(path, text + "\n")
+    bakeoff_os::file::write_atomic(path, (text + "\n").as_bytes())
         .map_err(|e| BuildError::io(format!("cannot write {}", path.display()), e))
 }
 

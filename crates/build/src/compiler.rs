@@ -7,7 +7,8 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BuildError, Result};
-use crate::util::{run_captured, sha256_hex, which};
+use crate::util::{run_captured, sha256_hex};
+use bakeoff_os::path::which;
 
 /// What a compiler command resolves to, as recorded with every build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,10 +1,11 @@
-//! Small helpers shared by the other modules: hashing, PATH lookup, running a child process
-//! with its output captured, `cp -a`, and reading the tail of a log.
+//! Small helpers shared by the other modules: hashing, running a child process with its
+//! output captured, `cp -a`, and reading the tail of a log. (PATH lookup is
+//! `bakeoff_os::path::which`.)
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
@@ -38,32 +39,9 @@ pub(crate) fn hash_file(path: &Path) -> std::io::Result<(u64, String)> {
     Ok((total, hex(&hasher.finalize())))
 }
 
-/// Resolve a command the way a shell would: a name with a `/` is taken as a path, anything
-/// else is searched on `$PATH`. Returns `None` when no executable file is found.
-pub(crate) fn which(cmd: &str) -> Option<PathBuf> {
-    if cmd.is_empty() {
-        return None;
-    }
-    if cmd.contains('/') {
-        let p = PathBuf::from(cmd);
-        return is_executable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(cmd))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
-
 /// Fail with [`BuildError::ToolMissing`] unless `tool` is on PATH.
 pub(crate) fn require_tool(tool: &'static str, package: &'static str) -> Result<()> {
-    match which(tool) {
+    match bakeoff_os::path::which(tool) {
         Some(_) => Ok(()),
         None => Err(BuildError::ToolMissing { tool, package }),
     }
@@ -159,13 +137,5 @@ mod tests {
     fn last_lines_takes_the_end() {
         assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
         assert_eq!(last_lines("a", 5), "a");
-    }
-
-    #[test]
-    fn which_finds_sh_and_rejects_missing() {
-        assert!(which("sh").is_some());
-        assert!(which("definitely-not-a-command-bakeoff").is_none());
-        assert!(which("/nonexistent/cc").is_none());
-        assert!(which("").is_none());
     }
 }

@@ -3,8 +3,10 @@
 //! into the total; percentiles are computed only when the run is over.
 
 use crate::{Interval, Percentiles};
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use std::time::Duration;
 
 const MAX_NS: u64 = 60_000_000_000;
 const SECOND_NS: u64 = 1_000_000_000;
@@ -134,15 +136,22 @@ pub fn percentiles(h: &Histogram<u64>) -> Percentiles {
 }
 
 /// Merges the threads' intervals by index into the interval series and an HDR interval
-/// log (the format HdrHistogram's tools read: timestamps in seconds, max in ms).
+/// log, written by hdrhistogram's own interval log writer, so HdrHistogram's tools read it:
+/// a line per interval with its start (seconds since the measured window began), length
+/// (seconds), max (ms) and the V2 deflate-compressed histogram of response times in ns.
 pub fn merge_intervals(threads: &[Vec<RawInterval>], base_ns: u64) -> (Vec<Interval>, String) {
     let n = threads.iter().map(|t| t.len()).max().unwrap_or(0);
     let mut de = Deserializer::new();
     let mut series = Vec::with_capacity(n);
-    let mut log = String::from(
-        "#[bakeoff HDR interval log: response times in ns]\n#[MaxValueDivisor: 1000000.0]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
-    );
+    let mut log = Vec::new();
     let mut ser = V2DeflateSerializer::new();
+    // Writing into a Vec does not fail, so neither does this.
+    let mut writer = IntervalLogWriterBuilder::new()
+        .add_comment("[bakeoff HDR interval log: response times in ns]")
+        .add_comment("[per line: start (s), length (s), max (ms), compressed histogram]")
+        .with_max_value_divisor(1e6)
+        .begin_log_with(&mut log, &mut ser)
+        .ok();
     for i in 0..n {
         let mut merged = histogram();
         let (mut ops, mut start, mut len) = (0u64, u64::MAX, 0u64);
@@ -155,56 +164,31 @@ pub fn merge_intervals(threads: &[Vec<RawInterval>], base_ns: u64) -> (Vec<Inter
             len = len.max(t.len_ns);
         }
         let secs = (len as f64 / 1e9).max(1e-9);
+        let since_base = start.saturating_sub(base_ns);
         series.push(Interval {
-            t_s: start.saturating_sub(base_ns) as f64 / 1e9,
+            t_s: since_base as f64 / 1e9,
             ops,
             ops_per_s: ops as f64 / secs,
             p50_us: merged.value_at_quantile(0.5) as f64 / 1000.0,
             p99_us: merged.value_at_quantile(0.99) as f64 / 1000.0,
             max_us: merged.max() as f64 / 1000.0,
         });
-        let mut bytes = Vec::new();
-        if ser.serialize(&merged, &mut bytes).is_ok() {
-            log.push_str(&format!(
-                "{:.3},{:.3},{:.3},{}\n",
-                start.saturating_sub(base_ns) as f64 / 1e9,
-                secs,
-                merged.max() as f64 / 1e6,
-                base64_encode(&bytes)
-            ));
+        if let Some(w) = writer.as_mut() {
+            let _ = w.write_histogram(
+                &merged,
+                Duration::from_nanos(since_base),
+                Duration::from_nanos(len.max(1)),
+                None,
+            );
         }
     }
-    (series, log)
-}
-
-fn base64_encode(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for c in bytes.chunks(3) {
-        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].iter().enumerate() {
-            if i <= c.len() {
-                out.push(T[((n >> shift) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    drop(writer);
+    (series, String::from_utf8_lossy(&log).into_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_known_vectors() {
-        assert_eq!(base64_encode(b"f"), "Zg==");
-        assert_eq!(base64_encode(b"fo"), "Zm8=");
-        assert_eq!(base64_encode(b"foo"), "Zm9v");
-        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
-    }
 
     #[test]
     fn intervals_rotate_and_merge() {
@@ -224,17 +208,71 @@ mod tests {
         assert_eq!(series[0].ops, 1000);
         assert!((series[1].ops_per_s - 1000.0).abs() < 1.0);
         assert!((series[1].p50_us - 50.0).abs() < 0.1);
-        assert_eq!(
-            log.lines()
-                .filter(|l| !l.starts_with('#') && !l.starts_with('"'))
-                .count(),
-            2
-        );
+        assert_eq!(log.lines().filter(|l| !l.starts_with('#')).count(), 2);
         let p = percentiles(&{
             let mut h = histogram();
             h.record(2_000).unwrap();
             h
         });
         assert!((p.p50 - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_log_reads_back_with_hdrhistograms_own_reader() {
+        use base64::Engine;
+        use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+        // Two threads, three seconds, the second thread one interval short.
+        let mut threads = Vec::new();
+        for (k, seconds) in [(1u64, 3u64), (7, 2)] {
+            let mut r = Recorder::new(1, false);
+            r.start(5 * SECOND_NS);
+            for s in 0..seconds {
+                for i in 0..(100 * k + s) {
+                    r.record(0, 1_000 * k + i * 37 + s * 1_000_000, 0);
+                }
+                r.tick(5 * SECOND_NS + (s + 1) * SECOND_NS);
+            }
+            r.finish(5 * SECOND_NS + seconds * SECOND_NS);
+            threads.push(r.intervals);
+        }
+        let (series, log) = merge_intervals(&threads, 5 * SECOND_NS);
+        assert!(log.starts_with("#[bakeoff HDR interval log"), "{log}");
+
+        let mut de = Deserializer::new();
+        let mut read = Vec::new();
+        for entry in IntervalLogIterator::new(log.as_bytes()) {
+            let LogEntry::Interval(h) = entry.expect("the log parses") else {
+                panic!("only intervals are written: {log}");
+            };
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .expect("base64");
+            let hist: Histogram<u64> = de.deserialize(&mut bytes.as_slice()).expect("histogram");
+            read.push((h.start_timestamp(), h.duration(), h.max(), hist));
+        }
+        assert_eq!(read.len(), 3);
+        assert_eq!(read.len(), series.len());
+        for (i, (start, length, max_ms, hist)) in read.iter().enumerate() {
+            let s = i as u64;
+            let want: u64 = threads
+                .iter()
+                .filter(|t| t.len() > i)
+                .map(|t| t[i].ops)
+                .sum();
+            assert_eq!(hist.len(), want, "interval {i}");
+            assert_eq!(series[i].ops, want);
+            assert_eq!(*start, Duration::from_secs(s));
+            assert_eq!(*length, Duration::from_secs(1));
+            assert!((max_ms - hist.max() as f64 / 1e6).abs() < 1e-3, "{max_ms}");
+            assert!((series[i].max_us - hist.max() as f64 / 1e3).abs() < 1e-9);
+            // The same counts, value by value, as the threads' own intervals merged.
+            let mut merged = histogram();
+            for t in threads.iter().filter_map(|t| t.get(i)) {
+                merged
+                    .add(de.deserialize::<u64, _>(&mut t.hist.as_slice()).unwrap())
+                    .unwrap();
+            }
+            assert_eq!(hist, &merged, "interval {i}");
+        }
     }
 }

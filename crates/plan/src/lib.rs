@@ -1,15 +1,16 @@
-//! bakeoff-plan: the experiment file. Types that mirror the TOML ([`Experiment`]), loading
-//! with `file:line:col` errors ([`load`]), and the checks that run before anything else
+//! bakeoff-plan: the experiment file. Types that mirror the TOML ([`Experiment`]), reading
+//! the file as a document whose keys errors point into (`document.rs`: [`load`],
+//! [`Loaded`], `file:line:col` errors), and the checks that run before anything else
 //! does. Nothing here touches the network, a compiler or a server.
 
+mod document;
 mod experiment;
-mod load;
 mod validate;
 
-pub use experiment::*;
-pub use load::{
+pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
+pub use experiment::*;
 
 use std::time::Duration;
 

@@ -1,11 +1,11 @@
 //! The rules between keys that types alone cannot say: unique names, one source kind,
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
+use crate::document::{Key, Loaded, PlanError};
 use crate::experiment::{
     workload_keys, Experiment, Mode, Source, TargetKind, ThinkMode, ValueSize, Variant, Workload,
     WorkloadKind,
 };
-use crate::load::{Key, Loaded, PlanError};
 use crate::{key, MAX_CONNECTIONS, MIX_COMMANDS, OLTP_TESTS, TERMINALS_PER_WAREHOUSE};
 use std::collections::BTreeSet;
 

@@ -18,7 +18,6 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
@@ -140,15 +139,12 @@ fn perf_message(text: &str) -> String {
 
 /// The perf binary: `perf` on PATH, else /usr/bin/perf or /usr/sbin/perf if present.
 pub fn find_perf() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("perf"))
-        .chain(["/usr/bin/perf", "/usr/sbin/perf"].map(PathBuf::from))
-        .find(|p| {
-            p.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
+    bakeoff_os::path::which("perf").or_else(|| {
+        ["/usr/bin/perf", "/usr/sbin/perf"]
+            .map(PathBuf::from)
+            .into_iter()
+            .find(|p| bakeoff_os::path::is_executable(p))
+    })
 }
 
 /// Counter values of one window.

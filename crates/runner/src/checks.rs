@@ -24,7 +24,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
                 .map(|i| key!["variant", i, "run_under"].to_vec())
         };
     if let Some(at) = valgrind_at {
-        if !on_path("valgrind") {
+        if bakeoff_os::path::which("valgrind").is_none() {
             return Err(RunError::BadInput(
                 l.error_at(
                     &at,
@@ -107,9 +107,4 @@ fn check_program(path: &std::path::Path, library: bool) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }

@@ -1,11 +1,11 @@
-//! The results folder: created once, rewritten after every run. Every file is written to a
-//! temporary name and renamed into place, so a crash or kill -9 leaves the previous
-//! complete version, never a half-written one.
+//! The results folder: created once, rewritten after every run. Every file is written with
+//! `bakeoff_os::file::write_atomic` (a synced temporary name renamed into place), so a
+//! crash or kill -9 leaves the previous complete version, never a half-written one.
 
 use crate::{host, Options, RunError};
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_report::model::{ExperimentRecord, PlanRecord, Results, SCHEMA};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub struct Folder {
     pub path: PathBuf,
@@ -52,7 +52,7 @@ impl Folder {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        write_atomic(&path, bytes)
+        bakeoff_os::file::write_atomic(&path, bytes)
     }
 }
 
@@ -70,38 +70,12 @@ pub fn write_results(folder: &Folder, r: &Results) -> Result<(), RunError> {
     Ok(())
 }
 
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension(format!(
-        "{}.tmp{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-        std::process::id()
-    ));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
 /// Now, as RFC 3339 UTC with seconds.
 pub fn now_utc() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-/// A name safe for a file or folder: letters, digits, '-', '_', '.'; the rest become '_'.
-pub fn safe_name(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use bakeoff_os::path::safe_name;
 
 /// The results as they stand before anything ran.
 pub fn initial_results(l: &Loaded) -> Results {

@@ -3,7 +3,6 @@
 //! run can tell a stale sandbox from a live one without ever killing an unrelated process.
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -63,16 +62,13 @@ impl Record {
         !self.is_from_other_boot() && procfs::is_same_process(self.owner_pid, self.owner_start)
     }
 
-    /// Writes the record into `dir` atomically (temp file + rename).
+    /// Writes the record into `dir` atomically (`bakeoff_os::file::write_atomic`).
     pub fn write(&self, dir: &Path) -> Result<(), SandboxError> {
-        let tmp = dir.join(format!(".{RECORD_FILE}.tmp"));
         let path = dir.join(RECORD_FILE);
         let json = serde_json::to_vec_pretty(self)
             .map_err(|e| SandboxError::io("encode", &path, std::io::Error::other(e.to_string())))?;
-        let mut f = fs::File::create(&tmp).map_err(|e| SandboxError::io("write", &tmp, e))?;
-        f.write_all(&json)
-            .map_err(|e| SandboxError::io("write", &tmp, e))?;
-        fs::rename(&tmp, &path).map_err(|e| SandboxError::io("write", &path, e))
+        bakeoff_os::file::write_atomic(&path, &json)
+            .map_err(|e| SandboxError::io("write", &path, e))
     }
 
     /// Reads the record of `dir`; `None` if it is missing or unreadable.

@@ -1,27 +1,8 @@
-//! Small process helpers: finding the server binary, picking a free loopback port, and
-//! seeing whether a child exited *without reaping it* (waitid with WNOWAIT), so its pid and
+//! Small process helpers: picking a free loopback port, and seeing whether a child exited *without reaping it* (waitid with WNOWAIT), so its pid and
 //! process group id stay reserved until the sandbox is done with them.
 
 use std::io;
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-
-/// The binary to run: `binary` itself if it holds a `/`, else the first match on $PATH.
-/// `None` when it does not exist or is not executable.
-pub(crate) fn resolve_binary(binary: &Path) -> Option<PathBuf> {
-    let is_exec = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if binary.components().count() > 1 || binary.is_absolute() {
-        return is_exec(binary).then(|| binary.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(binary))
-        .find(|p| is_exec(p))
-}
 
 /// A loopback port that was free a moment ago (bind 127.0.0.1:0, read it, close).
 pub(crate) fn free_port() -> io::Result<u16> {
@@ -99,14 +80,6 @@ mod tests {
             describe_status(libc::CLD_DUMPED, 11),
             "signal 11 (SIGSEGV), core dumped"
         );
-    }
-
-    #[test]
-    fn resolves_binaries() {
-        assert!(resolve_binary(Path::new("sh")).is_some());
-        assert!(resolve_binary(Path::new("/bin/sh")).is_some());
-        assert!(resolve_binary(Path::new("/etc/passwd")).is_none());
-        assert!(resolve_binary(Path::new("no-such-binary-xyz")).is_none());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::dirs::{self, log_tail};
 use crate::error::SandboxError;
 use crate::meta::Record;
-use crate::process::{describe_exit, free_port, peek_exit, resolve_binary};
+use crate::process::{describe_exit, free_port, peek_exit};
 use crate::procfs::Watch;
 use crate::procfs::{self, Usage};
 use crate::sqldata::{DataSource, Login};
@@ -164,7 +164,7 @@ impl Sandbox {
         let found = if library {
             Some(spec.binary.clone())
         } else {
-            resolve_binary(&spec.binary)
+            bakeoff_os::path::which(&spec.binary)
         };
         let binary = found.ok_or_else(|| SandboxError::BinaryNotFound {
             path: spec.binary.clone(),

@@ -184,14 +184,13 @@ pub fn companion(binary: &Path, name: &str) -> Option<PathBuf> {
         dir.join("../bin").join(name),
         dir.join("../scripts").join(name),
     ];
-    if let Some(p) = candidates.iter().find(|p| p.is_file()) {
+    if let Some(p) = candidates
+        .iter()
+        .find(|p| bakeoff_os::path::is_executable(p))
+    {
         return Some(p.clone());
     }
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    })
+    bakeoff_os::path::which(name)
 }
 
 /// Runs a setup command to completion (stdin from `input`), with its output in the error.

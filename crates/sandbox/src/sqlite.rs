@@ -51,14 +51,13 @@ pub fn host_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
     let beside = [dir.join(HOST), dir.join("..").join(HOST)];
-    if let Some(p) = beside.into_iter().find(|p| p.is_file()) {
+    if let Some(p) = beside
+        .into_iter()
+        .find(|p| bakeoff_os::path::is_executable(p))
+    {
         return Some(p);
     }
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(HOST))
-            .find(|p| p.is_file())
-    })
+    bakeoff_os::path::which(HOST)
 }
 
 fn socket_dir(workdir: &Path) -> Option<PathBuf> {

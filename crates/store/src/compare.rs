@@ -412,17 +412,7 @@ fn relabel_variant(v: &VariantRecord, side: &str, folder: &Path) -> VariantRecor
 
 /// The default results folder name: `compare-<A name>-vs-<B name>-<UTC time>`.
 pub fn folder_name(a: &Results, b: &Results, now: &str) -> String {
-    let safe = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
+    use bakeoff_os::path::safe_name as safe;
     let stamp: String = now.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     format!("compare-{}-vs-{}-{stamp}", safe(&a.name), safe(&b.name))
 }

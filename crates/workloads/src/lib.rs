@@ -34,7 +34,7 @@ pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
     let mut out: Vec<Box<dyn Workload>> = Vec::new();
     for (i, w) in l.experiment.workloads.iter().enumerate() {
         let tool = |program: &str, package: &str| {
-            if on_path(program) {
+            if bakeoff_os::path::which(program).is_some() {
                 Ok(())
             } else {
                 Err(l
@@ -90,9 +90,4 @@ pub fn summarize(r: &mut Results) {
 /// What a reader must see first about a kind's cells.
 pub fn warnings(r: &Results) -> Vec<String> {
     tpcc::figures::warnings(r)
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }

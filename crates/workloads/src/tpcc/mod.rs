@@ -6,14 +6,15 @@
 //!
 //! - `random`: NURand, customer last names, the specification's random strings.
 //! - `schema`: the nine tables and their indexes, per dialect.
-//! - `load`: loads W warehouses (multi-row INSERTs on MariaDB, COPY on PostgreSQL).
+//! - `loader`: loads W warehouses (multi-row INSERTs on MariaDB, COPY on PostgreSQL)
+//!   with [`load`].
 //! - `txn`: New-Order, Payment, Order-Status, Delivery, Stock-Level.
 //! - `run`: terminals over the load engine's phases; the run's record.
 //! - `check`: consistency conditions 1-4 (and more) after a run.
 
 pub mod check;
 pub mod figures;
-mod load;
+mod loader;
 pub mod random;
 mod run;
 pub mod schema;
@@ -21,7 +22,7 @@ mod txn;
 mod workload;
 
 pub use check::{check, Violation};
-pub use load::load;
+pub use loader::load;
 pub use run::run;
 pub use workload::Tpcc;
 

@@ -1,5 +1,6 @@
-//! Reading an experiment file: TOML syntax and types first, then the rules between keys,
-//! each error pointing at `file:line:col`.
+//! The experiment file as a document: read (TOML syntax and types first, then the rules
+//! between keys) and kept with its text and syntax tree, so every error, now or later,
+//! points at `file:line:col` of the key it is about ([`Loaded::error_at`]).
 
 use crate::experiment::Experiment;
 use crate::validate;

@@ -1,0 +1,114 @@
+//! Durable, all-or-nothing file writes.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Writes `bytes` to `path` so that a reader sees either the old file or the new one,
+/// never a part, and the new one survives a crash once this returns: the bytes go to a
+/// hidden temp file in the same directory (so the rename stays on one filesystem), which
+/// is fsynced, renamed over `path`, and then the directory is fsynced so the rename
+/// itself is on disk. On failure the temp file is removed and `path` is as it was.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_beside(path)?;
+    let written = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_dir(parent_of(path))
+}
+
+/// Flushes a directory's entries (files created, renamed or removed in it) to disk.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// `.<name>.tmp<pid>-<n>` beside `path`: hidden, and distinct per process and per call,
+/// so two writers of one file never share a temp file.
+fn temp_beside(path: &Path) -> io::Result<PathBuf> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", path.display()),
+        )
+    })?;
+    let mut tmp = OsString::from(".");
+    tmp.push(name);
+    tmp.push(format!(
+        ".tmp{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    Ok(parent_of(path).join(tmp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn writes_and_replaces_leaving_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.json");
+        write_atomic(&p, b"one").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
+        write_atomic(&p, b"two, longer").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two, longer");
+        assert_eq!(entries(dir.path()), ["results.json"]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        write_atomic(&p, b"old").unwrap();
+        // A directory where the file should go: the rename fails.
+        let blocked = dir.path().join("d");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("inner"), "").unwrap();
+        assert!(write_atomic(&blocked, b"new").is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(entries(dir.path()), ["d", "x"]);
+    }
+
+    #[test]
+    fn the_temp_file_is_hidden_beside_the_target() {
+        let t = temp_beside(Path::new("/a/b/report.md")).unwrap();
+        assert_eq!(t.parent(), Some(Path::new("/a/b")));
+        let name = t.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(".report.md.tmp"), "{name}");
+        assert_ne!(t, temp_beside(Path::new("/a/b/report.md")).unwrap());
+        assert_eq!(
+            temp_beside(Path::new("bare")).unwrap().parent(),
+            Some(Path::new("."))
+        );
+        assert!(temp_beside(Path::new("/")).is_err());
+    }
+}

@@ -1,0 +1,13 @@
+//! bakeoff-os: the few operating-system helpers every other crate needs, once.
+//!
+//! - [`file`]: writing a file so that a reader (or a crash) sees the old content or the
+//!   new, never a part ([`file::write_atomic`]), and making a directory's entries
+//!   durable ([`file::sync_dir`]).
+//! - [`path`]: finding a program the way a shell does ([`path::which`]), whether a file
+//!   may be executed ([`path::is_executable`]), and a name made safe for a path
+//!   ([`path::safe_name`]).
+//!
+//! A leaf: it depends on nothing but std, so any crate of the workspace can use it.
+
+pub mod file;
+pub mod path;
