@@ -13,7 +13,7 @@ use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec};
-use bakeoff_workloads::sql::{Db, Dialect};
+use bakeoff_sqlclient::{Db, Dialect};
 use bakeoff_workloads::Tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -31,7 +31,6 @@ mod signals;
 mod spawner;
 mod sqldata;
 mod sqlite;
-mod sqlprobe;
 mod stale;
 mod target;
 

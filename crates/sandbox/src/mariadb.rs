@@ -12,9 +12,7 @@ use std::time::Duration;
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
-
-/// How long one readiness attempt may take.
-const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
+use bakeoff_sqlclient::Dialect;
 
 /// MariaDB (10.x, 11.x) or MySQL-compatible `mariadbd`.
 #[derive(Debug, Clone, Default)]
@@ -145,20 +143,7 @@ impl Target for Mariadb {
         let Some(login) = &self.login else {
             return Ok(false);
         };
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname(addr.ip().to_string())
-            .tcp_port(addr.port())
-            .user(Some(login.user.clone()))
-            .pass(Some(login.password.clone()))
-            .db_name(Some(login.database.clone()))
-            .prefer_socket(false);
-        crate::sqlprobe::block_on(PROBE_TIMEOUT, async move {
-            use mysql_async::prelude::Queryable;
-            let mut conn = mysql_async::Conn::new(opts).await.map_err(other)?;
-            conn.query_drop("SELECT 1").await.map_err(other)?;
-            let _ = conn.disconnect().await;
-            Ok(true)
-        })
+        sqldata::ping(addr, login, Dialect::Mysql)
     }
 
     fn login(&self) -> Option<Login> {
@@ -185,10 +170,6 @@ fn tree_settings(binary: &Path) -> Option<String> {
         "basedir = {b}\nlc-messages-dir = {b}/share\nplugin-dir = {b}/lib/plugin\n",
         b = base.display()
     ))
-}
-
-fn other<E: std::fmt::Display>(e: E) -> std::io::Error {
-    std::io::Error::other(e.to_string())
 }
 
 /// mariadb-install-db into `dest`, then a bootstrap run that creates the login's user and

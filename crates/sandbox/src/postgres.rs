@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
+use bakeoff_sqlclient::Dialect;
 
-const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
 /// sun_path is 108 bytes; the socket file is `<dir>/.s.PGSQL.<port>`.
 const MAX_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
 
@@ -134,7 +134,7 @@ impl Target for Postgres {
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
         match &self.login {
-            Some(login) => probe_login(addr, login),
+            Some(login) => sqldata::ping(addr, login, Dialect::Postgres),
             None => Ok(false),
         }
     }
@@ -150,33 +150,6 @@ impl Target for Postgres {
     fn stop_signal(&self) -> (i32, bool) {
         (libc::SIGINT, false)
     }
-}
-
-/// One readiness attempt over the PostgreSQL protocol: log in, `SELECT 1`.
-pub(crate) fn probe_login(addr: SocketAddr, login: &Login) -> std::io::Result<bool> {
-    let mut config = tokio_postgres::Config::new();
-    config
-        .host(addr.ip().to_string())
-        .port(addr.port())
-        .user(&login.user)
-        .password(&login.password)
-        .dbname(&login.database)
-        .connect_timeout(PROBE_TIMEOUT);
-    crate::sqlprobe::block_on(PROBE_TIMEOUT, async move {
-        let (client, conn) = match config.connect(tokio_postgres::NoTls).await {
-            Ok(c) => c,
-            // Starting up, or refusing: not ready yet; the sandbox retries.
-            Err(e) if e.as_db_error().is_some() || e.to_string().contains("connect") => {
-                return Ok(false)
-            }
-            Err(e) => return Err(std::io::Error::other(e.to_string())),
-        };
-        let driver = tokio::spawn(conn);
-        let ok = client.simple_query("SELECT 1").await.is_ok();
-        drop(client);
-        let _ = driver.await;
-        Ok(ok)
-    })
 }
 
 /// initdb into `dest` (user `bakeoff` as superuser, scram passwords), then a single-user

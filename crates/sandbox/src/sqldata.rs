@@ -15,6 +15,8 @@ use crate::target::TargetKind;
 
 /// How long a SQL server may take to become ready (InnoDB recovery, 1000+ connections).
 pub const SQL_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long one readiness attempt may take.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1500);
 /// How long a SQL server may take to shut down cleanly before it is killed.
 pub const SQL_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -263,4 +265,23 @@ pub fn init_data(kind: TargetKind, binary: &Path, dest: &Path) -> Result<Login, 
 /// The options a SQL server gets, as `key=value` strings in a stable order.
 pub fn option_lines(options: &BTreeMap<String, String>) -> Vec<String> {
     options.iter().map(|(k, v)| format!("{k} = {v}")).collect()
+}
+
+/// One readiness attempt of a SQL server: log in with `login` over `dialect`'s protocol
+/// and run `SELECT 1` (bakeoff's own lean client, as the workloads use).
+pub(crate) fn ping(
+    addr: std::net::SocketAddr,
+    login: &Login,
+    dialect: bakeoff_sqlclient::Dialect,
+) -> std::io::Result<bool> {
+    let db = bakeoff_sqlclient::Db {
+        dialect,
+        addr,
+        socket: None,
+        user: login.user.clone(),
+        password: login.password.clone(),
+        database: login.database.clone(),
+        via_socket: false,
+    };
+    bakeoff_sqlclient::ping(&db, PROBE_TIMEOUT)
 }

@@ -16,6 +16,7 @@ use std::process::Command;
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{Target, TargetKind};
 use bakeoff_build::Recipe;
+use bakeoff_sqlclient::Dialect;
 use std::time::Duration;
 
 /// The host program's name (on PATH, beside bakeoff, or `$BAKEOFF_SQLITED`).
@@ -136,7 +137,7 @@ impl Target for Sqlite {
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
         match &self.login {
-            Some(login) => crate::postgres::probe_login(addr, login),
+            Some(login) => sqldata::ping(addr, login, Dialect::Sqlite),
             None => Ok(false),
         }
     }

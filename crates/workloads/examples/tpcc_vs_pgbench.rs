@@ -10,7 +10,7 @@
 
 use bakeoff_load::{Live, Measure, NoHooks, Phases};
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
-use bakeoff_workloads::sql::{Db, Dialect};
+use bakeoff_sqlclient::{Db, Dialect};
 use bakeoff_workloads::tpcc::{self, Kind, TpccConfig};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;

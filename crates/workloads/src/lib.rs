@@ -4,18 +4,16 @@
 //! `oltp` (sysbench's OLTP schema and tests over bakeoff's own lean SQL clients; also
 //! run by the real `sysbench`), `tpcc` (TPC-C from the specification), `replay` (query
 //! logs; also run by Debian's `mysqlslap`), `sqlsuite` (sql-bench-style named
-//! operations). `verify` hashes query results for result equivalence; `sql` says where a
-//! SQL server listens and how to log in.
+//! operations). `verify` hashes query results for result equivalence. The SQL kinds talk
+//! to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
 //!
 //! [`from_plan`] is the one place a plan's `[[workload]]` becomes workloads;
 //! [`summarize`] and [`warnings`] are the kinds' statistics over saved results.
 
-mod driver;
 pub mod kv;
 pub mod mysqlslap;
 pub mod oltp;
 pub mod replay;
-pub mod sql;
 pub mod sqlsuite;
 pub mod sysbench;
 pub mod tpcc;

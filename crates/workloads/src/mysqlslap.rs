@@ -22,8 +22,8 @@
 //! is mariadb-slap's user + system time divided by the iterations.
 
 use crate::replay::Statement;
-use crate::sql::{Db, Dialect};
 use bakeoff_load::{Live, LoadError, Phase, RunRecord};
+use bakeoff_sqlclient::{Db, Dialect};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;

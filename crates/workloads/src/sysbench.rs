@@ -13,10 +13,10 @@
 //! per-statement latencies, and the zipfian distribution (absent from sysbench 1.0.20).
 
 use crate::oltp::{Distribution, OltpConfig};
-use crate::sql::{Db, Dialect};
 use bakeoff_load::{
     Interval, Live, LoadError, Measure, Percentiles, Phase, PhaseHooks, Phases, RunRecord,
 };
+use bakeoff_sqlclient::{Db, Dialect};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

@@ -35,10 +35,10 @@
 //! the next statement reconnects once, and if that fails every remaining statement
 //! carries the same error.
 
-use crate::oltp::{Client, DbError, Rows};
 use crate::replay::Statement;
-use crate::sql::Db;
 use bakeoff_load::LoadError;
+use bakeoff_sqlclient::Db;
+use bakeoff_sqlclient::{Client, DbError, Rows};
 use sha2::{Digest, Sha256};
 use std::cmp::Ordering;
 use std::time::Duration;

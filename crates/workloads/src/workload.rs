@@ -7,10 +7,10 @@
 //!
 //! A plan's `[[workload]]` becomes workloads in one place, [`crate::from_plan`].
 
-use crate::sql::Db;
 use crate::verify;
 use bakeoff_load::{Live, PhaseHooks, Phases, RunRecord};
 use bakeoff_report::model::{Cell, KindRecord, Latency, Results, Run};
+use bakeoff_sqlclient::Db;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -188,7 +188,7 @@ impl Tables for Script {
 
     fn load(&self, db: &Db) -> Result<(u64, f64), String> {
         let started = std::time::Instant::now();
-        crate::sql::run_script(db, &self.statements)
+        bakeoff_sqlclient::run_script(db, &self.statements)
             .map(|n| (n as u64, started.elapsed().as_secs_f64()))
             .map_err(|e| format!("the setup script failed: {e}"))
     }

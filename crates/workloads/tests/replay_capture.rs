@@ -9,9 +9,9 @@
 mod common;
 
 use bakeoff_sandbox::TargetKind;
-use bakeoff_workloads::oltp::Client;
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::Db;
 use bakeoff_workloads::replay::{self, LogFormat};
-use bakeoff_workloads::sql::Db;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 

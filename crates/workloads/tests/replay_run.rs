@@ -13,10 +13,10 @@ mod common;
 
 use bakeoff_load::{Live, LoadError, Measure, NoHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::Db;
 use bakeoff_workloads::mysqlslap;
-use bakeoff_workloads::oltp::Client;
 use bakeoff_workloads::replay::{self, explain, LogFormat, ReplayConfig, ReplayRecord, Statement};
-use bakeoff_workloads::sql::Db;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 

@@ -8,8 +8,8 @@ mod common;
 
 use bakeoff_load::LoadError;
 use bakeoff_sandbox::TargetKind;
-use bakeoff_workloads::oltp::Client;
-use bakeoff_workloads::sql::{Db, Dialect};
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::{Db, Dialect};
 use bakeoff_workloads::sqlsuite::{self, Group, OpResult, SuiteConfig};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;

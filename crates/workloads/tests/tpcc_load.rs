@@ -5,8 +5,8 @@
 mod common;
 
 use bakeoff_sandbox::TargetKind;
-use bakeoff_workloads::oltp::Client;
-use bakeoff_workloads::sql::Db;
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::Db;
 use bakeoff_workloads::tpcc::{self, TpccConfig, Violation};
 
 type Rows = Vec<Vec<Option<String>>>;

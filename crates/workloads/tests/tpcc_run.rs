@@ -8,7 +8,7 @@ mod common;
 
 use bakeoff_load::{Live, Measure, NoHooks, PhaseHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
-use bakeoff_workloads::sql::Db;
+use bakeoff_sqlclient::Db;
 use bakeoff_workloads::tpcc::{self, Kind, Think, TpccConfig, TpccRecord};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

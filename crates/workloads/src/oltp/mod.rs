@@ -6,25 +6,21 @@
 //! into its own recorder (transactions) and per-statement-kind histograms; nothing is
 //! shared on the hot path except one counter for fixed-count runs.
 
-mod client;
 mod config;
-mod mywire;
-mod pgwire;
 mod rand;
 mod sql;
-mod stream;
 mod workload;
 
-pub use client::{inline, Client, DbError, Param, Rows};
 pub use config::{client_threads_for, Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
 pub use workload::{Oltp, Sender};
 
-use crate::driver::{self, runtime, Shared, ThreadRec, CONNECTS_AT_ONCE};
-use crate::sql::{Db, Dialect};
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
+use bakeoff_sqlclient::driver::{self, runtime, Shared, ThreadRec, CONNECTS_AT_ONCE};
+use bakeoff_sqlclient::{Client, DbError, Param};
+use bakeoff_sqlclient::{Db, Dialect};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,7 +2,7 @@
 //! which of them each test runs per transaction.
 
 use super::config::{OltpConfig, OltpTest};
-use crate::sql::Dialect;
+use bakeoff_sqlclient::Dialect;
 
 /// A statement kind; its index names it in per-kind statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -4,11 +4,11 @@
 //! parameters.
 
 use super::{Distribution, OltpConfig, OltpTest, AUTO_THREADS};
-use crate::sql::Db;
 use crate::workload::{
     invalidate, sql_figures, with_engine, Outcome, RunContext, Tables, Workload,
 };
 use bakeoff_plan::RowDistribution;
+use bakeoff_sqlclient::Db;
 
 /// What sends the transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,8 @@
 //! variables) or with bind parameters of the log (`$1`) cannot be explained on its own.
 
 use super::ClassStats;
-use crate::oltp::{Client, Rows};
-use crate::sql::{Db, Dialect};
+use bakeoff_sqlclient::{Client, Rows};
+use bakeoff_sqlclient::{Db, Dialect};
 use std::time::Duration;
 
 /// The longest an EXPLAIN (or the connect) may take.
@@ -56,7 +56,7 @@ pub fn explain(db: &Db, classes: &[ClassStats], top: usize) -> Vec<Explain> {
     if chosen.is_empty() {
         return Vec::new();
     }
-    let plans = match crate::driver::runtime() {
+    let plans = match bakeoff_sqlclient::driver::runtime() {
         Ok(rt) => rt.block_on(plans(db, &chosen)),
         Err(e) => vec![format!("cannot start a client runtime: {e}"); chosen.len()],
     };

@@ -31,12 +31,13 @@
 //! measured too: `ops` is every statement executed, failed or not.
 
 use super::{class_id, fingerprint, Statement};
-use crate::driver::{self, Shared, ThreadRec, Window, CONNECTS_AT_ONCE};
-use crate::oltp::{client_threads_for, Client};
-use crate::sql::Db;
+use crate::oltp::client_threads_for;
 use bakeoff_load::{
     percentiles, KindStats, Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord,
 };
+use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window, CONNECTS_AT_ONCE};
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::Db;
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
 use std::collections::HashMap;

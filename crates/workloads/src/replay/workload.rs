@@ -6,11 +6,11 @@
 //! hands the file to Debian's mariadb-slap (`mysqlslap`).
 
 use super::{LogFormat, ParseError, ReplayConfig, ReplayRecord, Statement};
-use crate::sql::Db;
 use crate::workload::{sql_figures, Outcome, QuerySet, RunContext, Script, Tables, Workload};
 use crate::{mysqlslap, verify};
 use bakeoff_plan::{key, Loaded};
 use bakeoff_report::model::{ClassRecord, ExplainRecord};
+use bakeoff_sqlclient::Db;
 use std::path::PathBuf;
 
 /// What sends the log's statements.

@@ -28,11 +28,11 @@ mod workload;
 pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
 pub use workload::{Suite, VERIFY_SCALE};
 
-use crate::oltp::{Client, DbError, Param};
-use crate::sql::{Db, Dialect};
 use crate::verify;
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::LoadError;
+use bakeoff_sqlclient::{Client, DbError, Param};
+use bakeoff_sqlclient::{Db, Dialect};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -152,7 +152,7 @@ fn run_suite(
     capture: bool,
 ) -> Result<SuiteOutput, LoadError> {
     check(cfg)?;
-    let rt = crate::driver::runtime()?;
+    let rt = bakeoff_sqlclient::driver::runtime()?;
     let c = rt
         .block_on(Client::connect(db, 1, true))
         .map_err(|e| LoadError::Sql(format!("sqlsuite: cannot connect: {}", e.message)))?;
@@ -327,7 +327,7 @@ impl Ctx<'_> {
     }
 
     /// Keeps a statement's outcome when capturing.
-    fn record(&mut self, sql: &str, got: &Result<crate::oltp::Rows, DbError>) {
+    fn record(&mut self, sql: &str, got: &Result<bakeoff_sqlclient::Rows, DbError>) {
         let Some(cap) = self.capture.as_mut() else {
             return;
         };
@@ -393,7 +393,7 @@ impl Ctx<'_> {
         params: &[Param<'_>],
     ) -> Result<(), LoadError> {
         if self.capture.is_some() {
-            return self.exec(&crate::oltp::inline(plain, params));
+            return self.exec(&bakeoff_sqlclient::inline(plain, params));
         }
         if self.cancel.load(Ordering::Relaxed) {
             return Err(LoadError::Cancelled);
@@ -437,7 +437,7 @@ impl Ctx<'_> {
         let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
         match rt.block_on(c.copy_in(sql, data)) {
             Some(r) => {
-                let got = r.map(|affected| crate::oltp::Rows {
+                let got = r.map(|affected| bakeoff_sqlclient::Rows {
                     affected,
                     ..Default::default()
                 });

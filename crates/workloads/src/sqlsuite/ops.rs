@@ -6,10 +6,10 @@
 
 use super::data::{self, Val, WISCONSIN_COLUMNS};
 use super::{Ctx, Group};
-use crate::oltp::Param;
-use crate::sql::Dialect;
 use bakeoff_load::rng::mix;
 use bakeoff_load::LoadError;
+use bakeoff_sqlclient::Dialect;
+use bakeoff_sqlclient::Param;
 
 type Res = Result<(), LoadError>;
 pub(crate) type OpFn = fn(&mut Ctx) -> Res;

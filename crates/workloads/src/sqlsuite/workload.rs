@@ -4,13 +4,13 @@
 //! at a scale of at most [`VERIFY_SCALE`], every statement's result hashed.
 
 use super::{Group, OpResult, SuiteConfig};
-use crate::sql::Db;
 use crate::verify;
 use crate::workload::{
     sql_figures, with_engine, Outcome, QuerySet, RunContext, Script, Tables, Workload,
 };
 use bakeoff_load::RunRecord;
 use bakeoff_report::model::OperationRecord;
+use bakeoff_sqlclient::Db;
 use std::sync::atomic::AtomicBool;
 
 /// The largest scale the suite runs at as a query set: the statements have the same

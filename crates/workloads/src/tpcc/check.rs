@@ -10,9 +10,9 @@
 //! PostgreSQL, about twice that on MariaDB with its default 128 MB buffer pool.
 
 use super::TpccConfig;
-use crate::oltp::Client;
-use crate::sql::{Db, Dialect};
 use bakeoff_load::LoadError;
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::{Db, Dialect};
 use std::collections::BTreeMap;
 
 /// One broken condition: its number in clause 3.3.2 and what differs where.

@@ -28,10 +28,10 @@
 use super::random::{self, Constants};
 use super::schema;
 use super::{LoadReport, TpccConfig};
-use crate::oltp::Client;
-use crate::sql::{Db, Dialect};
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::LoadError;
+use bakeoff_sqlclient::Client;
+use bakeoff_sqlclient::{Db, Dialect};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};

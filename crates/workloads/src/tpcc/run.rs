@@ -16,11 +16,11 @@
 use super::random::Constants;
 use super::txn::{self, Home, Input, Outcome, Report, Session};
 use super::{Kind, KindResult, Mix, Think, TpccConfig, TpccRecord};
-use crate::driver::{self, Shared, ThreadRec, Window, CONNECTS_AT_ONCE};
 use crate::oltp::client_threads_for;
-use crate::sql::Db;
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::{percentiles, KindStats, Live, LoadError, Phase, PhaseHooks, Phases, RunRecord};
+use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window, CONNECTS_AT_ONCE};
+use bakeoff_sqlclient::Db;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};

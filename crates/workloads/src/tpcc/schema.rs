@@ -30,7 +30,7 @@
 //! MariaDB; fixed-length texts `char(n)` on MariaDB and `varchar(n)` on PostgreSQL (see
 //! `ty`), variable ones `varchar(n)`.
 
-use crate::sql::Dialect;
+use bakeoff_sqlclient::Dialect;
 
 /// The nine tables, in creation order.
 pub const TABLES: [&str; 9] = [

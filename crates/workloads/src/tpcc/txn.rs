@@ -12,8 +12,8 @@
 
 use super::random::{last_name, uniform, Constants};
 use super::Kind;
-use crate::oltp::{Client, DbError, Rows};
 use bakeoff_load::rng::Rng;
+use bakeoff_sqlclient::{Client, DbError, Rows};
 
 /// An item id that no item has (ids are 1..=100000): the 1% of New-Orders that roll back.
 pub(crate) const UNUSED_ITEM: u32 = 100_001;

@@ -5,10 +5,10 @@
 //! the run invalid.
 
 use super::{Mix, Think, TpccConfig, TpccRecord};
-use crate::sql::Db;
 use crate::workload::{invalidate, with_engine, Outcome, RunContext, Tables, Workload};
 use bakeoff_plan::{key, Loaded};
 use bakeoff_report::model::{Cell, Results, Run, TpccCell, TransactionRecord};
+use bakeoff_sqlclient::Db;
 
 /// One point of a tpcc workload's warehouse sweep.
 pub struct Tpcc {

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
-use bakeoff_workloads::sql::{Db, Dialect};
+use bakeoff_sqlclient::{Db, Dialect};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 

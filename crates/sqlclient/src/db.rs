@@ -1,5 +1,5 @@
-//! Where a SQL server listens and how to log in: what a sandbox hands a SQL workload
-//! (`oltp`, `sysbench`). The runner fills it from the sandbox's login.
+//! Where a SQL server listens and how to log in: what a sandbox hands every SQL workload
+//! and its own readiness check. The runner fills it from the sandbox's login.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ impl Db {
 pub fn run_script(db: &Db, statements: &[String]) -> Result<usize, String> {
     let rt = crate::driver::runtime().map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let mut c = crate::oltp::Client::connect(db, 0, false)
+        let mut c = crate::Client::connect(db, 0, false)
             .await
             .map_err(|e| format!("cannot connect: {}", e.message))?;
         for (i, s) in statements.iter().enumerate() {
@@ -73,5 +73,25 @@ pub fn run_script(db: &Db, statements: &[String]) -> Result<usize, String> {
             })?;
         }
         Ok(statements.len())
+    })
+}
+
+/// One readiness check: log in and run `SELECT 1`, within `timeout`. `Ok(false)`: no
+/// answer in time; `Err`: refused or failed, with the server's words (a server still
+/// starting refuses too: the caller retries until its own deadline).
+pub fn ping(db: &Db, timeout: std::time::Duration) -> std::io::Result<bool> {
+    let rt = crate::driver::runtime().map_err(|e| std::io::Error::other(e.to_string()))?;
+    rt.block_on(async {
+        let attempt = async {
+            let mut c = crate::Client::connect_within(db, timeout).await?;
+            c.simple("SELECT 1").await?;
+            c.close().await;
+            Ok::<(), crate::DbError>(())
+        };
+        match tokio::time::timeout(timeout, attempt).await {
+            Ok(Ok(())) => Ok(true),
+            Ok(Err(e)) => Err(std::io::Error::other(e.message)),
+            Err(_) => Ok(false),
+        }
     })
 }

@@ -4,8 +4,8 @@
 //! skipped message by message in one reused buffer up to ReadyForQuery; rows are never
 //! decoded.
 
-use super::client::{DbError, Param, Rows};
-use super::stream::{Endpoint, Stream};
+use crate::client::{DbError, Param, Rows};
+use crate::stream::{Endpoint, Stream};
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};

@@ -1,9 +1,9 @@
 //! One SQL connection over bakeoff's lean wire clients (`mywire` for MariaDB, `pgwire` for
-//! PostgreSQL): connect, run a statement with parameters (prepared, or inlined as text),
+//! PostgreSQL and bakeoff-sqlited): connect, run a statement with parameters (prepared, or inlined as text),
 //! and errors sorted into the kinds sysbench users know (deadlock, lost connection, ...).
 
-use super::stream::Endpoint;
-use crate::sql::{Db, Dialect};
+use crate::db::{Db, Dialect};
+use crate::stream::Endpoint;
 use std::time::Duration;
 
 /// A statement parameter.
@@ -47,11 +47,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub enum Client {
     My {
-        conn: super::mywire::MyConn,
+        conn: crate::mywire::MyConn,
         prepared: bool,
     },
     Pg {
-        conn: super::pgwire::PgConn,
+        conn: crate::pgwire::PgConn,
         prepared: bool,
     },
 }
@@ -60,6 +60,15 @@ impl Client {
     /// Opens a connection; `statements` sizes the prepared-statement caches.
     pub async fn connect(db: &Db, statements: usize, prepared: bool) -> Result<Client, DbError> {
         let _ = statements;
+        Client::open(db, prepared, CONNECT_TIMEOUT).await
+    }
+
+    /// Opens a connection for plain text statements, giving up after `timeout`.
+    pub async fn connect_within(db: &Db, timeout: Duration) -> Result<Client, DbError> {
+        Client::open(db, false, timeout).await
+    }
+
+    async fn open(db: &Db, prepared: bool, timeout: Duration) -> Result<Client, DbError> {
         let to = if db.via_socket {
             Endpoint::Unix(db.socket_file().ok_or_else(|| DbError {
                 kind: "client_error",
@@ -71,11 +80,11 @@ impl Client {
         let (u, p, d) = (&db.user, &db.password, &db.database);
         match db.dialect {
             Dialect::Mysql => {
-                let conn = super::mywire::MyConn::connect(&to, u, p, d, CONNECT_TIMEOUT).await?;
+                let conn = crate::mywire::MyConn::connect(&to, u, p, d, timeout).await?;
                 Ok(Client::My { conn, prepared })
             }
             Dialect::Postgres | Dialect::Sqlite => {
-                let conn = super::pgwire::PgConn::connect(&to, u, p, d, CONNECT_TIMEOUT).await?;
+                let conn = crate::pgwire::PgConn::connect(&to, u, p, d, timeout).await?;
                 Ok(Client::Pg { conn, prepared })
             }
         }

@@ -5,8 +5,8 @@
 //! status, not the values. (A general driver decodes every row into owned values, which
 //! measured about twice sysbench's client CPU per transaction here.)
 
-use super::client::{DbError, Param, Rows};
-use super::stream::{Endpoint, Stream};
+use crate::client::{DbError, Param, Rows};
+use crate::stream::{Endpoint, Stream};
 use std::io;
 use std::time::Duration;
 

@@ -6,8 +6,8 @@
 //! the merge of all threads' measurements into a `RunRecord`. Nothing here is on the hot
 //! path except `tick`, and nothing is shared between threads there but the phase.
 
-use crate::oltp::Client;
-use crate::sql::Db;
+use crate::client::Client;
+use crate::db::Db;
 use bakeoff_load::{
     histogram, merge_intervals, percentiles, raise_nofile, thread_cpu_s, Live, LoadError, Measure,
     Phase, PhaseHooks, Phases, Recorder, RunRecord,
@@ -23,12 +23,12 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 /// Connections one client thread opens at once (a connect storm of 1024 otherwise times out).
-pub(crate) const CONNECTS_AT_ONCE: usize = 32;
+pub const CONNECTS_AT_ONCE: usize = 32;
 /// How long all connections may take to open.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(120);
 
 /// A current-thread tokio runtime with I/O and timers.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+pub fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -37,7 +37,7 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
 }
 
 /// State every thread reads; written by the coordinator (phase) and on failure.
-pub(crate) struct Shared {
+pub struct Shared {
     phase: AtomicU8,
     pub connected: AtomicUsize,
     /// Operations completed in the measured window (for `Measure::Ops`).
@@ -121,7 +121,7 @@ impl Shared {
 }
 
 /// One client thread's measurements.
-pub(crate) struct ThreadRec {
+pub struct ThreadRec {
     pub rec: Recorder,
     /// Response times per kind (oltp: statement kinds; tpcc: transaction kinds).
     pub kinds: Vec<Histogram<u64>>,
@@ -149,7 +149,7 @@ impl ThreadRec {
 }
 
 /// The measured window of a finished run and every thread's measurements.
-pub(crate) struct Window {
+pub struct Window {
     pub outs: Vec<ThreadRec>,
     /// Start and end of the measured window, ns since the run's epoch.
     pub start: u64,
@@ -161,7 +161,7 @@ pub(crate) struct Window {
 /// connections through the phases; their measurements and the measured window, or why
 /// the run failed.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn drive<F>(
+pub fn drive<F>(
     connections: usize,
     threads: usize,
     phases: &Phases,
@@ -290,7 +290,7 @@ fn coordinate(
 /// One client thread: a current-thread runtime running the futures `connections` makes
 /// (one per connection, given this thread's measurements) and the ticker, until all are
 /// done; its measurements. `reporter`: this thread reports progress to `live`.
-pub(crate) fn client_thread<F, Fut>(
+pub fn client_thread<F, Fut>(
     reporter: bool,
     sh: &Shared,
     live: &Live,
@@ -326,7 +326,7 @@ where
 /// once, counts it as connected and waits for the warmup; switched to blocking socket
 /// calls when `blocking`. None (and the run failed) when it cannot open.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn open(
+pub async fn open(
     db: &Db,
     statements: usize,
     prepared: bool,
@@ -378,7 +378,7 @@ async fn ticker(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Liv
 /// once the run is over. The ticker task calls it every 2 ms; a connection in blocking
 /// mode (which starves the ticker) calls it after every transaction.
 #[inline]
-pub(crate) fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -> bool {
+pub fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -> bool {
     let phase = sh.phase();
     let now = sh.now_ns();
     {
@@ -414,7 +414,7 @@ pub(crate) fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &
 /// (ops, throughput, response times, queries, client CPU, errors, intervals, hdr log),
 /// the `n_kinds` per-kind histograms and the `n_counters` counters, summed over threads.
 /// The caller fills `kinds` and `by_command`.
-pub(crate) fn merge(
+pub fn merge(
     outs: Vec<ThreadRec>,
     (start, end): (u64, u64),
     threads: usize,

@@ -1,0 +1,23 @@
+//! bakeoff-sqlclient: bakeoff's own lean SQL clients and what every SQL user shares.
+//!
+//! - `db`: where a SQL server listens and how to log in ([`Db`], [`Dialect`]), a script
+//!   run on one connection ([`run_script`]) and a readiness check ([`ping`]).
+//! - `client`: one connection ([`Client`]) over the two wire protocols, `mywire`
+//!   (MariaDB's classic protocol) and `pgwire` (PostgreSQL protocol 3, also spoken by
+//!   `bakeoff-sqlited`), on `stream` (TCP or a unix socket, async or blocking).
+//! - `driver`: how the SQL workloads drive many connections from a few client threads
+//!   through the phases (connect, warm up, measure), recording per thread.
+//!
+//! Users: the SQL workloads (oltp, tpcc, replay, sqlsuite, verification) and the
+//! sandbox's readiness check. General drivers (mysql_async, tokio-postgres) appear only
+//! in this crate's tests, as a cross-check of these clients.
+
+mod client;
+mod db;
+pub mod driver;
+mod mywire;
+mod pgwire;
+mod stream;
+
+pub use client::{inline, Client, DbError, Param, Rows, TEXT};
+pub use db::{ping, run_script, Db, Dialect};
