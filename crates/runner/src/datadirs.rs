@@ -13,7 +13,7 @@ use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec};
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::Db;
 use bakeoff_workloads::Tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,11 +45,7 @@ impl DataStore {
 pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
     let login: Login = sandbox.login()?;
     Some(Db {
-        dialect: match kind {
-            bakeoff_plan::TargetKind::Postgres => Dialect::Postgres,
-            bakeoff_plan::TargetKind::Sqlite => Dialect::Sqlite,
-            _ => Dialect::Mysql,
-        },
+        dialect: bakeoff_sandbox::target_for(kind).dialect()?,
         addr: sandbox.addr(),
         socket: sandbox.socket(),
         user: login.user,

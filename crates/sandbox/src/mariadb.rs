@@ -66,6 +66,10 @@ impl Target for Mariadb {
         Recipe::Mariadb
     }
 
+    fn dialect(&self) -> Option<Dialect> {
+        Some(Dialect::Mysql)
+    }
+
     fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("--port", "the port"),

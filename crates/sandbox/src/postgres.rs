@@ -63,6 +63,10 @@ impl Target for Postgres {
         Recipe::Postgres
     }
 
+    fn dialect(&self) -> Option<Dialect> {
+        Some(Dialect::Postgres)
+    }
+
     fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("-p", "the port"),

@@ -97,6 +97,10 @@ impl Target for Sqlite {
         Recipe::Sqlite
     }
 
+    fn dialect(&self) -> Option<Dialect> {
+        Some(Dialect::Sqlite)
+    }
+
     fn missing(&self) -> Option<String> {
         host_binary().is_none().then(|| {
             "bakeoff-sqlited (the host a sqlite target runs in) is not beside bakeoff or on PATH; run scripts/setup.sh, which installs both".to_string()

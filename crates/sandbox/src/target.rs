@@ -102,6 +102,11 @@ pub trait Target: Send + Sync {
     /// How a variant of this target is built from source.
     fn recipe(&self) -> Recipe;
 
+    /// The SQL dialect and wire protocol it speaks (None: not a SQL server).
+    fn dialect(&self) -> Option<bakeoff_sqlclient::Dialect> {
+        None
+    }
+
     /// Server flags the sandbox sets itself: (flag, what it sets). The experiment may not
     /// give them.
     fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
