@@ -27,6 +27,48 @@ pub const CONNECTS_AT_ONCE: usize = 32;
 /// How long all connections may take to open.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(120);
 
+/// What the connections of one client thread share: the login, the workload's own
+/// read-only plan (`work`), the coordinator's state, the thread's recorder, a gate on
+/// concurrent connects, the progress counters.
+pub struct Lane<W> {
+    pub db: Db,
+    pub work: std::sync::Arc<W>,
+    pub sh: Arc<Shared>,
+    pub st: Rc<RefCell<ThreadRec>>,
+    /// Limits concurrent connects (see [`CONNECTS_AT_ONCE`]).
+    pub gate: tokio::sync::Semaphore,
+    pub live: Arc<Live>,
+    /// Thread 0 reports progress.
+    pub reporter: bool,
+    /// The thread owns one connection, which then uses blocking socket calls and does
+    /// the ticker's work itself between transactions.
+    pub blocking: bool,
+}
+
+impl<W> Lane<W> {
+    /// The lane of client thread `t`, owning `owned` connections.
+    pub fn new(
+        db: &Db,
+        work: &std::sync::Arc<W>,
+        sh: &Arc<Shared>,
+        st: &Rc<RefCell<ThreadRec>>,
+        live: &Arc<Live>,
+        t: usize,
+        owned: usize,
+    ) -> Lane<W> {
+        Lane {
+            db: db.clone(),
+            work: work.clone(),
+            sh: sh.clone(),
+            st: st.clone(),
+            gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
+            live: live.clone(),
+            reporter: t == 0,
+            blocking: owned == 1,
+        }
+    }
+}
+
 /// A current-thread tokio runtime with I/O and timers.
 pub fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
     tokio::runtime::Builder::new_current_thread()

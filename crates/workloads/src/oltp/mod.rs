@@ -18,10 +18,9 @@ pub use workload::{Oltp, Sender};
 
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
-use bakeoff_sqlclient::driver::{self, runtime, Shared, ThreadRec, CONNECTS_AT_ONCE};
+use bakeoff_sqlclient::driver::{self, runtime, Shared, ThreadRec};
 use bakeoff_sqlclient::{Client, DbError, Param};
 use bakeoff_sqlclient::{Db, Dialect};
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -214,16 +213,7 @@ fn client_thread(
     let owned = (t..plan.cfg.connections).step_by(threads).count();
     let rec = ThreadRec::new(1, KINDS, 0);
     driver::client_thread(t == 0, sh, live, rec, |st| {
-        let lane = Rc::new(Lane {
-            db: db.clone(),
-            plan: plan.clone(),
-            sh: sh.clone(),
-            st: st.clone(),
-            gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
-            live: live.clone(),
-            reporter: t == 0,
-            blocking: owned == 1,
-        });
+        let lane = Rc::new(Lane::new(db, plan, sh, st, live, t, owned));
         (t..plan.cfg.connections)
             .step_by(threads)
             .map(|conn| {
@@ -235,25 +225,11 @@ fn client_thread(
     })
 }
 
-/// What the connections of one client thread share.
-struct Lane {
-    db: Db,
-    plan: Arc<Plan>,
-    sh: Arc<Shared>,
-    st: Rc<RefCell<ThreadRec>>,
-    /// Limits concurrent connects.
-    gate: tokio::sync::Semaphore,
-    live: Arc<Live>,
-    /// Thread 0 reports progress.
-    reporter: bool,
-    /// The thread owns one connection, which then uses blocking socket calls (see
-    /// `stream`) and does the ticker's work itself between transactions.
-    blocking: bool,
-}
+type Lane = driver::Lane<Plan>;
 
 /// One connection: open it, wait for the warmup, run transactions until the end.
 async fn connection(conn: usize, lane: &Lane, seed: u64) {
-    let (db, plan, sh, st) = (&lane.db, &*lane.plan, &*lane.sh, &*lane.st);
+    let (db, plan, sh, st) = (&lane.db, &*lane.work, &*lane.sh, &*lane.st);
     let statements = plan.texts.len();
     let Some(mut client) = driver::open(
         db,

@@ -35,11 +35,10 @@ use crate::oltp::client_threads_for;
 use bakeoff_load::{
     percentiles, KindStats, Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord,
 };
-use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window, CONNECTS_AT_ONCE};
+use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window};
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::Db;
 use hdrhistogram::Histogram;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::pin::pin;
 use std::rc::Rc;
@@ -274,20 +273,7 @@ pub fn run(
     Ok((r, replay))
 }
 
-/// What the connections of one client thread share.
-struct Lane {
-    db: Db,
-    run: Arc<Run>,
-    sh: Arc<Shared>,
-    st: Rc<RefCell<ThreadRec>>,
-    gate: tokio::sync::Semaphore,
-    live: Arc<Live>,
-    /// Thread 0 reports progress.
-    reporter: bool,
-    /// The thread owns one connection, which then uses blocking socket calls and does
-    /// the ticker's work itself between statements.
-    blocking: bool,
-}
+type Lane = driver::Lane<Run>;
 
 fn client_thread(
     t: usize,
@@ -306,16 +292,7 @@ fn client_thread(
         .map(|_| Histogram::new(CLASS_DIGITS).expect("valid significant digits"))
         .collect();
     driver::client_thread(t == 0, sh, live, rec, |st| {
-        let lane = Rc::new(Lane {
-            db: db.clone(),
-            run: run.clone(),
-            sh: sh.clone(),
-            st: st.clone(),
-            gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
-            live: live.clone(),
-            reporter: t == 0,
-            blocking: owned == 1,
-        });
+        let lane = Rc::new(Lane::new(db, run, sh, st, live, t, owned));
         (t..connections)
             .step_by(threads)
             .map(|i| {
@@ -328,7 +305,7 @@ fn client_thread(
 
 /// Connection `i`: opens, waits for the measured window, replays its share.
 async fn connection(i: usize, lane: &Lane) {
-    let (sh, plan) = (&*lane.sh, &lane.run.plan);
+    let (sh, plan) = (&*lane.sh, &lane.work.plan);
     let connections = plan.lanes.len();
     let opened = driver::open(
         &lane.db,
@@ -348,7 +325,7 @@ async fn connection(i: usize, lane: &Lane) {
         client.close().await;
         return;
     }
-    lane.run
+    lane.work
         .gate
         .first_ns
         .fetch_min(sh.now_ns(), Ordering::SeqCst);
@@ -362,7 +339,7 @@ async fn connection(i: usize, lane: &Lane) {
             }
         }
     }
-    lane.run
+    lane.work
         .gate
         .last_ns
         .fetch_max(sh.now_ns(), Ordering::SeqCst);
@@ -372,7 +349,7 @@ async fn connection(i: usize, lane: &Lane) {
 /// Waits until the measured window opens and this thread's recorder runs; false if the
 /// run stopped first.
 async fn wait_for_start(lane: &Lane) -> bool {
-    let (sh, gate) = (&*lane.sh, &lane.run.gate);
+    let (sh, gate) = (&*lane.sh, &lane.work.gate);
     loop {
         let mut woken = pin!(gate.wake.notified());
         woken.as_mut().enable();
@@ -402,7 +379,7 @@ async fn wait_for_start(lane: &Lane) -> bool {
 /// Sends statement `s` and records it; false (and the run failed) if the connection
 /// was lost.
 async fn statement(i: usize, lane: &Lane, client: &mut Client, s: u32) -> bool {
-    let (sh, plan) = (&*lane.sh, &lane.run.plan);
+    let (sh, plan) = (&*lane.sh, &lane.work.plan);
     let started = Instant::now();
     let result = client.simple(&plan.sql[s as usize]).await;
     let ns = (started.elapsed().as_nanos() as u64).clamp(1, MAX_NS);

@@ -19,9 +19,8 @@ use super::{Kind, KindResult, Mix, Think, TpccConfig, TpccRecord};
 use crate::oltp::client_threads_for;
 use bakeoff_load::rng::{mix, Rng};
 use bakeoff_load::{percentiles, KindStats, Live, LoadError, Phase, PhaseHooks, Phases, RunRecord};
-use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window, CONNECTS_AT_ONCE};
+use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window};
 use bakeoff_sqlclient::Db;
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -94,21 +93,7 @@ fn check_settings(cfg: &TpccConfig) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// What the terminals of one client thread share.
-struct Lane {
-    db: Db,
-    plan: Arc<Plan>,
-    sh: Arc<Shared>,
-    st: Rc<RefCell<ThreadRec>>,
-    /// Limits concurrent connects.
-    gate: tokio::sync::Semaphore,
-    live: Arc<Live>,
-    /// Thread 0 reports progress.
-    reporter: bool,
-    /// The thread owns one terminal, whose connection then uses blocking socket calls
-    /// and which does the ticker's work itself between transactions.
-    blocking: bool,
-}
+type Lane = driver::Lane<Plan>;
 
 fn client_thread(
     t: usize,
@@ -123,16 +108,7 @@ fn client_thread(
     let owned = (t..connections).step_by(threads).count();
     let rec = ThreadRec::new(KINDS, KINDS, COUNTERS);
     driver::client_thread(t == 0, sh, live, rec, |st| {
-        let lane = Rc::new(Lane {
-            db: db.clone(),
-            plan: plan.clone(),
-            sh: sh.clone(),
-            st: st.clone(),
-            gate: tokio::sync::Semaphore::new(CONNECTS_AT_ONCE),
-            live: live.clone(),
-            reporter: t == 0,
-            blocking: owned == 1,
-        });
+        let lane = Rc::new(Lane::new(db, plan, sh, st, live, t, owned));
         (t..connections)
             .step_by(threads)
             .map(|i| {
@@ -146,7 +122,7 @@ fn client_thread(
 
 /// Terminal `i`: opens its connection, then runs transactions until the run is over.
 async fn terminal(i: usize, lane: &Lane, seed: u64) {
-    let (sh, st, cfg) = (&*lane.sh, &*lane.st, &lane.plan.cfg);
+    let (sh, st, cfg) = (&*lane.sh, &*lane.st, &lane.work.cfg);
     let opened = driver::open(
         &lane.db,
         0,
@@ -171,7 +147,7 @@ async fn terminal(i: usize, lane: &Lane, seed: u64) {
             driver::tick(lane.reporter, sh, st, &lane.live);
         }
         let kind = deck.draw(&mut rng);
-        let input = Input::draw(kind, &mut rng, &home, &lane.plan.constants);
+        let input = Input::draw(kind, &mut rng, &home, &lane.work.constants);
         let (keying_s, think_mean_s) = kind.keying_and_think_s();
         if spec && !sh.sleep(Duration::from_secs_f64(keying_s)).await {
             break;
@@ -196,7 +172,7 @@ async fn transaction(i: usize, lane: &Lane, s: &mut Session, input: &Input) -> b
     let measuring = st.borrow().measuring;
     let sent = s.statements;
     let started = Instant::now();
-    let report = txn::execute(s, input, lane.plan.cfg.max_retries).await;
+    let report = txn::execute(s, input, lane.work.cfg.max_retries).await;
     let ns = started.elapsed().as_nanos() as u64;
     if let Err(e) = &report.result {
         if e.kind == "lost_connection" {
