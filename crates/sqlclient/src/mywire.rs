@@ -6,7 +6,7 @@
 //! measured about twice sysbench's client CPU per transaction here.)
 
 use crate::client::{DbError, Param, Rows};
-use crate::stream::{Endpoint, Stream};
+use crate::stream::{Endpoint, Inbox, Stream};
 use std::io;
 use std::time::Duration;
 
@@ -29,9 +29,7 @@ const TYPE_VAR_STRING: u8 = 0xfd;
 
 pub struct MyConn {
     stream: Stream,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    inbox: Inbox,
     out: Vec<u8>,
     /// Prepared statements by key: (statement id, parameter count, types sent). Like
     /// libmysqlclient, parameter types go with the first execution only.
@@ -105,15 +103,13 @@ impl MyConn {
         let stream = Stream::connect(to, timeout).await.map_err(lost)?;
         let mut c = MyConn {
             stream,
-            buf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
+            inbox: Inbox::new(),
             out: Vec::with_capacity(1024),
             stmts: Vec::new(),
             last_seq: 0,
         };
         let hs = c.packet().await?;
-        let p = c.buf[hs].to_vec();
+        let p = c.inbox.buf[hs].to_vec();
         if p.first() == Some(&0xff) {
             return Err(server_error(&p));
         }
@@ -152,7 +148,7 @@ impl MyConn {
         c.send(seq, &body).await?;
         loop {
             let r = c.packet().await?;
-            let p = c.buf[r].to_vec();
+            let p = c.inbox.buf[r].to_vec();
             match p.first() {
                 Some(0x00) => return Ok(c),
                 Some(0xff) => return Err(server_error(&p)),
@@ -190,62 +186,34 @@ impl MyConn {
         self.stream.write_all(&self.out).await.map_err(lost)
     }
 
-    /// The next packet's payload, as a range of `self.buf`.
+    /// The next packet's payload, as a range of `self.inbox.buf`.
     async fn packet(&mut self) -> Result<std::ops::Range<usize>, DbError> {
-        loop {
-            let have = self.end - self.start;
-            if have >= 4 {
-                let b = &self.buf[self.start..];
-                let len = usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16;
-                if have >= 4 + len {
-                    self.last_seq = b[3];
-                    let r = self.start + 4..self.start + 4 + len;
-                    self.start += 4 + len;
-                    return Ok(r);
-                }
-                if 4 + len > self.buf.len() {
-                    self.buf.resize(4 + len, 0);
-                }
-            }
-            if self.start > 0 && (self.end == self.buf.len() || self.start == self.end) {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            if self.end == self.buf.len() {
-                let n = self.buf.len() * 2;
-                self.buf.resize(n, 0);
-            }
-            let n = self
-                .stream
-                .read(&mut self.buf[self.end..])
-                .await
-                .map_err(lost)?;
-            if n == 0 {
-                return Err(lost(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            self.end += n;
-        }
+        let len =
+            |b: &[u8]| 4 + (usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16);
+        let r = self
+            .inbox
+            .frame(&mut self.stream, 4, len)
+            .await
+            .map_err(lost)?;
+        self.last_seq = self.inbox.buf[r.start + 3];
+        Ok(r.start + 4..r.end)
     }
 
     /// Reads a command's reply (OK, ERR, or a result set it skips).
     async fn reply(&mut self) -> Result<(), DbError> {
         let r = self.packet().await?;
-        match self.buf[r.start] {
+        match self.inbox.buf[r.start] {
             0x00 => return Ok(()),
-            0xff => return Err(server_error(&self.buf[r])),
+            0xff => return Err(server_error(&self.inbox.buf[r])),
             _ => {}
         }
         // A result set: column definitions, EOF, rows, EOF (or ERR).
         let mut eofs = 0;
         loop {
             let r = self.packet().await?;
-            let first = self.buf[r.start];
+            let first = self.inbox.buf[r.start];
             if first == 0xff {
-                return Err(server_error(&self.buf[r]));
+                return Err(server_error(&self.inbox.buf[r]));
             }
             if first == 0xfe && r.len() < 9 {
                 eofs += 1;
@@ -275,19 +243,19 @@ impl MyConn {
         self.send(0, &body).await?;
         let r = self.packet().await?;
         let mut out = Rows::default();
-        match self.buf[r.start] {
+        match self.inbox.buf[r.start] {
             0x00 => {
                 let mut at = r.start + 1;
-                out.affected = read_lenenc(&self.buf[..r.end], &mut at).unwrap_or(0);
+                out.affected = read_lenenc(&self.inbox.buf[..r.end], &mut at).unwrap_or(0);
                 return Ok(out);
             }
-            0xff => return Err(server_error(&self.buf[r])),
+            0xff => return Err(server_error(&self.inbox.buf[r])),
             _ => {}
         }
         let mut in_rows = false;
         loop {
             let r = self.packet().await?;
-            let p = &self.buf[r.clone()];
+            let p = &self.inbox.buf[r.clone()];
             if p[0] == 0xff {
                 return Err(server_error(p));
             }
@@ -319,7 +287,7 @@ impl MyConn {
         body.extend_from_slice(sql.as_bytes());
         self.send(0, &body).await?;
         let r = self.packet().await?;
-        let p = &self.buf[r];
+        let p = &self.inbox.buf[r];
         if p[0] == 0xff {
             return Err(server_error(p));
         }

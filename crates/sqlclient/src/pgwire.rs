@@ -5,7 +5,7 @@
 //! decoded.
 
 use crate::client::{DbError, Param, Rows};
-use crate::stream::{Endpoint, Stream};
+use crate::stream::{Endpoint, Inbox, Stream};
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -16,9 +16,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 pub struct PgConn {
     stream: Stream,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    inbox: Inbox,
     out: Vec<u8>,
     /// Which statement keys are prepared (as `s<key>`).
     prepared: Vec<bool>,
@@ -169,9 +167,7 @@ impl PgConn {
         let stream = Stream::connect(to, timeout).await.map_err(lost)?;
         let mut c = PgConn {
             stream,
-            buf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
+            inbox: Inbox::new(),
             out: Vec::with_capacity(1024),
             prepared: Vec::new(),
         };
@@ -194,7 +190,7 @@ impl PgConn {
         let mut auth_message = String::new();
         loop {
             let (t, r) = c.message().await?;
-            let m = c.buf[r].to_vec();
+            let m = c.inbox.buf[r].to_vec();
             match t {
                 b'R' => {
                     let code = u32::from_be_bytes(
@@ -282,45 +278,15 @@ impl PgConn {
         r
     }
 
-    /// The next message: its type and body range in `self.buf`.
+    /// The next message: its type and body range in `self.inbox.buf`.
     async fn message(&mut self) -> Result<(u8, std::ops::Range<usize>), DbError> {
-        loop {
-            let have = self.end - self.start;
-            if have >= 5 {
-                let b = &self.buf[self.start..];
-                let len = u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize;
-                if have > len {
-                    let t = b[0];
-                    let r = self.start + 5..self.start + 1 + len;
-                    self.start += 1 + len;
-                    return Ok((t, r));
-                }
-                if 1 + len > self.buf.len() {
-                    self.buf.resize(1 + len, 0);
-                }
-            }
-            if self.start > 0 && (self.end == self.buf.len() || self.start == self.end) {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            if self.end == self.buf.len() {
-                let n = self.buf.len() * 2;
-                self.buf.resize(n, 0);
-            }
-            let n = self
-                .stream
-                .read(&mut self.buf[self.end..])
-                .await
-                .map_err(lost)?;
-            if n == 0 {
-                return Err(lost(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            self.end += n;
-        }
+        let len = |b: &[u8]| 1 + u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize;
+        let r = self
+            .inbox
+            .frame(&mut self.stream, 5, len)
+            .await
+            .map_err(lost)?;
+        Ok((self.inbox.buf[r.start], r.start + 5..r.end))
     }
 
     /// Skips replies up to ReadyForQuery; the first error, if any, and whether a
@@ -331,7 +297,7 @@ impl PgConn {
             let (t, r) = self.message().await?;
             match t {
                 b'1' => parsed = true,
-                b'E' if err.is_none() => err = Some(server_error(&self.buf[r])),
+                b'E' if err.is_none() => err = Some(server_error(&self.inbox.buf[r])),
                 b'Z' => return Ok((parsed, err)),
                 _ => {}
             }
@@ -364,7 +330,7 @@ impl PgConn {
         let mut err = None;
         loop {
             let (t, r) = self.message().await?;
-            let m = &self.buf[r];
+            let m = &self.inbox.buf[r];
             match t {
                 b'T' => {
                     out.columns =
@@ -403,8 +369,8 @@ impl PgConn {
                     self.put(b'c', &[]);
                     self.flush().await?;
                 }
-                b'C' => copied += command_count(&self.buf[r]),
-                b'E' if err.is_none() => err = Some(server_error(&self.buf[r])),
+                b'C' => copied += command_count(&self.inbox.buf[r]),
+                b'E' if err.is_none() => err = Some(server_error(&self.inbox.buf[r])),
                 b'Z' => return err.map_or(Ok(copied), Err),
                 _ => {}
             }

@@ -93,3 +93,63 @@ impl Stream {
         Ok(())
     }
 }
+
+/// The receive side of a connection: one reused buffer that frames are cut from in
+/// place. Both protocols frame the same way (a header that tells the frame's length),
+/// so the reading, compacting and growing happen here once.
+pub(crate) struct Inbox {
+    pub buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Inbox {
+    pub fn new() -> Inbox {
+        Inbox {
+            buf: vec![0; 64 * 1024],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// The next whole frame, as a range of `buf`. `header` bytes tell the frame's total
+    /// length through `frame_len` (given those bytes).
+    pub async fn frame(
+        &mut self,
+        stream: &mut Stream,
+        header: usize,
+        frame_len: fn(&[u8]) -> usize,
+    ) -> io::Result<std::ops::Range<usize>> {
+        loop {
+            let have = self.end - self.start;
+            if have >= header {
+                let len = frame_len(&self.buf[self.start..self.start + header]);
+                if have >= len {
+                    let r = self.start..self.start + len;
+                    self.start += len;
+                    return Ok(r);
+                }
+                if len > self.buf.len() {
+                    self.buf.resize(len, 0);
+                }
+            }
+            if self.start > 0 && (self.end == self.buf.len() || self.start == self.end) {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.end == self.buf.len() {
+                let n = self.buf.len() * 2;
+                self.buf.resize(n, 0);
+            }
+            let n = stream.read(&mut self.buf[self.end..]).await?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+            self.end += n;
+        }
+    }
+}
