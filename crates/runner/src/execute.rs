@@ -11,7 +11,7 @@ use crate::probes::ProbePlan;
 use crate::schedule::{round_fits, Rounds, Slot};
 use crate::variants::ReadyVariant;
 use crate::{analyze, Observer, Options, RoundStatus};
-use bakeoff_load::Live;
+use bakeoff_engine::Live;
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{Cell, Latency, MemoryError, Results};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -18,7 +18,7 @@ mod schedule;
 mod variants;
 
 pub use analyze::analyze;
-pub use bakeoff_load::Live;
+pub use bakeoff_engine::Live;
 pub use folder::{write_results, Folder};
 pub use schedule::{plan_runs, Rounds, Slot};
 

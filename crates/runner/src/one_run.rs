@@ -10,7 +10,7 @@ use crate::folder::safe_name;
 use crate::probes::{self, ProbeHooks};
 use crate::schedule::Slot;
 use crate::variants::ReadyVariant;
-use bakeoff_load::{Live, Measure, Phases, RunRecord};
+use bakeoff_engine::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::MeasureFor;
 use bakeoff_probe::{findings, profile};
 use bakeoff_report::model::{MemoryError, Run};

@@ -3,7 +3,7 @@
 //! counts in `mode = "instructions"`. Probes never make a run invalid: what cannot be
 //! measured becomes a note, said once per experiment.
 
-use bakeoff_load::PhaseHooks;
+use bakeoff_engine::PhaseHooks;
 use bakeoff_plan::{Experiment, Mode, RunUnder, Sanitizer};
 use bakeoff_probe::{callgrind, perfstat, profile, sampler};
 use bakeoff_report::model::{

@@ -7,7 +7,7 @@ use crate::folder::{safe_name, write_results};
 use crate::probes;
 use crate::schedule::Slot;
 use crate::Observer;
-use bakeoff_load::Live;
+use bakeoff_engine::Live;
 use bakeoff_probe::profile;
 use bakeoff_report::model::Results;
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //! round, and within each round the variants' order is shuffled with the experiment's
 //! seed, so slow drifts of a noisy machine spread over all variants instead of one.
 
-use bakeoff_load::rng::Rng;
+use bakeoff_engine::rng::Rng;
 
 /// One planned run: which variant, workload and connections, in which round.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub struct Slot {
 
 /// The order of runs, one round at a time: each round runs every open point
 /// (workload x connections) once per variant, the variants shuffled per point with one
-/// seeded generator (the project's own, `bakeoff_load::rng`, whose sequence is fixed), so a
+/// seeded generator (the project's own, `bakeoff_engine::rng`, whose sequence is fixed), so a
 /// fixed number of rounds always gives the same order, in this version and the next.
 pub struct Rounds {
     rng: Rng,

@@ -8,7 +8,7 @@
 
 use crate::client::Client;
 use crate::db::Db;
-use bakeoff_load::{
+use bakeoff_engine::{
     histogram, merge_intervals, percentiles, raise_nofile, thread_cpu_s, Live, LoadError, Measure,
     Phase, PhaseHooks, Phases, Recorder, RunRecord,
 };
@@ -494,7 +494,7 @@ pub fn merge(
     let (intervals, log) = merge_intervals(&raw, start);
     r.intervals = intervals;
     r.hdr_log = log;
-    r.client_rss_kib = bakeoff_load::peak_rss_kib();
+    r.client_rss_kib = bakeoff_engine::peak_rss_kib();
     r.client_bound = r.client_cpu_s >= 0.9 * threads as f64 * elapsed_s;
     (r, kinds, counters)
 }

@@ -3,7 +3,7 @@
 //! is; paired rounds under shared drift find a 5% difference.
 
 use super::*;
-use bakeoff_load::rng::Rng;
+use bakeoff_engine::rng::Rng;
 
 fn normal(rng: &mut Rng) -> f64 {
     // Box-Muller.

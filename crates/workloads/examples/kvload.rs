@@ -7,7 +7,7 @@
 //! KVLOAD_PRELOAD=0 skips the preload (the keys are already there), KVLOAD_KEYS sets the
 //! key count (default 100000).
 
-use bakeoff_load::{Live, Measure, NoHooks, Phases, Schedule};
+use bakeoff_engine::{Live, Measure, NoHooks, Phases, Schedule};
 use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, ValueSize};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

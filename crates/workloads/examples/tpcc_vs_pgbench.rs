@@ -8,7 +8,7 @@
 //! SCALE is pgbench's scale factor (default 20: 2,000,000 accounts rows, about the rows
 //! of TPC-C's W = 2).
 
-use bakeoff_load::{Live, Measure, NoHooks, Phases};
+use bakeoff_engine::{Live, Measure, NoHooks, Phases};
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
 use bakeoff_sqlclient::{Db, Dialect};
 use bakeoff_workloads::tpcc::{self, Kind, TpccConfig};

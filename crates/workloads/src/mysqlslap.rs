@@ -22,7 +22,7 @@
 //! is mariadb-slap's user + system time divided by the iterations.
 
 use crate::replay::Statement;
-use bakeoff_load::{Live, LoadError, Phase, RunRecord};
+use bakeoff_engine::{Live, LoadError, Phase, RunRecord};
 use bakeoff_sqlclient::{Db, Dialect};
 use std::io::Read;
 use std::os::unix::process::CommandExt;

@@ -13,7 +13,7 @@
 //! per-statement latencies, and the zipfian distribution (absent from sysbench 1.0.20).
 
 use crate::oltp::{Distribution, OltpConfig};
-use bakeoff_load::{
+use bakeoff_engine::{
     Interval, Live, LoadError, Measure, Percentiles, Phase, PhaseHooks, Phases, RunRecord,
 };
 use bakeoff_sqlclient::{Db, Dialect};

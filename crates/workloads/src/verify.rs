@@ -36,7 +36,7 @@
 //! carries the same error.
 
 use crate::replay::Statement;
-use bakeoff_load::LoadError;
+use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Db;
 use bakeoff_sqlclient::{Client, DbError, Rows};
 use sha2::{Digest, Sha256};

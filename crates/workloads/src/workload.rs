@@ -8,7 +8,7 @@
 //! A plan's `[[workload]]` becomes workloads in one place, [`crate::from_plan`].
 
 use crate::verify;
-use bakeoff_load::{Live, PhaseHooks, Phases, RunRecord};
+use bakeoff_engine::{Live, PhaseHooks, Phases, RunRecord};
 use bakeoff_report::model::{Cell, KindRecord, Latency, Results, Run};
 use bakeoff_sqlclient::Db;
 use std::net::SocketAddr;
@@ -144,7 +144,7 @@ pub fn sql_figures(run: &mut Run, rec: &RunRecord, transactions: bool) {
 }
 
 /// The load engine's percentiles as the results model keeps them.
-pub fn latency(p: &bakeoff_load::Percentiles) -> Latency {
+pub fn latency(p: &bakeoff_engine::Percentiles) -> Latency {
     Latency {
         p50: p.p50,
         p90: p.p90,

@@ -11,7 +11,7 @@
 
 mod common;
 
-use bakeoff_load::{Live, LoadError, Measure, NoHooks, Phases, RunRecord};
+use bakeoff_engine::{Live, LoadError, Measure, NoHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::Db;

@@ -6,7 +6,7 @@
 
 mod common;
 
-use bakeoff_load::LoadError;
+use bakeoff_engine::LoadError;
 use bakeoff_sandbox::TargetKind;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::{Db, Dialect};

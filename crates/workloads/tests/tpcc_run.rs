@@ -6,7 +6,7 @@
 
 mod common;
 
-use bakeoff_load::{Live, Measure, NoHooks, PhaseHooks, Phases, RunRecord};
+use bakeoff_engine::{Live, Measure, NoHooks, PhaseHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
 use bakeoff_sqlclient::Db;
 use bakeoff_workloads::tpcc::{self, Kind, Think, TpccConfig, TpccRecord};

@@ -2,7 +2,7 @@
 //! keys spread over the key space), or sysbench's "special" hot spot. Keys are written as
 //! `key:` and ten digits, so a key names its own id.
 
-use bakeoff_load::rng::Rng;
+use bakeoff_engine::rng::Rng;
 
 /// How keys are drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]

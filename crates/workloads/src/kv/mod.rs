@@ -11,8 +11,8 @@ pub use keys::{KeyChooser, KeyDistribution};
 pub use protocol::COMMANDS;
 pub use workload::Kv;
 
-use bakeoff_load::rng::Rng;
-use bakeoff_load::{
+use bakeoff_engine::rng::Rng;
+use bakeoff_engine::{
     Live, LoadError, Outcome, Phase, PhaseHooks, Phases, RunRecord, Schedule, Session,
     SessionFactory,
 };
@@ -146,7 +146,7 @@ pub fn run(
         keys: Arc::new(KeyChooser::new(cfg.keys, cfg.key_distribution)),
         cumulative: cumulative(cfg.mix.weights()),
     };
-    let settings = bakeoff_load::Settings {
+    let settings = bakeoff_engine::Settings {
         connections: cfg.connections,
         threads: cfg.client_threads,
         schedule: cfg.schedule,
@@ -154,7 +154,7 @@ pub fn run(
         seed,
         preload: cfg.preload,
     };
-    bakeoff_load::run(addr, &factory, &settings, hooks, live, cancel)
+    bakeoff_engine::run(addr, &factory, &settings, hooks, live, cancel)
 }
 
 fn cumulative(w: [u32; 5]) -> [u64; 5] {

@@ -4,7 +4,7 @@
 
 use super::keys::{parse_key, write_key};
 use super::value;
-use bakeoff_load::Outcome;
+use bakeoff_engine::Outcome;
 
 /// Command indices, as reported in `by_command`.
 pub const COMMANDS: [&str; 5] = ["get", "set", "add", "delete", "multiget"];

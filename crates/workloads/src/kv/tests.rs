@@ -2,7 +2,7 @@
 //! guard even when a test fails).
 
 use super::*;
-use bakeoff_load::{Measure, NoHooks};
+use bakeoff_engine::{Measure, NoHooks};
 use bakeoff_sandbox::{Sandbox, SandboxSpec, TargetKind};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};

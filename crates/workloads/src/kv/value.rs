@@ -4,7 +4,7 @@
 //! when connections race to set it; a value for another key, a truncated or corrupted one
 //! does not. Writing and checking are memcpy/memcmp against the pattern: no allocation.
 
-use bakeoff_load::rng::mix;
+use bakeoff_engine::rng::mix;
 use std::sync::OnceLock;
 
 pub const HEADER: usize = 16;

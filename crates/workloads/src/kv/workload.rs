@@ -3,7 +3,7 @@
 
 use super::{KeyDistribution, KvConfig, Mix, ValueSize};
 use crate::workload::{Outcome, RunContext, Workload};
-use bakeoff_load::Schedule;
+use bakeoff_engine::Schedule;
 use bakeoff_plan::{key, Arrival, Loaded};
 
 /// A kv workload of the experiment.

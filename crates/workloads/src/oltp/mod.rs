@@ -16,8 +16,8 @@ pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
 pub use workload::{Oltp, Sender};
 
-use bakeoff_load::rng::{mix, Rng};
-use bakeoff_load::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
+use bakeoff_engine::rng::{mix, Rng};
+use bakeoff_engine::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
 use bakeoff_sqlclient::driver::{self, runtime, Shared, ThreadRec};
 use bakeoff_sqlclient::{Client, DbError, Param};
 use bakeoff_sqlclient::{Db, Dialect};

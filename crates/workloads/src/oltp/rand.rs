@@ -7,7 +7,7 @@
 
 use super::config::Distribution;
 use crate::kv::{KeyChooser, KeyDistribution};
-use bakeoff_load::rng::Rng;
+use bakeoff_engine::rng::Rng;
 
 /// A seeded generator of row ids in `1..=n`.
 #[derive(Debug, Clone)]

@@ -32,7 +32,7 @@
 
 use super::{class_id, fingerprint, Statement};
 use crate::oltp::client_threads_for;
-use bakeoff_load::{
+use bakeoff_engine::{
     percentiles, KindStats, Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord,
 };
 use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window};

@@ -13,8 +13,8 @@
 //! 45 `x`; `string4` cycles through `AAAA`, `HHHH`, `OOOO`, `VVVV` (followed by 48 `x`).
 
 use super::Ctx;
-use bakeoff_load::rng::{mix, Rng};
-use bakeoff_load::LoadError;
+use bakeoff_engine::rng::{mix, Rng};
+use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Dialect;
 
 /// A value to load: an integer or a string (without quotes, tabs, newlines or

@@ -29,8 +29,8 @@ pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
 pub use workload::{Suite, VERIFY_SCALE};
 
 use crate::verify;
-use bakeoff_load::rng::{mix, Rng};
-use bakeoff_load::LoadError;
+use bakeoff_engine::rng::{mix, Rng};
+use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::{Client, DbError, Param};
 use bakeoff_sqlclient::{Db, Dialect};
 use std::sync::atomic::{AtomicBool, Ordering};

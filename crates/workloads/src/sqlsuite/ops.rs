@@ -6,8 +6,8 @@
 
 use super::data::{self, Val, WISCONSIN_COLUMNS};
 use super::{Ctx, Group};
-use bakeoff_load::rng::mix;
-use bakeoff_load::LoadError;
+use bakeoff_engine::rng::mix;
+use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Dialect;
 use bakeoff_sqlclient::Param;
 

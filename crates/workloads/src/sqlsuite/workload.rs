@@ -8,7 +8,7 @@ use crate::verify;
 use crate::workload::{
     sql_figures, with_engine, Outcome, QuerySet, RunContext, Script, Tables, Workload,
 };
-use bakeoff_load::RunRecord;
+use bakeoff_engine::RunRecord;
 use bakeoff_report::model::OperationRecord;
 use bakeoff_sqlclient::Db;
 use std::sync::atomic::AtomicBool;

@@ -10,7 +10,7 @@
 //! PostgreSQL, about twice that on MariaDB with its default 128 MB buffer pool.
 
 use super::TpccConfig;
-use bakeoff_load::LoadError;
+use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::{Db, Dialect};
 use std::collections::BTreeMap;

@@ -28,8 +28,8 @@
 use super::random::{self, Constants};
 use super::schema;
 use super::{LoadReport, TpccConfig};
-use bakeoff_load::rng::{mix, Rng};
-use bakeoff_load::LoadError;
+use bakeoff_engine::rng::{mix, Rng};
+use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::{Db, Dialect};
 use std::collections::VecDeque;

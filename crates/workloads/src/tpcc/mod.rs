@@ -26,7 +26,7 @@ pub use loader::load;
 pub use run::run;
 pub use workload::Tpcc;
 
-use bakeoff_load::Percentiles;
+use bakeoff_engine::Percentiles;
 use std::collections::BTreeMap;
 
 /// The five transaction kinds.

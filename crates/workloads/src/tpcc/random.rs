@@ -5,7 +5,7 @@
 //! The string generators append bytes to a caller's buffer (the loader builds rows
 //! straight into one); `*_string` wrappers return a `String` for the transactions.
 
-use bakeoff_load::rng::{mix, Rng};
+use bakeoff_engine::rng::{mix, Rng};
 
 /// The ten syllables of customer last names (clause 4.3.2.3).
 const SYLLABLES: [&str; 10] = [

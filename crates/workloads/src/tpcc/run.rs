@@ -17,8 +17,10 @@ use super::random::Constants;
 use super::txn::{self, Home, Input, Outcome, Report, Session};
 use super::{Kind, KindResult, Mix, Think, TpccConfig, TpccRecord};
 use crate::oltp::client_threads_for;
-use bakeoff_load::rng::{mix, Rng};
-use bakeoff_load::{percentiles, KindStats, Live, LoadError, Phase, PhaseHooks, Phases, RunRecord};
+use bakeoff_engine::rng::{mix, Rng};
+use bakeoff_engine::{
+    percentiles, KindStats, Live, LoadError, Phase, PhaseHooks, Phases, RunRecord,
+};
 use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window};
 use bakeoff_sqlclient::Db;
 use std::rc::Rc;

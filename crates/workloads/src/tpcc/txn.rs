@@ -12,7 +12,7 @@
 
 use super::random::{last_name, uniform, Constants};
 use super::Kind;
-use bakeoff_load::rng::Rng;
+use bakeoff_engine::rng::Rng;
 use bakeoff_sqlclient::{Client, DbError, Rows};
 
 /// An item id that no item has (ids are 1..=100000): the 1% of New-Orders that roll back.

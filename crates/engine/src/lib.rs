@@ -1,4 +1,4 @@
-//! bakeoff-load: the load engine. Shared-nothing client threads, each one level-triggered
+//! bakeoff-engine: the load engine. Shared-nothing client threads, each one level-triggered
 //! epoll loop driving its connections as state machines; closed loop (connections x
 //! pipeline) or open loop (a fixed or Poisson schedule, latency from the intended send
 //! time); a per-thread HdrHistogram rotated every second. It knows no protocol: a
