@@ -6,11 +6,13 @@
 mod document;
 mod experiment;
 mod validate;
+mod workload;
 
 pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
 pub use experiment::*;
+pub use workload::workload_keys;
 
 use std::time::Duration;
 

@@ -1,0 +1,113 @@
+//! tpcc's keys and their checks: warehouses (a sweep), the mix, think times, the
+//! max-W search.
+
+use crate::document::Loaded;
+use crate::experiment::{Experiment, TargetKind, ThinkMode, Workload};
+use crate::key;
+use crate::validate::{range, Check};
+
+/// The keys a tpcc workload takes (besides `kind` and `name`).
+pub(crate) const KEYS: &[&str] = &[
+    "connections",
+    "client_threads",
+    "transport",
+    "warehouses",
+    "think",
+    "mix",
+    "find_max_w",
+    "engine",
+    "load_connections",
+    "max_retries",
+];
+
+/// tpcc: warehouses, the mix, think times and the max-W search.
+pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+    let at = |k: &'static str| key!["workload", i, k];
+    let ws = w.warehouses_swept();
+    if ws.is_empty() {
+        return Err(l.error_at(
+            &at("warehouses"),
+            "warehouses is empty; give a number or a sweep such as [1, 2, 5]",
+        ));
+    }
+    if let Some(n) = ws.iter().find(|n| !(1..=10_000).contains(*n)) {
+        return Err(l.error_at(
+            &at("warehouses"),
+            format!("warehouses must be 1..=10000, got {n}; TPC-C needs at least one warehouse"),
+        ));
+    }
+    let written = l.keys_in(&key!["workload", i]);
+    if written.iter().any(|k| k == "mix") {
+        check_tpcc_mix(l, i, w)?;
+    }
+    if w.think == Some(ThinkMode::Spec) && written.iter().any(|k| k == "connections") {
+        return Err(l.error_at(
+            &at("connections"),
+            "with think = \"spec\" every warehouse has 10 terminals, one connection each; remove connections (or use think = \"none\")",
+        ));
+    }
+    if w.find_max_w == Some(true) && ws.len() < 2 {
+        return Err(l.error_at(
+            &at("find_max_w"),
+            "find_max_w searches a sweep of warehouses; give several, e.g. warehouses = [1, 2, 5, 10, 20]",
+        ));
+    }
+    if let Some(n) = w.load_connections {
+        range(
+            l,
+            &at("load_connections"),
+            n as f64,
+            1.0,
+            64.0,
+            "load_connections",
+        )?;
+    }
+    if let Some(n) = w.max_retries {
+        range(
+            l,
+            &at("max_retries"),
+            f64::from(n),
+            0.0,
+            1000.0,
+            "max_retries",
+        )?;
+    }
+    if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
+        return Err(l.error_at(
+            &at("engine"),
+            "engine (a storage engine) is for mariadb targets only; remove it",
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_tpcc_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
+    let at = key!["workload", i, "mix"];
+    if let Some(k) = w
+        .mix
+        .keys()
+        .find(|k| !crate::TPCC_KINDS.contains(&k.as_str()))
+    {
+        return Err(l.error_at(
+            &at,
+            format!(
+                "unknown transaction {k:?} in mix; a tpcc mix weights {}",
+                crate::TPCC_KINDS.join(", ")
+            ),
+        ));
+    }
+    let total: u64 = w.mix.values().map(|v| u64::from(*v)).sum();
+    if total != 100 {
+        return Err(l.error_at(
+            &at,
+            format!("the tpcc mix adds up to {total}, not 100; its weights are percent (default 45/43/4/4/4)"),
+        ));
+    }
+    if w.mix.get("new_order").copied().unwrap_or(0) == 0 {
+        return Err(l.error_at(
+            &at,
+            "the tpcc mix has no new_order, so there is no NOTPM to measure; give new_order a share",
+        ));
+    }
+    Ok(())
+}
