@@ -5,6 +5,7 @@
 //! with the exact experiment file. A section is left out when the results have nothing
 //! for it. Every string from the results goes through [`escape`].
 
+use crate::markup::escape;
 use crate::model::{Cell, Results, Run, VariantRecord, Verdict};
 use crate::summary::{self, micros, ops};
 use crate::svg::{self, Bar, BarChart, BarGroup, Interval, LineChart, Scale, Series, StackedBars};
@@ -137,22 +138,6 @@ pub fn render(r: &Results) -> String {
         escape(&r.schema)
     );
     s
-}
-
-/// Text made safe for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// One `<section>`: its anchor, its (already escaped) heading and table-of-contents name,

@@ -7,6 +7,7 @@ pub mod benchstat;
 pub mod csv;
 pub mod html;
 pub mod markdown;
+pub mod markup;
 pub mod model;
 pub mod replay;
 pub mod sqlsuite;

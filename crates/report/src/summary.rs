@@ -224,7 +224,8 @@ fn is_numeric_col(i: usize) -> bool {
     matches!(i, 1 | 3 | 4 | 6 | 7 | 8 | 9 | 10)
 }
 
-fn paint(s: &str, v: Option<Verdict>) -> String {
+/// `s` in the terminal colour of verdict `v` (none: as it is).
+pub fn paint(s: &str, v: Option<Verdict>) -> String {
     let code = match v {
         Some(Verdict::Faster) => "32",
         Some(Verdict::Slower) => "31",

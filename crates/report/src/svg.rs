@@ -11,9 +11,9 @@
 //! Every function returns `None` when there is nothing to draw (no finite values, or none
 //! that a log axis can show), so callers never emit an empty chart. Non-finite values are
 //! skipped everywhere; log axes also skip zeros and negatives. Every user-given string is
-//! escaped with [`crate::html::escape`], in `<text>`, `<title>` and attributes alike.
+//! escaped with [`crate::markup::escape`], in `<text>`, `<title>` and attributes alike.
 
-use crate::html::escape;
+use crate::markup::escape;
 use std::fmt::Write;
 
 /// Series colours: variant `i` gets `PALETTE[i % 8]` in every chart.

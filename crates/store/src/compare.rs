@@ -7,7 +7,7 @@
 use crate::record::CellEntry;
 use crate::text::{cell_label, table};
 use bakeoff_report::model::{
-    Cell, ComparisonRecord, ExperimentRecord, PlanRecord, Results, VariantRecord, Verdict, SCHEMA,
+    Cell, ComparisonRecord, ExperimentRecord, PlanRecord, Results, VariantRecord, SCHEMA,
 };
 use bakeoff_report::summary::{ci_text, ops};
 use bakeoff_stats::{self as stats, Direction};
@@ -497,15 +497,10 @@ impl Compared {
                 .and_then(|j| verdicts.get(j).copied().flatten());
             match (color, verdict) {
                 (true, Some(v)) => {
-                    let code = match v {
-                        Verdict::Faster => "32",
-                        Verdict::Slower => "31",
-                        Verdict::Equivalent => "36",
-                        Verdict::Inconclusive => "2",
-                    };
                     let word = v.as_str();
                     let cut = line.len() - word.len();
-                    out.push_str(&format!("{}\x1b[{code}m{word}\x1b[0m\n", &line[..cut]));
+                    let painted = bakeoff_report::summary::paint(word, Some(v));
+                    out.push_str(&format!("{}{painted}\n", &line[..cut]));
                 }
                 _ => {
                     out.push_str(line);
