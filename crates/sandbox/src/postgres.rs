@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
@@ -74,14 +73,6 @@ impl Target for Postgres {
             ("-D", "the data directory"),
             ("-k", "the socket directory"),
         ]
-    }
-
-    fn ready_timeout(&self) -> Duration {
-        crate::sqldata::SQL_READY_TIMEOUT
-    }
-
-    fn stop_grace(&self) -> Duration {
-        crate::sqldata::SQL_STOP_GRACE
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {

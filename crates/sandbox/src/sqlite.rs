@@ -17,7 +17,6 @@ use crate::sqldata::{self, DataSource, Login};
 use crate::target::{Target, TargetKind};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
-use std::time::Duration;
 
 /// The host program's name (on PATH, beside bakeoff, or `$BAKEOFF_SQLITED`).
 pub const HOST: &str = "bakeoff-sqlited";
@@ -105,14 +104,6 @@ impl Target for Sqlite {
         host_binary().is_none().then(|| {
             "bakeoff-sqlited (the host a sqlite target runs in) is not beside bakeoff or on PATH; run scripts/setup.sh, which installs both".to_string()
         })
-    }
-
-    fn ready_timeout(&self) -> Duration {
-        crate::sqldata::SQL_READY_TIMEOUT
-    }
-
-    fn stop_grace(&self) -> Duration {
-        crate::sqldata::SQL_STOP_GRACE
     }
 
     fn init_data(&self, _binary: &Path, dest: &Path, _login: &Login) -> Result<(), String> {

@@ -116,12 +116,20 @@ pub trait Target: Send + Sync {
     /// How long the server may take to become ready (SQL: InnoDB recovery, 1000+
     /// connections), and to shut down cleanly before it is killed.
     fn ready_timeout(&self) -> Duration {
-        Duration::from_secs(10)
+        if self.kind().is_sql() {
+            crate::sqldata::SQL_READY_TIMEOUT
+        } else {
+            Duration::from_secs(10)
+        }
     }
 
     /// See [`Target::ready_timeout`].
     fn stop_grace(&self) -> Duration {
-        Duration::from_secs(5)
+        if self.kind().is_sql() {
+            crate::sqldata::SQL_STOP_GRACE
+        } else {
+            Duration::from_secs(5)
+        }
     }
 
     /// Seconds a start and a stop take together, as a planning guess before any run.
