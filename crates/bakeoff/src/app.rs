@@ -118,12 +118,7 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
             args.experiment.display()
         )));
     }
-    let header: Vec<String> = bakeoff_report::replay::VERIFICATION_HEADER
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
-    let rows = bakeoff_report::replay::verification_rows(r);
-    print!("{}", bakeoff_report::sweep::plain_table(&header, &rows));
+    print!("{}", bakeoff_report::replay::verification_table(r).plain());
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
         println!("\n{}: results differ from {}", v.variant, r.plan.baseline);
         for d in &v.differences {

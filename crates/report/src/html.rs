@@ -7,8 +7,10 @@
 
 use crate::markup::escape;
 use crate::model::{Cell, Results, Run, VariantRecord, Verdict};
+use crate::sections;
 use crate::summary::{self, micros, ops};
 use crate::svg::{self, Bar, BarChart, BarGroup, Interval, LineChart, Scale, Series, StackedBars};
+use crate::table::{self, bytes, code, file_link, fixed, Table, Value};
 use std::fmt::Write;
 
 /// At most this many per-second charts; the rest are counted, not drawn.
@@ -200,6 +202,16 @@ impl<'a> Ctx<'a> {
         )
     }
 
+    /// A neutral table as HTML, variants with their swatches.
+    fn table(&self, t: &Table) -> String {
+        t.html(&|v| self.vname(v))
+    }
+
+    /// One neutral cell as HTML.
+    fn value(&self, v: &Value) -> String {
+        table::html_value(v, &|v| self.vname(v))
+    }
+
     /// Workloads in experiment order.
     fn workloads(&self) -> Vec<&'a str> {
         let mut out: Vec<&str> = Vec::new();
@@ -227,107 +239,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// A table: header names (plain text) and rows of HTML cells; `num` marks right-aligned
-/// columns.
-fn table(class: &str, header: &[&str], num: &[usize], rows: &[Vec<String>]) -> String {
-    let mut s = format!("<div class=\"scroll\"><table class=\"{class}\"><thead><tr>");
-    for (i, h) in header.iter().enumerate() {
-        let _ = write!(
-            s,
-            "<th{}>{}</th>",
-            if num.contains(&i) {
-                " class=\"num\""
-            } else {
-                ""
-            },
-            escape(h)
-        );
-    }
-    s.push_str("</tr></thead><tbody>\n");
-    for row in rows {
-        s.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
-            let _ = write!(
-                s,
-                "<td{}>{c}</td>",
-                if num.contains(&i) {
-                    " class=\"num\""
-                } else {
-                    ""
-                }
-            );
-        }
-        s.push_str("</tr>\n");
-    }
-    s.push_str("</tbody></table></div>\n");
-    s
-}
-
 /// Key/value rows (keys plain text, values HTML).
 fn kv_rows(s: &mut String, rows: &[(&str, String)]) {
     for (k, v) in rows {
         let _ = write!(s, "<tr><th>{}</th><td>{v}</td></tr>", escape(k));
     }
-}
-
-/// Text that may break lines in a table whose cells otherwise do not.
-fn wrap(s: &str) -> String {
-    if s.is_empty() {
-        String::new()
-    } else {
-        format!("<span class=\"wrap\">{}</span>", escape(s))
-    }
-}
-
-fn code(s: &str) -> String {
-    format!("<code>{}</code>", escape(s))
-}
-
-/// A link to a file in the results folder, or plain text when the path is not a plain
-/// relative path (nothing that could be a URL with a scheme).
-fn file_link(path: &str, text: &str) -> String {
-    let relative = !path.is_empty()
-        && !path.contains(':')
-        && !path.starts_with('/')
-        && !path.starts_with('\\');
-    if relative {
-        format!("<a href=\"{}\">{}</a>", escape(path), escape(text))
-    } else {
-        code(path)
-    }
-}
-
-fn fixed(v: f64, digits: usize) -> String {
-    if v.is_finite() {
-        format!("{v:.digits$}")
-    } else {
-        "-".into()
-    }
-}
-
-fn pct(v: f64) -> String {
-    fixed(v, 1)
-}
-
-fn bytes(x: f64) -> String {
-    if x >= 1e9 {
-        format!("{:.2} GB", x / 1e9)
-    } else if x >= 1e6 {
-        format!("{:.1} MB", x / 1e6)
-    } else if x >= 1e3 {
-        format!("{:.1} kB", x / 1e3)
-    } else {
-        format!("{x:.0} B")
-    }
-}
-
-/// The badge with the answer's size: "slower −4.8%", "inconclusive ±6.2%".
-fn verdict_badge_text(v: Verdict, text: &str) -> String {
-    format!(
-        "<span class=\"badge {}\">{}</span>",
-        v.as_str(),
-        escape(text)
-    )
 }
 
 fn verdict_color(v: Verdict) -> &'static str {
@@ -470,6 +386,9 @@ fn memory_errors(x: &Ctx) -> Option<Section> {
     ))
 }
 
+/// Where the verdicts table draws its interval column: after the CI in words.
+const CHART_AT: usize = 5;
+
 fn verdicts(x: &Ctx) -> Option<Section> {
     let r = x.r;
     if r.comparisons.is_empty() {
@@ -497,46 +416,66 @@ fn verdicts(x: &Ctx) -> Option<Section> {
         })
         .collect();
     let strips = svg::interval_rows(1.0, "ratio to baseline (1 = same)", &intervals);
-    let mut b = String::from(
-        "<div class=\"scroll\"><table class=\"verdicts\"><thead><tr><th>workload</th><th class=\"num\">conns</th><th>variant</th><th class=\"num\">ratio</th><th>95% CI</th><th>ratio with 95% CI, per-round ratios below</th><th>verdict</th><th class=\"num\">p</th><th class=\"num\">p adjusted</th><th>rounds</th><th class=\"num\">detectable</th></tr></thead><tbody>\n",
-    );
-    for (i, c) in r.comparisons.iter().enumerate() {
+    // The neutral verdicts table, with two things only a page can show: the baseline
+    // beside each variant, and each ratio's interval drawn in a column of its own.
+    let t = sections::verdicts(r)?;
+    let mut b = String::from("<div class=\"scroll\"><table class=\"verdicts\"><thead><tr>");
+    for (i, col) in t.columns.iter().enumerate() {
+        if i == CHART_AT {
+            b.push_str("<th>ratio with 95% CI, per-round ratios below</th>");
+        }
+        let _ = write!(
+            b,
+            "<th{}>{}</th>",
+            if col.numeric { " class=\"num\"" } else { "" },
+            escape(&col.name)
+        );
+    }
+    b.push_str("</tr></thead><tbody>\n");
+    for (i, (c, row)) in r.comparisons.iter().zip(&t.rows).enumerate() {
         let class = match c.verdict {
             Verdict::Faster => " r-faster",
             Verdict::Slower => " r-slower",
             Verdict::Equivalent => " r-equivalent",
             Verdict::Inconclusive => "",
         };
-        let _ = writeln!(
-            b,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td>{} <span class=\"muted\">vs {}</span></td><td class=\"num{class}\">{}</td><td class=\"num\">{}</td><td class=\"chart\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} {}</td><td class=\"num\">{}</td></tr>",
-            escape(&c.workload),
-            c.connections,
-            x.vname(&c.variant),
-            escape(&c.baseline),
-            fixed(c.ratio, 3),
-            escape(&summary::ci_text(c.ci95, c.ci_coverage)),
-            strips
-                .as_ref()
-                .and_then(|s| s.rows.get(i))
-                .map(String::as_str)
-                .unwrap_or(""),
-            verdict_badge_text(c.verdict, &summary::verdict_text(c)),
-            fixed(c.p_value, 4),
-            fixed(c.p_adjusted, 4),
-            c.rounds,
-            if c.paired { "paired" } else { "unpaired" },
-            c.detectable
-                .map(|d| format!("±{:.1}%", d * 100.0))
-                .unwrap_or_else(|| "-".into()),
-        );
+        b.push_str("<tr>");
+        for (j, (col, v)) in t.columns.iter().zip(row).enumerate() {
+            if j == CHART_AT {
+                let _ = write!(
+                    b,
+                    "<td class=\"chart\">{}</td>",
+                    strips
+                        .as_ref()
+                        .and_then(|s| s.rows.get(i))
+                        .map(String::as_str)
+                        .unwrap_or("")
+                );
+            }
+            let mut html = x.value(v);
+            if col.name == "variant" {
+                let _ = write!(
+                    html,
+                    " <span class=\"muted\">vs {}</span>",
+                    escape(&c.baseline)
+                );
+            }
+            let class = match (col.numeric, col.name.as_str()) {
+                (true, "ratio") => format!(" class=\"num{class}\""),
+                (true, _) => " class=\"num\"".into(),
+                _ => String::new(),
+            };
+            let _ = write!(b, "<td{class}>{html}</td>");
+        }
+        b.push_str("</tr>\n");
     }
     b.push_str("</tbody>");
     if let Some(s) = &strips {
         let _ = write!(
             b,
-            "<tfoot><tr><td colspan=\"5\"></td><td class=\"chart\">{}</td><td colspan=\"5\"></td></tr></tfoot>",
-            s.axis
+            "<tfoot><tr><td colspan=\"{CHART_AT}\"></td><td class=\"chart\">{}</td><td colspan=\"{}\"></td></tr></tfoot>",
+            s.axis,
+            t.columns.len() - CHART_AT
         );
     }
     b.push_str("</table></div>\n");
@@ -576,29 +515,7 @@ fn all_cells(x: &Ctx) -> Option<Section> {
     if r.cells.is_empty() {
         return None;
     }
-    let rows: Vec<Vec<String>> = summary::rows(r)
-        .into_iter()
-        .zip(&r.cells)
-        .map(|(row, c)| {
-            row.cells
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match i {
-                    2 => x.vname(&c.variant),
-                    13 => wrap(v),
-                    12 => match row.verdict {
-                        Some(k) => verdict_badge_text(k, v),
-                        None if v == "baseline" => {
-                            "<span class=\"badge baseline\">baseline</span>".into()
-                        }
-                        None => escape(v),
-                    },
-                    _ => escape(v),
-                })
-                .collect()
-        })
-        .collect();
-    let mut b = table("cells", &summary::HEADER, &[1, 3, 4, 6, 7, 8, 9, 10], &rows);
+    let mut b = x.table(&summary::cells_table(r));
     b.push_str(
         "<p class=\"caption\">ops/s: median over valid runs with a distribution-free 95% CI; latency: medians over valid runs of each run's percentiles, in microseconds.</p>\n",
     );
@@ -657,14 +574,7 @@ fn throughput(x: &Ctx) -> Option<Section> {
             b.push_str(&chart);
             b.push('\n');
         }
-        let header: Vec<&str> = sw.header.iter().map(String::as_str).collect();
-        let rows: Vec<Vec<String>> = sw
-            .rows
-            .iter()
-            .map(|row| row.iter().map(|c| escape(c)).collect())
-            .collect();
-        let num: Vec<usize> = (0..header.len()).collect();
-        b.push_str(&table("sweep", &header, &num, &rows));
+        b.push_str(&x.table(&sw.table));
     }
     b.push_str("<p class=\"caption\">Lines: medians over valid runs; shaded: their 95% CI. Connections on a log2 axis.</p>\n");
     Some(Section::new(
@@ -747,7 +657,7 @@ fn tpcc(x: &Ctx) -> Option<Section> {
             b.push('\n');
         }
         let notpm = t::notpm_table(r, w);
-        b.push_str(&escaped_table("sweep", &notpm));
+        b.push_str(&x.table(&notpm));
         let lines = t::max_w_lines(r, w);
         if !lines.is_empty() {
             b.push_str("<p><b>Largest passing W:</b></p><ul>");
@@ -757,10 +667,10 @@ fn tpcc(x: &Ctx) -> Option<Section> {
             b.push_str("</ul>\n");
         }
         let _ = writeln!(b, "<h3>{}: response times</h3>", escape(w));
-        b.push_str(&escaped_table("kinds", &t::response_table(r, w)));
+        b.push_str(&x.table(&t::response_table(r, w)));
         if let Some(bound) = t::bound_table(r, w) {
             let _ = writeln!(b, "<h3>{}: CPU-bound or I/O-bound?</h3>", escape(w));
-            b.push_str(&escaped_table("bound", &bound));
+            b.push_str(&x.table(&bound));
         }
     }
     b.push_str("<p class=\"caption\">NOTPM: New-Order transactions committed per minute; lines: medians over valid runs, shaded: their 95% CI. A kind passes when its 90th-percentile response time is within its limit (5 s; Stock-Level 20 s). bound by: I/O when iowait >= 20% or the disk was >= 80% busy, CPU when idle < 15%, else neither.</p>\n");
@@ -776,11 +686,7 @@ fn verification(x: &Ctx) -> Option<Section> {
         return None;
     }
     let mut b = String::new();
-    let rows: Vec<Vec<String>> = rp::verification_rows(r)
-        .into_iter()
-        .map(|row| row.iter().map(|c| escape(c)).collect())
-        .collect();
-    b.push_str(&table("verify", &rp::VERIFICATION_HEADER, &[2, 3], &rows));
+    b.push_str(&x.table(&rp::verification_table(r)));
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
         let _ = writeln!(b, "<h3>{}: results differ</h3>", escape(&v.variant));
         for d in v.differences.iter().take(10) {
@@ -817,16 +723,7 @@ fn replay(x: &Ctx) -> Option<Section> {
             c.connections,
             x.vname(&c.variant)
         );
-        let rows: Vec<Vec<String>> = rp::class_rows(c)
-            .into_iter()
-            .map(|row| row.iter().map(|v| escape(v)).collect())
-            .collect();
-        b.push_str(&table(
-            "classes",
-            &rp::CLASS_HEADER,
-            &[2, 3, 4, 5, 6],
-            &rows,
-        ));
+        b.push_str(&x.table(&rp::class_table(c)));
         let key = (c.workload.clone(), c.variant.clone());
         if planned.contains(&key) {
             continue;
@@ -866,40 +763,11 @@ fn sqlsuite(x: &Ctx) -> Option<Section> {
         for ops in [false, true] {
             let t = sq::table(x.r, w, ops);
             let _ = writeln!(b, "<h3>{}</h3>", escape(&t.title));
-            b.push_str(&escaped_table("suite", &t));
+            b.push_str(&x.table(&t));
         }
     }
     b.push_str("<p class=\"caption\">Seconds: medians over valid runs with a 95% CI. Ratio: this variant's time / the baseline's (below 1 took less time) with a Hodges-Lehmann 95% CI and the Mann-Whitney verdict. Operations: largest change first.</p>\n");
     Some(Section::new("sqlsuite", "SQL suite", "SQL suite".into(), b))
-}
-
-/// A report table with every cell escaped; all columns but the text ones right-aligned.
-fn escaped_table(class: &str, t: &crate::tpcc::Table) -> String {
-    let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
-    let rows: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|row| row.iter().map(|c| escape(c)).collect())
-        .collect();
-    let num: Vec<usize> = t
-        .header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| {
-            !matches!(
-                h.as_str(),
-                "variant"
-                    | "kind"
-                    | "p90 check"
-                    | "bound by"
-                    | "response times"
-                    | "group"
-                    | "operation"
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
-    table(class, &header, &num, &rows)
 }
 
 fn relative(x: &Ctx) -> Option<Section> {
@@ -1231,228 +1099,34 @@ fn cpu_modes(x: &Ctx) -> Option<String> {
 }
 
 fn system(x: &Ctx) -> Option<Section> {
-    let rows: Vec<Vec<String>> =
-        x.r.cells
-            .iter()
-            .filter_map(|c| c.system.as_ref().map(|s| (c, s)))
-            .map(|(c, s)| {
-                let series: Vec<String> = c
-                    .runs
-                    .iter()
-                    .filter_map(|run| {
-                        let p = run.system.as_ref()?.series.as_ref()?;
-                        Some(file_link(p, &format!("r{}", run.round + 1)))
-                    })
-                    .chain(s.series.iter().map(|p| file_link(p, "cell")))
-                    .collect();
-                vec![
-                    escape(&c.workload),
-                    c.connections.to_string(),
-                    x.vname(&c.variant),
-                    pct(s.cpu_user_pct),
-                    pct(s.cpu_system_pct),
-                    pct(s.cpu_iowait_pct),
-                    pct(s.cpu_idle_pct),
-                    format!(
-                        "{} / {}",
-                        fixed(s.server_cpu_pct_mean, 0),
-                        fixed(s.server_cpu_pct_max, 0)
-                    ),
-                    fixed(s.server_rss_kib_max as f64 / 1024.0, 1),
-                    fixed(s.ctx_switches_per_op, 2),
-                    format!(
-                        "{} / {}",
-                        bytes(s.disk_read_bytes as f64),
-                        bytes(s.disk_write_bytes as f64)
-                    ),
-                    pct(s.disk_util_pct_max),
-                    fixed(s.loopback_bytes_per_op, 0),
-                    series.join(" "),
-                ]
-            })
-            .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    let mut b = table(
-        "system",
-        &[
-            "workload",
-            "conns",
-            "variant",
-            "user %",
-            "system %",
-            "iowait %",
-            "idle %",
-            "server CPU % mean / max",
-            "server RSS MiB",
-            "ctx switches/op",
-            "disk read / write",
-            "disk util % max",
-            "loopback B/op",
-            "series",
-        ],
-        &[1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
-        &rows,
-    );
-    b.push_str("<p class=\"caption\">CPU modes are of the whole machine (all cores = 100%); server CPU is percent of one core, summed over the server's processes; context switches are the whole machine's. Means over valid runs.</p>\n");
+    let t = sections::system(x.r)?;
     Some(Section::new(
         "system",
         "System",
         "System during the measured windows".into(),
-        b,
+        x.table(&t),
     ))
 }
 
 fn counters(x: &Ctx) -> Option<Section> {
-    let mut rows = Vec::new();
-    let mut unsupported: Vec<&str> = Vec::new();
-    for c in &x.r.cells {
-        let runs: Vec<_> = c
-            .runs
-            .iter()
-            .filter(|run| run.valid)
-            .filter_map(|run| run.counters.as_ref())
-            .collect();
-        if runs.is_empty() {
-            continue;
-        }
-        for u in runs.iter().flat_map(|k| k.unsupported.iter()) {
-            if !unsupported.contains(&u.as_str()) {
-                unsupported.push(u);
-            }
-        }
-        let mean = |f: fn(&crate::model::CountersRecord) -> Option<f64>, d: usize| {
-            let v: Vec<f64> = runs.iter().filter_map(|k| f(k)).collect();
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                fixed(v.iter().sum::<f64>() / v.len() as f64, d)
-            }
-        };
-        let row = vec![
-            escape(&c.workload),
-            c.connections.to_string(),
-            x.vname(&c.variant),
-            mean(|k| k.instructions_per_op, 0),
-            mean(|k| k.cycles_per_op, 0),
-            mean(|k| k.ipc, 2),
-            mean(|k| k.cache_misses_per_kinstr, 2),
-            mean(|k| k.branch_misses_per_kinstr, 2),
-            mean(|k| k.itlb_misses_per_kinstr, 3),
-            mean(|k| k.l1i_misses_per_kinstr, 2),
-        ];
-        // Nothing counted (no PMU): the notes say so; no table of dashes.
-        if row[3..].iter().any(|v| v != "-") {
-            rows.push(row);
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    let mut b = table(
-        "counters",
-        &[
-            "workload",
-            "conns",
-            "variant",
-            "instr/op",
-            "cycles/op",
-            "IPC",
-            "cache miss/kinstr",
-            "branch miss/kinstr",
-            "iTLB miss/kinstr",
-            "L1i miss/kinstr",
-        ],
-        &[1, 3, 4, 5, 6, 7, 8, 9],
-        &rows,
-    );
-    b.push_str("<p class=\"caption\">Means over valid runs.");
-    if !unsupported.is_empty() {
-        let list: Vec<String> = unsupported.iter().map(|u| escape(u)).collect();
-        let _ = write!(b, " Not counted on this machine: {}.", list.join(", "));
-    }
-    b.push_str("</p>\n");
+    let t = sections::counters(x.r)?;
     Some(Section::new(
         "counters",
         "CPU counters",
         "CPU counters (server processes, measured window)".into(),
-        b,
+        x.table(&t),
     ))
 }
 
 fn instructions(x: &Ctx) -> Option<Section> {
-    let r = x.r;
-    let cells: Vec<&Cell> = r
-        .cells
-        .iter()
-        .filter(|c| c.instructions_per_op.is_some())
-        .collect();
-    if cells.is_empty() {
-        return None;
-    }
-    let rows: Vec<Vec<String>> = cells
-        .iter()
-        .map(|c| {
-            let base = r
-                .cell(&c.workload, &r.plan.baseline, c.connections)
-                .and_then(|b| b.instructions_per_op);
-            let ratio = match (base, c.instructions_per_op) {
-                (Some(b), Some(v)) if b > 0.0 => fixed(v / b, 4),
-                _ => "-".into(),
-            };
-            vec![
-                escape(&c.workload),
-                c.connections.to_string(),
-                x.vname(&c.variant),
-                c.instructions_per_op.map_or("-".into(), ops),
-                ratio,
-            ]
-        })
-        .collect();
-    let mut b = table(
-        "instructions",
-        &[
-            "workload",
-            "conns",
-            "variant",
-            "instructions/op (median)",
-            "vs baseline",
-        ],
-        &[1, 3, 4],
-        &rows,
-    );
-    b.push_str("<p class=\"caption\">The server ran under valgrind callgrind, counting only the measured window: counts repeat within a fraction of a percent, so small differences between builds show here that wall-clock noise hides. Throughput figures of these runs are valgrind's, not the server's.</p>\n");
-    for c in cells {
-        let Some(run) = c
-            .runs
-            .iter()
-            .find(|run| run.valid && run.instructions.is_some())
-        else {
-            continue;
-        };
-        let Some(i) = &run.instructions else { continue };
-        if i.top.is_empty() {
-            continue;
-        }
-        let rows: Vec<Vec<String>> = i
-            .top
-            .iter()
-            .take(10)
-            .map(|f| {
-                vec![
-                    code(&f.function),
-                    fixed(f.instructions_per_op, 0),
-                    pct(f.pct),
-                ]
-            })
-            .collect();
+    let t = sections::instructions(x.r)?;
+    let mut b = x.table(&t);
+    for (_, t) in sections::top_instructions(x.r) {
         let _ = write!(
             b,
-            "<details><summary>{}: top functions (round {})</summary>\n{}</details>\n",
-            escape(&cell_label(c)),
-            run.round + 1,
-            table("top", &["function", "instr/op", "%"], &[1, 2], &rows)
+            "<details><summary>{}</summary>\n{}</details>\n",
+            escape(&t.title),
+            x.table(&t)
         );
     }
     Some(Section::new(
@@ -1505,53 +1179,12 @@ fn hotspots(x: &Ctx) -> Option<Section> {
             b.push_str(&chart);
             b.push('\n');
         }
-        if !p.top.is_empty() {
-            let rows: Vec<Vec<String>> = p
-                .top
-                .iter()
-                .take(12)
-                .map(|f| {
-                    vec![
-                        code(&f.function),
-                        escape(&f.dso),
-                        pct(f.self_pct),
-                        pct(f.children_pct),
-                    ]
-                })
-                .collect();
-            b.push_str(&table(
-                "top",
-                &["function", "where", "self %", "children %"],
-                &[2, 3],
-                &rows,
-            ));
+        if let Some(t) = sections::hotspot_top(p) {
+            b.push_str(&x.table(&t));
         }
-        if !p.diff.is_empty() {
-            let _ = writeln!(
-                b,
-                "<p>Against {} (self samples per million operations):</p>",
-                escape(&r.plan.baseline)
-            );
-            let rows: Vec<Vec<String>> = p
-                .diff
-                .iter()
-                .take(12)
-                .map(|d| {
-                    vec![
-                        code(&d.function),
-                        fixed(d.base_per_mop, 0),
-                        fixed(d.other_per_mop, 0),
-                        d.change
-                            .map_or("new".into(), |v| format!("{:+.1}%", 100.0 * v)),
-                    ]
-                })
-                .collect();
-            b.push_str(&table(
-                "diff",
-                &["function", "baseline", "this variant", "change"],
-                &[1, 2, 3],
-                &rows,
-            ));
+        if let Some(t) = sections::hotspot_diff(p, &r.plan.baseline) {
+            let _ = writeln!(b, "<p>{}:</p>", escape(&t.title));
+            b.push_str(&x.table(&t));
         }
     }
     Some(Section::new(
@@ -1564,112 +1197,26 @@ fn hotspots(x: &Ctx) -> Option<Section> {
 
 /// SQL cells: latency per statement kind, from each cell's median-throughput valid run.
 fn statements(x: &Ctx) -> Option<Section> {
-    let mut rows = Vec::new();
-    for c in &x.r.cells {
-        let mut valid: Vec<&Run> = c
-            .runs
-            .iter()
-            .filter(|run| run.valid && !run.statements.is_empty())
-            .collect();
-        if valid.is_empty() {
-            continue;
-        }
-        valid.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
-        let run = valid[valid.len() / 2];
-        for (kind, k) in &run.statements {
-            rows.push(vec![
-                escape(&c.workload),
-                c.connections.to_string(),
-                x.vname(&c.variant),
-                (run.round + 1).to_string(),
-                escape(kind),
-                ops(k.count as f64),
-                micros(k.latency_us.p50),
-                micros(k.latency_us.p99),
-                micros(k.latency_us.max),
-            ]);
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
+    let t = sections::statements(x.r)?;
     Some(Section::new(
         "statements",
         "Statements",
         "Statements (each cell's median-throughput run)".into(),
-        table(
-            "statements",
-            &[
-                "workload", "conns", "variant", "round", "kind", "count", "p50 us", "p99 us",
-                "max us",
-            ],
-            &[1, 3, 5, 6, 7, 8],
-            &rows,
-        ),
+        x.table(&t),
     ))
 }
 
 fn runs(x: &Ctx) -> Option<Section> {
-    let mut rows = Vec::new();
-    for c in &x.r.cells {
-        for run in &c.runs {
-            let mut flags = summary::run_flags(run);
-            flags.extend(run.probe_errors.iter().map(|p| format!("probe: {p}")));
-            let mut logs = Vec::new();
-            if let Some(l) = &run.server_log {
-                logs.push(file_link(l, "server"));
-            }
-            if let Some(l) = &run.hdr_log {
-                logs.push(file_link(l, "hdr"));
-            }
-            rows.push(vec![
-                escape(&c.workload),
-                c.connections.to_string(),
-                x.vname(&c.variant),
-                (run.round + 1).to_string(),
-                ops(run.ops_per_s),
-                micros(run.latency_us.p50),
-                micros(run.latency_us.p99),
-                fixed(run.client_cpu_us_per_op, 2),
-                fixed(run.server_cpu_us_per_op, 2),
-                run.errors.to_string(),
-                run.misses.to_string(),
-                run.verify_failures.to_string(),
-                wrap(&flags.join("; ")),
-                logs.join(" "),
-            ]);
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    let n = rows.len();
-    let t = table(
-        "runs",
-        &[
-            "workload",
-            "conns",
-            "variant",
-            "round",
-            "ops/s",
-            "p50 us",
-            "p99 us",
-            "client us/op",
-            "server us/op",
-            "errors",
-            "misses",
-            "verify",
-            "flags",
-            "logs",
-        ],
-        &[1, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-        &rows,
-    );
+    let t = sections::runs(x.r)?;
     Some(Section::new(
         "runs",
         "Runs",
         "Runs".into(),
-        format!("<details><summary>Every run ({n})</summary>\n{t}</details>\n"),
+        format!(
+            "<details><summary>Every run ({})</summary>\n{}</details>\n",
+            t.rows.len(),
+            x.table(&t)
+        ),
     ))
 }
 
@@ -1800,34 +1347,12 @@ fn builds(x: &Ctx) -> Section {
 }
 
 fn data_loads(x: &Ctx) -> Option<Section> {
-    let rows: Vec<Vec<String>> =
-        x.r.variants
-            .iter()
-            .flat_map(|v| {
-                v.data.iter().map(|d| {
-                    vec![
-                        x.vname(&v.name),
-                        escape(&d.workloads.join(", ")),
-                        ops(d.rows as f64),
-                        fixed(d.seconds, 1),
-                        fixed(d.bytes as f64 / 1048576.0, 1),
-                    ]
-                })
-            })
-            .collect();
-    if rows.is_empty() {
-        return None;
-    }
+    let t = sections::data_loads(x.r)?;
     Some(Section::new(
         "data",
         "Data loads",
         "Data loads (once per variant, not measured)".into(),
-        table(
-            "data",
-            &["variant", "workloads", "rows", "seconds", "MiB"],
-            &[2, 3, 4],
-            &rows,
-        ),
+        x.table(&t),
     ))
 }
 

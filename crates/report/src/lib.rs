@@ -10,10 +10,12 @@ pub mod markdown;
 pub mod markup;
 pub mod model;
 pub mod replay;
+pub mod sections;
 pub mod sqlsuite;
 pub mod summary;
 pub mod svg;
 pub mod sweep;
+pub mod table;
 pub mod tpcc;
 pub mod why;
 
@@ -108,11 +110,7 @@ pub fn terminal(r: &Results, color: bool) -> String {
     if !r.warnings.is_empty() {
         s.push('\n');
     }
-    s.push_str(&summary::text_table(
-        &summary::HEADER,
-        &summary::rows(r),
-        color,
-    ));
+    s.push_str(&summary::cells_table(r).terminal(color));
     for line in summary::verdict_notes(r).split_inclusive('\n') {
         s.push_str(&summary::printable(line.trim_end_matches('\n')));
         if line.ends_with('\n') {
@@ -121,7 +119,7 @@ pub fn terminal(r: &Results, color: bool) -> String {
     }
     for sw in sweep::sweeps(r) {
         s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
-        s.push_str(&sweep::plain_table(&sw.header, &sw.rows));
+        s.push_str(&sw.table.plain());
     }
     s.push_str(&tpcc::terminal(r));
     s.push_str(&sqlsuite::terminal(r));

@@ -1,8 +1,9 @@
 //! report.md: verdicts first, then the full table, the builds, every run, the plan, and
 //! the exact experiment file, so the folder explains itself without bakeoff.
 
-use crate::model::{Cell, Results};
-use crate::summary::{self, markdown_table, micros, ops, HEADER};
+use crate::model::Results;
+use crate::summary;
+use crate::table::{Table, Value};
 use std::fmt::Write;
 
 pub fn render(r: &Results) -> String {
@@ -31,16 +32,14 @@ pub fn render(r: &Results) -> String {
     crate::why::memory_errors(&mut s, r);
     verdicts(&mut s, r);
     let _ = writeln!(s, "## All cells\n");
-    let rows: Vec<Vec<String>> = summary::rows(r).into_iter().map(|x| x.cells).collect();
-    s.push_str(&markdown_table(&HEADER, &rows));
+    s.push_str(&summary::cells_table(r).markdown());
     let _ = writeln!(
         s,
         "\nops/s: median over valid runs with a distribution-free 95% CI; CV: run-to-run coefficient of variation; ratio and verdict: see Verdicts (true coverage in brackets when too few runs allow no 95% interval).\n"
     );
     for sw in crate::sweep::sweeps(r) {
         let _ = writeln!(s, "## {} by connections: {}\n", sw.unit, sw.workload);
-        let header: Vec<&str> = sw.header.iter().map(String::as_str).collect();
-        s.push_str(&markdown_table(&header, &sw.rows));
+        s.push_str(&sw.table.markdown());
         s.push('\n');
     }
     crate::tpcc::markdown(&mut s, r);
@@ -81,45 +80,9 @@ fn verdicts(s: &mut String, r: &Results) {
         return;
     }
     let _ = writeln!(s, "## Verdicts (against baseline `{}`)\n", r.plan.baseline);
-    let rows: Vec<Vec<String>> = r
-        .comparisons
-        .iter()
-        .map(|c| {
-            vec![
-                c.workload.clone(),
-                c.connections.to_string(),
-                c.variant.clone(),
-                format!("{:.3}", c.ratio),
-                summary::ci_text(c.ci95, c.ci_coverage),
-                format!("{:.4}", c.p_value),
-                format!("{:.4}", c.p_adjusted),
-                format!(
-                    "{} {}",
-                    c.rounds,
-                    if c.paired { "paired" } else { "unpaired" }
-                ),
-                c.detectable
-                    .map(|d| format!("±{:.1}%", d * 100.0))
-                    .unwrap_or_else(|| "-".into()),
-                format!("**{}**", summary::verdict_text(c)),
-            ]
-        })
-        .collect();
-    s.push_str(&markdown_table(
-        &[
-            "workload",
-            "conns",
-            "variant",
-            "ratio",
-            "95% CI",
-            "p",
-            "p adjusted",
-            "rounds",
-            "detectable",
-            "verdict",
-        ],
-        &rows,
-    ));
+    if let Some(t) = crate::sections::verdicts(r) {
+        s.push_str(&t.markdown());
+    }
     let _ = writeln!(s, "\n{}.\n", summary::stopping_text(r));
     let mut notes = summary::explanations(r);
     notes.extend(summary::disturbed(r));
@@ -164,54 +127,54 @@ fn round_ratios(s: &mut String, r: &Results) {
 
 fn variants(s: &mut String, r: &Results) {
     let _ = writeln!(s, "## Variants\n");
-    let rows: Vec<Vec<String>> = r
-        .variants
-        .iter()
-        .map(|v| {
-            let b = v.build.clone().unwrap_or_default();
-            vec![
-                v.name.clone(),
-                v.status.clone()
-                    + &v.error
-                        .as_ref()
-                        .map(|e| format!(": {e}"))
-                        .unwrap_or_default(),
-                b.kind.clone(),
-                b.compiler_version.clone(),
-                format!("{} {}", b.cflags, b.ldflags).trim().to_string(),
-                if b.binary_bytes > 0 {
-                    b.binary_bytes.to_string()
-                } else {
-                    String::new()
-                },
-                b.binary_sha256.chars().take(12).collect(),
-                if b.kind == "build" {
-                    format!(
-                        "{:.1}{}",
-                        b.seconds,
-                        if b.cached { " (cached)" } else { "" }
-                    )
-                } else {
-                    String::new()
-                },
-                v.args.join(" "),
-            ]
-        })
-        .collect();
-    s.push_str(&markdown_table(
+    let mut t = Table::new(
+        "variants",
         &[
             "variant",
             "status",
             "kind",
             "compiler",
             "flags",
-            "binary bytes",
+            "binary bytes#",
             "sha256",
-            "build s",
+            "build s#",
             "server args",
         ],
-        &rows,
-    ));
+    );
+    for v in &r.variants {
+        let b = v.build.clone().unwrap_or_default();
+        t.push(vec![
+            Value::Variant(v.name.clone()),
+            (v.status.clone()
+                + &v.error
+                    .as_ref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default())
+                .into(),
+            b.kind.clone().into(),
+            b.compiler_version.clone().into(),
+            format!("{} {}", b.cflags, b.ldflags).trim().into(),
+            if b.binary_bytes > 0 {
+                b.binary_bytes.to_string()
+            } else {
+                String::new()
+            }
+            .into(),
+            b.binary_sha256.chars().take(12).collect::<String>().into(),
+            if b.kind == "build" {
+                format!(
+                    "{:.1}{}",
+                    b.seconds,
+                    if b.cached { " (cached)" } else { "" }
+                )
+            } else {
+                String::new()
+            }
+            .into(),
+            v.args.join(" ").into(),
+        ]);
+    }
+    s.push_str(&t.markdown());
     s.push('\n');
 }
 
@@ -224,128 +187,36 @@ fn data(s: &mut String, r: &Results) {
         .collect();
     if !with_opts.is_empty() {
         let _ = writeln!(s, "## Server options\n");
-        let rows: Vec<Vec<String>> = with_opts
-            .iter()
-            .map(|v| {
-                let opts: Vec<String> = v.options.iter().map(|(k, x)| format!("{k}={x}")).collect();
-                vec![v.name.clone(), opts.join(" ")]
-            })
-            .collect();
-        s.push_str(&markdown_table(&["variant", "options"], &rows));
+        let mut t = Table::new("options", &["variant", "options"]);
+        for v in with_opts {
+            let opts: Vec<String> = v.options.iter().map(|(k, x)| format!("{k}={x}")).collect();
+            t.push(vec![Value::Variant(v.name.clone()), opts.join(" ").into()]);
+        }
+        s.push_str(&t.markdown());
         s.push('\n');
     }
-    let loads: Vec<Vec<String>> = r
-        .variants
-        .iter()
-        .flat_map(|v| {
-            v.data.iter().map(|d| {
-                vec![
-                    v.name.clone(),
-                    d.workloads.join(", "),
-                    ops(d.rows as f64),
-                    format!("{:.1}", d.seconds),
-                    format!("{:.1}", d.bytes as f64 / 1048576.0),
-                ]
-            })
-        })
-        .collect();
-    if !loads.is_empty() {
+    if let Some(t) = crate::sections::data_loads(r) {
         let _ = writeln!(s, "## Data loads (once per variant, not measured)\n");
-        s.push_str(&markdown_table(
-            &["variant", "workloads", "rows", "seconds", "MiB"],
-            &loads,
-        ));
+        s.push_str(&t.markdown_with_notes());
         s.push('\n');
     }
 }
 
 /// SQL cells: latency per statement kind, from each cell's median-throughput valid run.
 fn statements(s: &mut String, r: &Results) {
-    let mut rows = Vec::new();
-    for c in &r.cells {
-        let mut valid: Vec<&crate::model::Run> = c
-            .runs
-            .iter()
-            .filter(|x| x.valid && !x.statements.is_empty())
-            .collect();
-        if valid.is_empty() {
-            continue;
-        }
-        valid.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
-        let run = valid[valid.len() / 2];
-        for (kind, k) in &run.statements {
-            rows.push(vec![
-                c.workload.clone(),
-                c.connections.to_string(),
-                c.variant.clone(),
-                (run.round + 1).to_string(),
-                kind.clone(),
-                ops(k.count as f64),
-                micros(k.latency_us.p50),
-                micros(k.latency_us.p99),
-                micros(k.latency_us.max),
-            ]);
-        }
+    if let Some(t) = crate::sections::statements(r) {
+        let _ = writeln!(s, "## Statements (each cell's median-throughput run)\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
     }
-    if rows.is_empty() {
-        return;
-    }
-    let _ = writeln!(s, "## Statements (each cell's median-throughput run)\n");
-    s.push_str(&markdown_table(
-        &[
-            "workload", "conns", "variant", "round", "kind", "count", "p50 us", "p99 us", "max us",
-        ],
-        &rows,
-    ));
-    s.push('\n');
 }
 
 fn runs(s: &mut String, r: &Results) {
-    let _ = writeln!(s, "## Runs\n");
-    let mut rows = Vec::new();
-    for c in &r.cells {
-        for run in &c.runs {
-            rows.push(run_row(c, run));
-        }
+    if let Some(t) = crate::sections::runs(r) {
+        let _ = writeln!(s, "## Runs\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
     }
-    s.push_str(&markdown_table(
-        &[
-            "workload",
-            "conns",
-            "variant",
-            "round",
-            "ops/s",
-            "p50 us",
-            "p99 us",
-            "client us/op",
-            "server us/op",
-            "errors",
-            "misses",
-            "verify",
-            "flags",
-        ],
-        &rows,
-    ));
-    s.push('\n');
-}
-
-fn run_row(c: &Cell, run: &crate::model::Run) -> Vec<String> {
-    let flags = summary::run_flags(run);
-    vec![
-        c.workload.clone(),
-        c.connections.to_string(),
-        c.variant.clone(),
-        (run.round + 1).to_string(),
-        ops(run.ops_per_s),
-        micros(run.latency_us.p50),
-        micros(run.latency_us.p99),
-        format!("{:.2}", run.client_cpu_us_per_op),
-        format!("{:.2}", run.server_cpu_us_per_op),
-        run.errors.to_string(),
-        run.misses.to_string(),
-        run.verify_failures.to_string(),
-        flags.join("; "),
-    ]
 }
 
 fn plan(s: &mut String, r: &Results) {

@@ -4,26 +4,26 @@
 //! percentiles; the plans (EXPLAIN) of the heaviest classes per variant.
 
 use crate::model::{Cell, Results};
-use crate::summary::markdown_table;
+use crate::table::{Table, Value};
 use std::fmt::Write;
 
 /// The verification table: one row per variant.
-pub fn verification_rows(r: &Results) -> Vec<Vec<String>> {
-    r.verification
-        .iter()
-        .map(|v| {
-            vec![
-                v.variant.clone(),
-                v.status.clone(),
-                v.queries.to_string(),
-                v.differences.len().to_string(),
-                v.note.clone().unwrap_or_default(),
-            ]
-        })
-        .collect()
+pub fn verification_table(r: &Results) -> Table {
+    let mut t = Table::new(
+        "verify",
+        &["variant", "results", "queries#", "differences#", "note"],
+    );
+    for v in &r.verification {
+        t.push(vec![
+            Value::Variant(v.variant.clone()),
+            v.status.clone().into(),
+            v.queries.to_string().into(),
+            v.differences.len().to_string().into(),
+            Value::Long(v.note.clone().unwrap_or_default()),
+        ]);
+    }
+    t
 }
-
-pub const VERIFICATION_HEADER: [&str; 5] = ["variant", "results", "queries", "differences", "note"];
 
 /// One difference, as lines of text (query, hashes, rows on each side).
 pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
@@ -62,7 +62,7 @@ pub fn verification_markdown(s: &mut String, r: &Results) {
         "## Result verification (against `{}`)\n",
         r.plan.baseline
     );
-    s.push_str(&markdown_table(&VERIFICATION_HEADER, &verification_rows(r)));
+    s.push_str(&verification_table(r).markdown());
     s.push('\n');
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
         let _ = writeln!(s, "### {}: results differ\n", v.variant);
@@ -83,42 +83,41 @@ pub fn replay_cells(r: &Results) -> Vec<&Cell> {
         .collect()
 }
 
-pub const CLASS_HEADER: [&str; 7] = [
-    "class",
-    "statement class",
-    "count",
-    "total s",
-    "p50 us",
-    "p99 us",
-    "errors",
-];
-
 /// Per class of a cell: the median run's figures (by total time), heaviest first.
-pub fn class_rows(c: &Cell) -> Vec<Vec<String>> {
+pub fn class_table(c: &Cell) -> Table {
+    let mut t = Table::new(
+        "classes",
+        &[
+            "class",
+            "statement class",
+            "count#",
+            "total s#",
+            "p50 us#",
+            "p99 us#",
+            "errors#",
+        ],
+    );
     let valid: Vec<_> = c
         .runs
         .iter()
         .filter(|x| x.valid && !x.classes.is_empty())
         .collect();
     let Some(run) = valid.get(valid.len() / 2).or(valid.first()) else {
-        return Vec::new();
+        return t;
     };
-    run.classes
-        .iter()
-        .take(15)
-        .map(|k| {
-            let fp: String = k.fingerprint.chars().take(90).collect();
-            vec![
-                k.class.chars().take(8).collect(),
-                fp,
-                k.count.to_string(),
-                format!("{:.3}", k.total_s),
-                format!("{:.0}", k.p50_us),
-                format!("{:.0}", k.p99_us),
-                k.errors.to_string(),
-            ]
-        })
-        .collect()
+    for k in run.classes.iter().take(15) {
+        let fp: String = k.fingerprint.chars().take(90).collect();
+        t.push(vec![
+            k.class.chars().take(8).collect::<String>().into(),
+            fp.into(),
+            k.count.to_string().into(),
+            format!("{:.3}", k.total_s).into(),
+            format!("{:.0}", k.p50_us).into(),
+            format!("{:.0}", k.p99_us).into(),
+            k.errors.to_string().into(),
+        ]);
+    }
+    t
 }
 
 /// report.md: per replay cell the class table, then each variant's plans.
@@ -134,7 +133,7 @@ pub fn replay_markdown(s: &mut String, r: &Results) {
             "### {} x{} on {}\n",
             c.workload, c.connections, c.variant
         );
-        s.push_str(&markdown_table(&CLASS_HEADER, &class_rows(c)));
+        s.push_str(&class_table(c).markdown());
         s.push('\n');
     }
     let mut shown = Vec::new();

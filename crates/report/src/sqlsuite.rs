@@ -3,9 +3,7 @@
 //! time) with its CI and verdict; per operation the same, the largest change first.
 
 use crate::model::{Results, SuiteRow};
-use crate::summary::markdown_table;
-use crate::sweep::plain_table;
-use crate::tpcc::Table;
+use crate::table::{Column, Table};
 use std::fmt::Write;
 
 /// The sqlsuite workloads, in results order.
@@ -70,12 +68,16 @@ pub fn table(r: &Results, w: &str, ops: bool) -> Table {
     if ops {
         keys.sort_by(|a, b| change(b).total_cmp(&change(a)));
     }
-    let mut header = vec!["group".to_string()];
+    let mut header = vec![Column::text("group")];
     if ops {
-        header.push("operation".into());
+        header.push(Column::text("operation"));
     }
-    header.extend(vs.iter().map(|v| format!("{v} s [95% CI]")));
-    header.extend(others.iter().map(|v| format!("{v} / {baseline}")));
+    header.extend(vs.iter().map(|v| Column::figure(format!("{v} s [95% CI]"))));
+    header.extend(
+        others
+            .iter()
+            .map(|v| Column::figure(format!("{v} / {baseline}"))),
+    );
     let rows = keys
         .iter()
         .map(|k| {
@@ -102,14 +104,10 @@ pub fn table(r: &Results, w: &str, ops: bool) -> Table {
             row
         })
         .collect();
-    Table {
-        title: format!(
-            "{w}: seconds per {} (baseline {baseline} = 1.00)",
-            if ops { "operation" } else { "group" }
-        ),
-        header,
-        rows,
-    }
+    Table::of("suite", header, rows).titled(format!(
+        "{w}: seconds per {} (baseline {baseline} = 1.00)",
+        if ops { "operation" } else { "group" }
+    ))
 }
 
 /// report.md: the group table and the operation table of each sqlsuite workload.
@@ -119,8 +117,7 @@ pub fn markdown(s: &mut String, r: &Results) {
         for ops in [false, true] {
             let t = table(r, &w, ops);
             let _ = writeln!(s, "### {}\n", t.title);
-            let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
-            s.push_str(&markdown_table(&header, &t.rows));
+            s.push_str(&t.markdown());
             s.push('\n');
         }
         let _ = writeln!(
@@ -136,7 +133,7 @@ pub fn terminal(r: &Results) -> String {
     for w in workloads(r) {
         let t = table(r, &w, false);
         let _ = writeln!(s, "\n{}", t.title);
-        s.push_str(&plain_table(&t.header, &t.rows));
+        s.push_str(&t.plain());
     }
     s
 }

@@ -1,42 +1,39 @@
 //! The headline table every exporter shows: one row per cell, with the ratio to the
-//! baseline and the verdict. Built once as strings, rendered as terminal text or markdown.
+//! baseline and the verdict, built once as a neutral [`Table`]; and the sentences and
+//! number formats the sections share (verdict words, CI text, stopping rule, plan).
 
 use crate::model::{Cell, ComparisonRecord, PlanRecord, Results, Verdict};
+use crate::table::{Table, Value};
 
-pub const HEADER: [&str; 14] = [
-    "workload",
-    "conns",
-    "variant",
-    "runs",
-    "ops/s",
-    "95% CI",
-    "CV",
-    "p50 us",
-    "p99 us",
-    "p99.9 us",
-    "ratio",
-    "ratio 95% CI",
-    "verdict",
-    "notes",
-];
-
-/// One row of the headline table, as display strings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub cells: Vec<String>,
-    pub verdict: Option<Verdict>,
-}
-
-/// Rows in experiment order: workload, then connections, then variant order.
-pub fn rows(r: &Results) -> Vec<Row> {
-    let mut out = Vec::new();
+/// The headline table: one row per cell in experiment order (workload, then
+/// connections, then variant order), with the ratio to the baseline and the verdict.
+pub fn cells_table(r: &Results) -> Table {
+    let mut t = Table::new(
+        "cells",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "runs#",
+            "ops/s#",
+            "95% CI",
+            "CV#",
+            "p50 us#",
+            "p99 us#",
+            "p99.9 us#",
+            "ratio#",
+            "ratio 95% CI",
+            "verdict",
+            "notes",
+        ],
+    );
     for c in &r.cells {
-        out.push(row(r, c));
+        t.push(row(r, c));
     }
-    out
+    t
 }
 
-fn row(r: &Results, c: &Cell) -> Row {
+fn row(r: &Results, c: &Cell) -> Vec<Value> {
     let baseline = r.plan.baseline.as_str();
     let cmp = r.comparison(&c.workload, &c.variant, c.connections);
     let has_data = c.valid_runs > 0;
@@ -44,42 +41,41 @@ fn row(r: &Results, c: &Cell) -> Row {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
             ci_text(k.ci95, k.ci_coverage),
-            verdict_text(k),
+            Value::Verdict(k.verdict, verdict_text(k)),
         ),
-        (None, true) => ("1.000".into(), String::new(), "baseline".into()),
+        (None, true) => ("1.000".into(), String::new(), Value::Baseline),
         (None, false) => (String::new(), String::new(), "-".into()),
     };
     let num = |v: f64| if has_data { ops(v) } else { "-".into() };
     // A sqlsuite cell times operations, not requests: no latency histogram.
     let has_latency = has_data && c.latency_us.p99 > 0.0;
     let lat = |v: f64| if has_latency { micros(v) } else { "-".into() };
-    Row {
-        cells: vec![
-            c.workload.clone(),
-            c.connections.to_string(),
-            c.variant.clone(),
-            c.valid_runs.to_string(),
-            num(c.median_ops_per_s),
-            if has_data {
-                format!("[{}, {}]", ops(c.ci95[0]), ops(c.ci95[1]))
-            } else {
-                "-".into()
-            },
-            if c.valid_runs >= 2 {
-                format!("{:.1}%", c.cv * 100.0)
-            } else {
-                "-".into()
-            },
-            lat(c.latency_us.p50),
-            lat(c.latency_us.p99),
-            lat(c.latency_us.p999),
-            ratio,
-            ratio_ci,
-            verdict,
-            notes(c).join("; "),
-        ],
-        verdict: cmp.map(|k| k.verdict),
-    }
+    vec![
+        c.workload.clone().into(),
+        c.connections.to_string().into(),
+        Value::Variant(c.variant.clone()),
+        c.valid_runs.to_string().into(),
+        num(c.median_ops_per_s).into(),
+        if has_data {
+            format!("[{}, {}]", ops(c.ci95[0]), ops(c.ci95[1]))
+        } else {
+            "-".into()
+        }
+        .into(),
+        if c.valid_runs >= 2 {
+            format!("{:.1}%", c.cv * 100.0)
+        } else {
+            "-".into()
+        }
+        .into(),
+        lat(c.latency_us.p50).into(),
+        lat(c.latency_us.p99).into(),
+        lat(c.latency_us.p999).into(),
+        ratio.into(),
+        ratio_ci.into(),
+        verdict,
+        Value::Long(notes(c).join("; ")),
+    ]
 }
 
 /// Flags a reader must see next to the figure they qualify.
@@ -153,56 +149,6 @@ pub fn micros(v: f64) -> String {
     }
 }
 
-/// Renders rows as an aligned plain-text table; verdict cells coloured when `color`.
-pub fn text_table(header: &[&str], rows: &[Row], color: bool) -> String {
-    let rows: Vec<Row> = rows
-        .iter()
-        .map(|r| Row {
-            cells: r.cells.iter().map(|c| printable(c)).collect(),
-            verdict: r.verdict,
-        })
-        .collect();
-    let verdict_col = header.iter().position(|h| *h == "verdict");
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(&r.cells) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let line = |cells: Vec<String>, verdict: Option<Verdict>, out: &mut String| {
-        let mut parts = Vec::new();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            let padded = if is_numeric_col(i) {
-                format!("{c:>w$}")
-            } else {
-                format!("{c:<w$}")
-            };
-            parts.push(if color && Some(i) == verdict_col {
-                paint(&padded, verdict)
-            } else {
-                padded
-            });
-        }
-        out.push_str(parts.join("  ").trim_end());
-        out.push('\n');
-    };
-    line(
-        header.iter().map(|s| s.to_string()).collect(),
-        None,
-        &mut out,
-    );
-    line(
-        widths.iter().map(|w| "-".repeat(*w)).collect(),
-        None,
-        &mut out,
-    );
-    for r in rows {
-        line(r.cells, r.verdict, &mut out);
-    }
-    out
-}
-
 /// Text safe for a terminal: control characters (an escape sequence in a hand-edited
 /// results.json) are shown escaped, never sent raw.
 pub fn printable(s: &str) -> String {
@@ -220,10 +166,6 @@ pub fn printable(s: &str) -> String {
         .collect()
 }
 
-fn is_numeric_col(i: usize) -> bool {
-    matches!(i, 1 | 3 | 4 | 6 | 7 | 8 | 9 | 10)
-}
-
 /// `s` in the terminal colour of verdict `v` (none: as it is).
 pub fn paint(s: &str, v: Option<Verdict>) -> String {
     let code = match v {
@@ -234,18 +176,6 @@ pub fn paint(s: &str, v: Option<Verdict>) -> String {
         None => return s.to_string(),
     };
     format!("\x1b[{code}m{s}\x1b[0m")
-}
-
-/// Renders rows as a GitHub-flavoured markdown table (pipes in cells escaped).
-pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut out = format!("| {} |\n", header.join(" | "));
-    out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
-    for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| esc(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
-    }
-    out
 }
 
 /// A ratio CI, with its true coverage when that is short of 95%.

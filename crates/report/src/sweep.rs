@@ -4,6 +4,7 @@
 
 use crate::model::Results;
 use crate::summary::ops;
+use crate::table::{Column, Table};
 
 /// One workload's throughput by connections.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,8 +12,9 @@ pub struct Sweep {
     pub workload: String,
     /// "TPS" for SQL workloads (transactions), else "ops/s".
     pub unit: &'static str,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    /// One row per connection count: each variant's median, then each candidate's ratio
+    /// to the baseline with its verdict.
+    pub table: Table,
 }
 
 /// A sweep per workload that ran at more than one connection count, in experiment order.
@@ -42,14 +44,18 @@ pub fn sweeps(r: &Results) -> Vec<Sweep> {
         let sql = cells
             .iter()
             .any(|c| c.runs.iter().any(|run| run.tps.is_some()));
-        let mut header = vec!["conns".to_string()];
-        header.extend(variants.iter().map(|v| v.to_string()));
+        let mut header = vec![Column::figure("conns")];
+        header.extend(variants.iter().map(|v| Column::figure(*v)));
         let others: Vec<&str> = variants
             .iter()
             .copied()
             .filter(|v| *v != baseline)
             .collect();
-        header.extend(others.iter().map(|v| format!("{v} / {baseline}")));
+        header.extend(
+            others
+                .iter()
+                .map(|v| Column::figure(format!("{v} / {baseline}"))),
+        );
         let rows = conns
             .iter()
             .map(|&n| {
@@ -73,16 +79,10 @@ pub fn sweeps(r: &Results) -> Vec<Sweep> {
         out.push(Sweep {
             workload: w.to_string(),
             unit: if sql { "TPS" } else { "ops/s" },
-            header,
-            rows,
+            table: Table::of("sweep", header, rows),
         });
     }
     out
-}
-
-/// An aligned plain-text table: the first column left-aligned, the rest right-aligned.
-pub fn plain_table(header: &[String], rows: &[Vec<String>]) -> String {
-    aligned_table(header, rows, |i| i != 0)
 }
 
 /// An aligned plain-text table with a dashed rule under the header; columns for which

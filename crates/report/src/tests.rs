@@ -368,7 +368,7 @@ fn sql_sweep_snapshots() {
     let sweeps = sweep::sweeps(&r);
     assert_eq!(sweeps.len(), 1);
     assert_eq!(sweeps[0].unit, "TPS");
-    assert_eq!(sweeps[0].rows.len(), 3);
+    assert_eq!(sweeps[0].table.rows.len(), 3);
     insta::assert_snapshot!("sql_terminal", terminal(&r, false));
     insta::assert_snapshot!("sql_markdown", markdown::render(&r));
 }

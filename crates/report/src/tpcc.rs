@@ -4,17 +4,9 @@
 //! limits, and whether the server was CPU-bound or I/O-bound while it ran.
 
 use crate::model::{Cell, Results};
-use crate::summary::{markdown_table, ops};
-use crate::sweep::plain_table;
+use crate::summary::ops;
+use crate::table::{Column, Table};
 use std::fmt::Write;
-
-/// A table: title, header, rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub title: String,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
 
 /// The tpcc workloads (as the experiment names them), in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
@@ -75,10 +67,17 @@ pub fn notpm_table(r: &Results, w: &str) -> Table {
     let vs = variants(r);
     let baseline = r.plan.baseline.as_str();
     let others: Vec<&str> = vs.iter().copied().filter(|v| *v != baseline).collect();
-    let mut header = vec!["W".to_string(), "conns".to_string()];
-    header.extend(vs.iter().map(|v| format!("{v} NOTPM [95% CI]")));
-    header.extend(others.iter().map(|v| format!("{v} / {baseline}")));
-    header.push("response times".into());
+    let mut header = vec![Column::figure("W"), Column::figure("conns")];
+    header.extend(
+        vs.iter()
+            .map(|v| Column::figure(format!("{v} NOTPM [95% CI]"))),
+    );
+    header.extend(
+        others
+            .iter()
+            .map(|v| Column::figure(format!("{v} / {baseline}"))),
+    );
+    header.push(Column::text("response times"));
     let rows = points(r, w)
         .into_iter()
         .map(|at| {
@@ -119,11 +118,7 @@ pub fn notpm_table(r: &Results, w: &str) -> Table {
             row
         })
         .collect();
-    Table {
-        title: format!("TPC-C {w}: NOTPM"),
-        header,
-        rows,
-    }
+    Table::of("sweep", header, rows).titled(format!("TPC-C {w}: NOTPM"))
 }
 
 /// "pass", or "FAIL (kinds over their limit)".
@@ -175,7 +170,8 @@ pub fn max_w_lines(r: &Results, w: &str) -> Vec<String> {
 
 /// Per cell and transaction kind: counts, response times (ms), the limit and the check.
 pub fn response_table(r: &Results, w: &str) -> Table {
-    let header: Vec<String> = [
+    let text = ["variant", "kind", "p90 check"];
+    let header: Vec<Column> = [
         "variant",
         "W",
         "conns",
@@ -193,7 +189,13 @@ pub fn response_table(r: &Results, w: &str) -> Table {
         "errors",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(|h| {
+        if text.contains(h) {
+            Column::text(*h)
+        } else {
+            Column::figure(*h)
+        }
+    })
     .collect();
     let ms = |v: f64| {
         if v >= 100.0 {
@@ -225,17 +227,16 @@ pub fn response_table(r: &Results, w: &str) -> Table {
             ]);
         }
     }
-    Table {
-        title: format!("TPC-C {w}: response times (ms, medians over valid runs; max: largest)"),
-        header,
-        rows,
-    }
+    Table::of("kinds", header, rows).titled(format!(
+        "TPC-C {w}: response times (ms, medians over valid runs; max: largest)"
+    ))
 }
 
 /// What held the server back: CPU modes, I/O wait and disk writes during the measured
 /// windows (the sampler's means), and the consistency checks that passed.
 pub fn bound_table(r: &Results, w: &str) -> Option<Table> {
-    let header: Vec<String> = [
+    let text = ["variant", "bound by"];
+    let header: Vec<Column> = [
         "variant",
         "W",
         "conns",
@@ -249,7 +250,13 @@ pub fn bound_table(r: &Results, w: &str) -> Option<Table> {
         "consistent runs",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(|h| {
+        if text.contains(h) {
+            Column::text(*h)
+        } else {
+            Column::figure(*h)
+        }
+    })
     .collect();
     let mut rows = Vec::new();
     for c in cells(r, w) {
@@ -273,10 +280,8 @@ pub fn bound_table(r: &Results, w: &str) -> Option<Table> {
             format!("{}/{}", t.consistent_runs, c.valid_runs),
         ]);
     }
-    (!rows.is_empty()).then(|| Table {
-        title: format!("TPC-C {w}: CPU-bound or I/O-bound?"),
-        header,
-        rows,
+    (!rows.is_empty()).then(|| {
+        Table::of("bound", header, rows).titled(format!("TPC-C {w}: CPU-bound or I/O-bound?"))
     })
 }
 
@@ -298,7 +303,7 @@ pub fn markdown(s: &mut String, r: &Results) {
     for w in workloads(r) {
         let _ = writeln!(s, "## TPC-C: {w}\n");
         let t = notpm_table(r, &w);
-        s.push_str(&md(&t));
+        s.push_str(&t.markdown());
         let _ = writeln!(
             s,
             "\nNOTPM: New-Order transactions committed per minute, median over valid runs with a distribution-free 95% CI; ratio: Hodges-Lehmann 95% CI, verdict by Mann-Whitney as for throughput. Response times pass when every kind's 90th percentile is within its limit (5 s; Stock-Level 20 s).\n"
@@ -312,11 +317,11 @@ pub fn markdown(s: &mut String, r: &Results) {
             s.push('\n');
         }
         let _ = writeln!(s, "### Response times\n");
-        s.push_str(&md(&response_table(r, &w)));
+        s.push_str(&response_table(r, &w).markdown());
         s.push('\n');
         if let Some(b) = bound_table(r, &w) {
             let _ = writeln!(s, "### CPU-bound or I/O-bound?\n");
-            s.push_str(&md(&b));
+            s.push_str(&b.markdown());
             let _ = writeln!(
                 s,
                 "\nbound by: I/O when iowait >= 20% or the disk was >= 80% busy at some second, CPU when idle < 15%, else neither (locks, terminals or think times set the pace).\n"
@@ -325,18 +330,13 @@ pub fn markdown(s: &mut String, r: &Results) {
     }
 }
 
-fn md(t: &Table) -> String {
-    let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
-    markdown_table(&header, &t.rows)
-}
-
 /// The terminal's tpcc summary: NOTPM tables and the largest passing W.
 pub fn terminal(r: &Results) -> String {
     let mut s = String::new();
     for w in workloads(r) {
         let t = notpm_table(r, &w);
         let _ = writeln!(s, "\n{}", t.title);
-        s.push_str(&plain_table(&t.header, &t.rows));
+        s.push_str(&t.plain());
         for l in max_w_lines(r, &w) {
             let _ = writeln!(s, "largest passing W: {l}");
         }

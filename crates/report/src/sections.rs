@@ -1,0 +1,397 @@
+//! The report's tables, each built once from the results as a neutral [`Table`]: verdicts,
+//! the system during the runs, CPU counters, instruction counts, hotspots, statements,
+//! every run, data loads and server options. report.md and report.html render these same
+//! tables (and so say the same words and figures); only the pictures around them differ.
+
+use crate::model::{Cell, CountersRecord, ProfileRecord, Results, Run};
+use crate::summary::{self, micros, ops};
+use crate::table::{bytes, fixed, opt, pct, Table, Value};
+
+/// The three columns that name a cell.
+fn cell_key(c: &Cell) -> [Value; 3] {
+    [
+        c.workload.clone().into(),
+        c.connections.to_string().into(),
+        Value::Variant(c.variant.clone()),
+    ]
+}
+
+/// Each comparison against the baseline: ratio, CI, p-values, rounds, detectable
+/// difference and verdict.
+pub fn verdicts(r: &Results) -> Option<Table> {
+    if r.comparisons.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "verdicts",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "ratio#",
+            "95% CI",
+            "p#",
+            "p adjusted#",
+            "rounds",
+            "detectable#",
+            "verdict",
+        ],
+    );
+    for c in &r.comparisons {
+        t.push(vec![
+            c.workload.clone().into(),
+            c.connections.to_string().into(),
+            Value::Variant(c.variant.clone()),
+            fixed(c.ratio, 3).into(),
+            summary::ci_text(c.ci95, c.ci_coverage).into(),
+            fixed(c.p_value, 4).into(),
+            fixed(c.p_adjusted, 4).into(),
+            format!(
+                "{} {}",
+                c.rounds,
+                if c.paired { "paired" } else { "unpaired" }
+            )
+            .into(),
+            c.detectable
+                .map(|d| format!("±{:.1}%", d * 100.0))
+                .unwrap_or_else(|| "-".into())
+                .into(),
+            Value::Verdict(c.verdict, summary::verdict_text(c)),
+        ]);
+    }
+    Some(t)
+}
+
+/// Per cell, the sampler's means over valid runs, with links to the per-second series.
+pub fn system(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "system",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "user %#",
+            "system %#",
+            "iowait %#",
+            "idle %#",
+            "server CPU % mean / max#",
+            "server RSS MiB#",
+            "ctx switches/op#",
+            "disk read / write#",
+            "disk util % max#",
+            "loopback B/op#",
+            "series",
+        ],
+    )
+    .note("CPU modes are of the whole machine (all cores = 100%); server CPU is percent of one core, summed over the server's processes; context switches are the whole machine's. Means over valid runs.");
+    for c in &r.cells {
+        let Some(s) = &c.system else { continue };
+        let series: Vec<(String, String)> = c
+            .runs
+            .iter()
+            .filter_map(|run| {
+                let p = run.system.as_ref()?.series.as_ref()?;
+                Some((format!("r{}", run.round + 1), p.clone()))
+            })
+            .chain(s.series.iter().map(|p| ("cell".to_string(), p.clone())))
+            .collect();
+        let mut row = cell_key(c).to_vec();
+        row.extend([
+            pct(s.cpu_user_pct).into(),
+            pct(s.cpu_system_pct).into(),
+            pct(s.cpu_iowait_pct).into(),
+            pct(s.cpu_idle_pct).into(),
+            format!(
+                "{} / {}",
+                fixed(s.server_cpu_pct_mean, 0),
+                fixed(s.server_cpu_pct_max, 0)
+            )
+            .into(),
+            fixed(s.server_rss_kib_max as f64 / 1024.0, 1).into(),
+            fixed(s.ctx_switches_per_op, 2).into(),
+            format!(
+                "{} / {}",
+                bytes(s.disk_read_bytes as f64),
+                bytes(s.disk_write_bytes as f64)
+            )
+            .into(),
+            pct(s.disk_util_pct_max).into(),
+            fixed(s.loopback_bytes_per_op, 0).into(),
+            Value::Files(series),
+        ]);
+        t.push(row);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// CPU counters per cell: means over valid runs. Cells where nothing was counted (no
+/// PMU) are left out; the note names the events this machine could not count.
+pub fn counters(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "counters",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "instr/op#",
+            "cycles/op#",
+            "IPC#",
+            "cache miss/kinstr#",
+            "branch miss/kinstr#",
+            "iTLB miss/kinstr#",
+            "L1i miss/kinstr#",
+        ],
+    );
+    let mut unsupported: Vec<&str> = Vec::new();
+    for c in &r.cells {
+        let runs: Vec<&CountersRecord> = c
+            .runs
+            .iter()
+            .filter(|x| x.valid)
+            .filter_map(|x| x.counters.as_ref())
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        for u in runs.iter().flat_map(|x| x.unsupported.iter()) {
+            if !unsupported.contains(&u.as_str()) {
+                unsupported.push(u);
+            }
+        }
+        let mean = |f: fn(&CountersRecord) -> Option<f64>, digits: usize| {
+            let v: Vec<f64> = runs.iter().filter_map(|x| f(x)).collect();
+            opt(
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64),
+                digits,
+            )
+        };
+        let figures = [
+            mean(|x| x.instructions_per_op, 0),
+            mean(|x| x.cycles_per_op, 0),
+            mean(|x| x.ipc, 2),
+            mean(|x| x.cache_misses_per_kinstr, 2),
+            mean(|x| x.branch_misses_per_kinstr, 2),
+            mean(|x| x.itlb_misses_per_kinstr, 3),
+            mean(|x| x.l1i_misses_per_kinstr, 2),
+        ];
+        // Nothing counted (no PMU): the notes say so; no row of dashes.
+        if figures.iter().any(|v| v != "-") {
+            let mut row = cell_key(c).to_vec();
+            row.extend(figures.into_iter().map(Value::Text));
+            t.push(row);
+        }
+    }
+    if t.is_empty() {
+        return None;
+    }
+    t = t.note("Means over valid runs.");
+    if !unsupported.is_empty() {
+        t = t.note(format!(
+            "Not counted on this machine: {}.",
+            unsupported.join(", ")
+        ));
+    }
+    Some(t)
+}
+
+/// Instructions per operation (mode = "instructions"), against the baseline's.
+pub fn instructions(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "instructions",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "instructions/op (median)#",
+            "vs baseline#",
+        ],
+    )
+    .note("The server ran under valgrind callgrind, counting only the measured window: counts repeat within a fraction of a percent, so small differences between builds show here that wall-clock noise hides. Throughput figures of these runs are valgrind's, not the server's.");
+    for c in r.cells.iter().filter(|c| c.instructions_per_op.is_some()) {
+        let base = r
+            .cell(&c.workload, &r.plan.baseline, c.connections)
+            .and_then(|b| b.instructions_per_op);
+        let ratio = match (base, c.instructions_per_op) {
+            (Some(b), Some(x)) if b > 0.0 => fixed(x / b, 4),
+            _ => "-".into(),
+        };
+        let mut row = cell_key(c).to_vec();
+        row.extend([
+            c.instructions_per_op.map_or("-".into(), ops).into(),
+            ratio.into(),
+        ]);
+        t.push(row);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// Per cell counted under callgrind, its first valid run's top functions.
+pub fn top_instructions(r: &Results) -> Vec<(&Cell, Table)> {
+    let mut out = Vec::new();
+    for c in &r.cells {
+        let Some(run) = c.runs.iter().find(|x| x.valid && x.instructions.is_some()) else {
+            continue;
+        };
+        let Some(i) = &run.instructions else { continue };
+        if i.top.is_empty() {
+            continue;
+        }
+        let mut t = Table::new("top", &["function", "instr/op#", "%#"]).titled(format!(
+            "{} x{} {}: top functions (round {})",
+            c.workload,
+            c.connections,
+            c.variant,
+            run.round + 1
+        ));
+        for f in i.top.iter().take(10) {
+            t.push(vec![
+                Value::Code(f.function.clone()),
+                fixed(f.instructions_per_op, 0).into(),
+                pct(f.pct).into(),
+            ]);
+        }
+        out.push((c, t));
+    }
+    out
+}
+
+/// A profile's top functions by self time.
+pub fn hotspot_top(p: &ProfileRecord) -> Option<Table> {
+    let mut t = Table::new("top", &["function", "where", "self %#", "children %#"]);
+    for f in p.top.iter().take(12) {
+        t.push(vec![
+            Value::Code(f.function.clone()),
+            f.dso.clone().into(),
+            pct(f.self_pct).into(),
+            pct(f.children_pct).into(),
+        ]);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// A profile against the baseline's: self samples per million operations.
+pub fn hotspot_diff(p: &ProfileRecord, baseline: &str) -> Option<Table> {
+    let mut t = Table::new(
+        "diff",
+        &["function", "baseline#", "this variant#", "change#"],
+    )
+    .titled(format!(
+        "Against {baseline} (self samples per million operations)"
+    ));
+    for d in p.diff.iter().take(12) {
+        t.push(vec![
+            Value::Code(d.function.clone()),
+            fixed(d.base_per_mop, 0).into(),
+            fixed(d.other_per_mop, 0).into(),
+            d.change
+                .map_or("new".into(), |x| format!("{:+.1}%", 100.0 * x))
+                .into(),
+        ]);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// SQL cells: latency per statement kind, from each cell's median-throughput valid run.
+pub fn statements(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "statements",
+        &[
+            "workload", "conns#", "variant", "round#", "kind", "count#", "p50 us#", "p99 us#",
+            "max us#",
+        ],
+    );
+    for c in &r.cells {
+        let mut valid: Vec<&Run> = c
+            .runs
+            .iter()
+            .filter(|x| x.valid && !x.statements.is_empty())
+            .collect();
+        if valid.is_empty() {
+            continue;
+        }
+        valid.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
+        let run = valid[valid.len() / 2];
+        for (kind, k) in &run.statements {
+            let mut row = cell_key(c).to_vec();
+            row.extend([
+                (run.round + 1).to_string().into(),
+                kind.clone().into(),
+                ops(k.count as f64).into(),
+                micros(k.latency_us.p50).into(),
+                micros(k.latency_us.p99).into(),
+                micros(k.latency_us.max).into(),
+            ]);
+            t.push(row);
+        }
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// Every run: throughput, latency, CPU per operation, errors, flags and its logs.
+pub fn runs(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "runs",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "round#",
+            "ops/s#",
+            "p50 us#",
+            "p99 us#",
+            "client us/op#",
+            "server us/op#",
+            "errors#",
+            "misses#",
+            "verify#",
+            "flags",
+            "logs",
+        ],
+    );
+    for c in &r.cells {
+        for run in &c.runs {
+            let mut flags = summary::run_flags(run);
+            flags.extend(run.probe_errors.iter().map(|p| format!("probe: {p}")));
+            let logs: Vec<(String, String)> = [("server", &run.server_log), ("hdr", &run.hdr_log)]
+                .into_iter()
+                .filter_map(|(word, path)| Some((word.to_string(), path.clone()?)))
+                .collect();
+            let mut row = cell_key(c).to_vec();
+            row.extend([
+                (run.round + 1).to_string().into(),
+                ops(run.ops_per_s).into(),
+                micros(run.latency_us.p50).into(),
+                micros(run.latency_us.p99).into(),
+                fixed(run.client_cpu_us_per_op, 2).into(),
+                fixed(run.server_cpu_us_per_op, 2).into(),
+                run.errors.to_string().into(),
+                run.misses.to_string().into(),
+                run.verify_failures.to_string().into(),
+                Value::Long(flags.join("; ")),
+                Value::Files(logs),
+            ]);
+            t.push(row);
+        }
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// SQL variants' data loads: once per variant, before any measured run.
+pub fn data_loads(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "data",
+        &["variant", "workloads", "rows#", "seconds#", "MiB#"],
+    );
+    for v in &r.variants {
+        for d in &v.data {
+            t.push(vec![
+                Value::Variant(v.name.clone()),
+                d.workloads.join(", ").into(),
+                ops(d.rows as f64).into(),
+                fixed(d.seconds, 1).into(),
+                fixed(d.bytes as f64 / 1048576.0, 1).into(),
+            ]);
+        }
+    }
+    (!t.is_empty()).then_some(t)
+}
