@@ -248,6 +248,9 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
         });
     }
     let doc = toml_edit::ImDocument::parse(text.clone()).ok();
+    if let Some(doc) = &doc {
+        experiment.workloads = read_workloads(path, &text, doc)?;
+    }
     let loaded = Loaded {
         experiment,
         path: path.to_path_buf(),
@@ -257,6 +260,41 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
     };
     validate::check(&loaded)?;
     Ok(loaded)
+}
+
+/// Each `[[workload]]` table (or inline table of `workload = [...]`), read once its kind
+/// is known; an error points at the value at fault, else at the table.
+fn read_workloads(
+    path: &Path,
+    text: &str,
+    doc: &toml_edit::ImDocument<String>,
+) -> Result<Vec<crate::Workload>, PlanError> {
+    let tables: Vec<(toml_edit::Value, Option<usize>)> = match doc.get("workload") {
+        Some(toml_edit::Item::ArrayOfTables(a)) => a
+            .iter()
+            .map(|t| {
+                let at = t.span().map(|s| s.start);
+                (
+                    toml_edit::Value::InlineTable(t.clone().into_inline_table()),
+                    at,
+                )
+            })
+            .collect(),
+        Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => a
+            .iter()
+            .map(|v| (v.clone(), v.span().map(|s| s.start)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    tables
+        .into_iter()
+        .map(|(table, at)| {
+            crate::workload::read(table).map_err(|e| PlanError {
+                location: locate_offset(path, text, e.span().map(|s| s.start).or(at)),
+                message: tidy_serde_message(e.message()),
+            })
+        })
+        .collect()
 }
 
 impl Loaded {

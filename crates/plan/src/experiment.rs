@@ -20,7 +20,7 @@ pub struct Experiment {
     pub target: Target,
     #[serde(rename = "variant")]
     pub variants: Vec<Variant>,
-    #[serde(rename = "workload")]
+    #[serde(rename = "workload", deserialize_with = "workload_list")]
     pub workloads: Vec<Workload>,
     #[serde(default)]
     pub plan: Plan,
@@ -357,159 +357,64 @@ impl OneOrMany {
     }
 }
 
-/// What is sent to the server: one `[[workload]]` of any kind. The keys of every kind
-/// deserialize into this one struct; which keys a kind takes, and their checks, are in
-/// that kind's file under `src/workload/` (a key of another kind is an error there).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+/// What is sent to the server: one `[[workload]]`. Its kind picks the struct its keys
+/// deserialize into ([`WorkloadKeys`]); each kind's struct, defaults and checks are in that
+/// kind's file under `src/workload/`, and a key of another kind is an error with its
+/// position. Read from the document table by table (`workload::read`), so a wrong type
+/// still points at its key.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
     pub kind: WorkloadKind,
     /// Names the workload in results; default its kind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default = "default_connections")]
-    pub connections: OneOrMany,
-    /// oltp and sysbench: how clients reach the server (loopback TCP, or its unix socket).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<Transport>,
-    /// None: kv runs 1 event loop, oltp picks per connection count (see the oltp docs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_threads: Option<usize>,
-    #[serde(default = "one")]
-    pub pipeline: usize,
-    #[serde(default = "default_keys")]
-    pub keys: u64,
-    #[serde(default = "default_distribution")]
-    pub key_distribution: KeyDistribution,
-    #[serde(default = "default_theta")]
-    pub zipf_theta: f64,
-    /// sysbench's rand-spec-pct: the share of keys (percent) that is hot.
-    #[serde(default = "default_special_pct")]
-    pub special_pct: f64,
-    /// sysbench's rand-spec-res: the share of accesses (percent) that go to the hot keys.
-    #[serde(default = "default_special_res")]
-    pub special_res: f64,
-    #[serde(default = "default_value_size")]
-    pub value_size: ValueSize,
-    /// Command weights: get, set, add, delete, multiget.
-    #[serde(default = "default_mix")]
-    pub mix: BTreeMap<String, u32>,
-    #[serde(default = "default_multiget_keys")]
-    pub multiget_keys: usize,
-    /// Open loop: total ops/s across all connections. Absent: closed loop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<f64>,
-    #[serde(default = "default_arrival")]
-    pub arrival: Arrival,
-    #[serde(default = "yes")]
-    pub preload: bool,
-    // The oltp and sysbench keys: sysbench's parameter names (dashes as underscores).
-    // Absent keys take sysbench 1.0.20's defaults (see docs/experiment-file.md).
-    /// oltp_read_only, oltp_read_write, ...; default oltp_read_write.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub test: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tables: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub table_size: Option<u64>,
-    /// Row id choice; default special (sysbench's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distribution: Option<RowDistribution>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zipfian_exp: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pareto_h: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gaussian_iter: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub point_selects: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub simple_ranges: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sum_ranges: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order_ranges: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distinct_ranges: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range_size: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_updates: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub non_index_updates: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delete_inserts: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_points: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skip_trx: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_inc: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secondary: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create_secondary: Option<bool>,
-    /// MariaDB storage engine: InnoDB, MyISAM, Aria.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
-    /// Prepared statements (default true, like sysbench's --db-ps-mode=auto).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prepared: Option<bool>,
-    /// Error kinds counted and retried rather than fatal (sysbench's --mysql-ignore-errors).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ignore_errors: Option<Vec<String>>,
-    /// Lost connections per run above which the run is invalid (default 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_reconnects: Option<u64>,
-    // The tpcc keys.
-    /// Warehouses (W): a number or a sweep, e.g. [1, 2, 5, 10, 20].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouses: Option<OneOrMany>,
-    /// `none` (default: back to back) or `spec` (keying and think times, 10 terminals per
-    /// warehouse).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub think: Option<ThinkMode>,
-    /// Report the largest W of the sweep whose response times pass (per variant).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub find_max_w: Option<bool>,
-    /// Loader connections working in parallel (default one per core).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_connections: Option<usize>,
-    /// Retries of a transaction after a deadlock or serialization failure (default 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
-    // The replay and mysqlslap keys.
-    /// The query log to replay (relative to the experiment file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<PathBuf>,
-    /// A .sql file run once into the prepared data (tables the log needs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub setup: Option<PathBuf>,
-    /// Concurrent connections, a sweep like connections (mysqlslap's --concurrency).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub concurrency: Option<OneOrMany>,
-    /// Times each connection replays its statements (mysqlslap's --iterations).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<u32>,
-    /// EXPLAIN the heaviest statement classes (how many; default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub explain: Option<usize>,
-    // The sqlsuite keys.
-    /// Row and loop counts: 1.0 is sql-bench's size; CI uses 0.01.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// The groups to run (default all), e.g. ["insert", "select"].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub groups: Option<Vec<String>>,
+    /// The kind's own keys.
+    pub keys: WorkloadKeys,
 }
 
-impl Workload {
-    /// The name results use for this workload.
-    pub fn display_name(&self) -> String {
-        self.name
-            .clone()
-            .unwrap_or_else(|| self.kind.as_str().to_string())
+/// Each kind's keys. oltp and sysbench share theirs (sysbench's parameter names), as do
+/// replay and mysqlslap (mysqlslap takes fewer of them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum WorkloadKeys {
+    Kv(crate::KvKeys),
+    Oltp(crate::OltpKeys),
+    Tpcc(crate::TpccKeys),
+    Replay(crate::ReplayKeys),
+    Sqlsuite(crate::SuiteKeys),
+}
+
+impl Serialize for Workload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The table as the file writes it: kind, name, then the kind's keys.
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            kind: WorkloadKind,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            name: &'a Option<String>,
+            #[serde(flatten)]
+            keys: &'a WorkloadKeys,
+        }
+        Flat {
+            kind: self.kind,
+            name: &self.name,
+            keys: &self.keys,
+        }
+        .serialize(s)
     }
+}
+
+/// A workload kind and name, read before the kind's keys.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct WorkloadHead {
+    pub kind: WorkloadKind,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// `[[workload]]` is read per table once the kind is known (`workload::read`); here only
+/// its shape (a list of tables, at least one) is checked.
+fn workload_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Workload>, D::Error> {
+    Vec::<serde::de::IgnoredAny>::deserialize(d).map(|_| Vec::new())
 }
 
 /// Repetitions, phases, seed and baseline.
@@ -592,41 +497,8 @@ impl Default for Plan {
     }
 }
 
-fn default_connections() -> OneOrMany {
-    OneOrMany::Many(vec![16])
-}
-fn one() -> usize {
-    1
-}
 fn yes() -> bool {
     true
-}
-fn default_keys() -> u64 {
-    100_000
-}
-fn default_distribution() -> KeyDistribution {
-    KeyDistribution::Uniform
-}
-fn default_theta() -> f64 {
-    0.99
-}
-fn default_special_pct() -> f64 {
-    1.0
-}
-fn default_special_res() -> f64 {
-    75.0
-}
-fn default_value_size() -> ValueSize {
-    ValueSize::Fixed(100)
-}
-fn default_mix() -> BTreeMap<String, u32> {
-    BTreeMap::from([("get".to_string(), 90), ("set".to_string(), 10)])
-}
-fn default_multiget_keys() -> usize {
-    10
-}
-fn default_arrival() -> Arrival {
-    Arrival::Uniform
 }
 fn default_interval() -> String {
     "1s".to_string()

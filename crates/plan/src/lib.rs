@@ -12,7 +12,7 @@ pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
 pub use experiment::*;
-pub use workload::workload_keys;
+pub use workload::{workload_keys, KvKeys, OltpKeys, ReplayKeys, SuiteKeys, TpccKeys};
 
 use std::time::Duration;
 
@@ -117,7 +117,7 @@ impl Experiment {
         let points: usize = self
             .workloads
             .iter()
-            .map(|w| w.connections.to_vec().len())
+            .map(|w| w.connections_swept().len())
             .sum();
         points * self.variants.len()
     }
@@ -217,36 +217,6 @@ pub const SQLSUITE_GROUPS: [&str; 9] = [
 
 /// Terminals per warehouse when tpcc runs with the specification's think times.
 pub const TERMINALS_PER_WAREHOUSE: usize = 10;
-
-impl Workload {
-    /// tpcc: the warehouse counts, in the order given (default [1]).
-    pub fn warehouses_swept(&self) -> Vec<usize> {
-        self.warehouses
-            .as_ref()
-            .map_or_else(|| vec![1], OneOrMany::to_vec)
-    }
-
-    /// The connection counts this workload opens at each point of its sweep.
-    pub fn connections_swept(&self) -> Vec<usize> {
-        if self.kind == WorkloadKind::Sqlsuite {
-            return vec![1];
-        }
-        if matches!(self.kind, WorkloadKind::Replay | WorkloadKind::Mysqlslap) {
-            return self
-                .concurrency
-                .as_ref()
-                .map_or_else(|| vec![1], OneOrMany::to_vec);
-        }
-        if self.kind == WorkloadKind::Tpcc && self.think == Some(ThinkMode::Spec) {
-            return self
-                .warehouses_swept()
-                .into_iter()
-                .map(|w| w.saturating_mul(TERMINALS_PER_WAREHOUSE))
-                .collect();
-        }
-        self.connections.to_vec()
-    }
-}
 
 /// The oltp tests (sysbench's names).
 pub const OLTP_TESTS: [&str; 10] = [

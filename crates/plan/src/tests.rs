@@ -49,7 +49,7 @@ fn good_file_parses_with_defaults() {
     let e = &l.experiment;
     assert_eq!(e.variants.len(), 2);
     assert_eq!(e.baseline(), "gcc-O2");
-    let w = &e.workloads[0];
+    let w = e.workloads[0].kv().expect("a kv workload");
     assert_eq!(w.connections.to_vec(), vec![1, 16, 64]);
     assert_eq!(w.keys, 100_000);
     assert_eq!(w.value_size, ValueSize::Fixed(100));
@@ -185,8 +185,8 @@ fn syntax_error_has_position() {
 fn value_size_forms() {
     let l = parse_str(&GOOD.replace("mix = {", "value_size = { mean = 1024 }\nmix = {")).unwrap();
     assert_eq!(
-        l.experiment.workloads[0].value_size,
-        ValueSize::Around { mean: 1024 }
+        l.experiment.workloads[0].kv().map(|k| k.value_size),
+        Some(ValueSize::Around { mean: 1024 })
     );
     let m = err(&GOOD.replace("mix = {", "value_size = \"big\"\nmix = {"));
     assert!(m.contains("expected a size in bytes"), "{m}");
@@ -195,7 +195,7 @@ fn value_size_forms() {
 #[test]
 fn single_connection_number() {
     let l = parse_str(&GOOD.replace("[1, 16, 64]", "8")).unwrap();
-    assert_eq!(l.experiment.workloads[0].connections.to_vec(), vec![8]);
+    assert_eq!(l.experiment.workloads[0].connections_swept(), vec![8]);
 }
 
 #[test]
@@ -244,8 +244,9 @@ fn sql_file_parses_and_merges_options() {
     let w = &e.workloads[0];
     assert_eq!(w.kind, WorkloadKind::Oltp);
     assert_eq!(w.display_name(), "oltp");
-    assert_eq!(w.tables, Some(4));
-    assert_eq!(w.distribution, Some(RowDistribution::Uniform));
+    let k = w.oltp().expect("oltp keys");
+    assert_eq!(k.tables, Some(4));
+    assert_eq!(k.distribution, Some(RowDistribution::Uniform));
     let base = e.server_options(&e.variants[0]);
     assert_eq!(base["innodb_buffer_pool_size"], "256M");
     assert_eq!(base["max_connections"], "300");
@@ -336,7 +337,7 @@ find_max_w = true
 fn tpcc_keys_and_defaults() {
     let l = parse_str(TPCC).unwrap();
     let w = &l.experiment.workloads[0];
-    assert_eq!(w.warehouses_swept(), vec![1, 2]);
+    assert_eq!(w.tpcc().map(|t| t.warehouses_swept()), Some(vec![1, 2]));
     assert_eq!(w.connections_swept(), vec![4]);
     let spec = parse_str(
         &TPCC
@@ -710,7 +711,7 @@ fn overrides_apply_before_validation_and_name_their_key() {
     .unwrap();
     assert_eq!(l.experiment.plan.repetitions, Some(1));
     assert_eq!(l.experiment.plan.budget.as_deref(), Some("2m"));
-    assert_eq!(l.experiment.workloads[0].connections.to_vec(), vec![4, 8]);
+    assert_eq!(l.experiment.workloads[0].connections_swept(), vec![4, 8]);
     assert!(
         l.text.contains("budget = \"2m\""),
         "the resolved text shows it"

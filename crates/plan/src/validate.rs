@@ -2,7 +2,7 @@
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
 use crate::document::{Key, Loaded, PlanError};
-use crate::experiment::{Experiment, Mode, Source, TargetKind, Variant, Workload, WorkloadKind};
+use crate::experiment::{Experiment, Mode, Source, TargetKind, Variant, Workload};
 use crate::key;
 use std::collections::BTreeSet;
 
@@ -505,11 +505,7 @@ pub(crate) fn range(l: &Loaded, at: &[Key], v: f64, lo: f64, hi: f64, name: &str
 /// another workload's name or cell name.
 fn check_cell_names(l: &Loaded, e: &Experiment) -> Check {
     let swept = |w: &Workload| -> Vec<String> {
-        let sweep = if w.kind == WorkloadKind::Tpcc {
-            w.warehouses_swept()
-        } else {
-            Vec::new()
-        };
+        let sweep = w.tpcc().map_or_else(Vec::new, |t| t.warehouses_swept());
         if sweep.len() < 2 {
             return Vec::new();
         }

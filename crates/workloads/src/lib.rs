@@ -22,7 +22,7 @@ pub mod workload;
 
 pub use workload::{Outcome, QuerySet, RunContext, Server, Tables, Workload};
 
-use bakeoff_plan::{key, Loaded, WorkloadKind};
+use bakeoff_plan::{key, Loaded, WorkloadKeys, WorkloadKind};
 use bakeoff_report::model::Results;
 
 /// The experiment's workloads, in file order (a tpcc warehouse sweep as one per W), with
@@ -43,36 +43,32 @@ pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
                     .to_string())
             }
         };
-        match w.kind {
-            WorkloadKind::Kv => out.push(Box::new(kv::Kv::from_plan(l, i)?)),
-            WorkloadKind::Oltp => {
-                out.push(Box::new(oltp::Oltp::from_plan(w, oltp::Sender::Native)))
+        match &w.keys {
+            WorkloadKeys::Kv(k) => out.push(Box::new(kv::Kv::from_plan(l, i, k)?)),
+            WorkloadKeys::Oltp(k) => {
+                let sender = if w.kind == WorkloadKind::Sysbench {
+                    tool("sysbench", "sysbench")?;
+                    oltp::Sender::Sysbench
+                } else {
+                    oltp::Sender::Native
+                };
+                out.push(Box::new(oltp::Oltp::from_plan(w, k, sender)));
             }
-            WorkloadKind::Sysbench => {
-                tool("sysbench", "sysbench")?;
-                out.push(Box::new(oltp::Oltp::from_plan(w, oltp::Sender::Sysbench)));
-            }
-            WorkloadKind::Tpcc => {
-                for t in tpcc::Tpcc::from_plan(l, i) {
+            WorkloadKeys::Tpcc(k) => {
+                for t in tpcc::Tpcc::from_plan(w, k) {
                     out.push(Box::new(t));
                 }
             }
-            WorkloadKind::Replay => {
-                out.push(Box::new(replay::Replay::from_plan(
-                    l,
-                    i,
-                    replay::Sender::Native,
-                )?));
+            WorkloadKeys::Replay(k) => {
+                let sender = if w.kind == WorkloadKind::Mysqlslap {
+                    tool("mariadb-slap", "mariadb-client")?;
+                    replay::Sender::Mysqlslap
+                } else {
+                    replay::Sender::Native
+                };
+                out.push(Box::new(replay::Replay::from_plan(l, i, k, sender)?));
             }
-            WorkloadKind::Mysqlslap => {
-                tool("mariadb-slap", "mariadb-client")?;
-                out.push(Box::new(replay::Replay::from_plan(
-                    l,
-                    i,
-                    replay::Sender::Mysqlslap,
-                )?));
-            }
-            WorkloadKind::Sqlsuite => out.push(Box::new(sqlsuite::Suite::from_plan(w))),
+            WorkloadKeys::Sqlsuite(k) => out.push(Box::new(sqlsuite::Suite::from_plan(w, k))),
         }
     }
     Ok(out)

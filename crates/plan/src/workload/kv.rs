@@ -2,29 +2,88 @@
 //! space and its distribution, value sizes, the command mix, open or closed loop.
 
 use crate::document::Loaded;
-use crate::experiment::{ValueSize, Workload};
+use crate::experiment::{Arrival, KeyDistribution, OneOrMany, ValueSize};
 use crate::validate::{range, Check};
 use crate::{key, MIX_COMMANDS};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// The keys a kv workload takes (besides `kind` and `name`).
-pub(crate) const KEYS: &[&str] = &[
-    "connections",
-    "client_threads",
-    "pipeline",
-    "keys",
-    "key_distribution",
-    "zipf_theta",
-    "special_pct",
-    "special_res",
-    "value_size",
-    "mix",
-    "multiget_keys",
-    "rate",
-    "arrival",
-    "preload",
-];
+/// A kv workload's keys.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KvKeys {
+    #[serde(default = "default_connections")]
+    pub connections: OneOrMany,
+    /// None: one event loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<usize>,
+    #[serde(default = "one")]
+    pub pipeline: usize,
+    #[serde(default = "default_keys")]
+    pub keys: u64,
+    #[serde(default = "default_distribution")]
+    pub key_distribution: KeyDistribution,
+    #[serde(default = "default_theta")]
+    pub zipf_theta: f64,
+    /// sysbench's rand-spec-pct: the share of keys (percent) that is hot.
+    #[serde(default = "default_special_pct")]
+    pub special_pct: f64,
+    /// sysbench's rand-spec-res: the share of accesses (percent) that go to the hot keys.
+    #[serde(default = "default_special_res")]
+    pub special_res: f64,
+    #[serde(default = "default_value_size")]
+    pub value_size: ValueSize,
+    /// Command weights: get, set, add, delete, multiget.
+    #[serde(default = "default_mix")]
+    pub mix: BTreeMap<String, u32>,
+    #[serde(default = "default_multiget_keys")]
+    pub multiget_keys: usize,
+    /// Open loop: total ops/s across all connections. Absent: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    #[serde(default = "default_arrival")]
+    pub arrival: Arrival,
+    #[serde(default = "yes")]
+    pub preload: bool,
+}
 
-pub(crate) fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
+pub(crate) fn default_connections() -> OneOrMany {
+    OneOrMany::Many(vec![16])
+}
+fn one() -> usize {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn default_keys() -> u64 {
+    100_000
+}
+fn default_distribution() -> KeyDistribution {
+    KeyDistribution::Uniform
+}
+fn default_theta() -> f64 {
+    0.99
+}
+pub(crate) fn default_special_pct() -> f64 {
+    1.0
+}
+pub(crate) fn default_special_res() -> f64 {
+    75.0
+}
+fn default_value_size() -> ValueSize {
+    ValueSize::Fixed(100)
+}
+fn default_mix() -> BTreeMap<String, u32> {
+    BTreeMap::from([("get".to_string(), 90), ("set".to_string(), 10)])
+}
+fn default_multiget_keys() -> usize {
+    10
+}
+fn default_arrival() -> Arrival {
+    Arrival::Uniform
+}
+
+pub(crate) fn check_kv(l: &Loaded, i: usize, w: &KvKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     range(
         l,
@@ -83,7 +142,7 @@ pub(crate) fn check_kv(l: &Loaded, i: usize, w: &Workload) -> Check {
     Ok(())
 }
 
-pub(crate) fn check_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
+pub(crate) fn check_mix(l: &Loaded, i: usize, w: &KvKeys) -> Check {
     if let Some(k) = w.mix.keys().find(|k| !MIX_COMMANDS.contains(&k.as_str())) {
         return Err(l.error_at(
             &key!["workload", i, "mix"],

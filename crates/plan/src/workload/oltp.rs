@@ -1,45 +1,97 @@
 //! oltp's and sysbench's keys (sysbench's parameter names) and their checks.
 
+use super::kv::{default_connections, default_special_pct, default_special_res};
 use crate::document::Loaded;
-use crate::experiment::{Experiment, TargetKind, Workload, WorkloadKind};
+use crate::experiment::{
+    Experiment, OneOrMany, RowDistribution, TargetKind, Transport, WorkloadKind,
+};
 use crate::validate::{range, Check};
 use crate::{key, OLTP_TESTS};
+use serde::{Deserialize, Serialize};
 
-/// The keys a oltp workload takes (besides `kind` and `name`).
-pub(crate) const KEYS: &[&str] = &[
-    "connections",
-    "client_threads",
-    "transport",
-    "test",
-    "tables",
-    "table_size",
-    "distribution",
-    "special_pct",
-    "special_res",
-    "zipfian_exp",
-    "pareto_h",
-    "gaussian_iter",
-    "point_selects",
-    "simple_ranges",
-    "sum_ranges",
-    "order_ranges",
-    "distinct_ranges",
-    "range_size",
-    "index_updates",
-    "non_index_updates",
-    "delete_inserts",
-    "random_points",
-    "skip_trx",
-    "auto_inc",
-    "secondary",
-    "create_secondary",
-    "engine",
-    "prepared",
-    "ignore_errors",
-    "max_reconnects",
-];
+/// The keys of an oltp or sysbench workload: sysbench's parameter names (dashes as
+/// underscores); absent keys take sysbench 1.0.20's defaults (docs/experiment-file.md).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OltpKeys {
+    #[serde(default = "default_connections")]
+    pub connections: OneOrMany,
+    /// None: picked per connection count (see the oltp docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<usize>,
+    /// How clients reach the server (loopback TCP, or its unix socket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
+    /// oltp_read_only, oltp_read_write, ...; default oltp_read_write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u64>,
+    /// Row id choice; default special (sysbench's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<RowDistribution>,
+    /// sysbench's rand-spec-pct: the share of rows (percent) that is hot.
+    #[serde(default = "default_special_pct")]
+    pub special_pct: f64,
+    /// sysbench's rand-spec-res: the share of accesses (percent) that go to the hot rows.
+    #[serde(default = "default_special_res")]
+    pub special_res: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zipfian_exp: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pareto_h: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaussian_iter: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_selects: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simple_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sum_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_ranges: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_updates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_index_updates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_inserts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_points: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_trx: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_inc: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secondary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_secondary: Option<bool>,
+    /// MariaDB storage engine: InnoDB, MyISAM, Aria.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Prepared statements (default true, like sysbench's --db-ps-mode=auto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepared: Option<bool>,
+    /// Error kinds counted and retried rather than fatal (sysbench's --mysql-ignore-errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_errors: Option<Vec<String>>,
+    /// Lost connections per run above which the run is invalid (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reconnects: Option<u64>,
+}
 
-pub(crate) fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+pub(crate) fn check_sql(
+    l: &Loaded,
+    e: &Experiment,
+    i: usize,
+    kind: WorkloadKind,
+    w: &OltpKeys,
+) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     if let Some(t) = &w.test {
         if !OLTP_TESTS.contains(&t.as_str()) {
@@ -86,8 +138,8 @@ pub(crate) fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> C
     if let Some(x) = w.zipfian_exp {
         range(l, &at("zipfian_exp"), x, 0.01, 0.99, "zipfian_exp")?;
     }
-    if w.kind == WorkloadKind::Sysbench {
-        if w.distribution == Some(crate::RowDistribution::Zipfian) {
+    if kind == WorkloadKind::Sysbench {
+        if w.distribution == Some(RowDistribution::Zipfian) {
             return Err(l.error_at(
                 &at("distribution"),
                 "sysbench 1.0.20 has no zipfian distribution; use it with kind = \"oltp\" or choose uniform, gaussian, special or pareto",

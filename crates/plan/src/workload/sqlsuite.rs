@@ -1,15 +1,27 @@
 //! sqlsuite's keys and their checks: scale, groups, engine.
 
 use crate::document::Loaded;
-use crate::experiment::{Experiment, TargetKind, Workload};
+use crate::experiment::{Experiment, TargetKind};
 use crate::key;
 use crate::validate::{range, Check};
+use serde::{Deserialize, Serialize};
 
-/// The keys a sqlsuite workload takes (besides `kind` and `name`).
-pub(crate) const KEYS: &[&str] = &["scale", "groups", "engine"];
+/// A sqlsuite workload's keys (it runs on one connection).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SuiteKeys {
+    /// Row and loop counts: 1.0 is sql-bench's size; CI uses 0.01.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// The groups to run (default all), e.g. ["insert", "select"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<String>>,
+    /// MariaDB storage engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+}
 
 /// sqlsuite: a scale, known groups, an engine only on MariaDB.
-pub(crate) fn check_sqlsuite(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+pub(crate) fn check_sqlsuite(l: &Loaded, e: &Experiment, i: usize, w: &SuiteKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     if let Some(x) = w.scale {
         range(l, &at("scale"), x, 0.001, 100.0, "scale")?;

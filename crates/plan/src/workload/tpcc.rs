@@ -1,27 +1,58 @@
 //! tpcc's keys and their checks: warehouses (a sweep), the mix, think times, the
 //! max-W search.
 
+use super::kv::default_connections;
 use crate::document::Loaded;
-use crate::experiment::{Experiment, TargetKind, ThinkMode, Workload};
+use crate::experiment::{Experiment, OneOrMany, TargetKind, ThinkMode, Transport};
 use crate::key;
 use crate::validate::{range, Check};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// The keys a tpcc workload takes (besides `kind` and `name`).
-pub(crate) const KEYS: &[&str] = &[
-    "connections",
-    "client_threads",
-    "transport",
-    "warehouses",
-    "think",
-    "mix",
-    "find_max_w",
-    "engine",
-    "load_connections",
-    "max_retries",
-];
+/// A tpcc workload's keys.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TpccKeys {
+    #[serde(default = "default_connections")]
+    pub connections: OneOrMany,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
+    /// Warehouses (W): a number or a sweep, e.g. [1, 2, 5, 10, 20].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<OneOrMany>,
+    /// `none` (default: back to back) or `spec` (keying and think times, 10 terminals per
+    /// warehouse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<ThinkMode>,
+    /// Percent per transaction kind; default the specification's 45/43/4/4/4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<BTreeMap<String, u32>>,
+    /// Report the largest W of the sweep whose response times pass (per variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max_w: Option<bool>,
+    /// MariaDB storage engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Loader connections working in parallel (default one per core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_connections: Option<usize>,
+    /// Retries of a transaction after a deadlock or serialization failure (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+}
+
+impl TpccKeys {
+    /// The warehouse counts, in the order given (default [1]).
+    pub fn warehouses_swept(&self) -> Vec<usize> {
+        self.warehouses
+            .as_ref()
+            .map_or_else(|| vec![1], OneOrMany::to_vec)
+    }
+}
 
 /// tpcc: warehouses, the mix, think times and the max-W search.
-pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &TpccKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     let ws = w.warehouses_swept();
     if ws.is_empty() {
@@ -36,10 +67,10 @@ pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> 
             format!("warehouses must be 1..=10000, got {n}; TPC-C needs at least one warehouse"),
         ));
     }
-    let written = l.keys_in(&key!["workload", i]);
-    if written.iter().any(|k| k == "mix") {
-        check_tpcc_mix(l, i, w)?;
+    if let Some(mix) = &w.mix {
+        check_tpcc_mix(l, i, mix)?;
     }
+    let written = l.keys_in(&key!["workload", i]);
     if w.think == Some(ThinkMode::Spec) && written.iter().any(|k| k == "connections") {
         return Err(l.error_at(
             &at("connections"),
@@ -81,10 +112,9 @@ pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> 
     Ok(())
 }
 
-pub(crate) fn check_tpcc_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
+pub(crate) fn check_tpcc_mix(l: &Loaded, i: usize, mix: &BTreeMap<String, u32>) -> Check {
     let at = key!["workload", i, "mix"];
-    if let Some(k) = w
-        .mix
+    if let Some(k) = mix
         .keys()
         .find(|k| !crate::TPCC_KINDS.contains(&k.as_str()))
     {
@@ -96,14 +126,14 @@ pub(crate) fn check_tpcc_mix(l: &Loaded, i: usize, w: &Workload) -> Check {
             ),
         ));
     }
-    let total: u64 = w.mix.values().map(|v| u64::from(*v)).sum();
+    let total: u64 = mix.values().map(|v| u64::from(*v)).sum();
     if total != 100 {
         return Err(l.error_at(
             &at,
             format!("the tpcc mix adds up to {total}, not 100; its weights are percent (default 45/43/4/4/4)"),
         ));
     }
-    if w.mix.get("new_order").copied().unwrap_or(0) == 0 {
+    if mix.get("new_order").copied().unwrap_or(0) == 0 {
         return Err(l.error_at(
             &at,
             "the tpcc mix has no new_order, so there is no NOTPM to measure; give new_order a share",

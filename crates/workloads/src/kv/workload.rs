@@ -4,7 +4,7 @@
 use super::{KeyDistribution, KvConfig, Mix, ValueSize};
 use crate::workload::{Outcome, RunContext, Workload};
 use bakeoff_engine::Schedule;
-use bakeoff_plan::{key, Arrival, Loaded};
+use bakeoff_plan::{key, Arrival, KvKeys, Loaded};
 
 /// A kv workload of the experiment.
 pub struct Kv {
@@ -15,10 +15,10 @@ pub struct Kv {
 
 impl Kv {
     /// The `[[workload]]` at index `i`; an error names the key at fault.
-    pub fn from_plan(l: &Loaded, i: usize) -> Result<Kv, String> {
+    pub fn from_plan(l: &Loaded, i: usize, k: &KvKeys) -> Result<Kv, String> {
         let w = &l.experiment.workloads[i];
-        let cfg = config(w);
-        for c in w.connections.to_vec() {
+        let cfg = config(k);
+        for c in k.connections.to_vec() {
             let mut probe = cfg.clone();
             probe.connections = c;
             probe
@@ -63,21 +63,21 @@ impl Workload for Kv {
     }
 }
 
-fn config(w: &bakeoff_plan::Workload) -> KvConfig {
-    let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
+fn config(k: &KvKeys) -> KvConfig {
+    let get = |c: &str| k.mix.get(c).copied().unwrap_or(0);
     KvConfig {
-        keys: w.keys,
-        key_distribution: match w.key_distribution {
+        keys: k.keys,
+        key_distribution: match k.key_distribution {
             bakeoff_plan::KeyDistribution::Uniform => KeyDistribution::Uniform,
             bakeoff_plan::KeyDistribution::Zipfian => KeyDistribution::Zipfian {
-                theta: w.zipf_theta,
+                theta: k.zipf_theta,
             },
             bakeoff_plan::KeyDistribution::Special => KeyDistribution::Special {
-                pct: w.special_pct,
-                res: w.special_res,
+                pct: k.special_pct,
+                res: k.special_res,
             },
         },
-        value_size: match w.value_size {
+        value_size: match k.value_size {
             bakeoff_plan::ValueSize::Fixed(n) => ValueSize::Fixed(n),
             bakeoff_plan::ValueSize::Around { mean } => ValueSize::Around { mean },
         },
@@ -88,18 +88,18 @@ fn config(w: &bakeoff_plan::Workload) -> KvConfig {
             delete: get("delete"),
             multiget: get("multiget"),
         },
-        multiget_keys: w.multiget_keys,
-        connections: w.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: w.client_threads.unwrap_or(1),
-        schedule: match w.rate {
+        multiget_keys: k.multiget_keys,
+        connections: k.connections.to_vec().first().copied().unwrap_or(1),
+        client_threads: k.client_threads.unwrap_or(1),
+        schedule: match k.rate {
             Some(rate) => Schedule::OpenLoop {
                 rate,
-                poisson: w.arrival == Arrival::Poisson,
+                poisson: k.arrival == Arrival::Poisson,
             },
             None => Schedule::ClosedLoop {
-                pipeline: w.pipeline,
+                pipeline: k.pipeline,
             },
         },
-        preload: w.preload,
+        preload: k.preload,
     }
 }

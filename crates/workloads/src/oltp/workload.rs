@@ -28,12 +28,16 @@ pub struct Oltp {
 }
 
 impl Oltp {
-    /// The `[[workload]]` `w`, sent by `sender`.
-    pub fn from_plan(w: &bakeoff_plan::Workload, sender: Sender) -> Oltp {
+    /// The `[[workload]]` `w` with its keys `k`, sent by `sender`.
+    pub fn from_plan(
+        w: &bakeoff_plan::Workload,
+        k: &bakeoff_plan::OltpKeys,
+        sender: Sender,
+    ) -> Oltp {
         Oltp {
             name: w.display_name(),
             connections: w.connections_swept(),
-            cfg: config(w),
+            cfg: config(k),
             sender,
         }
     }
@@ -116,54 +120,54 @@ impl Tables for SbTables {
 }
 
 /// sysbench's defaults (see [`OltpConfig::default`]) under the file's keys.
-fn config(w: &bakeoff_plan::Workload) -> OltpConfig {
+fn config(k: &bakeoff_plan::OltpKeys) -> OltpConfig {
     let d = OltpConfig::default();
-    let distribution = match w.distribution {
+    let distribution = match k.distribution {
         None | Some(RowDistribution::Special) => Distribution::Special {
-            pct: w.special_pct,
-            res: w.special_res,
-            iter: w.gaussian_iter.unwrap_or(12),
+            pct: k.special_pct,
+            res: k.special_res,
+            iter: k.gaussian_iter.unwrap_or(12),
         },
         Some(RowDistribution::Uniform) => Distribution::Uniform,
         Some(RowDistribution::Gaussian) => Distribution::Gaussian {
-            iter: w.gaussian_iter.unwrap_or(12),
+            iter: k.gaussian_iter.unwrap_or(12),
         },
         Some(RowDistribution::Pareto) => Distribution::Pareto {
-            h: w.pareto_h.unwrap_or(0.2),
+            h: k.pareto_h.unwrap_or(0.2),
         },
         Some(RowDistribution::Zipfian) => Distribution::Zipfian {
-            exp: w.zipfian_exp.unwrap_or(0.8),
+            exp: k.zipfian_exp.unwrap_or(0.8),
         },
     };
     OltpConfig {
-        test: w
+        test: k
             .test
             .as_deref()
             .and_then(OltpTest::from_name)
             .unwrap_or(d.test),
-        tables: w.tables.unwrap_or(d.tables),
-        table_size: w.table_size.unwrap_or(d.table_size),
-        point_selects: w.point_selects.unwrap_or(d.point_selects),
-        simple_ranges: w.simple_ranges.unwrap_or(d.simple_ranges),
-        sum_ranges: w.sum_ranges.unwrap_or(d.sum_ranges),
-        order_ranges: w.order_ranges.unwrap_or(d.order_ranges),
-        distinct_ranges: w.distinct_ranges.unwrap_or(d.distinct_ranges),
-        range_size: w.range_size.unwrap_or(d.range_size),
-        index_updates: w.index_updates.unwrap_or(d.index_updates),
-        non_index_updates: w.non_index_updates.unwrap_or(d.non_index_updates),
-        delete_inserts: w.delete_inserts.unwrap_or(d.delete_inserts),
-        random_points: w.random_points.unwrap_or(d.random_points),
-        skip_trx: w.skip_trx.unwrap_or(d.skip_trx),
-        auto_inc: w.auto_inc.unwrap_or(d.auto_inc),
-        secondary: w.secondary.unwrap_or(d.secondary),
-        create_secondary: w.create_secondary.unwrap_or(d.create_secondary),
+        tables: k.tables.unwrap_or(d.tables),
+        table_size: k.table_size.unwrap_or(d.table_size),
+        point_selects: k.point_selects.unwrap_or(d.point_selects),
+        simple_ranges: k.simple_ranges.unwrap_or(d.simple_ranges),
+        sum_ranges: k.sum_ranges.unwrap_or(d.sum_ranges),
+        order_ranges: k.order_ranges.unwrap_or(d.order_ranges),
+        distinct_ranges: k.distinct_ranges.unwrap_or(d.distinct_ranges),
+        range_size: k.range_size.unwrap_or(d.range_size),
+        index_updates: k.index_updates.unwrap_or(d.index_updates),
+        non_index_updates: k.non_index_updates.unwrap_or(d.non_index_updates),
+        delete_inserts: k.delete_inserts.unwrap_or(d.delete_inserts),
+        random_points: k.random_points.unwrap_or(d.random_points),
+        skip_trx: k.skip_trx.unwrap_or(d.skip_trx),
+        auto_inc: k.auto_inc.unwrap_or(d.auto_inc),
+        secondary: k.secondary.unwrap_or(d.secondary),
+        create_secondary: k.create_secondary.unwrap_or(d.create_secondary),
         distribution,
-        engine: w.engine.clone(),
-        prepared: w.prepared.unwrap_or(d.prepared),
-        connections: w.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: w.client_threads.unwrap_or(AUTO_THREADS),
-        unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
-        ignore_errors: w.ignore_errors.clone().unwrap_or(d.ignore_errors),
-        max_reconnects: w.max_reconnects.unwrap_or(d.max_reconnects),
+        engine: k.engine.clone(),
+        prepared: k.prepared.unwrap_or(d.prepared),
+        connections: k.connections.to_vec().first().copied().unwrap_or(1),
+        client_threads: k.client_threads.unwrap_or(AUTO_THREADS),
+        unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
+        ignore_errors: k.ignore_errors.clone().unwrap_or(d.ignore_errors),
+        max_reconnects: k.max_reconnects.unwrap_or(d.max_reconnects),
     }
 }

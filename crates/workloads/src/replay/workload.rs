@@ -42,7 +42,12 @@ pub struct Replay {
 
 impl Replay {
     /// The `[[workload]]` at index `i`, its files read and parsed.
-    pub fn from_plan(l: &Loaded, i: usize, sender: Sender) -> Result<Replay, String> {
+    pub fn from_plan(
+        l: &Loaded,
+        i: usize,
+        k: &bakeoff_plan::ReplayKeys,
+        sender: Sender,
+    ) -> Result<Replay, String> {
         let w = &l.experiment.workloads[i];
         let read = |k: &'static str, p: &PathBuf| -> Result<(PathBuf, String), String> {
             let path = l.resolve(p);
@@ -56,7 +61,7 @@ impl Replay {
             l.error_at(&key!["workload", i, k], format!("{}: {e}", path.display()))
                 .to_string()
         };
-        let file = w.file.clone().unwrap_or_default();
+        let file = k.file.clone().unwrap_or_default();
         let (path, text) = read("file", &file)?;
         let (format, statements) = super::parse_auto(&text).map_err(|e| bad("file", &path, e))?;
         if sender == Sender::Mysqlslap && format != LogFormat::SqlFile {
@@ -67,7 +72,7 @@ impl Replay {
                 )
                 .to_string());
         }
-        let (setup, setup_file) = match &w.setup {
+        let (setup, setup_file) = match &k.setup {
             Some(s) => {
                 let (spath, stext) = read("setup", s)?;
                 let parsed = super::parse(&stext, LogFormat::SqlFile)
@@ -83,10 +88,10 @@ impl Replay {
             statements,
             setup,
             setup_file,
-            iterations: w.iterations.unwrap_or(1),
-            client_threads: w.client_threads.unwrap_or(crate::oltp::AUTO_THREADS),
-            unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
-            explain: w.explain.unwrap_or(3),
+            iterations: k.iterations.unwrap_or(1),
+            client_threads: k.client_threads.unwrap_or(crate::oltp::AUTO_THREADS),
+            unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
+            explain: k.explain.unwrap_or(3),
             sender,
         })
     }

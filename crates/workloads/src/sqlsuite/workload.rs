@@ -25,18 +25,18 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// The `[[workload]]` `w`.
-    pub fn from_plan(w: &bakeoff_plan::Workload) -> Suite {
+    /// The `[[workload]]` `w` with its keys `k`.
+    pub fn from_plan(w: &bakeoff_plan::Workload, k: &bakeoff_plan::SuiteKeys) -> Suite {
         Suite {
             name: w.display_name(),
             connections: w.connections_swept(),
             cfg: SuiteConfig {
-                scale: w.scale.unwrap_or(1.0),
-                groups: match &w.groups {
+                scale: k.scale.unwrap_or(1.0),
+                groups: match &k.groups {
                     Some(g) => g.iter().filter_map(|n| Group::from_name(n)).collect(),
                     None => Group::ALL.to_vec(),
                 },
-                engine: w.engine.clone(),
+                engine: k.engine.clone(),
             },
         }
     }

@@ -6,7 +6,7 @@
 
 use super::{Mix, Think, TpccConfig, TpccRecord};
 use crate::workload::{invalidate, with_engine, Outcome, RunContext, Tables, Workload};
-use bakeoff_plan::{key, Loaded};
+use bakeoff_plan::TpccKeys;
 use bakeoff_report::model::{Cell, Results, Run, TpccCell, TransactionRecord};
 use bakeoff_sqlclient::Db;
 
@@ -23,11 +23,9 @@ pub struct Tpcc {
 
 impl Tpcc {
     /// The `[[workload]]` at index `i`, one per warehouse count of its sweep.
-    pub fn from_plan(l: &Loaded, i: usize) -> Vec<Tpcc> {
-        let w = &l.experiment.workloads[i];
-        let written = l.keys_in(&key!["workload", i]);
-        let mix = if written.iter().any(|k| k == "mix") {
-            let get = |k: &str| w.mix.get(k).copied().unwrap_or(0);
+    pub fn from_plan(w: &bakeoff_plan::Workload, k: &TpccKeys) -> Vec<Tpcc> {
+        let mix = if let Some(given) = &k.mix {
+            let get = |kind: &str| given.get(kind).copied().unwrap_or(0);
             Mix {
                 new_order: get("new_order"),
                 payment: get("payment"),
@@ -38,8 +36,8 @@ impl Tpcc {
         } else {
             Mix::default()
         };
-        let spec_think = w.think == Some(bakeoff_plan::ThinkMode::Spec);
-        let sweep = w.warehouses_swept();
+        let spec_think = k.think == Some(bakeoff_plan::ThinkMode::Spec);
+        let sweep = k.warehouses_swept();
         let name = w.display_name();
         let d = TpccConfig::default();
         sweep
@@ -48,17 +46,17 @@ impl Tpcc {
                 let connections = if spec_think {
                     vec![wh * bakeoff_plan::TERMINALS_PER_WAREHOUSE]
                 } else {
-                    w.connections.to_vec()
+                    k.connections.to_vec()
                 };
                 let cfg = TpccConfig {
                     warehouses: wh as u32,
                     connections: connections[0],
                     think: if spec_think { Think::Spec } else { Think::None },
                     mix,
-                    engine: w.engine.clone(),
-                    max_retries: w.max_retries.unwrap_or(d.max_retries),
-                    client_threads: w.client_threads.unwrap_or(d.client_threads),
-                    load_connections: w.load_connections.unwrap_or(d.load_connections),
+                    engine: k.engine.clone(),
+                    max_retries: k.max_retries.unwrap_or(d.max_retries),
+                    client_threads: k.client_threads.unwrap_or(d.client_threads),
+                    load_connections: k.load_connections.unwrap_or(d.load_connections),
                 };
                 Tpcc {
                     name: if sweep.len() > 1 {
@@ -69,8 +67,8 @@ impl Tpcc {
                     connections,
                     cfg,
                     workload: name.clone(),
-                    find_max_w: w.find_max_w == Some(true),
-                    unix_socket: w.transport == Some(bakeoff_plan::Transport::Unix),
+                    find_max_w: k.find_max_w == Some(true),
+                    unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
                 }
             })
             .collect()
