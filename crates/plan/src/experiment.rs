@@ -267,6 +267,9 @@ pub enum WorkloadKind {
     Mysqlslap,
     /// A sql-bench-style suite of named operations, each timed on its own.
     Sqlsuite,
+    /// Debian's redis-benchmark (redis-tools), beside the native kv workload.
+    #[serde(rename = "redis-benchmark")]
+    RedisBenchmark,
 }
 
 impl WorkloadKind {
@@ -279,6 +282,7 @@ impl WorkloadKind {
             WorkloadKind::Replay => "replay",
             WorkloadKind::Mysqlslap => "mysqlslap",
             WorkloadKind::Sqlsuite => "sqlsuite",
+            WorkloadKind::RedisBenchmark => "redis-benchmark",
         }
     }
 
@@ -381,6 +385,7 @@ pub enum WorkloadKeys {
     Tpcc(crate::TpccKeys),
     Replay(crate::ReplayKeys),
     Sqlsuite(crate::SuiteKeys),
+    RedisBenchmark(crate::RedisBenchmarkKeys),
 }
 
 impl Serialize for Workload {

@@ -12,15 +12,42 @@ pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
 pub use experiment::*;
-pub use workload::{workload_keys, KvKeys, OltpKeys, ReplayKeys, SuiteKeys, TpccKeys};
+pub use workload::{
+    workload_keys, KvKeys, OltpKeys, RedisBenchmarkKeys, ReplayKeys, SuiteKeys, TpccKeys,
+};
 
 use std::time::Duration;
 
 /// The most connections one workload cell may open.
 pub const MAX_CONNECTIONS: usize = 1024;
 
-/// Commands a kv `mix` may weight.
+/// Commands a kv `mix` may weight on memcached.
 pub const MIX_COMMANDS: [&str; 5] = ["get", "set", "add", "delete", "multiget"];
+
+/// Commands a kv `mix` may weight on Redis (add is SET NX, delete DEL, multiget MGET).
+pub const REDIS_MIX_COMMANDS: [&str; 10] = [
+    "get", "set", "add", "delete", "multiget", "incr", "lpush", "lpop", "hset", "hget",
+];
+
+/// Tests redis-benchmark's `-t` takes (its names, lowercase).
+pub const REDIS_BENCHMARK_TESTS: [&str; 16] = [
+    "ping_inline",
+    "ping_mbulk",
+    "set",
+    "get",
+    "incr",
+    "lpush",
+    "rpush",
+    "lpop",
+    "rpop",
+    "sadd",
+    "hset",
+    "spop",
+    "zadd",
+    "zpopmin",
+    "lrange",
+    "mset",
+];
 
 /// How the measured phase of each run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +131,11 @@ impl Experiment {
     /// The default windows for this experiment's workloads: the key-value ones when every
     /// workload is kv, else the SQL ones.
     fn default_windows(&self) -> (Duration, Duration) {
-        if self.workloads.iter().all(|w| w.kind == WorkloadKind::Kv) {
+        if self
+            .workloads
+            .iter()
+            .all(|w| matches!(w.kind, WorkloadKind::Kv | WorkloadKind::RedisBenchmark))
+        {
             KV_WINDOWS
         } else {
             SQL_WINDOWS

@@ -304,7 +304,7 @@ fn sql_errors_point_at_the_key() {
 fn memcached_takes_no_options_and_no_sql_workload() {
     let opts = err(&GOOD.replace("args = [\"-t\", \"1\"]", "options = { x = 1 }"));
     assert!(
-        opts.contains("options are server settings of mariadb, postgres and sqlite"),
+        opts.contains("options are server settings of mariadb, postgres, sqlite and redis"),
         "{opts}"
     );
     let sql = err(&GOOD

@@ -79,16 +79,16 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
-/// Server options belong to SQL targets; max_connections must cover the sweep.
+/// Server options belong to SQL and Redis targets; max_connections must cover the sweep.
 fn check_options(l: &Loaded, e: &Experiment) -> Check {
     let kind = e.target.kind;
     let target = bakeoff_sandbox::target_for(kind);
-    if !kind.is_sql() {
+    if !kind.takes_options() {
         if !e.target.options.is_empty() {
             return Err(l.error_at(
                 &key!["target", "options"],
                 format!(
-                    "options are server settings of mariadb, postgres and sqlite targets; for {} use args",
+                    "options are server settings of mariadb, postgres, sqlite and redis targets; for {} use args",
                     kind.as_str()
                 ),
             ));
@@ -97,7 +97,7 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["variant", i, "options"],
                 format!(
-                    "options are server settings of mariadb, postgres and sqlite targets; for {} use args",
+                    "options are server settings of mariadb, postgres, sqlite and redis targets; for {} use args",
                     kind.as_str()
                 ),
             ));
@@ -145,29 +145,15 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
-/// Server settings (options keys, normalized) the sandbox owns.
-const OWNED_OPTIONS: &[(&str, &str)] = &[
-    ("port", "the port"),
-    ("bind_address", "the listen address"),
-    ("listen_addresses", "the listen address"),
-    ("datadir", "the data directory"),
-    ("data_directory", "the data directory"),
-    ("socket", "the socket"),
-    ("unix_socket_directories", "the socket directory"),
-    ("pid_file", "the pid file"),
-    ("external_pid_file", "the pid file"),
-    ("hba_file", "the authentication file"),
-    ("config_file", "the configuration file"),
-    ("skip_networking", "whether the server listens on TCP"),
-];
-
 /// Args and options may not take over what the sandbox owns: port, listen address, data
 /// directory, socket, pid file, daemon mode.
 fn check_owned(l: &Loaded, e: &Experiment) -> Check {
     let said = |what: &str| {
         format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
     };
-    let flags = bakeoff_sandbox::target_for(e.target.kind).owned_flags();
+    let target = bakeoff_sandbox::target_for(e.target.kind);
+    let flags = target.owned_flags();
+    let owned_options = target.owned_options();
     let arg_hit = |a: &str| {
         flags.iter().find(|(f, _)| {
             a == *f
@@ -195,7 +181,7 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
     for (at, options) in tables {
         for k in options.keys() {
             let norm = k.to_ascii_lowercase().replace('-', "_");
-            if let Some((_, what)) = OWNED_OPTIONS.iter().find(|(o, _)| *o == norm) {
+            if let Some((_, what)) = owned_options.iter().find(|(o, _)| *o == norm) {
                 let mut at = at.clone();
                 at.push(Key::Name(k.clone().into()));
                 return Err(l.error_at(&at, format!("option {k} sets {}", said(what))));

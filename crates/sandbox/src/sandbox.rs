@@ -491,15 +491,17 @@ impl Sandbox {
         if self.poll_exit().is_none() {
             report.outcome = StopOutcome::Killed;
             if let Some(grace) = grace {
-                let (signal, group) = self.target.stop_signal();
-                // SAFETY: the group is ours: its leader is not reaped yet.
-                unsafe {
-                    if group {
-                        libc::killpg(self.pid, signal);
-                    } else {
-                        libc::kill(self.pid, signal);
-                    }
-                };
+                if !self.target.request_stop(self.addr()) {
+                    let (signal, group) = self.target.stop_signal();
+                    // SAFETY: the group is ours: its leader is not reaped yet.
+                    unsafe {
+                        if group {
+                            libc::killpg(self.pid, signal);
+                        } else {
+                            libc::kill(self.pid, signal);
+                        }
+                    };
+                }
                 if self.wait_exit(grace) {
                     report.outcome = StopOutcome::Terminated;
                 }

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::mariadb::Mariadb;
 use crate::memcached::Memcached;
 use crate::postgres::Postgres;
+use crate::redis::Redis;
 use crate::sqlite::Sqlite;
 
 /// The kind of server a sandbox runs.
@@ -33,6 +34,8 @@ pub enum TargetKind {
     Postgres,
     /// SQLite: the variant's library hosted by `bakeoff-sqlited` (readiness as PostgreSQL).
     Sqlite,
+    /// Redis `redis-server` (RESP; readiness: PING).
+    Redis,
 }
 
 impl TargetKind {
@@ -42,6 +45,7 @@ impl TargetKind {
         TargetKind::Mariadb,
         TargetKind::Postgres,
         TargetKind::Sqlite,
+        TargetKind::Redis,
     ];
 
     /// The lowercase name used in experiment files and output.
@@ -51,6 +55,7 @@ impl TargetKind {
             TargetKind::Mariadb => "mariadb",
             TargetKind::Postgres => "postgres",
             TargetKind::Sqlite => "sqlite",
+            TargetKind::Redis => "redis",
         }
     }
 
@@ -60,6 +65,12 @@ impl TargetKind {
             self,
             TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite
         )
+    }
+
+    /// Whether the experiment's `options` are server settings for it (a SQL server's
+    /// options, Redis's config directives); memcached takes `args` only.
+    pub fn takes_options(self) -> bool {
+        self.is_sql() || self == TargetKind::Redis
     }
 
     /// Whether the sandbox's "binary" is a shared library (SQLite), which need not be
@@ -77,7 +88,7 @@ impl fmt::Display for TargetKind {
 
 /// Error of [`TargetKind::from_str`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres, sqlite")]
+#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres, sqlite, redis")]
 pub struct UnknownTarget(pub String);
 
 impl FromStr for TargetKind {
@@ -111,6 +122,16 @@ pub trait Target: Send + Sync {
     /// give them.
     fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
         &[]
+    }
+
+    /// Server settings (`options` keys, lowercase with `-` as `_`) the sandbox sets
+    /// itself: (setting, what it sets).
+    fn owned_options(&self) -> &'static [(&'static str, &'static str)] {
+        if self.kind().is_sql() {
+            SQL_OWNED_OPTIONS
+        } else {
+            &[]
+        }
     }
 
     /// How long the server may take to become ready (SQL: InnoDB recovery, 1000+
@@ -221,6 +242,12 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// Asks the server at `addr` to shut down cleanly over its own protocol (Redis's
+    /// `SHUTDOWN NOSAVE`); true when asked, so no signal is sent first. Default: no.
+    fn request_stop(&self, _addr: SocketAddr) -> bool {
+        false
+    }
+
     /// The signal that asks the server to shut down cleanly, and whether it goes to the
     /// whole process group (memcached) or only to the server, which then ends its own
     /// children (PostgreSQL's postmaster).
@@ -236,6 +263,22 @@ pub trait Target: Send + Sync {
     }
 }
 
+/// The settings every SQL server's sandbox owns, in any of the three servers' spellings.
+const SQL_OWNED_OPTIONS: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind_address", "the listen address"),
+    ("listen_addresses", "the listen address"),
+    ("datadir", "the data directory"),
+    ("data_directory", "the data directory"),
+    ("socket", "the socket"),
+    ("unix_socket_directories", "the socket directory"),
+    ("pid_file", "the pid file"),
+    ("external_pid_file", "the pid file"),
+    ("hba_file", "the authentication file"),
+    ("config_file", "the configuration file"),
+    ("skip_networking", "whether the server listens on TCP"),
+];
+
 /// The [`Target`] implementation for `kind`, with no options and no data (SQL targets
 /// built this way cannot log in; use [`target_for_spec`]).
 pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
@@ -244,6 +287,7 @@ pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
         TargetKind::Mariadb => Box::new(Mariadb::default()),
         TargetKind::Postgres => Box::new(Postgres::default()),
         TargetKind::Sqlite => Box::new(Sqlite::default()),
+        TargetKind::Redis => Box::new(Redis::default()),
     }
 }
 
@@ -276,6 +320,9 @@ pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, Str
             options: spec.options.clone(),
             data: spec.data.clone(),
             login,
+        }),
+        TargetKind::Redis => Box::new(Redis {
+            options: spec.options.clone(),
         }),
     })
 }

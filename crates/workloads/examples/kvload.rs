@@ -5,10 +5,11 @@
 //!
 //! SECONDS may be fractional. KVLOAD_WARMUP_MS (default 1000) sets the warmup,
 //! KVLOAD_PRELOAD=0 skips the preload (the keys are already there), KVLOAD_KEYS sets the
-//! key count (default 100000).
+//! key count (default 100000), KVLOAD_PROTOCOL=resp speaks Redis's protocol instead of
+//! memcached's.
 
 use bakeoff_engine::{Live, Measure, NoHooks, Phases, Schedule};
-use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, ValueSize};
+use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -47,6 +48,10 @@ fn main() {
             pipeline: args.get(4).map_or(1, |p| num(p) as usize),
         },
         preload: env("KVLOAD_PRELOAD", 1) != 0,
+        protocol: match std::env::var("KVLOAD_PROTOCOL").as_deref() {
+            Ok("resp") => Protocol::Resp,
+            _ => Protocol::Memcached,
+        },
     };
     let secs: f64 = secs.parse().unwrap_or_else(|_| {
         eprintln!("{usage}");

@@ -13,9 +13,11 @@
 pub mod kv;
 pub mod mysqlslap;
 pub mod oltp;
+pub mod redis_benchmark;
 pub mod replay;
 pub mod sqlsuite;
 pub mod sysbench;
+mod tool;
 pub mod tpcc;
 pub mod verify;
 pub mod workload;
@@ -69,6 +71,10 @@ pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
                 out.push(Box::new(replay::Replay::from_plan(l, i, k, sender)?));
             }
             WorkloadKeys::Sqlsuite(k) => out.push(Box::new(sqlsuite::Suite::from_plan(w, k))),
+            WorkloadKeys::RedisBenchmark(k) => {
+                tool("redis-benchmark", "redis-tools")?;
+                out.push(Box::new(redis_benchmark::RedisBenchmark::from_plan(w, k)));
+            }
         }
     }
     Ok(out)

@@ -2,9 +2,9 @@
 //! space and its distribution, value sizes, the command mix, open or closed loop.
 
 use crate::document::Loaded;
-use crate::experiment::{Arrival, KeyDistribution, OneOrMany, ValueSize};
+use crate::experiment::{Arrival, Experiment, KeyDistribution, OneOrMany, TargetKind, ValueSize};
 use crate::validate::{range, Check};
-use crate::{key, MIX_COMMANDS};
+use crate::{key, MIX_COMMANDS, REDIS_MIX_COMMANDS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -83,7 +83,7 @@ fn default_arrival() -> Arrival {
     Arrival::Uniform
 }
 
-pub(crate) fn check_kv(l: &Loaded, i: usize, w: &KvKeys) -> Check {
+pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     range(
         l,
@@ -127,7 +127,7 @@ pub(crate) fn check_kv(l: &Loaded, i: usize, w: &KvKeys) -> Check {
         1_000_000.0,
         "value_size",
     )?;
-    check_mix(l, i, w)?;
+    check_mix(l, e, i, w)?;
     range(
         l,
         &at("multiget_keys"),
@@ -142,13 +142,19 @@ pub(crate) fn check_kv(l: &Loaded, i: usize, w: &KvKeys) -> Check {
     Ok(())
 }
 
-pub(crate) fn check_mix(l: &Loaded, i: usize, w: &KvKeys) -> Check {
-    if let Some(k) = w.mix.keys().find(|k| !MIX_COMMANDS.contains(&k.as_str())) {
+pub(crate) fn check_mix(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
+    let commands: &[&str] = if e.target.kind == TargetKind::Redis {
+        &REDIS_MIX_COMMANDS
+    } else {
+        &MIX_COMMANDS
+    };
+    if let Some(k) = w.mix.keys().find(|k| !commands.contains(&k.as_str())) {
         return Err(l.error_at(
             &key!["workload", i, "mix"],
             format!(
-                "unknown command {k:?} in mix; use {}",
-                MIX_COMMANDS.join(", ")
+                "unknown command {k:?} in mix; a {} mix weights {}",
+                e.target.kind.as_str(),
+                commands.join(", ")
             ),
         ));
     }

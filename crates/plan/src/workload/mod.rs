@@ -5,12 +5,14 @@
 
 mod kv;
 mod oltp;
+mod redis_benchmark;
 mod replay;
 mod sqlsuite;
 mod tpcc;
 
 pub use kv::KvKeys;
 pub use oltp::OltpKeys;
+pub use redis_benchmark::RedisBenchmarkKeys;
 pub use replay::ReplayKeys;
 pub use sqlsuite::SuiteKeys;
 pub use tpcc::TpccKeys;
@@ -42,6 +44,9 @@ pub(crate) fn read(table: toml_edit::Value) -> Result<Workload, toml_edit::de::E
             WorkloadKeys::Replay(ReplayKeys::deserialize(d)?)
         }
         WorkloadKind::Sqlsuite => WorkloadKeys::Sqlsuite(SuiteKeys::deserialize(d)?),
+        WorkloadKind::RedisBenchmark => {
+            WorkloadKeys::RedisBenchmark(RedisBenchmarkKeys::deserialize(d)?)
+        }
     };
     Ok(Workload {
         kind: head.kind,
@@ -58,6 +63,7 @@ pub fn workload_keys(kind: WorkloadKind) -> Vec<&'static str> {
         WorkloadKind::Tpcc => fields_of::<TpccKeys>(),
         WorkloadKind::Replay | WorkloadKind::Mysqlslap => fields_of::<ReplayKeys>(),
         WorkloadKind::Sqlsuite => fields_of::<SuiteKeys>(),
+        WorkloadKind::RedisBenchmark => fields_of::<RedisBenchmarkKeys>(),
     };
     fields
         .iter()
@@ -144,6 +150,13 @@ impl Workload {
         }
     }
 
+    pub fn redis_benchmark(&self) -> Option<&RedisBenchmarkKeys> {
+        match &self.keys {
+            WorkloadKeys::RedisBenchmark(k) => Some(k),
+            _ => None,
+        }
+    }
+
     pub fn sqlsuite(&self) -> Option<&SuiteKeys> {
         match &self.keys {
             WorkloadKeys::Sqlsuite(k) => Some(k),
@@ -168,6 +181,7 @@ impl Workload {
                 .as_ref()
                 .map_or_else(|| vec![1], OneOrMany::to_vec),
             WorkloadKeys::Sqlsuite(_) => vec![1],
+            WorkloadKeys::RedisBenchmark(k) => k.connections.to_vec(),
         }
     }
 
@@ -186,7 +200,7 @@ impl Workload {
             WorkloadKeys::Oltp(k) => k.client_threads,
             WorkloadKeys::Tpcc(k) => k.client_threads,
             WorkloadKeys::Replay(k) => k.client_threads,
-            WorkloadKeys::Sqlsuite(_) => None,
+            WorkloadKeys::Sqlsuite(_) | WorkloadKeys::RedisBenchmark(_) => None,
         }
     }
 }
@@ -197,11 +211,12 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check
     check_workload_target(l, e, i, w)?;
     check_connections(l, i, w)?;
     match &w.keys {
-        WorkloadKeys::Kv(k) => kv::check_kv(l, i, k),
+        WorkloadKeys::Kv(k) => kv::check_kv(l, e, i, k),
         WorkloadKeys::Oltp(k) => oltp::check_sql(l, e, i, w.kind, k),
         WorkloadKeys::Tpcc(k) => tpcc::check_tpcc(l, e, i, k),
         WorkloadKeys::Replay(k) => replay::check_replay(l, e, i, w.kind, k),
         WorkloadKeys::Sqlsuite(k) => sqlsuite::check_sqlsuite(l, e, i, k),
+        WorkloadKeys::RedisBenchmark(k) => redis_benchmark::check(l, e, i, k),
     }
 }
 
@@ -237,17 +252,31 @@ pub(crate) fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
     Ok(())
 }
 
-/// What a sqlite target runs: single-file workloads whose SQL SQLite speaks.
-const SQLITE_WORKLOADS: &[WorkloadKind] = &[WorkloadKind::Sqlsuite, WorkloadKind::Replay];
+/// The targets a workload kind runs on, as the error names them.
+fn targets_for(kind: WorkloadKind) -> (&'static [TargetKind], &'static str) {
+    use TargetKind::*;
+    match kind {
+        WorkloadKind::Kv => (&[Memcached, Redis], "a memcached or redis target"),
+        WorkloadKind::RedisBenchmark => (&[Redis], "a redis target"),
+        // Single-file workloads whose SQL SQLite speaks.
+        WorkloadKind::Sqlsuite | WorkloadKind::Replay => (
+            &[Mariadb, Postgres, Sqlite],
+            "a mariadb, postgres or sqlite target",
+        ),
+        WorkloadKind::Oltp
+        | WorkloadKind::Sysbench
+        | WorkloadKind::Tpcc
+        | WorkloadKind::Mysqlslap => (&[Mariadb, Postgres], "a mariadb or postgres target"),
+    }
+}
 
 pub(crate) fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
     let kind = e.target.kind;
-    let fits = if w.kind.is_sql() {
-        kind.is_sql()
-    } else {
-        kind == TargetKind::Memcached
-    };
-    if kind == TargetKind::Sqlite && fits && !SQLITE_WORKLOADS.contains(&w.kind) {
+    let (fits, want) = targets_for(w.kind);
+    if fits.contains(&kind) {
+        return Ok(());
+    }
+    if kind == TargetKind::Sqlite && w.kind.is_sql() {
         return Err(l.error_at(
             &key!["workload", i, "kind"],
             format!(
@@ -256,16 +285,6 @@ pub(crate) fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Wo
             ),
         ));
     }
-    if fits {
-        return Ok(());
-    }
-    let want = if SQLITE_WORKLOADS.contains(&w.kind) {
-        "a mariadb, postgres or sqlite target"
-    } else if w.kind.is_sql() {
-        "a mariadb or postgres target"
-    } else {
-        "a memcached target"
-    };
     Err(l.error_at(
         &key!["workload", i, "kind"],
         format!(

@@ -149,13 +149,18 @@ fn zeta(n: u64, theta: f64) -> f64 {
 /// Writes `key:0000001234` for id 1234 into `out`.
 #[inline]
 pub fn write_key(out: &mut Vec<u8>, id: u64) {
+    write_key_as(out, b"key:", id);
+}
+
+/// A key id as `prefix` and ten digits (Redis's other types: `list:`, `hash:`, `ctr:`).
+pub fn write_key_as(out: &mut Vec<u8>, prefix: &[u8], id: u64) {
     let mut digits = [b'0'; 10];
     let mut v = id;
     for d in digits.iter_mut().rev() {
         *d = b'0' + (v % 10) as u8;
         v /= 10;
     }
-    out.extend_from_slice(b"key:");
+    out.extend_from_slice(prefix);
     out.extend_from_slice(&digits);
 }
 

@@ -1,9 +1,10 @@
-//! The key-value workload: memcached's text protocol over the load engine, with a weighted
-//! command mix, seeded key and value-size choice, an optional preload that sets every key
-//! once, and a check of every value read back.
+//! The key-value workload: memcached's text protocol or Redis's RESP over the load engine,
+//! with a weighted command mix, seeded key and value-size choice, an optional preload that
+//! sets every key once, and a check of every value read back.
 
 mod keys;
 mod protocol;
+mod resp;
 mod value;
 mod workload;
 
@@ -28,7 +29,7 @@ pub enum ValueSize {
     Around { mean: usize },
 }
 
-/// Command weights.
+/// Command weights (the last five are Redis's only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Mix {
     pub get: u32,
@@ -36,12 +37,38 @@ pub struct Mix {
     pub add: u32,
     pub delete: u32,
     pub multiget: u32,
+    pub incr: u32,
+    pub lpush: u32,
+    pub lpop: u32,
+    pub hset: u32,
+    pub hget: u32,
 }
 
 impl Mix {
-    fn weights(&self) -> [u32; 5] {
-        [self.get, self.set, self.add, self.delete, self.multiget]
+    fn weights(&self) -> [u32; 10] {
+        [
+            self.get,
+            self.set,
+            self.add,
+            self.delete,
+            self.multiget,
+            self.incr,
+            self.lpush,
+            self.lpop,
+            self.hset,
+            self.hget,
+        ]
     }
+}
+
+/// The protocol a kv workload speaks: the target's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// memcached's text protocol.
+    #[default]
+    Memcached,
+    /// Redis's RESP2.
+    Resp,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +82,7 @@ pub struct KvConfig {
     pub client_threads: usize,
     pub schedule: Schedule,
     pub preload: bool,
+    pub protocol: Protocol,
 }
 
 /// The largest key space a zipfian chooser precomputes (its zeta sum is O(keys)).
@@ -108,6 +136,17 @@ impl KvConfig {
         {
             return Err("mix weights add up to 0".into());
         }
+        if self.protocol == Protocol::Memcached {
+            if let Some(i) = self.mix.weights()[protocol::MEMCACHED_COMMANDS..]
+                .iter()
+                .position(|w| *w > 0)
+            {
+                return Err(format!(
+                    "{} is a Redis command; memcached's mix takes get, set, add, delete, multiget",
+                    COMMANDS[protocol::MEMCACHED_COMMANDS + i]
+                ));
+            }
+        }
         if !(1..=100).contains(&self.multiget_keys) {
             return Err(format!(
                 "multiget_keys must be 1..=100, got {}",
@@ -157,7 +196,7 @@ pub fn run(
     bakeoff_engine::run(addr, &factory, &settings, hooks, live, cancel)
 }
 
-fn cumulative(w: [u32; 5]) -> [u64; 5] {
+fn cumulative(w: [u32; 10]) -> [u64; 10] {
     let mut acc = 0u64;
     w.map(|x| {
         acc += u64::from(x);
@@ -168,7 +207,7 @@ fn cumulative(w: [u32; 5]) -> [u64; 5] {
 struct Factory {
     cfg: KvConfig,
     keys: Arc<KeyChooser>,
-    cumulative: [u64; 5],
+    cumulative: [u64; 10],
 }
 
 impl SessionFactory for Factory {
@@ -182,6 +221,7 @@ impl SessionFactory for Factory {
         KvSession {
             keys: self.keys.clone(),
             cumulative: self.cumulative,
+            protocol: self.cfg.protocol,
             value_size: self.cfg.value_size,
             multiget_keys: self.cfg.multiget_keys,
             rng: Rng::new(seed),
@@ -203,7 +243,8 @@ struct Pending {
 
 pub struct KvSession {
     keys: Arc<KeyChooser>,
-    cumulative: [u64; 5],
+    cumulative: [u64; 10],
+    protocol: Protocol,
     value_size: ValueSize,
     multiget_keys: usize,
     rng: Rng,
@@ -224,7 +265,7 @@ impl KvSession {
     }
 
     fn pick_command(&mut self) -> u8 {
-        let total = self.cumulative[4];
+        let total = self.cumulative[self.cumulative.len() - 1];
         let x = self.rng.below(total);
         self.cumulative.iter().position(|&c| x < c).unwrap_or(0) as u8
     }
@@ -233,6 +274,33 @@ impl KvSession {
         let len = self.value_len();
         let gen = self.rng.next_u64() as u32 & 0xFF_FFFF;
         protocol::write_store(out, verb, key, gen, len);
+        self.requested.push_back(key);
+        self.pending.push_back(Pending { cmd, keys: 1 });
+    }
+
+    /// One Redis request (MGET included).
+    fn issue_resp(&mut self, out: &mut Vec<u8>, cmd: u8, key: u64) {
+        if cmd == protocol::MULTIGET {
+            let start = self.requested.len();
+            self.requested.push_back(key);
+            for _ in 1..self.multiget_keys {
+                let k = self.keys.next(&mut self.rng);
+                self.requested.push_back(k);
+            }
+            let (a, b) = self.requested.as_slices();
+            resp::write_mget(out, a, b, start);
+            self.pending.push_back(Pending {
+                cmd,
+                keys: self.multiget_keys,
+            });
+            return;
+        }
+        let (gen, len) = if resp::stores(cmd) {
+            (self.rng.next_u64() as u32 & 0xFF_FFFF, self.value_len())
+        } else {
+            (0, 0)
+        };
+        resp::write(out, cmd, key, gen, len);
         self.requested.push_back(key);
         self.pending.push_back(Pending { cmd, keys: 1 });
     }
@@ -246,11 +314,18 @@ impl Session for KvSession {
             }
             let key = self.preload_next;
             self.preload_next += self.preload_step;
-            self.store(out, b"set", protocol::SET, key);
+            match self.protocol {
+                Protocol::Memcached => self.store(out, b"set", protocol::SET, key),
+                Protocol::Resp => self.issue_resp(out, protocol::SET, key),
+            }
             return true;
         }
         let cmd = self.pick_command();
         let key = self.keys.next(&mut self.rng);
+        if self.protocol == Protocol::Resp {
+            self.issue_resp(out, cmd, key);
+            return true;
+        }
         match cmd {
             protocol::SET => self.store(out, b"set", cmd, key),
             protocol::ADD => self.store(out, b"add", cmd, key),
@@ -291,6 +366,11 @@ impl Session for KvSession {
             .front()
             .ok_or("a reply arrived with no request outstanding")?;
         let outcome = match p.cmd {
+            _ if self.protocol == Protocol::Resp => {
+                self.requested.make_contiguous();
+                let (keys, _) = self.requested.as_slices();
+                resp::parse(buf, p.cmd, &keys[..p.keys])?
+            }
             protocol::GET | protocol::MULTIGET => {
                 self.requested.make_contiguous();
                 let (keys, _) = self.requested.as_slices();

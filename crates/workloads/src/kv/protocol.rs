@@ -6,13 +6,23 @@ use super::keys::{parse_key, write_key};
 use super::value;
 use bakeoff_engine::Outcome;
 
-/// Command indices, as reported in `by_command`.
-pub const COMMANDS: [&str; 5] = ["get", "set", "add", "delete", "multiget"];
+/// Command indices, as reported in `by_command`: memcached speaks the first five, Redis
+/// all of them (add is SET NX, delete DEL, multiget MGET).
+pub const COMMANDS: [&str; 10] = [
+    "get", "set", "add", "delete", "multiget", "incr", "lpush", "lpop", "hset", "hget",
+];
 pub const GET: u8 = 0;
 pub const SET: u8 = 1;
 pub const ADD: u8 = 2;
 pub const DELETE: u8 = 3;
 pub const MULTIGET: u8 = 4;
+pub const INCR: u8 = 5;
+pub const LPUSH: u8 = 6;
+pub const LPOP: u8 = 7;
+pub const HSET: u8 = 8;
+pub const HGET: u8 = 9;
+/// How many of [`COMMANDS`] memcached's text protocol has.
+pub const MEMCACHED_COMMANDS: usize = 5;
 
 /// `get key` or `get k1 k2 ...`.
 pub fn write_get(out: &mut Vec<u8>, keys: &[u64]) {

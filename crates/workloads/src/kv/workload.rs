@@ -1,7 +1,7 @@
 //! kv as a [`Workload`]: the plan's keys become a [`KvConfig`], checked at every connection
 //! count of the sweep; a run drives the server's TCP address over the load engine.
 
-use super::{KeyDistribution, KvConfig, Mix, ValueSize};
+use super::{KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
 use crate::workload::{Outcome, RunContext, Workload};
 use bakeoff_engine::Schedule;
 use bakeoff_plan::{key, Arrival, KvKeys, Loaded};
@@ -17,7 +17,12 @@ impl Kv {
     /// The `[[workload]]` at index `i`; an error names the key at fault.
     pub fn from_plan(l: &Loaded, i: usize, k: &KvKeys) -> Result<Kv, String> {
         let w = &l.experiment.workloads[i];
-        let cfg = config(k);
+        let protocol = if l.experiment.target.kind == bakeoff_plan::TargetKind::Redis {
+            Protocol::Resp
+        } else {
+            Protocol::Memcached
+        };
+        let cfg = config(k, protocol);
         for c in k.connections.to_vec() {
             let mut probe = cfg.clone();
             probe.connections = c;
@@ -63,7 +68,7 @@ impl Workload for Kv {
     }
 }
 
-fn config(k: &KvKeys) -> KvConfig {
+fn config(k: &KvKeys, protocol: Protocol) -> KvConfig {
     let get = |c: &str| k.mix.get(c).copied().unwrap_or(0);
     KvConfig {
         keys: k.keys,
@@ -87,6 +92,11 @@ fn config(k: &KvKeys) -> KvConfig {
             add: get("add"),
             delete: get("delete"),
             multiget: get("multiget"),
+            incr: get("incr"),
+            lpush: get("lpush"),
+            lpop: get("lpop"),
+            hset: get("hset"),
+            hget: get("hget"),
         },
         multiget_keys: k.multiget_keys,
         connections: k.connections.to_vec().first().copied().unwrap_or(1),
@@ -101,5 +111,6 @@ fn config(k: &KvKeys) -> KvConfig {
             },
         },
         preload: k.preload,
+        protocol,
     }
 }

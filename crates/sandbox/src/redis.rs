@@ -1,0 +1,233 @@
+//! The Redis target: `redis-server redis.conf`, the config file written into the sandbox's
+//! work dir (port on 127.0.0.1, the work dir as `dir`, no persistence unless the
+//! experiment's options ask for it, then those options, one line each). Ready when PING
+//! answers `+PONG`; stopped with `SHUTDOWN NOSAVE`, then the process group as every target.
+//! An option the server does not know fails the start with Redis's own message, which
+//! names the line.
+
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::target::{Target, TargetKind};
+use bakeoff_build::Recipe;
+
+/// How long one probe may wait for connect, write and read each.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The config file bakeoff writes, in the sandbox's work dir.
+pub const CONFIG_FILE: &str = "redis.conf";
+
+/// Config directives the sandbox owns: (directive, what it sets).
+const OWNED: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind", "the listen address"),
+    ("dir", "the data directory"),
+    (
+        "daemonize",
+        "daemon mode (the sandbox must own the process)",
+    ),
+    ("pidfile", "the pid file"),
+    ("logfile", "the log file"),
+    ("unixsocket", "the unix socket"),
+    ("include", "the config file"),
+    ("supervised", "the process supervision"),
+];
+
+/// Redis (`redis-server`, 6 and later).
+#[derive(Debug, Clone, Default)]
+pub struct Redis {
+    /// Config directives from the experiment (`options`), one line each.
+    pub options: BTreeMap<String, String>,
+}
+
+impl Redis {
+    /// The config file's text for `port`, with the sandbox's directives first and the
+    /// experiment's options after them.
+    pub fn config(&self, port: u16, workdir: &Path) -> String {
+        let mut s = format!(
+            "# written by bakeoff for one sandbox\nport {port}\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir {}\nlogfile \"\"\nunixsocket {}\nunixsocketperm 700\n",
+            quoted(&workdir.display().to_string()),
+            quoted(&workdir.join("redis.sock").display().to_string()),
+        );
+        // No persistence unless asked: a benchmark of the in-memory path by default.
+        if !self.options.contains_key("save") {
+            s.push_str("save \"\"\n");
+        }
+        if !self.options.contains_key("appendonly") {
+            s.push_str("appendonly no\n");
+        }
+        for (k, v) in &self.options {
+            s.push_str(&format!("{k} {}\n", value_words(v)));
+        }
+        s
+    }
+}
+
+/// A value as config-file words: kept as is when it is one plain word, else quoted (an
+/// empty `save ""`, a path with spaces).
+fn value_words(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+*".contains(c))
+        || v.split(' ').all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        });
+    if plain {
+        v.to_string()
+    } else {
+        quoted(v)
+    }
+}
+
+fn quoted(v: &str) -> String {
+    format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+impl Target for Redis {
+    fn kind(&self) -> TargetKind {
+        TargetKind::Redis
+    }
+
+    /// A plain-make tree (no configure): `make` at the top builds `src/redis-server`;
+    /// make_args choose the allocator (`MALLOC=libc`, `USE_SYSTEM_JEMALLOC=yes`) and the rest.
+    fn recipe(&self) -> Recipe {
+        Recipe::autotools("src/redis-server")
+    }
+
+    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("--port", "the port"),
+            ("--bind", "the listen address"),
+            ("--dir", "the data directory"),
+            (
+                "--daemonize",
+                "daemon mode (the sandbox must own the process)",
+            ),
+            ("--pidfile", "the pid file"),
+            ("--logfile", "the log file"),
+            ("--unixsocket", "the unix socket"),
+        ]
+    }
+
+    fn owned_options(&self) -> &'static [(&'static str, &'static str)] {
+        OWNED
+    }
+
+    fn start_stop_guess_s(&self) -> f64 {
+        0.5
+    }
+
+    /// The config file, written once into the fresh work dir.
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        // The port is not known yet: the command line gives it after the file.
+        std::fs::write(workdir.join(CONFIG_FILE), self.config(0, workdir))
+            .map_err(|e| format!("cannot write {CONFIG_FILE}: {e}"))
+    }
+
+    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.arg(workdir.join(CONFIG_FILE));
+        // Command-line directives come after the file's, so these win.
+        cmd.args(["--port", &port.to_string()]);
+        cmd.args(extra_args);
+        cmd
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        let mut stream = match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
+            Ok(s) => s,
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
+        stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
+        stream.write_all(b"PING\r\n")?;
+        let mut buf = [0u8; 64];
+        let mut len = 0;
+        while len < buf.len() && !buf[..len].contains(&b'\n') {
+            let n = stream.read(&mut buf[len..])?;
+            if n == 0 {
+                break;
+            }
+            len += n;
+        }
+        // "-LOADING" while it reads a dataset: not ready yet.
+        Ok(buf[..len].starts_with(b"+PONG"))
+    }
+
+    fn socket(&self, workdir: &Path) -> Option<std::path::PathBuf> {
+        Some(workdir.join("redis.sock"))
+    }
+
+    /// `SHUTDOWN NOSAVE`: ends the server without writing a snapshot, whatever `save` says.
+    fn request_stop(&self, addr: SocketAddr) -> bool {
+        let Ok(mut s) = TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) else {
+            return false;
+        };
+        let _ = s.set_write_timeout(Some(PROBE_TIMEOUT));
+        s.write_all(b"SHUTDOWN NOSAVE\r\n").is_ok()
+    }
+
+    fn is_port_clash(&self, log_tail: &str) -> bool {
+        let t = log_tail.to_ascii_lowercase();
+        t.contains("address already in use") || t.contains("could not create server tcp")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_owns_the_sandbox_lines_and_adds_options() {
+        let r = Redis {
+            options: BTreeMap::from([
+                ("io-threads".to_string(), "4".to_string()),
+                ("save".to_string(), "".to_string()),
+                ("maxmemory-policy".to_string(), "allkeys-lru".to_string()),
+                (
+                    "client-output-buffer-limit".to_string(),
+                    "normal 0 0 0".to_string(),
+                ),
+            ]),
+        };
+        let c = r.config(6400, Path::new("/tmp/sb x"));
+        assert!(c.contains("\nport 6400\nbind 127.0.0.1\n"), "{c}");
+        assert!(c.contains("\ndir \"/tmp/sb x\"\n"), "{c}");
+        assert!(c.contains("\nappendonly no\n"), "{c}");
+        assert!(c.contains("\nio-threads 4\n"), "{c}");
+        assert!(c.contains("\nsave \"\"\n"), "{c}");
+        assert_eq!(c.matches("save").count(), 1, "{c}");
+        assert!(c.contains("\nmaxmemory-policy allkeys-lru\n"), "{c}");
+        assert!(
+            c.contains("\nclient-output-buffer-limit normal 0 0 0\n"),
+            "{c}"
+        );
+        let plain = Redis::default().config(1, Path::new("/d"));
+        assert!(plain.contains("save \"\"\nappendonly no\n"), "{plain}");
+    }
+
+    #[test]
+    fn command_line_port_wins_over_the_file() {
+        let cmd = Redis::default().command(
+            Path::new("/usr/bin/redis-server"),
+            4242,
+            Path::new("/w"),
+            &["--io-threads".to_string(), "2".to_string()],
+        );
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            ["/w/redis.conf", "--port", "4242", "--io-threads", "2"]
+        );
+    }
+}
