@@ -96,6 +96,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(latency(&x));
     sections.extend(over_time(&x));
     sections.extend(system(&x));
+    sections.extend(memory(&x));
     sections.extend(counters(&x));
     sections.extend(instructions(&x));
     sections.extend(hotspots(&x));
@@ -1104,6 +1105,16 @@ fn system(x: &Ctx) -> Option<Section> {
         "system",
         "System",
         "System during the measured windows".into(),
+        x.table(&t),
+    ))
+}
+
+fn memory(x: &Ctx) -> Option<Section> {
+    let t = sections::memory(x.r)?;
+    Some(Section::new(
+        "memory",
+        "Memory",
+        "Memory (Redis INFO)".into(),
         x.table(&t),
     ))
 }

@@ -462,6 +462,30 @@ pub struct Run {
     /// sqlsuite: every operation's time, in the order they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<OperationRecord>,
+    /// Redis: INFO memory at the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRecord>,
+    /// Redis: INFO memory when the measured window started (after the preload and the
+    /// warmup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_at_start: Option<MemoryRecord>,
+}
+
+/// Redis's memory as INFO reports it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemoryRecord {
+    /// Bytes the allocator handed out (`used_memory`).
+    pub used_memory: u64,
+    /// Bytes resident (`used_memory_rss`).
+    pub used_memory_rss: u64,
+    /// RSS / used (`mem_fragmentation_ratio`).
+    pub fragmentation_ratio: f64,
+    /// Keys in the database (INFO keyspace).
+    #[serde(default)]
+    pub keys: u64,
+    /// `used_memory_dataset` / keys: what one key costs beside its value (0 without keys).
+    #[serde(default)]
+    pub bytes_per_key: f64,
 }
 
 /// One timed operation of a sqlsuite run.

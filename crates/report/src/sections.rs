@@ -376,6 +376,72 @@ pub fn runs(r: &Results) -> Option<Table> {
     (!t.is_empty()).then_some(t)
 }
 
+/// Redis cells: INFO memory, medians over valid runs, at the start of the measured window
+/// and at the end of the run.
+pub fn memory(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "memory",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "used MiB at start#",
+            "used MiB at end#",
+            "RSS MiB at end#",
+            "fragmentation#",
+            "keys#",
+            "bytes/key#",
+        ],
+    )
+    .note("Redis's INFO memory: used is what the allocator handed out, RSS what is resident, fragmentation RSS / used; bytes/key is used_memory_dataset / keys. Medians over valid runs; start is when the measured window began (after the preload and the warmup), end after the run.");
+    let mib = |b: f64| fixed(b / 1048576.0, 2);
+    for c in &r.cells {
+        let valid: Vec<&Run> = c.runs.iter().filter(|x| x.valid).collect();
+        let end: Vec<_> = valid.iter().filter_map(|x| x.memory.as_ref()).collect();
+        if end.is_empty() {
+            continue;
+        }
+        let start: Vec<f64> = valid
+            .iter()
+            .filter_map(|x| x.memory_at_start.as_ref())
+            .map(|m| m.used_memory as f64)
+            .collect();
+        let med = |f: &dyn Fn(&crate::model::MemoryRecord) -> f64| {
+            median(end.iter().map(|m| f(m)).collect())
+        };
+        let mut row = cell_key(c).to_vec();
+        row.extend([
+            if start.is_empty() {
+                "-".into()
+            } else {
+                mib(median(start))
+            }
+            .into(),
+            mib(med(&|m| m.used_memory as f64)).into(),
+            mib(med(&|m| m.used_memory_rss as f64)).into(),
+            fixed(med(&|m| m.fragmentation_ratio), 2).into(),
+            ops(med(&|m| m.keys as f64)).into(),
+            fixed(med(&|m| m.bytes_per_key), 1).into(),
+        ]);
+        t.push(row);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// The middle value (the mean of the two middle ones for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// SQL variants' data loads: once per variant, before any measured run.
 pub fn data_loads(r: &Results) -> Option<Table> {
     let mut t = Table::new(

@@ -51,6 +51,15 @@ pub fn system(s: &mut String, r: &Results) {
     }
 }
 
+/// Redis cells: INFO memory at the window's start and the run's end.
+pub fn memory(s: &mut String, r: &Results) {
+    if let Some(t) = sections::memory(r) {
+        let _ = writeln!(s, "## Memory (Redis INFO)\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
+    }
+}
+
 /// CPU counters per cell: means over valid runs.
 pub fn counters(s: &mut String, r: &Results) {
     if let Some(t) = sections::counters(r) {

@@ -14,6 +14,7 @@ pub mod kv;
 pub mod mysqlslap;
 pub mod oltp;
 pub mod redis_benchmark;
+pub mod redis_info;
 pub mod replay;
 pub mod sqlsuite;
 pub mod sysbench;

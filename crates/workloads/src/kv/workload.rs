@@ -54,17 +54,24 @@ impl Workload for Kv {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;
-        super::run(
-            ctx.server.addr,
-            &cfg,
-            ctx.phases,
-            ctx.seed,
-            ctx.hooks,
-            ctx.live,
-            ctx.cancel,
-        )
-        .map(Outcome::plain)
-        .map_err(|e| e.to_string())
+        let addr = ctx.server.addr;
+        let run = |hooks: &dyn bakeoff_engine::PhaseHooks| {
+            super::run(
+                addr,
+                &cfg,
+                ctx.phases,
+                ctx.seed,
+                hooks,
+                ctx.live,
+                ctx.cancel,
+            )
+        };
+        match cfg.protocol {
+            Protocol::Resp => crate::redis_info::around(addr, ctx.hooks, run),
+            Protocol::Memcached => run(ctx.hooks)
+                .map(Outcome::plain)
+                .map_err(|e| e.to_string()),
+        }
     }
 }
 

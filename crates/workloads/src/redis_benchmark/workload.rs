@@ -44,15 +44,9 @@ impl Workload for RedisBenchmark {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;
-        super::run(
-            ctx.server.addr,
-            &cfg,
-            ctx.phases,
-            ctx.hooks,
-            ctx.live,
-            ctx.cancel,
-        )
-        .map(Outcome::plain)
-        .map_err(|e| e.to_string())
+        let addr = ctx.server.addr;
+        crate::redis_info::around(addr, ctx.hooks, |hooks| {
+            super::run(addr, &cfg, ctx.phases, hooks, ctx.live, ctx.cancel)
+        })
     }
 }
