@@ -22,6 +22,7 @@ fi
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       memcached libmemcached-tools libevent-dev
       mariadb-server mariadb-client postgresql-15 sysbench libsqlite3-0 sqlite3
+      redis-server redis-tools libjemalloc-dev
       gcc-12 clang-16 libclang-rt-16-dev
       linux-perf valgrind hyperfine strace
       chromium chromium-driver)
@@ -44,7 +45,7 @@ fi
 # Building PostgreSQL from `apt-get source postgresql-15` needs nothing beyond
 # build-essential: bakeoff configures it --without-readline/zlib/icu, and the release
 # tarball ships the bison/flex output. Check that the source packages resolve.
-for s in memcached postgresql-15; do
+for s in memcached postgresql-15 redis; do
   apt-get source --print-uris -qq "$s" >/dev/null 2>&1 \
     || echo "warning: \`apt-get source $s\` does not resolve: check deb-src in $src and run apt-get update" >&2
 done
