@@ -100,10 +100,7 @@ fn jemalloc_libc_and_debian_answer_every_command_and_report_memory() {
         assert_eq!(run["verify_failures"], 0, "{w} {v}: {run}");
         let m = &run["memory"];
         assert!(m["used_memory"].as_u64().unwrap() > 100_000, "{w} {v}: {m}");
-        assert!(
-            m["used_memory_rss"].as_u64().unwrap() > 0,
-            "{w} {v}: {m}"
-        );
+        assert!(m["used_memory_rss"].as_u64().unwrap() > 0, "{w} {v}: {m}");
         assert!(m["fragmentation_ratio"].as_f64().unwrap() > 0.0, "{m}");
         assert!(run["memory_at_start"]["used_memory"].as_u64().is_some());
         if w == "every" {
@@ -225,7 +222,10 @@ fn bad_redis_input_is_one_line_and_exit_2() {
     let a = &r["variants"][0];
     assert_eq!(a["status"], "failed", "{a}");
     assert!(
-        a["error"].as_str().unwrap_or("").contains("no-such-directive"),
+        a["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no-such-directive"),
         "{a} {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -264,6 +264,9 @@ fn sigint_and_kill_9_leave_no_redis_behind() {
             assert_eq!(status.code(), Some(code));
         }
         let gone = wait_for(5.0, || ours.iter().all(|p| !pids_named(SERVER).contains(p)));
-        assert!(gone, "redis-server {ours:?} outlived bakeoff after SIG{signal}");
+        assert!(
+            gone,
+            "redis-server {ours:?} outlived bakeoff after SIG{signal}"
+        );
     }
 }

@@ -75,7 +75,11 @@ pub fn prepare(
         prepared: BTreeMap::new(),
     };
     let kind = l.experiment.target.kind;
-    if !kind.is_sql() || specs.iter().all(|c| !c.sql()) {
+    if !kind.is_sql() {
+        options_start(l, opts, variants, results, observer);
+        return store;
+    }
+    if specs.iter().all(|c| !c.sql()) {
         return store;
     }
     if bakeoff_sandbox::server_user().is_some() {
@@ -271,6 +275,44 @@ fn load_in_place(
 
 /// A plain SQL sandbox of variant `v` on `data` (no probes, no wrapper), named
 /// `<variant>-<role>`.
+/// A server without data but with options (Redis's config directives) starts once per
+/// variant that has options before any run: an option it does not know fails that
+/// variant here, with the server's own message, instead of every run.
+fn options_start(
+    l: &Loaded,
+    opts: &Options,
+    variants: &mut Vec<ReadyVariant>,
+    results: &mut Results,
+    observer: &dyn Observer,
+) {
+    let kind = l.experiment.target.kind;
+    if !kind.takes_options() {
+        return;
+    }
+    let mut failed = Vec::new();
+    for v in variants.iter().filter(|v| !v.options.is_empty()) {
+        let mut spec = sql_spec(
+            l,
+            opts,
+            v,
+            &v.binary,
+            "options",
+            DataSource::Copy(PathBuf::new()),
+        );
+        spec.data = None;
+        let started = Sandbox::start(&spec).and_then(|sb| sb.stop().map(|_| ()));
+        if let Err(e) = started {
+            let e = format!("server did not start with its options: {e}");
+            observer.notice(&format!("{}: {e}", v.name));
+            let rec = &mut results.variants[v.record];
+            rec.status = "failed".into();
+            rec.error = Some(e);
+            failed.push(v.name.clone());
+        }
+    }
+    variants.retain(|v| !failed.contains(&v.name));
+}
+
 pub fn sql_spec(
     l: &Loaded,
     opts: &Options,

@@ -176,7 +176,7 @@ pub fn run_experiment(
     write_results(&folder, &results)?;
     if variants.is_empty() {
         return Err(RunError::Failed(
-            "no variant could load its data; see the errors above".into(),
+            "no variant is left to run (its build, data load or first start failed); see the errors above".into(),
         ));
     }
     equivalence::verify_all(

@@ -57,13 +57,7 @@ impl Workload for Kv {
         let addr = ctx.server.addr;
         let run = |hooks: &dyn bakeoff_engine::PhaseHooks| {
             super::run(
-                addr,
-                &cfg,
-                ctx.phases,
-                ctx.seed,
-                hooks,
-                ctx.live,
-                ctx.cancel,
+                addr, &cfg, ctx.phases, ctx.seed, hooks, ctx.live, ctx.cancel,
             )
         };
         match cfg.protocol {
