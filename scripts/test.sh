@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: format, lints, then all tests (unit, CLI, and integration
-# tests against real memcached, MariaDB, PostgreSQL and SQLite servers and sysbench, which the
+# tests against real memcached, MariaDB, PostgreSQL, SQLite and Redis servers, sysbench and
+# redis-benchmark, which the
 # tests start and stop themselves).
 # Fails if any server process outlives the tests.
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$here"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
-names=(memcached mariadbd postgres sysbench bakeoff-sqlited)
+names=(memcached mariadbd postgres sysbench bakeoff-sqlited redis-server redis-benchmark)
 servers() { local n=0; for p in "${names[@]}"; do n=$((n + $(pgrep -c -x "$p" || true))); done; echo "$n"; }
 before=$(servers)
 start=$(date +%s)

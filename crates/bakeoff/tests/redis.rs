@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{no_server_left, pids_named, wait_for, Scratch};
+use common::{entries, no_server_left, pids_named, wait_for, Scratch};
 use serde_json::Value;
 use std::process::Stdio;
 
@@ -240,6 +240,7 @@ fn sigint_and_kill_9_leave_no_redis_behind() {
     let f = s.write("long.toml", &text);
     for (signal, expect_exit) in [("INT", Some(130)), ("KILL", None)] {
         let before = pids_named(SERVER);
+        let dirs_before = entries(&s.sandboxes());
         let _ = std::fs::remove_dir_all(s.out());
         let mut child = s
             .run_cmd(&f)
@@ -247,8 +248,13 @@ fn sigint_and_kill_9_leave_no_redis_behind() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
+        // Our own sandbox, not another test's server: then bakeoff is well past installing
+        // its signal handler.
         let started = wait_for(20.0, || {
-            pids_named(SERVER).iter().any(|p| !before.contains(p))
+            entries(&s.sandboxes())
+                .iter()
+                .any(|e| !dirs_before.contains(e))
+                && pids_named(SERVER).iter().any(|p| !before.contains(p))
         });
         let ours: Vec<u32> = pids_named(SERVER)
             .into_iter()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{pids_named, wait_for, Scratch};
+use common::{entries, pids_named, wait_for, Scratch};
 use std::process::Stdio;
 
 /// Adds a string to the binary without changing behaviour.
@@ -255,6 +255,7 @@ fn sigint_and_kill_9_leave_no_server_behind() {
     let f = s.write("long.toml", &text);
     for (signal, expect_exit) in [("INT", Some(130)), ("KILL", None)] {
         let before = pids_named("memcached");
+        let dirs_before = entries(&s.sandboxes());
         let mut child = s.run_cmd(&f);
         let _ = std::fs::remove_dir_all(s.out());
         let mut child = child
@@ -262,8 +263,13 @@ fn sigint_and_kill_9_leave_no_server_behind() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
+        // Our own sandbox, not another test's server: then bakeoff is well past installing
+        // its signal handler.
         let started = wait_for(20.0, || {
-            pids_named("memcached").iter().any(|p| !before.contains(p))
+            entries(&s.sandboxes())
+                .iter()
+                .any(|e| !dirs_before.contains(e))
+                && pids_named("memcached").iter().any(|p| !before.contains(p))
         });
         let ours: Vec<u32> = pids_named("memcached")
             .into_iter()

@@ -105,6 +105,16 @@ pub fn pids_named(name: &str) -> Vec<u32> {
     out
 }
 
+/// The names in a directory (none when it does not exist).
+pub fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Waits up to `secs` for `cond`.
 pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
     let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
