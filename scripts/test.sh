@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: format, lints, then all tests (unit, CLI, and integration
 # tests against real memcached, MariaDB, PostgreSQL, SQLite and Redis servers, sysbench and
-# redis-benchmark, which the
-# tests start and stop themselves).
+# redis-benchmark, which the tests start and stop themselves).
 # Fails if any server process outlives the tests.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
