@@ -9,10 +9,10 @@
 use crate::net::{self, Epoll};
 use crate::record::{merge_intervals, percentiles, Recorder};
 use crate::rng::{mix, Rng};
-use crate::{Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord, Schedule};
+use crate::{Endpoint, Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord, Schedule};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::net::{SocketAddr, TcpStream};
+
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -90,7 +90,7 @@ impl Shared {
 
 /// Runs the whole load: connect, preload, warmup, measure. Spawns and joins its threads.
 pub fn run<F: SessionFactory>(
-    addr: SocketAddr,
+    addr: impl Into<Endpoint>,
     factory: &F,
     s: &Settings,
     hooks: &dyn PhaseHooks,
@@ -103,6 +103,8 @@ pub fn run<F: SessionFactory>(
             s.threads, s.connections
         )));
     }
+    let addr: Endpoint = addr.into();
+    let addr = &addr;
     net::raise_nofile();
     let shared = Shared {
         phase: AtomicU8::new(Phase::Connect as u8),
@@ -290,7 +292,7 @@ fn summarize(
 
 /// One connection: socket, buffers, its session, and the send times of what is in flight.
 struct Conn<S> {
-    stream: TcpStream,
+    stream: std::os::fd::OwnedFd,
     session: S,
     inbuf: Vec<u8>,
     in_start: usize,
@@ -328,7 +330,7 @@ struct Loop<'a, S> {
 
 fn client_thread<F: SessionFactory>(
     t: usize,
-    addr: SocketAddr,
+    addr: &Endpoint,
     factory: &F,
     s: &Settings,
     sh: &Shared,
@@ -338,7 +340,10 @@ fn client_thread<F: SessionFactory>(
     let epoll = Epoll::new(mine.len())?;
     let mut conns = Vec::with_capacity(mine.len());
     for (i, &c) in mine.iter().enumerate() {
-        let stream = net::connect(addr).map_err(|cause| LoadError::Connect { addr, cause })?;
+        let stream = net::connect(addr).map_err(|cause| LoadError::Connect {
+            addr: addr.clone(),
+            cause,
+        })?;
         epoll.add(stream.as_raw_fd(), i as u64)?;
         conns.push(Conn {
             stream,

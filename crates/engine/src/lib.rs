@@ -18,6 +18,28 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
 
+/// Where the server listens: a TCP address (loopback) or a unix socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Tcp(std::net::SocketAddr),
+    Unix(std::path::PathBuf),
+}
+
+impl From<std::net::SocketAddr> for Endpoint {
+    fn from(a: std::net::SocketAddr) -> Endpoint {
+        Endpoint::Tcp(a)
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Tcp(a) => write!(f, "{a}"),
+            Endpoint::Unix(p) => write!(f, "unix socket {}", p.display()),
+        }
+    }
+}
+
 /// The phases of a run, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -202,7 +224,7 @@ pub struct KindStats {
 pub enum LoadError {
     #[error("cannot connect to {addr}: {cause}; is the server up and listening there?")]
     Connect {
-        addr: std::net::SocketAddr,
+        addr: Endpoint,
         cause: std::io::Error,
     },
     #[error("the server closed a connection mid-run; see the server's log")]

@@ -1,10 +1,13 @@
 //! Thin, allocation-free wrappers over the syscalls the engine makes: a level-triggered
-//! epoll set, nonblocking TCP connections with retries, one read or one write per call,
+//! epoll set, nonblocking TCP or unix-socket connections with retries, one read or one
+//! write per call,
 //! the open-file limit, and per-thread CPU time.
 
+use crate::Endpoint;
 use std::io;
-use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 pub struct Epoll {
@@ -101,16 +104,27 @@ impl Drop for Epoll {
 }
 
 /// Connects with a few retries (a busy listen backlog refuses briefly), then makes the
-/// socket nonblocking with Nagle off.
-pub fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let mut last = None;
-    for attempt in 0..20u64 {
-        match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
-            Ok(s) => {
+/// socket nonblocking (TCP: with Nagle off).
+pub fn connect(to: &Endpoint) -> io::Result<OwnedFd> {
+    let once = || -> io::Result<OwnedFd> {
+        match to {
+            Endpoint::Tcp(addr) => {
+                let s = TcpStream::connect_timeout(addr, Duration::from_secs(5))?;
                 s.set_nodelay(true)?;
                 s.set_nonblocking(true)?;
-                return Ok(s);
+                Ok(s.into())
             }
+            Endpoint::Unix(path) => {
+                let s = UnixStream::connect(path)?;
+                s.set_nonblocking(true)?;
+                Ok(s.into())
+            }
+        }
+    };
+    let mut last = None;
+    for attempt in 0..20u64 {
+        match once() {
+            Ok(s) => return Ok(s),
             Err(e) => {
                 let retry = matches!(
                     e.kind(),
@@ -130,7 +144,7 @@ pub fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 /// One read; Ok(0) means the peer closed, WouldBlock is mapped to Ok(None).
-pub fn read_once(s: &TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+pub fn read_once(s: &impl AsRawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
     // SAFETY: buf is valid for writes of buf.len() bytes.
     let n = unsafe { libc::read(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
     if n >= 0 {
@@ -144,7 +158,7 @@ pub fn read_once(s: &TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
 }
 
 /// One write; returns bytes written (0 when the socket buffer is full).
-pub fn write_once(s: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+pub fn write_once(s: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: buf is valid for reads of buf.len() bytes. MSG_NOSIGNAL: no SIGPIPE.
     let n = unsafe {
         libc::send(

@@ -136,6 +136,7 @@ impl Context<'_> {
     ) -> Result<Outcome, String> {
         let server = Server {
             addr: sandbox.addr(),
+            socket: sandbox.socket(),
             db: datadirs::db_of(sandbox, self.loaded.experiment.target.kind),
         };
         let ctx = RunContext {

@@ -1,4 +1,5 @@
-//! A bare driver for bench/: runs the kv workload against a memcached that is already up
+//! A bare driver for bench/: runs the kv workload against a memcached (or Redis) that is
+//! already up, at ADDR (host:port, or a unix socket's path),
 //! and prints one parseable line: ops/s and client CPU microseconds per op.
 //!
 //!     cargo run --release -p bakeoff-workloads --example kvload -- 127.0.0.1:11211 16 10
@@ -8,7 +9,7 @@
 //! key count (default 100000), KVLOAD_PROTOCOL=resp speaks Redis's protocol instead of
 //! memcached's.
 
-use bakeoff_engine::{Live, Measure, NoHooks, Phases, Schedule};
+use bakeoff_engine::{Endpoint, Live, Measure, NoHooks, Phases, Schedule};
 use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -61,10 +62,15 @@ fn main() {
         warmup: Duration::from_millis(env("KVLOAD_WARMUP_MS", 1000)),
         measure: Measure::Duration(Duration::from_secs_f64(secs)),
     };
-    let addr = addr.parse().unwrap_or_else(|e| {
-        eprintln!("bad address {addr}: {e}");
-        std::process::exit(2)
-    });
+    // A path is a unix socket.
+    let addr = if addr.starts_with('/') {
+        Endpoint::Unix(addr.into())
+    } else {
+        Endpoint::Tcp(addr.parse().unwrap_or_else(|e| {
+            eprintln!("bad address {addr}: {e}");
+            std::process::exit(2)
+        }))
+    };
     match kv::run(addr, &cfg, &phases, 42, &NoHooks, &Live::default(), &AtomicBool::new(false)) {
         Ok(r) => println!(
             "ops_per_s={:.0} client_cpu_us_per_op={:.3} p50_us={:.1} p99_us={:.1} verify_failures={} misses={}",

@@ -77,6 +77,8 @@ pub trait QuerySet: Send + Sync {
 pub struct Server {
     /// Its TCP address on loopback.
     pub addr: SocketAddr,
+    /// Its unix socket, where it has one.
+    pub socket: Option<std::path::PathBuf>,
     /// How SQL clients log in (SQL targets only).
     pub db: Option<Db>,
 }

@@ -2,7 +2,9 @@
 //! space and its distribution, value sizes, the command mix, open or closed loop.
 
 use crate::document::Loaded;
-use crate::experiment::{Arrival, Experiment, KeyDistribution, OneOrMany, TargetKind, ValueSize};
+use crate::experiment::{
+    Arrival, Experiment, KeyDistribution, OneOrMany, TargetKind, Transport, ValueSize,
+};
 use crate::validate::{range, Check};
 use crate::{key, MIX_COMMANDS, REDIS_MIX_COMMANDS};
 use serde::{Deserialize, Serialize};
@@ -16,6 +18,9 @@ pub struct KvKeys {
     /// None: one event loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_threads: Option<usize>,
+    /// Redis only: loopback TCP (the default) or the server's unix socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
     #[serde(default = "one")]
     pub pipeline: usize,
     #[serde(default = "default_keys")]
@@ -128,6 +133,12 @@ pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Chec
         "value_size",
     )?;
     check_mix(l, e, i, w)?;
+    if w.transport == Some(Transport::Unix) && e.target.kind != TargetKind::Redis {
+        return Err(l.error_at(
+            &at("transport"),
+            "transport = \"unix\" is for redis targets (memcached runs on loopback TCP); remove it",
+        ));
+    }
     range(
         l,
         &at("multiget_keys"),

@@ -14,11 +14,10 @@ pub use workload::Kv;
 
 use bakeoff_engine::rng::Rng;
 use bakeoff_engine::{
-    Live, LoadError, Outcome, Phase, PhaseHooks, Phases, RunRecord, Schedule, Session,
+    Endpoint, Live, LoadError, Outcome, Phase, PhaseHooks, Phases, RunRecord, Schedule, Session,
     SessionFactory,
 };
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -169,9 +168,9 @@ const fn bakeoff_max_connections() -> usize {
     1024
 }
 
-/// Runs the kv workload against a memcached at `addr`.
+/// Runs the kv workload against a memcached or Redis at `addr`.
 pub fn run(
-    addr: SocketAddr,
+    addr: impl Into<Endpoint>,
     cfg: &KvConfig,
     phases: &Phases,
     seed: u64,
@@ -365,17 +364,18 @@ impl Session for KvSession {
             .pending
             .front()
             .ok_or("a reply arrived with no request outstanding")?;
-        let outcome = match p.cmd {
-            _ if self.protocol == Protocol::Resp => {
-                self.requested.make_contiguous();
-                let (keys, _) = self.requested.as_slices();
-                resp::parse(buf, p.cmd, &keys[..p.keys])?
-            }
-            protocol::GET | protocol::MULTIGET => {
-                self.requested.make_contiguous();
-                let (keys, _) = self.requested.as_slices();
-                protocol::parse_values(buf, p.cmd, &keys[..p.keys])?
-            }
+        // One key (all but multiget): no need to make the ring contiguous.
+        let one;
+        let keys: &[u64] = if p.keys == 1 {
+            one = [*self.requested.front().ok_or("no key outstanding")?];
+            &one
+        } else {
+            self.requested.make_contiguous();
+            &self.requested.as_slices().0[..p.keys]
+        };
+        let outcome = match (self.protocol, p.cmd) {
+            (Protocol::Resp, _) => resp::parse(buf, p.cmd, keys)?,
+            (_, protocol::GET | protocol::MULTIGET) => protocol::parse_values(buf, p.cmd, keys)?,
             _ => protocol::parse_simple(buf, p.cmd)?,
         };
         if outcome.is_some() {

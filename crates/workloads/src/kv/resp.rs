@@ -17,59 +17,51 @@ const LIST: &[u8] = b"list:";
 const HASH: &[u8] = b"hash:";
 
 /// A request for command `cmd` on key id `key` (a value of `len` bytes, generation `gen`,
-/// where the command stores one). MULTIGET is [`write_mget`].
+/// where the command stores one). MULTIGET is [`write_mget`]. Everything but the key's
+/// digits and the value is a constant.
 pub fn write(out: &mut Vec<u8>, cmd: u8, key: u64, gen: u32, len: usize) {
     match cmd {
         SET => {
-            array(out, 3);
-            bulk(out, b"SET");
+            out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
             bulk_key(out, STRING, key);
             bulk_value(out, key, gen, len);
         }
         ADD => {
-            array(out, 4);
-            bulk(out, b"SET");
+            out.extend_from_slice(b"*4\r\n$3\r\nSET\r\n");
             bulk_key(out, STRING, key);
             bulk_value(out, key, gen, len);
-            bulk(out, b"NX");
+            out.extend_from_slice(b"$2\r\nNX\r\n");
         }
         DELETE => {
-            array(out, 2);
-            bulk(out, b"DEL");
+            out.extend_from_slice(b"*2\r\n$3\r\nDEL\r\n");
             bulk_key(out, STRING, key);
         }
         INCR => {
-            array(out, 2);
-            bulk(out, b"INCR");
+            out.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n");
             bulk_key(out, COUNTER, key);
         }
         LPUSH => {
-            array(out, 3);
-            bulk(out, b"LPUSH");
+            out.extend_from_slice(b"*3\r\n$5\r\nLPUSH\r\n");
             bulk_key(out, LIST, key);
             bulk_value(out, key, gen, len);
         }
         LPOP => {
-            array(out, 2);
-            bulk(out, b"LPOP");
+            out.extend_from_slice(b"*2\r\n$4\r\nLPOP\r\n");
             bulk_key(out, LIST, key);
         }
         HSET => {
-            array(out, 4);
-            bulk(out, b"HSET");
+            out.extend_from_slice(b"*4\r\n$4\r\nHSET\r\n");
             bulk_key(out, HASH, key);
-            bulk(out, b"f");
+            out.extend_from_slice(b"$1\r\nf\r\n");
             bulk_value(out, key, gen, len);
         }
         HGET => {
-            array(out, 3);
-            bulk(out, b"HGET");
+            out.extend_from_slice(b"*3\r\n$4\r\nHGET\r\n");
             bulk_key(out, HASH, key);
-            bulk(out, b"f");
+            out.extend_from_slice(b"$1\r\nf\r\n");
         }
         _ => {
-            array(out, 2);
-            bulk(out, b"GET");
+            out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
             bulk_key(out, STRING, key);
         }
     }
@@ -79,7 +71,7 @@ pub fn write(out: &mut Vec<u8>, cmd: u8, key: u64, gen: u32, len: usize) {
 pub fn write_mget(out: &mut Vec<u8>, a: &[u64], b: &[u64], start: usize) {
     let n = (a.len() + b.len()).saturating_sub(start);
     array(out, n + 1);
-    bulk(out, b"MGET");
+    out.extend_from_slice(b"$4\r\nMGET\r\n");
     for &k in a.iter().chain(b).skip(start) {
         bulk_key(out, STRING, k);
     }
@@ -96,18 +88,13 @@ fn array(out: &mut Vec<u8>, n: usize) {
     out.extend_from_slice(b"\r\n");
 }
 
-fn bulk(out: &mut Vec<u8>, s: &[u8]) {
-    out.push(b'$');
-    push_decimal(out, s.len() as u64);
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(s);
-    out.extend_from_slice(b"\r\n");
-}
-
+/// A key as a bulk string: its prefix is 4 or 5 bytes, then 10 digits.
 fn bulk_key(out: &mut Vec<u8>, prefix: &[u8], key: u64) {
-    out.push(b'$');
-    push_decimal(out, (prefix.len() + 10) as u64);
-    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(if prefix.len() == 4 {
+        b"$14\r\n"
+    } else {
+        b"$15\r\n"
+    });
     write_key_as(out, prefix, key);
     out.extend_from_slice(b"\r\n");
 }
@@ -152,11 +139,24 @@ fn line(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
     Some((&rest[..nl], pos + nl + 2))
 }
 
+/// A RESP integer or length: an optional minus sign, then decimal digits.
 fn number(s: &[u8]) -> Result<i64, String> {
-    std::str::from_utf8(s)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("bad length {:?}", String::from_utf8_lossy(s)))
+    let bad = || format!("bad number {:?}", String::from_utf8_lossy(s));
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return Err(bad());
+    }
+    let mut v = 0i64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return Err(bad());
+        }
+        v = v * 10 + i64::from(d - b'0');
+    }
+    Ok(if neg { -v } else { v })
 }
 
 /// One non-array element at `pos`: the element and where the next one starts; None

@@ -30,12 +30,14 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// Appends a value of `len` bytes (at least [`HEADER`]) for `key`, generation `gen`.
 pub fn write(out: &mut Vec<u8>, key: u64, gen: u32, len: usize) {
     let len = len.max(HEADER);
-    for i in (0..10).rev() {
-        out.push(HEX[((key >> (i * 4)) & 15) as usize]);
+    let mut head = [0u8; HEADER];
+    for (i, h) in head[..10].iter_mut().enumerate() {
+        *h = HEX[((key >> ((9 - i) * 4)) & 15) as usize];
     }
-    for i in (0..6).rev() {
-        out.push(HEX[((gen >> (i * 4)) & 15) as usize]);
+    for (i, h) in head[10..].iter_mut().enumerate() {
+        *h = HEX[((gen >> ((5 - i) * 4)) & 15) as usize];
     }
+    out.extend_from_slice(&head);
     let p = pattern();
     let mut pos = 0;
     let start = offset(key, gen & 0xFF_FFFF);
@@ -48,15 +50,28 @@ pub fn write(out: &mut Vec<u8>, key: u64, gen: u32, len: usize) {
     }
 }
 
+/// Each byte's value as a lowercase hex digit, 0xFF when it is not one.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xFF; 256];
+    let mut i = 0;
+    while i < 16 {
+        t[HEX[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The number `bytes` spell in lowercase hex, without a branch per digit (this runs on
+/// every value read back).
 fn hex(bytes: &[u8]) -> Option<u64> {
-    bytes.iter().try_fold(0u64, |acc, b| {
-        let d = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            _ => return None,
-        };
-        Some(acc << 4 | u64::from(d))
-    })
+    let mut acc = 0u64;
+    let mut bad = 0u8;
+    for &b in bytes {
+        let d = HEX_VALUE[b as usize];
+        bad |= d;
+        acc = acc << 4 | u64::from(d & 15);
+    }
+    (bad & 0x80 == 0).then_some(acc)
 }
 
 /// True when `data` is a value bakeoff could have written for `key`.

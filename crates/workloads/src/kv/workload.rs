@@ -3,7 +3,7 @@
 
 use super::{KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
 use crate::workload::{Outcome, RunContext, Workload};
-use bakeoff_engine::Schedule;
+use bakeoff_engine::{Endpoint, Schedule};
 use bakeoff_plan::{key, Arrival, KvKeys, Loaded};
 
 /// A kv workload of the experiment.
@@ -11,6 +11,8 @@ pub struct Kv {
     name: String,
     connections: Vec<usize>,
     cfg: KvConfig,
+    /// Redis over its unix socket instead of loopback TCP.
+    unix_socket: bool,
 }
 
 impl Kv {
@@ -34,6 +36,7 @@ impl Kv {
             name: w.display_name(),
             connections: w.connections_swept(),
             cfg,
+            unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
         })
     }
 }
@@ -55,9 +58,20 @@ impl Workload for Kv {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;
         let addr = ctx.server.addr;
+        let endpoint = match (&ctx.server.socket, self.unix_socket) {
+            (Some(path), true) => Endpoint::Unix(path.clone()),
+            (None, true) => return Err("the server has no unix socket".into()),
+            _ => Endpoint::Tcp(addr),
+        };
         let run = |hooks: &dyn bakeoff_engine::PhaseHooks| {
             super::run(
-                addr, &cfg, ctx.phases, ctx.seed, hooks, ctx.live, ctx.cancel,
+                endpoint.clone(),
+                &cfg,
+                ctx.phases,
+                ctx.seed,
+                hooks,
+                ctx.live,
+                ctx.cancel,
             )
         };
         match cfg.protocol {
