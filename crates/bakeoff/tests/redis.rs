@@ -142,21 +142,29 @@ fn a_build_that_corrupts_stored_values_is_caught() {
         built("clean", "\"MALLOC=libc\"", ""),
         built("corrupt", "\"MALLOC=libc\"", "\"corrupt.patch\"")
     );
-    let workload = "\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 1000\nmix = { get = 50, set = 50 }\n";
+    // Over TCP and over the server's unix socket.
+    let workload = "\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 1000\nmix = { get = 50, set = 50 }\n\n[[workload]]\nkind = \"kv\"\nname = \"unix\"\ntransport = \"unix\"\nconnections = [4]\nkeys = 1000\nmix = { get = 50, set = 50 }\n";
     let f = s.write("corrupt.toml", &experiment(&variants, workload, SHORT));
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     no_server_left(SERVER, &s);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let r = s.results();
-    let failures = |variant: &str| -> u64 {
+    let failures = |workload: &str, variant: &str| -> u64 {
         runs(&r)
             .iter()
-            .filter(|(_, v, _)| v == variant)
+            .filter(|(w, v, _)| w == workload && v == variant)
             .map(|(_, _, run)| run["verify_failures"].as_u64().unwrap_or(0))
             .sum()
     };
-    assert_eq!(failures("clean"), 0, "{stderr}");
-    assert!(failures("corrupt") > 0, "corruption not caught: {stderr}");
+    for w in ["kv", "unix"] {
+        assert_eq!(failures(w, "clean"), 0, "{w}: {stderr}");
+        assert!(failures(w, "corrupt") > 0, "{w}: corruption not caught: {stderr}");
+    }
+    let unix = runs(&r)
+        .into_iter()
+        .find(|(w, v, _)| w == "unix" && v == "clean")
+        .expect("a unix run");
+    assert!(unix.2["ops_per_s"].as_f64().unwrap() > 100.0, "{:?}", unix.2);
 }
 
 #[test]
@@ -183,6 +191,11 @@ fn bad_redis_input_is_one_line_and_exit_2() {
         &format!("{memcached}[[workload]]\nkind = \"kv\"\nmix = {{ get = 9, lpush = 1 }}\n"),
     );
     assert!(e.contains("unknown command \"lpush\""), "{e}");
+    let e = check(
+        "unix-on-memcached.toml",
+        &format!("{memcached}[[workload]]\nkind = \"kv\"\ntransport = \"unix\"\n"),
+    );
+    assert!(e.contains("transport = \"unix\" is for redis targets"), "{e}");
     let e = check(
         "benchmark-on-memcached.toml",
         &format!("{memcached}[[workload]]\nkind = \"redis-benchmark\"\n"),
