@@ -158,13 +158,20 @@ fn a_build_that_corrupts_stored_values_is_caught() {
     };
     for w in ["kv", "unix"] {
         assert_eq!(failures(w, "clean"), 0, "{w}: {stderr}");
-        assert!(failures(w, "corrupt") > 0, "{w}: corruption not caught: {stderr}");
+        assert!(
+            failures(w, "corrupt") > 0,
+            "{w}: corruption not caught: {stderr}"
+        );
     }
     let unix = runs(&r)
         .into_iter()
         .find(|(w, v, _)| w == "unix" && v == "clean")
         .expect("a unix run");
-    assert!(unix.2["ops_per_s"].as_f64().unwrap() > 100.0, "{:?}", unix.2);
+    assert!(
+        unix.2["ops_per_s"].as_f64().unwrap() > 100.0,
+        "{:?}",
+        unix.2
+    );
 }
 
 #[test]
@@ -195,7 +202,10 @@ fn bad_redis_input_is_one_line_and_exit_2() {
         "unix-on-memcached.toml",
         &format!("{memcached}[[workload]]\nkind = \"kv\"\ntransport = \"unix\"\n"),
     );
-    assert!(e.contains("transport = \"unix\" is for redis targets"), "{e}");
+    assert!(
+        e.contains("transport = \"unix\" is for redis targets"),
+        "{e}"
+    );
     let e = check(
         "benchmark-on-memcached.toml",
         &format!("{memcached}[[workload]]\nkind = \"redis-benchmark\"\n"),
@@ -221,6 +231,33 @@ fn bad_redis_input_is_one_line_and_exit_2() {
         &format!("{redis}options = {{ port = 7000 }}\n[[workload]]\nkind = \"kv\"\n"),
     );
     assert!(e.contains("option port sets the port"), "{e}");
+
+    // A source tree that is not Redis: make succeeds, no src/redis-server: that variant
+    // fails with the build's message, the other runs.
+    let tree = s.path().join("not-redis");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("Makefile"), "all:\n\t@echo nothing to build\n").unwrap();
+    let f = s.write(
+        "not-redis.toml",
+        &format!(
+            "name = \"n\"\n[target]\nkind = \"redis\"\nsource = {{ path = \"not-redis\" }}\n[[variant]]\nname = \"built\"\ncompiler = \"gcc-12\"\n[[variant]]\nname = \"debian\"\nbinary = \"{DEBIAN}\"\n[[workload]]\nkind = \"kv\"\nconnections = [2]\n[plan]\n{SHORT}\n"
+        ),
+    );
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    no_server_left(SERVER, &s);
+    let r = s.results();
+    let built = &r["variants"][0];
+    assert_eq!(built["status"], "failed", "{built}");
+    assert!(
+        built["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("src/redis-server"),
+        "{built} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["variants"][1]["status"], "ok");
+    let _ = std::fs::remove_dir_all(s.out());
 
     // A directive Redis does not know: the variant fails with Redis's own message.
     let f = s.write(
