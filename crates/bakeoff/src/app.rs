@@ -75,14 +75,15 @@ pub fn run() -> Result<(), Failure> {
                 .map_err(|e| Failure::Failed(format!("cannot write the man page: {e}")))
         }
         Command::Trend(args) => trend_cmd(&args),
+        Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
     }
 }
 
-fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {
+pub(crate) fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {
     bakeoff_plan::load_with(path, set).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
-fn options(args: &RunArgs) -> Options {
+pub(crate) fn options(args: &RunArgs) -> Options {
     Options {
         out: args.out.clone(),
         results_root: args.results_dir.clone(),
@@ -94,6 +95,7 @@ fn options(args: &RunArgs) -> Options {
             .sandbox_dir
             .clone()
             .unwrap_or_else(bakeoff_sandbox::default_root),
+        every_variant: false,
     }
 }
 
@@ -184,7 +186,7 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
 }
 
 /// Bars on a terminal, plain lines without one, nothing with --quiet.
-fn progress_mode(args: &RunArgs) -> crate::progress::Show {
+pub(crate) fn progress_mode(args: &RunArgs) -> crate::progress::Show {
     use crate::progress::Show;
     match (args.quiet, std::io::stderr().is_terminal()) {
         (true, _) => Show::Quiet,
@@ -229,7 +231,7 @@ fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
 
 /// Records a finished (or interrupted) experiment in the history store. A store that
 /// cannot be written is a warning, never a failed run. Returns the id and the store.
-fn record(args: &RunArgs, results: &Results, folder: &Path) -> Option<(i64, PathBuf)> {
+pub(crate) fn record(args: &RunArgs, results: &Results, folder: &Path) -> Option<(i64, PathBuf)> {
     if args.no_history {
         return None;
     }
@@ -255,7 +257,7 @@ fn record(args: &RunArgs, results: &Results, folder: &Path) -> Option<(i64, Path
 }
 
 /// A results folder's results.json, or one line saying why not.
-fn read_results(dir: &Path) -> Result<Results, String> {
+pub(crate) fn read_results(dir: &Path) -> Result<Results, String> {
     let path = dir.join("results.json");
     let text = bakeoff_plan::read_input(&path, "results file").map_err(|e| {
         format!(

@@ -131,6 +131,30 @@ pub enum Command {
     /// Exit status 2 when no experiment has that name (the known names are listed) or no
     /// cell matches.
     Trend(TrendArgs),
+    /// Find the first commit where a figure moved: `--good` and `--bad` revisions of the
+    /// experiment's git source.
+    ///
+    /// Every step is an experiment of its own, run with the experiment's statistics and
+    /// budget: the first build variant (its compiler, flags and patches) at the good
+    /// revision against the same build at the step's commit, on one cell (--cell, default
+    /// the first workload at its first connection count). First the bad revision against
+    /// the good one fixes the direction (its verdict must be slower or faster); then the
+    /// commits between them (`git rev-list --ancestry-path`) are halved until one is
+    /// left: the first commit whose figure moved that way. A commit moved when its ratio's
+    /// 95% CI lies past the ratio halfway (geometrically) between good and bad, and did
+    /// not when it lies before it. A commit that does not build is skipped, as `git
+    /// bisect skip` does. A step whose CI still straddles the halfway point after its
+    /// rounds (the experiment's budget) ends the search, naming the range that is left
+    /// rather than guessing. Each step's results folder,
+    /// and bisect.md and bisect.json with the evidence per step (ratio, CI, verdict), go
+    /// into results/bisect-<name>-<UTC time>/; every step is recorded in the history.
+    ///
+    /// Example: `bakeoff bisect exp.toml --good v1.6.17 --bad v1.6.18 --cell kv:16`.
+    ///
+    /// Exit status: 0 when a commit is named, 1 when the search ends without one (no
+    /// change between good and bad, an inconclusive step, or only unbuildable commits
+    /// left), 2 for bad input, 130 when interrupted.
+    Bisect(BisectArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     ///
     /// scripts/setup.sh installs bash's under /usr/local/share/bash-completion/completions.
@@ -206,6 +230,21 @@ pub struct TrendArgs {
     /// Print the trend as JSON (cells followed, and per record its figures).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// A revision whose figure is the reference (commit, tag or branch).
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// A later revision whose figure moved.
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// The cell whose figure decides: WORKLOAD (its name) or WORKLOAD:CONNECTIONS.
+    #[arg(long, value_name = "WORKLOAD[:CONNS]")]
+    pub cell: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 //! met, 130 interrupted).
 
 mod app;
+mod bisect;
 mod cli;
 mod progress;
 

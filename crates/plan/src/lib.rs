@@ -3,6 +3,7 @@
 //! [`Loaded`], `file:line:col` errors), and the checks that run before anything else
 //! does. Nothing here touches the network, a compiler or a server.
 
+pub mod derive;
 mod document;
 mod experiment;
 mod validate;

@@ -320,6 +320,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             ("make_args", !v.make_args.is_empty()),
             ("patches", !v.patches.is_empty()),
             ("env", !v.env.is_empty()),
+            ("rev", v.rev.is_some()),
         ];
         if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
             return Err(l.error_at(
@@ -338,6 +339,21 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             ));
         }
         return Ok(());
+    }
+    let git = e.target.source.as_ref().is_some_and(|s| s.git.is_some());
+    if let Some(r) = &v.rev {
+        if !git {
+            return Err(l.error_at(
+                &key!["variant", i, "rev"],
+                "rev picks a revision of a git source; [target] source has no git (use source = { git = \"...\", rev = \"...\" })",
+            ));
+        }
+        if r.trim().is_empty() || r.starts_with('-') {
+            return Err(l.error_at(
+                &key!["variant", i, "rev"],
+                "rev must name a commit, tag or branch",
+            ));
+        }
     }
     if e.target.source.is_none() {
         return Err(l.error_at(

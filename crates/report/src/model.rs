@@ -349,6 +349,10 @@ pub struct BuildRecord {
     pub cached: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// The source this variant was built from, when it is not the experiment's (a
+    /// variant's own `rev`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

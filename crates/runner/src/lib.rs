@@ -36,6 +36,9 @@ pub struct Options {
     pub results_root: PathBuf,
     pub cache_root: PathBuf,
     pub sandbox_root: PathBuf,
+    /// Stop before any run when a variant could not be built or found (bisect: a commit
+    /// that does not build is skipped, not measured alone).
+    pub every_variant: bool,
 }
 
 /// Progress callbacks (the CLI draws bars from them). All optional.
@@ -165,6 +168,15 @@ pub fn run_experiment(
     write_results(&folder, &results)?;
     let mut variants = variants::variants(loaded, opts, &folder, observer, &mut results)?;
     write_results(&folder, &results)?;
+    if opts.every_variant {
+        if let Some(v) = results.variants.iter().find(|v| v.status != "ok") {
+            return Err(RunError::Failed(format!(
+                "variant {} failed: {}",
+                v.name,
+                v.error.as_deref().unwrap_or("?")
+            )));
+        }
+    }
     let store = datadirs::prepare(
         loaded,
         opts,

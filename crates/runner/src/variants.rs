@@ -66,10 +66,17 @@ pub fn variants(
     for v in &e.variants {
         let mut args = e.target.args.clone();
         args.extend(v.args.iter().cloned());
-        let outcome = match (&tree, &v.binary) {
-            (_, Some(b)) => describe_binary(&l.resolve(b)),
-            (Some(t), None) => build_variant(l, v, t, &cache, folder, observer),
-            (None, None) => Err("no source to build from".to_string()),
+        let outcome = match (&tree, &v.binary, &v.rev) {
+            (_, Some(b), _) => describe_binary(&l.resolve(b)),
+            (Some(t), None, None) => build_variant(l, v, t, &cache, folder, observer),
+            (Some(_), None, Some(rev)) => match own_revision(l, rev, &cache) {
+                Ok(t) => build_variant(l, v, &t, &cache, folder, observer).map(|(p, mut b)| {
+                    b.source = Some(t.description.clone());
+                    (p, b)
+                }),
+                Err(e) => Err(e),
+            },
+            (None, None, _) => Err("no source to build from".to_string()),
         };
         let mut rec = VariantRecord {
             name: v.name.clone(),
@@ -113,6 +120,24 @@ pub fn variants(
         ));
     }
     Ok(ready)
+}
+
+/// The experiment's git source at a variant's own revision.
+fn own_revision(l: &Loaded, rev: &str, cache: &Cache) -> Result<build::SourceTree, String> {
+    let Some(s) = &l.experiment.target.source else {
+        return Err("no source to build from".into());
+    };
+    match source_spec(l, s) {
+        SourceSpec::Git { url, .. } => build::fetch(
+            &SourceSpec::Git {
+                url,
+                rev: rev.to_string(),
+            },
+            cache,
+        )
+        .map_err(|e| e.to_string()),
+        _ => Err("rev needs a git source".into()),
+    }
 }
 
 fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
@@ -195,6 +220,7 @@ fn build_variant(
             seconds: b.seconds,
             cached: b.cached,
             log: kept.clone(),
+            source: None,
         };
         (b.binary, rec)
     });

@@ -1,0 +1,498 @@
+//! `bakeoff bisect`: the first commit of a git source where a cell's figure moved. Each
+//! step is an ordinary experiment (the template build at the good revision against the
+//! same build at one commit, on one cell, with the experiment's statistics and budget);
+//! the steps halve the commits between good and bad until one is left.
+
+use crate::app::{load, options, progress_mode, read_results, record, Failure};
+use crate::cli::BisectArgs;
+use crate::progress::Bars;
+use bakeoff_plan::derive::{bisect_step, Step};
+use bakeoff_plan::{Loaded, WorkloadKind};
+use bakeoff_report::model::Verdict;
+use bakeoff_runner::RunError;
+use serde::Serialize;
+use std::path::Path;
+use std::process::Command;
+
+/// One step's evidence.
+#[derive(Debug, Clone, Serialize)]
+struct StepRecord {
+    commit: String,
+    subject: String,
+    /// "measured", "does not build", or "failed".
+    outcome: String,
+    verdict: Option<Verdict>,
+    ratio: Option<f64>,
+    ci95: Option<[f64; 2]>,
+    rounds: Option<usize>,
+    folder: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// What the search found.
+#[derive(Debug, Clone, Serialize)]
+struct Found {
+    experiment: String,
+    good: String,
+    bad: String,
+    cell: String,
+    direction: Option<Verdict>,
+    /// The ratio halfway (geometrically) between good and bad: a step whose CI lies past
+    /// it moved, one whose CI lies before it did not.
+    halfway: Option<f64>,
+    /// The first commit where the figure moved, when one is named.
+    first: Option<String>,
+    /// Otherwise why not, and the commits the change is among.
+    unresolved: Option<String>,
+    candidates: Vec<String>,
+    steps: Vec<StepRecord>,
+}
+
+pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
+    let loaded = load(&args.run.experiment, &args.run.set)?;
+    let e = &loaded.experiment;
+    let bad_input =
+        |m: String| Failure::BadInput(format!("{}: {m}", args.run.experiment.display()));
+    let url = git_url(&loaded).ok_or_else(|| {
+        bad_input(
+            "bakeoff bisect needs a git source: [target] source = { git = \"...\", rev = \"...\" }"
+                .into(),
+        )
+    })?;
+    let template = e
+        .variants
+        .iter()
+        .position(|v| v.is_build())
+        .ok_or_else(|| bad_input("bakeoff bisect builds commits: give a variant built from source (compiler, cflags...)".into()))?;
+    let (workload, connections) = cell(&loaded, args.cell.as_deref()).map_err(bad_input)?;
+    let w = &e.workloads[workload];
+    let cell_name = format!("{} x{connections}", w.display_name());
+
+    let opts = options(&args.run);
+    let cache = bakeoff_build::Cache::new(&opts.cache_root);
+    let tree = bakeoff_build::fetch(
+        &bakeoff_build::SourceSpec::Git {
+            url: url.clone(),
+            rev: args.bad.clone(),
+        },
+        &cache,
+    )
+    .map_err(|err| bad_input(err.to_string()))?;
+    let good = rev_parse(&tree.dir, &args.good).map_err(bad_input)?;
+    let bad = rev_parse(&tree.dir, &args.bad).map_err(bad_input)?;
+    let commits = git(
+        &tree.dir,
+        &[
+            "rev-list",
+            "--ancestry-path",
+            "--reverse",
+            &format!("{good}..{bad}"),
+        ],
+    )
+    .map_err(bad_input)?;
+    let commits: Vec<String> = commits.lines().map(str::to_string).collect();
+    if commits.is_empty() || commits.last() != Some(&bad) {
+        return Err(bad_input(format!(
+            "--good {} is not an ancestor of --bad {}: nothing to bisect",
+            args.good, args.bad
+        )));
+    }
+
+    let folder = match &args.run.out {
+        Some(out) => out.clone(),
+        None => {
+            let stamp: String = bakeoff_store::now_utc()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect();
+            args.run.results_dir.join(format!(
+                "bisect-{}-{stamp}",
+                bakeoff_os::path::safe_name(&e.name)
+            ))
+        }
+    };
+    std::fs::create_dir_all(&folder)
+        .map_err(|err| Failure::Failed(format!("cannot create {}: {err}", folder.display())))?;
+    eprintln!(
+        "bisect: {} commits from {} to {} on {cell_name}",
+        commits.len(),
+        short(&good),
+        short(&bad)
+    );
+
+    let cancel = bakeoff_sandbox::install_signal_handler();
+    let connections_key = match w.kind {
+        WorkloadKind::Replay | WorkloadKind::Mysqlslap => "concurrency",
+        _ => "connections",
+    };
+    let mut steps: Vec<StepRecord> = Vec::new();
+    let run_step = |commit: &str| -> Result<StepRecord, Failure> {
+        let n = steps_len_hint(&folder);
+        let name = short(commit);
+        let text = bisect_step(
+            &loaded.text,
+            &Step {
+                template,
+                good: (&good, "good"),
+                candidate: (commit, &name),
+                workload,
+                connections: Some((connections_key, connections)),
+            },
+        )
+        .map_err(|m| Failure::Failed(format!("cannot write step {n}: {m}")))?;
+        let dir = folder.join(format!("step-{n}-{name}"));
+        // The step's file sits beside the original, so its relative paths (patches,
+        // files, a local git source) resolve the same.
+        let path = loaded.path.with_file_name(format!(
+            ".bakeoff-bisect-{}-{name}.toml",
+            std::process::id()
+        ));
+        std::fs::write(&path, &text)
+            .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
+        let step_loaded = bakeoff_plan::load(&path);
+        let _ = std::fs::remove_file(&path);
+        let step_loaded = step_loaded.map_err(|err| Failure::BadInput(err.to_string()))?;
+        let mut step_opts = opts.clone();
+        step_opts.out = Some(dir.clone());
+        step_opts.every_variant = true;
+        let bars = Bars::new(progress_mode(&args.run));
+        let outcome =
+            bakeoff_runner::run_experiment(&step_loaded, &step_opts, &bars, cancel.clone());
+        bars.finish();
+        let subject = git(&tree.dir, &["log", "-1", "--format=%s", commit]).unwrap_or_default();
+        let mut rec = StepRecord {
+            commit: commit.to_string(),
+            subject: subject.trim().to_string(),
+            outcome: "measured".into(),
+            verdict: None,
+            ratio: None,
+            ci95: None,
+            rounds: None,
+            folder: dir.display().to_string(),
+            error: None,
+        };
+        match outcome {
+            Ok(o) => {
+                let _ = record(&args.run, &o.results, &o.folder);
+                match o.results.comparisons.iter().find(|k| k.variant == name) {
+                    Some(k) => {
+                        rec.verdict = Some(k.verdict);
+                        rec.ratio = Some(k.ratio);
+                        rec.ci95 = Some(k.ci95);
+                        rec.rounds = Some(k.rounds);
+                    }
+                    None => {
+                        rec.outcome = "failed".into();
+                        rec.error = Some("no comparison came out of the step".into());
+                    }
+                }
+            }
+            Err(RunError::Interrupted(f)) => {
+                if let Ok(r) = read_results(&f) {
+                    let _ = record(&args.run, &r, &f);
+                }
+                return Err(Failure::Interrupted(RunError::Interrupted(f).to_string()));
+            }
+            Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
+            Err(err) => {
+                let unbuilt = read_results(&dir).is_ok_and(|r| {
+                    r.variants
+                        .iter()
+                        .any(|v| v.name == name && v.status != "ok")
+                });
+                rec.outcome = if unbuilt { "does not build" } else { "failed" }.into();
+                rec.error = Some(err.to_string());
+            }
+        }
+        eprintln!("bisect: {}", step_line(&rec));
+        Ok(rec)
+    };
+
+    // The bad revision fixes the direction.
+    let first = run_step(&bad)?;
+    let direction = first
+        .verdict
+        .filter(|v| matches!(v, Verdict::Slower | Verdict::Faster));
+    let mut found = Found {
+        experiment: e.name.clone(),
+        good: good.clone(),
+        bad: bad.clone(),
+        cell: cell_name.clone(),
+        direction,
+        halfway: None,
+        first: None,
+        unresolved: None,
+        candidates: Vec::new(),
+        steps: Vec::new(),
+    };
+    steps.push(first.clone());
+    let Some(direction) = direction else {
+        found.unresolved = Some(match &first.error {
+            Some(err) => format!("the bad revision could not be measured: {err}"),
+            None => format!(
+                "the bad revision is {} against the good one: nothing moved to look for",
+                first.verdict.map_or("not compared", |v| v.as_str())
+            ),
+        });
+        found.steps = steps;
+        return finish(&folder, &found);
+    };
+
+    // A commit moved when its ratio's 95% CI lies past the halfway point (geometric)
+    // between the good revision (1) and the bad one, did not when the CI lies on the good
+    // side of it: a step needs to tell "like good" from "like bad", not to find a 1%
+    // difference, so it is decided far sooner than its own verdict would be.
+    let halfway = first.ratio.map_or(1.0, f64::sqrt);
+    found.halfway = Some(halfway);
+    let side = |r: &StepRecord| -> Option<bool> {
+        let [lo, hi] = r.ci95?;
+        let past = |x: f64| {
+            if direction == Verdict::Slower {
+                x < halfway
+            } else {
+                x > halfway
+            }
+        };
+        match (past(lo), past(hi)) {
+            (true, true) => Some(true),
+            (false, false) => Some(false),
+            _ => None,
+        }
+    };
+
+    // Invariant: commits[..=lo] did not move (lo = -1: good), commits[hi] moved.
+    let mut lo: isize = -1;
+    let mut hi: isize = commits.len() as isize - 1;
+    let mut skipped: Vec<isize> = Vec::new();
+    loop {
+        let open: Vec<isize> = (lo + 1..hi).filter(|i| !skipped.contains(i)).collect();
+        if open.is_empty() {
+            break;
+        }
+        let middle = (lo + hi) / 2;
+        let mid = *open
+            .iter()
+            .min_by_key(|i| (**i - middle).abs())
+            .unwrap_or(&open[0]);
+        let rec = run_step(&commits[mid as usize])?;
+        steps.push(rec.clone());
+        match (rec.outcome.as_str(), side(&rec)) {
+            ("does not build", _) => skipped.push(mid),
+            ("measured", Some(true)) => hi = mid,
+            ("measured", Some(false)) => lo = mid,
+            ("measured", None) => {
+                found.unresolved = Some(format!(
+                    "step {} ({}): its CI still straddles the halfway ratio {halfway:.3} after its budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)",
+                    steps.len(),
+                    short(&commits[mid as usize])
+                ));
+                break;
+            }
+            _ => {
+                found.unresolved = Some(format!(
+                    "step {} ({}) failed: {}",
+                    steps.len(),
+                    short(&commits[mid as usize]),
+                    rec.error.as_deref().unwrap_or("?")
+                ));
+                break;
+            }
+        }
+    }
+    let range: Vec<String> = ((lo + 1)..=hi)
+        .map(|i| commits[i as usize].clone())
+        .collect();
+    if found.unresolved.is_none() {
+        if range.len() == 1 {
+            found.first = Some(range[0].clone());
+        } else {
+            found.unresolved = Some(format!(
+                "{} commit(s) before {} do not build: the change is one of them or it",
+                range.len() - 1,
+                short(&commits[hi as usize])
+            ));
+        }
+    }
+    found.candidates = range;
+    found.steps = steps;
+    let subject = found
+        .first
+        .as_ref()
+        .and_then(|c| git(&tree.dir, &["log", "-1", "--format=%h %s", c]).ok());
+    if let Some(s) = subject {
+        eprintln!("bisect: first commit where {cell_name} moved: {}", s.trim());
+    }
+    finish(&folder, &found)
+}
+
+/// How many steps the folder holds (names the next one).
+fn steps_len_hint(folder: &Path) -> usize {
+    std::fs::read_dir(folder)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("step-"))
+                .count()
+        })
+        .unwrap_or(0)
+        + 1
+}
+
+/// Writes bisect.json and bisect.md, prints the summary; exit 0 when a commit is named.
+fn finish(folder: &Path, found: &Found) -> Result<(), Failure> {
+    let json = serde_json::to_string_pretty(found)
+        .map_err(|e| Failure::Failed(format!("cannot write bisect.json: {e}")))?;
+    let md = markdown(found);
+    for (name, text) in [("bisect.json", json + "\n"), ("bisect.md", md.clone())] {
+        bakeoff_os::file::write_atomic(&folder.join(name), text.as_bytes())
+            .map_err(|e| Failure::Failed(format!("cannot write {name}: {e}")))?;
+    }
+    print!("{md}");
+    println!("\nresults: {}", folder.display());
+    match (&found.first, &found.unresolved) {
+        (Some(_), _) => Ok(()),
+        (None, Some(why)) => Err(Failure::Failed(format!("bisect: {why}"))),
+        (None, None) => Err(Failure::Failed("bisect: no commit named".into())),
+    }
+}
+
+fn markdown(f: &Found) -> String {
+    let mut s = format!(
+        "# bisect: {}\n\nCell {}, good {}, bad {}; direction: {}{}.\n\n",
+        f.experiment,
+        f.cell,
+        short(&f.good),
+        short(&f.bad),
+        f.direction.map_or("none", |v| v.as_str()),
+        f.halfway
+            .map(|h| format!("; a commit moved when its ratio's 95% CI lies past {h:.3}, halfway to the bad one's"))
+            .unwrap_or_default()
+    );
+    match (&f.first, &f.unresolved) {
+        (Some(c), _) => s.push_str(&format!("**First commit where the figure moved: {c}**\n\n")),
+        (None, Some(why)) => {
+            s.push_str(&format!("**No single commit named**: {why}.\n\n"));
+            if !f.candidates.is_empty() {
+                let list: Vec<String> = f.candidates.iter().map(|c| short(c)).collect();
+                s.push_str(&format!("The change is among: {}.\n\n", list.join(", ")));
+            }
+        }
+        (None, None) => {}
+    }
+    s.push_str("| step | commit | subject | outcome | ratio | 95% CI | rounds | verdict |\n|---|---|---|---|---|---|---|---|\n");
+    for (i, r) in f.steps.iter().enumerate() {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            i + 1,
+            short(&r.commit),
+            r.subject.replace('|', "\\|"),
+            r.outcome,
+            r.ratio.map_or("-".into(), |x| format!("{x:.3}")),
+            r.ci95
+                .map_or("-".into(), |c| format!("[{:.3}, {:.3}]", c[0], c[1])),
+            r.rounds.map_or("-".into(), |n| n.to_string()),
+            r.verdict.map_or("-", |v| v.as_str())
+        ));
+    }
+    s
+}
+
+fn step_line(r: &StepRecord) -> String {
+    match (r.verdict, r.ratio) {
+        (Some(v), Some(x)) => format!(
+            "{} {}: ratio {x:.3}, {}",
+            short(&r.commit),
+            r.subject,
+            v.as_str()
+        ),
+        _ => format!(
+            "{} {}: {} ({})",
+            short(&r.commit),
+            r.subject,
+            r.outcome,
+            r.error.as_deref().unwrap_or("")
+        ),
+    }
+}
+
+/// The experiment's git source as a URL or path git can clone.
+fn git_url(l: &Loaded) -> Option<String> {
+    let g = l.experiment.target.source.as_ref()?.git.as_ref()?;
+    Some(if g.contains("://") || g.contains('@') {
+        g.clone()
+    } else {
+        l.resolve(g.as_ref()).display().to_string()
+    })
+}
+
+/// `--cell WORKLOAD[:CONNS]`: the workload's index and connection count (default the
+/// first workload at its first count).
+fn cell(l: &Loaded, arg: Option<&str>) -> Result<(usize, usize), String> {
+    let ws = &l.experiment.workloads;
+    let names: Vec<String> = ws.iter().map(|w| w.display_name()).collect();
+    let Some(arg) = arg else {
+        let first = ws[0].connections_swept().first().copied().unwrap_or(1);
+        return Ok((0, first));
+    };
+    let (name, conns) = match arg.rsplit_once(':') {
+        Some((n, c)) => (
+            n,
+            Some(c.parse::<usize>().map_err(|_| {
+                format!("--cell {arg}: {c:?} is not a connection count (WORKLOAD:CONNS)")
+            })?),
+        ),
+        None => (arg, None),
+    };
+    let i = names.iter().position(|n| n == name).ok_or_else(|| {
+        format!(
+            "--cell {arg}: no workload {name:?}; the experiment has {}",
+            names.join(", ")
+        )
+    })?;
+    let swept = ws[i].connections_swept();
+    let c = match conns {
+        Some(c) if !swept.contains(&c) => {
+            return Err(format!(
+                "--cell {arg}: {name} runs at {swept:?} connections, not {c}"
+            ))
+        }
+        Some(c) => c,
+        None => swept.first().copied().unwrap_or(1),
+    };
+    Ok((i, c))
+}
+
+fn rev_parse(repo: &Path, rev: &str) -> Result<String, String> {
+    if rev.starts_with('-') || rev.trim().is_empty() {
+        return Err(format!("{rev:?} is not a revision"));
+    }
+    git(
+        repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .map(|s| s.trim().to_string())
+    .map_err(|_| format!("revision {rev:?} is not in the repository"))
+}
+
+fn git(repo: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+fn short(commit: &str) -> String {
+    commit.chars().take(10).collect()
+}

@@ -1,0 +1,117 @@
+//! End-to-end bisect: a git repository made from Debian's memcached source, eight commits
+//! after the good one; the fifth adds a fixed loop of work to every command (a large,
+//! known slowdown), the sixth does not build and the seventh repairs it. `bakeoff bisect`
+//! names the fifth, skipping the one that does not build, with the evidence per step.
+
+mod common;
+
+use common::{cache_dir, no_server_left, Scratch};
+use std::path::Path;
+use std::process::Command;
+
+/// 20,000 volatile additions per command, as in the precision test: several times
+/// memcached's own work per request.
+const WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 20000; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
+
+fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{script}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Debian's memcached source as a git repository: tag `good`, then eight commits.
+fn repository(s: &Scratch) -> std::path::PathBuf {
+    let dl = s.path().join("dl");
+    std::fs::create_dir_all(&dl).unwrap();
+    sh(&dl, "apt-get source -qq --download-only memcached >/dev/null 2>&1 && dpkg-source -x --no-check memcached_*.dsc src >/dev/null");
+    let repo = dl.join("src");
+    s.write("work.patch", WORK);
+    let patch = s.path().join("work.patch");
+    sh(
+        &repo,
+        "git init -q && git config user.email t@example.org && git config user.name test \
+         && git add -A && git commit -qm base && git tag good",
+    );
+    for i in 1..=8 {
+        let change = match i {
+            5 => format!("patch -s -p1 < {}", patch.display()),
+            6 => "echo 'this does not compile;' >> memcached.c".to_string(),
+            7 => "sed -i '$ d' memcached.c".to_string(),
+            _ => format!("echo 'note {i}' >> NOTES"),
+        };
+        sh(
+            &repo,
+            &format!("{change} && git add -A && git commit -qm 'commit {i}'"),
+        );
+    }
+    repo
+}
+
+#[test]
+fn bisect_names_the_commit_that_slowed_every_command() {
+    let s = Scratch::new();
+    let repo = repository(&s);
+    let text = format!(
+        "name = \"bisect-e2e\"\n[target]\nkind = \"memcached\"\nsource = {{ git = \"{}\", rev = \"good\" }}\nargs = [\"-t\", \"1\"]\n\n[[variant]]\nname = \"o2\"\ncompiler = \"gcc-12\"\ncflags = \"-O2\"\n\n[[workload]]\nkind = \"kv\"\nname = \"kv\"\nconnections = [8]\nkeys = 5000\n\n[plan]\nbudget = \"15s\"\nprecision = 0.1\nwarmup = \"100ms\"\nduration = \"500ms\"\n",
+        repo.display()
+    );
+    let f = s.write("bisect.toml", &text);
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("bisect")
+        .arg(&f)
+        .args([
+            "--good", "good", "--bad", "HEAD", "--cell", "kv:8", "--quiet",
+        ])
+        .arg("--out")
+        .arg(s.out())
+        .arg("--cache")
+        .arg(cache_dir())
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .expect("run bakeoff bisect");
+    no_server_left("memcached", &s);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let fifth = String::from_utf8(
+        Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["rev-parse", "HEAD~3"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let found: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.out().join("bisect.json")).unwrap())
+            .unwrap();
+    assert_eq!(found["first"].as_str(), Some(fifth.trim()), "{found}");
+    assert_eq!(found["direction"], "slower", "{found}");
+    let steps = found["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().any(|s| s["outcome"] == "does not build"),
+        "the broken commit was skipped: {found}"
+    );
+    for step in steps.iter().filter(|s| s["outcome"] == "measured") {
+        for key in ["ratio", "ci95", "verdict", "rounds"] {
+            assert!(!step[key].is_null(), "{key}: {step}");
+        }
+    }
+    assert!(
+        stdout.contains("First commit where the figure moved"),
+        "{stdout}"
+    );
+    assert!(s.out().join("bisect.md").is_file());
+}

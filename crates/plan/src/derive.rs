@@ -1,0 +1,93 @@
+//! Experiments derived from another by editing its document (comments and every other key
+//! kept): a bisect step is the experiment with two variants, the template build at the good
+//! revision and at the step's commit, and one cell.
+
+use toml_edit::{value, Array, DocumentMut, Item};
+
+/// What a bisect step keeps of the experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step<'a> {
+    /// Index of the build variant whose keys both variants take.
+    pub template: usize,
+    /// The reference revision and the step's, with the names their variants get.
+    pub good: (&'a str, &'a str),
+    pub candidate: (&'a str, &'a str),
+    /// Index of the workload kept.
+    pub workload: usize,
+    /// Its connections key (`connections`, or `concurrency`) set to this one count.
+    pub connections: Option<(&'static str, usize)>,
+}
+
+/// The experiment text of a bisect step.
+pub fn bisect_step(text: &str, step: &Step) -> Result<String, String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.message().to_string())?;
+    let variants = doc
+        .get_mut("variant")
+        .and_then(Item::as_array_of_tables_mut)
+        .ok_or("the experiment has no [[variant]] tables")?;
+    let template = variants
+        .get(step.template)
+        .cloned()
+        .ok_or("no such variant")?;
+    variants.clear();
+    for (rev, name) in [step.good, step.candidate] {
+        let mut t = template.clone();
+        t.insert("name", value(name));
+        t.insert("rev", value(rev));
+        variants.push(t);
+    }
+    let workloads = doc
+        .get_mut("workload")
+        .and_then(Item::as_array_of_tables_mut)
+        .ok_or("the experiment has no [[workload]] tables")?;
+    let mut kept = workloads
+        .get(step.workload)
+        .cloned()
+        .ok_or("no such workload")?;
+    if let Some((key, n)) = step.connections {
+        let mut one = Array::new();
+        one.push(n as i64);
+        kept.insert(key, value(one));
+    }
+    workloads.clear();
+    workloads.push(kept);
+    doc["plan"]["baseline"] = value(step.good.1);
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "name = \"x\"\n[target]\nkind = \"memcached\"\nsource = { git = \"repo\", rev = \"main\" }\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n\n[[variant]]\nname = \"o2\" # the build\ncompiler = \"gcc-12\"\ncflags = \"-O2\"\n\n[[workload]]\nkind = \"kv\"\nname = \"a\"\n\n[[workload]]\nkind = \"kv\"\nname = \"b\"\nconnections = [1, 16]\n\n[plan]\nbudget = \"1m\"\n";
+
+    #[test]
+    fn a_step_keeps_two_builds_and_one_cell() {
+        let out = bisect_step(
+            TEXT,
+            &Step {
+                template: 1,
+                good: ("v1", "good"),
+                candidate: ("abc123", "abc123"),
+                workload: 1,
+                connections: Some(("connections", 16)),
+            },
+        )
+        .unwrap();
+        let doc: DocumentMut = out.parse().unwrap();
+        let v = doc["variant"].as_array_of_tables().unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v.get(0).unwrap()["name"].as_str(), Some("good"));
+        assert_eq!(v.get(0).unwrap()["rev"].as_str(), Some("v1"));
+        assert_eq!(v.get(1).unwrap()["rev"].as_str(), Some("abc123"));
+        assert_eq!(v.get(1).unwrap()["cflags"].as_str(), Some("-O2"));
+        let w = doc["workload"].as_array_of_tables().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.get(0).unwrap()["name"].as_str(), Some("b"));
+        assert_eq!(w.get(0).unwrap()["connections"].to_string().trim(), "[16]");
+        assert_eq!(doc["plan"]["baseline"].as_str(), Some("good"));
+        assert_eq!(doc["plan"]["budget"].as_str(), Some("1m"));
+    }
+}
