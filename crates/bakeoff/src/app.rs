@@ -447,11 +447,40 @@ fn fresh_folder(dir: PathBuf) -> PathBuf {
         .unwrap_or(dir)
 }
 
+/// Each compared cell over the history of A's and B's experiments (once per name), when
+/// a store holds it; a store that cannot be read leaves the report without it.
+fn history_of(
+    store: &StoreArg,
+    sides: &[&Side],
+    keys: &[bakeoff_store::CellKey],
+) -> Vec<bakeoff_report::model::HistoryRecord> {
+    let Ok(path) = store_path(store) else {
+        return Vec::new();
+    };
+    let Ok(Some(s)) = Store::open_existing(&path) else {
+        return Vec::new();
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for side in sides {
+        if !names.contains(&side.results.name.as_str()) {
+            names.push(&side.results.name);
+        }
+    }
+    names
+        .into_iter()
+        .flat_map(|name| {
+            let records = s.history_of(name).unwrap_or_default();
+            bakeoff_store::histories(name, &records, keys)
+        })
+        .collect()
+}
+
 fn compare_cmd(args: &CompareArgs, color: ColorChoice) -> Result<(), Failure> {
     let a = side(&args.a, &args.store)?;
     let b = side(&args.b, &args.store)?;
     let now = bakeoff_store::now_utc();
-    let c = bakeoff_store::compare(&a, &b, &now);
+    let mut c = bakeoff_store::compare(&a, &b, &now);
+    c.results.history = history_of(&args.store, &[&a, &b], &c.matched);
     if c.matched.is_empty() {
         let list = |r: &Results| {
             r.cells

@@ -226,6 +226,20 @@ fn history_compare_and_trend_over_two_runs() {
         report.contains("history #1") && report.contains("history #2"),
         "{report}"
     );
+    // The compared cells over the experiment's two recorded runs.
+    assert!(
+        report.contains("## History of the compared cells"),
+        "{report}"
+    );
+    let html = std::fs::read_to_string(s.path().join("by-id").join("report.html")).expect("html");
+    assert!(html.contains("id=\"history\""), "no history section");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(s.path().join("by-id").join("results.json")).expect("json"),
+    )
+    .expect("json");
+    let h = &json["history"];
+    assert!(!h.as_array().unwrap().is_empty(), "{h}");
+    assert_eq!(h[0]["points"].as_array().unwrap().len(), 2, "{h}");
 
     // Trend: one row per recorded run, oldest first, and a sparkline.
     let trend = ok(&with_store(&s, &["trend", "hist", "--variant", "debian"]));

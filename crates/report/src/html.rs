@@ -89,6 +89,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(verdicts(&x));
     sections.extend(all_cells(&x));
     sections.extend(throughput(&x));
+    sections.extend(history(&x));
     sections.extend(tpcc(&x));
     sections.extend(replay(&x));
     sections.extend(sqlsuite(&x));
@@ -1109,6 +1110,66 @@ fn system(x: &Ctx) -> Option<Section> {
     ))
 }
 
+/// `bakeoff compare`: each compared cell's median over its experiment's history, a small
+/// chart each (the 95% CI shaded), and the table of shifts.
+fn history(x: &Ctx) -> Option<Section> {
+    let t = sections::history(x.r)?;
+    let mut charts = Vec::new();
+    for h in &x.r.history {
+        let series = vec![Series {
+            name: h.variant.clone(),
+            color: x.color(&h.variant),
+            points: h
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i as f64 + 1.0, p.median_ops_per_s))
+                .collect(),
+            band: Some(
+                h.points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64 + 1.0, p.ci95[0], p.ci95[1]))
+                    .collect(),
+            ),
+            ..Series::default()
+        }];
+        if let Some(chart) = svg::line_chart(&LineChart {
+            title: format!(
+                "{}: {} ×{} {}{}",
+                h.experiment,
+                h.workload,
+                h.connections,
+                h.variant,
+                if h.changes.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} shift(s)", h.changes.len())
+                }
+            ),
+            x_label: "recorded run".into(),
+            y_label: "ops/s".into(),
+            y_zero: true,
+            small: true,
+            markers: true,
+            series,
+            ..LineChart::default()
+        }) {
+            charts.push(chart);
+        }
+    }
+    let mut b = x.table(&t);
+    if !charts.is_empty() {
+        let _ = write!(b, "<div class=\"grid2\">\n{}\n</div>\n", charts.join("\n"));
+    }
+    Some(Section::new(
+        "history",
+        "History",
+        "History of the compared cells".into(),
+        b,
+    ))
+}
+
 fn memory(x: &Ctx) -> Option<Section> {
     let t = sections::memory(x.r)?;
     Some(Section::new(
@@ -1668,6 +1729,7 @@ mod tests {
             warnings: vec!["clang-O3 get90|set10 x16: client-bound in 1 of 3 runs".into()],
             notes: vec!["CPU counters: this machine cannot count cycles".into()],
             verification: Vec::new(),
+            history: Vec::new(),
         }
     }
 

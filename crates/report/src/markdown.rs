@@ -42,6 +42,11 @@ pub fn render(r: &Results) -> String {
         s.push_str(&sw.table.markdown());
         s.push('\n');
     }
+    if let Some(t) = crate::sections::history(r) {
+        let _ = writeln!(s, "## History of the compared cells\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
+    }
     crate::tpcc::markdown(&mut s, r);
     crate::replay::replay_markdown(&mut s, r);
     crate::sqlsuite::markdown(&mut s, r);

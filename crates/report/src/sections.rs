@@ -376,6 +376,60 @@ pub fn runs(r: &Results) -> Option<Table> {
     (!t.is_empty()).then_some(t)
 }
 
+/// `bakeoff compare`: each compared cell over the recorded runs of its experiment, with
+/// where its median shifted.
+pub fn history(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "history",
+        &[
+            "experiment",
+            "workload",
+            "conns#",
+            "variant",
+            "runs#",
+            "first ops/s#",
+            "last ops/s#",
+            "shifts",
+        ],
+    )
+    .note("Every recorded run of the experiment in the history, oldest first: its cell's median ops/s. Shifts: change points found by e-divisive means with a permutation test (a flat series is marked in about 5% of cells), each as the history id of the first run after it and the medians before and after.");
+    for h in &r.history {
+        let (Some(first), Some(last)) = (h.points.first(), h.points.last()) else {
+            continue;
+        };
+        let shifts: Vec<String> = h
+            .changes
+            .iter()
+            .filter_map(|c| {
+                let p = h.points.get(c.index)?;
+                Some(format!(
+                    "#{} ({}): {} → {} (p {:.3})",
+                    p.id,
+                    p.time,
+                    ops(c.before),
+                    ops(c.after),
+                    c.p
+                ))
+            })
+            .collect();
+        t.push(vec![
+            h.experiment.clone().into(),
+            h.workload.clone().into(),
+            h.connections.to_string().into(),
+            Value::Variant(h.variant.clone()),
+            h.points.len().to_string().into(),
+            ops(first.median_ops_per_s).into(),
+            ops(last.median_ops_per_s).into(),
+            Value::Long(if shifts.is_empty() {
+                "none".into()
+            } else {
+                shifts.join("; ")
+            }),
+        ]);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
 /// Redis cells: INFO memory, medians over valid runs, at the start of the measured window
 /// and at the end of the run.
 pub fn memory(r: &Results) -> Option<Table> {

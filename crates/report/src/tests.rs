@@ -164,6 +164,7 @@ pub(crate) fn sample() -> Results {
         ],
         notes: Vec::new(),
         verification: Vec::new(),
+        history: Vec::new(),
     }
 }
 

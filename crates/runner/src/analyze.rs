@@ -381,6 +381,7 @@ mod tests {
             warnings: vec![],
             notes: Vec::new(),
             verification: Vec::new(),
+            history: Vec::new(),
         }
     }
 

@@ -122,5 +122,6 @@ pub fn initial_results(l: &Loaded) -> Results {
         warnings: Vec::new(),
         notes: Vec::new(),
         verification: Vec::new(),
+        history: Vec::new(),
     }
 }

@@ -293,6 +293,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         warnings,
         notes,
         verification: Vec::new(),
+        history: Vec::new(),
     };
     Compared {
         results,

@@ -22,7 +22,7 @@ pub use record::{CellEntry, Entry, Record, VariantEntry};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Filter, Store, Writer};
 pub use text::history_table;
-pub use trend::{known_values, trend, Trend, TrendRow};
+pub use trend::{histories, known_values, trend, Trend, TrendRow};
 
 use std::ffi::OsString;
 use std::path::PathBuf;

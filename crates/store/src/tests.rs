@@ -387,6 +387,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         warnings: vec![],
         notes: vec![],
         verification: Vec::new(),
+        history: Vec::new(),
     }
 }
 

@@ -95,6 +95,58 @@ pub fn trend(
     }
 }
 
+/// Each cell of `keys` over `records` (one experiment's history, oldest first), for a
+/// comparison's report; cells the history does not hold are left out.
+pub fn histories(
+    name: &str,
+    records: &[Record],
+    keys: &[CellKey],
+) -> Vec<bakeoff_report::model::HistoryRecord> {
+    use bakeoff_report::model::{HistoryChange, HistoryPoint, HistoryRecord};
+    let t = trend(name, records, None, None);
+    keys.iter()
+        .filter_map(|k| {
+            let col = t.columns.iter().position(|c| c == k)?;
+            let mut points = Vec::new();
+            let mut index_of = Vec::new();
+            for (row, r) in t.rows.iter().enumerate() {
+                let Some(c) = r.cells[col].as_ref().filter(|c| c.valid_runs > 0) else {
+                    continue;
+                };
+                index_of.push(row);
+                points.push(HistoryPoint {
+                    id: r.id,
+                    time: r.time.clone(),
+                    median_ops_per_s: c.median_ops_per_s,
+                    ci95: c.ci95,
+                });
+            }
+            if points.len() < 2 {
+                return None;
+            }
+            let changes = t.changes[col]
+                .iter()
+                .filter_map(|c| {
+                    Some(HistoryChange {
+                        index: index_of.iter().position(|r| *r >= c.index)?,
+                        before: c.before,
+                        after: c.after,
+                        p: c.p,
+                    })
+                })
+                .collect();
+            Some(HistoryRecord {
+                experiment: name.to_string(),
+                workload: k.workload.clone(),
+                connections: k.connections,
+                variant: k.variant.clone(),
+                points,
+                changes,
+            })
+        })
+        .collect()
+}
+
 /// Sorted distinct values of a cell field over `records` (for "known: ..." messages).
 pub fn known_values(records: &[Record], field: fn(&CellEntry) -> &str) -> Vec<String> {
     let mut v: Vec<String> = records
