@@ -740,3 +740,17 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+#[test]
+fn a_variant_rev_needs_a_git_source_and_a_build() {
+    let m = err(&GOOD.replace("cflags = \"-O2\"", "cflags = \"-O2\"\nrev = \"v1\""));
+    assert!(m.contains("rev picks a revision of a git source"), "{m}");
+    let git = GOOD.replace(
+        "source = { debian = \"memcached\" }",
+        "source = { git = \"https://example.org/m.git\", rev = \"main\" }",
+    );
+    let l = parse_str(&git.replace("cflags = \"-O2\"", "cflags = \"-O2\"\nrev = \"v1\"")).unwrap();
+    assert_eq!(l.experiment.variants[0].rev.as_deref(), Some("v1"));
+    let m = err(&git.replace("cflags = \"-O2\"", "cflags = \"-O2\"\nrev = \"-x\""));
+    assert!(m.contains("rev must name a commit"), "{m}");
+}
