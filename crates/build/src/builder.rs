@@ -69,6 +69,37 @@ pub struct BuildSpec {
     /// How the target is built, and so which binary is the product: use
     /// the target's recipe (`bakeoff_sandbox::Target::recipe`).
     pub recipe: Recipe,
+    /// Link-time optimization: its flags and tools join the build (see [`crate::lto`]),
+    /// and the objects are checked to carry LTO code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lto: Option<crate::lto::Lto>,
+}
+
+impl BuildSpec {
+    /// The spec as it is built: LTO's flags appended to cflags and ldflags (cflags `-O2`
+    /// first when the variant gives none, the usual default that setting CFLAGS would
+    /// otherwise drop) and its archiver, ranlib and nm in env, unless env sets them.
+    pub fn resolved(&self) -> std::result::Result<BuildSpec, String> {
+        let Some(lto) = self.lto else {
+            return Ok(self.clone());
+        };
+        let s = crate::lto::settings(&self.compiler, lto)?;
+        let join = |a: &str, b: &str| format!("{a} {b}").trim().to_string();
+        let mut out = self.clone();
+        out.cflags = join(
+            if self.cflags.is_empty() {
+                "-O2"
+            } else {
+                &self.cflags
+            },
+            &s.cflags,
+        );
+        out.ldflags = join(&self.ldflags, &s.ldflags);
+        for (k, v) in s.env {
+            out.env.entry(k).or_insert(v);
+        }
+        Ok(out)
+    }
 }
 
 /// What a build produced; recorded in every results folder.
@@ -114,6 +145,10 @@ pub fn describe_binary(path: &Path) -> Result<(u64, String)> {
 /// Safe to call from several threads and processes at once: one builds, the others wait for
 /// the key's lock and then get the cached result.
 pub fn build(tree: &SourceTree, spec: &BuildSpec, cache: &Cache) -> Result<BuildInfo> {
+    let spec = &spec.resolved().map_err(|detail| BuildError::BadSpec {
+        what: "lto",
+        detail: format!("variant `{}`: {detail}", spec.variant),
+    })?;
     validate(spec)?;
     let compiler = check_compiler(&spec.compiler).map_err(|e| e.for_variant(&spec.variant))?;
     let patches = read_patches(&spec.patches)?;
@@ -318,6 +353,20 @@ impl Job<'_> {
         // Whole microseconds: a value that survives build.json's text round trip exactly
         // (17-digit floats can come back one bit off), so a cached build reports the same.
         let seconds = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
+        if self.spec.lto.is_some() {
+            let (with, total) = crate::lto::objects_with_lto(&build_dir, 20_000);
+            let _ = writeln!(
+                log,
+                "==> lto: {with} of {total} object files carry LTO code"
+            );
+            if total > 0 && with == 0 {
+                let _ = writeln!(
+                    log,
+                    "==> lto was asked for, but no object carries LTO code: the build ignored CFLAGS"
+                );
+                return Err(Failure::Step("lto check".into()));
+            }
+        }
         let required = recipe.required_files();
         if let Some(missing) = required.iter().find(|f| !build_dir.join(f).is_file()) {
             let _ = writeln!(log, "==> missing after the build: {}", missing.display());

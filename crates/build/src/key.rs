@@ -104,6 +104,7 @@ mod tests {
             patches: vec![patch],
             env: BTreeMap::from([("A".to_string(), "1".to_string())]),
             recipe: Recipe::autotools("memcached"),
+            lto: None,
         }
     }
 

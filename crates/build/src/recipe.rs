@@ -375,6 +375,17 @@ impl Plan<'_> {
             format!("-DCMAKE_CXX_COMPILER={cxx}"),
         ];
         args.extend(cmake_flag_args(&self.spec.cflags, &self.spec.ldflags));
+        // cmake takes its archiver from its cache, not from the environment (LTO's
+        // gcc-ar or llvm-ar).
+        for (var, cache_var) in [
+            ("AR", "CMAKE_AR"),
+            ("RANLIB", "CMAKE_RANLIB"),
+            ("NM", "CMAKE_NM"),
+        ] {
+            if let Some(tool) = self.spec.env.get(var) {
+                args.push(format!("-D{cache_var}={tool}"));
+            }
+        }
         args.extend(
             MARIADB_PLUGINS_OFF
                 .iter()

@@ -235,6 +235,10 @@ pub struct Variant {
     /// Run the server under a checking tool; its reports fail the variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_under: Option<RunUnder>,
+    /// Link-time optimization: "full" (gcc or clang) or "thin" (clang). Sets the flags and
+    /// the matching archiver and linker; the build is checked to carry LTO code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lto: Option<bakeoff_build::Lto>,
     /// A git source only: build this variant from this revision (commit, tag or branch)
     /// instead of the source's `rev`, so two commits meet in one experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -321,6 +321,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             ("patches", !v.patches.is_empty()),
             ("env", !v.env.is_empty()),
             ("rev", v.rev.is_some()),
+            ("lto", v.lto.is_some()),
         ];
         if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
             return Err(l.error_at(
@@ -339,6 +340,17 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             ));
         }
         return Ok(());
+    }
+    if let Some(lto) = v.lto {
+        if e.target.kind == TargetKind::Sqlite {
+            return Err(l.error_at(
+                &key!["variant", i, "lto"],
+                "lto links a server; a sqlite build is one compiler call into a shared library: use cflags = \"-flto\" there",
+            ));
+        }
+        if let Err(m) = bakeoff_build::lto::settings(v.compiler_or_default(), lto) {
+            return Err(l.error_at(&key!["variant", i, "lto"], m));
+        }
     }
     let git = e.target.source.as_ref().is_some_and(|s| s.git.is_some());
     if let Some(r) = &v.rev {

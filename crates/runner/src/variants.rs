@@ -192,6 +192,7 @@ fn build_variant(
         patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
         env: v.env.clone(),
         recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
+        lto: v.lto,
     };
     let built = build::build(tree, &spec, cache);
     // The build log goes into the results folder, so the folder explains itself.
