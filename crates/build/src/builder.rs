@@ -73,6 +73,10 @@ pub struct BuildSpec {
     /// and the objects are checked to carry LTO code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lto: Option<crate::lto::Lto>,
+    /// Profile-guided optimization: an instrumented build, or one that uses profiles (see
+    /// [`crate::pgo`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::pgo::Profile>,
 }
 
 impl BuildSpec {
@@ -80,23 +84,26 @@ impl BuildSpec {
     /// first when the variant gives none, the usual default that setting CFLAGS would
     /// otherwise drop) and its archiver, ranlib and nm in env, unless env sets them.
     pub fn resolved(&self) -> std::result::Result<BuildSpec, String> {
-        let Some(lto) = self.lto else {
+        if self.lto.is_none() && self.profile.is_none() {
             return Ok(self.clone());
-        };
-        let s = crate::lto::settings(&self.compiler, lto)?;
+        }
         let join = |a: &str, b: &str| format!("{a} {b}").trim().to_string();
         let mut out = self.clone();
-        out.cflags = join(
-            if self.cflags.is_empty() {
-                "-O2"
-            } else {
-                &self.cflags
-            },
-            &s.cflags,
-        );
-        out.ldflags = join(&self.ldflags, &s.ldflags);
-        for (k, v) in s.env {
-            out.env.entry(k).or_insert(v);
+        if out.cflags.is_empty() {
+            out.cflags = "-O2".into();
+        }
+        if let Some(lto) = self.lto {
+            let s = crate::lto::settings(&self.compiler, lto)?;
+            out.cflags = join(&out.cflags, &s.cflags);
+            out.ldflags = join(&out.ldflags, &s.ldflags);
+            for (k, v) in s.env {
+                out.env.entry(k).or_insert(v);
+            }
+        }
+        if let Some(p) = &self.profile {
+            let (c, l) = crate::pgo::flags(&self.compiler, p)?;
+            out.cflags = join(&out.cflags, &c);
+            out.ldflags = join(&out.ldflags, &l);
         }
         Ok(out)
     }
@@ -146,7 +153,7 @@ pub fn describe_binary(path: &Path) -> Result<(u64, String)> {
 /// the key's lock and then get the cached result.
 pub fn build(tree: &SourceTree, spec: &BuildSpec, cache: &Cache) -> Result<BuildInfo> {
     let spec = &spec.resolved().map_err(|detail| BuildError::BadSpec {
-        what: "lto",
+        what: "lto or pgo",
         detail: format!("variant `{}`: {detail}", spec.variant),
     })?;
     validate(spec)?;
@@ -342,6 +349,15 @@ impl Job<'_> {
                 create_dir_all(&build_dir).map_err(Failure::Io)?
             }
         }
+        // gcc's profiles go beside the objects the build will compile.
+        if let Some(crate::pgo::Profile::Use { path, .. }) = &self.spec.profile {
+            if path.is_dir() {
+                let n = place_profiles(path, &build_dir).map_err(Failure::Io)?;
+                let _ = writeln!(log, "==> pgo: {n} profile file(s) from {}", path.display());
+            } else {
+                let _ = writeln!(log, "==> pgo: profile {}", path.display());
+            }
+        }
         for s in &steps {
             let mut cmd = self.command(s.program.clone(), &build_dir);
             cmd.args(&s.args);
@@ -353,6 +369,31 @@ impl Job<'_> {
         // Whole microseconds: a value that survives build.json's text round trip exactly
         // (17-digit floats can come back one bit off), so a cached build reports the same.
         let seconds = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
+        if let Some(crate::pgo::Profile::Use { path, .. }) = &self.spec.profile {
+            if path.is_dir() {
+                // Each .gcda is read beside the object of the same name: count the pairs.
+                let files = crate::pgo::files_with(path, "gcda");
+                let matched = files
+                    .iter()
+                    .filter(|f| {
+                        let rel = f.strip_prefix(path).unwrap_or(f);
+                        build_dir.join(rel).with_extension("o").is_file()
+                    })
+                    .count();
+                let _ = writeln!(
+                    log,
+                    "==> pgo: {matched} of {} profile file(s) match an object of this build",
+                    files.len()
+                );
+                if matched == 0 {
+                    let _ = writeln!(
+                        log,
+                        "==> pgo: no profile matches an object: the profile was not used"
+                    );
+                    return Err(Failure::Step("pgo check".into()));
+                }
+            }
+        }
         if self.spec.lto.is_some() {
             let (with, total) = crate::lto::objects_with_lto(&build_dir, 20_000);
             let _ = writeln!(
@@ -409,6 +450,21 @@ impl Job<'_> {
         cmd.envs(&self.spec.env);
         cmd
     }
+}
+
+/// Copies the .gcda files under `from` to the same relative paths under `to`.
+fn place_profiles(from: &Path, to: &Path) -> Result<usize> {
+    let files = crate::pgo::files_with(from, "gcda");
+    for f in &files {
+        let rel = f.strip_prefix(from).unwrap_or(f);
+        let dest = to.join(rel);
+        if let Some(parent) = dest.parent() {
+            create_dir_all(parent)?;
+        }
+        std::fs::copy(f, &dest)
+            .map_err(|e| BuildError::io(format!("cannot copy {}", f.display()), e))?;
+    }
+    Ok(files.len())
 }
 
 /// Move what `make install DESTDIR=<destdir>` put under `<destdir>/<prefix>` to `to` (the

@@ -105,6 +105,7 @@ mod tests {
             env: BTreeMap::from([("A".to_string(), "1".to_string())]),
             recipe: Recipe::autotools("memcached"),
             lto: None,
+            profile: None,
         }
     }
 

@@ -18,7 +18,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 /// sha256 of bytes, as lowercase hex.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 

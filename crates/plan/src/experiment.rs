@@ -239,10 +239,32 @@ pub struct Variant {
     /// the matching archiver and linker; the build is checked to carry LTO code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lto: Option<bakeoff_build::Lto>,
+    /// Profile-guided optimization: an instrumented build trained on this workload, then
+    /// the build with its profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgo: Option<Training>,
     /// A git source only: build this variant from this revision (commit, tag or branch)
     /// instead of the source's `rev`, so two commits meet in one experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
+}
+
+/// `pgo = { workload = "kv", duration = "30s" }`: the training run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Training {
+    /// A workload of the experiment, by name.
+    pub workload: String,
+    /// How long it drives the instrumented server (default 30 s).
+    #[serde(default = "default_training")]
+    pub duration: String,
+    /// The connection count to train at (default the workload's first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<usize>,
+}
+
+fn default_training() -> String {
+    "30s".into()
 }
 
 impl Variant {

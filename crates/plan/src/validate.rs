@@ -322,6 +322,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             ("env", !v.env.is_empty()),
             ("rev", v.rev.is_some()),
             ("lto", v.lto.is_some()),
+            ("pgo", v.pgo.is_some()),
         ];
         if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
             return Err(l.error_at(
@@ -350,6 +351,56 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         }
         if let Err(m) = bakeoff_build::lto::settings(v.compiler_or_default(), lto) {
             return Err(l.error_at(&key!["variant", i, "lto"], m));
+        }
+    }
+    if let Some(t) = &v.pgo {
+        let at = |k: &'static str| key!["variant", i, "pgo", k];
+        if e.target.kind.is_sql() {
+            return Err(l.error_at(
+                &key!["variant", i, "pgo"],
+                format!("pgo trains on memcached and redis targets; a {} target needs its data loaded for training, which bakeoff does not do yet", e.target.kind.as_str()),
+            ));
+        }
+        if let Err(m) = bakeoff_build::pgo::flags(
+            v.compiler_or_default(),
+            &bakeoff_build::pgo::Profile::Generate,
+        ) {
+            return Err(l.error_at(&key!["variant", i, "pgo"], m));
+        }
+        let Some(w) = e.workloads.iter().find(|w| w.display_name() == t.workload) else {
+            let names: Vec<String> = e.workloads.iter().map(|w| w.display_name()).collect();
+            return Err(l.error_at(
+                &at("workload"),
+                format!(
+                    "no workload {:?} to train on; the experiment has {}",
+                    t.workload,
+                    names.join(", ")
+                ),
+            ));
+        };
+        if let Some(c) = t.connections {
+            if !w.connections_swept().contains(&c) {
+                return Err(l.error_at(
+                    &at("connections"),
+                    format!(
+                        "{} runs at {:?} connections, not {c}",
+                        t.workload,
+                        w.connections_swept()
+                    ),
+                ));
+            }
+        }
+        match crate::parse_duration(&t.duration) {
+            Ok(d) if d.as_secs_f64() >= 0.1 && d.as_secs() <= 3600 => {}
+            _ => {
+                return Err(l.error_at(
+                    &at("duration"),
+                    format!(
+                        "pgo duration {:?}: give 100ms to 1h, e.g. \"30s\"",
+                        t.duration
+                    ),
+                ))
+            }
         }
     }
     let git = e.target.source.as_ref().is_some_and(|s| s.git.is_some());

@@ -15,6 +15,7 @@ mod one_run;
 mod probes;
 mod profiling;
 mod schedule;
+mod training;
 mod variants;
 
 pub use analyze::analyze;
@@ -119,7 +120,7 @@ pub fn verify_experiment(
     }
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
-    let mut variants = variants::variants(loaded, opts, &folder, observer, &mut results)?;
+    let mut variants = variants::variants(loaded, opts, &configs, &folder, observer, &mut results)?;
     let store = datadirs::prepare(
         loaded,
         opts,
@@ -166,7 +167,7 @@ pub fn run_experiment(
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     write_results(&folder, &results)?;
-    let mut variants = variants::variants(loaded, opts, &folder, observer, &mut results)?;
+    let mut variants = variants::variants(loaded, opts, &configs, &folder, observer, &mut results)?;
     write_results(&folder, &results)?;
     if opts.every_variant {
         if let Some(v) = results.variants.iter().find(|v| v.status != "ok") {

@@ -2,6 +2,7 @@
 //! binary described, and recorded in the results. A variant whose build fails is marked
 //! failed; the others go on.
 
+use crate::checks::Workloads;
 use crate::folder::{safe_name, Folder};
 use crate::{Observer, Options, RunError};
 use bakeoff_build::{self as build, BuildSpec, Cache, SourceSpec};
@@ -35,6 +36,7 @@ pub struct ReadyVariant {
 pub fn variants(
     l: &Loaded,
     opts: &Options,
+    workloads: &Workloads,
     folder: &Folder,
     observer: &dyn Observer,
     results: &mut Results,
@@ -68,12 +70,16 @@ pub fn variants(
         args.extend(v.args.iter().cloned());
         let outcome = match (&tree, &v.binary, &v.rev) {
             (_, Some(b), _) => describe_binary(&l.resolve(b)),
-            (Some(t), None, None) => build_variant(l, v, t, &cache, folder, observer),
+            (Some(t), None, None) => {
+                build_variant(l, opts, workloads, v, t, &cache, folder, observer)
+            }
             (Some(_), None, Some(rev)) => match own_revision(l, rev, &cache) {
-                Ok(t) => build_variant(l, v, &t, &cache, folder, observer).map(|(p, mut b)| {
-                    b.source = Some(t.description.clone());
-                    (p, b)
-                }),
+                Ok(t) => build_variant(l, opts, workloads, v, &t, &cache, folder, observer).map(
+                    |(p, mut b)| {
+                        b.source = Some(t.description.clone());
+                        (p, b)
+                    },
+                ),
                 Err(e) => Err(e),
             },
             (None, None, _) => Err("no source to build from".to_string()),
@@ -172,8 +178,11 @@ fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_variant(
     l: &Loaded,
+    opts: &Options,
+    workloads: &Workloads,
     v: &Variant,
     tree: &build::SourceTree,
     cache: &Cache,
@@ -193,7 +202,23 @@ fn build_variant(
         env: v.env.clone(),
         recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
         lto: v.lto,
+        profile: None,
     };
+    let mut spec = spec;
+    let mut trained = None;
+    if v.pgo.is_some() {
+        match crate::training::train(l, opts, v, tree, &spec, cache, workloads) {
+            Ok(t) => {
+                spec.profile = Some(t.profile);
+                trained = Some(t.note);
+            }
+            Err(e) => {
+                let e = format!("pgo: {e}");
+                observer.build_finished(&v.name, Err(&e));
+                return Err(e);
+            }
+        }
+    }
     let built = build::build(tree, &spec, cache);
     // The build log goes into the results folder, so the folder explains itself.
     let log = match &built {
@@ -222,6 +247,7 @@ fn build_variant(
             cached: b.cached,
             log: kept.clone(),
             source: None,
+            profile: trained.clone(),
         };
         (b.binary, rec)
     });
