@@ -243,6 +243,10 @@ pub struct Variant {
     /// the build with its profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pgo: Option<Training>,
+    /// BOLT: the build linked with --emit-relocs, profiled under perf on this workload,
+    /// and rewritten by llvm-bolt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bolt: Option<Training>,
     /// A git source only: build this variant from this revision (commit, tag or branch)
     /// instead of the source's `rev`, so two commits meet in one experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -323,6 +323,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             ("rev", v.rev.is_some()),
             ("lto", v.lto.is_some()),
             ("pgo", v.pgo.is_some()),
+            ("bolt", v.bolt.is_some()),
         ];
         if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
             return Err(l.error_at(
@@ -353,19 +354,20 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
             return Err(l.error_at(&key!["variant", i, "lto"], m));
         }
     }
-    if let Some(t) = &v.pgo {
-        let at = |k: &'static str| key!["variant", i, "pgo", k];
+    for (what, t) in [("pgo", &v.pgo), ("bolt", &v.bolt)] {
+        let Some(t) = t else { continue };
+        let at = |k: &'static str| key!["variant", i, what, k];
         if e.target.kind.is_sql() {
             return Err(l.error_at(
-                &key!["variant", i, "pgo"],
-                format!("pgo trains on memcached and redis targets; a {} target needs its data loaded for training, which bakeoff does not do yet", e.target.kind.as_str()),
+                &key!["variant", i, what],
+                format!("{what} trains on memcached and redis targets; a {} target needs its data loaded for training, which bakeoff does not do yet", e.target.kind.as_str()),
             ));
         }
         if let Err(m) = bakeoff_build::pgo::flags(
             v.compiler_or_default(),
             &bakeoff_build::pgo::Profile::Generate,
         ) {
-            return Err(l.error_at(&key!["variant", i, "pgo"], m));
+            return Err(l.error_at(&key!["variant", i, what], m.replace("pgo", what)));
         }
         let Some(w) = e.workloads.iter().find(|w| w.display_name() == t.workload) else {
             let names: Vec<String> = e.workloads.iter().map(|w| w.display_name()).collect();

@@ -34,6 +34,23 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
             ));
         }
     }
+    if let Some(i) = e.variants.iter().position(|v| v.bolt.is_some()) {
+        for (tool, package) in [
+            ("perf", "linux-perf"),
+            (crate::training::PERF2BOLT, "bolt-16"),
+            (crate::training::LLVM_BOLT, "bolt-16"),
+        ] {
+            if bakeoff_os::path::which(tool).is_none() {
+                return Err(RunError::BadInput(
+                    l.error_at(
+                        &key!["variant", i, "bolt"],
+                        format!("bolt needs {tool}, which is not installed; run scripts/setup.sh (apt-get install {package})"),
+                    )
+                    .to_string(),
+                ));
+            }
+        }
+    }
     if let Some(m) = bakeoff_sandbox::target_for(e.target.kind).missing() {
         return Err(RunError::BadInput(
             l.error_at(&key!["target", "kind"], m).to_string(),

@@ -1,8 +1,12 @@
-//! Profile-guided builds: the variant built instrumented, started in a sandbox of its own,
+//! Profile-guided builds (PGO and BOLT). PGO: the variant built instrumented, started in a sandbox of its own,
 //! driven by the training workload (a seed other than the measured runs'), stopped so it
 //! writes its profile; the profile checked (none is an error, not a silent plain build),
 //! merged where the compiler needs it, kept in the cache under the instrumented binary and
 //! the training spec (so a second run trains nothing), and the final build made with it.
+//! BOLT: the build linked with `--emit-relocs` runs under `perf record` (cpu-clock samples:
+//! this machine has no LBR, so perf2bolt runs in its no-LBR mode, a weaker profile than
+//! branch records), then perf2bolt and llvm-bolt rewrite it; the result is cached the same
+//! way and measured and verified like any other variant.
 
 use crate::checks::Workloads;
 use crate::Options;
@@ -15,6 +19,10 @@ use bakeoff_workloads::workload::{RunContext, Server};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+/// BOLT's tools (Debian's bolt-16).
+pub const PERF2BOLT: &str = "perf2bolt-16";
+pub const LLVM_BOLT: &str = "llvm-bolt-16";
 
 /// What the final build is made with, and a line for its record.
 pub struct Trained {
@@ -83,16 +91,17 @@ pub fn train(
     let _ = std::fs::remove_dir_all(&staging);
     let data = staging.join("data");
     std::fs::create_dir_all(&data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
-    run_training(
-        l,
-        opts,
-        v,
-        &instrumented,
+    let env = pgo::server_env(
+        v.compiler_or_default(),
+        &build_dir_of(l, &instrumented.binary),
         &data,
-        w.as_ref(),
-        connections,
-        duration,
-    )?;
+    );
+    let how = Run {
+        binary: &instrumented.binary,
+        wrapper: Vec::new(),
+        env,
+    };
+    run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
     // Checked (and, for clang, merged) before it is kept.
     pgo::collect(&spec.compiler, &data)?;
     std::fs::write(staging.join("done"), b"")
@@ -112,45 +121,53 @@ fn sha256_hex(text: &str) -> String {
     build::sha256_hex(text.as_bytes())[..32].to_string()
 }
 
-/// Starts the instrumented server with its profile environment, drives it, stops it
-/// cleanly (the profile is written at exit).
-#[allow(clippy::too_many_arguments)]
+/// The build dir a product of this target's recipe was built in.
+fn build_dir_of(l: &Loaded, binary: &Path) -> PathBuf {
+    let target = bakeoff_sandbox::target_for(l.experiment.target.kind);
+    let depth = target.recipe().product().components().count();
+    binary
+        .ancestors()
+        .nth(depth)
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// How a training server runs: its binary, a wrapper before it, its environment.
+struct Run<'a> {
+    binary: &'a Path,
+    wrapper: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// Starts the training server, drives it, stops it cleanly (profiles are written at exit).
 fn run_training(
     l: &Loaded,
     opts: &Options,
     v: &Variant,
-    instrumented: &BuildInfo,
-    data: &Path,
+    how: &Run,
     w: &dyn bakeoff_workloads::Workload,
     connections: usize,
     duration: std::time::Duration,
 ) -> Result<(), String> {
     let e = &l.experiment;
     let target = bakeoff_sandbox::target_for(e.target.kind);
-    let product_depth = target.recipe().product().components().count();
-    let build_dir: PathBuf = instrumented
-        .binary
-        .ancestors()
-        .nth(product_depth)
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
     let mut args = e.target.args.clone();
     args.extend(v.args.iter().cloned());
     let spec = SandboxSpec {
         name: format!("{}-train", v.name),
         kind: e.target.kind,
-        binary: instrumented.binary.clone(),
+        binary: how.binary.to_path_buf(),
         args,
         root: opts.sandbox_root.clone(),
-        ready_timeout: target.ready_timeout(),
+        ready_timeout: 4 * target.ready_timeout(),
         stop_grace: 4 * target.stop_grace(),
         options: e.server_options(v),
         data: None,
-        wrapper: Vec::new(),
-        env: pgo::server_env(v.compiler_or_default(), &build_dir, data),
+        wrapper: how.wrapper.clone(),
+        env: how.env.clone(),
     };
-    let sandbox = Sandbox::start(&spec)
-        .map_err(|err| format!("the instrumented server did not start: {err}"))?;
+    let sandbox =
+        Sandbox::start(&spec).map_err(|err| format!("the training server did not start: {err}"))?;
     let server = Server {
         addr: sandbox.addr(),
         socket: sandbox.socket(),
@@ -176,12 +193,151 @@ fn run_training(
     });
     let stopped = sandbox.stop();
     ran.map_err(|err| format!("the training run failed: {err}"))?;
-    let report = stopped.map_err(|err| format!("the instrumented server did not stop: {err}"))?;
+    let report = stopped.map_err(|err| format!("the training server did not stop: {err}"))?;
     if report.outcome == bakeoff_sandbox::StopOutcome::Killed {
         return Err(format!(
-            "the instrumented server had to be killed ({}), so it wrote no profile",
+            "the training server had to be killed ({}), so it wrote no profile",
             report.status
         ));
     }
     Ok(())
+}
+
+/// The `--emit-relocs` build `built`, profiled under perf on the variant's `bolt` training
+/// and rewritten by llvm-bolt: the BOLTed binary (cached) and a line for its record.
+pub fn bolt(
+    l: &Loaded,
+    opts: &Options,
+    v: &Variant,
+    built: &BuildInfo,
+    cache: &Cache,
+    workloads: &Workloads,
+) -> Result<(PathBuf, String), String> {
+    let Some(t) = &v.bolt else {
+        return Err("no bolt training given".into());
+    };
+    let w = workloads
+        .iter()
+        .find(|w| w.name() == t.workload)
+        .ok_or_else(|| format!("no workload {:?} to train on", t.workload))?;
+    let connections = t
+        .connections
+        .or_else(|| w.connections().first().copied())
+        .unwrap_or(1);
+    let duration = bakeoff_plan::parse_duration(&t.duration)?;
+    let workload_keys = l
+        .experiment
+        .workloads
+        .iter()
+        .find(|x| x.display_name() == t.workload)
+        .and_then(|x| serde_json::to_string(x).ok())
+        .unwrap_or_default();
+    let id = sha256_hex(&format!(
+        "bolt\n{}\n{workload_keys}\n{connections}\n{}\n{}",
+        built.binary_sha256, t.duration, l.experiment.plan.seed
+    ));
+    let name = built
+        .binary
+        .file_name()
+        .map_or("server".into(), |n| n.to_string_lossy().to_string());
+    let store = cache.root().join("bolted").join(&id);
+    let note = |cached: bool| {
+        format!(
+            "bolt: trained on {} x{connections} for {} (perf cpu-clock samples, no LBR: perf2bolt -nl, a weaker profile than branch records){}",
+            t.workload,
+            t.duration,
+            if cached { " (cached)" } else { "" }
+        )
+    };
+    let bolted = store.join(format!("{name}.bolt"));
+    if store.join("done").is_file() && bolted.is_file() {
+        return Ok((bolted, note(true)));
+    }
+    let staging = cache
+        .root()
+        .join("bolted")
+        .join(format!("{id}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging)
+        .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+    let perf_data = staging.join("perf.data");
+    let how = Run {
+        binary: &built.binary,
+        wrapper: vec![
+            "perf".into(),
+            "record".into(),
+            "-e".into(),
+            "cpu-clock".into(),
+            "-o".into(),
+            perf_data.display().to_string(),
+            "--".into(),
+        ],
+        env: Vec::new(),
+    };
+    run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+    if !perf_data.is_file() {
+        return Err("perf wrote no samples (is perf permitted here? see /proc/sys/kernel/perf_event_paranoid)".into());
+    }
+    let fdata = staging.join("perf.fdata");
+    tool(
+        PERF2BOLT,
+        &[
+            // Debian names it perf2bolt-16, which it does not recognize as perf2bolt.
+            "-aggregate-only".into(),
+            "-nl".into(),
+            "-p".into(),
+            perf_data.display().to_string(),
+            "-o".into(),
+            fdata.display().to_string(),
+            built.binary.display().to_string(),
+        ],
+        &staging,
+    )?;
+    let out = staging.join(format!("{name}.bolt"));
+    tool(
+        LLVM_BOLT,
+        &[
+            built.binary.display().to_string(),
+            "-o".into(),
+            out.display().to_string(),
+            format!("-data={}", fdata.display()),
+            "-reorder-blocks=ext-tsp".into(),
+            "-reorder-functions=hfsort".into(),
+            "-split-functions".into(),
+            "-split-all-cold".into(),
+            "-dyno-stats".into(),
+        ],
+        &staging,
+    )?;
+    if !out.is_file() {
+        return Err(format!("{LLVM_BOLT} wrote no binary"));
+    }
+    std::fs::write(staging.join("done"), b"")
+        .map_err(|e| format!("cannot write {}: {e}", staging.display()))?;
+    let _ = std::fs::remove_dir_all(&store);
+    std::fs::rename(&staging, &store)
+        .map_err(|e| format!("cannot keep the BOLTed binary in {}: {e}", store.display()))?;
+    Ok((bolted, note(false)))
+}
+
+/// Runs a BOLT tool in `dir`, its output kept in `<tool>.log` there; an error with its
+/// last lines.
+fn tool(program: &str, args: &[String], dir: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}; run scripts/setup.sh (bolt-16)"))?;
+    let mut log = out.stdout.clone();
+    log.extend_from_slice(&out.stderr);
+    let _ = std::fs::write(dir.join(format!("{program}.log")), &log);
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&log);
+    let tail: Vec<&str> = text.lines().rev().take(3).collect();
+    Err(format!(
+        "{program} failed: {}",
+        tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+    ))
 }

@@ -5,7 +5,7 @@
 use crate::checks::Workloads;
 use crate::folder::{safe_name, Folder};
 use crate::{Observer, Options, RunError};
-use bakeoff_build::{self as build, BuildSpec, Cache, SourceSpec};
+use bakeoff_build::{self as build, BuildInfo, BuildSpec, Cache, SourceSpec};
 use bakeoff_plan::{key, Loaded, Variant};
 use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
 use std::collections::BTreeMap;
@@ -219,7 +219,44 @@ fn build_variant(
             }
         }
     }
+    if v.bolt.is_some() {
+        // BOLT rewrites the linked binary: it needs the relocations, and lays out hot and
+        // cold code itself (gcc's own hot/cold split limits it).
+        spec.ldflags = format!("{} -Wl,--emit-relocs", spec.ldflags)
+            .trim()
+            .to_string();
+        if matches!(
+            build::lto::family(&spec.compiler),
+            Some(build::lto::Family::Gcc(_))
+        ) {
+            spec.cflags = format!("{} -fno-reorder-blocks-and-partition", spec.cflags)
+                .trim()
+                .to_string();
+        }
+    }
     let built = build::build(tree, &spec, cache);
+    let built = match (built, v.bolt.is_some()) {
+        (Ok(b), true) => match crate::training::bolt(l, opts, v, &b, cache, workloads) {
+            Ok((path, note)) => match build::describe_binary(&path) {
+                Ok((bytes, sha)) => {
+                    trained = Some(note);
+                    Ok(BuildInfo {
+                        binary: path,
+                        binary_bytes: bytes,
+                        binary_sha256: sha,
+                        ..b
+                    })
+                }
+                Err(e) => Err(e),
+            },
+            Err(e) => {
+                let e = format!("bolt: {e}");
+                observer.build_finished(&v.name, Err(&e));
+                return Err(e);
+            }
+        },
+        (other, _) => other,
+    };
     // The build log goes into the results folder, so the folder explains itself.
     let log = match &built {
         Ok(b) => Some(b.log.clone()),
