@@ -74,6 +74,15 @@ fn profile_guided_builds_use_their_training() {
         let note = b["profile"].as_str().unwrap_or("");
         assert!(note.contains("trained on train x4"), "{name}: {b}");
     }
+    // What changed in the binaries: text sizes and the functions that changed most.
+    for name in ["gcc-pgo", "clang-pgo"] {
+        let a = &variant(name)["anatomy"];
+        assert!(a["text_bytes"].as_u64().unwrap() > 10_000, "{a}");
+        assert!(a["baseline_text_bytes"].as_u64().is_some(), "{a}");
+        assert!(!a["changed"].as_array().unwrap().is_empty(), "{a}");
+    }
+    let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    assert!(md.contains("## What changed in the binaries"), "{md}");
     let gcc_log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
     let line = gcc_log
         .lines()

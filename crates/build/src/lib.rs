@@ -18,6 +18,7 @@
 //! # Ok::<(), bakeoff_build::BuildError>(())
 //! ```
 
+pub mod anatomy;
 mod builder;
 mod cache;
 mod compiler;

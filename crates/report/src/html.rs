@@ -101,6 +101,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(counters(&x));
     sections.extend(instructions(&x));
     sections.extend(hotspots(&x));
+    sections.extend(binaries(&x));
     sections.extend(statements(&x));
     sections.extend(runs(&x));
     sections.push(builds(&x));
@@ -1167,6 +1168,16 @@ fn history(x: &Ctx) -> Option<Section> {
         "History",
         "History of the compared cells".into(),
         b,
+    ))
+}
+
+fn binaries(x: &Ctx) -> Option<Section> {
+    let t = sections::binaries(x.r)?;
+    Some(Section::new(
+        "binaries",
+        "Binaries",
+        "What changed in the binaries".into(),
+        x.table(&t),
     ))
 }
 

@@ -55,6 +55,7 @@ pub fn render(r: &Results) -> String {
     crate::why::memory(&mut s, r);
     crate::why::counters(&mut s, r);
     crate::why::profiles(&mut s, r);
+    crate::why::binaries(&mut s, r);
     crate::why::notes(&mut s, r);
     variants(&mut s, r);
     data(&mut s, r);

@@ -192,6 +192,10 @@ pub struct VariantRecord {
     /// variant's verification.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory_errors: Vec<MemoryError>,
+    /// The binary's code: `.text` size and the functions whose size changed most against
+    /// the baseline's (where symbols exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anatomy: Option<AnatomyRecord>,
 }
 
 /// One sanitizer or memcheck report.
@@ -511,6 +515,25 @@ pub struct Run {
     /// warmup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_at_start: Option<MemoryRecord>,
+}
+
+/// A binary's code against the baseline's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AnatomyRecord {
+    pub text_bytes: u64,
+    /// The baseline's `.text` bytes (None for the baseline itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_text_bytes: Option<u64>,
+    /// Largest absolute size changes first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<FunctionSizeRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FunctionSizeRecord {
+    pub function: String,
+    pub baseline_bytes: u64,
+    pub bytes: u64,
 }
 
 /// Redis's memory as INFO reports it.

@@ -496,6 +496,46 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Each binary's code against the baseline's: `.text` size and the functions whose size
+/// changed most.
+pub fn binaries(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "binaries",
+        &[
+            "variant",
+            ".text bytes#",
+            "vs baseline#",
+            "functions whose size changed most (baseline → this build)",
+        ],
+    )
+    .note("Sizes from the binaries themselves (size -A, nm -S); functions are listed where the binaries have symbols. A compiler setting's effect shows here beside the hotspot diff of the profiles.");
+    for v in &r.variants {
+        let Some(a) = &v.anatomy else { continue };
+        let changed: Vec<String> = a
+            .changed
+            .iter()
+            .take(6)
+            .map(|f| format!("{} {} → {}", f.function, f.baseline_bytes, f.bytes))
+            .collect();
+        t.push(vec![
+            Value::Variant(v.name.clone()),
+            ops(a.text_bytes as f64).into(),
+            a.baseline_text_bytes
+                .filter(|b| *b > 0)
+                .map_or("-".into(), |b| {
+                    format!("{:.3}", a.text_bytes as f64 / b as f64)
+                })
+                .into(),
+            Value::Long(if changed.is_empty() {
+                "-".into()
+            } else {
+                changed.join("; ")
+            }),
+        ]);
+    }
+    (t.rows.len() > 1).then_some(t)
+}
+
 /// SQL variants' data loads: once per variant, before any measured run.
 pub fn data_loads(r: &Results) -> Option<Table> {
     let mut t = Table::new(

@@ -118,6 +118,15 @@ pub fn profiles(s: &mut String, r: &Results) {
     }
 }
 
+/// Each binary's code against the baseline's.
+pub fn binaries(s: &mut String, r: &Results) {
+    if let Some(t) = sections::binaries(r) {
+        let _ = writeln!(s, "## What changed in the binaries\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
+    }
+}
+
 /// Notes on what could not be measured here.
 pub fn notes(s: &mut String, r: &Results) {
     if r.notes.is_empty() {

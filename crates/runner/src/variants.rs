@@ -96,6 +96,7 @@ pub fn variants(
             sanitize: v.sanitize.iter().map(|s| s.as_str().to_string()).collect(),
             run_under: v.run_under.map(|_| "memcheck".to_string()),
             memory_errors: Vec::new(),
+            anatomy: None,
         };
         match outcome {
             Ok((binary, b)) => {
@@ -125,7 +126,40 @@ pub fn variants(
             "no variant could be built or found; see the errors above".into(),
         ));
     }
+    anatomies(&e.baseline().to_string(), &ready, results);
     Ok(ready)
+}
+
+/// Each binary's `.text` size and the functions whose size changed most against the
+/// baseline's.
+fn anatomies(baseline: &str, ready: &[ReadyVariant], results: &mut Results) {
+    use bakeoff_report::model::{AnatomyRecord, FunctionSizeRecord};
+    let read: Vec<(usize, &str, Option<build::anatomy::Anatomy>)> = ready
+        .iter()
+        .map(|v| (v.record, v.name.as_str(), build::anatomy::read(&v.binary)))
+        .collect();
+    let base = read
+        .iter()
+        .find(|(_, n, _)| *n == baseline)
+        .and_then(|(_, _, a)| a.clone());
+    for (record, name, a) in read {
+        let Some(a) = a else { continue };
+        let vs = base.as_ref().filter(|_| name != baseline);
+        results.variants[record].anatomy = Some(AnatomyRecord {
+            text_bytes: a.text_bytes,
+            baseline_text_bytes: vs.map(|b| b.text_bytes),
+            changed: vs
+                .map(|b| build::anatomy::changed(b, &a, 10))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(function, baseline_bytes, bytes)| FunctionSizeRecord {
+                    function,
+                    baseline_bytes,
+                    bytes,
+                })
+                .collect(),
+        });
+    }
 }
 
 /// The experiment's git source at a variant's own revision.
