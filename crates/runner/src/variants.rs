@@ -126,7 +126,7 @@ pub fn variants(
             "no variant could be built or found; see the errors above".into(),
         ));
     }
-    anatomies(&e.baseline().to_string(), &ready, results);
+    anatomies(e.baseline(), &ready, results);
     Ok(ready)
 }
 
