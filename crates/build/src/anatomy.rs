@@ -38,11 +38,19 @@ pub fn read(binary: &Path) -> Option<Anatomy> {
     })
 }
 
+/// The code the binary runs: `.text` and its split-off parts (`.text.cold`, `.text.hot`,
+/// ...). BOLT keeps the original code as `.bolt.org.text`, which no longer runs: not
+/// counted.
 fn parse_text_size(size_out: &str) -> Option<u64> {
-    size_out.lines().find_map(|l| {
-        let mut f = l.split_whitespace();
-        (f.next()? == ".text").then(|| f.next()?.parse().ok())?
-    })
+    let sizes: Vec<u64> = size_out
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let name = f.next()?;
+            (name == ".text" || name.starts_with(".text.")).then(|| f.next()?.parse().ok())?
+        })
+        .collect();
+    (!sizes.is_empty()).then(|| sizes.iter().sum())
 }
 
 /// Code symbols (`t`/`T`, also `w`/`W` weak code) with their sizes.
@@ -95,6 +103,8 @@ mod tests {
     fn reads_size_and_nm_output() {
         let size = "x  :\nsection   size   addr\n.init       27   4096\n.text   153159  18640\n";
         assert_eq!(parse_text_size(size), Some(153_159));
+        let bolted = ".bolt.org.text 153127 18640\n.text 12823 4194304\n.text.cold 26132 4207168\n";
+        assert_eq!(parse_text_size(bolted), Some(12_823 + 26_132));
         let nm = "0000000000012340 0000000000000100 T main\n0000000000012440 0000000000000020 t helper\n0000000000013440 0000000000000010 t helper\n0000000000050000 0000000000004000 b table\n                 U malloc\n";
         let f = parse_functions(nm);
         assert_eq!(f["main"], 256);

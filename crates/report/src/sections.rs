@@ -503,12 +503,12 @@ pub fn binaries(r: &Results) -> Option<Table> {
         "binaries",
         &[
             "variant",
-            ".text bytes#",
+            "code bytes#",
             "vs baseline#",
             "functions whose size changed most (baseline → this build)",
         ],
     )
-    .note("Sizes from the binaries themselves (size -A, nm -S); functions are listed where the binaries have symbols. A compiler setting's effect shows here beside the hotspot diff of the profiles.");
+    .note("Sizes from the binaries themselves (size -A, nm -S): code bytes are .text and its split parts (.text.cold...; BOLT's copy of the original code, .bolt.org.text, is not counted); functions are listed where the binaries have symbols. A compiler setting's effect shows here beside the hotspot diff of the profiles.");
     for v in &r.variants {
         let Some(a) = &v.anatomy else { continue };
         let changed: Vec<String> = a
