@@ -17,6 +17,7 @@
 mod changes;
 mod fdr;
 mod mwu;
+mod nested;
 mod signed_rank;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,10 @@ use std::fmt;
 pub use changes::{change_points, ChangePoint};
 pub use fdr::benjamini_hochberg;
 pub use mwu::mann_whitney_u;
+pub use nested::{
+    compare_layouts, layout_spread, t_interval, t_quantile, t_two_sided_p, variance_components,
+    LayoutSpread,
+};
 pub use signed_rank::{hodges_lehmann, signed_rank_p, smallest_p};
 
 /// Which way is better.
@@ -165,6 +170,10 @@ pub struct Comparison {
     pub round_ratios: Vec<(usize, f64)>,
     pub direction: Direction,
     pub verdict: Verdict,
+    /// Layout slots the comparison was made over (see [`compare_layouts`]); 0 when the
+    /// variants were each one binary.
+    #[serde(default)]
+    pub layouts: usize,
 }
 
 const ALPHA: f64 = 0.05;
@@ -278,6 +287,7 @@ pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Compa
             round_ratios: Vec::new(),
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
+            layouts: 0,
         },
         rule,
     ))
@@ -328,6 +338,7 @@ pub fn compare_rounds(
             round_ratios: logs.iter().map(|(r, d)| (*r, d.exp())).collect(),
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
+            layouts: 0,
         },
         rule,
     ))
@@ -419,7 +430,8 @@ impl Comparison {
     /// spread measured so far (the half-width shrinks as 1/sqrt(n)). None without a CI.
     pub fn more_rounds_for(&self, target: f64) -> Option<usize> {
         let hw = self.detectable();
-        if !hw.is_finite() || target <= 0.0 {
+        // Over layouts, rounds do not shrink the layouts' part of the spread.
+        if !hw.is_finite() || target <= 0.0 || self.layouts > 0 {
             return None;
         }
         if hw <= target {

@@ -485,3 +485,202 @@ fn flat_series_raise_false_alarms_at_most_at_the_stated_rate() {
     println!("false alarms on flat series: {rate}");
     assert!(rate <= 0.08, "{rate}");
 }
+
+#[test]
+fn student_t_matches_the_published_table() {
+    // Two-sided 95% critical values (any statistics text's t table).
+    for (df, want) in [
+        (1.0, 12.706),
+        (2.0, 4.303),
+        (3.0, 3.182),
+        (5.0, 2.571),
+        (10.0, 2.228),
+        (30.0, 2.042),
+    ] {
+        let got = t_quantile(0.975, df);
+        assert!((got - want).abs() < 1e-3, "df {df}: {got} vs {want}");
+        assert!((t_two_sided_p(want, df) - 0.05).abs() < 2e-4, "df {df}");
+    }
+    assert!((t_two_sided_p(0.0, 4.0) - 1.0).abs() < 1e-12);
+    // Large df approaches the normal distribution.
+    let z = 1.959_964;
+    assert!((t_two_sided_p(z, 1e6) - 2.0 * (1.0 - mwu::normal_cdf(z))).abs() < 1e-5);
+}
+
+#[test]
+fn variance_components_match_a_brute_force_computation() {
+    // Three layouts, unequal runs; the estimator written out term by term.
+    let groups = vec![
+        vec![1.0, 2.0, 3.0],
+        vec![4.0, 6.0],
+        vec![7.0, 8.0, 9.0, 12.0],
+    ];
+    let all: Vec<f64> = groups.iter().flatten().copied().collect();
+    let n = all.len() as f64;
+    let grand = all.iter().sum::<f64>() / n;
+    let means: Vec<f64> = groups
+        .iter()
+        .map(|g| g.iter().sum::<f64>() / g.len() as f64)
+        .collect();
+    let mut ssw = 0.0;
+    let mut ssb = 0.0;
+    for (g, m) in groups.iter().zip(&means) {
+        for x in g {
+            ssw += (x - m) * (x - m);
+        }
+        ssb += g.len() as f64 * (m - grand) * (m - grand);
+    }
+    let msw = ssw / (n - 3.0);
+    let msb = ssb / 2.0;
+    let n0 = (n - (9.0 + 4.0 + 16.0) / n) / 2.0;
+    let (w, b) = variance_components(&groups);
+    assert!((w - msw).abs() < 1e-12, "{w} vs {msw}");
+    assert!((b - (msb - msw) / n0).abs() < 1e-12);
+    // No layout effect beyond the runs' own noise: floored at zero.
+    let (_, b) = variance_components(&[vec![1.0, 3.0], vec![1.1, 2.9]]);
+    assert_eq!(b, 0.0);
+
+    // And unbiased on average for a balanced design with known components.
+    let mut rng = Rng::new(11);
+    let (sw, sl) = (0.02, 0.015);
+    let trials = 4000;
+    let (mut w_sum, mut b_sum) = (0.0, 0.0);
+    for _ in 0..trials {
+        let groups: Vec<Vec<f64>> = (0..4)
+            .map(|_| {
+                let level = sl * normal(&mut rng);
+                (0..6).map(|_| level + sw * normal(&mut rng)).collect()
+            })
+            .collect();
+        let (w, b) = variance_components(&groups);
+        w_sum += w;
+        b_sum += b;
+    }
+    let (w, b) = (w_sum / trials as f64, b_sum / trials as f64);
+    assert!((w / (sw * sw) - 1.0).abs() < 0.05, "within {w}");
+    // The floor at 0 biases it up a little; within 15%.
+    assert!((b / (sl * sl) - 1.0).abs() < 0.15, "between {b}");
+}
+
+/// Runs of a variant whose K layouts each have their own level: (round, figure), round r
+/// running layout r mod K.
+fn layout_runs(
+    rng: &mut Rng,
+    level: f64,
+    layout_sd: f64,
+    run_sd: f64,
+    k: usize,
+    rounds: usize,
+    drift: &[f64],
+) -> Vec<(usize, f64)> {
+    let layout: Vec<f64> = (0..k).map(|_| layout_sd * normal(rng)).collect();
+    (0..rounds)
+        .map(|r| {
+            (
+                r,
+                (level + layout[r % k] + drift[r] + run_sd * normal(rng)).exp() * 1e5,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn layout_comparisons_cover_at_their_level_where_round_pairs_do_not() {
+    // Each variant's layouts move it by 1.5% (sd), runs by 1%, rounds share drift. With
+    // the variants truly equal, the per-round paired CI ignores that the layouts were
+    // drawn once, and claims a difference far more often than 5%; the comparison over
+    // layout slots keeps to its level.
+    let mut rng = Rng::new(21);
+    let rule = Rule::new(Direction::HigherIsBetter);
+    let (trials, k, rounds) = (400, 4, 24);
+    let (mut nested_wrong, mut rounds_wrong) = (0, 0);
+    for _ in 0..trials {
+        let drift: Vec<f64> = (0..rounds).map(|_| 0.02 * normal(&mut rng)).collect();
+        let b = layout_runs(&mut rng, 0.0, 0.015, 0.01, k, rounds, &drift);
+        let c = layout_runs(&mut rng, 0.0, 0.015, 0.01, k, rounds, &drift);
+        let nested = compare_layouts(&b, &c, k, &rule).unwrap();
+        assert_eq!(nested.layouts, k);
+        assert!(nested.more_rounds_for(0.01).is_none());
+        if matches!(nested.verdict, Verdict::Faster | Verdict::Slower) {
+            nested_wrong += 1;
+        }
+        let flat = compare_rounds(&b, &c, &rule).unwrap();
+        if matches!(flat.verdict, Verdict::Faster | Verdict::Slower) {
+            rounds_wrong += 1;
+        }
+    }
+    let (nested, flat) = (
+        nested_wrong as f64 / trials as f64,
+        rounds_wrong as f64 / trials as f64,
+    );
+    assert!(nested <= 0.08, "over layouts: {nested}");
+    assert!(
+        flat > 2.0 * nested.max(0.05),
+        "round pairs: {flat}, layouts: {nested}"
+    );
+
+    // A 5% difference still comes out, with layouts' luck of 1%.
+    let mut found = 0;
+    for _ in 0..100 {
+        let drift: Vec<f64> = (0..rounds).map(|_| 0.02 * normal(&mut rng)).collect();
+        let b = layout_runs(&mut rng, 0.0, 0.01, 0.01, k, rounds, &drift);
+        let c = layout_runs(&mut rng, -0.05, 0.01, 0.01, k, rounds, &drift);
+        let nested = compare_layouts(&b, &c, k, &rule).unwrap();
+        if nested.verdict == Verdict::Slower {
+            found += 1;
+        }
+    }
+    assert!(found >= 80, "found {found} of 100");
+}
+
+#[test]
+fn layout_comparison_is_the_t_interval_over_slot_estimates() {
+    // Brute force: per slot the paired log ratios' Hodges-Lehmann estimate, then the
+    // mean and t interval over slots, written out here.
+    let rule = Rule::new(Direction::HigherIsBetter);
+    let b: Vec<(usize, f64)> = (0..9).map(|r| (r, 100.0 + r as f64)).collect();
+    let c: Vec<(usize, f64)> = (0..9)
+        .map(|r| {
+            (
+                r,
+                (100.0 + r as f64) * [1.02, 1.05, 0.99][r % 3] * (1.0 + 0.001 * r as f64),
+            )
+        })
+        .collect();
+    let k = compare_layouts(&b, &c, 3, &rule).unwrap();
+    let mut est = Vec::new();
+    for slot in 0..3 {
+        let d: Vec<f64> = (0..9)
+            .filter(|r| r % 3 == slot)
+            .map(|r| (c[r].1 / b[r].1).ln())
+            .collect();
+        est.push(hodges_lehmann(&d, 0.05).unwrap().0);
+    }
+    let mean = est.iter().sum::<f64>() / 3.0;
+    let sd = (est.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    let half = 4.302_653 * sd / 3f64.sqrt();
+    assert!((k.ratio - mean.exp()).abs() < 1e-9);
+    assert!(
+        (k.ci95.0 - (mean - half).exp()).abs() < 1e-6,
+        "{:?}",
+        k.ci95
+    );
+    assert!((k.ci95.1 - (mean + half).exp()).abs() < 1e-6);
+    assert_eq!(k.rounds, 9);
+    // One layout slot is not a nested design.
+    assert!(compare_layouts(&b, &c, 1, &rule).is_none());
+}
+
+#[test]
+fn layout_spread_separates_runs_from_layouts() {
+    let runs = vec![(0, 100.0), (0, 101.0), (1, 110.0), (1, 111.0), (2, 100.5)];
+    let s = layout_spread(&runs).unwrap();
+    assert_eq!(s.layouts, 3);
+    assert!(
+        (s.range - (110.5 / 100.5 - 1.0)).abs() < 1e-9,
+        "{}",
+        s.range
+    );
+    assert!(s.between_layouts > 5.0 * s.between_runs, "{s:?}");
+    assert!(layout_spread(&[(0, 1.0), (0, 2.0)]).is_none());
+}
