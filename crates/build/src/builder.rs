@@ -77,6 +77,10 @@ pub struct BuildSpec {
     /// [`crate::pgo`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::pgo::Profile>,
+    /// A code layout: functions in their own sections, shuffled by the linker with this
+    /// seed (see [`crate::layout`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_seed: Option<u64>,
 }
 
 impl BuildSpec {
@@ -84,7 +88,7 @@ impl BuildSpec {
     /// first when the variant gives none, the usual default that setting CFLAGS would
     /// otherwise drop) and its archiver, ranlib and nm in env, unless env sets them.
     pub fn resolved(&self) -> std::result::Result<BuildSpec, String> {
-        if self.lto.is_none() && self.profile.is_none() {
+        if self.lto.is_none() && self.profile.is_none() && self.layout_seed.is_none() {
             return Ok(self.clone());
         }
         let join = |a: &str, b: &str| format!("{a} {b}").trim().to_string();
@@ -104,6 +108,11 @@ impl BuildSpec {
             let (c, l) = crate::pgo::flags(&self.compiler, p)?;
             out.cflags = join(&out.cflags, &c);
             out.ldflags = join(&out.ldflags, &l);
+        }
+        if let Some(seed) = self.layout_seed {
+            let s = crate::layout::settings(&self.compiler, seed)?;
+            out.cflags = join(&out.cflags, &s.cflags);
+            out.ldflags = join(&out.ldflags, &s.ldflags);
         }
         Ok(out)
     }
@@ -153,7 +162,7 @@ pub fn describe_binary(path: &Path) -> Result<(u64, String)> {
 /// the key's lock and then get the cached result.
 pub fn build(tree: &SourceTree, spec: &BuildSpec, cache: &Cache) -> Result<BuildInfo> {
     let spec = &spec.resolved().map_err(|detail| BuildError::BadSpec {
-        what: "lto or pgo",
+        what: "lto, pgo or layouts",
         detail: format!("variant `{}`: {detail}", spec.variant),
     })?;
     validate(spec)?;

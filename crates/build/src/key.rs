@@ -106,6 +106,7 @@ mod tests {
             recipe: Recipe::autotools("memcached"),
             lto: None,
             profile: None,
+            layout_seed: None,
         }
     }
 

@@ -24,6 +24,7 @@ mod cache;
 mod compiler;
 mod error;
 mod key;
+pub mod layout;
 pub mod lto;
 pub mod pgo;
 mod prepare;

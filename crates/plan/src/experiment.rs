@@ -513,6 +513,11 @@ pub struct Plan {
     /// `time` (wall clock, the default) or `instructions` (callgrind, fixed `ops`).
     #[serde(default)]
     pub mode: Mode,
+    /// Code layouts per build variant: each built this many times with its functions in
+    /// a different order (seeded by `seed`), rounds rotating through them, so a verdict
+    /// holds across layouts rather than for one linker's luck. 1: one plain build.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub layouts: usize,
 }
 
 pub use bakeoff_stats::Pairing;
@@ -532,6 +537,7 @@ impl Default for Plan {
             baseline: None,
             min_repetitions: None,
             mode: Mode::Time,
+            layouts: 1,
         }
     }
 }
@@ -541,6 +547,12 @@ fn yes() -> bool {
 }
 fn default_interval() -> String {
     "1s".to_string()
+}
+fn one() -> usize {
+    1
+}
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 fn default_seed() -> u64 {
     42

@@ -101,9 +101,15 @@ impl Plan {
             max_rounds: self.repetitions,
             budget,
             precision,
+            // Over layouts, every layout slot needs rounds of its own.
             min_rounds: self
                 .min_repetitions
                 .unwrap_or(DEFAULT_MIN_ROUNDS)
+                .max(if self.layouts > 1 {
+                    2 * self.layouts
+                } else {
+                    0
+                })
                 .min(self.repetitions.unwrap_or(usize::MAX)),
         }
     }
@@ -200,6 +206,18 @@ impl Experiment {
             s.push_str(&format!(
                 "; warning: fewer than the {DEFAULT_MIN_ROUNDS} rounds a paired comparison needs to decide: raise the budget or shorten the runs"
             ));
+        }
+        let k = self.plan.layouts;
+        if k > 1 {
+            s.push_str(&format!(
+                "; {k} code layouts per build variant, round r running layout r mod {k}, each start's environment padded to a random size"
+            ));
+            if rounds < 2 * k {
+                s.push_str(&format!(
+                    "; warning: fewer than 2 rounds per layout ({}): raise the budget",
+                    2 * k
+                ));
+            }
         }
         s
     }

@@ -545,6 +545,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         (None, Some(0)) => return Err(l.error_at(&key!["plan", "ops"], "ops must be at least 1")),
         _ => {}
     }
+    check_layouts(l, e)?;
     if let Some(b) = &p.baseline {
         if !e.variants.iter().any(|v| &v.name == b) {
             let names: Vec<_> = e.variants.iter().map(|v| v.name.as_str()).collect();
@@ -555,6 +556,32 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
                     names.join(", ")
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// `layouts`: a count from 1 to 16, on targets whose builds link one server binary
+/// (memcached, redis), with compilers whose linkers can shuffle code.
+fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
+    let n = e.plan.layouts;
+    let at = key!["plan", "layouts"];
+    range(l, &at, n as f64, 1.0, 16.0, "layouts")?;
+    if n == 1 {
+        return Ok(());
+    }
+    if !matches!(e.target.kind, TargetKind::Memcached | TargetKind::Redis) {
+        return Err(l.error_at(
+            &at,
+            format!(
+                "layouts are built for memcached and redis targets; a {} build installs a tree that each layout would copy: use layouts = 1",
+                e.target.kind.as_str()
+            ),
+        ));
+    }
+    for (i, v) in e.variants.iter().enumerate().filter(|(_, v)| v.is_build()) {
+        if let Err(m) = bakeoff_build::layout::settings(v.compiler_or_default(), 1) {
+            return Err(l.error_at(&key!["variant", i, "compiler"], m));
         }
     }
     Ok(())

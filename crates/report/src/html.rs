@@ -1576,6 +1576,7 @@ mod tests {
             profile: None,
             tpcc: None,
             sqlsuite: None,
+            layouts: None,
         }
     }
 

@@ -129,8 +129,18 @@ pub struct PlanRecord {
     /// Rounds before precision may stop a point.
     #[serde(default)]
     pub min_rounds: usize,
+    /// Code layouts per build variant (`[plan] layouts`); rounds rotate through them.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub layouts: usize,
     /// The variant order of each round, as run.
     pub rounds: Vec<Vec<String>>,
+}
+
+fn one() -> usize {
+    1
+}
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 fn default_equivalence() -> f64 {
@@ -151,6 +161,7 @@ impl Default for PlanRecord {
             equivalence: default_equivalence(),
             pairing: bakeoff_stats::Pairing::Auto,
             min_rounds: 0,
+            layouts: 1,
             rounds: Vec::new(),
         }
     }
@@ -196,6 +207,33 @@ pub struct VariantRecord {
     /// the baseline's (where symbols exist).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anatomy: Option<AnatomyRecord>,
+    /// `[plan] layouts` above 1: the binaries this build variant ran as, one per code
+    /// layout (round r ran layout r mod their count).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layouts: Vec<LayoutRecord>,
+}
+
+/// One code layout of a build variant: the linker's shuffle seed and the binary it gave.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LayoutRecord {
+    pub seed: u64,
+    pub sha256: String,
+    pub path: String,
+}
+
+/// How a variant's runs in one cell spread within and between its layouts (relative, as
+/// standard deviations of the log figure).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LayoutSpreadRecord {
+    pub layouts: usize,
+    /// Between runs of one binary (pooled within layouts).
+    pub between_runs: f64,
+    /// Between the layouts' levels (random-effects estimate; 0 when the runs explain it).
+    pub between_layouts: f64,
+    /// Largest over smallest layout median, minus 1.
+    pub range: f64,
+    /// Median figure per layout index.
+    pub medians: Vec<f64>,
 }
 
 /// One sanitizer or memcheck report.
@@ -515,6 +553,14 @@ pub struct Run {
     /// warmup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_at_start: Option<MemoryRecord>,
+    /// `[plan] layouts` above 1: which of the variant's layouts ran (0 for an installed
+    /// binary, which has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<usize>,
+    /// `[plan] layouts` above 1: bytes of padding in the server's environment for this
+    /// start (the environment's size moves the stack, and with it the timing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_pad: Option<usize>,
 }
 
 /// A binary's code against the baseline's.
@@ -773,6 +819,9 @@ pub struct Cell {
     /// sqlsuite workloads: seconds per group and per operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqlsuite: Option<SuiteCell>,
+    /// `[plan] layouts` above 1: the spread between runs and between layouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<LayoutSpreadRecord>,
 }
 
 pub use bakeoff_stats::{Pairing, Verdict};
@@ -834,6 +883,14 @@ pub struct ComparisonRecord {
     /// could never be faster or slower).
     #[serde(default)]
     pub smallest_p: f64,
+    /// Layout slots the comparison was made over (Student's t over one estimate per
+    /// slot); absent when each variant was one binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<usize>,
+    /// The difference is no larger than the spread between the layouts of one of the two
+    /// variants: it may be where the linker put the code, not the change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub within_layout_spread: bool,
 }
 
 impl Default for ComparisonRecord {
@@ -860,6 +917,8 @@ impl Default for ComparisonRecord {
             round_spread: None,
             round_ratios: Vec::new(),
             smallest_p: 0.0,
+            layouts: None,
+            within_layout_spread: false,
         }
     }
 }
@@ -903,6 +962,8 @@ impl ComparisonRecord {
                 .map(|&(round, ratio)| RoundRatio { round, ratio })
                 .collect(),
             smallest_p: k.smallest_p(),
+            layouts: (k.layouts > 0).then_some(k.layouts),
+            within_layout_spread: false,
         }
     }
 }

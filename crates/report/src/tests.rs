@@ -54,6 +54,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
         profile: None,
         tpcc: None,
         sqlsuite: None,
+        layouts: None,
     }
 }
 

@@ -70,6 +70,7 @@ fn mark_disturbed(c: &mut Cell) {
 
 fn summarize_cell(c: &mut Cell) {
     mark_disturbed(c);
+    c.layouts = layout_spread(c);
     let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
     c.system = system_means(&valid);
     let ipo: Vec<f64> = valid
@@ -151,6 +152,25 @@ fn system_means(runs: &[&bakeoff_report::model::Run]) -> Option<SystemRecord> {
     })
 }
 
+/// How a cell's valid runs spread within and between the layouts they ran (None unless
+/// they ran at least two).
+fn layout_spread(c: &Cell) -> Option<bakeoff_report::model::LayoutSpreadRecord> {
+    let runs: Vec<(usize, f64)> = c
+        .runs
+        .iter()
+        .filter(|x| x.valid)
+        .filter_map(|x| x.layout.map(|l| (l, x.ops_per_s)))
+        .collect();
+    let s = stats::layout_spread(&runs)?;
+    Some(bakeoff_report::model::LayoutSpreadRecord {
+        layouts: s.layouts,
+        between_runs: s.between_runs,
+        between_layouts: s.between_layouts,
+        range: s.range,
+        medians: s.medians.iter().map(|m| m.1).collect(),
+    })
+}
+
 /// A cell's valid figures tagged with their round, for pairing.
 fn by_round(c: &Cell) -> Vec<(usize, f64)> {
     let rounds = c.runs.iter().filter(|x| x.valid).map(|x| x.round);
@@ -163,11 +183,23 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let baseline = &r.plan.baseline;
     let rule = r.rule(Direction::HigherIsBetter);
     let mut found: Vec<(&Cell, stats::Comparison)> = Vec::new();
+    let layouts = |name: &str| {
+        r.variants
+            .iter()
+            .find(|v| v.name == name)
+            .map_or(0, |v| v.layouts.len())
+    };
     for c in r.cells.iter().filter(|c| &c.variant != baseline) {
         let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
             continue;
         };
-        if let Some(k) = stats::compare_rounds(&by_round(b), &by_round(c), &rule) {
+        let (b, c_) = (by_round(b), by_round(c));
+        // Over layouts when either side was built in several: a layout's luck is drawn
+        // once per binary, so the layout slots, not the rounds, are the repetitions.
+        let nested = (layouts(baseline).max(layouts(&c.variant)) > 1)
+            .then(|| stats::compare_layouts(&b, &c_, r.plan.layouts, &rule))
+            .flatten();
+        if let Some(k) = nested.or_else(|| stats::compare_rounds(&b, &c_, &rule)) {
             found.push((c, k));
         }
     }
@@ -191,9 +223,22 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             rec.more_seconds = rec
                 .more_rounds
                 .map(|n| n as f64 * round_seconds(r, &c.workload, c.connections));
+            rec.within_layout_spread = within_layout_spread(r, c, &rec);
             rec
         })
         .collect()
+}
+
+/// Whether a comparison's difference is no larger than the difference between two
+/// layouts of the baseline or of the candidate in that cell.
+fn within_layout_spread(r: &Results, c: &Cell, k: &ComparisonRecord) -> bool {
+    let base = r.cell(&c.workload, &k.baseline, c.connections);
+    let range = [Some(c), base]
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.layouts.as_ref().map(|l| l.range))
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    range.is_some_and(|range| (k.ratio.ln().abs()) <= (1.0 + range).ln())
 }
 
 /// How long one round of a point takes: the median wall time of each variant's runs
@@ -262,6 +307,16 @@ fn warnings(r: &Results) -> Vec<String> {
     {
         w.push(format!(
             "{n} repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"
+        ));
+    }
+    for k in r.comparisons.iter().filter(|k| k.within_layout_spread) {
+        w.push(format!(
+            "{} {} x{}: {:+.1}% against {} is no larger than the difference between two code layouts of one of them: it may be where the linker put the code, not the change",
+            k.variant,
+            k.workload,
+            k.connections,
+            (k.ratio - 1.0) * 100.0,
+            k.baseline
         ));
     }
     for c in &r.cells {
@@ -344,6 +399,7 @@ mod tests {
             profile: None,
             tpcc: None,
             sqlsuite: None,
+            layouts: None,
         }
     }
 

@@ -286,6 +286,7 @@ impl Context<'_> {
                     profile: None,
                     tpcc: None,
                     sqlsuite: None,
+                    layouts: None,
                 };
                 self.configs[w].plan_cell(&mut cell);
                 cells.push(cell);

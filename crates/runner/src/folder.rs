@@ -111,6 +111,7 @@ pub fn initial_results(l: &Loaded) -> Results {
             equivalence: e.plan.equivalence_band(),
             pairing: e.plan.pairing,
             min_rounds: stop.min_rounds,
+            layouts: e.plan.layouts,
             rounds: Vec::new(),
         },
         source: None,

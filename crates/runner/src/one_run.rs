@@ -20,6 +20,9 @@ use bakeoff_workloads::{Outcome, RunContext, Server};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// The variable that pads a server's environment to the run's size.
+const ENV_PAD: &str = "BAKEOFF_ENV_PAD";
+
 /// One run and what came with it besides the figures.
 pub(crate) struct Executed {
     pub run: Run,
@@ -48,8 +51,13 @@ impl Context<'_> {
         if self.probes.instructions {
             let _ = open_dir(&callgrind_dir);
         }
-        let (wrapper, env) =
+        let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
+        let (layout, binary) = v.layout_for(slot.round);
+        let pad = self.env_pad(slot);
+        if let Some(n) = pad {
+            env.push((ENV_PAD.to_string(), "x".repeat(n)));
+        }
         // valgrind runs a server 20-50 times slower: start and stop take longer.
         let slow = if wrapper.is_empty() { 1 } else { 12 };
         let args = if wrapper.is_empty() {
@@ -64,7 +72,7 @@ impl Context<'_> {
         let spec = SandboxSpec {
             name: v.name.clone(),
             kind,
-            binary: v.binary.clone(),
+            binary: binary.to_path_buf(),
             args,
             root: self.opts.sandbox_root.clone(),
             ready_timeout: slow * target.ready_timeout(),
@@ -103,6 +111,10 @@ impl Context<'_> {
             Err(e) => invalid(slot, e),
         };
         run.server_log = Some(stderr_rel.clone());
+        if pad.is_some() {
+            run.layout = Some(layout);
+            run.env_pad = pad;
+        }
         if let Some(detail) = died {
             run.valid = false;
             run.invalid_reason = Some(format!("server exited mid-run: {detail}"));
@@ -115,6 +127,22 @@ impl Context<'_> {
             profile,
             findings: found,
         }
+    }
+
+    /// With `[plan] layouts` above 1, the bytes of padding this start's environment gets:
+    /// drawn per run from the plan's seed and the slot, 0 to 4095 (the environment's size
+    /// shifts the stack, which alone can move a benchmark by several percent).
+    fn env_pad(&self, slot: &Slot) -> Option<usize> {
+        let plan = &self.loaded.experiment.plan;
+        if plan.layouts < 2 {
+            return None;
+        }
+        let mix = [slot.round, slot.workload, slot.connections, slot.variant]
+            .iter()
+            .fold(plan.seed ^ 0x656e_7670_6164, |h, x| {
+                (h ^ *x as u64).wrapping_mul(0x100_0000_01b3)
+            });
+        Some(bakeoff_engine::rng::Rng::new(mix).below(4096) as usize)
     }
 
     fn no_extras(&self, run: Run) -> Executed {

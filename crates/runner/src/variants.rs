@@ -7,7 +7,7 @@ use crate::folder::{safe_name, Folder};
 use crate::{Observer, Options, RunError};
 use bakeoff_build::{self as build, BuildInfo, BuildSpec, Cache, SourceSpec};
 use bakeoff_plan::{key, Loaded, Variant};
-use bakeoff_report::model::{BuildRecord, Results, SourceRecord, VariantRecord};
+use bakeoff_report::model::{BuildRecord, LayoutRecord, Results, SourceRecord, VariantRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -29,6 +29,28 @@ pub struct ReadyVariant {
     /// Its build's configure arguments (some change the server's file format: data
     /// loaded by a variant without the same ones is not shared with it).
     pub configure_args: Vec<String>,
+    /// Its binaries, one per code layout (`[plan] layouts`); the first is `binary`.
+    pub layouts: Vec<LayoutBinary>,
+}
+
+/// One binary of a variant: a code layout of a build (its linker seed), or the one
+/// binary of a plain build or an installed server.
+#[derive(Debug, Clone)]
+pub struct LayoutBinary {
+    pub seed: Option<u64>,
+    pub binary: PathBuf,
+    pub sha256: String,
+}
+
+impl ReadyVariant {
+    /// The layout round `round` runs (rounds rotate through a build's layouts; a variant
+    /// of one binary always runs it) and its binary.
+    pub fn layout_for(&self, round: usize) -> (usize, &std::path::Path) {
+        match self.layouts.len() {
+            0 | 1 => (0, &self.binary),
+            n => (round % n, &self.layouts[round % n].binary),
+        }
+    }
 }
 
 /// Fetches the source (if any variant is built), builds or describes every variant, and
@@ -97,11 +119,30 @@ pub fn variants(
             run_under: v.run_under.map(|_| "memcheck".to_string()),
             memory_errors: Vec::new(),
             anatomy: None,
+            layouts: Vec::new(),
         };
         match outcome {
-            Ok((binary, b)) => {
+            Ok((layouts, b)) => {
+                let binary = layouts[0].binary.clone();
                 rec.binary = Some(binary.display().to_string());
                 rec.build = Some(b);
+                if layouts.len() > 1 {
+                    rec.layouts = layouts
+                        .iter()
+                        .map(|x| LayoutRecord {
+                            seed: x.seed.unwrap_or(0),
+                            sha256: x.sha256.clone(),
+                            path: x.binary.display().to_string(),
+                        })
+                        .collect();
+                } else if e.plan.layouts > 1 {
+                    let note = format!(
+                        "{}: an installed binary has one code layout; layouts = {} apply to the build variants",
+                        v.name, e.plan.layouts
+                    );
+                    observer.notice(&note);
+                    results.notes.push(note);
+                }
                 ready.push(ReadyVariant {
                     name: v.name.clone(),
                     binary,
@@ -112,6 +153,7 @@ pub fn variants(
                     sanitize: v.sanitize.clone(),
                     run_under: v.run_under,
                     configure_args: v.configure_args.clone(),
+                    layouts,
                 });
             }
             Err(msg) => {
@@ -212,6 +254,10 @@ fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
     }
 }
 
+/// A built variant: its binary per code layout (one, without `[plan] layouts`) and the
+/// record of its first build.
+type Built = (Vec<LayoutBinary>, BuildRecord);
+
 #[allow(clippy::too_many_arguments)]
 fn build_variant(
     l: &Loaded,
@@ -222,10 +268,29 @@ fn build_variant(
     cache: &Cache,
     folder: &Folder,
     observer: &dyn Observer,
-) -> Result<(PathBuf, BuildRecord), String> {
+) -> Result<Built, String> {
     observer.build_started(&v.name);
+    let result = build_layouts(l, opts, workloads, v, tree, cache, folder, observer);
+    observer.build_finished(
+        &v.name,
+        result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()),
+    );
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_layouts(
+    l: &Loaded,
+    opts: &Options,
+    workloads: &Workloads,
+    v: &Variant,
+    tree: &build::SourceTree,
+    cache: &Cache,
+    folder: &Folder,
+    observer: &dyn Observer,
+) -> Result<Built, String> {
     let (cflags, ldflags) = with_sanitizers(v);
-    let spec = BuildSpec {
+    let mut spec = BuildSpec {
         variant: v.name.clone(),
         compiler: v.compiler_or_default().to_string(),
         cflags,
@@ -237,21 +302,15 @@ fn build_variant(
         recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
         lto: v.lto,
         profile: None,
+        layout_seed: None,
     };
-    let mut spec = spec;
     let mut trained = None;
     if v.pgo.is_some() {
-        match crate::training::train(l, opts, v, tree, &spec, cache, workloads) {
-            Ok(t) => {
-                spec.profile = Some(t.profile);
-                trained = Some(t.note);
-            }
-            Err(e) => {
-                let e = format!("pgo: {e}");
-                observer.build_finished(&v.name, Err(&e));
-                return Err(e);
-            }
-        }
+        // One training for every layout: the profile is keyed by function, not address.
+        let t = crate::training::train(l, opts, v, tree, &spec, cache, workloads)
+            .map_err(|e| format!("pgo: {e}"))?;
+        spec.profile = Some(t.profile);
+        trained = Some(t.note);
     }
     if v.bolt.is_some() {
         // BOLT rewrites the linked binary: it needs the relocations, and lays out hot and
@@ -268,77 +327,125 @@ fn build_variant(
                 .to_string();
         }
     }
-    let built = build::build(tree, &spec, cache);
-    let built = match (built, v.bolt.is_some()) {
-        (Ok(b), true) => match crate::training::bolt(l, opts, v, &b, cache, workloads) {
-            Ok((path, note)) => match build::describe_binary(&path) {
-                Ok((bytes, sha)) => {
-                    trained = Some(note);
-                    Ok(BuildInfo {
-                        binary: path,
-                        binary_bytes: bytes,
-                        binary_sha256: sha,
-                        ..b
-                    })
-                }
-                Err(e) => Err(e),
-            },
-            Err(e) => {
-                let e = format!("bolt: {e}");
-                observer.build_finished(&v.name, Err(&e));
-                return Err(e);
-            }
-        },
-        (other, _) => other,
+    let count = l.experiment.plan.layouts;
+    let seeds: Vec<Option<u64>> = if count > 1 {
+        build::layout::seeds(l.experiment.plan.seed, count)
+            .into_iter()
+            .map(Some)
+            .collect()
+    } else {
+        vec![None]
     };
+    let mut binaries = Vec::new();
+    let mut first: Option<BuildRecord> = None;
+    for (i, seed) in seeds.iter().enumerate() {
+        if let Some(s) = seed {
+            observer.notice(&format!(
+                "{}: layout {} of {count} (seed {s})",
+                v.name,
+                i + 1
+            ));
+        }
+        spec.layout_seed = *seed;
+        let log_name = match i {
+            0 => format!("logs/build-{}.log", safe_name(&v.name)),
+            _ => format!("logs/build-{}-layout-{}.log", safe_name(&v.name), i + 1),
+        };
+        let (b, note) = build_one(l, opts, workloads, v, &spec, tree, cache, folder, &log_name)?;
+        if let Some(twin) = binaries
+            .iter()
+            .position(|x: &LayoutBinary| x.sha256 == b.binary_sha256)
+        {
+            return Err(format!(
+                "layouts {} and {} built the same binary: the build did not take the linker's flags (LDFLAGS); layouts need a build that links with them",
+                twin + 1,
+                i + 1
+            ));
+        }
+        binaries.push(LayoutBinary {
+            seed: *seed,
+            binary: b.binary.clone(),
+            sha256: b.binary_sha256.clone(),
+        });
+        if first.is_none() {
+            first = Some(BuildRecord {
+                kind: "build".into(),
+                compiler: b.compiler.clone(),
+                compiler_version: b.compiler_version.clone(),
+                cflags: b.cflags.clone(),
+                ldflags: b.ldflags.clone(),
+                configure_args: v.configure_args.clone(),
+                make_args: v.make_args.clone(),
+                patches: v.patches.iter().map(|p| p.display().to_string()).collect(),
+                binary_sha256: b.binary_sha256.clone(),
+                binary_bytes: b.binary_bytes,
+                seconds: b.seconds,
+                cached: b.cached,
+                log: folder.path.join(&log_name).exists().then_some(log_name),
+                source: None,
+                profile: note.or(trained.clone()),
+            });
+        }
+    }
+    let record = first.ok_or_else(|| "no layout was built".to_string())?;
+    Ok((binaries, record))
+}
+
+/// One build of the spec (BOLTed when the variant asks), its log kept in the results
+/// folder under `log_name`; with the BOLT training's note.
+#[allow(clippy::too_many_arguments)]
+fn build_one(
+    l: &Loaded,
+    opts: &Options,
+    workloads: &Workloads,
+    v: &Variant,
+    spec: &BuildSpec,
+    tree: &build::SourceTree,
+    cache: &Cache,
+    folder: &Folder,
+    log_name: &str,
+) -> Result<(BuildInfo, Option<String>), String> {
+    let built = build::build(tree, spec, cache);
     // The build log goes into the results folder, so the folder explains itself.
     let log = match &built {
         Ok(b) => Some(b.log.clone()),
         Err(e) => e.log().map(|p| p.to_path_buf()),
     };
-    let kept = log.and_then(|src| {
-        let rel = format!("logs/build-{}.log", safe_name(&v.name));
-        std::fs::copy(&src, folder.path.join(&rel))
-            .ok()
-            .map(|_| rel)
-    });
-    let result = built.map(|b| {
-        let rec = BuildRecord {
-            kind: "build".into(),
-            compiler: b.compiler.clone(),
-            compiler_version: b.compiler_version.clone(),
-            cflags: b.cflags.clone(),
-            ldflags: b.ldflags.clone(),
-            configure_args: v.configure_args.clone(),
-            make_args: v.make_args.clone(),
-            patches: v.patches.iter().map(|p| p.display().to_string()).collect(),
-            binary_sha256: b.binary_sha256.clone(),
-            binary_bytes: b.binary_bytes,
-            seconds: b.seconds,
-            cached: b.cached,
-            log: kept.clone(),
-            source: None,
-            profile: trained.clone(),
-        };
-        (b.binary, rec)
-    });
-    let result = result.map_err(|e| with_tail(&e.to_string(), e.tail()));
-    observer.build_finished(
-        &v.name,
-        result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()),
-    );
-    result
+    if let Some(src) = log {
+        let _ = std::fs::copy(&src, folder.path.join(log_name));
+    }
+    let b = built.map_err(|e| with_tail(&e.to_string(), e.tail()))?;
+    if v.bolt.is_none() {
+        return Ok((b, None));
+    }
+    let (path, note) = crate::training::bolt(l, opts, v, &b, cache, workloads)
+        .map_err(|e| format!("bolt: {e}"))?;
+    let (bytes, sha) = build::describe_binary(&path).map_err(|e| e.to_string())?;
+    Ok((
+        BuildInfo {
+            binary: path,
+            binary_bytes: bytes,
+            binary_sha256: sha,
+            ..b
+        },
+        Some(note),
+    ))
 }
 
-fn describe_binary(path: &std::path::Path) -> Result<(PathBuf, BuildRecord), String> {
+fn describe_binary(path: &std::path::Path) -> Result<Built, String> {
     let (bytes, sha) = build::describe_binary(path).map_err(|e| e.to_string())?;
     let rec = BuildRecord {
         kind: "binary".into(),
-        binary_sha256: sha,
+        binary_sha256: sha.clone(),
         binary_bytes: bytes,
         ..BuildRecord::default()
     };
-    Ok((path.to_path_buf(), rec))
+    let one = LayoutBinary {
+        seed: None,
+        binary: path.to_path_buf(),
+        sha256: sha,
+    };
+    Ok((vec![one], rec))
 }
 
 /// The error line, then the last lines of the build log (or patch output) it points to.

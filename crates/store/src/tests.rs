@@ -337,6 +337,7 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         profile: None,
         tpcc: None,
         sqlsuite: None,
+        layouts: None,
     }
 }
 

@@ -225,6 +225,7 @@ pub(crate) fn tests_cell(variant: &str) -> Cell {
         profile: None,
         tpcc: None,
         sqlsuite: None,
+        layouts: None,
     }
 }
 
@@ -281,6 +282,7 @@ mod tests {
                 ..TpccCell::default()
             }),
             sqlsuite: None,
+            layouts: None,
         }
     }
 
