@@ -44,7 +44,11 @@ fn verdicts(s: &mut String, r: &Results) {
             k.ci95[1],
             k.p_adjusted,
             k.rounds,
-            if k.paired { "paired rounds" } else { "runs a side, unpaired" }
+            match (k.layouts, k.paired) {
+                (Some(_), _) => "rounds over layouts",
+                (None, true) => "paired rounds",
+                (None, false) => "runs a side, unpaired",
+            }
         );
     }
 }

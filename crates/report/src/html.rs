@@ -102,6 +102,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(instructions(&x));
     sections.extend(hotspots(&x));
     sections.extend(binaries(&x));
+    sections.extend(layouts(&x));
     sections.extend(statements(&x));
     sections.extend(runs(&x));
     sections.push(builds(&x));
@@ -1177,6 +1178,16 @@ fn binaries(x: &Ctx) -> Option<Section> {
         "binaries",
         "Binaries",
         "What changed in the binaries".into(),
+        x.table(&t),
+    ))
+}
+
+fn layouts(x: &Ctx) -> Option<Section> {
+    let t = sections::layouts(x.r)?;
+    Some(Section::new(
+        "layouts",
+        "Layouts",
+        "Code layouts".into(),
         x.table(&t),
     ))
 }

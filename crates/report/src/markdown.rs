@@ -56,6 +56,7 @@ pub fn render(r: &Results) -> String {
     crate::why::counters(&mut s, r);
     crate::why::profiles(&mut s, r);
     crate::why::binaries(&mut s, r);
+    crate::why::layouts(&mut s, r);
     crate::why::notes(&mut s, r);
     variants(&mut s, r);
     data(&mut s, r);

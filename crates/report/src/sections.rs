@@ -46,11 +46,14 @@ pub fn verdicts(r: &Results) -> Option<Table> {
             summary::ci_text(c.ci95, c.ci_coverage).into(),
             fixed(c.p_value, 4).into(),
             fixed(c.p_adjusted, 4).into(),
-            format!(
-                "{} {}",
-                c.rounds,
-                if c.paired { "paired" } else { "unpaired" }
-            )
+            match c.layouts {
+                Some(k) => format!("{} over {k} layouts", c.rounds),
+                None => format!(
+                    "{} {}",
+                    c.rounds,
+                    if c.paired { "paired" } else { "unpaired" }
+                ),
+            }
             .into(),
             c.detectable
                 .map(|d| format!("±{:.1}%", d * 100.0))
@@ -534,6 +537,58 @@ pub fn binaries(r: &Results) -> Option<Table> {
         ]);
     }
     (t.rows.len() > 1).then_some(t)
+}
+
+/// `[plan] layouts` above 1: per variant and cell, how the runs spread between runs of one
+/// binary and between the variant's code layouts, with each layout's median.
+pub fn layouts(r: &Results) -> Option<Table> {
+    if r.plan.layouts < 2 {
+        return None;
+    }
+    let mut t = Table::new(
+        "layouts",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "layouts#",
+            "between runs ±%#",
+            "between layouts ±%#",
+            "layout range %#",
+            "median per layout (ops/s)",
+        ],
+    )
+    .note(format!(
+        "Each build variant was built {} times with its functions in another order (the linker's section shuffle, seeded), round r running layout r mod {}, and every server start had its environment padded to a random size. Between runs: the standard deviation of one binary's runs; between layouts: that of the layouts' own levels beyond what the runs explain (random-effects estimate). A comparison against the baseline is made over the layouts (one estimate per layout, Student's t over them), so its CI includes the layouts' luck; a difference no larger than the layout range of either variant is flagged. An installed binary has one layout.",
+        r.plan.layouts, r.plan.layouts
+    ));
+    for c in &r.cells {
+        let mut row = cell_key(c).to_vec();
+        match &c.layouts {
+            Some(l) => row.extend([
+                l.layouts.to_string().into(),
+                pct(l.between_runs * 100.0).into(),
+                pct(l.between_layouts * 100.0).into(),
+                pct(l.range * 100.0).into(),
+                Value::Long(
+                    l.medians
+                        .iter()
+                        .map(|m| ops(*m))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            ]),
+            None => row.extend([
+                "1".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                Value::Long("one binary".into()),
+            ]),
+        }
+        t.push(row);
+    }
+    (!t.is_empty()).then_some(t)
 }
 
 /// SQL variants' data loads: once per variant, before any measured run.

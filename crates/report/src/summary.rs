@@ -231,13 +231,19 @@ pub fn explanations(r: &Results) -> Vec<String> {
                 ),
                 _ => String::new(),
             };
+            let over = match k.layouts {
+                Some(n) => format!("{} rounds over {n} code layouts (rounds narrow the runs' part of it, only layouts the layouts' part)", k.rounds),
+                None => format!(
+                    "{} {}",
+                    k.rounds,
+                    if k.paired { "paired rounds" } else { "runs per side" }
+                ),
+            };
             format!(
-                "{at}: inconclusive: ratio {:.3}, CI [{:.3}, {:.3}] over {} {}: a difference of up to {:.1}% either way could still hide there{more}",
+                "{at}: inconclusive: ratio {:.3}, CI [{:.3}, {:.3}] over {over}: a difference of up to {:.1}% either way could still hide there{more}",
                 k.ratio,
                 k.ci95[0],
                 k.ci95[1],
-                k.rounds,
-                if k.paired { "paired rounds" } else { "runs per side" },
                 h * 100.0
             )
         })
@@ -260,8 +266,35 @@ pub fn verdict_notes(r: &Results) -> String {
     for line in disturbed(r) {
         s.push_str(&format!("  {line}\n"));
     }
+    for line in layout_lines(r) {
+        s.push_str(&format!("  {line}\n"));
+    }
     s.push_str(&format!("{}\n", legend(r)));
     s
+}
+
+/// Per cell built in several code layouts: the spread between layouts beside the spread
+/// between runs.
+pub fn layout_lines(r: &Results) -> Vec<String> {
+    r.cells
+        .iter()
+        .filter_map(|c| {
+            let l = c.layouts.as_ref()?;
+            let lo = l.medians.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = l.medians.iter().copied().fold(0.0, f64::max);
+            Some(format!(
+                "{} x{} {}: {} code layouts: between layouts ±{:.1}%, between runs ±{:.1}% (layout medians {} to {} ops/s)",
+                c.workload,
+                c.connections,
+                c.variant,
+                l.layouts,
+                l.between_layouts * 100.0,
+                l.between_runs * 100.0,
+                ops(lo),
+                ops(hi)
+            ))
+        })
+        .collect()
 }
 
 /// The smallest differences the final CIs could detect, narrowest to widest: so that no
@@ -320,9 +353,19 @@ pub fn disturbed(r: &Results) -> Vec<String> {
 /// How the verdicts were reached, for the legend under every verdict table.
 pub fn legend(r: &Results) -> String {
     let n = r.comparisons.len();
-    let paired = r.comparisons.iter().filter(|k| k.paired).count();
+    let layouts = r.comparisons.iter().filter(|k| k.layouts.is_some()).count();
+    let paired = r
+        .comparisons
+        .iter()
+        .filter(|k| k.paired && k.layouts.is_none())
+        .count();
+    let over_layouts = if layouts > 0 {
+        format!(" {layouts} of {n} comparison(s) over {} code layouts (one estimate per layout, Student's t over them, so the CI includes the layouts' luck);", r.plan.layouts)
+    } else {
+        String::new()
+    };
     format!(
-        "Verdicts: faster/slower when the ratio's 95% CI excludes 1 and the p-value, adjusted over all {n} comparison(s) of this experiment (Benjamini-Hochberg, false discovery rate 5%), is below 0.05; equivalent when the whole CI lies within ±{:.1}%; inconclusive otherwise, with the difference the CI still allows. {paired} of {n} comparison(s) paired by round (Hodges-Lehmann estimate of the per-round ratios, Wilcoxon signed-rank test); the rest unpaired (ratio of medians, Mann-Whitney U). CV: run-to-run coefficient of variation of the cell.",
+        "Verdicts: faster/slower when the ratio's 95% CI excludes 1 and the p-value, adjusted over all {n} comparison(s) of this experiment (Benjamini-Hochberg, false discovery rate 5%), is below 0.05; equivalent when the whole CI lies within ±{:.1}%; inconclusive otherwise, with the difference the CI still allows.{over_layouts} {paired} of {n} comparison(s) paired by round (Hodges-Lehmann estimate of the per-round ratios, Wilcoxon signed-rank test); the rest unpaired (ratio of medians, Mann-Whitney U). CV: run-to-run coefficient of variation of the cell.",
         r.plan.equivalence * 100.0
     )
 }

@@ -127,6 +127,15 @@ pub fn binaries(s: &mut String, r: &Results) {
     }
 }
 
+/// How runs spread between code layouts (`[plan] layouts`).
+pub fn layouts(s: &mut String, r: &Results) {
+    if let Some(t) = sections::layouts(r) {
+        let _ = writeln!(s, "## Code layouts\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
+    }
+}
+
 /// Notes on what could not be measured here.
 pub fn notes(s: &mut String, r: &Results) {
     if r.notes.is_empty() {

@@ -206,7 +206,7 @@ pub fn run_experiment(
     for n in &probe_plan.notes {
         observer.notice(n);
     }
-    results.notes = probe_plan.notes.clone();
+    results.notes.extend(probe_plan.notes.iter().cloned());
     let ctx = execute::Context {
         loaded,
         opts,

@@ -136,12 +136,10 @@ pub fn variants(
                         })
                         .collect();
                 } else if e.plan.layouts > 1 {
-                    let note = format!(
+                    observer.notice(&format!(
                         "{}: an installed binary has one code layout; layouts = {} apply to the build variants",
                         v.name, e.plan.layouts
-                    );
-                    observer.notice(&note);
-                    results.notes.push(note);
+                    ));
                 }
                 ready.push(ReadyVariant {
                     name: v.name.clone(),

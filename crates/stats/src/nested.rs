@@ -122,6 +122,8 @@ pub fn compare_layouts(
     let c: Vec<(usize, f64)> = candidate.iter().filter(ok).copied().collect();
     let mut round_ratios = Vec::new();
     let mut per_slot = Vec::new();
+    // Each slot's paired log ratios, for the floor on the estimate's spread.
+    let mut within: Vec<Vec<f64>> = Vec::new();
     for slot in 0..layouts {
         let in_slot = |v: &[(usize, f64)]| -> Vec<(usize, f64)> {
             v.iter()
@@ -146,7 +148,9 @@ pub fn compare_layouts(
             logs(&cs) - logs(&bs)
         } else {
             let d: Vec<f64> = pairs.iter().map(|x| x.1).collect();
-            crate::hodges_lehmann(&d, crate::ALPHA)?.0
+            let e = crate::hodges_lehmann(&d, crate::ALPHA)?.0;
+            within.push(d);
+            e
         };
         round_ratios.extend(pairs.iter().map(|(r, d)| (*r, d.exp())));
         per_slot.push(estimate);
@@ -155,7 +159,7 @@ pub fn compare_layouts(
     if k < 2 {
         return None;
     }
-    let (centre, half, p_value) = t_interval(&per_slot, crate::ALPHA);
+    let (centre, half, p_value) = slot_interval(&per_slot, &within, crate::ALPHA);
     round_ratios.sort_by_key(|x| x.0);
     Some(finish(
         Comparison {
@@ -174,6 +178,35 @@ pub fn compare_layouts(
         },
         rule,
     ))
+}
+
+/// The mean of the slot estimates, its CI half-width and p-value: Student's t with k - 1
+/// degrees of freedom, its standard error the larger of the one the k estimates show
+/// and the one the rounds inside the slots imply (the pooled spread of their paired log
+/// ratios over each slot's rounds). With three or four slots, the estimates alone can
+/// agree by chance far more closely than their rounds allow; the floor keeps such a
+/// coincidence from passing for precision.
+fn slot_interval(estimates: &[f64], within: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
+    let k = estimates.len() as f64;
+    let mean = estimates.iter().sum::<f64>() / k;
+    let var = estimates.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    let (pooled, _) = variance_components(within);
+    let floor: f64 = within
+        .iter()
+        .filter(|d| !d.is_empty())
+        .map(|d| pooled / d.len() as f64)
+        .sum::<f64>()
+        / (k * k);
+    let se = (var / k).max(floor).sqrt();
+    let df = k - 1.0;
+    if se == 0.0 {
+        return (mean, 0.0, if mean == 0.0 { 1.0 } else { 0.0 });
+    }
+    (
+        mean,
+        t_quantile(1.0 - alpha / 2.0, df) * se,
+        t_two_sided_p(mean / se, df),
+    )
 }
 
 /// Mean of `xs`, the half-width of its two-sided `1 - alpha` t interval, and the t test's

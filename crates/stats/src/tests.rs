@@ -613,6 +613,7 @@ fn layout_comparisons_cover_at_their_level_where_round_pairs_do_not() {
         nested_wrong as f64 / trials as f64,
         rounds_wrong as f64 / trials as f64,
     );
+    eprintln!("false verdicts: over layouts {nested}, over round pairs {flat}");
     assert!(nested <= 0.08, "over layouts: {nested}");
     assert!(
         flat > 2.0 * nested.max(0.05),
@@ -630,6 +631,7 @@ fn layout_comparisons_cover_at_their_level_where_round_pairs_do_not() {
             found += 1;
         }
     }
+    eprintln!("5% found {found} of 100");
     assert!(found >= 80, "found {found} of 100");
 }
 
@@ -683,4 +685,21 @@ fn layout_spread_separates_runs_from_layouts() {
     );
     assert!(s.between_layouts > 5.0 * s.between_runs, "{s:?}");
     assert!(layout_spread(&[(0, 1.0), (0, 2.0)]).is_none());
+}
+
+#[test]
+fn slots_that_agree_by_chance_do_not_pass_for_precision() {
+    // Three slots whose estimates coincide exactly, each from two rounds 40% apart: the
+    // rounds, not the coincidence, set the interval.
+    let rule = Rule::new(Direction::HigherIsBetter);
+    let b: Vec<(usize, f64)> = (0..6).map(|r| (r, 100.0)).collect();
+    let c: Vec<(usize, f64)> = (0..6)
+        .map(|r| (r, 100.0 * (0.05f64 + if r < 3 { 0.2 } else { -0.2 }).exp()))
+        .collect();
+    let k = compare_layouts(&b, &c, 3, &rule).unwrap();
+    assert!((k.ratio - 0.05f64.exp()).abs() < 1e-9);
+    let half = (k.ci95.1 / k.ratio).ln();
+    let want = t_quantile(0.975, 2.0) * (3.0 * 0.08 / 2.0 / 9.0f64).sqrt();
+    assert!((half - want).abs() < 1e-6, "{half} vs {want}");
+    assert_eq!(k.verdict, Verdict::Inconclusive);
 }
