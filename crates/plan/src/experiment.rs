@@ -407,6 +407,8 @@ pub struct Workload {
     pub name: Option<String>,
     /// The kind's own keys.
     pub keys: WorkloadKeys,
+    /// Only for training (a variant's `pgo` or `bolt`): never measured or verified.
+    pub train_only: bool,
 }
 
 /// Each kind's keys. oltp and sysbench share theirs (sysbench's parameter names), as do
@@ -430,12 +432,15 @@ impl Serialize for Workload {
             kind: WorkloadKind,
             #[serde(skip_serializing_if = "Option::is_none")]
             name: &'a Option<String>,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            train_only: bool,
             #[serde(flatten)]
             keys: &'a WorkloadKeys,
         }
         Flat {
             kind: self.kind,
             name: &self.name,
+            train_only: self.train_only,
             keys: &self.keys,
         }
         .serialize(s)
@@ -448,6 +453,8 @@ pub(crate) struct WorkloadHead {
     pub kind: WorkloadKind,
     #[serde(default)]
     pub name: Option<String>,
+    #[serde(default)]
+    pub train_only: bool,
 }
 
 /// `[[workload]]` is read per table once the kind is known (`workload::read`); here only

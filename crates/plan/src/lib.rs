@@ -141,6 +141,7 @@ impl Experiment {
         if self
             .workloads
             .iter()
+            .filter(|w| !w.train_only)
             .all(|w| matches!(w.kind, WorkloadKind::Kv | WorkloadKind::RedisBenchmark))
         {
             KV_WINDOWS
@@ -155,6 +156,7 @@ impl Experiment {
         let points: usize = self
             .workloads
             .iter()
+            .filter(|w| !w.train_only)
             .map(|w| w.connections_swept().len())
             .sum();
         points * self.variants.len()

@@ -754,3 +754,57 @@ fn a_variant_rev_needs_a_git_source_and_a_build() {
     let m = err(&git.replace("cflags = \"-O2\"", "cflags = \"-O2\"\nrev = \"-x\""));
     assert!(m.contains("rev must name a commit"), "{m}");
 }
+
+#[test]
+fn train_only_workloads_serve_training_and_are_not_measured() {
+    let with = |pgo: &str, train_only: &str| {
+        GOOD.replace(
+            "cflags = \"-O3 -march=native\"",
+            &format!("cflags = \"-O3 -march=native\"\n{pgo}"),
+        ) + &format!(
+            "\n[[workload]]\nkind = \"kv\"\nname = \"train\"\n{train_only}connections = [4]\n"
+        )
+    };
+    let ok = parse_str(&with(
+        "pgo = { workload = \"train\", duration = \"5s\" }",
+        "train_only = true\n",
+    ))
+    .unwrap();
+    let w = &ok.experiment.workloads[1];
+    assert!(w.train_only);
+    // Only the measured workload's 3 connection counts count towards a round.
+    assert_eq!(ok.experiment.runs_per_round(), 3 * 2);
+
+    // Nothing trains on it: an error at the key.
+    let m = err(&with("", "train_only = true\n"));
+    assert!(
+        m.contains("no variant's pgo or bolt trains on it") && m.contains("exp.toml:"),
+        "{m}"
+    );
+    // Everything only for training: nothing to measure.
+    let all = with(
+        "pgo = { workload = \"train\", duration = \"5s\" }",
+        "train_only = true\n",
+    )
+    .replace(
+        "name = \"get90-set10\"",
+        "name = \"get90-set10\"\ntrain_only = true",
+    )
+    .replace("workload = \"train\"", "workload = \"get90-set10\"");
+    let m = err(&all);
+    assert!(m.contains("train"), "{m}");
+}
+
+#[test]
+fn layouts_are_a_count_and_need_rounds_per_layout() {
+    let text = GOOD.replace("seed = 7", "seed = 7\nlayouts = 4");
+    let l = parse_str(&text).unwrap();
+    assert_eq!(l.experiment.plan.layouts, 4);
+    // repetitions = 3 caps the rounds; without it, every layout gets two rounds first.
+    let budget = text.replace("repetitions = 3\n", "budget = \"2m\"\n");
+    let l = parse_str(&budget).unwrap();
+    assert_eq!(l.experiment.plan.stopping().min_rounds, 8);
+    assert!(l.experiment.stopping_summary().contains("4 code layouts"));
+    let m = err(&GOOD.replace("seed = 7", "seed = 7\nlayouts = 17"));
+    assert!(m.contains("layouts") && m.contains("exp.toml:"), "{m}");
+}

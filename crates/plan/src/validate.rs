@@ -357,10 +357,16 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     for (what, t) in [("pgo", &v.pgo), ("bolt", &v.bolt)] {
         let Some(t) = t else { continue };
         let at = |k: &'static str| key!["variant", i, what, k];
-        if e.target.kind.is_sql() {
+        if what == "bolt" && e.target.kind.is_sql() {
             return Err(l.error_at(
                 &key!["variant", i, what],
-                format!("{what} trains on memcached and redis targets; a {} target needs its data loaded for training, which bakeoff does not do yet", e.target.kind.as_str()),
+                format!("bolt trains on memcached and redis targets, not yet on {} (its server runs as another user, under perf); use pgo there", e.target.kind.as_str()),
+            ));
+        }
+        if what == "pgo" && e.target.kind == TargetKind::Sqlite {
+            return Err(l.error_at(
+                &key!["variant", i, what],
+                "pgo trains a server; a sqlite build is a library bakeoff's host loads: not supported yet",
             ));
         }
         if let Err(m) = bakeoff_build::pgo::flags(
@@ -468,6 +474,26 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
             ));
         }
         crate::workload::check(l, e, i, w)?;
+        if w.train_only {
+            let trains = e.variants.iter().any(|v| {
+                [&v.pgo, &v.bolt]
+                    .into_iter()
+                    .flatten()
+                    .any(|t| t.workload == name)
+            });
+            if !trains {
+                return Err(l.error_at(
+                    &key!["workload", i, "train_only"],
+                    format!("workload {name:?} is only for training, but no variant's pgo or bolt trains on it; name it there or drop train_only"),
+                ));
+            }
+        }
+    }
+    if !e.workloads.is_empty() && e.workloads.iter().all(|w| w.train_only) {
+        return Err(l.error_at(
+            &key!["workload", 0, "train_only"],
+            "every workload is train_only: nothing would be measured; add a workload without it",
+        ));
     }
     Ok(())
 }

@@ -10,6 +10,18 @@ use bakeoff_workloads::Workload;
 /// The experiment's workloads, each behind the workloads crate's seam.
 pub type Workloads = Vec<Box<dyn Workload>>;
 
+/// The workloads that are measured: all but those declared only for training.
+pub fn measured(l: &Loaded, all: Workloads) -> Workloads {
+    all.into_iter()
+        .filter(|w| {
+            !l.experiment
+                .workloads
+                .iter()
+                .any(|x| x.train_only && x.display_name() == w.name())
+        })
+        .collect()
+}
+
 /// Checks what the file alone could not: compilers exist, workload settings hold together,
 /// the tools a workload runs are installed. Returns what the runner runs, in file order.
 pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {

@@ -253,7 +253,21 @@ fn load_in_place(
     dir: &Path,
     set: &dyn Tables,
 ) -> Result<(u64, f64), String> {
-    let spec = sql_spec(
+    load_with_env(l, opts, v, binary, dir, set, &[])
+}
+
+/// [`load_in_place`] with `env` in the server's environment (a training server writes
+/// its profile where that says).
+pub(crate) fn load_with_env(
+    l: &Loaded,
+    opts: &Options,
+    v: &ReadyVariant,
+    binary: &Path,
+    dir: &Path,
+    set: &dyn Tables,
+    env: &[(String, String)],
+) -> Result<(u64, f64), String> {
+    let mut spec = sql_spec(
         l,
         opts,
         v,
@@ -261,6 +275,7 @@ fn load_in_place(
         "prepare",
         DataSource::InPlace(dir.to_path_buf()),
     );
+    spec.env = env.to_vec();
     let sandbox = Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
     let db = db_of(&sandbox, l.experiment.target.kind)
         .ok_or_else(|| "the sandbox has no login".to_string())?;
@@ -341,7 +356,7 @@ pub fn sql_spec(
 /// under the home of the user running bakeoff, which the unprivileged server user (when
 /// bakeoff is root) cannot enter: its installed tree (`<tree>/bin/<server>`) is copied
 /// into the store once per experiment.
-fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
     let tree = v.binary.parent().and_then(Path::parent);
     let is_build_tree = tree.is_some_and(|t| t.file_name().is_some_and(|n| n == "install"));
     if bakeoff_sandbox::server_user().is_none() || !is_build_tree {
@@ -364,7 +379,7 @@ fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
 }
 
 /// `cp -a`: keeps the owner (the server's unprivileged user) and modes.
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     let out = std::process::Command::new("cp")
         .args(["-a", "--reflink=auto"])
         .arg(from)

@@ -90,18 +90,29 @@ pub fn train(
         .join(format!("{id}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     let data = staging.join("data");
-    std::fs::create_dir_all(&data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
-    let env = pgo::server_env(
-        v.compiler_or_default(),
-        &build_dir_of(l, &instrumented.binary),
-        &data,
-    );
-    let how = Run {
-        binary: &instrumented.binary,
-        wrapper: Vec::new(),
-        env,
-    };
-    run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+    let build_dir = build_dir_of(l, &instrumented.binary);
+    let env_for = |dir: &Path| pgo::server_env(v.compiler_or_default(), &build_dir, dir);
+    if l.experiment.target.kind.is_sql() {
+        let (place, env) = sql_place(l, opts, v, &instrumented.binary, w.as_ref(), &env_for)?;
+        let how = Run {
+            binary: &place.binary,
+            wrapper: Vec::new(),
+            env,
+            data: Some(place.data.clone()),
+        };
+        run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+        crate::datadirs::copy_dir(&place.profile, &data)?;
+    } else {
+        std::fs::create_dir_all(&data)
+            .map_err(|e| format!("cannot create {}: {e}", data.display()))?;
+        let how = Run {
+            binary: &instrumented.binary,
+            wrapper: Vec::new(),
+            env: env_for(&data),
+            data: None,
+        };
+        run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+    }
     // Checked (and, for clang, merged) before it is kept.
     pgo::collect(&spec.compiler, &data)?;
     std::fs::write(staging.join("done"), b"")
@@ -132,11 +143,92 @@ fn build_dir_of(l: &Loaded, binary: &Path) -> PathBuf {
         .unwrap_or_default()
 }
 
-/// How a training server runs: its binary, a wrapper before it, its environment.
+/// How a training server runs: its binary, a wrapper before it, its environment, and
+/// (SQL targets) the data dir it runs on in place.
 struct Run<'a> {
     binary: &'a Path,
     wrapper: Vec<String>,
     env: Vec<(String, String)>,
+    data: Option<PathBuf>,
+}
+
+/// Where a SQL server trains: a dir under the sandbox root (which the server's own user
+/// can enter, unlike the cache), its binary reachable from there, a data dir initialized
+/// by it and loaded by it with the training workload's tables (the load is part of what
+/// it learns), and a dir it may write its profile to. Removed when dropped.
+struct SqlPlace {
+    dir: PathBuf,
+    binary: PathBuf,
+    data: PathBuf,
+    profile: PathBuf,
+}
+
+impl Drop for SqlPlace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Prepares a [`SqlPlace`] for the instrumented `binary`; with the server environment
+/// that sends its profile there.
+fn sql_place(
+    l: &Loaded,
+    opts: &Options,
+    v: &Variant,
+    binary: &Path,
+    w: &dyn bakeoff_workloads::Workload,
+    env_for: &dyn Fn(&Path) -> Vec<(String, String)>,
+) -> Result<(SqlPlace, Vec<(String, String)>), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let e = &l.experiment;
+    let dir = opts
+        .sandbox_root
+        .join(format!("data-{}", std::process::id()))
+        .join(format!("train-{}", crate::folder::safe_name(&v.name)));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    let _ = std::fs::set_permissions(&opts.sandbox_root, std::fs::Permissions::from_mode(0o711));
+    let rv = crate::variants::ReadyVariant {
+        name: format!("{}-train", v.name),
+        binary: binary.to_path_buf(),
+        args: e.target.args.iter().chain(&v.args).cloned().collect(),
+        options: e.server_options(v),
+        engine: v.engine.clone(),
+        record: 0,
+        sanitize: Vec::new(),
+        run_under: None,
+        configure_args: v.configure_args.clone(),
+        layouts: Vec::new(),
+    };
+    let mut place = SqlPlace {
+        binary: PathBuf::new(),
+        data: dir.join("data"),
+        profile: dir.join("profile"),
+        dir: dir.clone(),
+    };
+    place.binary = crate::datadirs::reachable_binary(&rv, &dir)?;
+    std::fs::create_dir_all(&place.profile)
+        .and_then(|_| {
+            std::fs::set_permissions(&place.profile, std::fs::Permissions::from_mode(0o777))
+        })
+        .map_err(|err| format!("cannot create {}: {err}", place.profile.display()))?;
+    let env = env_for(&place.profile);
+    bakeoff_sandbox::init_data(e.target.kind, &place.binary, &place.data)
+        .map_err(|err| format!("the training server's data directory: {err}"))?;
+    if let Some(set) = w.tables(v.engine.as_deref()) {
+        crate::datadirs::load_with_env(
+            l,
+            opts,
+            &rv,
+            &place.binary,
+            &place.data,
+            set.as_ref(),
+            &env,
+        )
+        .map_err(|err| format!("loading the training data: {err}"))?;
+    }
+    Ok((place, env))
 }
 
 /// Starts the training server, drives it, stops it cleanly (profiles are written at exit).
@@ -162,7 +254,7 @@ fn run_training(
         ready_timeout: 4 * target.ready_timeout(),
         stop_grace: 4 * target.stop_grace(),
         options: e.server_options(v),
-        data: None,
+        data: how.data.clone().map(bakeoff_sandbox::DataSource::InPlace),
         wrapper: how.wrapper.clone(),
         env: how.env.clone(),
     };
@@ -171,7 +263,10 @@ fn run_training(
     let server = Server {
         addr: sandbox.addr(),
         socket: sandbox.socket(),
-        db: None,
+        db: how
+            .data
+            .as_ref()
+            .and_then(|_| crate::datadirs::db_of(&sandbox, e.target.kind)),
     };
     let live = Arc::new(Live::default());
     let cancel = AtomicBool::new(false);
@@ -273,6 +368,7 @@ pub fn bolt(
             "--".into(),
         ],
         env: Vec::new(),
+        data: None,
     };
     run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
     if !perf_data.is_file() {
