@@ -333,17 +333,29 @@ impl Plan<'_> {
             self.src.join("configure"),
             configure,
         )];
+        // libpq's check that nothing in it calls exit() trips on the profiling runtime an
+        // instrumented build links; PostgreSQL's own coverage builds skip it the same way.
+        // Not for src/backend, which builds no libpq: there the setting left the generated
+        // headers unbuilt (storage/lwlocknames.h missing) when tried.
+        let instrumented = matches!(self.spec.profile, Some(crate::pgo::Profile::Generate));
+        let make = |parallel: bool, dir: &str| {
+            let mut args = self.make(parallel);
+            if instrumented && !dir.starts_with("src/backend") {
+                args.push("enable_coverage=yes".into());
+            }
+            args
+        };
         // One make per directory: PostgreSQL's subdirectory makefiles pull in what they
         // depend on (src/port, src/common, libpq, generated headers) themselves. `install`
         // runs separately after `all`, because the backend's install goal is not safe to run
         // in parallel from a clean tree.
         for dir in POSTGRES_DIRS {
-            let mut args = self.make(true);
+            let mut args = make(true, dir);
             args.extend(["-C".to_string(), dir.to_string()]);
             steps.push(Step::new(format!("make -C {dir}"), "make", args));
         }
         for dir in POSTGRES_DIRS {
-            let mut args = self.make(false);
+            let mut args = make(false, dir);
             args.extend(["-C".into(), dir.to_string(), "install".into()]);
             args.push(self.destdir_arg());
             steps.push(Step::new(format!("make -C {dir} install"), "make", args));

@@ -363,10 +363,13 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
                 format!("bolt trains on memcached and redis targets, not yet on {} (its server runs as another user, under perf); use pgo there", e.target.kind.as_str()),
             ));
         }
-        if what == "pgo" && e.target.kind == TargetKind::Sqlite {
+        if what == "pgo" && matches!(e.target.kind, TargetKind::Sqlite | TargetKind::Mariadb) {
             return Err(l.error_at(
                 &key!["variant", i, what],
-                "pgo trains a server; a sqlite build is a library bakeoff's host loads: not supported yet",
+                format!(
+                    "pgo trains memcached, redis and postgres servers; {} is not supported yet",
+                    e.target.kind.as_str()
+                ),
             ));
         }
         if let Err(m) = bakeoff_build::pgo::flags(

@@ -62,6 +62,19 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
                 ));
             }
         }
+        // perf must be allowed to sample here, or the training would end with no profile.
+        if let Err(m) = bakeoff_probe::perfstat::detect() {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &key!["variant", i, "bolt"],
+                    format!(
+                        "bolt trains on perf samples, and {}",
+                        m.trim_end_matches("; counters are off")
+                    ),
+                )
+                .to_string(),
+            ));
+        }
     }
     if let Some(m) = bakeoff_sandbox::target_for(e.target.kind).missing() {
         return Err(RunError::BadInput(

@@ -89,6 +89,8 @@ pub fn train(
         .join("profiles")
         .join(format!("{id}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging)
+        .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
     let data = staging.join("data");
     let build_dir = build_dir_of(l, &instrumented.binary);
     let env_for = |dir: &Path| pgo::server_env(v.compiler_or_default(), &build_dir, dir);
