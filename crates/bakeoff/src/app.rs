@@ -44,7 +44,7 @@ pub fn run() -> Result<(), Failure> {
         Command::Verify(args) => verify_cmd(&args),
         Command::Check { experiment, set } => {
             let l = load(&experiment, &set)?;
-            bakeoff_runner::check(&l).map_err(|e| match e {
+            let hosts = bakeoff_runner::check(&l).map_err(|e| match e {
                 RunError::BadInput(m) => Failure::BadInput(m),
                 other => Failure::Failed(other.to_string()),
             })?;
@@ -55,6 +55,9 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.workloads.len(),
                 l.experiment.stopping_summary()
             );
+            for h in hosts {
+                println!("{h}");
+            }
             Ok(())
         }
         Command::Report { dir, pairing } => match pairing {

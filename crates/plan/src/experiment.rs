@@ -30,6 +30,9 @@ pub struct Experiment {
     /// Result equivalence: a query set run against every variant before measuring.
     #[serde(default)]
     pub verify: Verify,
+    /// Other machines, reached over ssh (`[[host]]`).
+    #[serde(default, rename = "host", skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::Host>,
 }
 
 /// The `[verify]` table.
@@ -174,6 +177,9 @@ pub struct Target {
     /// Server options for every variant (SQL targets): my.cnf or postgresql.conf keys.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: ServerOptions,
+    /// The `[[host]]` that serves; default this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Exactly one of `debian`, `tarball` (+ `sha256`), `git` (+ `rev`), `path` or (SQLite)
@@ -409,6 +415,8 @@ pub struct Workload {
     pub keys: WorkloadKeys,
     /// Only for training (a variant's `pgo` or `bolt`): never measured or verified.
     pub train_only: bool,
+    /// The `[[host]]`s that drive the load; default this machine.
+    pub clients: Vec<String>,
 }
 
 /// Each kind's keys. oltp and sysbench share theirs (sysbench's parameter names), as do
@@ -434,6 +442,8 @@ impl Serialize for Workload {
             name: &'a Option<String>,
             #[serde(skip_serializing_if = "std::ops::Not::not")]
             train_only: bool,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            clients: &'a [String],
             #[serde(flatten)]
             keys: &'a WorkloadKeys,
         }
@@ -441,6 +451,7 @@ impl Serialize for Workload {
             kind: self.kind,
             name: &self.name,
             train_only: self.train_only,
+            clients: &self.clients,
             keys: &self.keys,
         }
         .serialize(s)
@@ -455,6 +466,8 @@ pub(crate) struct WorkloadHead {
     pub name: Option<String>,
     #[serde(default)]
     pub train_only: bool,
+    #[serde(default)]
+    pub clients: Vec<String>,
 }
 
 /// `[[workload]]` is read per table once the kind is known (`workload::read`); here only

@@ -6,6 +6,7 @@
 pub mod derive;
 mod document;
 mod experiment;
+mod host;
 mod validate;
 mod workload;
 
@@ -13,6 +14,7 @@ pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
 pub use experiment::*;
+pub use host::Host;
 pub use workload::{
     workload_keys, KvKeys, OltpKeys, RedisBenchmarkKeys, ReplayKeys, SuiteKeys, TpccKeys,
 };

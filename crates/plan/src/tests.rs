@@ -808,3 +808,34 @@ fn layouts_are_a_count_and_need_rounds_per_layout() {
     let m = err(&GOOD.replace("seed = 7", "seed = 7\nlayouts = 17"));
     assert!(m.contains("layouts") && m.contains("exp.toml:"), "{m}");
 }
+
+#[test]
+fn hosts_are_checked_at_their_keys() {
+    let host = |ssh: &str, extra: &str| {
+        GOOD.replace(
+            "args = [\"-t\", \"1\"]",
+            "args = [\"-t\", \"1\"]\nhost = \"db\"",
+        ) + &format!("\n[[host]]\nname = \"db\"\nssh = \"{ssh}\"\n{extra}")
+    };
+    let ok = parse_str(&host("bench@db1.example.org", "port = 2222\n")).unwrap();
+    assert_eq!(ok.experiment.hosts[0].port, Some(2222));
+    let args = ok.experiment.hosts[0].ssh_args(None);
+    assert_eq!(args.last().unwrap(), "bench@db1.example.org");
+    assert_eq!(
+        args[args.len() - 2],
+        "--",
+        "the destination is never read as an option"
+    );
+    // A destination ssh would read as an option.
+    let m = err(&host("-oProxyCommand=x", ""));
+    assert!(
+        m.contains("not a destination") && m.contains("exp.toml:"),
+        "{m}"
+    );
+    let m = err(&host("db1", "ssh_options = [\"-v\"]\n"));
+    assert!(m.contains("not Key=Value"), "{m}");
+    let m = err(&host("db1", "port = 0\n"));
+    assert!(m.contains("port"), "{m}");
+    let m = err(&host("db1", "password = \"x\"\n"));
+    assert!(m.contains("password"), "{m}");
+}

@@ -26,7 +26,51 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_owned(l, e)?;
     check_plan(l, e)?;
     check_verify(l, e)?;
+    check_hosts(l, e)?;
     check_measure(l, e)
+}
+
+/// `[[host]]` tables, and every place that names one.
+fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
+    let mut names = std::collections::BTreeSet::new();
+    for (i, h) in e.hosts.iter().enumerate() {
+        if !valid_name(&h.name) {
+            return Err(l.error_at(
+                &key!["host", i, "name"],
+                format!("host name must be {NAME_RULE}"),
+            ));
+        }
+        if !names.insert(h.name.as_str()) {
+            return Err(l.error_at(
+                &key!["host", i, "name"],
+                format!("host name {:?} is used twice", h.name),
+            ));
+        }
+        if let Some((k, m)) = crate::host::problem(h) {
+            return Err(l.error_at(&key!["host", i, k], m));
+        }
+    }
+    let known = |n: &str| e.hosts.iter().any(|h| h.name == n);
+    let unknown = |at: &[crate::Key], n: &str| {
+        let list: Vec<&str> = e.hosts.iter().map(|h| h.name.as_str()).collect();
+        l.error_at(
+            at,
+            if list.is_empty() {
+                format!("no [[host]] named {n:?}: declare it with name and ssh")
+            } else {
+                format!("no [[host]] named {n:?}; the hosts are {}", list.join(", "))
+            },
+        )
+    };
+    if let Some(h) = e.target.host.as_deref().filter(|h| !known(h)) {
+        return Err(unknown(&key!["target", "host"], h));
+    }
+    for (i, w) in e.workloads.iter().enumerate() {
+        if let Some(h) = w.clients.iter().find(|h| !known(h)) {
+            return Err(unknown(&key!["workload", i, "clients"], h));
+        }
+    }
+    Ok(())
 }
 
 /// The `[measure]` table, the instructions mode, and the checkers variants ask for.

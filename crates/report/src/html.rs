@@ -1182,14 +1182,54 @@ fn binaries(x: &Ctx) -> Option<Section> {
     ))
 }
 
+/// The layouts table, and per point a chart of each variant's median per layout: a
+/// layout that is slow for every variant (a shared seed's luck) shows as a common dip.
 fn layouts(x: &Ctx) -> Option<Section> {
-    let t = sections::layouts(x.r)?;
-    Some(Section::new(
-        "layouts",
-        "Layouts",
-        "Code layouts".into(),
-        x.table(&t),
-    ))
+    let r = x.r;
+    let t = sections::layouts(r)?;
+    let mut b = String::new();
+    let mut points: Vec<(&str, usize)> = Vec::new();
+    for c in r.cells.iter().filter(|c| c.layouts.is_some()) {
+        if !points.contains(&(c.workload.as_str(), c.connections)) {
+            points.push((c.workload.as_str(), c.connections));
+        }
+    }
+    for (w, n) in points {
+        let series: Vec<Series> = r
+            .cells
+            .iter()
+            .filter(|c| c.workload == w && c.connections == n)
+            .filter_map(|c| {
+                let l = c.layouts.as_ref()?;
+                Some(Series {
+                    name: c.variant.clone(),
+                    color: x.color(&c.variant),
+                    points: l
+                        .medians
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| ((i + 1) as f64, *m))
+                        .collect(),
+                    ..Series::default()
+                })
+            })
+            .collect();
+        let k = series.iter().map(|s| s.points.len()).max().unwrap_or(0);
+        if let Some(chart) = svg::line_chart(&LineChart {
+            title: format!("{w} ×{n}: median ops/s per code layout"),
+            x_label: "layout".into(),
+            y_label: "ops/s".into(),
+            x_ticks: Some((1..=k).map(|i| (i as f64, i.to_string())).collect()),
+            small: true,
+            series,
+            ..LineChart::default()
+        }) {
+            b.push_str(&chart);
+            b.push('\n');
+        }
+    }
+    b.push_str(&x.table(&t));
+    Some(Section::new("layouts", "Layouts", "Code layouts".into(), b))
 }
 
 fn memory(x: &Ctx) -> Option<Section> {

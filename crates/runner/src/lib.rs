@@ -14,6 +14,7 @@ mod host;
 mod one_run;
 mod probes;
 mod profiling;
+pub mod remote;
 mod schedule;
 mod training;
 mod variants;
@@ -99,8 +100,10 @@ pub struct Outcome {
 
 /// Every check that needs the machine but starts nothing (compilers, binaries, tools,
 /// query and log files parsed), the same `run` and `verify` make before anything runs.
-pub fn check(loaded: &Loaded) -> Result<(), RunError> {
-    checks::check_inputs(loaded).map(|_| ())
+/// Returns what each `[[host]]` is, having reached it over ssh.
+pub fn check(loaded: &Loaded) -> Result<Vec<remote::HostFacts>, RunError> {
+    checks::check_inputs(loaded)?;
+    remote::reach(loaded)
 }
 
 /// `bakeoff verify`: builds, prepared data and the result verification only, no
@@ -111,6 +114,8 @@ pub fn verify_experiment(
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
     let configs = checks::check_inputs(loaded)?;
+    remote::reach(loaded)?;
+    remote::refuse_placement(loaded)?;
     if !loaded.experiment.target.kind.is_sql() {
         return Err(RunError::BadInput(format!(
             "{}: bakeoff verify compares SQL results; this experiment's target is {}",
@@ -165,6 +170,8 @@ pub fn run_experiment(
         observer.notice(&stale);
     }
     let configs = checks::check_inputs(loaded)?;
+    remote::reach(loaded)?;
+    remote::refuse_placement(loaded)?;
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     write_results(&folder, &results)?;

@@ -53,6 +53,7 @@ pub(crate) fn read(table: toml_edit::Value) -> Result<Workload, toml_edit::de::E
         name: head.name,
         keys,
         train_only: head.train_only,
+        clients: head.clients,
     })
 }
 
@@ -225,7 +226,9 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check
 pub(crate) fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
     let allowed = workload_keys(w.kind);
     for k in l.keys_in(&key!["workload", i]) {
-        if ["kind", "name", "train_only"].contains(&k.as_str()) || allowed.contains(&k.as_str()) {
+        if ["kind", "name", "train_only", "clients"].contains(&k.as_str())
+            || allowed.contains(&k.as_str())
+        {
             continue;
         }
         let owner = [WorkloadKind::Kv, WorkloadKind::Oltp, WorkloadKind::Tpcc]

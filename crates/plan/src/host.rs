@@ -1,0 +1,87 @@
+//! `[[host]]`: machines other than this one, reached with OpenSSH as the user's own ssh
+//! reaches them (keys, agent, `~/.ssh/config`), never with a password on a command line.
+//! `[target] host` names the one that serves; `[[workload]] clients` the ones that load.
+//! Today bakeoff checks that each named host answers and reads its facts (`bakeoff
+//! check`); running the server or the load there is the next step.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One `[[host]]` table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// How the experiment refers to it (`[target] host`, `clients`).
+    pub name: String,
+    /// A destination as ssh takes it: `user@host`, `ssh://user@host:port`, or a Host
+    /// alias from `~/.ssh/config`.
+    pub ssh: String,
+    /// ssh's `-p`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// A private key file (ssh's `-i`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<PathBuf>,
+    /// `-o` options, e.g. `["StrictHostKeyChecking=accept-new"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_options: Vec<String>,
+    /// Where bakeoff keeps its files there; default a cache dir under the user's home.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<String>,
+}
+
+impl Host {
+    /// ssh's arguments up to and including the destination: batch mode (a password
+    /// prompt is a failure, not a hang), a connect timeout, the host's own options.
+    /// `identity` is resolved by the caller against the experiment file's directory.
+    pub fn ssh_args(&self, identity: Option<PathBuf>) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "-o".into(),
+            "BatchMode=yes".into(),
+            "-o".into(),
+            "ConnectTimeout=10".into(),
+        ];
+        if let Some(p) = self.port {
+            args.extend(["-p".into(), p.to_string()]);
+        }
+        if let Some(i) = identity {
+            args.extend(["-i".into(), i.display().to_string()]);
+        }
+        for o in &self.ssh_options {
+            args.extend(["-o".into(), o.clone()]);
+        }
+        args.push("--".into());
+        args.push(self.ssh.clone());
+        args
+    }
+}
+
+/// Why a host table cannot be used, or None. An ssh destination or option that starts
+/// with `-` would be read by ssh as an option of its own.
+pub(crate) fn problem(h: &Host) -> Option<(&'static str, String)> {
+    if h.ssh.trim().is_empty() || h.ssh.starts_with('-') || h.ssh.contains(char::is_whitespace) {
+        return Some((
+            "ssh",
+            format!(
+                "ssh {:?} is not a destination: give user@host, ssh://user@host:port or a Host from ~/.ssh/config",
+                h.ssh
+            ),
+        ));
+    }
+    if h.port == Some(0) {
+        return Some(("port", "port must be 1 to 65535".into()));
+    }
+    if let Some(o) = h
+        .ssh_options
+        .iter()
+        .find(|o| o.starts_with('-') || !o.contains('='))
+    {
+        return Some((
+            "ssh_options",
+            format!(
+                "ssh option {o:?} is not Key=Value (e.g. \"StrictHostKeyChecking=accept-new\")"
+            ),
+        ));
+    }
+    None
+}
