@@ -6,10 +6,12 @@
 
 mod engine;
 mod net;
+mod merge;
 mod record;
 pub mod rng;
 
 pub use engine::{run, Outcome, Session, SessionFactory, Settings};
+pub use merge::merge_records;
 pub use net::{peak_rss_kib, raise_nofile, thread_cpu_s};
 pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
 
@@ -210,6 +212,10 @@ pub struct RunRecord {
     /// HdrHistogram interval log (V2 compressed, one line per second).
     #[serde(skip)]
     pub hdr_log: String,
+    /// Open loop: the service-time histogram, V2 deflate-serialized, so records from
+    /// several hosts merge exactly (`merge_records`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub service_hist: Vec<u8>,
 }
 
 /// One statement or transaction kind of a SQL run.

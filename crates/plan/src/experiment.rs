@@ -180,6 +180,19 @@ pub struct Target {
     /// The `[[host]]` that serves; default this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Where a served-elsewhere variant is built: here (copied there) or on its host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_on: Option<BuildOn>,
+}
+
+/// `[target] build_on`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildOn {
+    /// On this machine; built binaries are copied to the server's host.
+    Local,
+    /// On the server's host.
+    Host,
 }
 
 /// Exactly one of `debian`, `tarball` (+ `sha256`), `git` (+ `rev`), `path` or (SQLite)

@@ -1,8 +1,8 @@
 //! `[[host]]`: machines other than this one, reached with OpenSSH as the user's own ssh
 //! reaches them (keys, agent, `~/.ssh/config`), never with a password on a command line.
 //! `[target] host` names the one that serves; `[[workload]] clients` the ones that load.
-//! Today bakeoff checks that each named host answers and reads its facts (`bakeoff
-//! check`); running the server or the load there is the next step.
+//! bakeoff copies itself there and runs `bakeoff agent` over one multiplexed ssh
+//! connection per host (the runner's `remote` module).
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -28,6 +28,18 @@ pub struct Host {
     /// Where bakeoff keeps its files there; default a cache dir under the user's home.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_dir: Option<String>,
+    /// The address a server on this host listens on, for loads from other hosts (e.g.
+    /// "0.0.0.0" or the host's own address). Default: 127.0.0.1, reachable only from the
+    /// host itself. Said in the report when it is not loopback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<std::net::IpAddr>,
+}
+
+impl Host {
+    /// The directory bakeoff keeps there (relative: under the ssh user's home).
+    pub fn dir(&self) -> &str {
+        self.work_dir.as_deref().unwrap_or(".cache/bakeoff")
+    }
 }
 
 impl Host {

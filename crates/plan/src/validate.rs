@@ -2,7 +2,9 @@
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
 use crate::document::{Key, Loaded, PlanError};
-use crate::experiment::{Experiment, Mode, Source, TargetKind, Variant, Workload};
+use crate::experiment::{
+    BuildOn, Experiment, Mode, Source, TargetKind, Variant, Workload, WorkloadKeys, WorkloadKind,
+};
 use crate::key;
 use std::collections::BTreeSet;
 
@@ -68,6 +70,73 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
     for (i, w) in e.workloads.iter().enumerate() {
         if let Some(h) = w.clients.iter().find(|h| !known(h)) {
             return Err(unknown(&key!["workload", i, "clients"], h));
+        }
+    }
+    check_placement(l, e)
+}
+
+/// What can run on another host today, and whether the load can reach the server.
+fn check_placement(l: &Loaded, e: &Experiment) -> Check {
+    if e.target.build_on == Some(BuildOn::Host) {
+        return Err(l.error_at(
+            &key!["target", "build_on"],
+            "building on the server's host is not built yet: use build_on = \"local\" (built here, copied there)",
+        ));
+    }
+    let server = e.target.host.as_deref();
+    if server.is_some() && !matches!(e.target.kind, TargetKind::Memcached | TargetKind::Redis) {
+        return Err(l.error_at(
+            &key!["target", "host"],
+            format!(
+                "a {} server on another host is not built yet (memcached and redis are): remove host to serve from this machine",
+                e.target.kind.as_str()
+            ),
+        ));
+    }
+    for (i, w) in e.workloads.iter().enumerate() {
+        let at = key!["workload", i, "clients"];
+        if w.clients.is_empty() && server.is_none() {
+            continue;
+        }
+        if !w.clients.is_empty() && w.kind != WorkloadKind::Kv {
+            return Err(l.error_at(
+                &at,
+                format!(
+                    "only kind kv loads from other hosts today, not {}: remove clients",
+                    w.kind.as_str()
+                ),
+            ));
+        }
+        let Some(server) = server else {
+            return Err(l.error_at(
+                &at,
+                "the load is on other hosts but the server is on this machine, listening on loopback: put the server on a [[host]] too ([target] host)",
+            ));
+        };
+        if w.clients.iter().enumerate().any(|(j, c)| w.clients[..j].contains(c)) {
+            return Err(l.error_at(&at, "a host is named twice in clients"));
+        }
+        if let WorkloadKeys::Kv(k) = &w.keys {
+            if k.transport == Some(crate::Transport::Unix) {
+                return Err(l.error_at(
+                    &key!["workload", i, "transport"],
+                    "transport = \"unix\" needs the load on this machine with the server",
+                ));
+            }
+        }
+        let host = e.hosts.iter().position(|h| h.name == server).unwrap_or(0);
+        let elsewhere = w.clients.is_empty() || w.clients.iter().any(|c| c != server);
+        if elsewhere && e.hosts[host].listen.is_none() {
+            let from = match w.clients.iter().find(|c| *c != server) {
+                Some(c) => format!("host {c}"),
+                None => "this machine".to_string(),
+            };
+            return Err(l.error_at(
+                &key!["host", host, "listen"],
+                format!(
+                    "the server on host {server} listens on 127.0.0.1 only, so the load from {from} cannot reach it: set listen = \"0.0.0.0\" (or that host's address) here, or load from {server} itself with clients = [\"{server}\"]"
+                ),
+            ));
         }
     }
     Ok(())

@@ -349,6 +349,7 @@ pub fn sql_spec(
         data: Some(data),
         wrapper: Vec::new(),
         env: Vec::new(),
+        listen: bakeoff_sandbox::LOOPBACK,
     }
 }
 

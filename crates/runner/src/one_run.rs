@@ -81,6 +81,7 @@ impl Context<'_> {
             data: self.data.source(&v.name, slot.workload),
             wrapper,
             env,
+            listen: bakeoff_sandbox::LOOPBACK,
         };
         let mut sandbox = match Sandbox::start(&spec) {
             Ok(s) => s,

@@ -259,6 +259,7 @@ fn run_training(
         data: how.data.clone().map(bakeoff_sandbox::DataSource::InPlace),
         wrapper: how.wrapper.clone(),
         env: how.env.clone(),
+        listen: bakeoff_sandbox::LOOPBACK,
     };
     let sandbox =
         Sandbox::start(&spec).map_err(|err| format!("the training server did not start: {err}"))?;

@@ -76,9 +76,10 @@ impl Target for Memcached {
         out
     }
 
-    fn command(&self, binary: &Path, port: u16, _workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(&self, binary: &Path, addr: SocketAddr, _workdir: &Path, extra_args: &[String]) -> Command {
+        let port = addr.port();
         let mut cmd = Command::new(binary);
-        cmd.args(["-p", &port.to_string(), "-l", "127.0.0.1", "-U", "0"]);
+        cmd.args(["-p", &port.to_string(), "-l", &addr.ip().to_string(), "-U", "0"]);
         // memcached refuses to run as root without -u. Staying root (rather than dropping
         // to nobody) keeps the parent-death signal, which a credential change would clear.
         if running_as_root() && !has_user_flag(extra_args) {
@@ -177,7 +178,7 @@ mod tests {
         let extra = vec!["-t".to_string(), "2".to_string()];
         let cmd = Memcached.command(
             Path::new("/usr/bin/memcached"),
-            4242,
+            SocketAddr::from(([127, 0, 0, 1], 4242)),
             Path::new("/tmp"),
             &extra,
         );

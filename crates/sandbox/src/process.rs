@@ -2,11 +2,11 @@
 //! process group id stay reserved until the sandbox is done with them.
 
 use std::io;
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{IpAddr, TcpListener};
 
-/// A loopback port that was free a moment ago (bind 127.0.0.1:0, read it, close).
-pub(crate) fn free_port() -> io::Result<u16> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+/// A port that was free on `ip` a moment ago (bind ip:0, read it, close).
+pub(crate) fn free_port(ip: IpAddr) -> io::Result<u16> {
+    let listener = TcpListener::bind((ip, 0))?;
     Ok(listener.local_addr()?.port())
 }
 
@@ -97,6 +97,6 @@ mod tests {
         assert_eq!(seen.as_deref(), Some("status 3"));
         // Still reapable: WNOWAIT left it alone.
         assert_eq!(describe_exit(c.wait().unwrap()), "status 3");
-        assert!(free_port().unwrap() > 0);
+        assert!(free_port(IpAddr::from([127, 0, 0, 1])).unwrap() > 0);
     }
 }

@@ -130,11 +130,12 @@ impl Target for Redis {
             .map_err(|e| format!("cannot write {CONFIG_FILE}: {e}"))
     }
 
-    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command {
+        let port = addr.port();
         let mut cmd = Command::new(binary);
         cmd.arg(workdir.join(CONFIG_FILE));
         // Command-line directives come after the file's, so these win.
-        cmd.args(["--port", &port.to_string()]);
+        cmd.args(["--port", &port.to_string(), "--bind", &addr.ip().to_string()]);
         cmd.args(extra_args);
         cmd
     }
@@ -217,7 +218,7 @@ mod tests {
     fn command_line_port_wins_over_the_file() {
         let cmd = Redis::default().command(
             Path::new("/usr/bin/redis-server"),
-            4242,
+            SocketAddr::from(([127, 0, 0, 1], 4242)),
             Path::new("/w"),
             &["--io-threads".to_string(), "2".to_string()],
         );
@@ -227,7 +228,15 @@ mod tests {
             .collect();
         assert_eq!(
             args,
-            ["/w/redis.conf", "--port", "4242", "--io-threads", "2"]
+            [
+                "/w/redis.conf",
+                "--port",
+                "4242",
+                "--bind",
+                "127.0.0.1",
+                "--io-threads",
+                "2"
+            ]
         );
     }
 }

@@ -5,7 +5,7 @@
 //! reaps, and removes the dir; `Drop` kills whatever was not stopped.
 
 use std::fs::File;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
@@ -26,6 +26,9 @@ use std::collections::BTreeMap;
 const PORT_ATTEMPTS: u32 = 4;
 /// How long to wait for a SIGKILLed server to go away before reaping it (blocking).
 const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// Where servers listen unless an experiment serves other hosts.
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 /// What to start and where.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +54,9 @@ pub struct SandboxSpec {
     pub wrapper: Vec<String>,
     /// Extra environment for the server (e.g. ASAN_OPTIONS).
     pub env: Vec<(String, String)>,
+    /// The address it listens on: 127.0.0.1 unless an experiment serves other hosts
+    /// (memcached and Redis take it; SQL targets stay on 127.0.0.1).
+    pub listen: IpAddr,
 }
 
 impl SandboxSpec {
@@ -73,6 +79,7 @@ impl SandboxSpec {
             data: None,
             wrapper: Vec::new(),
             env: Vec::new(),
+            listen: LOOPBACK,
         }
     }
 }
@@ -226,13 +233,19 @@ impl Sandbox {
         dir: &Path,
         record: &mut Record,
     ) -> Result<Sandbox, SandboxError> {
-        let port = free_port().map_err(|source| SandboxError::NoFreePort { source })?;
+        // SQL servers stay on loopback: their listen settings are written by their targets.
+        let ip = if target.kind().is_sql() {
+            LOOPBACK
+        } else {
+            spec.listen
+        };
+        let port = free_port(ip).map_err(|source| SandboxError::NoFreePort { source })?;
         let log = |name: &str| {
             let path = dir.join(name);
             File::create(&path).map_err(|e| SandboxError::io("create log file", path, e))
         };
         let mut cmd = wrapped(
-            target.command(binary, port, dir, &spec.args),
+            target.command(binary, SocketAddr::new(ip, port), dir, &spec.args),
             &spec.wrapper,
             target.kind().is_sql(),
         );
@@ -250,7 +263,7 @@ impl Sandbox {
             target,
             child: Some(child),
             pid,
-            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            addr: SocketAddr::new(ip, port),
             dir: dir.to_path_buf(),
             registry_id: registry::register(pid, pid),
             exit_status: None,

@@ -44,3 +44,10 @@ pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
     }
     Ok(flag)
 }
+
+/// SIGKILLs every live sandbox of this process and refuses new ones, as a signal would:
+/// for a process that learns of its end another way (an agent whose controller is gone).
+pub fn kill_all() -> usize {
+    registry::cancel_flag().store(true, Ordering::SeqCst);
+    registry::signal_all(libc::SIGKILL)
+}

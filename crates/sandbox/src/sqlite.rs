@@ -122,7 +122,8 @@ impl Target for Sqlite {
         Ok(())
     }
 
-    fn command(&self, binary: &Path, port: u16, workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command {
+        let port = addr.port();
         let socket = socket_dir(workdir).map(|d| d.join(format!(".s.PGSQL.{port}")));
         let database = self.data_dir(workdir).join(DB_FILE);
         let mut cmd = host_command(binary, &database, port, socket, &self.options);
@@ -161,7 +162,12 @@ mod tests {
             options: BTreeMap::from([("synchronous".to_string(), "off".to_string())]),
             ..Default::default()
         };
-        let cmd = t.command(Path::new("/b/libsqlite3.so"), 5433, Path::new("/sb/x"), &[]);
+        let cmd = t.command(
+            Path::new("/b/libsqlite3.so"),
+            SocketAddr::from(([127, 0, 0, 1], 5433)),
+            Path::new("/sb/x"),
+            &[],
+        );
         let args: Vec<String> = cmd
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())

@@ -19,12 +19,8 @@ impl Kv {
     /// The `[[workload]]` at index `i`; an error names the key at fault.
     pub fn from_plan(l: &Loaded, i: usize, k: &KvKeys) -> Result<Kv, String> {
         let w = &l.experiment.workloads[i];
-        let protocol = if l.experiment.target.kind == bakeoff_plan::TargetKind::Redis {
-            Protocol::Resp
-        } else {
-            Protocol::Memcached
-        };
-        let cfg = config(k, protocol);
+        let kv = Kv::from_keys(w.display_name(), k, l.experiment.target.kind);
+        let cfg = kv.cfg.clone();
         for c in k.connections.to_vec() {
             let mut probe = cfg.clone();
             probe.connections = c;
@@ -33,11 +29,36 @@ impl Kv {
                 .map_err(|m| l.error_at(&key!["workload", i], m).to_string())?;
         }
         Ok(Kv {
-            name: w.display_name(),
             connections: w.connections_swept(),
-            cfg,
-            unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
+            ..kv
         })
+    }
+
+    /// The workload from its keys alone, as an agent on another host rebuilds it (the
+    /// keys were checked where the experiment file was read).
+    pub fn from_keys(name: String, k: &KvKeys, target: bakeoff_plan::TargetKind) -> Kv {
+        let protocol = if target == bakeoff_plan::TargetKind::Redis {
+            Protocol::Resp
+        } else {
+            Protocol::Memcached
+        };
+        Kv {
+            name,
+            connections: k.connections.to_vec(),
+            cfg: config(k, protocol),
+            unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
+        }
+    }
+
+    /// Whether its first run on a server sets every key first.
+    pub fn preloads(&self) -> bool {
+        self.cfg.preload
+    }
+
+    /// The same workload without (or with only) the preload.
+    pub fn with_preload(mut self, preload: bool) -> Kv {
+        self.cfg.preload = preload;
+        self
     }
 }
 
