@@ -79,6 +79,10 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
+        Command::Agent { root } => match bakeoff_runner::agent::serve(&root) {
+            0 => Ok(()),
+            _ => Err(Failure::Failed("the agent stopped".into())),
+        },
     }
 }
 

@@ -164,6 +164,15 @@ pub enum Command {
     },
     /// Print the man page (roff) on stdout; scripts/setup.sh installs it as bakeoff(1).
     Man,
+    /// Serve bakeoff on another host: started by bakeoff itself over ssh, it speaks a
+    /// line-delimited JSON protocol on stdin and stdout, and stops every server it
+    /// started when stdin closes.
+    #[command(hide = true)]
+    Agent {
+        /// Where it keeps copied binaries, sandboxes and logs.
+        #[arg(long, value_name = "DIR")]
+        root: PathBuf,
+    },
 }
 
 /// Where the history store is.

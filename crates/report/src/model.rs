@@ -47,6 +47,35 @@ pub struct Results {
     /// `bakeoff compare`: each compared cell's figure over the history of its experiment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<HistoryRecord>,
+    /// The other hosts (`[[host]]`), as each described itself when reached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRecord>,
+}
+
+/// Another host of the experiment.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostRecord {
+    pub name: String,
+    pub ssh: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub kernel: String,
+    /// What it serves and loads: "server", "load", or both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
+    /// Where its server listens, when not 127.0.0.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+}
+
+/// One client host's part of a run loaded from several.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClientRecord {
+    pub host: String,
+    pub connections: usize,
+    pub ops_per_s: f64,
+    pub client_cpu_s: f64,
+    pub client_bound: bool,
 }
 
 /// One cell's median ops/s over every recorded run of its experiment, oldest first, with
@@ -561,6 +590,12 @@ pub struct Run {
     /// start (the environment's size moves the stack, and with it the timing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env_pad: Option<usize>,
+    /// The `[[host]]` that served this run (absent: this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
+    /// The hosts that loaded it, each with its share (absent: this machine).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<ClientRecord>,
 }
 
 /// A binary's code against the baseline's.

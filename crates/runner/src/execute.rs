@@ -27,6 +27,8 @@ pub struct Context<'a> {
     pub data: &'a DataStore,
     pub cancel: Arc<AtomicBool>,
     pub probes: &'a ProbePlan,
+    /// The agents on other hosts (none when all runs here).
+    pub remote: &'a std::sync::Arc<crate::remote::Hosts>,
 }
 
 impl Context<'_> {
@@ -118,6 +120,10 @@ impl Context<'_> {
         let live = Arc::new(Live::default());
         observer.run_started(index, &label, &live);
         let done = self.execute(slot, &label, &live, false);
+        if self.remote.gone().is_some() {
+            // A host was lost for good: this run's record is not kept.
+            return false;
+        }
         let run = done.run;
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);

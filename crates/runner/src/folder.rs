@@ -124,5 +124,6 @@ pub fn initial_results(l: &Loaded) -> Results {
         notes: Vec::new(),
         verification: Vec::new(),
         history: Vec::new(),
+        hosts: Vec::new(),
     }
 }

@@ -4,6 +4,7 @@
 //! results folder rewritten after every run. It never reads CLI arguments; it reports
 //! progress through an [`Observer`].
 
+pub mod agent;
 mod analyze;
 mod checks;
 mod datadirs;
@@ -170,10 +171,19 @@ pub fn run_experiment(
         observer.notice(&stale);
     }
     let configs = checks::check_inputs(loaded)?;
-    remote::reach(loaded)?;
+    let facts = remote::reach(loaded)?;
     remote::refuse_placement(loaded)?;
+    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
+    results.hosts = remote::records(loaded, &facts);
+    for h in results.hosts.iter().filter(|h| h.listen.is_some()) {
+        results.warnings.push(format!(
+            "the server on host {} listens on {}, not on loopback: anything on its network can reach it while the experiment runs",
+            h.name,
+            h.listen.as_deref().unwrap_or_default()
+        ));
+    }
     write_results(&folder, &results)?;
     let mut variants = variants::variants(loaded, opts, &configs, &folder, observer, &mut results)?;
     // Training-only workloads served the builds; the rest of the experiment measures.
@@ -196,6 +206,7 @@ pub fn run_experiment(
         &mut results,
         observer,
     );
+    hosts.stage(loaded, &mut variants, &mut results, observer);
     write_results(&folder, &results)?;
     if variants.is_empty() {
         return Err(RunError::Failed(
@@ -226,8 +237,20 @@ pub fn run_experiment(
         data: &store,
         cancel,
         probes: &probe_plan,
+        remote: &hosts,
     };
     let finished = ctx.run_all(&mut results, observer);
+    if let Some(why) = hosts.gone() {
+        results.status = "failed".into();
+        results.finished_utc = Some(folder::now_utc());
+        results.warnings.push(why.clone());
+        analyze(&mut results);
+        write_results(&folder, &results)?;
+        return Err(RunError::Failed(format!(
+            "{why}; the runs so far are in {}",
+            folder.path.display()
+        )));
+    }
     results.status = if finished { "complete" } else { "interrupted" }.to_string();
     results.finished_utc = Some(folder::now_utc());
     analyze(&mut results);

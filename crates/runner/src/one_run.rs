@@ -7,7 +7,8 @@
 use crate::datadirs;
 use crate::execute::Context;
 use crate::folder::safe_name;
-use crate::probes::{self, ProbeHooks};
+use crate::probes::{self, ProbeHooks, ServerWatch};
+use crate::remote::RemoteServer;
 use crate::schedule::Slot;
 use crate::variants::ReadyVariant;
 use bakeoff_engine::{Live, Measure, Phases, RunRecord};
@@ -22,6 +23,37 @@ use std::time::Instant;
 
 /// The variable that pads a server's environment to the run's size.
 const ENV_PAD: &str = "BAKEOFF_ENV_PAD";
+
+/// A run's server, here or on its host.
+pub(crate) enum Served {
+    Local(Sandbox),
+    Remote(RemoteServer),
+}
+
+impl Served {
+    fn watch(&self) -> ServerWatch {
+        match self {
+            Served::Local(s) => ServerWatch::Local(s.watch()),
+            Served::Remote(r) => r.watch(),
+        }
+    }
+
+    /// Stops it and keeps its logs beside `logs`; why it had ended before, if it had.
+    fn stop_and_collect(self, logs: &std::path::Path) -> Result<Option<String>, String> {
+        match self {
+            Served::Local(mut s) => {
+                let died = if s.is_alive() {
+                    None
+                } else {
+                    Some(s.exit_detail().unwrap_or_default())
+                };
+                let _ = s.stop_and_collect(logs);
+                Ok(died)
+            }
+            Served::Remote(r) => r.stop_and_collect(logs),
+        }
+    }
+}
 
 /// One run and what came with it besides the figures.
 pub(crate) struct Executed {
@@ -83,7 +115,7 @@ impl Context<'_> {
             env,
             listen: bakeoff_sandbox::LOOPBACK,
         };
-        let mut sandbox = match Sandbox::start(&spec) {
+        let served = match self.start_server(&spec) {
             Ok(s) => s,
             Err(e) => return self.no_extras(invalid(slot, format!("server did not start: {e}"))),
         };
@@ -92,16 +124,11 @@ impl Context<'_> {
             let _ = std::fs::create_dir_all(&dir);
             dir.join(format!("{file}.perf.data"))
         });
-        let hooks = ProbeHooks::new(self.probes, sandbox.watch(), perf_data);
-        let outcome = self.drive(slot, v, &sandbox, &hooks, live);
+        let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
+        let outcome = self.drive(slot, v, &served, &hooks, live);
         let got = hooks.take();
-        let died = if sandbox.is_alive() {
-            None
-        } else {
-            Some(sandbox.exit_detail().unwrap_or_default())
-        };
         let logs = self.folder.path.join("logs").join(&file);
-        let _ = sandbox.stop_and_collect(&logs);
+        let died = served.stop_and_collect(&logs);
         let stderr_rel = format!("logs/{file}.stderr");
         let mut run = match outcome {
             Ok(d) => {
@@ -116,10 +143,18 @@ impl Context<'_> {
             run.layout = Some(layout);
             run.env_pad = pad;
         }
-        if let Some(detail) = died {
-            run.valid = false;
-            run.invalid_reason = Some(format!("server exited mid-run: {detail}"));
+        match died {
+            Ok(Some(detail)) => {
+                run.valid = false;
+                run.invalid_reason = Some(format!("server exited mid-run: {detail}"));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                run.valid = false;
+                run.invalid_reason.get_or_insert(format!("the server could not be stopped: {e}"));
+            }
         }
+        run.server_host = self.remote.server.clone();
         let found = self.findings_in(&stderr_rel, v);
         let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
         run.wall_s = Some(began.elapsed().as_secs_f64());
@@ -154,20 +189,59 @@ impl Context<'_> {
         }
     }
 
-    /// Runs the slot's workload against the sandbox.
+    /// The run's server: a sandbox here, or one on the server's host.
+    fn start_server(&self, spec: &SandboxSpec) -> Result<Served, String> {
+        if self.remote.server.is_some() {
+            return self.remote.start(spec).map(Served::Remote);
+        }
+        Sandbox::start(spec)
+            .map(Served::Local)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Runs the slot's workload against the server, from here or from its client hosts.
     fn drive(
         &self,
         slot: &Slot,
         v: &ReadyVariant,
-        sandbox: &Sandbox,
+        served: &Served,
         hooks: &ProbeHooks,
         live: &Arc<Live>,
     ) -> Result<Outcome, String> {
-        let server = Server {
-            addr: sandbox.addr(),
-            socket: sandbox.socket(),
-            db: datadirs::db_of(sandbox, self.loaded.experiment.target.kind),
+        let kind = self.loaded.experiment.target.kind;
+        let server = match served {
+            Served::Local(sandbox) => Server {
+                addr: sandbox.addr(),
+                socket: sandbox.socket(),
+                db: datadirs::db_of(sandbox, kind),
+            },
+            Served::Remote(r) => Server {
+                addr: r.addr,
+                socket: None,
+                db: None,
+            },
         };
+        let name = self.configs[slot.workload].name();
+        let planned = self.loaded.experiment.workloads.iter().find(|w| {
+            !w.clients.is_empty() && !w.train_only && w.display_name() == name
+        });
+        if let Some(w) = planned {
+            let bakeoff_plan::WorkloadKeys::Kv(keys) = &w.keys else {
+                return Err("only kv loads from other hosts".into());
+            };
+            return self.remote.load(
+                &w.clients,
+                name,
+                keys,
+                kind,
+                server.addr,
+                slot.connections,
+                &self.phases(),
+                self.seed(slot),
+                hooks,
+                &self.cancel,
+            );
+        }
         let ctx = RunContext {
             server: &server,
             connections: slot.connections,

@@ -126,10 +126,36 @@ pub struct Collected {
     pub errors: Vec<String>,
 }
 
+/// Where a run's server is, for its CPU and memory: a sandbox here, or a server on
+/// another host whose agent is asked.
+#[derive(Clone)]
+pub enum ServerWatch {
+    Local(Watch),
+    Remote(std::sync::Arc<dyn Fn() -> Usage + Send + Sync>),
+}
+
+impl ServerWatch {
+    fn usage(&self) -> Usage {
+        match self {
+            ServerWatch::Local(w) => w.usage(),
+            ServerWatch::Remote(f) => f(),
+        }
+    }
+
+    /// The server's processes here (none for a server elsewhere: counters, profiles and
+    /// callgrind are refused there before anything runs).
+    fn pids(&self) -> Vec<i32> {
+        match self {
+            ServerWatch::Local(w) => w.pids(),
+            ServerWatch::Remote(_) => Vec::new(),
+        }
+    }
+}
+
 /// Starts and stops the probes at the measured window's edges.
 pub struct ProbeHooks<'a> {
     pub plan: &'a ProbePlan,
-    pub watch: Watch,
+    pub watch: ServerWatch,
     /// Where this run's perf record data goes, when it is the cell's profiled run.
     pub perf_data: Option<PathBuf>,
     state: Mutex<Running>,
@@ -144,7 +170,7 @@ struct Running {
 }
 
 impl<'a> ProbeHooks<'a> {
-    pub fn new(plan: &'a ProbePlan, watch: Watch, perf_data: Option<PathBuf>) -> Self {
+    pub fn new(plan: &'a ProbePlan, watch: ServerWatch, perf_data: Option<PathBuf>) -> Self {
         ProbeHooks {
             plan,
             watch,
@@ -170,7 +196,7 @@ impl<'a> ProbeHooks<'a> {
 
 impl PhaseHooks for ProbeHooks<'_> {
     fn measure_started(&self) {
-        let w = self.watch;
+        let w = self.watch.clone();
         let usage = w.usage();
         if let Ok(mut o) = self.out.lock() {
             o.usage_start = Some(usage);

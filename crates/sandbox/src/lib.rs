@@ -44,6 +44,9 @@ pub use procfs::{Usage, Watch};
 pub use redis::Redis;
 pub use sandbox::{Sandbox, SandboxSpec, StopOutcome, StopReport, LOOPBACK};
 pub use signals::{install_signal_handler, kill_all, try_install_signal_handler};
+/// Spawns a helper process (ssh) as servers are: its own process group, killed when
+/// bakeoff dies.
+pub use spawner::spawn as spawn_guarded;
 pub use sqldata::{init_data, read_login, server_user, DataSource, Login};
 pub use sqlite::{host_binary, Sqlite};
 pub use stale::{reap_stale, StaleReport};

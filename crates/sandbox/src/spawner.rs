@@ -25,7 +25,7 @@ static SPAWNER: Mutex<Option<Sender<Request>>> = Mutex::new(None);
 
 /// Spawns `cmd` from the crate's long-lived spawner thread, in its own process group and
 /// with a parent-death SIGKILL.
-pub(crate) fn spawn(cmd: Command) -> io::Result<Child> {
+pub fn spawn(cmd: Command) -> io::Result<Child> {
     let (reply_tx, reply_rx) = channel();
     {
         let mut queue = SPAWNER.lock().unwrap_or_else(|p| p.into_inner());

@@ -294,6 +294,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         notes,
         verification: Vec::new(),
         history: Vec::new(),
+        hosts: Vec::new(),
     };
     Compared {
         results,

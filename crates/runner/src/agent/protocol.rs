@@ -1,0 +1,158 @@
+//! What bakeoff and an agent say to each other: one JSON object per line, requests on
+//! the agent's stdin, replies (and, during a load, events) on its stdout. The agent runs
+//! only what a request names; nothing in a request reaches a shell.
+
+use bakeoff_engine::{Measure, Phases, RunRecord};
+use bakeoff_plan::{KvKeys, TargetKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+/// The protocol's version: an agent of another version is copied again.
+pub const VERSION: u32 = 1;
+
+/// One request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// The agent's version and its host's facts.
+    Hello,
+    /// The agent's clock (Unix time in ms), to measure the offset to this machine's.
+    Clock,
+    /// Whether a file with this sha256 is in the agent's store; its path there if so.
+    Have { sha256: String, name: String },
+    /// A file for the store, checked against its sha256 on arrival; its path there.
+    Put {
+        sha256: String,
+        name: String,
+        /// The bytes, base64.
+        data: String,
+    },
+    /// Whether an installed program exists there (a `binary =` variant).
+    Which { program: String },
+    /// Starts a server in a sandbox of the agent's; replies its id and address.
+    Start(ServerSpec),
+    /// A server's CPU and memory now.
+    Usage { id: u64 },
+    /// Stops a server; replies how it ended and its logs.
+    Stop { id: u64 },
+    /// Runs a kv load against a server (anywhere) and replies its record.
+    Load(LoadSpec),
+    /// Stops the load under way (handled as soon as it arrives).
+    Cancel,
+}
+
+/// A server to start there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerSpec {
+    pub name: String,
+    pub kind: TargetKind,
+    /// A path in the agent's store, or an installed program.
+    pub binary: String,
+    pub args: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    pub env: Vec<(String, String)>,
+    pub listen: IpAddr,
+    pub ready_timeout_ms: u64,
+    pub stop_grace_ms: u64,
+}
+
+/// A server started there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Started {
+    pub id: u64,
+    pub addr: SocketAddr,
+}
+
+/// How a server ended, and its logs (the tail of each, at most [`LOG_TAIL`] bytes).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stopped {
+    /// Why it was no longer running before the stop, if it was not.
+    pub died: Option<String>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// How much of a server log comes back.
+pub const LOG_TAIL: usize = 256 * 1024;
+
+/// A load to run there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadSpec {
+    pub name: String,
+    pub keys: KvKeys,
+    pub target: TargetKind,
+    pub server: SocketAddr,
+    pub connections: usize,
+    pub warmup_ms: u64,
+    /// The measured window: milliseconds, or a count of operations.
+    pub measure_ms: Option<u64>,
+    pub measure_ops: Option<u64>,
+    pub seed: u64,
+    /// Only set every key, as the run's preload would (one host does it for all).
+    pub preload_only: bool,
+    /// When to start, on the agent's clock (Unix ms); now when absent.
+    pub start_at_ms: Option<f64>,
+    /// Send `measure_started` and `measure_ended` events at the window's edges.
+    pub events: bool,
+}
+
+impl LoadSpec {
+    pub fn phases(&self) -> Phases {
+        Phases {
+            warmup: Duration::from_millis(self.warmup_ms),
+            measure: match (self.measure_ms, self.measure_ops) {
+                (_, Some(n)) => Measure::Ops(n),
+                (ms, None) => Measure::Duration(Duration::from_millis(ms.unwrap_or(1000))),
+            },
+        }
+    }
+
+    /// `phases` as the spec carries them.
+    pub fn set_phases(&mut self, p: &Phases) {
+        self.warmup_ms = p.warmup.as_millis() as u64;
+        match p.measure {
+            Measure::Duration(d) => self.measure_ms = Some(d.as_millis() as u64),
+            Measure::Ops(n) => self.measure_ops = Some(n),
+        }
+    }
+}
+
+/// A load's record, with what serde leaves out of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Loaded {
+    pub rec: RunRecord,
+    pub hdr_log: String,
+}
+
+/// The agent and its host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Hello {
+    pub version: u32,
+    pub pid: u32,
+}
+
+/// One line from the agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    Ok(serde_json::Value),
+    Err(String),
+    Event(Event),
+}
+
+/// What happens during a load, as it happens.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    MeasureStarted,
+    MeasureEnded,
+}
+
+/// This machine's clock, Unix ms.
+pub fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}

@@ -1,0 +1,276 @@
+//! `bakeoff agent`: the other end of the protocol, on a host bakeoff reached over ssh.
+//! It keeps bakeoff's hygiene there: servers in sandboxes of its own (their own process
+//! groups, the parent-death signal, stale ones reaped when it starts), and when its stdin
+//! closes (bakeoff exited or was killed, ssh dropped) it kills every server it started
+//! and exits.
+
+use super::protocol::{
+    now_ms, Event, Hello, LoadSpec, Loaded, Reply, Request, ServerSpec, Started, Stopped,
+    LOG_TAIL, VERSION,
+};
+use bakeoff_engine::{Live, PhaseHooks};
+use bakeoff_sandbox::{Sandbox, SandboxSpec};
+use bakeoff_workloads::kv::Kv;
+use bakeoff_workloads::{RunContext, Server, Workload};
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+/// Where replies go: one line at a time, from the serving thread or the load's hooks.
+type Out = Arc<Mutex<std::io::Stdout>>;
+
+fn send(out: &Out, r: &Reply) {
+    let mut line = serde_json::to_string(r).unwrap_or_else(|_| "{\"err\":\"reply\"}".into());
+    line.push('\n');
+    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+    // A closed stdout means bakeoff is gone: the reader sees stdin close and ends us.
+    let _ = o.write_all(line.as_bytes());
+    let _ = o.flush();
+}
+
+/// Serves requests from stdin until it closes; `root` holds the agent's store and its
+/// sandboxes. Returns the process's exit status.
+pub fn serve(root: &Path) -> i32 {
+    let sandboxes = root.join("sandboxes");
+    for stale in bakeoff_sandbox::reap_stale(&sandboxes) {
+        eprintln!("bakeoff agent: {stale}");
+    }
+    let out: Out = Arc::new(Mutex::new(std::io::stdout()));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<Request>();
+    let reader_cancel = cancel.clone();
+    let reader_out = out.clone();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Request>(&line) {
+                Ok(Request::Cancel) => reader_cancel.store(true, Ordering::SeqCst),
+                Ok(r) => {
+                    if tx.send(r).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => send(&reader_out, &Reply::Err(format!("not a request: {e}"))),
+            }
+        }
+        // bakeoff is gone: nothing it started may outlive it.
+        bakeoff_sandbox::kill_all();
+        std::process::exit(0);
+    });
+    let mut agent = Agent {
+        root: root.to_path_buf(),
+        sandboxes,
+        servers: BTreeMap::new(),
+        next: 1,
+        cancel,
+    };
+    for req in rx {
+        let reply = match agent.handle(req, &out) {
+            Ok(v) => Reply::Ok(v),
+            Err(e) => Reply::Err(e),
+        };
+        send(&out, &reply);
+    }
+    0
+}
+
+struct Agent {
+    root: PathBuf,
+    sandboxes: PathBuf,
+    servers: BTreeMap<u64, Sandbox>,
+    next: u64,
+    cancel: Arc<AtomicBool>,
+}
+
+fn json<T: serde::Serialize>(v: T) -> Result<serde_json::Value, String> {
+    serde_json::to_value(v).map_err(|e| e.to_string())
+}
+
+impl Agent {
+    fn handle(&mut self, req: Request, out: &Out) -> Result<serde_json::Value, String> {
+        match req {
+            Request::Hello => json(Hello {
+                version: VERSION,
+                pid: std::process::id(),
+            }),
+            Request::Clock => json(now_ms()),
+            Request::Have { sha256, name } => {
+                let path = self.stored(&sha256, &name)?;
+                let have = std::fs::read(&path)
+                    .is_ok_and(|b| bakeoff_build::sha256_hex(&b) == sha256);
+                json(have.then(|| path.display().to_string()))
+            }
+            Request::Put { sha256, name, data } => self.put(&sha256, &name, &data),
+            Request::Which { program } => json(
+                bakeoff_os::path::which(Path::new(&program)).map(|p| p.display().to_string()),
+            ),
+            Request::Start(spec) => self.start(&spec),
+            Request::Usage { id } => json(self.server(id)?.usage()),
+            Request::Stop { id } => self.stop(id),
+            Request::Load(spec) => self.load(&spec, out),
+            Request::Cancel => json(()),
+        }
+    }
+
+    /// Where a stored file lives: `<root>/bin/<sha256>/<name>`.
+    fn stored(&self, sha256: &str, name: &str) -> Result<PathBuf, String> {
+        let ok = |s: &str, hex: bool| {
+            !s.is_empty()
+                && s.len() <= 128
+                && s.chars().all(|c| {
+                    c.is_ascii_hexdigit() || (!hex && (c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                })
+                && !s.starts_with('.')
+        };
+        if !ok(sha256, true) || !ok(name, false) {
+            return Err(format!("not a store name: {sha256}/{name}"));
+        }
+        Ok(self.root.join("bin").join(sha256).join(name))
+    }
+
+    fn put(&self, sha256: &str, name: &str, data: &str) -> Result<serde_json::Value, String> {
+        use base64::Engine;
+        let path = self.stored(sha256, name)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| format!("{name}: not base64: {e}"))?;
+        let got = bakeoff_build::sha256_hex(&bytes);
+        if got != sha256 {
+            return Err(format!(
+                "{name} arrived damaged: sha256 {got}, sent as {sha256}"
+            ));
+        }
+        let dir = path.parent().unwrap_or(&self.root);
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        bakeoff_os::file::write_atomic(&path, &bytes)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        json(path.display().to_string())
+    }
+
+    fn server(&mut self, id: u64) -> Result<&mut Sandbox, String> {
+        self.servers
+            .get_mut(&id)
+            .ok_or_else(|| format!("no server {id} here"))
+    }
+
+    fn start(&mut self, s: &ServerSpec) -> Result<serde_json::Value, String> {
+        let mut spec = SandboxSpec::new(&s.name, s.kind, &s.binary, &self.sandboxes);
+        spec.args = s.args.clone();
+        spec.options = s.options.clone();
+        spec.env = s.env.clone();
+        spec.listen = s.listen;
+        spec.ready_timeout = Duration::from_millis(s.ready_timeout_ms);
+        spec.stop_grace = Duration::from_millis(s.stop_grace_ms);
+        let sb = Sandbox::start(&spec).map_err(|e| e.to_string())?;
+        let id = self.next;
+        self.next += 1;
+        let addr = sb.addr();
+        self.servers.insert(id, sb);
+        json(Started { id, addr })
+    }
+
+    fn stop(&mut self, id: u64) -> Result<serde_json::Value, String> {
+        let mut sb = self
+            .servers
+            .remove(&id)
+            .ok_or_else(|| format!("no server {id} here"))?;
+        let died = if sb.is_alive() {
+            None
+        } else {
+            Some(sb.exit_detail().unwrap_or_default())
+        };
+        let logs = self.root.join("logs");
+        std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+        let base = logs.join(format!("server-{}-{id}", std::process::id()));
+        sb.stop_and_collect(&base).map_err(|e| e.to_string())?;
+        let tail = |ext: &str| {
+            let p = PathBuf::from(format!("{}.{ext}", base.display()));
+            let b = std::fs::read(&p).unwrap_or_default();
+            let _ = std::fs::remove_file(&p);
+            String::from_utf8_lossy(&b[b.len().saturating_sub(LOG_TAIL)..]).into_owned()
+        };
+        json(Stopped {
+            died,
+            stdout: tail("stdout"),
+            stderr: tail("stderr"),
+        })
+    }
+
+    fn load(&mut self, spec: &LoadSpec, out: &Out) -> Result<serde_json::Value, String> {
+        self.cancel.store(false, Ordering::SeqCst);
+        let kv = Kv::from_keys(spec.name.clone(), &spec.keys, spec.target);
+        let (kv, phases) = if spec.preload_only {
+            let p = bakeoff_engine::Phases {
+                warmup: Duration::ZERO,
+                measure: bakeoff_engine::Measure::Ops(spec.connections as u64),
+            };
+            (kv.with_preload(true), p)
+        } else {
+            (kv.with_preload(false), spec.phases())
+        };
+        if let Some(at) = spec.start_at_ms {
+            let wait = at - now_ms();
+            if wait > 0.0 {
+                std::thread::sleep(Duration::from_secs_f64((wait / 1000.0).min(60.0)));
+            }
+        }
+        let server = Server {
+            addr: spec.server,
+            socket: None,
+            db: None,
+        };
+        let hooks = Events {
+            out: out.clone(),
+            on: spec.events,
+        };
+        let live = Arc::new(Live::default());
+        let ctx = RunContext {
+            server: &server,
+            connections: spec.connections,
+            engine: None,
+            phases: &phases,
+            seed: spec.seed,
+            round: 0,
+            hooks: &hooks,
+            live: &live,
+            cancel: &self.cancel,
+        };
+        let outcome = kv.run(&ctx)?;
+        let hdr_log = outcome.rec.hdr_log.clone();
+        json(Loaded {
+            rec: outcome.rec,
+            hdr_log,
+        })
+    }
+}
+
+/// The window's edges, sent to bakeoff as they happen (its probes on the server's host
+/// start and stop there).
+struct Events {
+    out: Out,
+    on: bool,
+}
+
+impl PhaseHooks for Events {
+    fn measure_started(&self) {
+        if self.on {
+            send(&self.out, &Reply::Event(Event::MeasureStarted));
+        }
+    }
+
+    fn measure_ended(&self) {
+        if self.on {
+            send(&self.out, &Reply::Event(Event::MeasureEnded));
+        }
+    }
+}

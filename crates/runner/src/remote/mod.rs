@@ -1,0 +1,324 @@
+//! Other hosts (`[[host]]`), over OpenSSH: each is reached once before anything is built,
+//! with the user's own ssh setup and batch mode (a password prompt fails instead of
+//! hanging), and its facts are read. A host that does not answer is bad input, with
+//! what ssh said. Then [`Hosts::connect`] starts an agent on each host the experiment
+//! places something on (`session.rs`), built servers are copied there and the server
+//! and the load run there (`served.rs`).
+
+mod served;
+mod session;
+
+pub use served::RemoteServer;
+pub use session::CallError;
+
+use crate::agent::protocol::{Event, Request};
+use crate::{Observer, RunError};
+use bakeoff_plan::{key, Host, Loaded};
+use session::Session;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// What a host is: one line for `bakeoff check` and the results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFacts {
+    pub name: String,
+    pub kernel: String,
+    pub cores: usize,
+    pub cpu: String,
+}
+
+impl std::fmt::Display for HostFacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "host {}: {} cores ({}), {}",
+            self.name,
+            self.cores,
+            if self.cpu.is_empty() {
+                "cpu unknown"
+            } else {
+                &self.cpu
+            },
+            self.kernel
+        )
+    }
+}
+
+/// The fixed command a host runs to describe itself (nothing of the experiment's text
+/// reaches the remote shell).
+const FACTS: &str =
+    "uname -srm; nproc; sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1";
+
+/// Every declared host reached and described, in file order; the first that does not
+/// answer is bad input at its table.
+pub fn reach(l: &Loaded) -> Result<Vec<HostFacts>, RunError> {
+    let mut out = Vec::new();
+    for (i, h) in l.experiment.hosts.iter().enumerate() {
+        let facts = facts(l, h)
+            .map_err(|m| RunError::BadInput(l.error_at(&key!["host", i, "ssh"], m).to_string()))?;
+        out.push(facts);
+    }
+    Ok(out)
+}
+
+fn facts(l: &Loaded, h: &Host) -> Result<HostFacts, String> {
+    let identity = h.identity.as_deref().map(|p| l.resolve(p));
+    let out = Command::new("ssh")
+        .args(h.ssh_args(identity))
+        .arg(FACTS)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run ssh: {e}; install openssh-client"))?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = said
+            .lines()
+            .rev()
+            .find(|x| !x.trim().is_empty() && !x.starts_with("Warning: Permanently added"))
+            .unwrap_or("no message")
+            .trim()
+            .to_string();
+        return Err(format!(
+            "host {} ({}) does not answer: ssh said: {said}; check that `ssh {} true` works without a password",
+            h.name, h.ssh, h.ssh
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    Ok(HostFacts {
+        name: h.name.clone(),
+        kernel: lines.next().unwrap_or_default().trim().to_string(),
+        cores: lines
+            .next()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0),
+        cpu: lines.next().unwrap_or_default().trim().to_string(),
+    })
+}
+
+/// Bad input when the experiment asks another host for what only this machine can do
+/// today: probes that attach to the server's processes.
+pub fn refuse_placement(l: &Loaded) -> Result<(), RunError> {
+    let e = &l.experiment;
+    if e.target.host.is_none() {
+        return Ok(());
+    }
+    let asks = [
+        (e.measure.profile, key!["measure", "profile"].to_vec()),
+        (e.measure.counters, key!["measure", "counters"].to_vec()),
+        (
+            e.plan.mode == bakeoff_plan::Mode::Instructions,
+            key!["plan", "mode"].to_vec(),
+        ),
+    ];
+    let variant = e
+        .variants
+        .iter()
+        .position(|v| v.run_under.is_some() || !v.sanitize.is_empty())
+        .map(|i| key!["variant", i].to_vec());
+    let at = asks
+        .into_iter()
+        .find(|(on, _)| *on)
+        .map(|(_, at)| at)
+        .or(variant);
+    match at {
+        Some(at) => Err(RunError::BadInput(
+            l.error_at(
+                &at,
+                "profiles, counters, callgrind and checkers attach to the server's processes, which only works with the server on this machine today: remove [target] host or this setting",
+            )
+            .to_string(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The hosts as results.json keeps them: facts, roles, and a listen address that is
+/// not loopback (said in the report).
+pub fn records(l: &Loaded, facts: &[HostFacts]) -> Vec<bakeoff_report::model::HostRecord> {
+    let e = &l.experiment;
+    e.hosts
+        .iter()
+        .zip(facts)
+        .map(|(h, f)| {
+            let mut roles = Vec::new();
+            if e.target.host.as_deref() == Some(h.name.as_str()) {
+                roles.push("server".to_string());
+            }
+            if e.workloads.iter().any(|w| w.clients.contains(&h.name)) {
+                roles.push("load".to_string());
+            }
+            bakeoff_report::model::HostRecord {
+                name: h.name.clone(),
+                ssh: h.ssh.clone(),
+                cpu_model: f.cpu.clone(),
+                cores: f.cores,
+                kernel: f.kernel.clone(),
+                roles,
+                listen: h.listen.filter(|a| !a.is_loopback()).map(|a| a.to_string()),
+            }
+        })
+        .collect()
+}
+
+/// What an agent is there for: a host that serves and loads has one of each, over the
+/// same ssh connection, so a load never waits for the server's probes or the reverse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    Server,
+    Load,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::Server => "server",
+            Role::Load => "load",
+        }
+    }
+}
+
+/// The agents of an experiment (none when everything runs here).
+#[derive(Default)]
+pub struct Hosts {
+    hosts: BTreeMap<String, (Host, Option<PathBuf>)>,
+    sessions: BTreeMap<(String, Role), Mutex<Option<Arc<Session>>>>,
+    /// This binary and its sha256 (what the hosts run as the agent).
+    exe: Option<(PathBuf, String)>,
+    /// Set when a host was lost and did not come back: the experiment stops.
+    gone: Mutex<Option<String>>,
+    /// Built binaries already on the server's host: local path to its path there.
+    staged: Mutex<HashMap<PathBuf, String>>,
+    /// The host that serves, if not this machine.
+    pub server: Option<String>,
+}
+
+impl Hosts {
+    /// Starts an agent for every role the experiment gives a host.
+    pub fn connect(l: &Loaded, observer: &dyn Observer) -> Result<Hosts, RunError> {
+        let e = &l.experiment;
+        let mut want = Vec::new();
+        if let Some(h) = &e.target.host {
+            want.push((h.clone(), Role::Server));
+        }
+        for w in &e.workloads {
+            for c in &w.clients {
+                if !want.contains(&(c.clone(), Role::Load)) {
+                    want.push((c.clone(), Role::Load));
+                }
+            }
+        }
+        let mut hosts = Hosts {
+            server: e.target.host.clone(),
+            ..Hosts::default()
+        };
+        if want.is_empty() {
+            return Ok(hosts);
+        }
+        let exe = std::env::current_exe()
+            .and_then(|p| std::fs::read(&p).map(|b| (p, b)))
+            .map_err(|e| RunError::Failed(format!("cannot read bakeoff's own binary: {e}")))?;
+        let exe = (exe.0, bakeoff_build::sha256_hex(&exe.1));
+        for h in &e.hosts {
+            let identity = h.identity.as_deref().map(|p| l.resolve(p));
+            hosts.hosts.insert(h.name.clone(), (h.clone(), identity));
+        }
+        for (name, role) in want {
+            observer.notice(&format!("host {name}: starting the {} agent", role.as_str()));
+            let (h, identity) = &hosts.hosts[&name];
+            let s = Session::connect(h, identity.clone(), &exe, role.as_str())
+                .map_err(RunError::Failed)?;
+            hosts
+                .sessions
+                .insert((name, role), Mutex::new(Some(Arc::new(s))));
+        }
+        hosts.exe = Some(exe);
+        Ok(hosts)
+    }
+
+    /// Why the experiment must stop, if a host was lost for good.
+    pub fn gone(&self) -> Option<String> {
+        self.gone.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// The agent for `host` in `role`, connected again if it was lost (a host that does
+    /// not answer then is gone for good).
+    fn session(&self, host: &str, role: Role) -> Result<Arc<Session>, CallError> {
+        let slot = self
+            .sessions
+            .get(&(host.to_string(), role))
+            .ok_or_else(|| CallError::Failed(format!("no agent on host {host}")))?;
+        let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = s.as_ref() {
+            return Ok(s.clone());
+        }
+        let (h, identity) = &self.hosts[host];
+        let exe = self.exe.as_ref().ok_or_else(|| CallError::Failed("no agent".into()))?;
+        match Session::connect(h, identity.clone(), exe, role.as_str()) {
+            Ok(new) => {
+                let new = Arc::new(new);
+                *s = Some(new.clone());
+                Ok(new)
+            }
+            Err(e) => {
+                let why = format!("host {host} was lost mid-run and did not come back: {e}");
+                if let Ok(mut g) = self.gone.lock() {
+                    g.get_or_insert(why.clone());
+                }
+                Err(CallError::Lost(why))
+            }
+        }
+    }
+
+    /// One request to `host`'s agent in `role`. A lost connection is dropped, to be made
+    /// again by the next request.
+    pub fn call(
+        &self,
+        host: &str,
+        role: Role,
+        req: &Request,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<serde_json::Value, CallError> {
+        let s = self.session(host, role)?;
+        let r = s.call(req, on_event);
+        if matches!(r, Err(CallError::Lost(_))) {
+            if let Some(slot) = self.sessions.get(&(host.to_string(), role)) {
+                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_some_and(|x| Arc::ptr_eq(x, &s)) {
+                    *slot = None;
+                }
+            }
+        }
+        r
+    }
+
+    /// [`Hosts::call`] with the answer read as `T`.
+    pub fn call_as<T: serde::de::DeserializeOwned>(
+        &self,
+        host: &str,
+        role: Role,
+        req: &Request,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<T, CallError> {
+        let v = self.call(host, role, req, on_event)?;
+        serde_json::from_value(v).map_err(|e| CallError::Failed(format!("a bad answer: {e}")))
+    }
+
+    /// Sends without waiting for an answer (a cancel), if the agent is connected.
+    fn post(&self, host: &str, role: Role, req: &Request) {
+        let s = self
+            .sessions
+            .get(&(host.to_string(), role))
+            .and_then(|slot| slot.lock().ok().and_then(|s| s.clone()));
+        if let Some(s) = s {
+            s.post(req);
+        }
+    }
+
+    /// The `[[host]]` table of `name`.
+    fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.get(name).map(|(h, _)| h)
+    }
+}

@@ -1,0 +1,365 @@
+//! The server on its host and the load from others, through their agents: built
+//! binaries copied to the server's host before the first run (checked there by hash),
+//! installed ones looked up there; each run's server started, watched and stopped there;
+//! a kv load split across the client hosts, started at one instant on every host's own
+//! clock, its records merged from their histograms.
+
+use super::{CallError, Hosts, Role};
+use crate::agent::protocol::{self, Event, LoadSpec, Request, ServerSpec, Started, Stopped};
+use crate::probes::ServerWatch;
+use crate::variants::ReadyVariant;
+use crate::Observer;
+use bakeoff_engine::PhaseHooks;
+use bakeoff_plan::{KvKeys, Loaded};
+use bakeoff_report::model::{ClientRecord, Results};
+use bakeoff_sandbox::{SandboxSpec, Usage};
+use bakeoff_workloads::Outcome;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A server running on another host.
+pub struct RemoteServer {
+    hosts: Arc<Hosts>,
+    host: String,
+    id: u64,
+    pub addr: SocketAddr,
+}
+
+/// How far ahead of now the hosts' common start is set: time for every host to get its
+/// request (ssh round trips are milliseconds; this leaves room for a slow one).
+const START_AHEAD_MS: f64 = 300.0;
+
+impl Hosts {
+    /// Copies every built binary of `variants` to the server's host (once per hash) and
+    /// checks that installed ones exist there; a variant that cannot run there fails with
+    /// the host's message.
+    pub fn stage(
+        &self,
+        l: &Loaded,
+        variants: &mut Vec<ReadyVariant>,
+        results: &mut Results,
+        observer: &dyn Observer,
+    ) {
+        let Some(host) = self.server.clone() else {
+            return;
+        };
+        variants.retain(|v| {
+            let built = l
+                .experiment
+                .variants
+                .iter()
+                .find(|p| p.name == v.name)
+                .is_none_or(|p| p.is_build());
+            let mut binaries: Vec<&Path> = v.layouts.iter().map(|b| b.binary.as_path()).collect();
+            if binaries.is_empty() {
+                binaries.push(&v.binary);
+            }
+            let staged = binaries.iter().try_for_each(|b| {
+                if built {
+                    self.put(&host, b)
+                } else {
+                    self.installed(&host, b)
+                }
+            });
+            match staged {
+                Ok(()) => true,
+                Err(e) => {
+                    observer.notice(&format!("variant {} failed: {e}", v.name));
+                    let r = &mut results.variants[v.record];
+                    r.status = "failed".into();
+                    r.error = Some(e);
+                    false
+                }
+            }
+        });
+    }
+
+    /// Copies `binary` into the host's store unless it is there already.
+    fn put(&self, host: &str, binary: &Path) -> Result<(), String> {
+        use base64::Engine;
+        let bytes = std::fs::read(binary).map_err(|e| format!("{}: {e}", binary.display()))?;
+        let sha256 = bakeoff_build::sha256_hex(&bytes);
+        let name = binary
+            .file_name()
+            .map_or_else(|| "server".into(), |n| n.to_string_lossy().into_owned());
+        let name = bakeoff_os::path::safe_name(&name);
+        let have: Option<String> = self
+            .call_as(
+                host,
+                Role::Server,
+                &Request::Have {
+                    sha256: sha256.clone(),
+                    name: name.clone(),
+                },
+                &mut |_| {},
+            )
+            .map_err(|e| format!("host {host}: {e}"))?;
+        let path = match have {
+            Some(p) => p,
+            None => self
+                .call_as(
+                    host,
+                    Role::Server,
+                    &Request::Put {
+                        sha256,
+                        name,
+                        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                    },
+                    &mut |_| {},
+                )
+                .map_err(|e| format!("host {host}: copying {}: {e}", binary.display()))?,
+        };
+        if let Ok(mut s) = self.staged.lock() {
+            s.insert(binary.to_path_buf(), path);
+        }
+        Ok(())
+    }
+
+    fn installed(&self, host: &str, binary: &Path) -> Result<(), String> {
+        let found: Option<String> = self
+            .call_as(
+                host,
+                Role::Server,
+                &Request::Which {
+                    program: binary.display().to_string(),
+                },
+                &mut |_| {},
+            )
+            .map_err(|e| format!("host {host}: {e}"))?;
+        match found {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "{} is not installed on host {host}: install it there, or build the variant (bakeoff copies builds)",
+                binary.display()
+            )),
+        }
+    }
+
+    /// Starts the run's server on the server's host, as `spec` describes it here.
+    pub fn start(self: &Arc<Self>, spec: &SandboxSpec) -> Result<RemoteServer, String> {
+        let host = self.server.clone().ok_or("no server host")?;
+        let binary = self
+            .staged
+            .lock()
+            .ok()
+            .and_then(|s| s.get(&spec.binary).cloned())
+            .unwrap_or_else(|| spec.binary.display().to_string());
+        let listen = self
+            .host(&host)
+            .and_then(|h| h.listen)
+            .unwrap_or(bakeoff_sandbox::LOOPBACK);
+        let req = Request::Start(ServerSpec {
+            name: spec.name.clone(),
+            kind: spec.kind,
+            binary,
+            args: spec.args.clone(),
+            options: spec.options.clone(),
+            env: spec.env.clone(),
+            listen,
+            ready_timeout_ms: spec.ready_timeout.as_millis() as u64,
+            stop_grace_ms: spec.stop_grace.as_millis() as u64,
+        });
+        let started: Started = self
+            .call_as(&host, Role::Server, &req, &mut |_| {})
+            .map_err(|e| format!("on host {host}: {e}"))?;
+        let mut addr = started.addr;
+        if addr.ip().is_unspecified() {
+            // Listening on every address: the clients reach it at the host's own name.
+            addr = SocketAddr::new(self.address_of(&host)?, addr.port());
+        }
+        Ok(RemoteServer {
+            hosts: self.clone(),
+            host,
+            id: started.id,
+            addr,
+        })
+    }
+
+    /// The address ssh reaches `host` at (ssh -G resolves aliases from ~/.ssh/config).
+    fn address_of(&self, host: &str) -> Result<std::net::IpAddr, String> {
+        let h = self.host(host).ok_or("unknown host")?;
+        let out = std::process::Command::new("ssh")
+            .arg("-G")
+            .args(h.ssh_args(None))
+            .output()
+            .map_err(|e| format!("cannot run ssh -G: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let name = text
+            .lines()
+            .find_map(|l| l.strip_prefix("hostname "))
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        use std::net::ToSocketAddrs;
+        (name.as_str(), 0)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .map(|a| a.ip())
+            .ok_or_else(|| format!("cannot resolve host {host}'s address {name:?}"))
+    }
+
+    /// A kv load from `clients` against `server`: connections split between them (the
+    /// first hosts get one more when they do not divide evenly), the preload done once by
+    /// the first, every host started at the same instant, the first host's window edges
+    /// calling `hooks`, the records merged.
+    #[allow(clippy::too_many_arguments)]
+    pub fn load(
+        &self,
+        clients: &[String],
+        name: &str,
+        keys: &KvKeys,
+        target: bakeoff_plan::TargetKind,
+        server: SocketAddr,
+        connections: usize,
+        phases: &bakeoff_engine::Phases,
+        seed: u64,
+        hooks: &dyn PhaseHooks,
+        cancel: &AtomicBool,
+    ) -> Result<Outcome, String> {
+        let n = clients.len().min(connections).max(1);
+        let shares: Vec<(String, usize)> = (0..n)
+            .map(|i| {
+                (
+                    clients[i].clone(),
+                    connections / n + usize::from(i < connections % n),
+                )
+            })
+            .collect();
+        let mut spec = LoadSpec {
+            name: name.to_string(),
+            keys: keys.clone(),
+            target,
+            server,
+            connections: shares[0].1,
+            warmup_ms: 0,
+            measure_ms: None,
+            measure_ops: None,
+            seed,
+            preload_only: true,
+            start_at_ms: None,
+            events: false,
+        };
+        spec.set_phases(phases);
+        let lost = |host: &str, e: CallError| format!("the load on host {host} failed: {e}");
+        if keys.preload {
+            self.call(&shares[0].0, Role::Load, &Request::Load(spec.clone()), &mut |_| {})
+                .map_err(|e| lost(&shares[0].0, e))?;
+        }
+        spec.preload_only = false;
+        let mut offsets = Vec::new();
+        for (host, _) in &shares {
+            offsets.push(self.offset(host).map_err(|e| lost(host, e))?);
+        }
+        let start = protocol::now_ms() + START_AHEAD_MS;
+        let done = AtomicBool::new(false);
+        let results: Vec<Result<protocol::Loaded, String>> = std::thread::scope(|scope| {
+            let watch = scope.spawn(|| {
+                while !done.load(Ordering::SeqCst) {
+                    if cancel.load(Ordering::SeqCst) {
+                        for (host, _) in &shares {
+                            self.post(host, Role::Load, &Request::Cancel);
+                        }
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+            let handles: Vec<_> = shares
+                .iter()
+                .enumerate()
+                .map(|(i, (host, c))| {
+                    let mut s = spec.clone();
+                    s.connections = *c;
+                    s.seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    s.start_at_ms = Some(start + offsets[i]);
+                    s.events = i == 0;
+                    scope.spawn(move || {
+                        let mut on_event = |e: Event| match e {
+                            Event::MeasureStarted => hooks.measure_started(),
+                            Event::MeasureEnded => hooks.measure_ended(),
+                        };
+                        self.call_as::<protocol::Loaded>(
+                            host,
+                            Role::Load,
+                            &Request::Load(s),
+                            &mut on_event,
+                        )
+                        .map_err(|e| lost(host, e))
+                    })
+                })
+                .collect();
+            let out = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("a load thread panicked".into())))
+                .collect();
+            done.store(true, Ordering::SeqCst);
+            let _ = watch.join();
+            out
+        });
+        let mut records = Vec::new();
+        let mut per_host = Vec::new();
+        for (r, (host, c)) in results.into_iter().zip(&shares) {
+            let mut got = r?;
+            got.rec.hdr_log = got.hdr_log;
+            per_host.push(ClientRecord {
+                host: host.clone(),
+                connections: *c,
+                ops_per_s: got.rec.ops_per_s,
+                client_cpu_s: got.rec.client_cpu_s,
+                client_bound: got.rec.client_bound,
+            });
+            records.push(got.rec);
+        }
+        let merged = bakeoff_engine::merge_records(&records);
+        Ok(Outcome {
+            rec: merged,
+            extra: Box::new(move |run| run.clients = per_host),
+        })
+    }
+
+    /// The host's clock minus this machine's, in ms, from one round trip (its midpoint).
+    fn offset(&self, host: &str) -> Result<f64, CallError> {
+        let t0 = protocol::now_ms();
+        let there: f64 = self.call_as(host, Role::Load, &Request::Clock, &mut |_| {})?;
+        let t1 = protocol::now_ms();
+        Ok(there - (t0 + t1) / 2.0)
+    }
+}
+
+impl RemoteServer {
+    /// Its CPU and memory, asked of the agent (zero if the host does not answer).
+    pub fn watch(&self) -> ServerWatch {
+        let hosts = self.hosts.clone();
+        let host = self.host.clone();
+        let id = self.id;
+        ServerWatch::Remote(Arc::new(move || {
+            hosts
+                .call_as::<Usage>(&host, Role::Server, &Request::Usage { id }, &mut |_| {})
+                .unwrap_or_default()
+        }))
+    }
+
+    /// Stops it; its logs are written beside `logs` (`.stdout`, `.stderr`) here. Returns
+    /// why it was no longer running before the stop, if it was not.
+    pub fn stop_and_collect(self, logs: &Path) -> Result<Option<String>, String> {
+        let stopped: Stopped = self
+            .hosts
+            .call_as(&self.host, Role::Server, &Request::Stop { id: self.id }, &mut |_| {})
+            .map_err(|e| format!("on host {}: {e}", self.host))?;
+        if let Some(dir) = logs.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let file = |ext: &str| format!("{}.{ext}", logs.display());
+        let _ = std::fs::write(file("stdout"), stopped.stdout);
+        let _ = std::fs::write(file("stderr"), stopped.stderr);
+        Ok(stopped.died)
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+}
