@@ -1,8 +1,9 @@
-//! Other hosts over ssh, against a real sshd the test starts on 127.0.0.2 (its own host
-//! key, an authorized test key, stopped at the end even when the test fails): `bakeoff
-//! check` reaches a declared host and prints its facts; a host whose sshd is gone, and a
-//! host name nobody declared, are one line and exit 2; `run` with the server placed on a
-//! host says that is not built yet, before anything is built or started.
+//! Other hosts over ssh, against real sshd instances the test starts on 127.0.0.2 and
+//! 127.0.0.3 (their own host keys, an authorized test key, stopped at the end even when
+//! the test fails): `bakeoff check` reaches a declared host and prints its facts; a host
+//! whose sshd is gone, a host name nobody declared and a server the load cannot reach
+//! are one line and exit 2. Then real experiments: the server on one host and the load
+//! from two, kill -9 of bakeoff with a server on a host, and a host lost mid-run.
 
 mod common;
 
@@ -10,17 +11,18 @@ use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// An sshd on 127.0.0.2 that accepts one generated key, running in the foreground as
-/// this test's child (killed and reaped when stopped or dropped).
+/// An sshd on `addr` that accepts one generated key, running in the foreground as this
+/// test's child (it and every session it forked are killed when stopped or dropped).
 struct Sshd {
     child: std::sync::Mutex<Option<std::process::Child>>,
+    addr: &'static str,
     port: u16,
     key: PathBuf,
 }
 
 impl Sshd {
-    fn start(dir: &Path) -> Sshd {
-        let dir = dir.join("sshd");
+    fn start(dir: &Path, addr: &'static str) -> Sshd {
+        let dir = dir.join(format!("sshd-{addr}"));
         std::fs::create_dir_all(&dir).unwrap();
         let keygen = |name: &str| {
             let ok = Command::new("ssh-keygen")
@@ -34,14 +36,14 @@ impl Sshd {
         keygen("host_key");
         keygen("user_key");
         std::fs::copy(dir.join("user_key.pub"), dir.join("authorized_keys")).unwrap();
-        // A free port on 127.0.0.2 (the kernel's pick, released for sshd).
-        let port = std::net::TcpListener::bind("127.0.0.2:0")
+        // A free port there (the kernel's pick, released for sshd).
+        let port = std::net::TcpListener::bind((addr, 0))
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let config = format!(
-            "ListenAddress 127.0.0.2:{port}\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\nPidFile none\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n",
+            "ListenAddress {addr}:{port}\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\nPidFile none\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nMaxSessions 20\n",
             d = dir.display()
         );
         std::fs::write(dir.join("sshd_config"), config).unwrap();
@@ -57,31 +59,40 @@ impl Sshd {
             .expect("openssh-server (scripts/setup.sh installs it)");
         let s = Sshd {
             child: std::sync::Mutex::new(Some(child)),
+            addr,
             key: dir.join("user_key"),
             port,
         };
         assert!(
-            common::wait_for(5.0, || std::net::TcpStream::connect(("127.0.0.2", port))
-                .is_ok()),
+            common::wait_for(5.0, || std::net::TcpStream::connect((addr, port)).is_ok()),
             "sshd is not listening"
         );
         s
     }
 
+    /// Kills sshd and everything under it (its sessions, agents and their servers), as a
+    /// host that goes away would.
     fn stop(&self) {
         if let Some(mut c) = self.child.lock().unwrap().take() {
+            for pid in descendants(c.id()) {
+                // SAFETY: plain kill(2) of a process this test started (or its children).
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
     }
 
-    /// A `[[host]]` table for it.
-    fn host(&self, name: &str) -> String {
+    /// A `[[host]]` table for it; its files go under `work`.
+    fn host(&self, name: &str, work: &Path, listen: Option<&str>) -> String {
         let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+        let listen = listen.map_or(String::new(), |a| format!("listen = \"{a}\"\n"));
         format!(
-            "[[host]]\nname = \"{name}\"\nssh = \"{user}@127.0.0.2\"\nport = {}\nidentity = \"{}\"\nssh_options = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", \"LogLevel=ERROR\"]\n",
+            "[[host]]\nname = \"{name}\"\nssh = \"{user}@{}\"\nport = {}\nidentity = \"{}\"\nwork_dir = \"{}\"\n{listen}ssh_options = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", \"LogLevel=ERROR\"]\n",
+            self.addr,
             self.port,
-            self.key.display()
+            self.key.display(),
+            work.join(name).display()
         )
     }
 }
@@ -90,6 +101,44 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Every process under `root` (children, their children, ...).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pp) = ppid {
+            parent.push((pid, pp));
+        }
+    }
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(parent.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    out.remove(0);
+    out
+}
+
+/// Live memcached servers whose working directory is under `dir`.
+fn servers_under(dir: &Path) -> Vec<u32> {
+    common::pids_named("memcached")
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
+        })
+        .collect()
 }
 
 const EXPERIMENT: &str = r#"name = "hosts-e2e"
@@ -125,8 +174,9 @@ fn bakeoff(args: &[&str], file: &Path) -> (Option<i32>, String, String) {
 #[test]
 fn hosts_are_reached_over_ssh_before_anything_runs() {
     let s = Scratch::new();
-    let sshd = Sshd::start(s.path());
-    let text = EXPERIMENT.replace("HOST_LINE", "host = \"db\"") + &sshd.host("db");
+    let sshd = Sshd::start(s.path(), "127.0.0.2");
+    let text =
+        EXPERIMENT.replace("HOST_LINE", "host = \"db\"") + &sshd.host("db", s.path(), None);
     let f = s.write("hosts.toml", &text);
 
     let (code, out, err) = bakeoff(&["check"], &f);
@@ -139,11 +189,11 @@ fn hosts_are_reached_over_ssh_before_anything_runs() {
     assert!(line.contains(&format!("{cores} cores")), "{line}");
     assert!(line.contains("Linux"), "{line}");
 
-    // Placed on the host: checked, then refused before any build or start.
+    // Served there on loopback while the load is here: the load could not reach it.
     let (code, _, err) = bakeoff(&["run", "--out", s.out().to_str().unwrap()], &f);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("hosts.toml:4:") && err.contains("not built yet"),
+        err.contains("listens on 127.0.0.1 only") && err.contains("listen = "),
         "{err}"
     );
     assert!(!s.out().join("results.json").exists());
@@ -171,4 +221,162 @@ fn hosts_are_reached_over_ssh_before_anything_runs() {
         err.contains("unknown.toml:4:") && err.contains("no [[host]] named \"nowhere\""),
         "{err}"
     );
+}
+
+/// The server on "db" (127.0.0.2, listening there), the load from "db" and from "l1"
+/// (127.0.0.3): a built memcached copied there and an installed one.
+fn placed(s: &Scratch, db: &Sshd, l1: &Sshd, measure: &str, repetitions: usize) -> PathBuf {
+    let work = s.path().join("hosts");
+    let text = format!(
+        r#"name = "hosts-placed"
+[target]
+kind = "memcached"
+source = {{ debian = "memcached" }}
+host = "db"
+
+[[variant]]
+name = "gcc-O2"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "installed"
+binary = "/usr/bin/memcached"
+
+[[workload]]
+kind = "kv"
+connections = [5]
+mix = {{ get = 9, set = 1 }}
+keys = 2000
+clients = ["db", "l1"]
+
+[plan]
+repetitions = {repetitions}
+warmup = "300ms"
+duration = "{measure}"
+
+{}{}"#,
+        db.host("db", &work, Some("127.0.0.2")),
+        l1.host("l1", &work, None)
+    );
+    s.write("placed.toml", &text)
+}
+
+#[test]
+fn the_server_on_one_host_and_the_load_from_two() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let l1 = Sshd::start(s.path(), "127.0.0.3");
+    let f = placed(&s, &db, &l1, "1s", 2);
+    let out = s.run_cmd(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
+    assert_eq!(r["status"], "complete", "{err}");
+    let hosts = r["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2);
+    assert_eq!(hosts[0]["roles"], serde_json::json!(["server", "load"]));
+    assert_eq!(hosts[1]["roles"], serde_json::json!(["load"]));
+    assert!(hosts[0]["cores"].as_u64().unwrap() > 0);
+    // Said loudly only when not loopback: 127.0.0.2 is loopback.
+    assert!(hosts[0].get("listen").is_none());
+
+    let mut runs = 0;
+    for cell in r["cells"].as_array().unwrap() {
+        for run in cell["runs"].as_array().unwrap() {
+            runs += 1;
+            assert_eq!(run["valid"], true, "{run}");
+            assert_eq!(run["server_host"], "db");
+            assert_eq!(run["verify_failures"], 0);
+            let clients = run["clients"].as_array().unwrap();
+            let hosts: Vec<&str> = clients.iter().map(|c| c["host"].as_str().unwrap()).collect();
+            assert_eq!(hosts, ["db", "l1"]);
+            // 5 connections: 3 from the first host, 2 from the second.
+            let conns: Vec<u64> = clients.iter().map(|c| c["connections"].as_u64().unwrap()).collect();
+            assert_eq!(conns, [3, 2]);
+            // The run's throughput is the hosts' sum; its latency comes from both.
+            let sum: f64 = clients.iter().map(|c| c["ops_per_s"].as_f64().unwrap()).sum();
+            let total = run["ops_per_s"].as_f64().unwrap();
+            assert!((sum - total).abs() <= 1e-6 * total, "{sum} vs {total}");
+            assert!(clients.iter().all(|c| c["ops_per_s"].as_f64().unwrap() > 0.0));
+            assert!(run["latency_us"]["p50"].as_f64().unwrap() > 0.0);
+            // The server's CPU came from its host's agent.
+            assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{run}");
+            // Its log came back.
+            let log = run["server_log"].as_str().unwrap();
+            assert!(s.out().join(log).exists(), "{log}");
+        }
+    }
+    assert_eq!(runs, 4);
+    // The same shape as a run here: a comparison of the two variants.
+    assert_eq!(r["comparisons"].as_array().unwrap().len(), 1);
+    // The built server was copied into db's store, named by its hash.
+    let store = common::entries(&s.path().join("hosts/db/bin"));
+    assert!(store.iter().any(|e| e.len() == 64), "{store:?}");
+    assert!(servers_under(s.path()).is_empty());
+}
+
+#[test]
+fn kill_9_leaves_no_server_on_any_host() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let l1 = Sshd::start(s.path(), "127.0.0.3");
+    let f = placed(&s, &db, &l1, "30s", 3);
+    let mut child = s.run_cmd(&f).spawn().unwrap();
+    let started = common::wait_for(240.0, || !servers_under(s.path()).is_empty());
+    if !started {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("no server started on db");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let gone = common::wait_for(5.0, || servers_under(s.path()).is_empty());
+    assert!(gone, "servers outlived bakeoff: {:?}", servers_under(s.path()));
+    // No agent either.
+    let agents = || {
+        descendants(std::process::id())
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .unwrap_or_default()
+                    .contains("agent")
+            })
+            .count()
+    };
+    assert!(common::wait_for(5.0, || agents() == 0));
+}
+
+#[test]
+fn a_host_lost_mid_run_is_an_invalid_run_and_a_clear_line() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let l1 = Sshd::start(s.path(), "127.0.0.3");
+    let f = placed(&s, &db, &l1, "4s", 3);
+    let child = s.run_cmd(&f).spawn().unwrap();
+    let pid = child.id();
+    let started = common::wait_for(240.0, || !servers_under(s.path()).is_empty());
+    assert!(started, "no server started on db");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The host goes away: its sshd, sessions, agents and server.
+    db.stop();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("host db was lost mid-run and did not come back"),
+        "{err}"
+    );
+    let r = s.results();
+    assert_eq!(r["status"], "failed");
+    let invalid: Vec<String> = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["runs"].as_array().unwrap().clone())
+        .filter(|run| run["valid"] == false)
+        .map(|run| run["invalid_reason"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(!invalid.is_empty(), "no invalid run: {pid}");
+    assert!(servers_under(s.path()).is_empty());
 }
