@@ -175,9 +175,11 @@ fn bakeoff(args: &[&str], file: &Path) -> (Option<i32>, String, String) {
 fn hosts_are_reached_over_ssh_before_anything_runs() {
     let s = Scratch::new();
     let sshd = Sshd::start(s.path(), "127.0.0.2");
-    let text =
-        EXPERIMENT.replace("HOST_LINE", "host = \"db\"") + &sshd.host("db", s.path(), None);
-    let f = s.write("hosts.toml", &text);
+    let text = EXPERIMENT.replace("HOST_LINE", "host = \"db\"");
+    let f = s.write(
+        "hosts.toml",
+        &(text.clone() + &sshd.host("db", s.path(), Some("127.0.0.2"))),
+    );
 
     let (code, out, err) = bakeoff(&["check"], &f);
     assert_eq!(code, Some(0), "{out}{err}");
@@ -190,10 +192,13 @@ fn hosts_are_reached_over_ssh_before_anything_runs() {
     assert!(line.contains("Linux"), "{line}");
 
     // Served there on loopback while the load is here: the load could not reach it.
-    let (code, _, err) = bakeoff(&["run", "--out", s.out().to_str().unwrap()], &f);
+    let unreachable = s.write("loopback.toml", &(text + &sshd.host("db", s.path(), None)));
+    let (code, _, err) = bakeoff(&["run", "--out", s.out().to_str().unwrap()], &unreachable);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("listens on 127.0.0.1 only") && err.contains("listen = "),
+        err.contains("loopback.toml:16:")
+            && err.contains("listens on 127.0.0.1 only")
+            && err.contains("listen = "),
         "{err}"
     );
     assert!(!s.out().join("results.json").exists());
@@ -353,7 +358,12 @@ fn a_host_lost_mid_run_is_an_invalid_run_and_a_clear_line() {
     let db = Sshd::start(s.path(), "127.0.0.2");
     let l1 = Sshd::start(s.path(), "127.0.0.3");
     let f = placed(&s, &db, &l1, "4s", 3);
-    let child = s.run_cmd(&f).spawn().unwrap();
+    let child = s
+        .run_cmd(&f)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let started = common::wait_for(240.0, || !servers_under(s.path()).is_empty());
     assert!(started, "no server started on db");
