@@ -18,6 +18,7 @@ struct Sshd {
     addr: &'static str,
     port: u16,
     key: PathBuf,
+    dir: PathBuf,
 }
 
 impl Sshd {
@@ -47,27 +48,35 @@ impl Sshd {
             d = dir.display()
         );
         std::fs::write(dir.join("sshd_config"), config).unwrap();
+        let s = Sshd {
+            child: std::sync::Mutex::new(None),
+            addr,
+            key: dir.join("user_key"),
+            port,
+            dir,
+        };
+        s.spawn();
+        s
+    }
+
+    /// Starts sshd with its config (again, after `stop`: the same port and keys).
+    fn spawn(&self) {
         // sshd's privilege separation dir.
         let _ = std::fs::create_dir_all("/run/sshd");
         let child = Command::new("/usr/sbin/sshd")
             .arg("-D")
             .arg("-f")
-            .arg(dir.join("sshd_config"))
+            .arg(self.dir.join("sshd_config"))
             .arg("-E")
-            .arg(dir.join("sshd.log"))
+            .arg(self.dir.join("sshd.log"))
             .spawn()
             .expect("openssh-server (scripts/setup.sh installs it)");
-        let s = Sshd {
-            child: std::sync::Mutex::new(Some(child)),
-            addr,
-            key: dir.join("user_key"),
-            port,
-        };
+        *self.child.lock().unwrap() = Some(child);
         assert!(
-            common::wait_for(5.0, || std::net::TcpStream::connect((addr, port)).is_ok()),
+            common::wait_for(5.0, || std::net::TcpStream::connect((self.addr, self.port))
+                .is_ok()),
             "sshd is not listening"
         );
-        s
     }
 
     /// Kills sshd and everything under it (its sessions, agents and their servers), as a
@@ -139,6 +148,14 @@ fn servers_under(dir: &Path) -> Vec<u32> {
             std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
         })
         .collect()
+}
+
+/// Whether a measured run's server runs under `dir` (not the start tried before runs).
+fn measuring_under(dir: &Path) -> bool {
+    servers_under(dir).iter().any(|pid| {
+        std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .is_ok_and(|c| !c.display().to_string().contains("-try"))
+    })
 }
 
 const EXPERIMENT: &str = r#"name = "hosts-e2e"
@@ -294,19 +311,33 @@ fn the_server_on_one_host_and_the_load_from_two() {
             assert_eq!(run["server_host"], "db");
             assert_eq!(run["verify_failures"], 0);
             let clients = run["clients"].as_array().unwrap();
-            let hosts: Vec<&str> = clients.iter().map(|c| c["host"].as_str().unwrap()).collect();
+            let hosts: Vec<&str> = clients
+                .iter()
+                .map(|c| c["host"].as_str().unwrap())
+                .collect();
             assert_eq!(hosts, ["db", "l1"]);
             // 5 connections: 3 from the first host, 2 from the second.
-            let conns: Vec<u64> = clients.iter().map(|c| c["connections"].as_u64().unwrap()).collect();
+            let conns: Vec<u64> = clients
+                .iter()
+                .map(|c| c["connections"].as_u64().unwrap())
+                .collect();
             assert_eq!(conns, [3, 2]);
             // The run's throughput is the hosts' sum; its latency comes from both.
-            let sum: f64 = clients.iter().map(|c| c["ops_per_s"].as_f64().unwrap()).sum();
+            let sum: f64 = clients
+                .iter()
+                .map(|c| c["ops_per_s"].as_f64().unwrap())
+                .sum();
             let total = run["ops_per_s"].as_f64().unwrap();
             assert!((sum - total).abs() <= 1e-6 * total, "{sum} vs {total}");
-            assert!(clients.iter().all(|c| c["ops_per_s"].as_f64().unwrap() > 0.0));
+            assert!(clients
+                .iter()
+                .all(|c| c["ops_per_s"].as_f64().unwrap() > 0.0));
             assert!(run["latency_us"]["p50"].as_f64().unwrap() > 0.0);
-            // The server's CPU came from its host's agent.
+            // The server's CPU came from its host's agent, and so did the system's
+            // figures (sampled there).
             assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{run}");
+            assert!(run["system"].is_object(), "{run}");
+            assert!(run.get("probe_errors").is_none(), "{run}");
             // Its log came back.
             let log = run["server_log"].as_str().unwrap();
             assert!(s.out().join(log).exists(), "{log}");
@@ -328,7 +359,7 @@ fn kill_9_leaves_no_server_on_any_host() {
     let l1 = Sshd::start(s.path(), "127.0.0.3");
     let f = placed(&s, &db, &l1, "30s", 3);
     let mut child = s.run_cmd(&f).spawn().unwrap();
-    let started = common::wait_for(240.0, || !servers_under(s.path()).is_empty());
+    let started = common::wait_for(240.0, || measuring_under(s.path()));
     if !started {
         let _ = child.kill();
         let _ = child.wait();
@@ -337,19 +368,30 @@ fn kill_9_leaves_no_server_on_any_host() {
     let _ = child.kill();
     let _ = child.wait();
     let gone = common::wait_for(5.0, || servers_under(s.path()).is_empty());
-    assert!(gone, "servers outlived bakeoff: {:?}", servers_under(s.path()));
-    // No agent either.
+    assert!(
+        gone,
+        "servers outlived bakeoff: {:?}",
+        servers_under(s.path())
+    );
+    // No agent of this test either (tests run in parallel: told apart by their root).
+    let mine = s.path().display().to_string();
     let agents = || {
         descendants(std::process::id())
             .into_iter()
             .filter(|p| {
-                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                    .unwrap_or_default()
-                    .contains("agent")
+                let cmd = std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                cmd.contains("agent") && cmd.contains(&mine)
             })
             .count()
     };
-    assert!(common::wait_for(5.0, || agents() == 0));
+    let quiet = common::wait_for(5.0, || agents() == 0);
+    if !quiet {
+        let ps = Command::new("ps")
+            .args(["-ef", "--forest"])
+            .output()
+            .unwrap();
+        panic!("agents left:\n{}", String::from_utf8_lossy(&ps.stdout));
+    }
 }
 
 #[test]
@@ -365,7 +407,7 @@ fn a_host_lost_mid_run_is_an_invalid_run_and_a_clear_line() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let started = common::wait_for(240.0, || !servers_under(s.path()).is_empty());
+    let started = common::wait_for(240.0, || measuring_under(s.path()));
     assert!(started, "no server started on db");
     std::thread::sleep(std::time::Duration::from_millis(1500));
     // The host goes away: its sshd, sessions, agents and server.
@@ -385,8 +427,71 @@ fn a_host_lost_mid_run_is_an_invalid_run_and_a_clear_line() {
         .iter()
         .flat_map(|c| c["runs"].as_array().unwrap().clone())
         .filter(|run| run["valid"] == false)
-        .map(|run| run["invalid_reason"].as_str().unwrap_or_default().to_string())
+        .map(|run| {
+            run["invalid_reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect();
     assert!(!invalid.is_empty(), "no invalid run: {pid}");
     assert!(servers_under(s.path()).is_empty());
+}
+
+#[test]
+fn a_host_that_comes_back_lets_the_experiment_go_on() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let l1 = Sshd::start(s.path(), "127.0.0.3");
+    let f = placed(&s, &db, &l1, "3s", 3);
+    let child = s
+        .run_cmd(&f)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = common::wait_for(240.0, || measuring_under(s.path()));
+    assert!(started, "no server started on db");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    db.stop();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    db.spawn();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
+    assert_eq!(r["status"], "complete");
+    let runs: Vec<serde_json::Value> = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["runs"].as_array().unwrap().clone())
+        .collect();
+    let invalid = runs.iter().filter(|run| run["valid"] == false).count();
+    assert!(invalid >= 1, "the lost run is invalid");
+    assert!(
+        runs.len() - invalid >= 4,
+        "the experiment went on after the host came back: {runs:?}"
+    );
+    assert!(servers_under(s.path()).is_empty());
+}
+
+#[test]
+fn a_binary_that_does_not_run_there_fails_its_variant() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let text = format!(
+        "name = \"broken-there\"\n[target]\nkind = \"memcached\"\nhost = \"db\"\n[[variant]]\nname = \"installed\"\nbinary = \"/usr/bin/memcached\"\n[[variant]]\nname = \"broken\"\nbinary = \"/usr/bin/false\"\n[[workload]]\nkind = \"kv\"\nconnections = [2]\nkeys = 500\nclients = [\"db\"]\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"300ms\"\n{}",
+        db.host("db", &s.path().join("hosts"), None)
+    );
+    let f = s.write("broken.toml", &text);
+    let out = s.run_cmd(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
+    let broken = &r["variants"][1];
+    assert_eq!(broken["status"], "failed", "{broken}");
+    let why = broken["error"].as_str().unwrap();
+    assert!(why.contains("does not start on host db"), "{why}");
+    assert_eq!(r["variants"][0]["status"], "ok");
 }

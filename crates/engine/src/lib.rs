@@ -5,8 +5,8 @@
 //! [`Session`] (one per connection, from the workload) writes requests and parses replies.
 
 mod engine;
-mod net;
 mod merge;
+mod net;
 mod record;
 pub mod rng;
 

@@ -139,7 +139,11 @@ mod tests {
         assert_eq!(m.ops, 1000);
         assert!((m.ops_per_s - 500.0).abs() < 1e-9);
         assert!((m.latency_us.p50 - 10.0).abs() < 0.1, "{:?}", m.latency_us);
-        assert!((m.latency_us.p99 - 1000.0).abs() < 1.0, "{:?}", m.latency_us);
+        assert!(
+            (m.latency_us.p99 - 1000.0).abs() < 1.0,
+            "{:?}",
+            m.latency_us
+        );
         assert_eq!(m.intervals.len(), 2);
         assert_eq!(m.intervals[0].ops, 500);
         assert!((m.client_cpu_s - 2.0).abs() < 1e-9);

@@ -113,7 +113,11 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
                 "the load is on other hosts but the server is on this machine, listening on loopback: put the server on a [[host]] too ([target] host)",
             ));
         };
-        if w.clients.iter().enumerate().any(|(j, c)| w.clients[..j].contains(c)) {
+        if w.clients
+            .iter()
+            .enumerate()
+            .any(|(j, c)| w.clients[..j].contains(c))
+        {
             return Err(l.error_at(&at, "a host is named twice in clients"));
         }
         if let WorkloadKeys::Kv(k) = &w.keys {

@@ -1793,6 +1793,7 @@ mod tests {
             notes: vec!["CPU counters: this machine cannot count cycles".into()],
             verification: Vec::new(),
             history: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 

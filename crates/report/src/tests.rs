@@ -166,6 +166,7 @@ pub(crate) fn sample() -> Results {
         notes: Vec::new(),
         verification: Vec::new(),
         history: Vec::new(),
+        hosts: Vec::new(),
     }
 }
 

@@ -438,6 +438,7 @@ mod tests {
             notes: Vec::new(),
             verification: Vec::new(),
             history: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 

@@ -120,10 +120,6 @@ impl Context<'_> {
         let live = Arc::new(Live::default());
         observer.run_started(index, &label, &live);
         let done = self.execute(slot, &label, &live, false);
-        if self.remote.gone().is_some() {
-            // A host was lost for good: this run's record is not kept.
-            return false;
-        }
         let run = done.run;
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);
@@ -135,7 +131,8 @@ impl Context<'_> {
         // A write failure here is not fatal: the next run tries again, and the
         // final write reports it.
         let _ = write_results(self.folder, results);
-        !interrupted
+        // A host lost for good ends the experiment after this (invalid) run.
+        !interrupted && self.remote.gone().is_none()
     }
 
     /// Whether a point needs no more rounds: every comparison there (or, with a single

@@ -151,7 +151,8 @@ impl Context<'_> {
             Ok(None) => {}
             Err(e) => {
                 run.valid = false;
-                run.invalid_reason.get_or_insert(format!("the server could not be stopped: {e}"));
+                run.invalid_reason
+                    .get_or_insert(format!("the server could not be stopped: {e}"));
             }
         }
         run.server_host = self.remote.server.clone();
@@ -221,18 +222,22 @@ impl Context<'_> {
                 db: None,
             },
         };
-        let name = self.configs[slot.workload].name();
-        let planned = self.loaded.experiment.workloads.iter().find(|w| {
-            !w.clients.is_empty() && !w.train_only && w.display_name() == name
-        });
-        if let Some(w) = planned {
-            let bakeoff_plan::WorkloadKeys::Kv(keys) = &w.keys else {
-                return Err("only kv loads from other hosts".into());
-            };
+        let workload = &self.configs[slot.workload];
+        let name = workload.name();
+        let clients = self
+            .loaded
+            .experiment
+            .workloads
+            .iter()
+            .find(|w| !w.clients.is_empty() && !w.train_only && w.display_name() == name)
+            .map(|w| &w.clients);
+        if let Some(clients) = clients {
+            let spec = workload
+                .agent_spec()
+                .ok_or("this workload kind loads only from this machine")?;
             return self.remote.load(
-                &w.clients,
-                name,
-                keys,
+                clients,
+                &spec,
                 kind,
                 server.addr,
                 slot.connections,

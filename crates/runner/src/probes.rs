@@ -126,19 +126,29 @@ pub struct Collected {
     pub errors: Vec<String>,
 }
 
-/// Where a run's server is, for its CPU and memory: a sandbox here, or a server on
-/// another host whose agent is asked.
+/// Where a run's server is, for its CPU and memory and the system around it: a
+/// sandbox here, or a server on another host whose agent watches it.
 #[derive(Clone)]
 pub enum ServerWatch {
     Local(Watch),
-    Remote(std::sync::Arc<dyn Fn() -> Usage + Send + Sync>),
+    Remote(std::sync::Arc<dyn RemoteProbes>),
+}
+
+/// What an agent measures of a server on its host.
+pub trait RemoteProbes: Send + Sync {
+    /// Its CPU and memory now (zero when the host does not answer).
+    fn usage(&self) -> Usage;
+    /// Starts the /proc sampler on its host.
+    fn start_sampler(&self, interval: Duration) -> Result<(), String>;
+    /// Stops it: the samples and the window's summary.
+    fn stop_sampler(&self) -> Result<(Vec<sampler::Sample>, sampler::Summary), String>;
 }
 
 impl ServerWatch {
     fn usage(&self) -> Usage {
         match self {
             ServerWatch::Local(w) => w.usage(),
-            ServerWatch::Remote(f) => f(),
+            ServerWatch::Remote(r) => r.usage(),
         }
     }
 
@@ -223,11 +233,21 @@ impl PhaseHooks for ProbeHooks<'_> {
                 Err(e) => self.note(format!("perf record: {e}")),
             }
         }
-        let server = Box::new(move || {
-            let u = w.usage();
-            (u.cpu_s, u.rss_kib)
-        });
-        st.sampler = Some(sampler::Sampler::start(server, self.plan.interval));
+        match w {
+            ServerWatch::Local(w) => {
+                let server = Box::new(move || {
+                    let u = w.usage();
+                    (u.cpu_s, u.rss_kib)
+                });
+                st.sampler = Some(sampler::Sampler::start(server, self.plan.interval));
+            }
+            // The system that matters is the server's: sampled on its host.
+            ServerWatch::Remote(r) => {
+                if let Err(e) = r.start_sampler(self.plan.interval) {
+                    self.note(format!("sampler on the server's host: {e}"));
+                }
+            }
+        }
     }
 
     fn measure_ended(&self) {
@@ -235,7 +255,16 @@ impl PhaseHooks for ProbeHooks<'_> {
             Ok(s) => s,
             Err(_) => return,
         };
-        let sampled = st.sampler.take().map(|s| s.stop());
+        let sampled = match &self.watch {
+            ServerWatch::Local(_) => st.sampler.take().map(|s| s.stop()),
+            ServerWatch::Remote(r) => match r.stop_sampler() {
+                Ok(got) => Some(got),
+                Err(e) => {
+                    self.note(format!("sampler on the server's host: {e}"));
+                    None
+                }
+            },
+        };
         let usage = self.watch.usage();
         let counts = st.counting.take().map(|c| c.stop());
         let recorded = st.recording.take().map(|r| r.stop());

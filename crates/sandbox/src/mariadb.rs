@@ -119,7 +119,13 @@ impl Target for Mariadb {
         sqldata::give_to_server_user(workdir)
     }
 
-    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        workdir: &Path,
+        extra_args: &[String],
+    ) -> Command {
         let port = addr.port();
         let cnf = workdir.join("my.cnf");
         let mut text = my_cnf(port, workdir, &self.data_dir(workdir), &self.options);

@@ -76,10 +76,23 @@ impl Target for Memcached {
         out
     }
 
-    fn command(&self, binary: &Path, addr: SocketAddr, _workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        _workdir: &Path,
+        extra_args: &[String],
+    ) -> Command {
         let port = addr.port();
         let mut cmd = Command::new(binary);
-        cmd.args(["-p", &port.to_string(), "-l", &addr.ip().to_string(), "-U", "0"]);
+        cmd.args([
+            "-p",
+            &port.to_string(),
+            "-l",
+            &addr.ip().to_string(),
+            "-U",
+            "0",
+        ]);
         // memcached refuses to run as root without -u. Staying root (rather than dropping
         // to nobody) keeps the parent-death signal, which a credential change would clear.
         if running_as_root() && !has_user_flag(extra_args) {

@@ -114,7 +114,13 @@ impl Target for Postgres {
         sqldata::give_to_server_user(workdir)
     }
 
-    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        workdir: &Path,
+        extra_args: &[String],
+    ) -> Command {
         let port = addr.port();
         let mut cmd = Command::new(binary);
         cmd.arg("-D")

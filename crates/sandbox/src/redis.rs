@@ -130,12 +130,23 @@ impl Target for Redis {
             .map_err(|e| format!("cannot write {CONFIG_FILE}: {e}"))
     }
 
-    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        workdir: &Path,
+        extra_args: &[String],
+    ) -> Command {
         let port = addr.port();
         let mut cmd = Command::new(binary);
         cmd.arg(workdir.join(CONFIG_FILE));
         // Command-line directives come after the file's, so these win.
-        cmd.args(["--port", &port.to_string(), "--bind", &addr.ip().to_string()]);
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            &addr.ip().to_string(),
+        ]);
         cmd.args(extra_args);
         cmd
     }

@@ -122,7 +122,13 @@ impl Target for Sqlite {
         Ok(())
     }
 
-    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        workdir: &Path,
+        extra_args: &[String],
+    ) -> Command {
         let port = addr.port();
         let socket = socket_dir(workdir).map(|d| d.join(format!(".s.PGSQL.{port}")));
         let database = self.data_dir(workdir).join(DB_FILE);

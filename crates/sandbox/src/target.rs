@@ -227,7 +227,13 @@ pub trait Target: Send + Sync {
     /// sandbox arms the parent-death signal after that switch. A server that switches
     /// users itself after exec loses the parent-death signal (the kernel clears it on a
     /// credential change), which is why memcached as root gets `-u root`.
-    fn command(&self, binary: &Path, addr: SocketAddr, workdir: &Path, extra_args: &[String]) -> Command;
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        workdir: &Path,
+        extra_args: &[String],
+    ) -> Command;
 
     /// One readiness attempt; `Ok(true)` when ready. Must be bounded in time (about 1 s).
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool>;

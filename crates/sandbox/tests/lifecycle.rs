@@ -109,7 +109,13 @@ impl Target for NeverReady {
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
-    fn command(&self, binary: &Path, _port: u16, _dir: &Path, extra: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        _addr: std::net::SocketAddr,
+        _dir: &Path,
+        extra: &[String],
+    ) -> Command {
         let mut c = Command::new(binary);
         c.args(extra);
         c
@@ -230,10 +236,25 @@ impl Target for ClashingMemcached {
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
-    fn command(&self, binary: &Path, port: u16, dir: &Path, extra: &[String]) -> Command {
+    fn command(
+        &self,
+        binary: &Path,
+        addr: std::net::SocketAddr,
+        dir: &Path,
+        extra: &[String],
+    ) -> Command {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        let port = if n < self.clashes { self.busy } else { port };
-        Memcached.command(binary, port, dir, extra)
+        let port = if n < self.clashes {
+            self.busy
+        } else {
+            addr.port()
+        };
+        Memcached.command(
+            binary,
+            std::net::SocketAddr::new(addr.ip(), port),
+            dir,
+            extra,
+        )
     }
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
         Memcached.probe(addr)
@@ -296,8 +317,14 @@ impl Target for AlwaysReady {
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
-    fn command(&self, binary: &Path, port: u16, dir: &Path, extra: &[String]) -> Command {
-        NeverReady.command(binary, port, dir, extra)
+    fn command(
+        &self,
+        binary: &Path,
+        addr: std::net::SocketAddr,
+        dir: &Path,
+        extra: &[String],
+    ) -> Command {
+        NeverReady.command(binary, addr, dir, extra)
     }
     fn probe(&self, _addr: SocketAddr) -> std::io::Result<bool> {
         Ok(true)
@@ -368,8 +395,14 @@ impl Target for FailingInit {
     fn init(&self, _binary: &Path, _dir: &Path) -> Result<(), String> {
         Err("initdb said no".into())
     }
-    fn command(&self, binary: &Path, port: u16, dir: &Path, extra: &[String]) -> Command {
-        Memcached.command(binary, port, dir, extra)
+    fn command(
+        &self,
+        binary: &Path,
+        addr: std::net::SocketAddr,
+        dir: &Path,
+        extra: &[String],
+    ) -> Command {
+        Memcached.command(binary, addr, dir, extra)
     }
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
         Memcached.probe(addr)

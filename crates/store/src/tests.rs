@@ -389,6 +389,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         notes: vec![],
         verification: Vec::new(),
         history: Vec::new(),
+        hosts: Vec::new(),
     }
 }
 

@@ -23,7 +23,7 @@ pub mod tpcc;
 pub mod verify;
 pub mod workload;
 
-pub use workload::{Outcome, QuerySet, RunContext, Server, Tables, Workload};
+pub use workload::{AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload};
 
 use bakeoff_plan::{key, Loaded, WorkloadKeys, WorkloadKind};
 use bakeoff_report::model::Results;
@@ -79,6 +79,21 @@ pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
         }
     }
     Ok(out)
+}
+
+/// A workload rebuilt on an agent from its [`Workload::agent_spec`]; `preload_only`: a
+/// run that only sets every key (the first host's, before the measured load).
+pub fn for_agent(
+    spec: &serde_json::Value,
+    target: bakeoff_plan::TargetKind,
+    preload_only: bool,
+) -> Result<Box<dyn Workload>, String> {
+    match spec["kind"].as_str() {
+        Some("kv") => Ok(Box::new(
+            kv::Kv::from_agent(spec, target)?.with_preload(preload_only),
+        )),
+        other => Err(format!("this agent cannot run a {other:?} workload")),
+    }
 }
 
 /// Every kind's own figures over the cells' saved runs (tpcc's NOTPM and response-time

@@ -43,6 +43,12 @@ pub trait Workload: Send + Sync {
     /// hooks at the measured window's edges), and any check on the server the run left.
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String>;
 
+    /// What an agent on another host needs to run this workload there (`crate::for_agent`
+    /// rebuilds it from `spec`); None: this kind loads only from this machine.
+    fn agent_spec(&self) -> Option<AgentSpec> {
+        None
+    }
+
     /// Fills a cell's kind-specific record when the cell is planned (tpcc's sweep point).
     fn plan_cell(&self, _cell: &mut Cell) {}
 
@@ -51,6 +57,14 @@ pub trait Workload: Send + Sync {
     fn skip(&self, _results: &Results, _at: usize) -> Option<String> {
         None
     }
+}
+
+/// A workload as it travels to an agent on another host.
+pub struct AgentSpec {
+    /// Its kind and keys, read back by [`crate::for_agent`].
+    pub spec: serde_json::Value,
+    /// Whether a run starts by setting every key (done once, by the first host).
+    pub preloads: bool,
 }
 
 /// A workload's tables: what makes two workloads' tables the same data, and how to load

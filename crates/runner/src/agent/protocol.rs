@@ -3,7 +3,7 @@
 //! only what a request names; nothing in a request reaches a shell.
 
 use bakeoff_engine::{Measure, Phases, RunRecord};
-use bakeoff_plan::{KvKeys, TargetKind};
+use bakeoff_plan::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -35,9 +35,13 @@ pub enum Request {
     Start(ServerSpec),
     /// A server's CPU and memory now.
     Usage { id: u64 },
+    /// Starts the /proc sampler there, watching server `id`, every `interval_ms`.
+    SamplerStart { id: u64, interval_ms: u64 },
+    /// Stops it; replies its samples and summary.
+    SamplerStop,
     /// Stops a server; replies how it ended and its logs.
     Stop { id: u64 },
-    /// Runs a kv load against a server (anywhere) and replies its record.
+    /// Runs a load against a server (anywhere) and replies its record.
     Load(LoadSpec),
     /// Stops the load under way (handled as soon as it arrives).
     Cancel,
@@ -80,8 +84,8 @@ pub const LOG_TAIL: usize = 256 * 1024;
 /// A load to run there.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadSpec {
-    pub name: String,
-    pub keys: KvKeys,
+    /// The workload as `Workload::agent_spec` describes it.
+    pub workload: serde_json::Value,
     pub target: TargetKind,
     pub server: SocketAddr,
     pub connections: usize,

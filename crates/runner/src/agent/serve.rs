@@ -5,13 +5,12 @@
 //! and exits.
 
 use super::protocol::{
-    now_ms, Event, Hello, LoadSpec, Loaded, Reply, Request, ServerSpec, Started, Stopped,
-    LOG_TAIL, VERSION,
+    now_ms, Event, Hello, LoadSpec, Loaded, Reply, Request, ServerSpec, Started, Stopped, LOG_TAIL,
+    VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
 use bakeoff_sandbox::{Sandbox, SandboxSpec};
-use bakeoff_workloads::kv::Kv;
-use bakeoff_workloads::{RunContext, Server, Workload};
+use bakeoff_workloads::{RunContext, Server};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -70,6 +69,7 @@ pub fn serve(root: &Path) -> i32 {
         servers: BTreeMap::new(),
         next: 1,
         cancel,
+        sampler: None,
     };
     for req in rx {
         let reply = match agent.handle(req, &out) {
@@ -87,6 +87,7 @@ struct Agent {
     servers: BTreeMap<u64, Sandbox>,
     next: u64,
     cancel: Arc<AtomicBool>,
+    sampler: Option<bakeoff_probe::sampler::Sampler>,
 }
 
 fn json<T: serde::Serialize>(v: T) -> Result<serde_json::Value, String> {
@@ -103,16 +104,32 @@ impl Agent {
             Request::Clock => json(now_ms()),
             Request::Have { sha256, name } => {
                 let path = self.stored(&sha256, &name)?;
-                let have = std::fs::read(&path)
-                    .is_ok_and(|b| bakeoff_build::sha256_hex(&b) == sha256);
+                let have =
+                    std::fs::read(&path).is_ok_and(|b| bakeoff_build::sha256_hex(&b) == sha256);
                 json(have.then(|| path.display().to_string()))
             }
             Request::Put { sha256, name, data } => self.put(&sha256, &name, &data),
-            Request::Which { program } => json(
-                bakeoff_os::path::which(Path::new(&program)).map(|p| p.display().to_string()),
-            ),
+            Request::Which { program } => {
+                json(bakeoff_os::path::which(Path::new(&program)).map(|p| p.display().to_string()))
+            }
             Request::Start(spec) => self.start(&spec),
             Request::Usage { id } => json(self.server(id)?.usage()),
+            Request::SamplerStart { id, interval_ms } => {
+                let w = self.server(id)?.watch();
+                let server = Box::new(move || {
+                    let u = w.usage();
+                    (u.cpu_s, u.rss_kib)
+                });
+                self.sampler = Some(bakeoff_probe::sampler::Sampler::start(
+                    server,
+                    Duration::from_millis(interval_ms),
+                ));
+                json(())
+            }
+            Request::SamplerStop => {
+                let s = self.sampler.take().ok_or("no sampler runs here")?;
+                json(s.stop())
+            }
             Request::Stop { id } => self.stop(id),
             Request::Load(spec) => self.load(&spec, out),
             Request::Cancel => json(()),
@@ -125,7 +142,8 @@ impl Agent {
             !s.is_empty()
                 && s.len() <= 128
                 && s.chars().all(|c| {
-                    c.is_ascii_hexdigit() || (!hex && (c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                    c.is_ascii_hexdigit()
+                        || (!hex && (c.is_ascii_alphanumeric() || "-_.".contains(c)))
                 })
                 && !s.starts_with('.')
         };
@@ -208,15 +226,15 @@ impl Agent {
 
     fn load(&mut self, spec: &LoadSpec, out: &Out) -> Result<serde_json::Value, String> {
         self.cancel.store(false, Ordering::SeqCst);
-        let kv = Kv::from_keys(spec.name.clone(), &spec.keys, spec.target);
-        let (kv, phases) = if spec.preload_only {
-            let p = bakeoff_engine::Phases {
+        let workload =
+            bakeoff_workloads::for_agent(&spec.workload, spec.target, spec.preload_only)?;
+        let phases = if spec.preload_only {
+            bakeoff_engine::Phases {
                 warmup: Duration::ZERO,
                 measure: bakeoff_engine::Measure::Ops(spec.connections as u64),
-            };
-            (kv.with_preload(true), p)
+            }
         } else {
-            (kv.with_preload(false), spec.phases())
+            spec.phases()
         };
         if let Some(at) = spec.start_at_ms {
             let wait = at - now_ms();
@@ -245,7 +263,7 @@ impl Agent {
             live: &live,
             cancel: &self.cancel,
         };
-        let outcome = kv.run(&ctx)?;
+        let outcome = workload.run(&ctx)?;
         let hdr_log = outcome.rec.hdr_log.clone();
         json(Loaded {
             rec: outcome.rec,

@@ -180,6 +180,9 @@ impl Role {
     }
 }
 
+/// How long a lost host has to answer again before the experiment stops.
+const RECONNECT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The agents of an experiment (none when everything runs here).
 #[derive(Default)]
 pub struct Hosts {
@@ -226,7 +229,10 @@ impl Hosts {
             hosts.hosts.insert(h.name.clone(), (h.clone(), identity));
         }
         for (name, role) in want {
-            observer.notice(&format!("host {name}: starting the {} agent", role.as_str()));
+            observer.notice(&format!(
+                "host {name}: starting the {} agent",
+                role.as_str()
+            ));
             let (h, identity) = &hosts.hosts[&name];
             let s = Session::connect(h, identity.clone(), &exe, role.as_str())
                 .map_err(RunError::Failed)?;
@@ -255,19 +261,33 @@ impl Hosts {
             return Ok(s.clone());
         }
         let (h, identity) = &self.hosts[host];
-        let exe = self.exe.as_ref().ok_or_else(|| CallError::Failed("no agent".into()))?;
-        match Session::connect(h, identity.clone(), exe, role.as_str()) {
-            Ok(new) => {
-                let new = Arc::new(new);
-                *s = Some(new.clone());
-                Ok(new)
-            }
-            Err(e) => {
-                let why = format!("host {host} was lost mid-run and did not come back: {e}");
-                if let Ok(mut g) = self.gone.lock() {
-                    g.get_or_insert(why.clone());
+        let exe = self
+            .exe
+            .as_ref()
+            .ok_or_else(|| CallError::Failed("no agent".into()))?;
+        // A host that went away briefly (a reboot of sshd, a network blip) is given a few
+        // seconds to come back before the experiment stops.
+        let deadline = std::time::Instant::now() + RECONNECT;
+        loop {
+            match Session::connect(h, identity.clone(), exe, role.as_str()) {
+                Ok(new) => {
+                    let new = Arc::new(new);
+                    *s = Some(new.clone());
+                    return Ok(new);
                 }
-                Err(CallError::Lost(why))
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                }
+                Err(e) => {
+                    let why = format!(
+                        "host {host} was lost mid-run and did not come back within {} s: {e}",
+                        RECONNECT.as_secs()
+                    );
+                    if let Ok(mut g) = self.gone.lock() {
+                        g.get_or_insert(why.clone());
+                    }
+                    return Err(CallError::Lost(why));
+                }
             }
         }
     }

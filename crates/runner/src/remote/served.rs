@@ -6,14 +6,15 @@
 
 use super::{CallError, Hosts, Role};
 use crate::agent::protocol::{self, Event, LoadSpec, Request, ServerSpec, Started, Stopped};
-use crate::probes::ServerWatch;
+use crate::probes::{RemoteProbes, ServerWatch};
 use crate::variants::ReadyVariant;
 use crate::Observer;
 use bakeoff_engine::PhaseHooks;
-use bakeoff_plan::{KvKeys, Loaded};
+use bakeoff_plan::Loaded;
+use bakeoff_probe::sampler::{Sample, Summary};
 use bakeoff_report::model::{ClientRecord, Results};
 use bakeoff_sandbox::{SandboxSpec, Usage};
-use bakeoff_workloads::Outcome;
+use bakeoff_workloads::{AgentSpec, Outcome};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,10 +60,11 @@ impl Hosts {
             }
             let staged = binaries.iter().try_for_each(|b| {
                 if built {
-                    self.put(&host, b)
+                    self.put(&host, b)?;
                 } else {
-                    self.installed(&host, b)
+                    self.installed(&host, b)?;
                 }
+                self.try_start(l, v, b)
             });
             match staged {
                 Ok(()) => true,
@@ -138,9 +140,39 @@ impl Hosts {
         }
     }
 
-    /// Starts the run's server on the server's host, as `spec` describes it here.
-    pub fn start(self: &Arc<Self>, spec: &SandboxSpec) -> Result<RemoteServer, String> {
-        let host = self.server.clone().ok_or("no server host")?;
+    /// Starts and stops `binary` once on the server's host: a binary that does not run
+    /// there (another libc, another CPU) fails its variant with the host's message
+    /// before any run.
+    fn try_start(&self, l: &Loaded, v: &ReadyVariant, binary: &Path) -> Result<(), String> {
+        let kind = l.experiment.target.kind;
+        let target = bakeoff_sandbox::target_for(kind);
+        let mut spec = SandboxSpec::new(format!("{}-try", v.name), kind, binary, "");
+        spec.args = v.args.clone();
+        spec.options = v.options.clone();
+        spec.ready_timeout = target.ready_timeout();
+        spec.stop_grace = target.stop_grace();
+        let host = self.server.clone().unwrap_or_default();
+        let started: Started = self
+            .call_as(
+                &host,
+                Role::Server,
+                &self.start_request(&host, &spec),
+                &mut |_| {},
+            )
+            .map_err(|e| format!("it does not start on host {host}: {e}"))?;
+        let _: Stopped = self
+            .call_as(
+                &host,
+                Role::Server,
+                &Request::Stop { id: started.id },
+                &mut |_| {},
+            )
+            .map_err(|e| format!("host {host}: {e}"))?;
+        Ok(())
+    }
+
+    /// The agent's request for `spec`, a server described as it would run here.
+    fn start_request(&self, host: &str, spec: &SandboxSpec) -> Request {
         let binary = self
             .staged
             .lock()
@@ -148,10 +180,10 @@ impl Hosts {
             .and_then(|s| s.get(&spec.binary).cloned())
             .unwrap_or_else(|| spec.binary.display().to_string());
         let listen = self
-            .host(&host)
+            .host(host)
             .and_then(|h| h.listen)
             .unwrap_or(bakeoff_sandbox::LOOPBACK);
-        let req = Request::Start(ServerSpec {
+        Request::Start(ServerSpec {
             name: spec.name.clone(),
             kind: spec.kind,
             binary,
@@ -161,7 +193,13 @@ impl Hosts {
             listen,
             ready_timeout_ms: spec.ready_timeout.as_millis() as u64,
             stop_grace_ms: spec.stop_grace.as_millis() as u64,
-        });
+        })
+    }
+
+    /// Starts the run's server on the server's host, as `spec` describes it here.
+    pub fn start(self: &Arc<Self>, spec: &SandboxSpec) -> Result<RemoteServer, String> {
+        let host = self.server.clone().ok_or("no server host")?;
+        let req = self.start_request(&host, spec);
         let started: Started = self
             .call_as(&host, Role::Server, &req, &mut |_| {})
             .map_err(|e| format!("on host {host}: {e}"))?;
@@ -202,7 +240,7 @@ impl Hosts {
             .ok_or_else(|| format!("cannot resolve host {host}'s address {name:?}"))
     }
 
-    /// A kv load from `clients` against `server`: connections split between them (the
+    /// A load from `clients` against `server`: connections split between them (the
     /// first hosts get one more when they do not divide evenly), the preload done once by
     /// the first, every host started at the same instant, the first host's window edges
     /// calling `hooks`, the records merged.
@@ -210,8 +248,7 @@ impl Hosts {
     pub fn load(
         &self,
         clients: &[String],
-        name: &str,
-        keys: &KvKeys,
+        workload: &AgentSpec,
         target: bakeoff_plan::TargetKind,
         server: SocketAddr,
         connections: usize,
@@ -230,8 +267,7 @@ impl Hosts {
             })
             .collect();
         let mut spec = LoadSpec {
-            name: name.to_string(),
-            keys: keys.clone(),
+            workload: workload.spec.clone(),
             target,
             server,
             connections: shares[0].1,
@@ -245,9 +281,14 @@ impl Hosts {
         };
         spec.set_phases(phases);
         let lost = |host: &str, e: CallError| format!("the load on host {host} failed: {e}");
-        if keys.preload {
-            self.call(&shares[0].0, Role::Load, &Request::Load(spec.clone()), &mut |_| {})
-                .map_err(|e| lost(&shares[0].0, e))?;
+        if workload.preloads {
+            self.call(
+                &shares[0].0,
+                Role::Load,
+                &Request::Load(spec.clone()),
+                &mut |_| {},
+            )
+            .map_err(|e| lost(&shares[0].0, e))?;
         }
         spec.preload_only = false;
         let mut offsets = Vec::new();
@@ -294,7 +335,10 @@ impl Hosts {
                 .collect();
             let out = handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err("a load thread panicked".into())))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a load thread panicked".into()))
+                })
                 .collect();
             done.store(true, Ordering::SeqCst);
             let _ = watch.join();
@@ -331,15 +375,12 @@ impl Hosts {
 }
 
 impl RemoteServer {
-    /// Its CPU and memory, asked of the agent (zero if the host does not answer).
+    /// Its CPU, memory and host's system, as its agent measures them.
     pub fn watch(&self) -> ServerWatch {
-        let hosts = self.hosts.clone();
-        let host = self.host.clone();
-        let id = self.id;
-        ServerWatch::Remote(Arc::new(move || {
-            hosts
-                .call_as::<Usage>(&host, Role::Server, &Request::Usage { id }, &mut |_| {})
-                .unwrap_or_default()
+        ServerWatch::Remote(Arc::new(Watched {
+            hosts: self.hosts.clone(),
+            host: self.host.clone(),
+            id: self.id,
         }))
     }
 
@@ -348,7 +389,12 @@ impl RemoteServer {
     pub fn stop_and_collect(self, logs: &Path) -> Result<Option<String>, String> {
         let stopped: Stopped = self
             .hosts
-            .call_as(&self.host, Role::Server, &Request::Stop { id: self.id }, &mut |_| {})
+            .call_as(
+                &self.host,
+                Role::Server,
+                &Request::Stop { id: self.id },
+                &mut |_| {},
+            )
             .map_err(|e| format!("on host {}: {e}", self.host))?;
         if let Some(dir) = logs.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -361,5 +407,38 @@ impl RemoteServer {
 
     pub fn host(&self) -> &str {
         &self.host
+    }
+}
+
+/// A server on another host, as the probes see it.
+struct Watched {
+    hosts: Arc<Hosts>,
+    host: String,
+    id: u64,
+}
+
+impl Watched {
+    fn ask<T: serde::de::DeserializeOwned>(&self, req: &Request) -> Result<T, String> {
+        self.hosts
+            .call_as(&self.host, Role::Server, req, &mut |_| {})
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl RemoteProbes for Watched {
+    fn usage(&self) -> Usage {
+        self.ask(&Request::Usage { id: self.id })
+            .unwrap_or_default()
+    }
+
+    fn start_sampler(&self, interval: Duration) -> Result<(), String> {
+        self.ask(&Request::SamplerStart {
+            id: self.id,
+            interval_ms: interval.as_millis() as u64,
+        })
+    }
+
+    fn stop_sampler(&self) -> Result<(Vec<Sample>, Summary), String> {
+        self.ask(&Request::SamplerStop)
     }
 }

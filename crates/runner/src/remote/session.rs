@@ -80,7 +80,14 @@ impl Session {
         master
             .args(["-M", "-N", "-S"])
             .arg(&control)
-            .args(["-o", "ControlPersist=no", "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3"])
+            .args([
+                "-o",
+                "ControlPersist=no",
+                "-o",
+                "ServerAliveInterval=2",
+                "-o",
+                "ServerAliveCountMax=3",
+            ])
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -136,8 +143,8 @@ impl Session {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut agent = bakeoff_sandbox::spawn_guarded(agent)
-            .map_err(|e| format!("cannot run ssh: {e}"))?;
+        let mut agent =
+            bakeoff_sandbox::spawn_guarded(agent).map_err(|e| format!("cannot run ssh: {e}"))?;
         let stderr = Arc::new(Mutex::new(String::new()));
         if let Some(mut s) = agent.stderr.take() {
             let keep = stderr.clone();
@@ -203,7 +210,9 @@ impl Session {
         line.push('\n');
         {
             let mut w = self.stdin.lock().unwrap_or_else(|p| p.into_inner());
-            let w = w.as_mut().ok_or_else(|| self.lost("the agent was stopped"))?;
+            let w = w
+                .as_mut()
+                .ok_or_else(|| self.lost("the agent was stopped"))?;
             w.write_all(line.as_bytes())
                 .and_then(|_| w.flush())
                 .map_err(|e| self.lost(&e.to_string()))?;
@@ -242,10 +251,7 @@ impl Session {
     fn lost(&self, what: &str) -> CallError {
         std::thread::sleep(Duration::from_millis(100));
         let err = self.stderr.lock().map(|s| said(&s)).unwrap_or_default();
-        CallError::Lost(format!(
-            "host {}: {what} (ssh said: {err})",
-            self.host
-        ))
+        CallError::Lost(format!("host {}: {what} (ssh said: {err})", self.host))
     }
 }
 

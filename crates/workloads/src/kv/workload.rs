@@ -2,7 +2,7 @@
 //! count of the sweep; a run drives the server's TCP address over the load engine.
 
 use super::{KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
-use crate::workload::{Outcome, RunContext, Workload};
+use crate::workload::{AgentSpec, Outcome, RunContext, Workload};
 use bakeoff_engine::{Endpoint, Schedule};
 use bakeoff_plan::{key, Arrival, KvKeys, Loaded};
 
@@ -13,6 +13,8 @@ pub struct Kv {
     cfg: KvConfig,
     /// Redis over its unix socket instead of loopback TCP.
     unix_socket: bool,
+    /// The plan's keys, for an agent on another host.
+    keys: KvKeys,
 }
 
 impl Kv {
@@ -47,12 +49,19 @@ impl Kv {
             connections: k.connections.to_vec(),
             cfg: config(k, protocol),
             unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
+            keys: k.clone(),
         }
     }
 
-    /// Whether its first run on a server sets every key first.
-    pub fn preloads(&self) -> bool {
-        self.cfg.preload
+    /// [`Workload::agent_spec`] read back on the agent.
+    pub fn from_agent(
+        spec: &serde_json::Value,
+        target: bakeoff_plan::TargetKind,
+    ) -> Result<Kv, String> {
+        let name = spec["name"].as_str().unwrap_or("kv").to_string();
+        let keys: KvKeys =
+            serde_json::from_value(spec["keys"].clone()).map_err(|e| format!("kv keys: {e}"))?;
+        Ok(Kv::from_keys(name, &keys, target))
     }
 
     /// The same workload without (or with only) the preload.
@@ -73,6 +82,13 @@ impl Workload for Kv {
 
     fn sql(&self) -> bool {
         false
+    }
+
+    fn agent_spec(&self) -> Option<AgentSpec> {
+        Some(AgentSpec {
+            spec: serde_json::json!({ "kind": "kv", "name": self.name, "keys": self.keys }),
+            preloads: self.cfg.preload,
+        })
     }
 
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
