@@ -344,6 +344,13 @@ fn the_server_on_one_host_and_the_load_from_two() {
         }
     }
     assert_eq!(runs, 4);
+    let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    assert!(
+        md.contains("## Hosts") && md.contains("## Load by client host"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(s.out().join("report.html")).unwrap();
+    assert!(html.contains("Load by client host"));
     // The same shape as a run here: a comparison of the two variants.
     assert_eq!(r["comparisons"].as_array().unwrap().len(), 1);
     // The built server was copied into db's store, named by its hash.

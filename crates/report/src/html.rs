@@ -97,6 +97,7 @@ pub fn render(r: &Results) -> String {
     sections.extend(latency(&x));
     sections.extend(over_time(&x));
     sections.extend(system(&x));
+    sections.extend(hosts(&x));
     sections.extend(memory(&x));
     sections.extend(counters(&x));
     sections.extend(instructions(&x));
@@ -1230,6 +1231,16 @@ fn layouts(x: &Ctx) -> Option<Section> {
     }
     b.push_str(&x.table(&t));
     Some(Section::new("layouts", "Layouts", "Code layouts".into(), b))
+}
+
+fn hosts(x: &Ctx) -> Option<Section> {
+    let facts = sections::hosts(x.r)?;
+    let mut b = x.table(&facts);
+    if let Some(t) = sections::client_hosts(x.r) {
+        b.push_str("<h3>Load by client host</h3>\n");
+        b.push_str(&x.table(&t));
+    }
+    Some(Section::new("hosts", "Hosts", "Hosts".into(), b))
 }
 
 fn memory(x: &Ctx) -> Option<Section> {

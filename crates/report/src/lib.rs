@@ -121,6 +121,10 @@ pub fn terminal(r: &Results, color: bool) -> String {
         s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
         s.push_str(&sw.table.plain());
     }
+    if let Some(t) = sections::client_hosts(r) {
+        s.push_str("\nload by client host (medians over valid runs)\n");
+        s.push_str(&t.plain());
+    }
     s.push_str(&tpcc::terminal(r));
     s.push_str(&sqlsuite::terminal(r));
     s

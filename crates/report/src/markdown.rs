@@ -52,6 +52,7 @@ pub fn render(r: &Results) -> String {
     crate::sqlsuite::markdown(&mut s, r);
     crate::why::instructions(&mut s, r);
     crate::why::system(&mut s, r);
+    crate::why::hosts(&mut s, r);
     crate::why::memory(&mut s, r);
     crate::why::counters(&mut s, r);
     crate::why::profiles(&mut s, r);

@@ -73,9 +73,20 @@ pub struct HostRecord {
 pub struct ClientRecord {
     pub host: String,
     pub connections: usize,
+    #[serde(default)]
+    pub ops: u64,
     pub ops_per_s: f64,
     pub client_cpu_s: f64,
     pub client_bound: bool,
+    /// The host's CPU over the measured window (its /proc sampler), percent.
+    #[serde(default)]
+    pub cpu_user_pct: f64,
+    #[serde(default)]
+    pub cpu_system_pct: f64,
+    #[serde(default)]
+    pub cpu_softirq_pct: f64,
+    #[serde(default)]
+    pub cpu_idle_pct: f64,
 }
 
 /// One cell's median ops/s over every recorded run of its experiment, oldest first, with

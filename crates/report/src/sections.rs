@@ -610,3 +610,85 @@ pub fn data_loads(r: &Results) -> Option<Table> {
     }
     (!t.is_empty()).then_some(t)
 }
+
+/// The other hosts (`[[host]]`): what each is and does.
+pub fn hosts(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "hosts",
+        &["host", "ssh", "roles", "cores#", "cpu", "kernel", "listen"],
+    )
+    .note("As each host described itself when bakeoff reached it over ssh. A server listening on another address than loopback is reachable from the host's network while the experiment runs.");
+    for h in &r.hosts {
+        t.push(vec![
+            h.name.clone().into(),
+            h.ssh.clone().into(),
+            h.roles.join(", ").into(),
+            h.cores.to_string().into(),
+            h.cpu_model.clone().into(),
+            h.kernel.clone().into(),
+            h.listen
+                .clone()
+                .unwrap_or_else(|| "127.0.0.1".into())
+                .into(),
+        ]);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// Cells loaded from several hosts: each host's share, medians over valid runs.
+pub fn client_hosts(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "client-hosts",
+        &[
+            "workload",
+            "conns#",
+            "variant",
+            "client host",
+            "its conns#",
+            "ops/s#",
+            "client CPU µs/op#",
+            "host CPU busy %#",
+            "client-bound runs#",
+        ],
+    )
+    .note("Each client host's part of the cell's runs, medians over valid runs: its connections, the ops/s it completed, its load engine's CPU per operation, and how busy its CPUs were over the measured window (100 - idle, from its /proc sampler). A client-bound host limits the cell's throughput: add hosts or connections elsewhere.");
+    for c in &r.cells {
+        let valid: Vec<&Run> = c.runs.iter().filter(|x| x.valid).collect();
+        let Some(first) = valid.iter().find(|x| !x.clients.is_empty()) else {
+            continue;
+        };
+        for (i, h) in first.clients.iter().enumerate() {
+            let parts: Vec<&crate::model::ClientRecord> =
+                valid.iter().filter_map(|x| x.clients.get(i)).collect();
+            let med = |f: &dyn Fn(&crate::model::ClientRecord) -> f64| {
+                median(parts.iter().map(|p| f(p)).collect())
+            };
+            let mut row = cell_key(c).to_vec();
+            row.extend([
+                h.host.clone().into(),
+                h.connections.to_string().into(),
+                ops(med(&|p| p.ops_per_s)).into(),
+                if parts.iter().all(|p| p.ops > 0) {
+                    fixed(med(&|p| p.client_cpu_s * 1e6 / p.ops as f64), 2)
+                } else {
+                    "-".into()
+                }
+                .into(),
+                if parts.iter().all(|p| p.cpu_idle_pct + p.cpu_user_pct > 0.0) {
+                    fixed(med(&|p| 100.0 - p.cpu_idle_pct), 1)
+                } else {
+                    "-".into()
+                }
+                .into(),
+                parts
+                    .iter()
+                    .filter(|p| p.client_bound)
+                    .count()
+                    .to_string()
+                    .into(),
+            ]);
+            t.push(row);
+        }
+    }
+    (!t.is_empty()).then_some(t)
+}

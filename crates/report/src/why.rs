@@ -51,6 +51,20 @@ pub fn system(s: &mut String, r: &Results) {
     }
 }
 
+/// The other hosts, and each client host's share of the cells loaded from several.
+pub fn hosts(s: &mut String, r: &Results) {
+    if let Some(t) = sections::hosts(r) {
+        let _ = writeln!(s, "## Hosts\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
+    }
+    if let Some(t) = sections::client_hosts(r) {
+        let _ = writeln!(s, "## Load by client host\n");
+        s.push_str(&t.markdown_with_notes());
+        s.push('\n');
+    }
+}
+
 /// Redis cells: INFO memory at the window's start and the run's end.
 pub fn memory(s: &mut String, r: &Results) {
     if let Some(t) = sections::memory(r) {

@@ -242,6 +242,7 @@ impl Context<'_> {
                 server.addr,
                 slot.connections,
                 &self.phases(),
+                self.probes.interval,
                 self.seed(slot),
                 hooks,
                 &self.cancel,

@@ -100,6 +100,8 @@ pub struct LoadSpec {
     pub start_at_ms: Option<f64>,
     /// Send `measure_started` and `measure_ended` events at the window's edges.
     pub events: bool,
+    /// The host's /proc sampler interval over the measured window.
+    pub interval_ms: u64,
 }
 
 impl LoadSpec {
@@ -128,6 +130,8 @@ impl LoadSpec {
 pub struct Loaded {
     pub rec: RunRecord,
     pub hdr_log: String,
+    /// The load host's CPU over the window.
+    pub system: Option<bakeoff_probe::sampler::Summary>,
 }
 
 /// The agent and its host.

@@ -9,6 +9,7 @@ use super::protocol::{
     VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
+use bakeoff_probe::sampler::{Sampler, Summary};
 use bakeoff_sandbox::{Sandbox, SandboxSpec};
 use bakeoff_workloads::{RunContext, Server};
 use std::collections::BTreeMap;
@@ -87,7 +88,7 @@ struct Agent {
     servers: BTreeMap<u64, Sandbox>,
     next: u64,
     cancel: Arc<AtomicBool>,
-    sampler: Option<bakeoff_probe::sampler::Sampler>,
+    sampler: Option<Sampler>,
 }
 
 fn json<T: serde::Serialize>(v: T) -> Result<serde_json::Value, String> {
@@ -120,10 +121,7 @@ impl Agent {
                     let u = w.usage();
                     (u.cpu_s, u.rss_kib)
                 });
-                self.sampler = Some(bakeoff_probe::sampler::Sampler::start(
-                    server,
-                    Duration::from_millis(interval_ms),
-                ));
+                self.sampler = Some(Sampler::start(server, Duration::from_millis(interval_ms)));
                 json(())
             }
             Request::SamplerStop => {
@@ -250,6 +248,9 @@ impl Agent {
         let hooks = Events {
             out: out.clone(),
             on: spec.events,
+            interval: Duration::from_millis(spec.interval_ms.max(10)),
+            sampler: Mutex::new(None),
+            summary: Mutex::new(None),
         };
         let live = Arc::new(Live::default());
         let ctx = RunContext {
@@ -265,22 +266,30 @@ impl Agent {
         };
         let outcome = workload.run(&ctx)?;
         let hdr_log = outcome.rec.hdr_log.clone();
+        let system = hooks.summary.lock().ok().and_then(|mut s| s.take());
         json(Loaded {
             rec: outcome.rec,
             hdr_log,
+            system,
         })
     }
 }
 
 /// The window's edges, sent to bakeoff as they happen (its probes on the server's host
-/// start and stop there).
+/// start and stop there), with this host's /proc sampler over the window.
 struct Events {
     out: Out,
     on: bool,
+    interval: Duration,
+    sampler: Mutex<Option<Sampler>>,
+    summary: Mutex<Option<Summary>>,
 }
 
 impl PhaseHooks for Events {
     fn measure_started(&self) {
+        if let Ok(mut s) = self.sampler.lock() {
+            *s = Some(Sampler::start(Box::new(|| (0.0, 0)), self.interval));
+        }
         if self.on {
             send(&self.out, &Reply::Event(Event::MeasureStarted));
         }
@@ -289,6 +298,10 @@ impl PhaseHooks for Events {
     fn measure_ended(&self) {
         if self.on {
             send(&self.out, &Reply::Event(Event::MeasureEnded));
+        }
+        let stopped = self.sampler.lock().ok().and_then(|mut s| s.take());
+        if let (Some(s), Ok(mut out)) = (stopped, self.summary.lock()) {
+            *out = Some(s.stop().1);
         }
     }
 }

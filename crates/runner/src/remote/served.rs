@@ -253,6 +253,7 @@ impl Hosts {
         server: SocketAddr,
         connections: usize,
         phases: &bakeoff_engine::Phases,
+        interval: Duration,
         seed: u64,
         hooks: &dyn PhaseHooks,
         cancel: &AtomicBool,
@@ -278,6 +279,7 @@ impl Hosts {
             preload_only: true,
             start_at_ms: None,
             events: false,
+            interval_ms: interval.as_millis() as u64,
         };
         spec.set_phases(phases);
         let lost = |host: &str, e: CallError| format!("the load on host {host} failed: {e}");
@@ -349,12 +351,18 @@ impl Hosts {
         for (r, (host, c)) in results.into_iter().zip(&shares) {
             let mut got = r?;
             got.rec.hdr_log = got.hdr_log;
+            let sys = got.system.unwrap_or_default();
             per_host.push(ClientRecord {
                 host: host.clone(),
                 connections: *c,
+                ops: got.rec.ops,
                 ops_per_s: got.rec.ops_per_s,
                 client_cpu_s: got.rec.client_cpu_s,
                 client_bound: got.rec.client_bound,
+                cpu_user_pct: sys.cpu_user_pct,
+                cpu_system_pct: sys.cpu_system_pct,
+                cpu_softirq_pct: sys.cpu_softirq_pct,
+                cpu_idle_pct: sys.cpu_idle_pct,
             });
             records.push(got.rec);
         }
