@@ -502,3 +502,27 @@ fn a_binary_that_does_not_run_there_fails_its_variant() {
     assert!(why.contains("does not start on host db"), "{why}");
     assert_eq!(r["variants"][0]["status"], "ok");
 }
+
+#[test]
+fn redis_on_a_host_keeps_its_memory_figures() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let text = format!(
+        "name = \"redis-there\"\n[target]\nkind = \"redis\"\nhost = \"db\"\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/redis-server\"\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 1000\nmix = {{ get = 8, set = 2 }}\nclients = [\"db\"]\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"500ms\"\n{}",
+        db.host("db", &s.path().join("hosts"), None)
+    );
+    let f = s.write("redis.toml", &text);
+    let out = s.run_cmd(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
+    let run = &r["cells"][0]["runs"][0];
+    assert_eq!(run["valid"], true, "{run}");
+    assert_eq!(run["server_host"], "db");
+    // INFO memory, taken by the load's host, reached the run's record here.
+    assert!(run["memory"]["used_memory"].as_u64().unwrap() > 0, "{run}");
+    assert!(
+        run["memory_at_start"]["used_memory"].as_u64().unwrap() > 0,
+        "{run}"
+    );
+}

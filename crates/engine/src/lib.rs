@@ -54,7 +54,8 @@ pub enum Phase {
 }
 
 impl Phase {
-    fn from_u8(v: u8) -> Phase {
+    /// The phase `p as u8` names (anything past the last is `Done`).
+    pub fn from_u8(v: u8) -> Phase {
         match v {
             0 => Phase::Connect,
             1 => Phase::Preload,

@@ -245,6 +245,7 @@ impl Context<'_> {
                 self.probes.interval,
                 self.seed(slot),
                 hooks,
+                live,
                 &self.cancel,
             );
         }

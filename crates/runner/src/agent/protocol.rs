@@ -132,6 +132,44 @@ pub struct Loaded {
     pub hdr_log: String,
     /// The load host's CPU over the window.
     pub system: Option<bakeoff_probe::sampler::Summary>,
+    /// The run-record fields the workload itself set (Redis's INFO memory), as JSON.
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The fields of a run record that `extra` set, as a JSON object (what a workload adds to
+/// its runs, carried from an agent).
+pub fn extra_fields(
+    extra: Box<dyn FnOnce(&mut bakeoff_report::model::Run) + Send>,
+) -> serde_json::Map<String, serde_json::Value> {
+    use bakeoff_report::model::Run;
+    let mut run = Run::default();
+    extra(&mut run);
+    let (Ok(serde_json::Value::Object(got)), Ok(serde_json::Value::Object(base))) = (
+        serde_json::to_value(&run),
+        serde_json::to_value(Run::default()),
+    ) else {
+        return serde_json::Map::new();
+    };
+    got.into_iter()
+        .filter(|(k, v)| base.get(k) != Some(v))
+        .collect()
+}
+
+/// Sets `fields` on `run` (what [`extra_fields`] carried).
+pub fn apply_fields(
+    run: &mut bakeoff_report::model::Run,
+    fields: serde_json::Map<String, serde_json::Value>,
+) {
+    if fields.is_empty() {
+        return;
+    }
+    if let Ok(serde_json::Value::Object(mut all)) = serde_json::to_value(&*run) {
+        all.extend(fields);
+        if let Ok(r) = serde_json::from_value(serde_json::Value::Object(all)) {
+            *run = r;
+        }
+    }
 }
 
 /// The agent and its host.
@@ -151,11 +189,16 @@ pub enum Reply {
 }
 
 /// What happens during a load, as it happens.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
     MeasureStarted,
     MeasureEnded,
+    /// Twice a second: the phase (`Phase as u8`) and the measured operations so far.
+    Progress {
+        phase: u8,
+        ops: u64,
+    },
 }
 
 /// This machine's clock, Unix ms.
@@ -163,4 +206,40 @@ pub fn now_ms() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_report::model::{MemoryRecord, Run};
+
+    #[test]
+    fn what_a_workload_adds_to_a_run_travels_and_lands() {
+        let fields = extra_fields(Box::new(|r: &mut Run| {
+            r.memory = Some(MemoryRecord {
+                used_memory: 1234,
+                ..MemoryRecord::default()
+            });
+        }));
+        // Only what the workload set travels.
+        assert_eq!(fields.keys().collect::<Vec<_>>(), ["memory"]);
+        let mut run = Run {
+            ops: 7,
+            ..Run::default()
+        };
+        apply_fields(&mut run, fields);
+        assert_eq!(run.memory.unwrap().used_memory, 1234);
+        assert_eq!(run.ops, 7);
+    }
+
+    #[test]
+    fn requests_read_back_as_sent() {
+        let line = serde_json::to_string(&Request::Usage { id: 3 }).unwrap();
+        assert_eq!(line, r#"{"op":"usage","id":3}"#);
+        let back: Request = serde_json::from_str(&line).unwrap();
+        assert!(matches!(back, Request::Usage { id: 3 }));
+        let reply =
+            serde_json::to_string(&Reply::Event(Event::Progress { phase: 3, ops: 9 })).unwrap();
+        assert_eq!(reply, r#"{"event":{"progress":{"phase":3,"ops":9}}}"#);
+    }
 }

@@ -264,13 +264,30 @@ impl Agent {
             live: &live,
             cancel: &self.cancel,
         };
-        let outcome = workload.run(&ctx)?;
+        let running = AtomicBool::new(true);
+        let outcome = std::thread::scope(|scope| {
+            // Progress for bakeoff's display, twice a second, until the run is over.
+            scope.spawn(|| {
+                while running.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(500));
+                    let p = Event::Progress {
+                        phase: live.phase() as u8,
+                        ops: live.measured_ops(),
+                    };
+                    send(out, &Reply::Event(p));
+                }
+            });
+            let r = workload.run(&ctx);
+            running.store(false, Ordering::SeqCst);
+            r
+        })?;
         let hdr_log = outcome.rec.hdr_log.clone();
         let system = hooks.summary.lock().ok().and_then(|mut s| s.take());
         json(Loaded {
             rec: outcome.rec,
             hdr_log,
             system,
+            extra: super::protocol::extra_fields(outcome.extra),
         })
     }
 }

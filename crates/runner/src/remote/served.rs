@@ -9,7 +9,7 @@ use crate::agent::protocol::{self, Event, LoadSpec, Request, ServerSpec, Started
 use crate::probes::{RemoteProbes, ServerWatch};
 use crate::variants::ReadyVariant;
 use crate::Observer;
-use bakeoff_engine::PhaseHooks;
+use bakeoff_engine::{Live, Phase, PhaseHooks};
 use bakeoff_plan::Loaded;
 use bakeoff_probe::sampler::{Sample, Summary};
 use bakeoff_report::model::{ClientRecord, Results};
@@ -256,6 +256,7 @@ impl Hosts {
         interval: Duration,
         seed: u64,
         hooks: &dyn PhaseHooks,
+        live: &Live,
         cancel: &AtomicBool,
     ) -> Result<Outcome, String> {
         let n = clients.len().min(connections).max(1);
@@ -298,6 +299,7 @@ impl Hosts {
             offsets.push(self.offset(host).map_err(|e| lost(host, e))?);
         }
         let start = protocol::now_ms() + START_AHEAD_MS;
+        let progress = Progress::new(shares.len(), live);
         let done = AtomicBool::new(false);
         let results: Vec<Result<protocol::Loaded, String>> = std::thread::scope(|scope| {
             let watch = scope.spawn(|| {
@@ -320,10 +322,12 @@ impl Hosts {
                     s.seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     s.start_at_ms = Some(start + offsets[i]);
                     s.events = i == 0;
+                    let progress = &progress;
                     scope.spawn(move || {
                         let mut on_event = |e: Event| match e {
                             Event::MeasureStarted => hooks.measure_started(),
                             Event::MeasureEnded => hooks.measure_ended(),
+                            Event::Progress { phase, ops } => progress.update(i, phase, ops),
                         };
                         self.call_as::<protocol::Loaded>(
                             host,
@@ -348,8 +352,12 @@ impl Hosts {
         });
         let mut records = Vec::new();
         let mut per_host = Vec::new();
+        let mut extra = None;
         for (r, (host, c)) in results.into_iter().zip(&shares) {
             let mut got = r?;
+            // What the workload adds to a run comes from the first host (the same server
+            // seen from every host).
+            extra.get_or_insert(std::mem::take(&mut got.extra));
             got.rec.hdr_log = got.hdr_log;
             let sys = got.system.unwrap_or_default();
             per_host.push(ClientRecord {
@@ -369,7 +377,10 @@ impl Hosts {
         let merged = bakeoff_engine::merge_records(&records);
         Ok(Outcome {
             rec: merged,
-            extra: Box::new(move |run| run.clients = per_host),
+            extra: Box::new(move |run| {
+                protocol::apply_fields(run, extra.unwrap_or_default());
+                run.clients = per_host;
+            }),
         })
     }
 
@@ -448,5 +459,41 @@ impl RemoteProbes for Watched {
 
     fn stop_sampler(&self) -> Result<(Vec<Sample>, Summary), String> {
         self.ask(&Request::SamplerStop)
+    }
+}
+
+/// The hosts' progress events, summed into the run's live figures for the display.
+struct Progress<'a> {
+    live: &'a Live,
+    per_host: std::sync::Mutex<Vec<(u8, u64)>>,
+    measuring_since: std::sync::OnceLock<std::time::Instant>,
+}
+
+impl<'a> Progress<'a> {
+    fn new(hosts: usize, live: &'a Live) -> Self {
+        Progress {
+            live,
+            per_host: std::sync::Mutex::new(vec![(0, 0); hosts]),
+            measuring_since: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn update(&self, host: usize, phase: u8, ops: u64) {
+        let Ok(mut all) = self.per_host.lock() else {
+            return;
+        };
+        if let Some(slot) = all.get_mut(host) {
+            *slot = (phase, ops);
+        }
+        // The run is in the earliest phase any host is in.
+        let phase = Phase::from_u8(all.iter().map(|x| x.0).min().unwrap_or(0));
+        self.live.set_phase(phase);
+        if phase == Phase::Measure {
+            let since = self.measuring_since.get_or_init(std::time::Instant::now);
+            self.live.set_measure_start(1);
+            let total: u64 = all.iter().map(|x| x.1).sum();
+            self.live
+                .set_progress(total, 1 + since.elapsed().as_nanos() as u64);
+        }
     }
 }
