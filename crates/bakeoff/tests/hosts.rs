@@ -526,3 +526,87 @@ fn redis_on_a_host_keeps_its_memory_figures() {
         "{run}"
     );
 }
+
+#[test]
+fn variants_built_on_the_servers_host() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    // The host's cache outlives the test (like the shared build cache here), so a second
+    // run of the suite does not build again.
+    let work = common::cache_dir().join("hosts-e2e");
+    let text = format!(
+        r#"name = "built-there"
+[target]
+kind = "memcached"
+source = {{ debian = "memcached" }}
+host = "db"
+build_on = "host"
+
+[[variant]]
+name = "gcc-O2"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "installed"
+binary = "/usr/bin/memcached"
+
+[[workload]]
+kind = "kv"
+connections = [2]
+keys = 500
+clients = ["db"]
+
+[plan]
+repetitions = 1
+warmup = "100ms"
+duration = "300ms"
+
+{}"#,
+        db.host("db", &work, None)
+    );
+    let f = s.write("built-there.toml", &text);
+    let out = s.run_cmd(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
+    let v = &r["variants"][0];
+    assert_eq!(v["status"], "ok", "{v}");
+    // The binary is the host's, in its own cache.
+    let binary = v["binary"].as_str().unwrap();
+    assert!(
+        binary.starts_with(&work.join("db/cache").display().to_string()),
+        "{binary}"
+    );
+    let log = std::fs::read_to_string(s.out().join("logs/build-gcc-O2.log")).unwrap();
+    assert!(
+        log.starts_with("# built on host db from debian memcached"),
+        "{log}"
+    );
+    for cell in r["cells"].as_array().unwrap() {
+        for run in cell["runs"].as_array().unwrap() {
+            assert_eq!(run["valid"], true, "{run}");
+        }
+    }
+
+    // What the host cannot build from, or what needs this machine: one line, exit 2.
+    for (name, change, want) in [
+        ("nohost", ("host = \"db\"\n", ""), "set [target] host too"),
+        (
+            "pgo",
+            (
+                "cflags = \"-O2\"\n",
+                "cflags = \"-O2\"\npgo = { workload = \"kv\" }\n",
+            ),
+            "PGO trains on this machine",
+        ),
+    ] {
+        let bad = s.write(
+            &format!("{name}.toml"),
+            &text.replacen(change.0, change.1, 1),
+        );
+        let (code, _, err) = bakeoff(&["check"], &bad);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}

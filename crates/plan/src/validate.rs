@@ -75,15 +75,61 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
     check_placement(l, e)
 }
 
-/// What can run on another host today, and whether the load can reach the server.
-fn check_placement(l: &Loaded, e: &Experiment) -> Check {
-    if e.target.build_on == Some(BuildOn::Host) {
+/// `build_on = "host"`: what the host can build from (a source it fetches itself, no
+/// files of this machine) and what needs this machine (training runs, layouts).
+fn check_build_on_host(l: &Loaded, e: &Experiment, served_there: bool) -> Check {
+    let at = key!["target", "build_on"];
+    if !served_there {
         return Err(l.error_at(
-            &key!["target", "build_on"],
-            "building on the server's host is not built yet: use build_on = \"local\" (built here, copied there)",
+            &at,
+            "build_on = \"host\" builds on the server's host: set [target] host too",
         ));
     }
+    if let Some(s) = &e.target.source {
+        let local = s.path.is_some()
+            || s.tarball.as_deref().is_some_and(|t| !t.contains("://"))
+            || s.git
+                .as_deref()
+                .is_some_and(|g| !g.contains("://") && !g.contains('@'));
+        if local {
+            return Err(l.error_at(
+                &key!["target", "source"],
+                "with build_on = \"host\" the host fetches the source itself: use debian, a tarball URL or a git URL, not a path on this machine",
+            ));
+        }
+    }
+    if e.plan.layouts > 1 {
+        return Err(l.error_at(
+            &key!["plan", "layouts"],
+            "layouts are built here: remove build_on = \"host\" or layouts",
+        ));
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        let here = [
+            (
+                !v.patches.is_empty(),
+                "patches",
+                "patch files are on this machine",
+            ),
+            (v.pgo.is_some(), "pgo", "PGO trains on this machine"),
+            (v.bolt.is_some(), "bolt", "BOLT trains on this machine"),
+        ];
+        if let Some((_, k, why)) = here.into_iter().find(|(on, _, _)| *on) {
+            return Err(l.error_at(
+                &key!["variant", i, k],
+                format!("{why}: with build_on = \"host\" remove it, or build here (build_on = \"local\")"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What can run on another host today, and whether the load can reach the server.
+fn check_placement(l: &Loaded, e: &Experiment) -> Check {
     let server = e.target.host.as_deref();
+    if e.target.build_on == Some(BuildOn::Host) {
+        check_build_on_host(l, e, server.is_some())?;
+    }
     if server.is_some() && !matches!(e.target.kind, TargetKind::Memcached | TargetKind::Redis) {
         return Err(l.error_at(
             &key!["target", "host"],

@@ -126,7 +126,15 @@ pub fn verify_experiment(
     }
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
-    let mut variants = variants::variants(loaded, opts, &configs, &folder, observer, &mut results)?;
+    let mut variants = variants::variants(
+        loaded,
+        opts,
+        &configs,
+        &folder,
+        observer,
+        &mut results,
+        &remote::Hosts::default(),
+    )?;
     let configs = checks::measured(loaded, configs);
     let store = datadirs::prepare(
         loaded,
@@ -185,7 +193,15 @@ pub fn run_experiment(
         ));
     }
     write_results(&folder, &results)?;
-    let mut variants = variants::variants(loaded, opts, &configs, &folder, observer, &mut results)?;
+    let mut variants = variants::variants(
+        loaded,
+        opts,
+        &configs,
+        &folder,
+        observer,
+        &mut results,
+        &hosts,
+    )?;
     // Training-only workloads served the builds; the rest of the experiment measures.
     let configs = checks::measured(loaded, configs);
     write_results(&folder, &results)?;

@@ -4,9 +4,10 @@
 
 use crate::checks::Workloads;
 use crate::folder::{safe_name, Folder};
+use crate::remote::Hosts;
 use crate::{Observer, Options, RunError};
 use bakeoff_build::{self as build, BuildInfo, BuildSpec, Cache, SourceSpec};
-use bakeoff_plan::{key, Loaded, Variant};
+use bakeoff_plan::{key, BuildOn, Loaded, Variant};
 use bakeoff_report::model::{BuildRecord, LayoutRecord, Results, SourceRecord, VariantRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -62,9 +63,21 @@ pub fn variants(
     folder: &Folder,
     observer: &dyn Observer,
     results: &mut Results,
+    remote: &Hosts,
 ) -> Result<Vec<ReadyVariant>, RunError> {
     let e = &l.experiment;
     let cache = Cache::new(&opts.cache_root);
+    let b = Builder {
+        l,
+        opts,
+        workloads,
+        cache: &cache,
+        folder,
+        observer,
+        remote: (e.target.build_on == Some(BuildOn::Host))
+            .then_some(remote)
+            .filter(|r| r.server.is_some()),
+    };
     let builds = e.variants.iter().filter(|v| v.is_build()).count();
     let tree = match (&e.target.source, builds) {
         (Some(spec), n) if n > 0 => {
@@ -92,16 +105,12 @@ pub fn variants(
         args.extend(v.args.iter().cloned());
         let outcome = match (&tree, &v.binary, &v.rev) {
             (_, Some(b), _) => describe_binary(&l.resolve(b)),
-            (Some(t), None, None) => {
-                build_variant(l, opts, workloads, v, t, &cache, folder, observer)
-            }
+            (Some(t), None, None) => b.variant(v, t),
             (Some(_), None, Some(rev)) => match own_revision(l, rev, &cache) {
-                Ok(t) => build_variant(l, opts, workloads, v, &t, &cache, folder, observer).map(
-                    |(p, mut b)| {
-                        b.source = Some(t.description.clone());
-                        (p, b)
-                    },
-                ),
+                Ok(t) => b.variant(v, &t).map(|(p, mut b)| {
+                    b.source = Some(t.description.clone());
+                    (p, b)
+                }),
                 Err(e) => Err(e),
             },
             (None, None, _) => Err("no source to build from".to_string()),
@@ -257,177 +266,211 @@ fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
 type Built = (Vec<LayoutBinary>, BuildRecord);
 
 #[allow(clippy::too_many_arguments)]
-fn build_variant(
-    l: &Loaded,
-    opts: &Options,
-    workloads: &Workloads,
-    v: &Variant,
-    tree: &build::SourceTree,
-    cache: &Cache,
-    folder: &Folder,
-    observer: &dyn Observer,
-) -> Result<Built, String> {
-    observer.build_started(&v.name);
-    let result = build_layouts(l, opts, workloads, v, tree, cache, folder, observer);
-    observer.build_finished(
-        &v.name,
-        result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()),
-    );
-    result
+/// What building a variant needs besides the variant: the experiment, the caches, the
+/// results folder (build logs), the display, and the server's host when variants are
+/// built there (`[target] build_on = "host"`).
+struct Builder<'a> {
+    l: &'a Loaded,
+    opts: &'a Options,
+    workloads: &'a Workloads,
+    cache: &'a Cache,
+    folder: &'a Folder,
+    observer: &'a dyn Observer,
+    remote: Option<&'a Hosts>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build_layouts(
-    l: &Loaded,
-    opts: &Options,
-    workloads: &Workloads,
-    v: &Variant,
-    tree: &build::SourceTree,
-    cache: &Cache,
-    folder: &Folder,
-    observer: &dyn Observer,
-) -> Result<Built, String> {
-    let (cflags, ldflags) = with_sanitizers(v);
-    let mut spec = BuildSpec {
-        variant: v.name.clone(),
-        compiler: v.compiler_or_default().to_string(),
-        cflags,
-        ldflags,
-        configure_args: v.configure_args.clone(),
-        make_args: v.make_args.clone(),
-        patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
-        env: v.env.clone(),
-        recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
-        lto: v.lto,
-        profile: None,
-        layout_seed: None,
-    };
-    let mut trained = None;
-    if v.pgo.is_some() {
-        // One training for every layout: the profile is keyed by function, not address.
-        let t = crate::training::train(l, opts, v, tree, &spec, cache, workloads)
-            .map_err(|e| format!("pgo: {e}"))?;
-        spec.profile = Some(t.profile);
-        trained = Some(t.note);
+impl Builder<'_> {
+    /// Builds `v` from `tree`, its start and end shown.
+    fn variant(&self, v: &Variant, tree: &build::SourceTree) -> Result<Built, String> {
+        self.observer.build_started(&v.name);
+        let result = self.layouts(v, tree);
+        self.observer.build_finished(
+            &v.name,
+            result.as_ref().map(|(_, r)| r).map_err(|e| e.as_str()),
+        );
+        result
     }
-    if v.bolt.is_some() {
-        // BOLT rewrites the linked binary: it needs the relocations, and lays out hot and
-        // cold code itself (gcc's own hot/cold split limits it).
-        spec.ldflags = format!("{} -Wl,--emit-relocs", spec.ldflags)
-            .trim()
-            .to_string();
-        if matches!(
-            build::lto::family(&spec.compiler),
-            Some(build::lto::Family::Gcc(_))
-        ) {
-            spec.cflags = format!("{} -fno-reorder-blocks-and-partition", spec.cflags)
+
+    /// Builds `v` once per code layout (`[plan] layouts`), trained first when it asks for
+    /// PGO.
+    fn layouts(&self, v: &Variant, tree: &build::SourceTree) -> Result<Built, String> {
+        let (l, folder) = (self.l, self.folder);
+        let (cflags, ldflags) = with_sanitizers(v);
+        let mut spec = BuildSpec {
+            variant: v.name.clone(),
+            compiler: v.compiler_or_default().to_string(),
+            cflags,
+            ldflags,
+            configure_args: v.configure_args.clone(),
+            make_args: v.make_args.clone(),
+            patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
+            env: v.env.clone(),
+            recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
+            lto: v.lto,
+            profile: None,
+            layout_seed: None,
+        };
+        let mut trained = None;
+        if v.pgo.is_some() {
+            // One training for every layout: the profile is keyed by function, not address.
+            let t =
+                crate::training::train(l, self.opts, v, tree, &spec, self.cache, self.workloads)
+                    .map_err(|e| format!("pgo: {e}"))?;
+            spec.profile = Some(t.profile);
+            trained = Some(t.note);
+        }
+        if v.bolt.is_some() {
+            // BOLT rewrites the linked binary: it needs the relocations, and lays out hot and
+            // cold code itself (gcc's own hot/cold split limits it).
+            spec.ldflags = format!("{} -Wl,--emit-relocs", spec.ldflags)
                 .trim()
                 .to_string();
+            if matches!(
+                build::lto::family(&spec.compiler),
+                Some(build::lto::Family::Gcc(_))
+            ) {
+                spec.cflags = format!("{} -fno-reorder-blocks-and-partition", spec.cflags)
+                    .trim()
+                    .to_string();
+            }
         }
-    }
-    let count = l.experiment.plan.layouts;
-    let seeds: Vec<Option<u64>> = if count > 1 {
-        build::layout::seeds(l.experiment.plan.seed, count)
-            .into_iter()
-            .map(Some)
-            .collect()
-    } else {
-        vec![None]
-    };
-    let mut binaries = Vec::new();
-    let mut first: Option<BuildRecord> = None;
-    for (i, seed) in seeds.iter().enumerate() {
-        if let Some(s) = seed {
-            observer.notice(&format!(
-                "{}: layout {} of {count} (seed {s})",
-                v.name,
-                i + 1
-            ));
-        }
-        spec.layout_seed = *seed;
-        let log_name = match i {
-            0 => format!("logs/build-{}.log", safe_name(&v.name)),
-            _ => format!("logs/build-{}-layout-{}.log", safe_name(&v.name), i + 1),
+        let count = l.experiment.plan.layouts;
+        let seeds: Vec<Option<u64>> = if count > 1 {
+            build::layout::seeds(l.experiment.plan.seed, count)
+                .into_iter()
+                .map(Some)
+                .collect()
+        } else {
+            vec![None]
         };
-        let (b, note) = build_one(l, opts, workloads, v, &spec, tree, cache, folder, &log_name)?;
-        if let Some(twin) = binaries
-            .iter()
-            .position(|x: &LayoutBinary| x.sha256 == b.binary_sha256)
-        {
-            return Err(format!(
-                "layouts {} and {} built the same binary: the build did not take the linker's flags (LDFLAGS); layouts need a build that links with them",
-                twin + 1,
-                i + 1
-            ));
-        }
-        binaries.push(LayoutBinary {
-            seed: *seed,
-            binary: b.binary.clone(),
-            sha256: b.binary_sha256.clone(),
-        });
-        if first.is_none() {
-            first = Some(BuildRecord {
-                kind: "build".into(),
-                compiler: b.compiler.clone(),
-                compiler_version: b.compiler_version.clone(),
-                cflags: b.cflags.clone(),
-                ldflags: b.ldflags.clone(),
-                configure_args: v.configure_args.clone(),
-                make_args: v.make_args.clone(),
-                patches: v.patches.iter().map(|p| p.display().to_string()).collect(),
-                binary_sha256: b.binary_sha256.clone(),
-                binary_bytes: b.binary_bytes,
-                seconds: b.seconds,
-                cached: b.cached,
-                log: folder.path.join(&log_name).exists().then_some(log_name),
-                source: None,
-                profile: note.or(trained.clone()),
+        let mut binaries = Vec::new();
+        let mut first: Option<BuildRecord> = None;
+        for (i, seed) in seeds.iter().enumerate() {
+            if let Some(s) = seed {
+                self.observer.notice(&format!(
+                    "{}: layout {} of {count} (seed {s})",
+                    v.name,
+                    i + 1
+                ));
+            }
+            spec.layout_seed = *seed;
+            let log_name = match i {
+                0 => format!("logs/build-{}.log", safe_name(&v.name)),
+                _ => format!("logs/build-{}-layout-{}.log", safe_name(&v.name), i + 1),
+            };
+            let (b, note) = self.one(v, &spec, tree, &log_name)?;
+            if let Some(twin) = binaries
+                .iter()
+                .position(|x: &LayoutBinary| x.sha256 == b.binary_sha256)
+            {
+                return Err(format!(
+                    "layouts {} and {} built the same binary: the build did not take the linker's flags (LDFLAGS); layouts need a build that links with them",
+                    twin + 1,
+                    i + 1
+                ));
+            }
+            binaries.push(LayoutBinary {
+                seed: *seed,
+                binary: b.binary.clone(),
+                sha256: b.binary_sha256.clone(),
             });
+            if first.is_none() {
+                first = Some(BuildRecord {
+                    kind: "build".into(),
+                    compiler: b.compiler.clone(),
+                    compiler_version: b.compiler_version.clone(),
+                    cflags: b.cflags.clone(),
+                    ldflags: b.ldflags.clone(),
+                    configure_args: v.configure_args.clone(),
+                    make_args: v.make_args.clone(),
+                    patches: v.patches.iter().map(|p| p.display().to_string()).collect(),
+                    binary_sha256: b.binary_sha256.clone(),
+                    binary_bytes: b.binary_bytes,
+                    seconds: b.seconds,
+                    cached: b.cached,
+                    log: folder.path.join(&log_name).exists().then_some(log_name),
+                    source: None,
+                    profile: note.or(trained.clone()),
+                });
+            }
         }
+        let record = first.ok_or_else(|| "no layout was built".to_string())?;
+        Ok((binaries, record))
     }
-    let record = first.ok_or_else(|| "no layout was built".to_string())?;
-    Ok((binaries, record))
-}
 
-/// One build of the spec (BOLTed when the variant asks), its log kept in the results
-/// folder under `log_name`; with the BOLT training's note.
-#[allow(clippy::too_many_arguments)]
-fn build_one(
-    l: &Loaded,
-    opts: &Options,
-    workloads: &Workloads,
-    v: &Variant,
-    spec: &BuildSpec,
-    tree: &build::SourceTree,
-    cache: &Cache,
-    folder: &Folder,
-    log_name: &str,
-) -> Result<(BuildInfo, Option<String>), String> {
-    let built = build::build(tree, spec, cache);
-    // The build log goes into the results folder, so the folder explains itself.
-    let log = match &built {
-        Ok(b) => Some(b.log.clone()),
-        Err(e) => e.log().map(|p| p.to_path_buf()),
-    };
-    if let Some(src) = log {
-        let _ = std::fs::copy(&src, folder.path.join(log_name));
+    /// One build of the spec (BOLTed when the variant asks), its log kept in the results
+    /// folder under `log_name`; with the BOLT training's note.
+    fn one(
+        &self,
+        v: &Variant,
+        spec: &BuildSpec,
+        tree: &build::SourceTree,
+        log_name: &str,
+    ) -> Result<(BuildInfo, Option<String>), String> {
+        let built = match self.remote {
+            Some(r) => return self.on_host(r, v, spec, log_name),
+            None => build::build(tree, spec, self.cache),
+        };
+        // The build log goes into the results folder, so the folder explains itself.
+        let log = match &built {
+            Ok(b) => Some(b.log.clone()),
+            Err(e) => e.log().map(|p| p.to_path_buf()),
+        };
+        if let Some(src) = log {
+            let _ = std::fs::copy(&src, self.folder.path.join(log_name));
+        }
+        let b = built.map_err(|e| with_tail(&e.to_string(), e.tail()))?;
+        if v.bolt.is_none() {
+            return Ok((b, None));
+        }
+        let (path, note) =
+            crate::training::bolt(self.l, self.opts, v, &b, self.cache, self.workloads)
+                .map_err(|e| format!("bolt: {e}"))?;
+        let (bytes, sha) = build::describe_binary(&path).map_err(|e| e.to_string())?;
+        Ok((
+            BuildInfo {
+                binary: path,
+                binary_bytes: bytes,
+                binary_sha256: sha,
+                ..b
+            },
+            Some(note),
+        ))
     }
-    let b = built.map_err(|e| with_tail(&e.to_string(), e.tail()))?;
-    if v.bolt.is_none() {
-        return Ok((b, None));
+
+    /// One build on the server's host, from the source as that host fetches it; its log
+    /// comes back into the results folder.
+    fn on_host(
+        &self,
+        remote: &Hosts,
+        v: &Variant,
+        spec: &BuildSpec,
+        log_name: &str,
+    ) -> Result<(BuildInfo, Option<String>), String> {
+        let source = self
+            .l
+            .experiment
+            .target
+            .source
+            .as_ref()
+            .map(|s| source_spec(self.l, s))
+            .ok_or("no source to build from")?;
+        let source = match (&v.rev, source) {
+            (Some(rev), SourceSpec::Git { url, .. }) => SourceSpec::Git {
+                url,
+                rev: rev.clone(),
+            },
+            (_, s) => s,
+        };
+        self.observer.notice(&format!(
+            "{}: building on host {}",
+            v.name,
+            remote.server.as_deref().unwrap_or("?")
+        ));
+        let (info, log) = remote.build(&source, spec)?;
+        let _ = std::fs::write(self.folder.path.join(log_name), log);
+        Ok((info, None))
     }
-    let (path, note) = crate::training::bolt(l, opts, v, &b, cache, workloads)
-        .map_err(|e| format!("bolt: {e}"))?;
-    let (bytes, sha) = build::describe_binary(&path).map_err(|e| e.to_string())?;
-    Ok((
-        BuildInfo {
-            binary: path,
-            binary_bytes: bytes,
-            binary_sha256: sha,
-            ..b
-        },
-        Some(note),
-    ))
 }
 
 fn describe_binary(path: &std::path::Path) -> Result<Built, String> {

@@ -31,6 +31,12 @@ pub enum Request {
     },
     /// Whether an installed program exists there (a `binary =` variant).
     Which { program: String },
+    /// Fetches a source and builds it there (`[target] build_on = "host"`); replies
+    /// [`BuiltThere`].
+    Build {
+        source: bakeoff_build::SourceSpec,
+        spec: bakeoff_build::BuildSpec,
+    },
     /// Starts a server in a sandbox of the agent's; replies its id and address.
     Start(ServerSpec),
     /// A server's CPU and memory now.
@@ -60,6 +66,15 @@ pub struct ServerSpec {
     pub listen: IpAddr,
     pub ready_timeout_ms: u64,
     pub stop_grace_ms: u64,
+}
+
+/// A build made there: what it produced (paths are the host's), its log's tail and the
+/// source as the host fetched it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuiltThere {
+    pub info: bakeoff_build::BuildInfo,
+    pub log: String,
+    pub source: String,
 }
 
 /// A server started there.

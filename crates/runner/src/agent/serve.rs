@@ -5,8 +5,8 @@
 //! and exits.
 
 use super::protocol::{
-    now_ms, Event, Hello, LoadSpec, Loaded, Reply, Request, ServerSpec, Started, Stopped, LOG_TAIL,
-    VERSION,
+    now_ms, BuiltThere, Event, Hello, LoadSpec, Loaded, Reply, Request, ServerSpec, Started,
+    Stopped, LOG_TAIL, VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
 use bakeoff_probe::sampler::{Sampler, Summary};
@@ -113,6 +113,7 @@ impl Agent {
             Request::Which { program } => {
                 json(bakeoff_os::path::which(Path::new(&program)).map(|p| p.display().to_string()))
             }
+            Request::Build { source, spec } => self.build(&source, &spec),
             Request::Start(spec) => self.start(&spec),
             Request::Usage { id } => json(self.server(id)?.usage()),
             Request::SamplerStart { id, interval_ms } => {
@@ -171,6 +172,36 @@ impl Agent {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| format!("{}: {e}", path.display()))?;
         json(path.display().to_string())
+    }
+
+    /// Fetches and builds with the host's own tools, cached under the agent's root.
+    fn build(
+        &self,
+        source: &bakeoff_build::SourceSpec,
+        spec: &bakeoff_build::BuildSpec,
+    ) -> Result<serde_json::Value, String> {
+        let cache = bakeoff_build::Cache::new(self.root.join("cache"));
+        let tree = bakeoff_build::fetch(source, &cache).map_err(|e| e.to_string())?;
+        let tail = |p: &Path| {
+            let b = std::fs::read(p).unwrap_or_default();
+            String::from_utf8_lossy(&b[b.len().saturating_sub(LOG_TAIL)..]).into_owned()
+        };
+        match bakeoff_build::build(&tree, spec, &cache) {
+            Ok(info) => json(BuiltThere {
+                log: tail(&info.log),
+                info,
+                source: tree.description,
+            }),
+            Err(e) => {
+                let lines: Vec<&str> = e.tail().lines().filter(|l| !l.trim().is_empty()).collect();
+                let last = lines[lines.len().saturating_sub(8)..].join("\n    ");
+                Err(if last.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{e}\n    {last}")
+                })
+            }
+        }
     }
 
     fn server(&mut self, id: u64) -> Result<&mut Sandbox, String> {

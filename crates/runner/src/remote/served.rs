@@ -5,7 +5,9 @@
 //! clock, its records merged from their histograms.
 
 use super::{CallError, Hosts, Role};
-use crate::agent::protocol::{self, Event, LoadSpec, Request, ServerSpec, Started, Stopped};
+use crate::agent::protocol::{
+    self, BuiltThere, Event, LoadSpec, Request, ServerSpec, Started, Stopped,
+};
 use crate::probes::{RemoteProbes, ServerWatch};
 use crate::variants::ReadyVariant;
 use crate::Observer;
@@ -58,11 +60,13 @@ impl Hosts {
             if binaries.is_empty() {
                 binaries.push(&v.binary);
             }
+            // A build made on the host is there already.
+            let there = |b: &Path| self.staged.lock().is_ok_and(|s| s.contains_key(b));
             let staged = binaries.iter().try_for_each(|b| {
-                if built {
-                    self.put(&host, b)?;
-                } else {
-                    self.installed(&host, b)?;
+                match (built, there(b)) {
+                    (true, false) => self.put(&host, b)?,
+                    (true, true) => {}
+                    (false, _) => self.installed(&host, b)?,
                 }
                 self.try_start(l, v, b)
             });
@@ -77,6 +81,39 @@ impl Hosts {
                 }
             }
         });
+    }
+
+    /// Builds `spec` on the server's host from `source` as that host fetches it: what it
+    /// produced (its paths are the host's) and the build log.
+    pub fn build(
+        &self,
+        source: &bakeoff_build::SourceSpec,
+        spec: &bakeoff_build::BuildSpec,
+    ) -> Result<(bakeoff_build::BuildInfo, String), String> {
+        let host = self.server.clone().ok_or("no server host")?;
+        let built: BuiltThere = self
+            .call_as(
+                &host,
+                Role::Server,
+                &Request::Build {
+                    source: source.clone(),
+                    spec: spec.clone(),
+                },
+                &mut |_| {},
+            )
+            .map_err(|e| format!("building on host {host}: {e}"))?;
+        if let Ok(mut s) = self.staged.lock() {
+            // Already there: nothing to copy.
+            s.insert(
+                built.info.binary.clone(),
+                built.info.binary.display().to_string(),
+            );
+        }
+        let log = format!(
+            "# built on host {host} from {}\n{}",
+            built.source, built.log
+        );
+        Ok((built.info, log))
     }
 
     /// Copies `binary` into the host's store unless it is there already.
