@@ -220,6 +220,26 @@ fn hosts_are_reached_over_ssh_before_anything_runs() {
     );
     assert!(!s.out().join("results.json").exists());
 
+    // A host that answers but where bakeoff cannot go: one line at its table, exit 2.
+    let nowhere = s.write(
+        "nowhere.toml",
+        &(EXPERIMENT
+            .replace("HOST_LINE", "host = \"db\"")
+            .replace("connections = [4]", "connections = [4]\nclients = [\"db\"]")
+            + &sshd
+                .host("db", Path::new("/proc/no-such-dir"), None)
+                .replace("/proc/no-such-dir/db", "/proc/no-such-dir")),
+    );
+    let (code, _, err) = bakeoff(&["run", "--out", s.out().to_str().unwrap()], &nowhere);
+    assert_eq!(code, Some(2), "{err}");
+    let line = err.lines().last().unwrap_or_default();
+    assert!(
+        line.contains("nowhere.toml:")
+            && line.contains("host db: copying bakeoff there failed")
+            && line.contains("/proc/no-such-dir"),
+        "{err}"
+    );
+
     // The host's sshd gone: one line naming the host and what ssh said.
     sshd.stop();
     let (code, _, err) = bakeoff(&["check"], &f);

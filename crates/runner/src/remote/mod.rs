@@ -234,8 +234,12 @@ impl Hosts {
                 role.as_str()
             ));
             let (h, identity) = &hosts.hosts[&name];
-            let s = Session::connect(h, identity.clone(), &exe, role.as_str())
-                .map_err(RunError::Failed)?;
+            // A host that answers ssh but cannot run bakeoff (no space, noexec, another
+            // CPU) is as unusable as one that does not answer: bad input at its table.
+            let s = Session::connect(h, identity.clone(), &exe, role.as_str()).map_err(|m| {
+                let i = e.hosts.iter().position(|x| x.name == name).unwrap_or(0);
+                RunError::BadInput(l.error_at(&key!["host", i, "work_dir"], m).to_string())
+            })?;
             hosts
                 .sessions
                 .insert((name, role), Mutex::new(Some(Arc::new(s))));
