@@ -817,8 +817,18 @@ fn hosts_are_checked_at_their_keys() {
             "args = [\"-t\", \"1\"]\nhost = \"db\"",
         ) + &format!("\n[[host]]\nname = \"db\"\nssh = \"{ssh}\"\n{extra}")
     };
-    let ok = parse_str(&host("bench@db1.example.org", "port = 2222\n")).unwrap();
+    let ok = parse_str(&host(
+        "bench@db1.example.org",
+        "port = 2222\nlisten = \"0.0.0.0\"\n",
+    ))
+    .unwrap();
     assert_eq!(ok.experiment.hosts[0].port, Some(2222));
+    // Served on loopback there, loaded from here: the load could not reach it.
+    let m = err(&host("bench@db1.example.org", ""));
+    assert!(
+        m.contains("listens on 127.0.0.1 only") && m.contains("listen = "),
+        "{m}"
+    );
     let args = ok.experiment.hosts[0].ssh_args(None);
     assert_eq!(args.last().unwrap(), "bench@db1.example.org");
     assert_eq!(
