@@ -112,7 +112,21 @@ impl Store {
     /// its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
         if path.exists() {
-            inspect(path, true)?;
+            // Another bakeoff creating the store this instant can show a file that is
+            // SQLite but not yet a store: look again for a moment before saying so.
+            let mut tries = 0;
+            loop {
+                match inspect(path, true) {
+                    Err(Error::NotAStore { .. }) if tries < 20 => {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    other => {
+                        other?;
+                        break;
+                    }
+                }
+            }
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::Io {
