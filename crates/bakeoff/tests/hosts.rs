@@ -619,3 +619,94 @@ duration = "300ms"
         assert!(err.contains(want), "{name}: {err}");
     }
 }
+
+/// Every directory under `dir` whose name starts with `prefix`, at any depth.
+fn dirs_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(e.path());
+            }
+            out.extend(dirs_named(&e.path(), prefix));
+        }
+    }
+    out
+}
+
+/// PostgreSQL on "db", listening on its address, its data initialized and loaded there
+/// (through the agent; the loader talks to it from here), oltp from this machine, and
+/// the results verified against the server there: two variants whose options differ
+/// give the same answers, and the data goes away with the experiment.
+#[test]
+fn postgres_on_a_host_with_its_data_made_there() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let work = s.path().join("hosts");
+    s.write(
+        "q.sql",
+        "SELECT count(*) FROM sbtest1;\nSELECT sum(k) FROM sbtest2 WHERE id < 100;\n",
+    );
+    let text = format!(
+        r#"name = "pg-there"
+[target]
+kind = "postgres"
+host = "db"
+options = {{ synchronous_commit = "off" }}
+
+[[variant]]
+name = "small"
+binary = "/usr/lib/postgresql/15/bin/postgres"
+options = {{ shared_buffers = "16MB" }}
+
+[[variant]]
+name = "large"
+binary = "/usr/lib/postgresql/15/bin/postgres"
+options = {{ shared_buffers = "64MB" }}
+
+[[workload]]
+kind = "oltp"
+test = "oltp_read_only"
+tables = 2
+table_size = 500
+connections = [2]
+
+[verify]
+queries = "q.sql"
+
+[plan]
+repetitions = 1
+warmup = "300ms"
+duration = "1s"
+
+{}"#,
+        db.host("db", &work, Some("127.0.0.2"))
+    );
+    let r = run_ok(&s, &s.write("pg.toml", &text));
+    for run in all_runs(&r) {
+        assert_eq!(run["valid"], true, "{run}");
+        assert_eq!(run["server_host"], "db");
+        assert!(run["ops"].as_u64().unwrap() > 0, "{run}");
+    }
+    for v in r["variants"].as_array().unwrap() {
+        assert_eq!(v["status"], "ok", "{v}");
+        let data = &v["data"][0];
+        assert_eq!(data["rows"], 1000, "{v}");
+    }
+    // The second variant reads the same files: it copied the first one's load there.
+    assert_eq!(r["variants"][1]["data"][0]["reused_from"], "small");
+    let verdicts = r["verification"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    for v in verdicts {
+        assert_eq!(v["status"], "same", "{v}");
+        assert_eq!(v["queries"], 2, "{v}");
+    }
+    // Made on the host, under its agent's data root, and gone with the experiment.
+    assert!(work.join("db").join("data").is_dir());
+    assert!(
+        dirs_named(&work, "data-").is_empty(),
+        "{:?}",
+        dirs_named(&work, "data-")
+    );
+    assert!(servers_under(s.path()).is_empty());
+}

@@ -445,6 +445,19 @@ pub enum WorkloadKeys {
     RedisBenchmark(crate::RedisBenchmarkKeys),
 }
 
+impl WorkloadKeys {
+    /// `transport`, for the kinds that have it.
+    pub fn transport(&self) -> Option<Transport> {
+        match self {
+            WorkloadKeys::Kv(k) => k.transport,
+            WorkloadKeys::Oltp(k) => k.transport,
+            WorkloadKeys::Tpcc(k) => k.transport,
+            WorkloadKeys::Replay(k) => k.transport,
+            WorkloadKeys::Sqlsuite(_) | WorkloadKeys::RedisBenchmark(_) => None,
+        }
+    }
+}
+
 impl Serialize for Workload {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         /// The table as the file writes it: kind, name, then the kind's keys.

@@ -848,4 +848,24 @@ fn hosts_are_checked_at_their_keys() {
     assert!(m.contains("port"), "{m}");
     let m = err(&host("db1", "password = \"x\"\n"));
     assert!(m.contains("password"), "{m}");
+
+    // A SQL server goes on a host; SQLite, a library beside the load, does not.
+    let sql = |kind: &str, extra: &str| {
+        format!(
+            "name = \"x\"\n[target]\nkind = \"{kind}\"\nhost = \"db\"\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/x\"\n[[workload]]\nkind = \"oltp\"\n{extra}\n[[host]]\nname = \"db\"\nssh = \"db1\"\nlisten = \"0.0.0.0\"\n"
+        )
+    };
+    parse_str(&sql("postgres", "")).unwrap();
+    assert!(parse_str(&sql("mariadb", "")).is_ok());
+    let m = err(&sql("sqlite", "").replace("oltp", "sqlsuite"));
+    assert!(
+        m.contains("SQLite is a library") && m.contains("exp.toml:4"),
+        "{m}"
+    );
+    // The binary is on the host: its path there, not checked here.
+    let m = err(&sql("postgres", "").replace("/usr/bin/x", "bin/x"));
+    assert!(m.contains("absolute path there"), "{m}");
+    // Its unix socket is on the host, not here.
+    let m = err(&sql("postgres", "transport = \"unix\"\n"));
+    assert!(m.contains("transport = \"unix\" needs the load"), "{m}");
 }

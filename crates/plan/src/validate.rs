@@ -3,7 +3,7 @@
 
 use crate::document::{Key, Loaded, PlanError};
 use crate::experiment::{
-    BuildOn, Experiment, Mode, Source, TargetKind, Variant, Workload, WorkloadKeys, WorkloadKind,
+    BuildOn, Experiment, Mode, Source, TargetKind, Variant, Workload, WorkloadKind,
 };
 use crate::key;
 use std::collections::BTreeSet;
@@ -130,13 +130,10 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
     if e.target.build_on == Some(BuildOn::Host) {
         check_build_on_host(l, e, server.is_some())?;
     }
-    if server.is_some() && !matches!(e.target.kind, TargetKind::Memcached | TargetKind::Redis) {
+    if server.is_some() && e.target.kind == TargetKind::Sqlite {
         return Err(l.error_at(
             &key!["target", "host"],
-            format!(
-                "a {} server on another host is not built yet (memcached and redis are): remove host to serve from this machine",
-                e.target.kind.as_str()
-            ),
+            "SQLite is a library that runs beside the load (in bakeoff-sqlited), not a server to put on another host: remove host, or run bakeoff on that host",
         ));
     }
     for (i, w) in e.workloads.iter().enumerate() {
@@ -166,13 +163,11 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
         {
             return Err(l.error_at(&at, "a host is named twice in clients"));
         }
-        if let WorkloadKeys::Kv(k) = &w.keys {
-            if k.transport == Some(crate::Transport::Unix) {
-                return Err(l.error_at(
-                    &key!["workload", i, "transport"],
-                    "transport = \"unix\" needs the load on this machine with the server",
-                ));
-            }
+        if w.keys.transport() == Some(crate::Transport::Unix) {
+            return Err(l.error_at(
+                &key!["workload", i, "transport"],
+                "transport = \"unix\" needs the load on this machine with the server",
+            ));
         }
         let host = e.hosts.iter().position(|h| h.name == server).unwrap_or(0);
         let elsewhere = w.clients.is_empty() || w.clients.iter().any(|c| c != server);
@@ -493,6 +488,16 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
                 &key!["variant", i, *k],
                 format!("variant {:?} has both binary and {k}: a binary variant is not built; remove one", v.name),
             ));
+        }
+        if let Some(host) = &e.target.host {
+            // It is looked up there, before anything is built.
+            if !std::path::Path::new(b).is_absolute() {
+                return Err(l.error_at(
+                    &key!["variant", i, "binary"],
+                    format!("the server runs on host {host}: name its binary by its absolute path there"),
+                ));
+            }
+            return Ok(());
         }
         let p = l.resolve(b);
         if !p.is_file() {

@@ -95,7 +95,13 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
         }
     }
     let library = e.target.kind.binary_is_library();
-    for (i, v) in e.variants.iter().enumerate() {
+    // A server on another host is looked up there, once its agent runs.
+    let here = if e.target.host.is_none() {
+        &e.variants[..]
+    } else {
+        &[]
+    };
+    for (i, v) in here.iter().enumerate() {
         if let Some(b) = &v.binary {
             check_program(&l.resolve(b), library).map_err(|m| {
                 RunError::BadInput(

@@ -4,31 +4,124 @@
 //! running on that directory in place and stopped cleanly. Every measured run starts a
 //! sandbox on a fresh copy of that prepared directory, so all repetitions begin from the
 //! same bytes and a run's writes never leak into the next. The directories live under the
-//! sandbox root and go away with the store.
+//! sandbox root, or with the server on another host under its agent's data root, made
+//! there through a [`DataPlace`]; they go away with the store.
 
 use crate::checks::Workloads;
 use crate::folder::safe_name;
 use crate::variants::ReadyVariant;
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
+use bakeoff_plan::TargetKind;
 use bakeoff_report::model::{DataRecord, Results};
 use bakeoff_sandbox::{DataSource, Login, Sandbox, SandboxSpec};
 use bakeoff_sqlclient::Db;
 use bakeoff_workloads::Tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-/// The prepared data directories of one experiment; removed on drop.
+/// Where data directories are made and the servers that load and verify them run: this
+/// machine, or the server's host through its agent (`remote::HostData`). Preparing and
+/// verifying go through it alone, so both work the same wherever the server is.
+pub trait DataPlace: Send + Sync {
+    /// The binary as the server there can run it, made ready under `vdir`.
+    fn binary_for(&self, v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String>;
+    /// `Target::data_format` of the binary there.
+    fn data_format(
+        &self,
+        kind: TargetKind,
+        binary: &Path,
+        options: &BTreeMap<String, String>,
+        configure_args: &[String],
+    ) -> Option<String>;
+    /// A pristine data directory with bakeoff's login.
+    fn init(&self, kind: TargetKind, binary: &Path, dir: &Path) -> Result<(), String>;
+    /// `cp -a`, owner and modes kept.
+    fn copy(&self, from: &Path, to: &Path) -> Result<(), String>;
+    fn bytes(&self, dir: &Path) -> u64;
+    fn remove(&self, dir: &Path);
+    /// A server on `spec` (its data set), ready for the SQL client.
+    fn start(&self, spec: &SandboxSpec) -> Result<Box<dyn DataServer>, String>;
+}
+
+/// A server a [`DataPlace`] started.
+pub trait DataServer {
+    /// What the SQL client connects to.
+    fn db(&self) -> Option<Db>;
+    /// Stops it cleanly (an unclean stop is an error: the data may be damaged).
+    fn stop(self: Box<Self>) -> Result<(), String>;
+}
+
+/// This machine.
+pub struct Here;
+
+struct HereServer(Sandbox, TargetKind);
+
+impl DataServer for HereServer {
+    fn db(&self) -> Option<Db> {
+        db_of(&self.0, self.1)
+    }
+
+    fn stop(self: Box<Self>) -> Result<(), String> {
+        self.0.stop().map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+impl DataPlace for Here {
+    fn binary_for(&self, v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
+        std::fs::create_dir_all(vdir)
+            .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
+        reachable_binary(v, vdir)
+    }
+
+    fn data_format(
+        &self,
+        kind: TargetKind,
+        binary: &Path,
+        options: &BTreeMap<String, String>,
+        configure_args: &[String],
+    ) -> Option<String> {
+        bakeoff_sandbox::target_for(kind).data_format(binary, options, configure_args)
+    }
+
+    fn init(&self, kind: TargetKind, binary: &Path, dir: &Path) -> Result<(), String> {
+        bakeoff_sandbox::init_data(kind, binary, dir)
+            .map(|_| ())
+            .map_err(|err| format!("data directory initialization failed: {err}"))
+    }
+
+    fn copy(&self, from: &Path, to: &Path) -> Result<(), String> {
+        copy_dir(from, to)
+    }
+
+    fn bytes(&self, dir: &Path) -> u64 {
+        dir_bytes(dir)
+    }
+
+    fn remove(&self, dir: &Path) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn start(&self, spec: &SandboxSpec) -> Result<Box<dyn DataServer>, String> {
+        let sb = Sandbox::start(spec).map_err(|err| format!("server did not start: {err}"))?;
+        Ok(Box::new(HereServer(sb, spec.kind)))
+    }
+}
+
+/// The prepared data directories of one experiment, where they were made; removed on
+/// drop.
 pub struct DataStore {
     root: PathBuf,
+    place: Arc<dyn DataPlace>,
     /// (variant name, workload index) -> prepared data dir.
     prepared: BTreeMap<(String, usize), PathBuf>,
 }
 
 impl Drop for DataStore {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
+        self.place.remove(&self.root);
     }
 }
 
@@ -38,6 +131,11 @@ impl DataStore {
         self.prepared
             .get(&(variant.to_string(), w))
             .map(|p| DataSource::Copy(p.clone()))
+    }
+
+    /// Where the data is, to start a server on it.
+    pub fn place(&self) -> &dyn DataPlace {
+        self.place.as_ref()
     }
 }
 
@@ -55,10 +153,18 @@ pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
     })
 }
 
-/// Initializes and loads data for every ready variant of a SQL target. A variant whose
-/// data cannot be made is marked failed in `results` and dropped from `variants`.
-/// Variants whose servers read the same files (same version, same file-format options)
-/// copy the first one's loaded data instead of loading it again.
+/// Where this machine keeps one experiment's prepared data.
+pub fn local_root(opts: &Options) -> PathBuf {
+    opts.sandbox_root
+        .join(format!("data-{}", std::process::id()))
+}
+
+/// Initializes and loads data for every ready variant of a SQL target, in `place` (under
+/// `root` there). A variant whose data cannot be made is marked failed in `results` and
+/// dropped from `variants`. Variants whose servers read the same files (same version,
+/// same file-format options) copy the first one's loaded data instead of loading it
+/// again.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare(
     l: &Loaded,
     opts: &Options,
@@ -66,17 +172,19 @@ pub fn prepare(
     variants: &mut Vec<ReadyVariant>,
     results: &mut Results,
     observer: &dyn Observer,
+    place: Arc<dyn DataPlace>,
+    root: PathBuf,
 ) -> DataStore {
-    let root = opts
-        .sandbox_root
-        .join(format!("data-{}", std::process::id()));
     let mut store = DataStore {
         root: root.clone(),
+        place,
         prepared: BTreeMap::new(),
     };
     let kind = l.experiment.target.kind;
     if !kind.is_sql() {
-        options_start(l, opts, variants, results, observer);
+        if l.experiment.target.host.is_none() {
+            options_start(l, opts, variants, results, observer);
+        }
         return store;
     }
     if specs.iter().all(|c| !c.sql()) {
@@ -93,7 +201,14 @@ pub fn prepare(
     let mut moved = Vec::new();
     let mut loaded = Loads::new();
     for v in variants.iter() {
-        match prepare_variant(l, opts, &root, specs, v, &mut loaded, observer) {
+        let prep = Prep {
+            l,
+            opts,
+            place: store.place.as_ref(),
+            v,
+            observer,
+        };
+        match prep.variant(&root, specs, &mut loaded) {
             Ok((dirs, records, binary)) => {
                 for (w, dir) in dirs {
                     store.prepared.insert((v.name.clone(), w), dir);
@@ -127,137 +242,153 @@ type Loads = BTreeMap<(String, String), (String, PathBuf, u64)>;
 
 type Prepared = (Vec<(usize, PathBuf)>, Vec<DataRecord>, PathBuf);
 
-fn prepare_variant(
-    l: &Loaded,
-    opts: &Options,
-    root: &Path,
-    specs: &Workloads,
-    v: &ReadyVariant,
-    loads: &mut Loads,
-    observer: &dyn Observer,
-) -> Result<Prepared, String> {
-    let vdir = root.join(safe_name(&v.name));
-    std::fs::create_dir_all(&vdir)
-        .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
-    let binary = reachable_binary(v, &vdir)?;
-    let compat = bakeoff_sandbox::target_for(l.experiment.target.kind).data_format(
-        &binary,
-        &v.options,
-        &v.configure_args,
-    );
-    // Workloads with the same tables share one load.
-    let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
-    for (w, spec) in specs.iter().enumerate() {
-        if let Some(set) = spec.tables(v.engine.as_deref()) {
-            groups
-                .entry(set.key())
-                .or_insert_with(|| (set, Vec::new()))
-                .1
-                .push(w);
+/// One variant's data being made in a place.
+struct Prep<'a> {
+    l: &'a Loaded,
+    opts: &'a Options,
+    place: &'a dyn DataPlace,
+    v: &'a ReadyVariant,
+    observer: &'a dyn Observer,
+}
+
+impl Prep<'_> {
+    fn variant(
+        &self,
+        root: &Path,
+        specs: &Workloads,
+        loads: &mut Loads,
+    ) -> Result<Prepared, String> {
+        let (v, observer, kind) = (self.v, self.observer, self.l.experiment.target.kind);
+        let vdir = root.join(safe_name(&v.name));
+        let binary = self.place.binary_for(v, &vdir)?;
+        let compat = self
+            .place
+            .data_format(kind, &binary, &v.options, &v.configure_args);
+        // Workloads with the same tables share one load.
+        let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
+        for (w, spec) in specs.iter().enumerate() {
+            if let Some(set) = spec.tables(v.engine.as_deref()) {
+                groups
+                    .entry(set.key())
+                    .or_insert_with(|| (set, Vec::new()))
+                    .1
+                    .push(w);
+            }
         }
+        let mut pristine = None;
+        let mut dirs = Vec::new();
+        let mut records = Vec::new();
+        for (key, (set, ws)) in groups {
+            let names: Vec<String> = ws.iter().map(|w| specs[*w].name().to_string()).collect();
+            let dir = vdir.join(safe_name(&key));
+            let earlier = compat
+                .as_ref()
+                .and_then(|c| loads.get(&(c.clone(), key.clone())));
+            let record = match earlier {
+                Some((from, loaded_dir, rows)) => {
+                    observer.notice(&format!(
+                        "{}: copying {}'s loaded data ({}) for {}: same server version",
+                        v.name,
+                        from,
+                        set.describe(),
+                        names.join(", ")
+                    ));
+                    let started = Instant::now();
+                    self.place.copy(loaded_dir, &dir)?;
+                    // The server must start on the copy with this variant's options: a bad
+                    // option or unreadable files fail the variant here, once, as a load
+                    // would.
+                    let spec = sql_spec(
+                        self.l,
+                        self.opts,
+                        v,
+                        &binary,
+                        "prepare",
+                        DataSource::InPlace(dir.clone()),
+                    );
+                    self.place
+                        .start(&spec)?
+                        .stop()
+                        .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
+                    DataRecord {
+                        workloads: names,
+                        rows: *rows,
+                        seconds: started.elapsed().as_secs_f64(),
+                        bytes: self.place.bytes(&dir),
+                        reused_from: Some(from.clone()),
+                    }
+                }
+                None => {
+                    let pristine = match &pristine {
+                        Some(p) => p,
+                        None => {
+                            let p = vdir.join("pristine");
+                            observer.notice(&format!("{}: initializing a data directory", v.name));
+                            self.place.init(kind, &binary, &p)?;
+                            pristine.insert(p)
+                        }
+                    };
+                    observer.notice(&format!(
+                        "{}: loading {} for {}",
+                        v.name,
+                        set.describe(),
+                        names.join(", ")
+                    ));
+                    self.place.copy(pristine, &dir)?;
+                    let (rows, seconds) = self.load(&binary, &dir, set.as_ref(), &[])?;
+                    if let Some(c) = &compat {
+                        loads.insert((c.clone(), key), (v.name.clone(), dir.clone(), rows));
+                    }
+                    DataRecord {
+                        workloads: names,
+                        rows,
+                        seconds,
+                        bytes: self.place.bytes(&dir),
+                        reused_from: None,
+                    }
+                }
+            };
+            records.push(record);
+            dirs.extend(ws.into_iter().map(|w| (w, dir.clone())));
+        }
+        Ok((dirs, records, binary))
     }
-    let mut pristine = None;
-    let mut dirs = Vec::new();
-    let mut records = Vec::new();
-    for (key, (set, ws)) in groups {
-        let names: Vec<String> = ws.iter().map(|w| specs[*w].name().to_string()).collect();
-        let dir = vdir.join(safe_name(&key));
-        let earlier = compat
-            .as_ref()
-            .and_then(|c| loads.get(&(c.clone(), key.clone())));
-        let record = match earlier {
-            Some((from, loaded_dir, rows)) => {
-                observer.notice(&format!(
-                    "{}: copying {}'s loaded data ({}) for {}: same server version",
-                    v.name,
-                    from,
-                    set.describe(),
-                    names.join(", ")
-                ));
-                let started = Instant::now();
-                copy_dir(loaded_dir, &dir)?;
-                // The server must start on the copy with this variant's options: a bad
-                // option or unreadable files fail the variant here, once, as a load would.
-                let spec = sql_spec(
-                    l,
-                    opts,
-                    v,
-                    &binary,
-                    "prepare",
-                    DataSource::InPlace(dir.clone()),
-                );
-                let sandbox =
-                    Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
-                sandbox
-                    .stop()
-                    .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
-                DataRecord {
-                    workloads: names,
-                    rows: *rows,
-                    seconds: started.elapsed().as_secs_f64(),
-                    bytes: dir_bytes(&dir),
-                    reused_from: Some(from.clone()),
-                }
-            }
-            None => {
-                let pristine = match &pristine {
-                    Some(p) => p,
-                    None => pristine.insert(init_pristine(l, v, &binary, &vdir, observer)?),
-                };
-                observer.notice(&format!(
-                    "{}: loading {} for {}",
-                    v.name,
-                    set.describe(),
-                    names.join(", ")
-                ));
-                copy_dir(pristine, &dir)?;
-                let (rows, seconds) = load_in_place(l, opts, v, &binary, &dir, set.as_ref())?;
-                if let Some(c) = &compat {
-                    loads.insert((c.clone(), key), (v.name.clone(), dir.clone(), rows));
-                }
-                DataRecord {
-                    workloads: names,
-                    rows,
-                    seconds,
-                    bytes: dir_bytes(&dir),
-                    reused_from: None,
-                }
-            }
-        };
-        records.push(record);
-        dirs.extend(ws.into_iter().map(|w| (w, dir.clone())));
+
+    /// Starts the variant's server on `dir` in place (with `env` in its environment: a
+    /// training server writes its profile where that says), loads `set`, stops it
+    /// cleanly.
+    fn load(
+        &self,
+        binary: &Path,
+        dir: &Path,
+        set: &dyn Tables,
+        env: &[(String, String)],
+    ) -> Result<(u64, f64), String> {
+        let mut spec = sql_spec(
+            self.l,
+            self.opts,
+            self.v,
+            binary,
+            "prepare",
+            DataSource::InPlace(dir.to_path_buf()),
+        );
+        spec.env = env.to_vec();
+        let server = self.place.start(&spec)?;
+        let db = server
+            .db()
+            .ok_or_else(|| "the sandbox has no login".to_string())?;
+        let started = Instant::now();
+        let loaded = set.load(&db);
+        let wall = started.elapsed().as_secs_f64();
+        let stopped = server.stop();
+        let (rows, seconds) = loaded?;
+        stopped.map_err(|err| format!("the server did not stop cleanly after loading: {err}"))?;
+        Ok((rows, if seconds > 0.0 { seconds } else { wall }))
     }
-    Ok((dirs, records, binary))
 }
 
-fn init_pristine(
-    l: &Loaded,
-    v: &ReadyVariant,
-    binary: &Path,
-    vdir: &Path,
-    observer: &dyn Observer,
-) -> Result<PathBuf, String> {
-    let pristine = vdir.join("pristine");
-    observer.notice(&format!("{}: initializing a data directory", v.name));
-    bakeoff_sandbox::init_data(l.experiment.target.kind, binary, &pristine)
-        .map_err(|err| format!("data directory initialization failed: {err}"))?;
-    Ok(pristine)
-}
-
-/// Starts the variant's server on `dir` in place, loads `set`, stops it cleanly.
-fn load_in_place(
-    l: &Loaded,
-    opts: &Options,
-    v: &ReadyVariant,
-    binary: &Path,
-    dir: &Path,
-    set: &dyn Tables,
-) -> Result<(u64, f64), String> {
-    load_with_env(l, opts, v, binary, dir, set, &[])
-}
-
-/// [`load_in_place`] with `env` in the server's environment (a training server writes
-/// its profile where that says).
+/// Loads `set` into `dir` on this machine with `env` in the server's environment (a
+/// training server writes its profile where that says).
 pub(crate) fn load_with_env(
     l: &Loaded,
     opts: &Options,
@@ -267,25 +398,14 @@ pub(crate) fn load_with_env(
     set: &dyn Tables,
     env: &[(String, String)],
 ) -> Result<(u64, f64), String> {
-    let mut spec = sql_spec(
+    let prep = Prep {
         l,
         opts,
+        place: &Here,
         v,
-        binary,
-        "prepare",
-        DataSource::InPlace(dir.to_path_buf()),
-    );
-    spec.env = env.to_vec();
-    let sandbox = Sandbox::start(&spec).map_err(|err| format!("server did not start: {err}"))?;
-    let db = db_of(&sandbox, l.experiment.target.kind)
-        .ok_or_else(|| "the sandbox has no login".to_string())?;
-    let started = Instant::now();
-    let loaded = set.load(&db);
-    let wall = started.elapsed().as_secs_f64();
-    let stopped = sandbox.stop();
-    let (rows, seconds) = loaded?;
-    stopped.map_err(|err| format!("the server did not stop cleanly after loading: {err}"))?;
-    Ok((rows, if seconds > 0.0 { seconds } else { wall }))
+        observer: &crate::Quiet,
+    };
+    prep.load(binary, dir, set, env)
 }
 
 /// A plain SQL sandbox of variant `v` on `data` (no probes, no wrapper), named
@@ -398,7 +518,7 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     }
 }
 
-fn dir_bytes(p: &Path) -> u64 {
+pub(crate) fn dir_bytes(p: &Path) -> u64 {
     let Ok(rd) = std::fs::read_dir(p) else {
         return 0;
     };

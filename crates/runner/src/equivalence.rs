@@ -13,7 +13,6 @@ use crate::variants::ReadyVariant;
 use crate::{Observer, Options};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
-use bakeoff_sandbox::Sandbox;
 use bakeoff_workloads::{replay, verify, QuerySet};
 
 /// One query set and the workload whose prepared data it runs on.
@@ -165,12 +164,12 @@ fn outcomes(
             .source(&v.name, set.workload)
             .ok_or("no prepared data for the query set")?;
         let spec = datadirs::sql_spec(l, opts, v, &v.binary, "verify", source);
-        let sandbox = Sandbox::start(&spec).map_err(|e| format!("server did not start: {e}"))?;
-        let got = match datadirs::db_of(&sandbox, l.experiment.target.kind) {
+        let server = store.place().start(&spec)?;
+        let got = match server.db() {
             Some(db) => set.queries.run(&db, v.engine.as_deref()),
             None => Err("the sandbox has no login".into()),
         };
-        let _ = sandbox.stop();
+        let _ = server.stop();
         all.extend(got?);
     }
     Ok(all)

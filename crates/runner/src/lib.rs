@@ -124,6 +124,7 @@ pub fn verify_experiment(
             loaded.experiment.target.kind.as_str()
         )));
     }
+    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     let mut variants = variants::variants(
@@ -133,16 +134,17 @@ pub fn verify_experiment(
         &folder,
         observer,
         &mut results,
-        &remote::Hosts::default(),
+        &hosts,
     )?;
     let configs = checks::measured(loaded, configs);
-    let store = datadirs::prepare(
+    let store = place_and_prepare(
         loaded,
         opts,
         &configs,
         &mut variants,
         &mut results,
         observer,
+        &hosts,
     );
     let mut verifying = loaded.clone();
     verifying.experiment.verify.enabled = true;
@@ -163,6 +165,27 @@ pub fn verify_experiment(
         folder: folder.path.clone(),
         results,
     })
+}
+
+/// Puts the servers on their host (when the experiment has one), then makes every
+/// variant's prepared data where its server runs.
+fn place_and_prepare(
+    loaded: &Loaded,
+    opts: &Options,
+    configs: &checks::Workloads,
+    variants: &mut Vec<variants::ReadyVariant>,
+    results: &mut bakeoff_report::Results,
+    observer: &dyn Observer,
+    hosts: &Arc<remote::Hosts>,
+) -> datadirs::DataStore {
+    hosts.stage(loaded, variants, results, observer);
+    let (place, root) = hosts.data_place().unwrap_or_else(|| {
+        let here: Arc<dyn datadirs::DataPlace> = Arc::new(datadirs::Here);
+        (here, datadirs::local_root(opts))
+    });
+    datadirs::prepare(
+        loaded, opts, configs, variants, results, observer, place, root,
+    )
 }
 
 /// Runs the whole experiment. `cancel` is set by the signal handler.
@@ -214,15 +237,15 @@ pub fn run_experiment(
             )));
         }
     }
-    let store = datadirs::prepare(
+    let store = place_and_prepare(
         loaded,
         opts,
         &configs,
         &mut variants,
         &mut results,
         observer,
+        &hosts,
     );
-    hosts.stage(loaded, &mut variants, &mut results, observer);
     write_results(&folder, &results)?;
     if variants.is_empty() {
         return Err(RunError::Failed(

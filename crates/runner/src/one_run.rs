@@ -219,7 +219,7 @@ impl Context<'_> {
             Served::Remote(r) => Server {
                 addr: r.addr,
                 socket: None,
-                db: None,
+                db: r.db(),
             },
         };
         let workload = &self.configs[slot.workload];

@@ -104,7 +104,7 @@ pub fn variants(
         let mut args = e.target.args.clone();
         args.extend(v.args.iter().cloned());
         let outcome = match (&tree, &v.binary, &v.rev) {
-            (_, Some(b), _) => describe_binary(&l.resolve(b)),
+            (_, Some(b), _) => describe_binary(&l.resolve(b), remote),
             (Some(t), None, None) => b.variant(v, t),
             (Some(_), None, Some(rev)) => match own_revision(l, rev, &cache) {
                 Ok(t) => b.variant(v, &t).map(|(p, mut b)| {
@@ -473,8 +473,12 @@ impl Builder<'_> {
     }
 }
 
-fn describe_binary(path: &std::path::Path) -> Result<Built, String> {
-    let (bytes, sha) = build::describe_binary(path).map_err(|e| e.to_string())?;
+/// An installed server: here, or on the server's host when it runs there.
+fn describe_binary(path: &std::path::Path, remote: &Hosts) -> Result<Built, String> {
+    let (bytes, sha) = match remote.server {
+        Some(_) => remote.describe(path)?,
+        None => build::describe_binary(path).map_err(|e| e.to_string())?,
+    };
     let rec = BuildRecord {
         kind: "binary".into(),
         binary_sha256: sha.clone(),

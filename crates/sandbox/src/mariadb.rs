@@ -32,14 +32,18 @@ impl Mariadb {
 
 /// The my.cnf bakeoff writes: its own settings first, then the experiment's options.
 pub fn my_cnf(
-    port: u16,
+    addr: SocketAddr,
     workdir: &Path,
     data: &Path,
     options: &BTreeMap<String, String>,
 ) -> String {
     let mut s = String::from("# written by bakeoff for this sandbox\n[mariadbd]\n");
     s.push_str(&format!("datadir = {}\n", data.display()));
-    s.push_str(&format!("port = {port}\nbind-address = 127.0.0.1\n"));
+    s.push_str(&format!(
+        "port = {}\nbind-address = {}\n",
+        addr.port(),
+        addr.ip()
+    ));
     s.push_str(&format!(
         "socket = {}\n",
         workdir.join("mysqld.sock").display()
@@ -126,9 +130,8 @@ impl Target for Mariadb {
         workdir: &Path,
         extra_args: &[String],
     ) -> Command {
-        let port = addr.port();
         let cnf = workdir.join("my.cnf");
-        let mut text = my_cnf(port, workdir, &self.data_dir(workdir), &self.options);
+        let mut text = my_cnf(addr, workdir, &self.data_dir(workdir), &self.options);
         if let Some(lines) = tree_settings(binary) {
             text = text.replacen("[mariadbd]\n", &format!("[mariadbd]\n{lines}"), 1);
         }
@@ -255,7 +258,12 @@ mod tests {
             ("innodb_buffer_pool_size".to_string(), "1G".to_string()),
             ("max_connections".to_string(), "2000".to_string()),
         ]);
-        let cnf = my_cnf(3307, Path::new("/sb/x"), Path::new("/sb/x/data"), &opts);
+        let cnf = my_cnf(
+            ([127, 0, 0, 1], 3307).into(),
+            Path::new("/sb/x"),
+            Path::new("/sb/x/data"),
+            &opts,
+        );
         assert!(cnf.starts_with("# written by bakeoff"));
         assert!(cnf
             .contains("[mariadbd]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));

@@ -5,7 +5,7 @@
 //! SIGINT (fast shutdown: SIGTERM would wait for clients to leave).
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -35,12 +35,12 @@ impl Postgres {
 }
 
 /// The command-line settings bakeoff gives postgres, then the experiment's options.
-pub fn settings(workdir: &Path, options: &BTreeMap<String, String>) -> Vec<String> {
+pub fn settings(listen: IpAddr, workdir: &Path, options: &BTreeMap<String, String>) -> Vec<String> {
     let sockets = socket_dir(workdir)
         .map(|d| d.display().to_string())
         .unwrap_or_default();
     let mut out = vec![
-        "listen_addresses=127.0.0.1".to_string(),
+        format!("listen_addresses={listen}"),
         format!("unix_socket_directories={sockets}"),
     ];
     out.extend(options.iter().map(|(k, v)| format!("{k}={v}")));
@@ -126,7 +126,7 @@ impl Target for Postgres {
         cmd.arg("-D")
             .arg(self.data_dir(workdir))
             .args(["-p", &port.to_string()]);
-        for s in settings(workdir, &self.options) {
+        for s in settings(addr.ip(), workdir, &self.options) {
             cmd.arg("-c").arg(s);
         }
         cmd.args(extra_args);
@@ -182,6 +182,7 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
             .arg(format!("--pwfile={}", pwfile.display()));
         sqldata::as_server_user(&mut cmd);
         sqldata::run_setup(cmd, None, "initdb")?;
+        allow_remote_logins(dest)?;
         let mut single = Command::new(binary);
         single
             .args(["--single", "-D"])
@@ -193,6 +194,23 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     })();
     let _ = std::fs::remove_file(&pwfile);
     made
+}
+
+/// Lets the login in from any address, with its password (scram): initdb admits only
+/// loopback, and a server on another host serves the load from elsewhere. Whether
+/// anything but loopback can reach it is the listen address's say.
+fn allow_remote_logins(dest: &Path) -> Result<(), String> {
+    use std::io::Write;
+    let hba = dest.join("pg_hba.conf");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&hba)
+        .and_then(|mut f| {
+            f.write_all(
+                b"# added by bakeoff: the load may come from another host\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n",
+            )
+        })
+        .map_err(|e| format!("cannot add to {}: {e}", hba.display()))
 }
 
 /// "15" from a `--version` line ("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)").
@@ -217,7 +235,7 @@ mod tests {
     #[test]
     fn settings_put_bakeoffs_first_and_drop_long_socket_dirs() {
         let opts = BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]);
-        let s = settings(Path::new("/tmp/sb/pg-1"), &opts);
+        let s = settings(crate::LOOPBACK, Path::new("/tmp/sb/pg-1"), &opts);
         assert_eq!(
             s,
             vec![
@@ -227,6 +245,9 @@ mod tests {
             ]
         );
         let long = PathBuf::from(format!("/tmp/{}", "x".repeat(120)));
-        assert_eq!(settings(&long, &opts)[1], "unix_socket_directories=");
+        assert_eq!(
+            settings(crate::LOOPBACK, &long, &opts)[1],
+            "unix_socket_directories="
+        );
     }
 }

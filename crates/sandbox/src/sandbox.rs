@@ -55,7 +55,7 @@ pub struct SandboxSpec {
     /// Extra environment for the server (e.g. ASAN_OPTIONS).
     pub env: Vec<(String, String)>,
     /// The address it listens on: 127.0.0.1 unless an experiment serves other hosts
-    /// (memcached and Redis take it; SQL targets stay on 127.0.0.1).
+    /// (SQLite's host stays on 127.0.0.1: it serves only the load beside it).
     pub listen: IpAddr,
 }
 
@@ -233,12 +233,7 @@ impl Sandbox {
         dir: &Path,
         record: &mut Record,
     ) -> Result<Sandbox, SandboxError> {
-        // SQL servers stay on loopback: their listen settings are written by their targets.
-        let ip = if target.kind().is_sql() {
-            LOOPBACK
-        } else {
-            spec.listen
-        };
+        let ip = spec.listen;
         let port = free_port(ip).map_err(|source| SandboxError::NoFreePort { source })?;
         let log = |name: &str| {
             let path = dir.join(name);

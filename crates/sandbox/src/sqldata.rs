@@ -32,7 +32,8 @@ pub struct Login {
 }
 
 /// Where a SQL sandbox's data directory comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DataSource {
     /// Copied into the sandbox dir at start (`cp -a --reflink=auto`), gone at stop: every
     /// run starts from the same bytes.

@@ -10,7 +10,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// The protocol's version: an agent of another version is copied again.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// One request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -29,7 +29,8 @@ pub enum Request {
         /// The bytes, base64.
         data: String,
     },
-    /// Whether an installed program exists there (a `binary =` variant).
+    /// Whether an installed program exists there (a `binary =` variant): its path, size
+    /// and sha256 there ([`Installed`]).
     Which { program: String },
     /// Fetches a source and builds it there (`[target] build_on = "host"`); replies
     /// [`BuiltThere`].
@@ -37,6 +38,8 @@ pub enum Request {
         source: bakeoff_build::SourceSpec,
         spec: bakeoff_build::BuildSpec,
     },
+    /// Makes or reads a SQL data directory under the agent's data root.
+    Data(DataOp),
     /// Starts a server in a sandbox of the agent's; replies its id and address.
     Start(ServerSpec),
     /// A server's CPU and memory now.
@@ -53,6 +56,34 @@ pub enum Request {
     Cancel,
 }
 
+/// What a SQL target's prepared data needs done on the server's host. Every `dir` is
+/// relative to the agent's data root (which goes away when the agent does); the agent
+/// refuses one that is absolute or climbs out with `..`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "data", rename_all = "snake_case")]
+pub enum DataOp {
+    /// A pristine data directory with bakeoff's login (initdb, mariadb-install-db).
+    Init {
+        kind: TargetKind,
+        binary: String,
+        dir: String,
+    },
+    /// `cp -a` of a directory, owner and modes kept; replies nothing.
+    Copy { from: String, to: String },
+    /// A directory's size in bytes.
+    Bytes { dir: String },
+    /// What files the binary reads and writes (`Target::data_format`): variants with the
+    /// same one share a load.
+    Format {
+        kind: TargetKind,
+        binary: String,
+        options: BTreeMap<String, String>,
+        configure_args: Vec<String>,
+    },
+    /// Removes a directory.
+    Remove { dir: String },
+}
+
 /// A server to start there.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerSpec {
@@ -66,6 +97,17 @@ pub struct ServerSpec {
     pub listen: IpAddr,
     pub ready_timeout_ms: u64,
     pub stop_grace_ms: u64,
+    /// A SQL server's data, its path relative to the agent's data root.
+    #[serde(default)]
+    pub data: Option<bakeoff_sandbox::DataSource>,
+}
+
+/// An installed program there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Installed {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
 }
 
 /// A build made there: what it produced (paths are the host's), its log's tail and the
@@ -82,6 +124,9 @@ pub struct BuiltThere {
 pub struct Started {
     pub id: u64,
     pub addr: SocketAddr,
+    /// A SQL server's login (from its data directory).
+    #[serde(default)]
+    pub login: Option<bakeoff_sandbox::Login>,
 }
 
 /// How a server ended, and its logs (the tail of each, at most [`LOG_TAIL`] bytes).

@@ -5,12 +5,12 @@
 //! and exits.
 
 use super::protocol::{
-    now_ms, BuiltThere, Event, Hello, LoadSpec, Loaded, Reply, Request, ServerSpec, Started,
-    Stopped, LOG_TAIL, VERSION,
+    now_ms, BuiltThere, DataOp, Event, Hello, Installed, LoadSpec, Loaded, Reply, Request,
+    ServerSpec, Started, Stopped, LOG_TAIL, VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
 use bakeoff_probe::sampler::{Sampler, Summary};
-use bakeoff_sandbox::{Sandbox, SandboxSpec};
+use bakeoff_sandbox::{DataSource, Sandbox, SandboxSpec};
 use bakeoff_workloads::{RunContext, Server};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -38,11 +38,19 @@ pub fn serve(root: &Path) -> i32 {
     for stale in bakeoff_sandbox::reap_stale(&sandboxes) {
         eprintln!("bakeoff agent: {stale}");
     }
+    // SQL data lives under `data/data-<pid>`, as this machine's does under its sandbox
+    // root: an agent killed before it could clean up leaves it to the next.
+    let data_parent = root.join("data");
+    for stale in crate::datadirs::reap_stale(&data_parent) {
+        eprintln!("bakeoff agent: {stale}");
+    }
+    let data_root = data_parent.join(format!("data-{}", std::process::id()));
     let out: Out = Arc::new(Mutex::new(std::io::stdout()));
     let cancel = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Request>();
     let reader_cancel = cancel.clone();
     let reader_out = out.clone();
+    let reader_data = data_root.clone();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         for line in stdin.lock().lines() {
@@ -62,11 +70,13 @@ pub fn serve(root: &Path) -> i32 {
         }
         // bakeoff is gone: nothing it started may outlive it.
         bakeoff_sandbox::kill_all();
+        let _ = std::fs::remove_dir_all(&reader_data);
         std::process::exit(0);
     });
     let mut agent = Agent {
         root: root.to_path_buf(),
         sandboxes,
+        data_root,
         servers: BTreeMap::new(),
         next: 1,
         cancel,
@@ -85,6 +95,8 @@ pub fn serve(root: &Path) -> i32 {
 struct Agent {
     root: PathBuf,
     sandboxes: PathBuf,
+    /// Where SQL data directories are made (removed when the agent exits).
+    data_root: PathBuf,
     servers: BTreeMap<u64, Sandbox>,
     next: u64,
     cancel: Arc<AtomicBool>,
@@ -111,9 +123,17 @@ impl Agent {
             }
             Request::Put { sha256, name, data } => self.put(&sha256, &name, &data),
             Request::Which { program } => {
-                json(bakeoff_os::path::which(Path::new(&program)).map(|p| p.display().to_string()))
+                json(bakeoff_os::path::which(Path::new(&program)).and_then(|p| {
+                    let (bytes, sha256) = bakeoff_build::describe_binary(&p).ok()?;
+                    Some(Installed {
+                        path: p.display().to_string(),
+                        bytes,
+                        sha256,
+                    })
+                }))
             }
             Request::Build { source, spec } => self.build(&source, &spec),
+            Request::Data(op) => self.data(op),
             Request::Start(spec) => self.start(&spec),
             Request::Usage { id } => json(self.server(id)?.usage()),
             Request::SamplerStart { id, interval_ms } => {
@@ -204,6 +224,74 @@ impl Agent {
         }
     }
 
+    /// `dir` under the data root; refused when it is absolute or climbs out.
+    fn data_path(&self, dir: &str) -> Result<PathBuf, String> {
+        use std::path::Component;
+        let p = Path::new(dir);
+        if p.components().any(|c| !matches!(c, Component::Normal(_))) {
+            return Err(format!("not a data directory name: {dir}"));
+        }
+        Ok(self.data_root.join(p))
+    }
+
+    fn data(&self, op: DataOp) -> Result<serde_json::Value, String> {
+        match op {
+            DataOp::Init { kind, binary, dir } => {
+                let dest = self.data_path(&dir)?;
+                self.open_data_root()?;
+                if let Some(parent) = dest.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("{}: {e}", parent.display()))?;
+                }
+                bakeoff_sandbox::init_data(kind, Path::new(&binary), &dest)
+                    .map_err(|e| format!("data directory initialization failed: {e}"))?;
+                json(())
+            }
+            DataOp::Copy { from, to } => {
+                let (from, to) = (self.data_path(&from)?, self.data_path(&to)?);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("{}: {e}", parent.display()))?;
+                }
+                json(crate::datadirs::copy_dir(&from, &to)?)
+            }
+            DataOp::Bytes { dir } => json(crate::datadirs::dir_bytes(&self.data_path(&dir)?)),
+            DataOp::Format {
+                kind,
+                binary,
+                options,
+                configure_args,
+            } => json(bakeoff_sandbox::target_for(kind).data_format(
+                Path::new(&binary),
+                &options,
+                &configure_args,
+            )),
+            DataOp::Remove { dir } => {
+                let _ = std::fs::remove_dir_all(self.data_path(&dir)?);
+                json(())
+            }
+        }
+    }
+
+    /// The data root, passable by the server's own user when the agent is root (it may
+    /// read only its own data under it).
+    fn open_data_root(&self) -> Result<(), String> {
+        std::fs::create_dir_all(&self.data_root)
+            .map_err(|e| format!("{}: {e}", self.data_root.display()))?;
+        if bakeoff_sandbox::server_user().is_some() {
+            use std::os::unix::fs::PermissionsExt;
+            for dir in [
+                &self.root,
+                &self.sandboxes,
+                &self.root.join("data"),
+                &self.data_root,
+            ] {
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711));
+            }
+        }
+        Ok(())
+    }
+
     fn server(&mut self, id: u64) -> Result<&mut Sandbox, String> {
         self.servers
             .get_mut(&id)
@@ -218,12 +306,22 @@ impl Agent {
         spec.listen = s.listen;
         spec.ready_timeout = Duration::from_millis(s.ready_timeout_ms);
         spec.stop_grace = Duration::from_millis(s.stop_grace_ms);
+        spec.data = match &s.data {
+            Some(DataSource::Copy(p)) => {
+                Some(DataSource::Copy(self.data_path(&p.to_string_lossy())?))
+            }
+            Some(DataSource::InPlace(p)) => {
+                Some(DataSource::InPlace(self.data_path(&p.to_string_lossy())?))
+            }
+            None => None,
+        };
         let sb = Sandbox::start(&spec).map_err(|e| e.to_string())?;
         let id = self.next;
         self.next += 1;
         let addr = sb.addr();
+        let login = sb.login();
         self.servers.insert(id, sb);
-        json(Started { id, addr })
+        json(Started { id, addr, login })
     }
 
     fn stop(&mut self, id: u64) -> Result<serde_json::Value, String> {

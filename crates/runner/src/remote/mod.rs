@@ -5,6 +5,7 @@
 //! places something on (`session.rs`), built servers are copied there and the server
 //! and the load run there (`served.rs`).
 
+mod data;
 mod served;
 mod session;
 

@@ -6,7 +6,7 @@
 
 use super::{CallError, Hosts, Role};
 use crate::agent::protocol::{
-    self, BuiltThere, Event, LoadSpec, Request, ServerSpec, Started, Stopped,
+    self, BuiltThere, Event, Installed, LoadSpec, Request, ServerSpec, Started, Stopped,
 };
 use crate::probes::{RemoteProbes, ServerWatch};
 use crate::variants::ReadyVariant;
@@ -29,6 +29,9 @@ pub struct RemoteServer {
     host: String,
     id: u64,
     pub addr: SocketAddr,
+    kind: bakeoff_plan::TargetKind,
+    /// A SQL server's login.
+    login: Option<bakeoff_sandbox::Login>,
 }
 
 /// How far ahead of now the hosts' common start is set: time for every host to get its
@@ -66,7 +69,12 @@ impl Hosts {
                 match (built, there(b)) {
                     (true, false) => self.put(&host, b)?,
                     (true, true) => {}
-                    (false, _) => self.installed(&host, b)?,
+                    // Described there already (`variants`): it is installed.
+                    (false, _) => {}
+                }
+                // A SQL server starts only on data, made there next: that is its try.
+                if l.experiment.target.kind.is_sql() {
+                    return Ok(());
                 }
                 self.try_start(l, v, b)
             });
@@ -157,8 +165,11 @@ impl Hosts {
         Ok(())
     }
 
-    fn installed(&self, host: &str, binary: &Path) -> Result<(), String> {
-        let found: Option<String> = self
+    /// An installed server on the server's host: its size and sha256 there.
+    pub fn describe(&self, binary: &Path) -> Result<(u64, String), String> {
+        let host = self.server.clone().ok_or("no server host")?;
+        let host = host.as_str();
+        let found: Option<Installed> = self
             .call_as(
                 host,
                 Role::Server,
@@ -169,7 +180,7 @@ impl Hosts {
             )
             .map_err(|e| format!("host {host}: {e}"))?;
         match found {
-            Some(_) => Ok(()),
+            Some(i) => Ok((i.bytes, i.sha256)),
             None => Err(format!(
                 "{} is not installed on host {host}: install it there, or build the variant (bakeoff copies builds)",
                 binary.display()
@@ -208,14 +219,19 @@ impl Hosts {
         Ok(())
     }
 
-    /// The agent's request for `spec`, a server described as it would run here.
-    fn start_request(&self, host: &str, spec: &SandboxSpec) -> Request {
-        let binary = self
-            .staged
+    /// Where `binary` (a path here) is on the server's host: its copy in the store, or
+    /// the same path (an installed program, a build made there).
+    pub(crate) fn path_there(&self, binary: &Path) -> String {
+        self.staged
             .lock()
             .ok()
-            .and_then(|s| s.get(&spec.binary).cloned())
-            .unwrap_or_else(|| spec.binary.display().to_string());
+            .and_then(|s| s.get(binary).cloned())
+            .unwrap_or_else(|| binary.display().to_string())
+    }
+
+    /// The agent's request for `spec`, a server described as it would run here.
+    fn start_request(&self, host: &str, spec: &SandboxSpec) -> Request {
+        let binary = self.path_there(&spec.binary);
         let listen = self
             .host(host)
             .and_then(|h| h.listen)
@@ -230,6 +246,7 @@ impl Hosts {
             listen,
             ready_timeout_ms: spec.ready_timeout.as_millis() as u64,
             stop_grace_ms: spec.stop_grace.as_millis() as u64,
+            data: spec.data.clone(),
         })
     }
 
@@ -250,6 +267,8 @@ impl Hosts {
             host,
             id: started.id,
             addr,
+            kind: spec.kind,
+            login: started.login,
         })
     }
 
@@ -443,15 +462,7 @@ impl RemoteServer {
     /// Stops it; its logs are written beside `logs` (`.stdout`, `.stderr`) here. Returns
     /// why it was no longer running before the stop, if it was not.
     pub fn stop_and_collect(self, logs: &Path) -> Result<Option<String>, String> {
-        let stopped: Stopped = self
-            .hosts
-            .call_as(
-                &self.host,
-                Role::Server,
-                &Request::Stop { id: self.id },
-                &mut |_| {},
-            )
-            .map_err(|e| format!("on host {}: {e}", self.host))?;
+        let stopped = self.stopped()?;
         if let Some(dir) = logs.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -459,6 +470,36 @@ impl RemoteServer {
         let _ = std::fs::write(file("stdout"), stopped.stdout);
         let _ = std::fs::write(file("stderr"), stopped.stderr);
         Ok(stopped.died)
+    }
+
+    /// Stops it, its logs dropped; why it had ended before, if it had.
+    pub fn stop_quietly(self) -> Result<Option<String>, String> {
+        Ok(self.stopped()?.died)
+    }
+
+    fn stopped(self) -> Result<Stopped, String> {
+        self.hosts
+            .call_as(
+                &self.host,
+                Role::Server,
+                &Request::Stop { id: self.id },
+                &mut |_| {},
+            )
+            .map_err(|e| format!("on host {}: {e}", self.host))
+    }
+
+    /// What a SQL client connects to: its address as reached from here, its login.
+    pub fn db(&self) -> Option<bakeoff_sqlclient::Db> {
+        let login = self.login.clone()?;
+        Some(bakeoff_sqlclient::Db {
+            dialect: bakeoff_sandbox::target_for(self.kind).dialect()?,
+            addr: self.addr,
+            socket: None,
+            user: login.user,
+            password: login.password,
+            database: login.database,
+            via_socket: false,
+        })
     }
 
     pub fn host(&self) -> &str {
