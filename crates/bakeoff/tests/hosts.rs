@@ -634,10 +634,11 @@ fn dirs_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     out
 }
 
-/// PostgreSQL on "db", listening on its address, its data initialized and loaded there
-/// (through the agent; the loader talks to it from here), oltp from this machine, and
-/// the results verified against the server there: two variants whose options differ
-/// give the same answers, and the data goes away with the experiment.
+/// PostgreSQL on "db", listening on its address: Debian's, and one built here whose
+/// install tree is copied there (the build is sql.rs's, from the same default cache).
+/// Their data is initialized and loaded there (through the agent; the loader talks to
+/// it from here), oltp runs from this machine, and the results are verified against the
+/// servers there; the data goes away with the experiment.
 #[test]
 fn postgres_on_a_host_with_its_data_made_there() {
     let s = Scratch::new();
@@ -651,18 +652,19 @@ fn postgres_on_a_host_with_its_data_made_there() {
         r#"name = "pg-there"
 [target]
 kind = "postgres"
+source = {{ debian = "postgresql-15" }}
 host = "db"
 options = {{ synchronous_commit = "off" }}
 
 [[variant]]
-name = "small"
+name = "debian"
 binary = "/usr/lib/postgresql/15/bin/postgres"
 options = {{ shared_buffers = "16MB" }}
 
 [[variant]]
-name = "large"
-binary = "/usr/lib/postgresql/15/bin/postgres"
-options = {{ shared_buffers = "64MB" }}
+name = "gcc"
+compiler = "gcc-12"
+cflags = "-O0"
 
 [[workload]]
 kind = "oltp"
@@ -682,7 +684,21 @@ duration = "1s"
 {}"#,
         db.host("db", &work, Some("127.0.0.2"))
     );
-    let r = run_ok(&s, &s.write("pg.toml", &text));
+    let f = s.write("pg.toml", &text);
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .arg("--quiet")
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
     for run in all_runs(&r) {
         assert_eq!(run["valid"], true, "{run}");
         assert_eq!(run["server_host"], "db");
@@ -690,11 +706,14 @@ duration = "1s"
     }
     for v in r["variants"].as_array().unwrap() {
         assert_eq!(v["status"], "ok", "{v}");
-        let data = &v["data"][0];
-        assert_eq!(data["rows"], 1000, "{v}");
+        assert_eq!(v["data"][0]["rows"], 1000, "{v}");
     }
-    // The second variant reads the same files: it copied the first one's load there.
-    assert_eq!(r["variants"][1]["data"][0]["reused_from"], "small");
+    // The build reads the same files as Debian's 15: it copied that load, there.
+    assert_eq!(r["variants"][1]["data"][0]["reused_from"], "debian");
+    // Its install tree went to the host's store once, unpacked beside its tar.
+    let trees = dirs_named(&work.join("db").join("bin"), "install");
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    assert!(trees[0].join("bin").join("postgres").is_file());
     let verdicts = r["verification"].as_array().unwrap();
     assert_eq!(verdicts.len(), 2, "{verdicts:?}");
     for v in verdicts {

@@ -29,6 +29,9 @@ pub enum Request {
         /// The bytes, base64.
         data: String,
     },
+    /// Unpacks a stored tar (a SQL server's install tree) beside it, once; replies the
+    /// tree's path there.
+    Unpack { sha256: String, name: String },
     /// Whether an installed program exists there (a `binary =` variant): its path, size
     /// and sha256 there ([`Installed`]).
     Which { program: String },

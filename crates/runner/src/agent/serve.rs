@@ -122,6 +122,7 @@ impl Agent {
                 json(have.then(|| path.display().to_string()))
             }
             Request::Put { sha256, name, data } => self.put(&sha256, &name, &data),
+            Request::Unpack { sha256, name } => self.unpack(&sha256, &name),
             Request::Which { program } => {
                 json(bakeoff_os::path::which(Path::new(&program)).and_then(|p| {
                     let (bytes, sha256) = bakeoff_build::describe_binary(&p).ok()?;
@@ -192,6 +193,46 @@ impl Agent {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| format!("{}: {e}", path.display()))?;
         json(path.display().to_string())
+    }
+
+    /// The stored tar `<sha256>/<name>` unpacked into `<sha256>/<name without .tar>`
+    /// (readable by the server's own user when the agent is root).
+    fn unpack(&self, sha256: &str, name: &str) -> Result<serde_json::Value, String> {
+        let tar = self.stored(sha256, name)?;
+        let dir = tar.with_extension("");
+        if dir.is_dir() {
+            return json(dir.display().to_string());
+        }
+        let tmp = tar.with_extension(format!("unpacking-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let run = |cmd: &mut std::process::Command| {
+            let out = cmd.output().map_err(|e| format!("cannot run it: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+            }
+        };
+        run(std::process::Command::new("tar")
+            .arg("-xf")
+            .arg(&tar)
+            .arg("-C")
+            .arg(&tmp))
+        .map_err(|e| format!("tar -xf {}: {e}", tar.display()))?;
+        if bakeoff_sandbox::server_user().is_some() {
+            use std::os::unix::fs::PermissionsExt;
+            run(std::process::Command::new("chmod")
+                .args(["-R", "a+rX"])
+                .arg(&tmp))
+            .map_err(|e| format!("chmod of {}: {e}", tmp.display()))?;
+            let bin = self.root.join("bin");
+            for d in [&self.root, &bin, &bin.join(sha256)] {
+                let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o711));
+            }
+        }
+        std::fs::rename(&tmp, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        json(dir.display().to_string())
     }
 
     /// Fetches and builds with the host's own tools, cached under the agent's root.

@@ -67,7 +67,7 @@ impl Hosts {
             let there = |b: &Path| self.staged.lock().is_ok_and(|s| s.contains_key(b));
             let staged = binaries.iter().try_for_each(|b| {
                 match (built, there(b)) {
-                    (true, false) => self.put(&host, b)?,
+                    (true, false) => self.put(&host, l.experiment.target.kind, b)?,
                     (true, true) => {}
                     // Described there already (`variants`): it is installed.
                     (false, _) => {}
@@ -124,22 +124,75 @@ impl Hosts {
         Ok((built.info, log))
     }
 
-    /// Copies `binary` into the host's store unless it is there already.
-    fn put(&self, host: &str, binary: &Path) -> Result<(), String> {
+    /// Copies `binary` into the host's store unless it is there already. A SQL server
+    /// built here needs its whole install tree (libraries, share files, initdb): the
+    /// tree travels as one tar, stored by its hash and unpacked there once.
+    fn put(&self, host: &str, kind: bakeoff_plan::TargetKind, binary: &Path) -> Result<(), String> {
+        let tree = install_tree(binary).filter(|_| kind.is_sql());
+        let path = match tree {
+            Some(tree) => {
+                let out = std::process::Command::new("tar")
+                    .args(["--sort=name", "-cf", "-", "-C"])
+                    .arg(tree)
+                    .arg(".")
+                    .output()
+                    .map_err(|e| format!("cannot run tar: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "tar of {} failed: {}",
+                        tree.display(),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
+                }
+                let (sha256, _) = self.store(host, &out.stdout, "install.tar", tree)?;
+                let dir: String = self
+                    .call_as(
+                        host,
+                        Role::Server,
+                        &Request::Unpack {
+                            sha256,
+                            name: "install.tar".into(),
+                        },
+                        &mut |_| {},
+                    )
+                    .map_err(|e| format!("host {host}: unpacking {}: {e}", tree.display()))?;
+                let inside = binary.strip_prefix(tree).unwrap_or(binary);
+                Path::new(&dir).join(inside).display().to_string()
+            }
+            None => {
+                let bytes =
+                    std::fs::read(binary).map_err(|e| format!("{}: {e}", binary.display()))?;
+                let name = binary
+                    .file_name()
+                    .map_or_else(|| "server".into(), |n| n.to_string_lossy().into_owned());
+                self.store(host, &bytes, &bakeoff_os::path::safe_name(&name), binary)?
+                    .1
+            }
+        };
+        if let Ok(mut s) = self.staged.lock() {
+            s.insert(binary.to_path_buf(), path);
+        }
+        Ok(())
+    }
+
+    /// `bytes` in the host's store as `name` (sent only when not there already): their
+    /// sha256 and their path there.
+    fn store(
+        &self,
+        host: &str,
+        bytes: &[u8],
+        name: &str,
+        what: &Path,
+    ) -> Result<(String, String), String> {
         use base64::Engine;
-        let bytes = std::fs::read(binary).map_err(|e| format!("{}: {e}", binary.display()))?;
-        let sha256 = bakeoff_build::sha256_hex(&bytes);
-        let name = binary
-            .file_name()
-            .map_or_else(|| "server".into(), |n| n.to_string_lossy().into_owned());
-        let name = bakeoff_os::path::safe_name(&name);
+        let sha256 = bakeoff_build::sha256_hex(bytes);
         let have: Option<String> = self
             .call_as(
                 host,
                 Role::Server,
                 &Request::Have {
                     sha256: sha256.clone(),
-                    name: name.clone(),
+                    name: name.to_string(),
                 },
                 &mut |_| {},
             )
@@ -151,27 +204,23 @@ impl Hosts {
                     host,
                     Role::Server,
                     &Request::Put {
-                        sha256,
-                        name,
-                        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                        sha256: sha256.clone(),
+                        name: name.to_string(),
+                        data: base64::engine::general_purpose::STANDARD.encode(bytes),
                     },
                     &mut |_| {},
                 )
-                .map_err(|e| format!("host {host}: copying {}: {e}", binary.display()))?,
+                .map_err(|e| format!("host {host}: copying {}: {e}", what.display()))?,
         };
-        if let Ok(mut s) = self.staged.lock() {
-            s.insert(binary.to_path_buf(), path);
-        }
-        Ok(())
+        Ok((sha256, path))
     }
 
     /// An installed server on the server's host: its size and sha256 there.
     pub fn describe(&self, binary: &Path) -> Result<(u64, String), String> {
         let host = self.server.clone().ok_or("no server host")?;
-        let host = host.as_str();
         let found: Option<Installed> = self
             .call_as(
-                host,
+                &host,
                 Role::Server,
                 &Request::Which {
                     program: binary.display().to_string(),
@@ -447,6 +496,13 @@ impl Hosts {
         let t1 = protocol::now_ms();
         Ok(there - (t0 + t1) / 2.0)
     }
+}
+
+/// The install tree a build's binary sits in (`<tree>/bin/<server>`, the tree named
+/// `install`), if it does.
+fn install_tree(binary: &Path) -> Option<&Path> {
+    let tree = binary.parent()?.parent()?;
+    (tree.file_name()? == "install").then_some(tree)
 }
 
 impl RemoteServer {
