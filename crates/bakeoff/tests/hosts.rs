@@ -643,6 +643,7 @@ fn dirs_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 fn postgres_on_a_host_with_its_data_made_there() {
     let s = Scratch::new();
     let db = Sshd::start(s.path(), "127.0.0.2");
+    let l1 = Sshd::start(s.path(), "127.0.0.3");
     let work = s.path().join("hosts");
     s.write(
         "q.sql",
@@ -673,6 +674,15 @@ tables = 2
 table_size = 500
 connections = [2]
 
+[[workload]]
+kind = "oltp"
+name = "two-hosts"
+test = "oltp_read_only"
+tables = 2
+table_size = 500
+connections = [3]
+clients = ["db", "l1"]
+
 [verify]
 queries = "q.sql"
 
@@ -681,8 +691,9 @@ repetitions = 1
 warmup = "300ms"
 duration = "1s"
 
-{}"#,
-        db.host("db", &work, Some("127.0.0.2"))
+{}{}"#,
+        db.host("db", &work, Some("127.0.0.2")),
+        l1.host("l1", &work, None)
     );
     let f = s.write("pg.toml", &text);
     let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
@@ -708,6 +719,40 @@ duration = "1s"
         assert_eq!(v["status"], "ok", "{v}");
         assert_eq!(v["data"][0]["rows"], 1000, "{v}");
     }
+    // The load from two hosts: 2 and 1 connections, the statements of both counted, each
+    // statement kind's response times merged from the hosts' histograms.
+    let two: Vec<&serde_json::Value> = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["workload"] == "two-hosts")
+        .collect();
+    assert_eq!(two.len(), 2, "one cell per variant");
+    for cell in two {
+        for run in cell["runs"].as_array().unwrap() {
+            let clients = run["clients"].as_array().unwrap();
+            let hosts: Vec<_> = clients
+                .iter()
+                .map(|c| c["host"].as_str().unwrap())
+                .collect();
+            assert_eq!(hosts, ["db", "l1"], "{run}");
+            assert_eq!(clients[0]["connections"], 2);
+            assert_eq!(clients[1]["connections"], 1);
+            let each: u64 = clients.iter().map(|c| c["ops"].as_u64().unwrap()).sum();
+            assert_eq!(each, run["ops"].as_u64().unwrap(), "{run}");
+            // oltp_read_only: 10 point selects per transaction, from both hosts.
+            let st = &run["statements"];
+            assert_eq!(st["transaction"]["count"], run["ops"], "{run}");
+            assert_eq!(
+                st["point_select"]["count"].as_u64().unwrap(),
+                10 * run["ops"].as_u64().unwrap(),
+                "{run}"
+            );
+            let qps = run["qps"].as_f64().unwrap();
+            let tps = run["tps"].as_f64().unwrap();
+            assert!((qps / tps - 16.0).abs() < 0.5, "{qps} {tps}");
+        }
+    }
     // The build reads the same files as Debian's 15: it copied that load, there.
     assert_eq!(r["variants"][1]["data"][0]["reused_from"], "debian");
     // Its install tree went to the host's store once, unpacked beside its tar.
@@ -726,6 +771,54 @@ duration = "1s"
         dirs_named(&work, "data-").is_empty(),
         "{:?}",
         dirs_named(&work, "data-")
+    );
+    assert!(servers_under(s.path()).is_empty());
+}
+
+/// MariaDB on "db", listening on every address there (the load reaches it at the
+/// address ssh reaches the host at): Debian's mariadbd, its data made there, oltp from
+/// this machine.
+#[test]
+fn mariadb_on_a_host_listening_on_every_address() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let text = format!(
+        r#"name = "mariadb-there"
+[target]
+kind = "mariadb"
+host = "db"
+
+[[variant]]
+name = "debian"
+binary = "/usr/sbin/mariadbd"
+
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+tables = 1
+table_size = 500
+connections = [2]
+
+[plan]
+repetitions = 1
+warmup = "300ms"
+duration = "1s"
+
+{}"#,
+        db.host("db", &s.path().join("hosts"), Some("0.0.0.0"))
+    );
+    let r = run_ok(&s, &s.write("maria.toml", &text));
+    let runs = all_runs(&r);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["valid"], true, "{}", runs[0]);
+    assert_eq!(runs[0]["server_host"], "db");
+    assert_eq!(r["variants"][0]["data"][0]["rows"], 500);
+    let warned = r["warnings"].as_array().unwrap();
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("listens on 0.0.0.0")),
+        "{warned:?}"
     );
     assert!(servers_under(s.path()).is_empty());
 }

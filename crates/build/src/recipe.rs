@@ -349,6 +349,12 @@ impl Plan<'_> {
         // depend on (src/port, src/common, libpq, generated headers) themselves. `install`
         // runs separately after `all`, because the backend's install goal is not safe to run
         // in parallel from a clean tree.
+        // The generated headers first, alone: `all` asks for them beside the subdirectories
+        // it recurses into, and with -j a fresh tree compiled src/backend/access before
+        // storage/lwlocknames.h was there.
+        let mut headers = make(false, "src/backend");
+        headers.extend(["-C", "src/backend", "generated-headers"].map(String::from));
+        steps.push(Step::new("make generated-headers", "make", headers));
         for dir in POSTGRES_DIRS {
             let mut args = make(true, dir);
             args.extend(["-C".to_string(), dir.to_string()]);
@@ -626,13 +632,14 @@ mod tests {
              --libdir=/cache/builds/k/build/install/lib/postgresql \
              --without-readline --without-zlib --without-icu --user-arg"
         );
-        assert_eq!(l[1], "make -j2 V=1 -C src/backend");
-        assert_eq!(l[6], "make -j2 V=1 -C src/bin/initdb");
+        assert_eq!(l[1], "make V=1 -C src/backend generated-headers");
+        assert_eq!(l[2], "make -j2 V=1 -C src/backend");
+        assert_eq!(l[7], "make -j2 V=1 -C src/bin/initdb");
         assert_eq!(
-            l[8],
+            l[9],
             "make V=1 -C src/backend install DESTDIR=/cache/builds/k.tmp-1/destdir"
         );
-        assert_eq!(l.len(), 1 + 2 * POSTGRES_DIRS.len());
+        assert_eq!(l.len(), 2 + 2 * POSTGRES_DIRS.len());
         assert!(l.iter().any(|c| c.contains("-C src/pl/plpgsql install")));
         assert!(l.iter().any(|c| c.contains("-C src/timezone install")));
     }

@@ -281,7 +281,7 @@ fn summarize(
     let cpu_bound = r.client_cpu_s >= 0.9 * s.threads as f64 * elapsed_s;
     if let Schedule::OpenLoop { rate, .. } = s.schedule {
         r.service_us = Some(percentiles(&service));
-        r.service_hist = crate::merge::serialize(&service);
+        r.service_hist = crate::merge::serialize_histogram(&service);
         r.offered_ops_per_s = Some(rate);
         r.client_bound = cpu_bound || r.ops_per_s < 0.95 * rate;
     } else {

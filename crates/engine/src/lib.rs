@@ -11,7 +11,7 @@ mod record;
 pub mod rng;
 
 pub use engine::{run, Outcome, Session, SessionFactory, Settings};
-pub use merge::merge_records;
+pub use merge::{merge_records, serialize_histogram};
 pub use net::{peak_rss_kib, raise_nofile, thread_cpu_s};
 pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
 
@@ -224,6 +224,10 @@ pub struct RunRecord {
 pub struct KindStats {
     pub count: u64,
     pub latency_us: Percentiles,
+    /// The kind's response-time histogram, V2 deflate-serialized, when the workload keeps
+    /// one: records from several hosts then merge its percentiles exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hist: Vec<u8>,
 }
 
 /// Why a run could not finish.

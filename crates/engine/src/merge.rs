@@ -11,7 +11,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 
 /// A histogram as bytes (V2 deflate); empty if it cannot be written.
-pub(crate) fn serialize(h: &Histogram<u64>) -> Vec<u8> {
+pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {
     let mut out = Vec::new();
     match V2DeflateSerializer::new().serialize(h, &mut out) {
         Ok(_) => out,
@@ -44,6 +44,16 @@ fn intervals(log: &str) -> Vec<RawInterval> {
     out
 }
 
+/// One statement kind's figures being merged.
+struct KindMerge {
+    first: crate::Percentiles,
+    count: u64,
+    /// The sum of the hosts' histograms, while every host had one.
+    hist: Option<Histogram<u64>>,
+    /// Every host counted it once per operation.
+    whole: bool,
+}
+
 /// Merges the records of hosts that ran at once. Throughput adds up (the windows are the
 /// same); latency percentiles come from the summed histograms; the client is bound when
 /// any host was.
@@ -52,6 +62,7 @@ pub fn merge_records(parts: &[RunRecord]) -> RunRecord {
         return parts[0].clone();
     }
     let mut r = RunRecord::default();
+    let mut kinds: std::collections::BTreeMap<String, KindMerge> = Default::default();
     let mut threads = Vec::new();
     let mut service: Option<Histogram<u64>> = None;
     let mut de = Deserializer::new();
@@ -78,7 +89,22 @@ pub fn merge_records(parts: &[RunRecord]) -> RunRecord {
             *r.by_command.entry(k.clone()).or_default() += n;
         }
         for (k, v) in &p.kinds {
-            r.kinds.entry(k.clone()).or_insert_with(|| v.clone());
+            let kind = kinds.entry(k.clone()).or_insert_with(|| KindMerge {
+                first: v.latency_us.clone(),
+                count: 0,
+                hist: Some(histogram()),
+                whole: true,
+            });
+            kind.count += v.count;
+            kind.whole &= v.count == p.ops;
+            match de.deserialize::<u64, _>(&mut v.hist.as_slice()) {
+                Ok(h) if !v.hist.is_empty() => {
+                    if let Some(sum) = kind.hist.as_mut() {
+                        let _ = sum.add(&h);
+                    }
+                }
+                _ => kind.hist = None,
+            }
         }
         threads.push(intervals(&p.hdr_log));
         if let Ok(h) = de.deserialize::<u64, _>(&mut p.service_hist.as_slice()) {
@@ -92,12 +118,30 @@ pub fn merge_records(parts: &[RunRecord]) -> RunRecord {
         }
     }
     r.latency_us = percentiles(&total);
+    for (k, m) in kinds {
+        // Exact from the hosts' histograms; a kind that is the whole operation (a
+        // transaction) is the run's own response time; else the first host's, counted
+        // over all.
+        let (latency_us, hist) = match m.hist {
+            Some(h) => (percentiles(&h), serialize_histogram(&h)),
+            None if m.whole => (r.latency_us.clone(), Vec::new()),
+            None => (m.first, Vec::new()),
+        };
+        r.kinds.insert(
+            k,
+            crate::KindStats {
+                count: m.count,
+                latency_us,
+                hist,
+            },
+        );
+    }
     let (series, log) = merge_intervals(&threads, 0);
     r.intervals = series;
     r.hdr_log = log;
     if let Some(s) = service {
         r.service_us = Some(percentiles(&s));
-        r.service_hist = serialize(&s);
+        r.service_hist = serialize_histogram(&s);
     }
     r
 }
@@ -148,5 +192,44 @@ mod tests {
         assert_eq!(m.intervals[0].ops, 500);
         assert!((m.client_cpu_s - 2.0).abs() < 1e-9);
         assert_eq!(m.hdr_log.lines().filter(|l| !l.starts_with('#')).count(), 2);
+    }
+
+    /// A kind of `n` statements at `us` microseconds, with its histogram or without.
+    fn kind(n: u64, us: u64, with_hist: bool) -> crate::KindStats {
+        let mut h = histogram();
+        h.record_n(us * 1000, n).unwrap();
+        crate::KindStats {
+            count: n,
+            latency_us: percentiles(&h),
+            hist: if with_hist {
+                serialize_histogram(&h)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    #[test]
+    fn statement_kinds_merge_from_their_histograms() {
+        let (mut a, mut b) = (host(900, 10), host(100, 1000));
+        // Each host's point selects, with histograms; the transaction, one per op, without.
+        a.kinds.insert("point_select".into(), kind(9000, 10, true));
+        b.kinds.insert("point_select".into(), kind(1000, 1000, true));
+        a.kinds.insert("transaction".into(), kind(900, 10, false));
+        b.kinds.insert("transaction".into(), kind(100, 1000, false));
+        a.kinds.insert("other".into(), kind(5, 10, false));
+        b.kinds.insert("other".into(), kind(7, 1000, false));
+        let m = merge_records(&[a, b]);
+        let ps = &m.kinds["point_select"];
+        assert_eq!(ps.count, 10_000);
+        assert!((ps.latency_us.p50 - 10.0).abs() < 0.1, "{:?}", ps.latency_us);
+        assert!((ps.latency_us.p99 - 1000.0).abs() < 1.0, "{:?}", ps.latency_us);
+        assert!(!ps.hist.is_empty(), "merged again later");
+        // The whole operation: the run's own merged response times.
+        assert_eq!(m.kinds["transaction"].latency_us, m.latency_us);
+        assert_eq!(m.kinds["transaction"].count, 1000);
+        // Neither: counted over all, times from the first host.
+        assert_eq!(m.kinds["other"].count, 12);
+        assert!((m.kinds["other"].latency_us.p50 - 10.0).abs() < 0.1);
     }
 }

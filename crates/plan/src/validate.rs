@@ -141,11 +141,11 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
         if w.clients.is_empty() && server.is_none() {
             continue;
         }
-        if !w.clients.is_empty() && w.kind != WorkloadKind::Kv {
+        if !w.clients.is_empty() && !matches!(w.kind, WorkloadKind::Kv | WorkloadKind::Oltp) {
             return Err(l.error_at(
                 &at,
                 format!(
-                    "only kind kv loads from other hosts today, not {}: remove clients",
+                    "only kinds kv and oltp load from other hosts today, not {}: remove clients",
                     w.kind.as_str()
                 ),
             ));

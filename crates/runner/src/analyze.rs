@@ -258,8 +258,16 @@ pub fn round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
         .sum()
 }
 
-fn warnings(r: &Results) -> Vec<String> {
+pub(crate) fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
+    for h in &r.hosts {
+        if let Some(addr) = &h.listen {
+            w.push(format!(
+                "the server on host {} listens on {addr}, not on loopback: anything on its network can reach it while the experiment runs",
+                h.name
+            ));
+        }
+    }
     for v in &r.verification {
         if let Some(d) = v.differences.first() {
             let short: String = d.query.chars().take(100).collect();

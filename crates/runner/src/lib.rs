@@ -208,13 +208,8 @@ pub fn run_experiment(
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
     results.hosts = remote::records(loaded, &facts);
-    for h in results.hosts.iter().filter(|h| h.listen.is_some()) {
-        results.warnings.push(format!(
-            "the server on host {} listens on {}, not on loopback: anything on its network can reach it while the experiment runs",
-            h.name,
-            h.listen.as_deref().unwrap_or_default()
-        ));
-    }
+    // Said from the start (analyze says it again with the rest).
+    results.warnings = analyze::warnings(&results);
     write_results(&folder, &results)?;
     let mut variants = variants::variants(
         loaded,

@@ -4,6 +4,7 @@
 //! engine's record and the workload's own figures turned into the run's record. Never
 //! fails: a fault becomes an invalid run.
 
+use crate::agent::protocol::LoadSpec;
 use crate::datadirs;
 use crate::execute::Context;
 use crate::folder::safe_name;
@@ -232,22 +233,39 @@ impl Context<'_> {
             .find(|w| !w.clients.is_empty() && !w.train_only && w.display_name() == name)
             .map(|w| &w.clients);
         if let Some(clients) = clients {
-            let spec = workload
+            let agent = workload
                 .agent_spec()
                 .ok_or("this workload kind loads only from this machine")?;
-            return self.remote.load(
-                clients,
-                &spec,
-                kind,
-                server.addr,
-                slot.connections,
-                &self.phases(),
-                self.probes.interval,
-                self.seed(slot),
-                hooks,
-                live,
-                &self.cancel,
-            );
+            let mut spec = LoadSpec {
+                workload: serde_json::Value::Null,
+                target: kind,
+                server: server.addr,
+                connections: slot.connections,
+                warmup_ms: 0,
+                measure_ms: None,
+                measure_ops: None,
+                seed: self.seed(slot),
+                preload_only: false,
+                start_at_ms: None,
+                events: false,
+                interval_ms: self.probes.interval.as_millis() as u64,
+                login: match &served {
+                    Served::Remote(r) => r.login(),
+                    Served::Local(s) => s.login(),
+                },
+                engine: v.engine.clone(),
+            };
+            spec.set_phases(&self.phases());
+            let mut out = self
+                .remote
+                .load(clients, &agent, spec, hooks, live, &self.cancel)?;
+            // The workload's figures from the merged record, over the first host's own.
+            let (first, merged) = (out.extra, workload.merged(&out.rec));
+            out.extra = Box::new(move |run| {
+                first(run);
+                merged(run);
+            });
+            return Ok(out);
         }
         let ctx = RunContext {
             server: &server,

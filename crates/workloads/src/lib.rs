@@ -92,6 +92,7 @@ pub fn for_agent(
         Some("kv") => Ok(Box::new(
             kv::Kv::from_agent(spec, target)?.with_preload(preload_only),
         )),
+        Some("oltp") => Ok(Box::new(oltp::Oltp::from_agent(spec)?)),
         other => Err(format!("this agent cannot run a {other:?} workload")),
     }
 }

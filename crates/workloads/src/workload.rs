@@ -49,6 +49,13 @@ pub trait Workload: Send + Sync {
         None
     }
 
+    /// The figures this workload adds to a run, from a record merged from several client
+    /// hosts (its statements' counts and response times, its rates): what a run here
+    /// adds from its own record. Applied after the first host's own additions.
+    fn merged(&self, _rec: &RunRecord) -> Box<dyn FnOnce(&mut Run) + Send> {
+        Box::new(|_| {})
+    }
+
     /// Fills a cell's kind-specific record when the cell is planned (tpcc's sweep point).
     fn plan_cell(&self, _cell: &mut Cell) {}
 

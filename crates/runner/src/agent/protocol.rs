@@ -165,6 +165,12 @@ pub struct LoadSpec {
     pub events: bool,
     /// The host's /proc sampler interval over the measured window.
     pub interval_ms: u64,
+    /// A SQL server's login (the SQL load logs in with it).
+    #[serde(default)]
+    pub login: Option<bakeoff_sandbox::Login>,
+    /// The variant's storage engine (MariaDB's ENGINE), for the SQL load's statements.
+    #[serde(default)]
+    pub engine: Option<String>,
 }
 
 impl LoadSpec {

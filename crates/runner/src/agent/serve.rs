@@ -265,14 +265,9 @@ impl Agent {
         }
     }
 
-    /// `dir` under the data root; refused when it is absolute or climbs out.
+    /// `dir` under the data root.
     fn data_path(&self, dir: &str) -> Result<PathBuf, String> {
-        use std::path::Component;
-        let p = Path::new(dir);
-        if p.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(format!("not a data directory name: {dir}"));
-        }
-        Ok(self.data_root.join(p))
+        under(&self.data_root, dir)
     }
 
     fn data(&self, op: DataOp) -> Result<serde_json::Value, String> {
@@ -356,6 +351,12 @@ impl Agent {
             }
             None => None,
         };
+        if let Some(d) = spec.data.as_ref().filter(|d| !d.path().is_dir()) {
+            return Err(format!(
+                "the prepared data {} is not on this host: it went with the agent that made it (the host was lost and connected again)",
+                d.path().display()
+            ));
+        }
         let sb = Sandbox::start(&spec).map_err(|e| e.to_string())?;
         let id = self.next;
         self.next += 1;
@@ -410,10 +411,21 @@ impl Agent {
                 std::thread::sleep(Duration::from_secs_f64((wait / 1000.0).min(60.0)));
             }
         }
+        let db = spec.login.clone().and_then(|login| {
+            Some(bakeoff_sqlclient::Db {
+                dialect: bakeoff_sandbox::target_for(spec.target).dialect()?,
+                addr: spec.server,
+                socket: None,
+                user: login.user,
+                password: login.password,
+                database: login.database,
+                via_socket: false,
+            })
+        });
         let server = Server {
             addr: spec.server,
             socket: None,
-            db: None,
+            db,
         };
         let hooks = Events {
             out: out.clone(),
@@ -426,7 +438,7 @@ impl Agent {
         let ctx = RunContext {
             server: &server,
             connections: spec.connections,
-            engine: None,
+            engine: spec.engine.as_deref(),
             phases: &phases,
             seed: spec.seed,
             round: 0,
@@ -462,6 +474,16 @@ impl Agent {
     }
 }
 
+/// `dir` under `root`; refused when it is empty, absolute or climbs out with `..`.
+fn under(root: &Path, dir: &str) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let p = Path::new(dir);
+    if dir.is_empty() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(format!("not a data directory name: {dir}"));
+    }
+    Ok(root.join(p))
+}
+
 /// The window's edges, sent to bakeoff as they happen (its probes on the server's host
 /// start and stop there), with this host's /proc sampler over the window.
 struct Events {
@@ -489,6 +511,24 @@ impl PhaseHooks for Events {
         let stopped = self.sampler.lock().ok().and_then(|mut s| s.take());
         if let (Some(s), Ok(mut out)) = (stopped, self.summary.lock()) {
             *out = Some(s.stop().1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::under;
+    use std::path::Path;
+
+    #[test]
+    fn data_directories_stay_under_the_data_root() {
+        let root = Path::new("/w/data/data-7");
+        assert_eq!(
+            under(root, "prepared/a/pristine").unwrap(),
+            root.join("prepared/a/pristine")
+        );
+        for bad in ["", "/etc", "prepared/../../bin", "..", "./x"] {
+            assert!(under(root, bad).is_err(), "{bad}");
         }
     }
 }

@@ -345,25 +345,22 @@ impl Hosts {
             .ok_or_else(|| format!("cannot resolve host {host}'s address {name:?}"))
     }
 
-    /// A load from `clients` against `server`: connections split between them (the
-    /// first hosts get one more when they do not divide evenly), the preload done once by
-    /// the first, every host started at the same instant, the first host's window edges
-    /// calling `hooks`, the records merged.
-    #[allow(clippy::too_many_arguments)]
+    /// A load from `clients` as `spec` describes it (its server, its connections in all,
+    /// its phases and seed): connections split between the hosts (the first hosts get
+    /// one more when they do not divide evenly), the preload done once by the first,
+    /// every host started at the same instant, the first host's window edges calling
+    /// `hooks`, the records merged.
     pub fn load(
         &self,
         clients: &[String],
         workload: &AgentSpec,
-        target: bakeoff_plan::TargetKind,
-        server: SocketAddr,
-        connections: usize,
-        phases: &bakeoff_engine::Phases,
-        interval: Duration,
-        seed: u64,
+        mut spec: LoadSpec,
         hooks: &dyn PhaseHooks,
         live: &Live,
         cancel: &AtomicBool,
     ) -> Result<Outcome, String> {
+        let connections = spec.connections;
+        let seed = spec.seed;
         let n = clients.len().min(connections).max(1);
         let shares: Vec<(String, usize)> = (0..n)
             .map(|i| {
@@ -373,21 +370,11 @@ impl Hosts {
                 )
             })
             .collect();
-        let mut spec = LoadSpec {
-            workload: workload.spec.clone(),
-            target,
-            server,
-            connections: shares[0].1,
-            warmup_ms: 0,
-            measure_ms: None,
-            measure_ops: None,
-            seed,
-            preload_only: true,
-            start_at_ms: None,
-            events: false,
-            interval_ms: interval.as_millis() as u64,
-        };
-        spec.set_phases(phases);
+        spec.workload = workload.spec.clone();
+        spec.connections = shares[0].1;
+        spec.preload_only = true;
+        spec.start_at_ms = None;
+        spec.events = false;
         let lost = |host: &str, e: CallError| format!("the load on host {host} failed: {e}");
         if workload.preloads {
             self.call(
@@ -542,6 +529,11 @@ impl RemoteServer {
                 &mut |_| {},
             )
             .map_err(|e| format!("on host {}: {e}", self.host))
+    }
+
+    /// A SQL server's login.
+    pub fn login(&self) -> Option<bakeoff_sandbox::Login> {
+        self.login.clone()
     }
 
     /// What a SQL client connects to: its address as reached from here, its login.

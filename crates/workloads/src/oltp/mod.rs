@@ -455,6 +455,7 @@ fn summarize(outs: Vec<ThreadRec>, window: (u64, u64), threads: usize) -> RunRec
         KindStats {
             count: r.ops,
             latency_us: r.latency_us.clone(),
+            hist: Vec::new(),
         },
     );
     for s in Stmt::ALL {
@@ -465,6 +466,7 @@ fn summarize(outs: Vec<ThreadRec>, window: (u64, u64), threads: usize) -> RunRec
                 KindStats {
                     count: h.len(),
                     latency_us: percentiles(h),
+                    hist: bakeoff_engine::serialize_histogram(h),
                 },
             );
         }

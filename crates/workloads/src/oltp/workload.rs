@@ -5,9 +5,11 @@
 
 use super::{Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 use crate::workload::{
-    invalidate, sql_figures, with_engine, Outcome, RunContext, Tables, Workload,
+    invalidate, sql_figures, with_engine, AgentSpec, Outcome, RunContext, Tables, Workload,
 };
+use bakeoff_engine::RunRecord;
 use bakeoff_plan::RowDistribution;
+use bakeoff_report::model::Run;
 use bakeoff_sqlclient::Db;
 
 /// What sends the transactions.
@@ -25,6 +27,8 @@ pub struct Oltp {
     connections: Vec<usize>,
     cfg: OltpConfig,
     sender: Sender,
+    /// The plan's keys, as an agent on another host rebuilds the workload from them.
+    keys: bakeoff_plan::OltpKeys,
 }
 
 impl Oltp {
@@ -39,7 +43,21 @@ impl Oltp {
             connections: w.connections_swept(),
             cfg: config(k),
             sender,
+            keys: k.clone(),
         }
+    }
+
+    /// The oltp workload an agent runs from its [`Workload::agent_spec`].
+    pub fn from_agent(spec: &serde_json::Value) -> Result<Oltp, String> {
+        let keys: bakeoff_plan::OltpKeys =
+            serde_json::from_value(spec["keys"].clone()).map_err(|e| format!("oltp keys: {e}"))?;
+        Ok(Oltp {
+            name: spec["name"].as_str().unwrap_or("oltp").to_string(),
+            connections: keys.connections.to_vec(),
+            cfg: config(&keys),
+            sender: Sender::Native,
+            keys,
+        })
     }
 
     fn for_engine(&self, engine: Option<&str>) -> OltpConfig {
@@ -74,21 +92,38 @@ impl Workload for Oltp {
             }
         }
         .map_err(|e| e.to_string())?;
-        let max = cfg.max_reconnects;
-        let (reconnects, figures) = (rec.reconnects, rec.clone());
-        Ok(Outcome {
-            rec,
-            extra: Box::new(move |run| {
-                sql_figures(run, &figures, true);
-                if reconnects > max {
-                    invalidate(
-                        run,
-                        format!("{reconnects} connections lost and reopened (more than max_reconnects = {max})"),
-                    );
-                }
-            }),
+        let extra = figures(&rec, cfg.max_reconnects);
+        Ok(Outcome { rec, extra })
+    }
+
+    /// bakeoff's own clients run on other hosts too (sysbench would have to be there).
+    fn agent_spec(&self) -> Option<AgentSpec> {
+        (self.sender == Sender::Native).then(|| AgentSpec {
+            spec: serde_json::json!({ "kind": "oltp", "name": self.name, "keys": self.keys }),
+            preloads: false,
         })
     }
+
+    fn merged(&self, rec: &RunRecord) -> Box<dyn FnOnce(&mut Run) + Send> {
+        figures(rec, self.cfg.max_reconnects)
+    }
+}
+
+/// What a run adds from its record: the SQL figures, and invalid when more connections
+/// were lost than `max` allows.
+fn figures(rec: &RunRecord, max: u64) -> Box<dyn FnOnce(&mut Run) + Send> {
+    let (reconnects, figures) = (rec.reconnects, rec.clone());
+    Box::new(move |run| {
+        sql_figures(run, &figures, true);
+        if reconnects > max {
+            invalidate(
+                run,
+                format!(
+                    "{reconnects} connections lost and reopened (more than max_reconnects = {max})"
+                ),
+            );
+        }
+    })
 }
 
 /// sysbench's sbtest tables.

@@ -160,6 +160,7 @@ pub fn record(results: &[TestResult], requests: u64, cpu_s: f64, connections: us
                     max: us(t.max_ms),
                     mean: us(t.avg_ms),
                 },
+                hist: Vec::new(),
             },
         );
     }

@@ -446,8 +446,15 @@ fn summarize(mut w: Window, threads: usize, run: &Run) -> (RunRecord, ReplayReco
         });
         r.by_command.insert(class.id.clone(), h.len());
         let count = h.len();
-        r.kinds
-            .insert(class.id.clone(), KindStats { count, latency_us });
+        let hist = bakeoff_engine::serialize_histogram(&h);
+        r.kinds.insert(
+            class.id.clone(),
+            KindStats {
+                count,
+                latency_us,
+                hist,
+            },
+        );
     }
     classes.sort_by(|a, b| b.total_s.total_cmp(&a.total_s).then(a.class.cmp(&b.class)));
     (r, ReplayRecord { classes })

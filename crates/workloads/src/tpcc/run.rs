@@ -291,6 +291,7 @@ fn summarize(w: Window, threads: usize) -> (RunRecord, TpccRecord) {
             KindStats {
                 count: h.len(),
                 latency_us: latency_us.clone(),
+                hist: bakeoff_engine::serialize_histogram(h),
             },
         );
         t.kinds.insert(
