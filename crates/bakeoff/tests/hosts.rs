@@ -592,6 +592,13 @@ duration = "300ms"
         log.starts_with("# built on host db from debian memcached"),
         "{log}"
     );
+    // The source is the one the host fetched (nothing was fetched here).
+    let source = r["source"]["description"].as_str().unwrap();
+    assert!(
+        source.starts_with("debian memcached") && source.ends_with("(fetched on host db)"),
+        "{source}"
+    );
+    assert!(!r["source"]["id"].as_str().unwrap().is_empty());
     for cell in r["cells"].as_array().unwrap() {
         for run in cell["runs"].as_array().unwrap() {
             assert_eq!(run["valid"], true, "{run}");

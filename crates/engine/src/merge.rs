@@ -214,7 +214,8 @@ mod tests {
         let (mut a, mut b) = (host(900, 10), host(100, 1000));
         // Each host's point selects, with histograms; the transaction, one per op, without.
         a.kinds.insert("point_select".into(), kind(9000, 10, true));
-        b.kinds.insert("point_select".into(), kind(1000, 1000, true));
+        b.kinds
+            .insert("point_select".into(), kind(1000, 1000, true));
         a.kinds.insert("transaction".into(), kind(900, 10, false));
         b.kinds.insert("transaction".into(), kind(100, 1000, false));
         a.kinds.insert("other".into(), kind(5, 10, false));
@@ -222,8 +223,16 @@ mod tests {
         let m = merge_records(&[a, b]);
         let ps = &m.kinds["point_select"];
         assert_eq!(ps.count, 10_000);
-        assert!((ps.latency_us.p50 - 10.0).abs() < 0.1, "{:?}", ps.latency_us);
-        assert!((ps.latency_us.p99 - 1000.0).abs() < 1.0, "{:?}", ps.latency_us);
+        assert!(
+            (ps.latency_us.p50 - 10.0).abs() < 0.1,
+            "{:?}",
+            ps.latency_us
+        );
+        assert!(
+            (ps.latency_us.p99 - 1000.0).abs() < 1.0,
+            "{:?}",
+            ps.latency_us
+        );
         assert!(!ps.hist.is_empty(), "merged again later");
         // The whole operation: the run's own merged response times.
         assert_eq!(m.kinds["transaction"].latency_us, m.latency_us);

@@ -77,9 +77,16 @@ pub fn variants(
         remote: (e.target.build_on == Some(BuildOn::Host))
             .then_some(remote)
             .filter(|r| r.server.is_some()),
+        host_source: Default::default(),
     };
     let builds = e.variants.iter().filter(|v| v.is_build()).count();
     let tree = match (&e.target.source, builds) {
+        // The host fetches it itself: nothing to fetch here.
+        (Some(_), n) if n > 0 && b.remote.is_some() => Some(build::SourceTree {
+            dir: PathBuf::new(),
+            id: String::new(),
+            description: String::new(),
+        }),
         (Some(spec), n) if n > 0 => {
             observer.notice("fetching source");
             let spec = source_spec(l, spec);
@@ -169,6 +176,9 @@ pub fn variants(
             }
         }
         results.variants.push(rec);
+    }
+    if let Some(fetched) = b.host_source.lock().ok().and_then(|mut s| s.take()) {
+        results.source = Some(fetched);
     }
     if ready.is_empty() {
         return Err(RunError::Failed(
@@ -277,6 +287,8 @@ struct Builder<'a> {
     folder: &'a Folder,
     observer: &'a dyn Observer,
     remote: Option<&'a Hosts>,
+    /// With builds on the server's host: the source as that host fetched it.
+    host_source: std::sync::Mutex<Option<SourceRecord>>,
 }
 
 impl Builder<'_> {
@@ -467,8 +479,11 @@ impl Builder<'_> {
             v.name,
             remote.server.as_deref().unwrap_or("?")
         ));
-        let (info, log) = remote.build(&source, spec)?;
+        let (info, log, fetched) = remote.build(&source, spec)?;
         let _ = std::fs::write(self.folder.path.join(log_name), log);
+        if let Ok(mut s) = self.host_source.lock() {
+            s.get_or_insert(fetched);
+        }
         Ok((info, None))
     }
 }

@@ -120,6 +120,9 @@ pub struct BuiltThere {
     pub info: bakeoff_build::BuildInfo,
     pub log: String,
     pub source: String,
+    /// The fetched tree's identity (the hash of its content).
+    #[serde(default)]
+    pub source_id: String,
 }
 
 /// A server started there.

@@ -252,6 +252,7 @@ impl Agent {
                 log: tail(&info.log),
                 info,
                 source: tree.description,
+                source_id: tree.id,
             }),
             Err(e) => {
                 let lines: Vec<&str> = e.tail().lines().filter(|l| !l.trim().is_empty()).collect();

@@ -14,7 +14,7 @@ use crate::Observer;
 use bakeoff_engine::{Live, Phase, PhaseHooks};
 use bakeoff_plan::Loaded;
 use bakeoff_probe::sampler::{Sample, Summary};
-use bakeoff_report::model::{ClientRecord, Results};
+use bakeoff_report::model::{ClientRecord, Results, SourceRecord};
 use bakeoff_sandbox::{SandboxSpec, Usage};
 use bakeoff_workloads::{AgentSpec, Outcome};
 use std::net::SocketAddr;
@@ -92,12 +92,13 @@ impl Hosts {
     }
 
     /// Builds `spec` on the server's host from `source` as that host fetches it: what it
-    /// produced (its paths are the host's) and the build log.
+    /// produced (its paths are the host's), the build log, and the source as the host
+    /// fetched it.
     pub fn build(
         &self,
         source: &bakeoff_build::SourceSpec,
         spec: &bakeoff_build::BuildSpec,
-    ) -> Result<(bakeoff_build::BuildInfo, String), String> {
+    ) -> Result<(bakeoff_build::BuildInfo, String, SourceRecord), String> {
         let host = self.server.clone().ok_or("no server host")?;
         let built: BuiltThere = self
             .call_as(
@@ -121,7 +122,11 @@ impl Hosts {
             "# built on host {host} from {}\n{}",
             built.source, built.log
         );
-        Ok((built.info, log))
+        let source = SourceRecord {
+            description: format!("{} (fetched on host {host})", built.source),
+            id: built.source_id,
+        };
+        Ok((built.info, log, source))
     }
 
     /// Copies `binary` into the host's store unless it is there already. A SQL server
