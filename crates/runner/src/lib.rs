@@ -201,6 +201,11 @@ pub fn run_experiment(
     for stale in datadirs::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale);
     }
+    if !loaded.experiment.hosts.is_empty() {
+        for stale in remote::reap_stale_sockets() {
+            observer.notice(&stale);
+        }
+    }
     let configs = checks::check_inputs(loaded)?;
     let facts = remote::reach(loaded)?;
     remote::refuse_placement(loaded)?;

@@ -10,7 +10,7 @@ mod served;
 mod session;
 
 pub use served::RemoteServer;
-pub use session::CallError;
+pub use session::{reap_stale_sockets, CallError};
 
 use crate::agent::protocol::{Event, Request};
 use crate::{Observer, RunError};

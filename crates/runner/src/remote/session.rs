@@ -59,6 +59,36 @@ fn said(stderr: &str) -> String {
         .to_string()
 }
 
+/// ssh control sockets are `<tmp>/bakeoff-ssh-<bakeoff pid>-<host>-<role>`.
+const CONTROL_PREFIX: &str = "bakeoff-ssh-";
+
+/// Removes the ssh control sockets of bakeoffs that are gone (killed before their ssh
+/// could remove them; the processes behind them died with bakeoff). One line per socket.
+pub fn reap_stale_sockets() -> Vec<String> {
+    let dir = std::env::temp_dir();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name
+            .strip_prefix(CONTROL_PREFIX)
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive && std::fs::remove_file(e.path()).is_ok() {
+            out.push(format!(
+                "removed stale ssh control socket {} (bakeoff pid {pid} is gone)",
+                e.path().display()
+            ));
+        }
+    }
+    out
+}
+
 impl Session {
     /// Connects to `h` (`identity` resolved against the experiment file), copies bakeoff
     /// there if its copy is missing, and starts the agent. `exe` is this binary and its
@@ -70,7 +100,7 @@ impl Session {
         role: &str,
     ) -> Result<Session, String> {
         let control = std::env::temp_dir().join(format!(
-            "bakeoff-ssh-{}-{}-{role}",
+            "{CONTROL_PREFIX}{}-{}-{role}",
             std::process::id(),
             h.name
         ));
