@@ -348,6 +348,14 @@ fn the_server_on_one_host_and_the_load_from_two() {
             assert!(clients
                 .iter()
                 .all(|c| c["ops_per_s"].as_f64().unwrap() > 0.0));
+            // Each host's window, interval by interval: its throughput and its CPU.
+            for c in clients {
+                assert!(
+                    !c["interval_ops_per_s"].as_array().unwrap().is_empty(),
+                    "{c}"
+                );
+                assert!(!c["cpu_series"].as_array().unwrap().is_empty(), "{c}");
+            }
             assert!(run["latency_us"]["p50"].as_f64().unwrap() > 0.0);
             // The server's CPU came from its host's agent, and so did the system's
             // figures (sampled there).
@@ -367,6 +375,7 @@ fn the_server_on_one_host_and_the_load_from_two() {
     );
     let html = std::fs::read_to_string(s.out().join("report.html")).unwrap();
     assert!(html.contains("Load by client host"));
+    assert!(html.contains("ops/s by client host"), "a chart per cell");
     // The same shape as a run here: a comparison of the two variants.
     assert_eq!(r["comparisons"].as_array().unwrap().len(), 1);
     // The built server was copied into db's store, named by its hash.

@@ -1238,9 +1238,59 @@ fn hosts(x: &Ctx) -> Option<Section> {
     let mut b = x.table(&facts);
     if let Some(t) = sections::client_hosts(x.r) {
         b.push_str("<h3>Load by client host</h3>\n");
+        for chart in client_host_charts(x.r) {
+            b.push_str(&chart);
+            b.push('\n');
+        }
         b.push_str(&x.table(&t));
     }
     Some(Section::new("hosts", "Hosts", "Hosts".into(), b))
+}
+
+/// Per cell loaded from several hosts, its first valid run's throughput second by
+/// second, one line per client host: a host that fell behind shows at once.
+fn client_host_charts(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &r.cells {
+        let Some(run) = c.runs.iter().find(|x| x.valid && x.clients.len() > 1) else {
+            continue;
+        };
+        let series: Vec<Series> = run
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, h)| Series {
+                name: format!("{} ({} conn.)", h.host, h.connections),
+                color: i,
+                points: h
+                    .interval_ops_per_s
+                    .iter()
+                    .enumerate()
+                    .map(|(s, v)| ((s + 1) as f64, *v))
+                    .collect(),
+                ..Series::default()
+            })
+            .collect();
+        if let Some(chart) = svg::line_chart(&LineChart {
+            title: format!(
+                "{} {} ×{} (round {}): ops/s by client host",
+                c.workload,
+                c.variant,
+                c.connections,
+                run.round + 1
+            ),
+            x_label: "second".into(),
+            y_label: "ops/s".into(),
+            y_zero: true,
+            small: true,
+            legend: true,
+            series,
+            ..LineChart::default()
+        }) {
+            out.push(chart);
+        }
+    }
+    out
 }
 
 fn memory(x: &Ctx) -> Option<Section> {

@@ -87,6 +87,12 @@ pub struct ClientRecord {
     pub cpu_softirq_pct: f64,
     #[serde(default)]
     pub cpu_idle_pct: f64,
+    /// The host's throughput per interval of the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interval_ops_per_s: Vec<f64>,
+    /// The host's CPU per sampler interval of the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_series: Vec<CpuSample>,
 }
 
 /// One cell's median ops/s over every recorded run of its experiment, oldest first, with

@@ -312,17 +312,7 @@ pub fn system_record(
     series: Option<String>,
 ) -> SystemRecord {
     let ops = ops.max(1) as f64;
-    let cpu_series = samples
-        .iter()
-        .map(|x| CpuSample {
-            t_s: x.t_s,
-            user: x.cpu_user_pct + x.cpu_nice_pct,
-            system: x.cpu_system_pct + x.cpu_irq_pct + x.cpu_softirq_pct,
-            iowait: x.cpu_iowait_pct,
-            idle: x.cpu_idle_pct,
-            server: x.server_cpu_pct,
-        })
-        .collect();
+    let cpu_series = cpu_series(samples);
     SystemRecord {
         cpu_user_pct: s.cpu_user_pct,
         cpu_system_pct: s.cpu_system_pct,
@@ -341,6 +331,21 @@ pub fn system_record(
         series,
         cpu_series,
     }
+}
+
+/// The sampler's intervals as the results keep them.
+pub fn cpu_series(samples: &[sampler::Sample]) -> Vec<CpuSample> {
+    samples
+        .iter()
+        .map(|x| CpuSample {
+            t_s: x.t_s,
+            user: x.cpu_user_pct + x.cpu_nice_pct,
+            system: x.cpu_system_pct + x.cpu_irq_pct + x.cpu_softirq_pct,
+            iowait: x.cpu_iowait_pct,
+            idle: x.cpu_idle_pct,
+            server: x.server_cpu_pct,
+        })
+        .collect()
 }
 
 pub fn counters_record(c: &perfstat::Counts, ops: u64, plan: &ProbePlan) -> CountersRecord {

@@ -204,6 +204,9 @@ pub struct Loaded {
     pub hdr_log: String,
     /// The load host's CPU over the window.
     pub system: Option<bakeoff_probe::sampler::Summary>,
+    /// And interval by interval.
+    #[serde(default)]
+    pub samples: Vec<bakeoff_probe::sampler::Sample>,
     /// The run-record fields the workload itself set (Redis's INFO memory), as JSON.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,

@@ -9,7 +9,7 @@ use super::protocol::{
     ServerSpec, Started, Stopped, LOG_TAIL, VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
-use bakeoff_probe::sampler::{Sampler, Summary};
+use bakeoff_probe::sampler::{Sample, Sampler, Summary};
 use bakeoff_sandbox::{DataSource, Sandbox, SandboxSpec};
 use bakeoff_workloads::{RunContext, Server};
 use std::collections::BTreeMap;
@@ -465,11 +465,15 @@ impl Agent {
             r
         })?;
         let hdr_log = outcome.rec.hdr_log.clone();
-        let system = hooks.summary.lock().ok().and_then(|mut s| s.take());
+        let (samples, system) = match hooks.summary.lock().ok().and_then(|mut s| s.take()) {
+            Some((samples, summary)) => (samples, Some(summary)),
+            None => (Vec::new(), None),
+        };
         json(Loaded {
             rec: outcome.rec,
             hdr_log,
             system,
+            samples,
             extra: super::protocol::extra_fields(outcome.extra),
         })
     }
@@ -492,7 +496,7 @@ struct Events {
     on: bool,
     interval: Duration,
     sampler: Mutex<Option<Sampler>>,
-    summary: Mutex<Option<Summary>>,
+    summary: Mutex<Option<(Vec<Sample>, Summary)>>,
 }
 
 impl PhaseHooks for Events {
@@ -511,7 +515,7 @@ impl PhaseHooks for Events {
         }
         let stopped = self.sampler.lock().ok().and_then(|mut s| s.take());
         if let (Some(s), Ok(mut out)) = (stopped, self.summary.lock()) {
-            *out = Some(s.stop().1);
+            *out = Some(s.stop());
         }
     }
 }

@@ -468,6 +468,8 @@ impl Hosts {
                 cpu_system_pct: sys.cpu_system_pct,
                 cpu_softirq_pct: sys.cpu_softirq_pct,
                 cpu_idle_pct: sys.cpu_idle_pct,
+                interval_ops_per_s: got.rec.intervals.iter().map(|i| i.ops_per_s).collect(),
+                cpu_series: crate::probes::cpu_series(&got.samples),
             });
             records.push(got.rec);
         }
