@@ -544,15 +544,38 @@ fn a_binary_that_does_not_run_there_fails_its_variant() {
     assert_eq!(r["variants"][0]["status"], "ok");
 }
 
+/// Redis on "db", loaded from there: its INFO memory figures, and perf (counters and a
+/// profile) attached to it there by the agent.
 #[test]
-fn redis_on_a_host_keeps_its_memory_figures() {
+fn redis_on_a_host_keeps_its_memory_figures_and_is_profiled_there() {
     let s = Scratch::new();
     let db = Sshd::start(s.path(), "127.0.0.2");
     let text = format!(
-        "name = \"redis-there\"\n[target]\nkind = \"redis\"\nhost = \"db\"\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/redis-server\"\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 1000\nmix = {{ get = 8, set = 2 }}\nclients = [\"db\"]\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"500ms\"\n{}",
+        "name = \"redis-there\"\n[target]\nkind = \"redis\"\nhost = \"db\"\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/redis-server\"\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 1000\nmix = {{ get = 8, set = 2 }}\nclients = [\"db\"]\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"1s\"\n[measure]\ncounters = true\nprofile = true\n{}",
         db.host("db", &s.path().join("hosts"), None)
     );
     let r = run_ok(&s, &s.write("redis.toml", &text));
+    // perf ran on db, attached to the server there; its profile was read there.
+    let p = &r["cells"][0]["profile"];
+    assert!(p["samples"].as_u64().unwrap_or(0) > 20, "{p}");
+    assert!(
+        p["split"]["server_pct"].as_f64().unwrap_or(0.0) > 1.0,
+        "{p}"
+    );
+    assert!(p["top"].as_array().is_some_and(|t| !t.is_empty()), "{p}");
+    let svg = std::fs::read_to_string(s.out().join(p["flamegraph"].as_str().unwrap())).unwrap();
+    assert!(
+        svg.contains("<svg"),
+        "the flamegraph is drawn here from the folded stacks"
+    );
+    // Counters: counted there, or the note that host db cannot count them.
+    let c = &r["cells"][0]["runs"][0]["counters"];
+    assert!(
+        c.is_object() || r["notes"].to_string().contains("host db"),
+        "{c} {}",
+        r["notes"]
+    );
+    assert!(r["cells"][0]["runs"][0].get("probe_errors").is_none());
     let run = &r["cells"][0]["runs"][0];
     assert_eq!(run["valid"], true, "{run}");
     assert_eq!(run["server_host"], "db");

@@ -79,8 +79,9 @@ pub struct Profile {
     /// callers are left out.
     pub top: Vec<FnShare>,
     pub split: Split,
-    /// Folded stacks ("a;b;c count" lines), the flamegraph's input.
-    #[serde(skip)]
+    /// Folded stacks ("a;b;c count" lines), the flamegraph's input (it travels from a
+    /// server's host with the rest).
+    #[serde(default)]
     pub folded: String,
 }
 
@@ -333,6 +334,9 @@ fn spawn_error(what: &str, e: io::Error) -> io::Error {
 /// `--no-inline` where perf lacks it: resolving inlined frames is very slow) and parses
 /// its output as it comes, with [`parse_script`]'s rules.
 pub fn analyze(data: &Path, server: &Path) -> std::io::Result<Profile> {
+    // perf names the file the process runs (Debian's redis-server is a link to
+    // redis-check-rdb).
+    let server = std::fs::canonicalize(server).unwrap_or_else(|_| server.to_path_buf());
     let server_name = file_name(&server.to_string_lossy()).to_string();
     match run_script(data, &server_name, true)? {
         Ok(profile) => Ok(profile),

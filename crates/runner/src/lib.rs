@@ -262,7 +262,16 @@ pub fn run_experiment(
         observer,
     );
     write_results(&folder, &results)?;
-    let probe_plan = probes::ProbePlan::new(&loaded.experiment);
+    let probe_plan = match &hosts.server {
+        Some(h) => probes::ProbePlan::new(&loaded.experiment, &format!("host {h}"), &|| {
+            hosts.perf_support()
+        }),
+        None => probes::ProbePlan::new(
+            &loaded.experiment,
+            "this machine",
+            &bakeoff_probe::perfstat::detect,
+        ),
+    };
     for n in &probe_plan.notes {
         observer.notice(n);
     }

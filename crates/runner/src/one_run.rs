@@ -340,13 +340,20 @@ impl Context<'_> {
         if !got.errors.is_empty() {
             run.probe_errors = got.errors;
         }
-        let data = got.perf_data?;
-        let analyzed = profile::analyze(&data, &v.binary);
-        let _ = std::fs::remove_file(&data);
-        if analyzed.is_ok() {
-            // perf's own log matters only when it failed.
-            let _ = std::fs::remove_file(data.with_extension("log"));
-        }
+        let analyzed = match (got.profile, got.perf_data) {
+            // Analyzed where the server ran.
+            (Some(p), _) => Ok(p),
+            (None, Some(data)) => {
+                let analyzed = profile::analyze(&data, &v.binary);
+                let _ = std::fs::remove_file(&data);
+                if analyzed.is_ok() {
+                    // perf's own log matters only when it failed.
+                    let _ = std::fs::remove_file(data.with_extension("log"));
+                }
+                analyzed
+            }
+            (None, None) => return None,
+        };
         match analyzed {
             Ok(p) if p.samples > 0 => Some(p),
             Ok(_) => {

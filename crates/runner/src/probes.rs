@@ -35,7 +35,13 @@ pub struct ProbePlan {
 }
 
 impl ProbePlan {
-    pub fn new(e: &Experiment) -> ProbePlan {
+    /// The plan for `e`; `support` says which perf events count where the server runs
+    /// (`perfstat::detect` here, or its host's agent), named `place` in the notes.
+    pub fn new(
+        e: &Experiment,
+        place: &str,
+        support: &dyn Fn() -> Result<perfstat::Support, String>,
+    ) -> ProbePlan {
         let mut p = ProbePlan {
             interval: e.measure.interval_duration(),
             events: Vec::new(),
@@ -50,16 +56,16 @@ impl ProbePlan {
             p.valgrind_fd_limit = callgrind::fd_limit_under_valgrind().ok();
         }
         if e.measure.counters {
-            match perfstat::detect() {
+            match support() {
                 Ok(s) => {
                     if s.supported.is_empty() {
                         p.notes.push(format!(
-                            "CPU counters are off: this machine counts none of {} (a virtual machine without a PMU, or perf too old for this CPU)",
+                            "CPU counters are off: {place} counts none of {} (a virtual machine without a PMU, or perf too old for this CPU)",
                             s.unsupported.join(", ")
                         ));
                     } else if !s.unsupported.is_empty() {
                         p.notes.push(format!(
-                            "CPU counters: this machine cannot count {}; those figures are left out",
+                            "CPU counters: {place} cannot count {}; those figures are left out",
                             s.unsupported.join(", ")
                         ));
                     }
@@ -123,6 +129,8 @@ pub struct Collected {
     pub counts: Option<perfstat::Counts>,
     /// perf record's data file, when this run was profiled and perf finished cleanly.
     pub perf_data: Option<PathBuf>,
+    /// The profile, analyzed on the server's host when it runs there.
+    pub profile: Option<profile::Profile>,
     pub errors: Vec<String>,
 }
 
@@ -142,6 +150,10 @@ pub trait RemoteProbes: Send + Sync {
     fn start_sampler(&self, interval: Duration) -> Result<(), String>;
     /// Stops it: the samples and the window's summary.
     fn stop_sampler(&self) -> Result<(Vec<sampler::Sample>, sampler::Summary), String>;
+    /// Attaches perf stat (`events`, when any) and perf record (`profile`) to it there.
+    fn start_perf(&self, events: &[String], profile: bool) -> Result<(), String>;
+    /// Stops them: the counts, and the profile as analyzed there.
+    fn stop_perf(&self) -> Result<crate::agent::protocol::Probed, String>;
 }
 
 impl ServerWatch {
@@ -221,13 +233,21 @@ impl PhaseHooks for ProbeHooks<'_> {
                 self.note(format!("callgrind: cannot start counting: {e}"));
             }
         }
-        if !self.plan.events.is_empty() {
+        if let ServerWatch::Remote(r) = &w {
+            let profile = self.perf_data.is_some();
+            if !self.plan.events.is_empty() || profile {
+                if let Err(e) = r.start_perf(&self.plan.events, profile) {
+                    self.note(format!("perf on the server's host: {e}"));
+                }
+            }
+        }
+        if !self.plan.events.is_empty() && !pids.is_empty() {
             match perfstat::Counting::start(&pids, &self.plan.events) {
                 Ok(c) => st.counting = Some(c),
                 Err(e) => self.note(format!("perf stat: {e}")),
             }
         }
-        if let Some(data) = &self.perf_data {
+        if let Some(data) = self.perf_data.as_ref().filter(|_| !pids.is_empty()) {
             match profile::Recording::start(&pids, data) {
                 Ok(r) => st.recording = Some(r),
                 Err(e) => self.note(format!("perf record: {e}")),
@@ -266,8 +286,23 @@ impl PhaseHooks for ProbeHooks<'_> {
             },
         };
         let usage = self.watch.usage();
-        let counts = st.counting.take().map(|c| c.stop());
+        let mut counts = st
+            .counting
+            .take()
+            .map(|c| c.stop().map_err(|e| e.to_string()));
         let recorded = st.recording.take().map(|r| r.stop());
+        let mut remote_profile = None;
+        if let ServerWatch::Remote(r) = &self.watch {
+            if !self.plan.events.is_empty() || self.perf_data.is_some() {
+                match r.stop_perf() {
+                    Ok(p) => {
+                        counts = p.counts;
+                        remote_profile = p.profile;
+                    }
+                    Err(e) => self.note(format!("perf on the server's host: {e}")),
+                }
+            }
+        }
         if self.plan.instructions {
             if let Err(e) = callgrind::set_instrumentation_all(&self.watch.pids(), false) {
                 self.note(format!("callgrind: cannot stop counting: {e}"));
@@ -290,6 +325,14 @@ impl PhaseHooks for ProbeHooks<'_> {
             }
             None => None,
         };
+        let profile = match remote_profile {
+            Some(Ok(p)) => Some(p),
+            Some(Err(e)) => {
+                errors.push(format!("perf record on the server's host: {e}"));
+                None
+            }
+            None => None,
+        };
         if let Ok(mut o) = self.out.lock() {
             o.usage_end = Some(usage);
             if let Some((samples, summary)) = sampled {
@@ -298,6 +341,7 @@ impl PhaseHooks for ProbeHooks<'_> {
             }
             o.counts = counts;
             o.perf_data = perf_data;
+            o.profile = profile;
             o.errors.extend(errors);
         }
     }

@@ -51,6 +51,18 @@ pub enum Request {
     SamplerStart { id: u64, interval_ms: u64 },
     /// Stops it; replies its samples and summary.
     SamplerStop,
+    /// Which perf stat events count on this host ([`bakeoff_probe::perfstat::Support`]).
+    PerfSupport,
+    /// Attaches perf stat (`events`, when any) and perf record (`profile`) to server
+    /// `id`'s processes, for the measured window.
+    ProbesStart {
+        id: u64,
+        events: Vec<String>,
+        profile: bool,
+    },
+    /// Stops them; replies [`Probed`] (the profile analyzed there, against the server's
+    /// binary there).
+    ProbesStop,
     /// Stops a server; replies how it ended and its logs.
     Stop { id: u64 },
     /// Runs a load against a server (anywhere) and replies its record.
@@ -111,6 +123,14 @@ pub struct Installed {
     pub path: String,
     pub bytes: u64,
     pub sha256: String,
+}
+
+/// What perf stat and perf record found over a window there; each absent when not
+/// asked, an error when perf failed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Probed {
+    pub counts: Option<Result<bakeoff_probe::perfstat::Counts, String>>,
+    pub profile: Option<Result<bakeoff_probe::profile::Profile, String>>,
 }
 
 /// A build made there: what it produced (paths are the host's), its log's tail and the

@@ -5,7 +5,7 @@
 //! and exits.
 
 use super::protocol::{
-    now_ms, BuiltThere, DataOp, Event, Hello, Installed, LoadSpec, Loaded, Reply, Request,
+    now_ms, BuiltThere, DataOp, Event, Hello, Installed, LoadSpec, Loaded, Probed, Reply, Request,
     ServerSpec, Started, Stopped, LOG_TAIL, VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
@@ -81,6 +81,8 @@ pub fn serve(root: &Path) -> i32 {
         next: 1,
         cancel,
         sampler: None,
+        binaries: BTreeMap::new(),
+        probing: None,
     };
     for req in rx {
         let reply = match agent.handle(req, &out) {
@@ -101,6 +103,16 @@ struct Agent {
     next: u64,
     cancel: Arc<AtomicBool>,
     sampler: Option<Sampler>,
+    /// Each server's binary (a profile is read against it).
+    binaries: BTreeMap<u64, PathBuf>,
+    probing: Option<Probing>,
+}
+
+/// perf attached to a server over a window.
+#[derive(Default)]
+struct Probing {
+    counting: Option<Result<bakeoff_probe::perfstat::Counting, String>>,
+    recording: Option<Result<(bakeoff_probe::profile::Recording, PathBuf, PathBuf), String>>,
 }
 
 fn json<T: serde::Serialize>(v: T) -> Result<serde_json::Value, String> {
@@ -150,6 +162,13 @@ impl Agent {
                 let s = self.sampler.take().ok_or("no sampler runs here")?;
                 json(s.stop())
             }
+            Request::PerfSupport => json(bakeoff_probe::perfstat::detect()?),
+            Request::ProbesStart {
+                id,
+                events,
+                profile,
+            } => self.probes_start(id, &events, profile),
+            Request::ProbesStop => self.probes_stop(),
             Request::Stop { id } => self.stop(id),
             Request::Load(spec) => self.load(&spec, out),
             Request::Cancel => json(()),
@@ -329,6 +348,50 @@ impl Agent {
         Ok(())
     }
 
+    fn probes_start(
+        &mut self,
+        id: u64,
+        events: &[String],
+        profile: bool,
+    ) -> Result<serde_json::Value, String> {
+        let pids = self.server(id)?.watch().pids();
+        let binary = self.binaries.get(&id).cloned().unwrap_or_default();
+        let mut p = Probing::default();
+        if !events.is_empty() {
+            p.counting = Some(
+                bakeoff_probe::perfstat::Counting::start(&pids, events).map_err(|e| e.to_string()),
+            );
+        }
+        if profile {
+            let dir = self.root.join("profiles");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let data = dir.join(format!("{}-{id}.perf.data", std::process::id()));
+            p.recording = Some(
+                bakeoff_probe::profile::Recording::start(&pids, &data)
+                    .map(|r| (r, data, binary))
+                    .map_err(|e| e.to_string()),
+            );
+        }
+        self.probing = Some(p);
+        json(())
+    }
+
+    fn probes_stop(&mut self) -> Result<serde_json::Value, String> {
+        let p = self.probing.take().ok_or("no probes run here")?;
+        let counts = p
+            .counting
+            .map(|c| c.and_then(|c| c.stop().map_err(|e| e.to_string())));
+        let profile = p.recording.map(|r| {
+            let (rec, data, binary) = r?;
+            rec.stop().map_err(|e| e.to_string())?;
+            let analyzed = bakeoff_probe::profile::analyze(&data, &binary);
+            let _ = std::fs::remove_file(&data);
+            let _ = std::fs::remove_file(data.with_extension("log"));
+            analyzed.map_err(|e| format!("perf script: {e}"))
+        });
+        json(Probed { counts, profile })
+    }
+
     fn server(&mut self, id: u64) -> Result<&mut Sandbox, String> {
         self.servers
             .get_mut(&id)
@@ -364,6 +427,7 @@ impl Agent {
         let addr = sb.addr();
         let login = sb.login();
         self.servers.insert(id, sb);
+        self.binaries.insert(id, PathBuf::from(&s.binary));
         json(Started { id, addr, login })
     }
 

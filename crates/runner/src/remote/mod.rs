@@ -100,20 +100,17 @@ fn facts(l: &Loaded, h: &Host) -> Result<HostFacts, String> {
 }
 
 /// Bad input when the experiment asks another host for what only this machine can do
-/// today: probes that attach to the server's processes.
+/// today: the server run under valgrind or built with sanitizers (the agent starts it
+/// plainly). Profiles and counters run there through the agent.
 pub fn refuse_placement(l: &Loaded) -> Result<(), RunError> {
     let e = &l.experiment;
     if e.target.host.is_none() {
         return Ok(());
     }
-    let asks = [
-        (e.measure.profile, key!["measure", "profile"].to_vec()),
-        (e.measure.counters, key!["measure", "counters"].to_vec()),
-        (
-            e.plan.mode == bakeoff_plan::Mode::Instructions,
-            key!["plan", "mode"].to_vec(),
-        ),
-    ];
+    let asks = [(
+        e.plan.mode == bakeoff_plan::Mode::Instructions,
+        key!["plan", "mode"].to_vec(),
+    )];
     let variant = e
         .variants
         .iter()
@@ -128,7 +125,7 @@ pub fn refuse_placement(l: &Loaded) -> Result<(), RunError> {
         Some(at) => Err(RunError::BadInput(
             l.error_at(
                 &at,
-                "profiles, counters, callgrind and checkers attach to the server's processes, which only works with the server on this machine today: remove [target] host or this setting",
+                "callgrind and the checkers (memcheck, sanitizers) run the server under valgrind or with their runtime, which only works with the server on this machine today: remove [target] host or this setting",
             )
             .to_string(),
         )),

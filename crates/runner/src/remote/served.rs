@@ -273,6 +273,13 @@ impl Hosts {
         Ok(())
     }
 
+    /// Which perf stat events count on the server's host.
+    pub fn perf_support(&self) -> Result<bakeoff_probe::perfstat::Support, String> {
+        let host = self.server.clone().ok_or("no server host")?;
+        self.call_as(&host, Role::Server, &Request::PerfSupport, &mut |_| {})
+            .map_err(|e| format!("host {host}: {e}"))
+    }
+
     /// Where `binary` (a path here) is on the server's host: its copy in the store, or
     /// the same path (an installed program, a build made there).
     pub(crate) fn path_there(&self, binary: &Path) -> String {
@@ -592,6 +599,18 @@ impl RemoteProbes for Watched {
 
     fn stop_sampler(&self) -> Result<(Vec<Sample>, Summary), String> {
         self.ask(&Request::SamplerStop)
+    }
+
+    fn start_perf(&self, events: &[String], profile: bool) -> Result<(), String> {
+        self.ask(&Request::ProbesStart {
+            id: self.id,
+            events: events.to_vec(),
+            profile,
+        })
+    }
+
+    fn stop_perf(&self) -> Result<protocol::Probed, String> {
+        self.ask(&Request::ProbesStop)
     }
 }
 
