@@ -819,6 +819,28 @@ duration = "1s"
         assert_eq!(v["status"], "same", "{v}");
         assert_eq!(v["queries"], 2, "{v}");
     }
+    // `bakeoff verify` makes the same data there and says the same.
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("verify")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.path().join("verified"))
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .arg("--quiet")
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path().join("verified/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        v["verification"][1]["status"], "same",
+        "{}",
+        v["verification"]
+    );
     // Made on the host, under its agent's data root, and gone with the experiment.
     assert!(work.join("db").join("data").is_dir());
     assert!(
