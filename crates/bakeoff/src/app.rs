@@ -79,7 +79,7 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
-        Command::Agent { root } => match bakeoff_runner::agent::serve(&root) {
+        Command::Agent { root, run } => match bakeoff_runner::agent::serve(&root, &run) {
             0 => Ok(()),
             _ => Err(Failure::Failed("the agent stopped".into())),
         },

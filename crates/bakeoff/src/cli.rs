@@ -172,6 +172,9 @@ pub enum Command {
         /// Where it keeps copied binaries, sandboxes and logs.
         #[arg(long, value_name = "DIR")]
         root: PathBuf,
+        /// The bakeoff run it serves (its SQL data outlives a lost agent of that run).
+        #[arg(long, value_name = "ID", default_value = "solo")]
+        run: String,
     },
 }
 

@@ -140,14 +140,20 @@ fn descendants(root: u32) -> Vec<u32> {
     out
 }
 
-/// Live memcached servers whose working directory is under `dir`.
+/// Live servers (memcached, redis, PostgreSQL, MariaDB) whose working directory is under
+/// `dir`.
 fn servers_under(dir: &Path) -> Vec<u32> {
-    common::pids_named("memcached")
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
-        })
-        .collect()
+    [
+        "memcached",
+        "redis-server",
+        "redis-check-rdb",
+        "postgres",
+        "mariadbd",
+    ]
+    .into_iter()
+    .flat_map(common::pids_named)
+    .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir)))
+    .collect()
 }
 
 /// Whether a measured run's server runs under `dir` (not the start tried before runs).
@@ -296,6 +302,9 @@ clients = ["db", "l1"]
 repetitions = {repetitions}
 warmup = "300ms"
 duration = "{measure}"
+
+[measure]
+interval = "250ms"
 
 {}{}"#,
         db.host("db", &work, Some("127.0.0.2")),
@@ -843,11 +852,8 @@ duration = "1s"
     );
     // Made on the host, under its agent's data root, and gone with the experiment.
     assert!(work.join("db").join("data").is_dir());
-    assert!(
-        dirs_named(&work, "data-").is_empty(),
-        "{:?}",
-        dirs_named(&work, "data-")
-    );
+    let left = common::entries(&work.join("db").join("data"));
+    assert!(left.is_empty(), "{left:?}");
     assert!(servers_under(s.path()).is_empty());
 }
 
@@ -895,6 +901,73 @@ duration = "1s"
             .iter()
             .any(|w| w.as_str().unwrap().contains("listens on 0.0.0.0")),
         "{warned:?}"
+    );
+    assert!(servers_under(s.path()).is_empty());
+}
+
+/// PostgreSQL on "db", whose sshd (and everything under it: agent, server) dies during
+/// the first measured run and comes back 2 s later: that run is invalid, and the runs
+/// after it start on the prepared data the lost agent left there for its run.
+#[test]
+fn a_sql_host_that_comes_back_still_has_its_data() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let text = format!(
+        r#"name = "pg-lost"
+[target]
+kind = "postgres"
+host = "db"
+
+[[variant]]
+name = "debian"
+binary = "/usr/lib/postgresql/15/bin/postgres"
+
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+tables = 1
+table_size = 500
+connections = [2]
+
+[plan]
+repetitions = 3
+warmup = "300ms"
+duration = "3s"
+
+{}"#,
+        db.host("db", &s.path().join("hosts"), Some("127.0.0.2"))
+    );
+    let f = s.write("pg-lost.toml", &text);
+    let child = s
+        .run_cmd(&f)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A measured run's server: in a run's sandbox, not the one loading or verifying.
+    let measuring = || {
+        servers_under(s.path()).iter().any(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| {
+                let c = c.display().to_string();
+                c.contains("/sandboxes/") && !c.contains("-prepare") && !c.contains("-verify")
+            })
+        })
+    };
+    assert!(common::wait_for(240.0, measuring), "no measured run on db");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    db.stop();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    db.spawn();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r = s.results();
+    let runs = all_runs(&r);
+    let valid = runs.iter().filter(|run| run["valid"] == true).count();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert!(
+        (2..3).contains(&valid),
+        "the lost run is invalid, the rest valid: {runs:?}"
     );
     assert!(servers_under(s.path()).is_empty());
 }

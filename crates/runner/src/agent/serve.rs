@@ -32,19 +32,26 @@ fn send(out: &Out, r: &Reply) {
 }
 
 /// Serves requests from stdin until it closes; `root` holds the agent's store and its
-/// sandboxes. Returns the process's exit status.
-pub fn serve(root: &Path) -> i32 {
+/// sandboxes; `run` names the bakeoff run it serves (its SQL data is that run's, kept
+/// for the run's next agent if this one is lost). Returns the process's exit status.
+pub fn serve(root: &Path, run: &str) -> i32 {
     let sandboxes = root.join("sandboxes");
     for stale in bakeoff_sandbox::reap_stale(&sandboxes) {
         eprintln!("bakeoff agent: {stale}");
     }
-    // SQL data lives under `data/data-<pid>`, as this machine's does under its sandbox
-    // root: an agent killed before it could clean up leaves it to the next.
     let data_parent = root.join("data");
-    for stale in crate::datadirs::reap_stale(&data_parent) {
+    let data_root = data_parent.join(format!("run-{}", safe_run(run)));
+    // Held while this agent lives: the run's data is in use.
+    let _held = match RunLock::hold(&data_root) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!("bakeoff agent: {e}");
+            None
+        }
+    };
+    for stale in reap_runs(&data_parent, &data_root) {
         eprintln!("bakeoff agent: {stale}");
     }
-    let data_root = data_parent.join(format!("data-{}", std::process::id()));
     let out: Out = Arc::new(Mutex::new(std::io::stdout()));
     let cancel = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Request>();
@@ -68,9 +75,13 @@ pub fn serve(root: &Path) -> i32 {
                 Err(e) => send(&reader_out, &Reply::Err(format!("not a request: {e}"))),
             }
         }
-        // bakeoff is gone: nothing it started may outlive it.
+        // bakeoff is gone: nothing it started may outlive it. Its data stays for the
+        // run's next agent (a host that comes back) unless bakeoff removed it; the next
+        // agent of another run reaps it once no agent of this run holds its lock.
         bakeoff_sandbox::kill_all();
-        let _ = std::fs::remove_dir_all(&reader_data);
+        if std::fs::remove_dir(&reader_data).is_ok() {
+            let _ = std::fs::remove_file(RunLock::path(&reader_data));
+        }
         std::process::exit(0);
     });
     let mut agent = Agent {
@@ -543,6 +554,92 @@ impl Agent {
     }
 }
 
+/// The run's name as a file name.
+fn safe_run(run: &str) -> String {
+    run.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A shared flock on `<data root>.lock`: every agent of a run holds one while it lives.
+struct RunLock {
+    _file: std::fs::File,
+}
+
+impl RunLock {
+    fn path(data_root: &Path) -> PathBuf {
+        data_root.with_extension("lock")
+    }
+
+    fn hold(data_root: &Path) -> Result<RunLock, String> {
+        let path = RunLock::path(data_root);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } != 0 {
+            return Err(format!(
+                "cannot lock {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(RunLock { _file: f })
+    }
+
+    /// Whether no agent holds `data_root`'s lock (its run is over).
+    fn free(data_root: &Path) -> bool {
+        let Ok(f) = std::fs::File::open(RunLock::path(data_root)) else {
+            return true;
+        };
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor this function owns; released when f closes.
+        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    }
+}
+
+/// Removes the SQL data of runs no agent serves any more (bakeoff killed before it could
+/// remove it), except `own`'s. One line per removed directory.
+fn reap_runs(parent: &Path, own: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !name.starts_with("run-") {
+            continue;
+        }
+        let dir = parent.join(name.trim_end_matches(".lock"));
+        if dir == own || !RunLock::free(&dir) {
+            continue;
+        }
+        if !dir.is_dir() {
+            // A lock whose run left no data.
+            let _ = std::fs::remove_file(RunLock::path(&dir));
+            continue;
+        }
+        if std::fs::remove_dir_all(&dir).is_ok() {
+            let _ = std::fs::remove_file(RunLock::path(&dir));
+            out.push(format!(
+                "removed the data of a run that is over: {}",
+                dir.display()
+            ));
+        }
+    }
+    out
+}
+
 /// `dir` under `root`; refused when it is empty, absolute or climbs out with `..`.
 fn under(root: &Path, dir: &str) -> Result<PathBuf, String> {
     use std::path::Component;
@@ -586,8 +683,29 @@ impl PhaseHooks for Events {
 
 #[cfg(test)]
 mod tests {
-    use super::under;
+    use super::{reap_runs, under, RunLock};
     use std::path::Path;
+
+    #[test]
+    fn only_the_data_of_runs_no_agent_serves_is_reaped() {
+        let t = tempfile::tempdir().unwrap();
+        let (live, over, own) = (
+            t.path().join("run-1"),
+            t.path().join("run-2"),
+            t.path().join("run-3"),
+        );
+        for d in [&live, &over, &own] {
+            std::fs::create_dir_all(d.join("prepared")).unwrap();
+        }
+        let _live = RunLock::hold(&live).unwrap();
+        let _own = RunLock::hold(&own).unwrap();
+        // The run that is over left its lock file behind, unheld.
+        drop(RunLock::hold(&over).unwrap());
+        let said = reap_runs(t.path(), &own);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(live.is_dir() && own.is_dir() && !over.exists());
+        assert!(!RunLock::path(&over).exists());
+    }
 
     #[test]
     fn data_directories_stay_under_the_data_root() {

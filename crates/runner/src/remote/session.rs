@@ -59,6 +59,18 @@ fn said(stderr: &str) -> String {
         .to_string()
 }
 
+/// This bakeoff run, as its agents know it: its pid and start time (letters, digits and
+/// dashes only).
+fn run_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{}-{t}", std::process::id())
+    })
+}
+
 /// ssh control sockets are `<tmp>/bakeoff-ssh-<bakeoff pid>-<host>-<role>`.
 const CONTROL_PREFIX: &str = "bakeoff-ssh-";
 
@@ -168,7 +180,12 @@ impl Session {
         if !copied {
             copy(ssh, exe, &remote_exe, dir).map_err(|e| format!("host {}: {e}", h.name))?;
         }
-        let mut agent = ssh(&format!("{} agent --root {}", sq(&remote_exe), sq(dir)));
+        let mut agent = ssh(&format!(
+            "{} agent --root {} --run {}",
+            sq(&remote_exe),
+            sq(dir),
+            run_id()
+        ));
         agent
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
