@@ -971,3 +971,44 @@ duration = "3s"
     );
     assert!(servers_under(s.path()).is_empty());
 }
+
+/// The checkers and the instructions mode with memcached on "db": a variant built here
+/// with AddressSanitizer and a planted overflow, copied there, fails its verification
+/// with the report from its log there; then callgrind runs it there, turned on and off
+/// at the window's edges by the agent, its files read here.
+#[test]
+fn checkers_and_instructions_run_on_the_host() {
+    let s = Scratch::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    s.write("overflow.patch", common::OVERFLOW);
+    let host = db.host("db", &s.path().join("hosts"), Some("127.0.0.2"));
+    let experiment = |variants: &str, plan: &str| {
+        format!(
+            "name = \"checked-there\"\n[target]\nkind = \"memcached\"\nsource = {{ debian = \"memcached\" }}\nargs = [\"-t\", \"1\", \"-m\", \"64\"]\nhost = \"db\"\n{variants}\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 2000\nmix = {{ get = 80, set = 10, delete = 10 }}\n[plan]\nrepetitions = 1\nwarmup = \"200ms\"\n{plan}\n{host}"
+        )
+    };
+    let asan = experiment(
+        "[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n[[variant]]\nname = \"asan-overflow\"\ncompiler = \"gcc-12\"\ncflags = \"-O1\"\nsanitize = [\"address\"]\npatches = [\"overflow.patch\"]\n",
+        "duration = \"800ms\"",
+    );
+    let _ = s.run_cmd(&s.write("asan.toml", &asan)).output().unwrap();
+    let r = s.results();
+    let bad = &r["variants"][1];
+    let errors = bad["memory_errors"].as_array().expect("memory_errors");
+    assert_eq!(errors[0]["kind"], "heap-buffer-overflow", "{bad}");
+    assert!(r["warnings"]
+        .to_string()
+        .contains("VERIFY FAILED: variant asan-overflow"));
+
+    let counted = experiment(
+        "[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n",
+        "ops = 2000\nmode = \"instructions\"",
+    );
+    let r = run_ok(&s, &s.write("counted.toml", &counted));
+    let run = &r["cells"][0]["runs"][0];
+    assert_eq!(run["valid"], true, "{run}");
+    let ipo = run["instructions"]["instructions_per_op"].as_f64().unwrap();
+    assert!((1_000.0..1e7).contains(&ipo), "{ipo}");
+    assert!(!run["instructions"]["top"].as_array().unwrap().is_empty());
+    assert!(servers_under(s.path()).is_empty());
+}

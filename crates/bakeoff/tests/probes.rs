@@ -8,26 +8,6 @@ mod common;
 use common::Scratch;
 use std::path::Path;
 
-/// A heap overflow planted in memcached's delete command (one byte past a malloc'd block),
-/// which the kv workload below sends.
-const OVERFLOW: &str = "--- a/proto_text.c
-+++ b/proto_text.c
-@@ -2131,6 +2131,13 @@
- 
-     key = tokens[KEY_TOKEN].value;
-     nkey = tokens[KEY_TOKEN].length;
-+    {
-+        /* Planted by bakeoff's tests: writes one byte past a heap block. */
-+        char *planted = malloc(nkey);
-+        memcpy(planted, key, nkey + 1);
-+        if (planted[nkey] == 1) fputc(0, stderr);
-+        free(planted);
-+    }
- 
-     if(nkey > KEY_MAX_LENGTH) {
-         out_string(c, \"CLIENT_ERROR bad command line format\");
-";
-
 fn experiment(variants: &str, plan: &str, measure: &str) -> String {
     format!(
         r#"name = "probes"
@@ -219,7 +199,7 @@ fn instructions_mode_counts_the_same_work_the_same() {
 #[test]
 fn address_sanitizer_finds_a_planted_overflow_and_fails_the_variant() {
     let s = Scratch::new();
-    s.write("overflow.patch", OVERFLOW);
+    s.write("overflow.patch", common::OVERFLOW);
     let variants = r#"
 [[variant]]
 name = "asan"

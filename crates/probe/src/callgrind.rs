@@ -66,6 +66,11 @@ pub fn command_prefix(out_dir: &Path) -> Vec<String> {
     .collect()
 }
 
+/// Whether `cmd` is a [`command_prefix`] (a server run under callgrind).
+pub fn is_prefix(cmd: &[String]) -> bool {
+    cmd.iter().any(|a| a == "--tool=callgrind")
+}
+
 /// Turns instrumentation on (measure start) or off and dumps (measure end) for `pid`,
 /// with callgrind_control.
 ///

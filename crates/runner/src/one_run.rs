@@ -40,7 +40,11 @@ impl Served {
     }
 
     /// Stops it and keeps its logs beside `logs`; why it had ended before, if it had.
-    fn stop_and_collect(self, logs: &std::path::Path) -> Result<Option<String>, String> {
+    fn stop_and_collect(
+        self,
+        logs: &std::path::Path,
+        callgrind: &std::path::Path,
+    ) -> Result<Option<String>, String> {
         match self {
             Served::Local(mut s) => {
                 let died = if s.is_alive() {
@@ -51,7 +55,7 @@ impl Served {
                 let _ = s.stop_and_collect(logs);
                 Ok(died)
             }
-            Served::Remote(r) => r.stop_and_collect(logs),
+            Served::Remote(r) => r.stop_and_collect(logs, callgrind),
         }
     }
 }
@@ -129,7 +133,7 @@ impl Context<'_> {
         let outcome = self.drive(slot, v, &served, &hooks, live);
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);
-        let died = served.stop_and_collect(&logs);
+        let died = served.stop_and_collect(&logs, &callgrind_dir);
         let stderr_rel = format!("logs/{file}.stderr");
         let mut run = match outcome {
             Ok(d) => {

@@ -150,8 +150,9 @@ pub trait RemoteProbes: Send + Sync {
     fn start_sampler(&self, interval: Duration) -> Result<(), String>;
     /// Stops it: the samples and the window's summary.
     fn stop_sampler(&self) -> Result<(Vec<sampler::Sample>, sampler::Summary), String>;
-    /// Attaches perf stat (`events`, when any) and perf record (`profile`) to it there.
-    fn start_perf(&self, events: &[String], profile: bool) -> Result<(), String>;
+    /// Attaches perf stat (`events`, when any) and perf record (`profile`) to it there,
+    /// and turns callgrind's counting on (`instrument`).
+    fn start_perf(&self, events: &[String], profile: bool, instrument: bool) -> Result<(), String>;
     /// Stops them: the counts, and the profile as analyzed there.
     fn stop_perf(&self) -> Result<crate::agent::protocol::Probed, String>;
 }
@@ -202,6 +203,11 @@ impl<'a> ProbeHooks<'a> {
         }
     }
 
+    /// Whether anything beyond the sampler attaches to a server on another host.
+    fn remote_probes(&self) -> bool {
+        !self.plan.events.is_empty() || self.perf_data.is_some() || self.plan.instructions
+    }
+
     fn note(&self, e: String) {
         if let Ok(mut o) = self.out.lock() {
             o.errors.push(e);
@@ -228,16 +234,16 @@ impl PhaseHooks for ProbeHooks<'_> {
             Ok(s) => s,
             Err(_) => return,
         };
-        if self.plan.instructions {
+        if self.plan.instructions && !pids.is_empty() {
             if let Err(e) = callgrind::set_instrumentation_all(&pids, true) {
                 self.note(format!("callgrind: cannot start counting: {e}"));
             }
         }
         if let ServerWatch::Remote(r) = &w {
             let profile = self.perf_data.is_some();
-            if !self.plan.events.is_empty() || profile {
-                if let Err(e) = r.start_perf(&self.plan.events, profile) {
-                    self.note(format!("perf on the server's host: {e}"));
+            if self.remote_probes() {
+                if let Err(e) = r.start_perf(&self.plan.events, profile, self.plan.instructions) {
+                    self.note(format!("probes on the server's host: {e}"));
                 }
             }
         }
@@ -293,18 +299,22 @@ impl PhaseHooks for ProbeHooks<'_> {
         let recorded = st.recording.take().map(|r| r.stop());
         let mut remote_profile = None;
         if let ServerWatch::Remote(r) = &self.watch {
-            if !self.plan.events.is_empty() || self.perf_data.is_some() {
+            if self.remote_probes() {
                 match r.stop_perf() {
                     Ok(p) => {
                         counts = p.counts;
                         remote_profile = p.profile;
+                        if let Some(e) = p.instrument_error {
+                            self.note(e);
+                        }
                     }
-                    Err(e) => self.note(format!("perf on the server's host: {e}")),
+                    Err(e) => self.note(format!("probes on the server's host: {e}")),
                 }
             }
         }
-        if self.plan.instructions {
-            if let Err(e) = callgrind::set_instrumentation_all(&self.watch.pids(), false) {
+        let pids = self.watch.pids();
+        if self.plan.instructions && !pids.is_empty() {
+            if let Err(e) = callgrind::set_instrumentation_all(&pids, false) {
                 self.note(format!("callgrind: cannot stop counting: {e}"));
             }
         }

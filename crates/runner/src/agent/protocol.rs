@@ -59,6 +59,9 @@ pub enum Request {
         id: u64,
         events: Vec<String>,
         profile: bool,
+        /// Turn callgrind's counting on (off again at `ProbesStop`).
+        #[serde(default)]
+        instrument: bool,
     },
     /// Stops them; replies [`Probed`] (the profile analyzed there, against the server's
     /// binary there).
@@ -115,6 +118,12 @@ pub struct ServerSpec {
     /// A SQL server's data, its path relative to the agent's data root.
     #[serde(default)]
     pub data: Option<bakeoff_sandbox::DataSource>,
+    /// A command the server runs under (valgrind's memcheck for a checked variant).
+    #[serde(default)]
+    pub wrapper: Vec<String>,
+    /// Run it under callgrind (instructions mode), its files in a dir of the agent's.
+    #[serde(default)]
+    pub callgrind: bool,
 }
 
 /// An installed program there.
@@ -131,6 +140,9 @@ pub struct Installed {
 pub struct Probed {
     pub counts: Option<Result<bakeoff_probe::perfstat::Counts, String>>,
     pub profile: Option<Result<bakeoff_probe::profile::Profile, String>>,
+    /// Turning callgrind's counting on or off failed.
+    #[serde(default)]
+    pub instrument_error: Option<String>,
 }
 
 /// A build made there: what it produced (paths are the host's), its log's tail and the
@@ -162,6 +174,9 @@ pub struct Stopped {
     pub died: Option<String>,
     pub stdout: String,
     pub stderr: String,
+    /// Under callgrind: its callgrind.out files (name, text), written when it stopped.
+    #[serde(default)]
+    pub callgrind: Vec<(String, String)>,
 }
 
 /// How much of a server log comes back.

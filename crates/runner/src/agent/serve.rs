@@ -122,6 +122,9 @@ struct Agent {
 /// perf attached to a server over a window.
 #[derive(Default)]
 struct Probing {
+    /// The pids whose callgrind counting was turned on.
+    instrumented: Vec<i32>,
+    instrument_error: Option<String>,
     counting: Option<Result<bakeoff_probe::perfstat::Counting, String>>,
     recording: Option<Result<(bakeoff_probe::profile::Recording, PathBuf, PathBuf), String>>,
 }
@@ -178,7 +181,8 @@ impl Agent {
                 id,
                 events,
                 profile,
-            } => self.probes_start(id, &events, profile),
+                instrument,
+            } => self.probes_start(id, &events, profile, instrument),
             Request::ProbesStop => self.probes_stop(),
             Request::Stop { id } => self.stop(id),
             Request::Load(spec) => self.load(&spec, out),
@@ -296,6 +300,13 @@ impl Agent {
         }
     }
 
+    /// Where server `id` writes its callgrind files.
+    fn callgrind_dir(&self, id: u64) -> PathBuf {
+        self.root
+            .join("callgrind")
+            .join(format!("{}-{id}", std::process::id()))
+    }
+
     /// `dir` under the data root.
     fn data_path(&self, dir: &str) -> Result<PathBuf, String> {
         under(&self.data_root, dir)
@@ -364,10 +375,17 @@ impl Agent {
         id: u64,
         events: &[String],
         profile: bool,
+        instrument: bool,
     ) -> Result<serde_json::Value, String> {
         let pids = self.server(id)?.watch().pids();
         let binary = self.binaries.get(&id).cloned().unwrap_or_default();
         let mut p = Probing::default();
+        if instrument {
+            p.instrument_error = bakeoff_probe::callgrind::set_instrumentation_all(&pids, true)
+                .err()
+                .map(|e| format!("callgrind: cannot start counting: {e}"));
+            p.instrumented = pids.clone();
+        }
         if !events.is_empty() {
             p.counting = Some(
                 bakeoff_probe::perfstat::Counting::start(&pids, events).map_err(|e| e.to_string()),
@@ -388,7 +406,15 @@ impl Agent {
     }
 
     fn probes_stop(&mut self) -> Result<serde_json::Value, String> {
-        let p = self.probing.take().ok_or("no probes run here")?;
+        let mut p = self.probing.take().ok_or("no probes run here")?;
+        if !p.instrumented.is_empty() {
+            if let Err(e) =
+                bakeoff_probe::callgrind::set_instrumentation_all(&p.instrumented, false)
+            {
+                p.instrument_error
+                    .get_or_insert(format!("callgrind: cannot stop counting: {e}"));
+            }
+        }
         let counts = p
             .counting
             .map(|c| c.and_then(|c| c.stop().map_err(|e| e.to_string())));
@@ -400,7 +426,11 @@ impl Agent {
             let _ = std::fs::remove_file(data.with_extension("log"));
             analyzed.map_err(|e| format!("perf script: {e}"))
         });
-        json(Probed { counts, profile })
+        json(Probed {
+            counts,
+            profile,
+            instrument_error: p.instrument_error,
+        })
     }
 
     fn server(&mut self, id: u64) -> Result<&mut Sandbox, String> {
@@ -417,6 +447,14 @@ impl Agent {
         spec.listen = s.listen;
         spec.ready_timeout = Duration::from_millis(s.ready_timeout_ms);
         spec.stop_grace = Duration::from_millis(s.stop_grace_ms);
+        spec.wrapper = s.wrapper.clone();
+        let id = self.next;
+        if s.callgrind {
+            let dir = self.callgrind_dir(id);
+            let _ = std::fs::remove_dir_all(&dir);
+            crate::one_run::open_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            spec.wrapper = bakeoff_probe::callgrind::command_prefix(&dir);
+        }
         spec.data = match &s.data {
             Some(DataSource::Copy(p)) => {
                 Some(DataSource::Copy(self.data_path(&p.to_string_lossy())?))
@@ -433,7 +471,6 @@ impl Agent {
             ));
         }
         let sb = Sandbox::start(&spec).map_err(|e| e.to_string())?;
-        let id = self.next;
         self.next += 1;
         let addr = sb.addr();
         let login = sb.login();
@@ -462,10 +499,20 @@ impl Agent {
             let _ = std::fs::remove_file(&p);
             String::from_utf8_lossy(&b[b.len().saturating_sub(LOG_TAIL)..]).into_owned()
         };
+        // Under callgrind: its files, written as it stopped, go back whole.
+        let dir = self.callgrind_dir(id);
+        let mut callgrind = Vec::new();
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if let Ok(text) = std::fs::read_to_string(e.path()) {
+                callgrind.push((e.file_name().to_string_lossy().into_owned(), text));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
         json(Stopped {
             died,
             stdout: tail("stdout"),
             stderr: tail("stderr"),
+            callgrind,
         })
     }
 

@@ -99,40 +99,6 @@ fn facts(l: &Loaded, h: &Host) -> Result<HostFacts, String> {
     })
 }
 
-/// Bad input when the experiment asks another host for what only this machine can do
-/// today: the server run under valgrind or built with sanitizers (the agent starts it
-/// plainly). Profiles and counters run there through the agent.
-pub fn refuse_placement(l: &Loaded) -> Result<(), RunError> {
-    let e = &l.experiment;
-    if e.target.host.is_none() {
-        return Ok(());
-    }
-    let asks = [(
-        e.plan.mode == bakeoff_plan::Mode::Instructions,
-        key!["plan", "mode"].to_vec(),
-    )];
-    let variant = e
-        .variants
-        .iter()
-        .position(|v| v.run_under.is_some() || !v.sanitize.is_empty())
-        .map(|i| key!["variant", i].to_vec());
-    let at = asks
-        .into_iter()
-        .find(|(on, _)| *on)
-        .map(|(_, at)| at)
-        .or(variant);
-    match at {
-        Some(at) => Err(RunError::BadInput(
-            l.error_at(
-                &at,
-                "callgrind and the checkers (memcheck, sanitizers) run the server under valgrind or with their runtime, which only works with the server on this machine today: remove [target] host or this setting",
-            )
-            .to_string(),
-        )),
-        None => Ok(()),
-    }
-}
-
 /// The hosts as results.json keeps them: facts, roles, and a listen address that is
 /// not loopback (said in the report).
 pub fn records(l: &Loaded, facts: &[HostFacts]) -> Vec<bakeoff_report::model::HostRecord> {

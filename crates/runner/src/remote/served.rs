@@ -308,6 +308,13 @@ impl Hosts {
             ready_timeout_ms: spec.ready_timeout.as_millis() as u64,
             stop_grace_ms: spec.stop_grace.as_millis() as u64,
             data: spec.data.clone(),
+            // Callgrind's files go to a dir of the agent's; memcheck's wrapper has no path.
+            callgrind: bakeoff_probe::callgrind::is_prefix(&spec.wrapper),
+            wrapper: if bakeoff_probe::callgrind::is_prefix(&spec.wrapper) {
+                Vec::new()
+            } else {
+                spec.wrapper.clone()
+            },
         })
     }
 
@@ -518,7 +525,8 @@ impl RemoteServer {
 
     /// Stops it; its logs are written beside `logs` (`.stdout`, `.stderr`) here. Returns
     /// why it was no longer running before the stop, if it was not.
-    pub fn stop_and_collect(self, logs: &Path) -> Result<Option<String>, String> {
+    /// Under callgrind, its files are written into `callgrind` here.
+    pub fn stop_and_collect(self, logs: &Path, callgrind: &Path) -> Result<Option<String>, String> {
         let stopped = self.stopped()?;
         if let Some(dir) = logs.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -526,6 +534,11 @@ impl RemoteServer {
         let file = |ext: &str| format!("{}.{ext}", logs.display());
         let _ = std::fs::write(file("stdout"), stopped.stdout);
         let _ = std::fs::write(file("stderr"), stopped.stderr);
+        for (name, text) in stopped.callgrind {
+            let name = bakeoff_os::path::safe_name(&name);
+            let _ = std::fs::create_dir_all(callgrind);
+            let _ = std::fs::write(callgrind.join(name), text);
+        }
         Ok(stopped.died)
     }
 
@@ -601,11 +614,12 @@ impl RemoteProbes for Watched {
         self.ask(&Request::SamplerStop)
     }
 
-    fn start_perf(&self, events: &[String], profile: bool) -> Result<(), String> {
+    fn start_perf(&self, events: &[String], profile: bool, instrument: bool) -> Result<(), String> {
         self.ask(&Request::ProbesStart {
             id: self.id,
             events: events.to_vec(),
             profile,
+            instrument,
         })
     }
 
