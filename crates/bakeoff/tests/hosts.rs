@@ -1000,6 +1000,7 @@ fn checkers_and_instructions_run_on_the_host() {
         .to_string()
         .contains("VERIFY FAILED: variant asan-overflow"));
 
+    std::fs::remove_dir_all(s.out()).unwrap();
     let counted = experiment(
         "[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n",
         "ops = 2000\nmode = \"instructions\"",

@@ -185,13 +185,23 @@ pub fn variants(
             "no variant could be built or found; see the errors above".into(),
         ));
     }
-    anatomies(e.baseline(), &ready, results);
+    // Only binaries this machine has read: not a server installed on, or built on,
+    // another host (its path here could be another file).
+    let here: Vec<&ReadyVariant> = ready
+        .iter()
+        .filter(|v| {
+            e.target.host.is_none()
+                || (b.remote.is_none()
+                    && e.variants.iter().any(|p| p.name == v.name && p.is_build()))
+        })
+        .collect();
+    anatomies(e.baseline(), &here, results);
     Ok(ready)
 }
 
 /// Each binary's `.text` size and the functions whose size changed most against the
 /// baseline's.
-fn anatomies(baseline: &str, ready: &[ReadyVariant], results: &mut Results) {
+fn anatomies(baseline: &str, ready: &[&ReadyVariant], results: &mut Results) {
     use bakeoff_report::model::{AnatomyRecord, FunctionSizeRecord};
     let read: Vec<(usize, &str, Option<build::anatomy::Anatomy>)> = ready
         .iter()
