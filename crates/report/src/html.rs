@@ -1238,9 +1238,9 @@ fn hosts(x: &Ctx) -> Option<Section> {
     let mut b = x.table(&facts);
     if let Some(t) = sections::client_hosts(x.r) {
         b.push_str("<h3>Load by client host</h3>\n");
-        for chart in client_host_charts(x.r) {
-            b.push_str(&chart);
-            b.push('\n');
+        let charts = client_host_charts(x.r);
+        if !charts.is_empty() {
+            let _ = write!(b, "<div class=\"grid2\">\n{}\n</div>\n", charts.join("\n"));
         }
         b.push_str(&x.table(&t));
     }
@@ -1255,6 +1255,13 @@ fn client_host_charts(r: &Results) -> Vec<String> {
         let Some(run) = c.runs.iter().find(|x| x.valid && x.clients.len() > 1) else {
             continue;
         };
+        // The seconds every host measured (a host's last interval may be a sliver).
+        let seconds = run
+            .clients
+            .iter()
+            .map(|h| h.interval_ops_per_s.len())
+            .min()
+            .unwrap_or(0);
         let series: Vec<Series> = run
             .clients
             .iter()
@@ -1265,6 +1272,7 @@ fn client_host_charts(r: &Results) -> Vec<String> {
                 points: h
                     .interval_ops_per_s
                     .iter()
+                    .take(seconds)
                     .enumerate()
                     .map(|(s, v)| ((s + 1) as f64, *v))
                     .collect(),
@@ -1273,7 +1281,7 @@ fn client_host_charts(r: &Results) -> Vec<String> {
             .collect();
         if let Some(chart) = svg::line_chart(&LineChart {
             title: format!(
-                "{} {} ×{} (round {}): ops/s by client host",
+                "{} {} ×{}, round {}, by host",
                 c.workload,
                 c.variant,
                 c.connections,
@@ -1281,6 +1289,7 @@ fn client_host_charts(r: &Results) -> Vec<String> {
             ),
             x_label: "second".into(),
             y_label: "ops/s".into(),
+            x_ticks: Some((1..=seconds).map(|i| (i as f64, i.to_string())).collect()),
             y_zero: true,
             small: true,
             legend: true,

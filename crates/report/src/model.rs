@@ -63,7 +63,8 @@ pub struct HostRecord {
     /// What it serves and loads: "server", "load", or both.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
-    /// Where its server listens, when not 127.0.0.1.
+    /// Its `listen` (where a server on it listens), when the experiment set one; not
+    /// loopback is a warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen: Option<String>,
 }

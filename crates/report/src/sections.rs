@@ -626,10 +626,13 @@ pub fn hosts(r: &Results) -> Option<Table> {
             h.cores.to_string().into(),
             h.cpu_model.clone().into(),
             h.kernel.clone().into(),
-            h.listen
-                .clone()
-                .unwrap_or_else(|| "127.0.0.1".into())
-                .into(),
+            // Where its server listens; a host that only loads serves nothing.
+            if h.roles.iter().any(|r| r == "server") {
+                h.listen.clone().unwrap_or_else(|| "127.0.0.1".into())
+            } else {
+                String::new()
+            }
+            .into(),
         ]);
     }
     (!t.is_empty()).then_some(t)

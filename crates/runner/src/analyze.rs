@@ -261,7 +261,11 @@ pub fn round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
 pub(crate) fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
     for h in &r.hosts {
-        if let Some(addr) = &h.listen {
+        let exposed = h.listen.as_ref().filter(|a| {
+            a.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| !ip.is_loopback())
+        });
+        if let Some(addr) = exposed {
             w.push(format!(
                 "the server on host {} listens on {addr}, not on loopback: anything on its network can reach it while the experiment runs",
                 h.name

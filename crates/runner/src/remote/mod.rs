@@ -121,7 +121,7 @@ pub fn records(l: &Loaded, facts: &[HostFacts]) -> Vec<bakeoff_report::model::Ho
                 cores: f.cores,
                 kernel: f.kernel.clone(),
                 roles,
-                listen: h.listen.filter(|a| !a.is_loopback()).map(|a| a.to_string()),
+                listen: h.listen.map(|a| a.to_string()),
             }
         })
         .collect()
