@@ -4,14 +4,17 @@
 //! closes (bakeoff exited or was killed, ssh dropped) it kills every server it started
 //! and exits.
 
+mod data;
+
 use super::protocol::{
-    now_ms, BuiltThere, DataOp, Event, Hello, Installed, LoadSpec, Loaded, Probed, Reply, Request,
+    now_ms, BuiltThere, Event, Hello, Installed, LoadSpec, Loaded, Probed, Reply, Request,
     ServerSpec, Started, Stopped, LOG_TAIL, VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
 use bakeoff_probe::sampler::{Sample, Sampler, Summary};
 use bakeoff_sandbox::{DataSource, Sandbox, SandboxSpec};
 use bakeoff_workloads::{RunContext, Server};
+use data::{reap_runs, safe_run, RunLock};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -307,69 +310,6 @@ impl Agent {
             .join(format!("{}-{id}", std::process::id()))
     }
 
-    /// `dir` under the data root.
-    fn data_path(&self, dir: &str) -> Result<PathBuf, String> {
-        under(&self.data_root, dir)
-    }
-
-    fn data(&self, op: DataOp) -> Result<serde_json::Value, String> {
-        match op {
-            DataOp::Init { kind, binary, dir } => {
-                let dest = self.data_path(&dir)?;
-                self.open_data_root()?;
-                if let Some(parent) = dest.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("{}: {e}", parent.display()))?;
-                }
-                bakeoff_sandbox::init_data(kind, Path::new(&binary), &dest)
-                    .map_err(|e| format!("data directory initialization failed: {e}"))?;
-                json(())
-            }
-            DataOp::Copy { from, to } => {
-                let (from, to) = (self.data_path(&from)?, self.data_path(&to)?);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("{}: {e}", parent.display()))?;
-                }
-                json(crate::datadirs::copy_dir(&from, &to)?)
-            }
-            DataOp::Bytes { dir } => json(crate::datadirs::dir_bytes(&self.data_path(&dir)?)),
-            DataOp::Format {
-                kind,
-                binary,
-                options,
-                configure_args,
-            } => json(bakeoff_sandbox::target_for(kind).data_format(
-                Path::new(&binary),
-                &options,
-                &configure_args,
-            )),
-            DataOp::Remove { dir } => {
-                let _ = std::fs::remove_dir_all(self.data_path(&dir)?);
-                json(())
-            }
-        }
-    }
-
-    /// The data root, passable by the server's own user when the agent is root (it may
-    /// read only its own data under it).
-    fn open_data_root(&self) -> Result<(), String> {
-        std::fs::create_dir_all(&self.data_root)
-            .map_err(|e| format!("{}: {e}", self.data_root.display()))?;
-        if bakeoff_sandbox::server_user().is_some() {
-            use std::os::unix::fs::PermissionsExt;
-            for dir in [
-                &self.root,
-                &self.sandboxes,
-                &self.root.join("data"),
-                &self.data_root,
-            ] {
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711));
-            }
-        }
-        Ok(())
-    }
-
     fn probes_start(
         &mut self,
         id: u64,
@@ -601,102 +541,6 @@ impl Agent {
     }
 }
 
-/// The run's name as a file name.
-fn safe_run(run: &str) -> String {
-    run.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// A shared flock on `<data root>.lock`: every agent of a run holds one while it lives.
-struct RunLock {
-    _file: std::fs::File,
-}
-
-impl RunLock {
-    fn path(data_root: &Path) -> PathBuf {
-        data_root.with_extension("lock")
-    }
-
-    fn hold(data_root: &Path) -> Result<RunLock, String> {
-        let path = RunLock::path(data_root);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } != 0 {
-            return Err(format!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            ));
-        }
-        Ok(RunLock { _file: f })
-    }
-
-    /// Whether no agent holds `data_root`'s lock (its run is over).
-    fn free(data_root: &Path) -> bool {
-        let Ok(f) = std::fs::File::open(RunLock::path(data_root)) else {
-            return true;
-        };
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns; released when f closes.
-        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-    }
-}
-
-/// Removes the SQL data of runs no agent serves any more (bakeoff killed before it could
-/// remove it), except `own`'s. One line per removed directory.
-fn reap_runs(parent: &Path, own: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        if !name.starts_with("run-") {
-            continue;
-        }
-        let dir = parent.join(name.trim_end_matches(".lock"));
-        if dir == own || !RunLock::free(&dir) {
-            continue;
-        }
-        if !dir.is_dir() {
-            // A lock whose run left no data.
-            let _ = std::fs::remove_file(RunLock::path(&dir));
-            continue;
-        }
-        if std::fs::remove_dir_all(&dir).is_ok() {
-            let _ = std::fs::remove_file(RunLock::path(&dir));
-            out.push(format!(
-                "removed the data of a run that is over: {}",
-                dir.display()
-            ));
-        }
-    }
-    out
-}
-
-/// `dir` under `root`; refused when it is empty, absolute or climbs out with `..`.
-fn under(root: &Path, dir: &str) -> Result<PathBuf, String> {
-    use std::path::Component;
-    let p = Path::new(dir);
-    if dir.is_empty() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
-        return Err(format!("not a data directory name: {dir}"));
-    }
-    Ok(root.join(p))
-}
-
 /// The window's edges, sent to bakeoff as they happen (its probes on the server's host
 /// start and stop there), with this host's /proc sampler over the window.
 struct Events {
@@ -724,45 +568,6 @@ impl PhaseHooks for Events {
         let stopped = self.sampler.lock().ok().and_then(|mut s| s.take());
         if let (Some(s), Ok(mut out)) = (stopped, self.summary.lock()) {
             *out = Some(s.stop());
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{reap_runs, under, RunLock};
-    use std::path::Path;
-
-    #[test]
-    fn only_the_data_of_runs_no_agent_serves_is_reaped() {
-        let t = tempfile::tempdir().unwrap();
-        let (live, over, own) = (
-            t.path().join("run-1"),
-            t.path().join("run-2"),
-            t.path().join("run-3"),
-        );
-        for d in [&live, &over, &own] {
-            std::fs::create_dir_all(d.join("prepared")).unwrap();
-        }
-        let _live = RunLock::hold(&live).unwrap();
-        let _own = RunLock::hold(&own).unwrap();
-        // The run that is over left its lock file behind, unheld.
-        drop(RunLock::hold(&over).unwrap());
-        let said = reap_runs(t.path(), &own);
-        assert_eq!(said.len(), 1, "{said:?}");
-        assert!(live.is_dir() && own.is_dir() && !over.exists());
-        assert!(!RunLock::path(&over).exists());
-    }
-
-    #[test]
-    fn data_directories_stay_under_the_data_root() {
-        let root = Path::new("/w/data/data-7");
-        assert_eq!(
-            under(root, "prepared/a/pristine").unwrap(),
-            root.join("prepared/a/pristine")
-        );
-        for bad in ["", "/etc", "prepared/../../bin", "..", "./x"] {
-            assert!(under(root, bad).is_err(), "{bad}");
         }
     }
 }
