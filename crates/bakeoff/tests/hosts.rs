@@ -685,6 +685,30 @@ duration = "300ms"
     }
 }
 
+/// `bakeoff SUB FILE --out OUT` with the default build cache (where sql.rs's PostgreSQL
+/// build is), a private sandbox root and history.
+fn with_default_cache(s: &Scratch, sub: &str, f: &Path, out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg(sub)
+        .arg(f)
+        .arg("--out")
+        .arg(out)
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .arg("--quiet")
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .unwrap()
+}
+
+/// A `kind` server (its installed `binary`) on "db" (`host` is its table), oltp point
+/// selects on one table of 500 rows from this machine, over `plan`.
+fn sql_on_db(kind: &str, binary: &str, plan: &str, host: &str) -> String {
+    format!(
+        "name = \"{kind}-there\"\n[target]\nkind = \"{kind}\"\nhost = \"db\"\n\n[[variant]]\nname = \"debian\"\nbinary = \"{binary}\"\n\n[[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nconnections = [2]\n\n[plan]\n{plan}\n\n{host}"
+    )
+}
+
 /// Every directory under `dir` whose name starts with `prefix`, at any depth.
 fn dirs_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -761,17 +785,7 @@ duration = "1s"
         l1.host("l1", &work, None)
     );
     let f = s.write("pg.toml", &text);
-    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.out())
-        .arg("--sandbox-dir")
-        .arg(s.sandboxes())
-        .arg("--quiet")
-        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
-        .output()
-        .unwrap();
+    let out = with_default_cache(&s, "run", &f, &s.out());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let r = s.results();
@@ -831,17 +845,7 @@ duration = "1s"
         assert_eq!(v["queries"], 2, "{v}");
     }
     // `bakeoff verify` makes the same data there and says the same.
-    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("verify")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.path().join("verified"))
-        .arg("--sandbox-dir")
-        .arg(s.sandboxes())
-        .arg("--quiet")
-        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
-        .output()
-        .unwrap();
+    let out = with_default_cache(&s, "verify", &f, &s.path().join("verified"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let v: serde_json::Value =
@@ -866,30 +870,11 @@ duration = "1s"
 fn mariadb_on_a_host_listening_on_every_address() {
     let s = Scratch::new();
     let db = Sshd::start(s.path(), "127.0.0.2");
-    let text = format!(
-        r#"name = "mariadb-there"
-[target]
-kind = "mariadb"
-host = "db"
-
-[[variant]]
-name = "debian"
-binary = "/usr/sbin/mariadbd"
-
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-tables = 1
-table_size = 500
-connections = [2]
-
-[plan]
-repetitions = 1
-warmup = "300ms"
-duration = "1s"
-
-{}"#,
-        db.host("db", &s.path().join("hosts"), Some("0.0.0.0"))
+    let text = sql_on_db(
+        "mariadb",
+        "/usr/sbin/mariadbd",
+        "repetitions = 1\nwarmup = \"300ms\"\nduration = \"1s\"",
+        &db.host("db", &s.path().join("hosts"), Some("0.0.0.0")),
     );
     let r = run_ok(&s, &s.write("maria.toml", &text));
     let runs = all_runs(&r);
@@ -914,30 +899,11 @@ duration = "1s"
 fn a_sql_host_that_comes_back_still_has_its_data() {
     let s = Scratch::new();
     let db = Sshd::start(s.path(), "127.0.0.2");
-    let text = format!(
-        r#"name = "pg-lost"
-[target]
-kind = "postgres"
-host = "db"
-
-[[variant]]
-name = "debian"
-binary = "/usr/lib/postgresql/15/bin/postgres"
-
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-tables = 1
-table_size = 500
-connections = [2]
-
-[plan]
-repetitions = 3
-warmup = "300ms"
-duration = "3s"
-
-{}"#,
-        db.host("db", &s.path().join("hosts"), Some("127.0.0.2"))
+    let text = sql_on_db(
+        "postgres",
+        "/usr/lib/postgresql/15/bin/postgres",
+        "repetitions = 3\nwarmup = \"300ms\"\nduration = \"3s\"",
+        &db.host("db", &s.path().join("hosts"), Some("127.0.0.2")),
     );
     let f = s.write("pg-lost.toml", &text);
     let child = s
