@@ -12,7 +12,7 @@ pub mod rng;
 
 pub use engine::{run, Outcome, Session, SessionFactory, Settings};
 pub use merge::{merge_records, serialize_histogram};
-pub use net::{peak_rss_kib, raise_nofile, thread_cpu_s};
+pub use net::{peak_rss_kib, raise_nofile, raise_nofile_to, thread_cpu_s};
 pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
 
 use serde::{Deserialize, Serialize};

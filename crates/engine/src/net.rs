@@ -181,17 +181,38 @@ pub fn write_once(s: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
 /// Raises the soft open-file limit to the hard limit (1024 connections need more than
 /// the usual soft 1024).
 pub fn raise_nofile() {
+    raise_nofile_to(0);
+}
+
+/// Raises the soft open-file limit to the hard limit, and the hard limit to `need` when it
+/// is lower and this process may (root); returns the soft limit it ends with.
+pub fn raise_nofile_to(need: u64) -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: r is a valid rlimit.
+    // SAFETY: r is a valid rlimit for getrlimit and setrlimit.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 0;
+        }
+        if r.rlim_max < need {
+            let more = libc::rlimit {
+                rlim_cur: need,
+                rlim_max: need,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &more) == 0 {
+                return need;
+            }
+        }
+        if r.rlim_cur < r.rlim_max {
             r.rlim_cur = r.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
+            }
         }
     }
+    r.rlim_cur
 }
 
 fn rusage(who: libc::c_int) -> libc::rusage {

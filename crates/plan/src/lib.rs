@@ -19,6 +19,7 @@ pub use workload::{
     workload_keys, KvKeys, OltpKeys, RedisBenchmarkKeys, ReplayKeys, SuiteKeys, TpccKeys,
 };
 
+use bakeoff_sandbox::ConnectionLimit;
 use std::time::Duration;
 
 /// The most connections one workload cell may open.
@@ -286,8 +287,9 @@ pub const OLTP_TESTS: [&str; 10] = [
     "select_random_ranges",
 ];
 
-/// Connections a SQL server keeps beyond the largest sweep point when the experiment does
-/// not set max_connections (PostgreSQL reserves 3 for superusers; bakeoff's own probe).
+/// Connections a server keeps beyond the largest sweep point when the experiment does not
+/// set its cap (PostgreSQL reserves 3 for superusers; memcached counts its listening
+/// sockets; bakeoff's own probe).
 pub const SPARE_CONNECTIONS: usize = 16;
 
 impl Experiment {
@@ -301,8 +303,9 @@ impl Experiment {
             .unwrap_or(1)
     }
 
-    /// A variant's server options: the target's, then the variant's over them, then
-    /// `max_connections` (when neither sets it) sized for the sweep (not for SQLite, whose
+    /// A variant's server options: the target's, then the variant's over them, then the
+    /// server's connection cap (`max_connections`, Redis's `maxclients`) sized for the
+    /// sweep when neither the options nor the arguments set it (not for SQLite, whose
     /// options are PRAGMAs). Empty for memcached.
     pub fn server_options(&self, v: &Variant) -> std::collections::BTreeMap<String, String> {
         let mut out: std::collections::BTreeMap<String, String> = self
@@ -312,14 +315,42 @@ impl Experiment {
             .chain(v.options.iter())
             .map(|(k, val)| (k.clone(), val.to_string()))
             .collect();
-        let has_limit = bakeoff_sandbox::target_for(self.target.kind).limits_connections();
-        if has_limit && !out.contains_key("max_connections") {
-            out.insert(
-                "max_connections".into(),
-                (self.max_connections_swept() + SPARE_CONNECTIONS).to_string(),
-            );
+        let limit = bakeoff_sandbox::target_for(self.target.kind).connection_limit();
+        if let Some(ConnectionLimit::Option(name)) = limit {
+            let set = out.keys().any(|k| k.eq_ignore_ascii_case(name))
+                || ConnectionLimit::Option(name)
+                    .in_args(&self.raw_args(v))
+                    .is_some();
+            if !set {
+                out.insert(name.into(), self.connection_cap().to_string());
+            }
         }
         out
+    }
+
+    /// A variant's server arguments: the target's, then the variant's, then the server's
+    /// connection cap sized for the sweep when it is a flag (memcached's `-c`) the
+    /// arguments leave out.
+    pub fn server_args(&self, v: &Variant) -> Vec<String> {
+        let mut args = self.raw_args(v);
+        let limit = bakeoff_sandbox::target_for(self.target.kind).connection_limit();
+        if let Some(l @ ConnectionLimit::Flag { short, .. }) = limit {
+            if l.in_args(&args).is_none() {
+                args.extend([short.to_string(), self.connection_cap().to_string()]);
+            }
+        }
+        args
+    }
+
+    fn raw_args(&self, v: &Variant) -> Vec<String> {
+        self.target.args.iter().chain(&v.args).cloned().collect()
+    }
+
+    /// The connection cap bakeoff gives a server when the experiment leaves it out: the
+    /// sweep's largest point and some to spare.
+    pub fn connection_cap(&self) -> usize {
+        let reserved = bakeoff_sandbox::target_for(self.target.kind).reserved_connections();
+        self.max_connections_swept() + reserved + SPARE_CONNECTIONS
     }
 
     /// The baseline variant's name: `plan.baseline`, else the first variant.

@@ -268,6 +268,83 @@ fn max_connections_defaults_to_the_sweep() {
 }
 
 #[test]
+fn every_servers_connection_cap_is_sized_to_the_sweep() {
+    // memcached: -c after the user's args, with room for its own descriptors.
+    let top = GOOD.replace("[1, 16, 64]", "[64, 1024]");
+    let l = parse_str(&top).unwrap();
+    let e = &l.experiment;
+    let args = e.server_args(&e.variants[0]);
+    assert_eq!(args[..2], ["-t", "1"]);
+    assert_eq!(args[2], "-c");
+    let cap: usize = args[3].parse().unwrap();
+    assert!(cap >= 1024 + 64, "{args:?}");
+    // A user's own cap is kept, in any spelling.
+    for own in [
+        "\"-c\", \"4096\"",
+        "\"-c4096\"",
+        "\"--conn-limit=4096\"",
+        "\"--conn-limit\", \"4096\"",
+    ] {
+        let l = parse_str(&top.replace(
+            "args = [\"-t\", \"1\"]",
+            &format!("args = [\"-t\", \"1\", {own}]"),
+        ))
+        .unwrap();
+        let e = &l.experiment;
+        let args = e.server_args(&e.variants[0]);
+        assert_eq!(
+            args.iter().filter(|a| a.contains("-c")).count(),
+            1,
+            "{args:?}"
+        );
+    }
+    // Redis: maxclients, unless the options or the arguments set it.
+    let redis = top
+        .replace("kind = \"memcached\"", "kind = \"redis\"")
+        .replace("{ debian = \"memcached\" }", "{ debian = \"redis\" }")
+        .replace("args = [\"-t\", \"1\"]", "args = []");
+    let l = parse_str(&redis).unwrap();
+    let e = &l.experiment;
+    assert_eq!(
+        e.server_options(&e.variants[0])["maxclients"],
+        e.connection_cap().to_string()
+    );
+    let l = parse_str(&redis.replace("args = []", "args = [\"--maxclients\", \"5000\"]")).unwrap();
+    assert!(l
+        .experiment
+        .server_options(&l.experiment.variants[0])
+        .is_empty());
+}
+
+#[test]
+fn a_connection_cap_below_the_sweep_is_refused_at_its_key() {
+    let top = GOOD.replace("[1, 16, 64]", "[64, 1024]");
+    let low = err(&top.replace(
+        "args = [\"-t\", \"1\"]",
+        "args = [\"-t\", \"1\", \"-c\", \"1000\"]",
+    ));
+    assert!(low.starts_with("exp.toml:7:"), "{low}");
+    assert!(
+        low.contains("-c = 1000 is lower than the sweep needs (1024 connections"),
+        "{low}"
+    );
+    let bundled = err(&top.replace("cflags = \"-O2\"", "cflags = \"-O2\"\nargs = [\"-c512\"]"));
+    assert!(bundled.starts_with("exp.toml:13:"), "{bundled}");
+    let redis = top
+        .replace("kind = \"memcached\"", "kind = \"redis\"")
+        .replace("{ debian = \"memcached\" }", "{ debian = \"redis\" }")
+        .replace("args = [\"-t\", \"1\"]", "options = { maxclients = 100 }");
+    let low = err(&redis);
+    assert!(low.starts_with("exp.toml:7:"), "{low}");
+    assert!(
+        low.contains("maxclients = 100 is lower than the sweep"),
+        "{low}"
+    );
+    let word = err(&redis.replace("maxclients = 100", "maxclients = \"many\""));
+    assert!(word.contains("maxclients must be a number"), "{word}");
+}
+
+#[test]
 fn sql_errors_point_at_the_key() {
     let low = err(&SQL.replace("max_connections = 300", "max_connections = 100"));
     assert!(low.starts_with("exp.toml:6:"), "{low}");

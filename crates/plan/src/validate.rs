@@ -269,38 +269,59 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
             ));
         }
     }
+    check_connection_cap(l, e)
+}
+
+/// The server's connection cap, where the experiment sets it (options or arguments), must
+/// cover the sweep: a run at the top of it would otherwise be refused connections.
+fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
+    let target = bakeoff_sandbox::target_for(e.target.kind);
+    let Some(limit) = target.connection_limit() else {
+        return Ok(());
+    };
+    let name = limit.name();
     let swept = e.max_connections_swept();
+    // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
+    let reserved = target.reserved_connections();
+    let need = swept + reserved + 1;
     for (i, v) in e.variants.iter().enumerate() {
-        let opts = e.server_options(v);
-        let Some(raw) = opts.get("max_connections") else {
+        // Where the cap is set, the last spelling winning as it does for the server: the
+        // variant's args, the target's args, the variant's options, the target's options.
+        let v_args = limit.in_args(&v.args);
+        let t_args = limit.in_args(&e.target.args);
+        let (at, raw) = if let Some((j, raw)) = v_args {
+            (key!["variant", i, "args", j].to_vec(), raw)
+        } else if let Some((j, raw)) = t_args {
+            (key!["target", "args", j].to_vec(), raw)
+        } else if let Some((k, raw)) = option_named(&v.options, name) {
+            (key!["variant", i, "options", k.to_string()].to_vec(), raw)
+        } else if let Some((k, raw)) = option_named(&e.target.options, name) {
+            (key!["target", "options", k.to_string()].to_vec(), raw)
+        } else {
             continue;
         };
-        let at = if v.options.contains_key("max_connections") {
-            key!["variant", i, "options", "max_connections"].to_vec()
-        } else {
-            key!["target", "options", "max_connections"].to_vec()
-        };
         let Ok(max) = raw.trim().parse::<usize>() else {
-            return Err(l.error_at(
-                &at,
-                format!("max_connections must be a number, got {raw:?}"),
-            ));
+            return Err(l.error_at(&at, format!("{name} must be a number, got {raw:?}")));
         };
-        // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
-        let reserved = target.reserved_connections();
-        if max < swept + reserved + 1 {
+        if max < need {
             return Err(l.error_at(
                 &at,
                 format!(
-                    "max_connections = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {} or remove it (bakeoff then sets {})",
-                    if reserved > 0 { format!(" + {reserved} the server reserves") } else { String::new() },
-                    swept + reserved + 1,
-                    swept + crate::SPARE_CONNECTIONS
+                    "{name} = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {need} or remove it (bakeoff then sets {})",
+                    if reserved > 0 { format!(" + {reserved} the server keeps for itself") } else { String::new() },
+                    e.connection_cap()
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// The option `name` (any case) and its value as written.
+fn option_named<'a>(o: &'a crate::ServerOptions, name: &str) -> Option<(&'a str, String)> {
+    o.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(k, val)| (k.as_str(), val.to_string()))
 }
 
 /// Args and options may not take over what the sandbox owns: port, listen address, data

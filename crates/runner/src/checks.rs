@@ -94,6 +94,7 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
             })?;
         }
     }
+    open_files(l)?;
     let library = e.target.kind.binary_is_library();
     // A server on another host is looked up there, once its agent runs.
     let here = if e.target.host.is_none() {
@@ -115,6 +116,41 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
         }
     }
     bakeoff_workloads::from_plan(l).map_err(RunError::BadInput)
+}
+
+/// Descriptors bakeoff itself keeps open besides its connections (logs, /proc files,
+/// pipes, the recorder's files).
+const OWN_FILES: u64 = 64;
+
+/// The open-files limit must hold the sweep's top: the load engine opens every connection
+/// here and a local server accepts them all. Raises the soft limit to the hard one (and
+/// the hard one, as root, when it is too low); children inherit it. Too low a hard limit
+/// is bad input at the workload that sweeps highest.
+fn open_files(l: &Loaded) -> Result<(), RunError> {
+    let e = &l.experiment;
+    let need = (e.connection_cap() as u64) + OWN_FILES;
+    let got = bakeoff_engine::raise_nofile_to(need);
+    if got >= need {
+        return Ok(());
+    }
+    let at = e
+        .workloads
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, w)| w.connections_swept().into_iter().max().unwrap_or(0))
+        .map_or(key!["workload"].to_vec(), |(i, _)| {
+            key!["workload", i, "connections"].to_vec()
+        });
+    Err(RunError::BadInput(
+        l.error_at(
+            &at,
+            format!(
+                "{} connections need about {need} open files, and this user may open {got} (ulimit -Hn); raise the hard limit (limits.conf, or run as root) or lower the sweep",
+                e.max_connections_swept()
+            ),
+        )
+        .to_string(),
+    ))
 }
 
 /// A server binary must be a regular file holding a program: an ELF executable (or a

@@ -194,7 +194,7 @@ fn sql_place(
     let rv = crate::variants::ReadyVariant {
         name: format!("{}-train", v.name),
         binary: binary.to_path_buf(),
-        args: e.target.args.iter().chain(&v.args).cloned().collect(),
+        args: e.server_args(v),
         options: e.server_options(v),
         engine: v.engine.clone(),
         record: 0,
@@ -245,8 +245,7 @@ fn run_training(
 ) -> Result<(), String> {
     let e = &l.experiment;
     let target = bakeoff_sandbox::target_for(e.target.kind);
-    let mut args = e.target.args.clone();
-    args.extend(v.args.iter().cloned());
+    let args = e.server_args(v);
     let spec = SandboxSpec {
         name: format!("{}-train", v.name),
         kind: e.target.kind,

@@ -108,8 +108,7 @@ pub fn variants(
     observer.builds_started(builds);
     let mut ready = Vec::new();
     for v in &e.variants {
-        let mut args = e.target.args.clone();
-        args.extend(v.args.iter().cloned());
+        let args = e.server_args(v);
         let outcome = match (&tree, &v.binary, &v.rev) {
             (_, Some(b), _) => describe_binary(&l.resolve(b), remote),
             (Some(t), None, None) => b.variant(v, t),

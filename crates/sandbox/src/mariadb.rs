@@ -107,8 +107,8 @@ impl Target for Mariadb {
         Some(key)
     }
 
-    fn limits_connections(&self) -> bool {
-        true
+    fn connection_limit(&self) -> Option<crate::target::ConnectionLimit> {
+        Some(crate::target::ConnectionLimit::Option("max_connections"))
     }
 
     fn has_storage_engines(&self) -> bool {

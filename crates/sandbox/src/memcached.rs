@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::target::{Target, TargetKind};
+use crate::target::{ConnectionLimit, Target, TargetKind};
 use bakeoff_build::Recipe;
 
 /// How long one probe may wait for connect, write and read each.
@@ -45,6 +45,21 @@ impl Target for Memcached {
         ]
     }
 
+    /// `-c` (default 1024, and the listening sockets count against it).
+    fn connection_limit(&self) -> Option<ConnectionLimit> {
+        Some(ConnectionLimit::Flag {
+            short: "-c",
+            long: "--conn-limit",
+        })
+    }
+
+    /// memcached refuses a connection whose descriptor number reaches `-c`, and its own
+    /// descriptors (standard streams, the listening socket, each worker thread's event
+    /// loop and notify pipe: about 3 per thread) count against it.
+    fn reserved_connections(&self) -> usize {
+        64
+    }
+
     /// Measured about 0.5 s here.
     fn start_stop_guess_s(&self) -> f64 {
         0.5
@@ -61,12 +76,17 @@ impl Target for Memcached {
         instructions: bool,
     ) -> Vec<String> {
         let mut out = args.to_vec();
-        let has = |flag: &str| args.iter().any(|a| a == flag);
-        if let Some(n) = fd_limit {
-            if !has("-c") {
-                out.extend(["-c".to_string(), n.to_string()]);
+        if let (Some(n), Some(limit @ ConnectionLimit::Flag { short, long })) =
+            (fd_limit, self.connection_limit())
+        {
+            // Any other -c (bakeoff's own sized for the sweep included) stops it at start.
+            while let Some((i, _)) = limit.in_args(&out) {
+                let with_value = out[i] == short || out[i] == long;
+                out.drain(i..(i + 1 + usize::from(with_value)).min(out.len()));
             }
+            out.extend([short.to_string(), n.to_string()]);
         }
+        let has = |flag: &str| args.iter().any(|a| a == flag);
         if instructions && !has("-o") {
             out.extend([
                 "-o".to_string(),
@@ -160,8 +180,13 @@ mod tests {
                 "no_lru_crawler,no_lru_maintainer"
             ])
         );
-        let own = strings(&["-c", "64", "-o", "hashpower=20"]);
-        assert_eq!(Memcached.valgrind_args(&own, Some(1000), true), own);
+        // memcached sets both open-file limits to -c, and valgrind refuses a change of the
+        // hard one: any other -c (bakeoff's own for the sweep too) gives way.
+        let own = strings(&["-c", "1040", "-o", "hashpower=20", "-c2000"]);
+        assert_eq!(
+            Memcached.valgrind_args(&own, Some(1000), true),
+            strings(&["-o", "hashpower=20", "-c", "1000"])
+        );
         assert_eq!(
             Memcached.valgrind_args(&[], Some(1000), false),
             strings(&["-c", "1000"])

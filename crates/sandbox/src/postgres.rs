@@ -102,8 +102,8 @@ impl Target for Postgres {
         3
     }
 
-    fn limits_connections(&self) -> bool {
-        true
+    fn connection_limit(&self) -> Option<crate::target::ConnectionLimit> {
+        Some(crate::target::ConnectionLimit::Option("max_connections"))
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {

@@ -123,6 +123,12 @@ impl Target for Redis {
         0.5
     }
 
+    /// `maxclients` (default 10000, lowered by Redis itself when it cannot get the open
+    /// files it needs).
+    fn connection_limit(&self) -> Option<crate::target::ConnectionLimit> {
+        Some(crate::target::ConnectionLimit::Option("maxclients"))
+    }
+
     /// The config file, written once into the fresh work dir.
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
         // The port is not known yet: the command line gives it after the file.

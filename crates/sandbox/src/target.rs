@@ -102,6 +102,83 @@ impl FromStr for TargetKind {
     }
 }
 
+/// Where a server's connection cap is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionLimit {
+    /// A server option (`max_connections`, Redis's `maxclients`); the command line's
+    /// `--NAME` spelling sets it too.
+    Option(&'static str),
+    /// A command-line flag with a short and a long spelling (memcached's `-c`,
+    /// `--conn-limit`).
+    Flag {
+        /// `-c`: also bundled with its value (`-c4096`).
+        short: &'static str,
+        /// `--conn-limit`: also as `--conn-limit=4096`.
+        long: &'static str,
+    },
+}
+
+impl ConnectionLimit {
+    /// The name an experiment author knows it by, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectionLimit::Option(name) => name,
+            ConnectionLimit::Flag { short, .. } => short,
+        }
+    }
+
+    /// The cap the command line `args` set, if any: `(index of the argument, its value)`,
+    /// the last one winning as it does for the server. A value that is not a number is
+    /// returned as it was written.
+    pub fn in_args(self, args: &[String]) -> Option<(usize, String)> {
+        let mut found = None;
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            let next = || args.get(i + 1).cloned().unwrap_or_default();
+            let hit = match self {
+                ConnectionLimit::Flag { short, long } => {
+                    if a == short || a == long {
+                        Some(next())
+                    } else if let Some(v) = a.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
+                        Some(v.to_string())
+                    } else if !a.starts_with("--") && a.len() > short.len() && a.starts_with(short)
+                    {
+                        Some(a[short.len()..].to_string())
+                    } else {
+                        None
+                    }
+                }
+                ConnectionLimit::Option(name) => option_in_arg(name, a, next),
+            };
+            if let Some(v) = hit {
+                found = Some((i, v));
+            }
+            i += 1;
+        }
+        found
+    }
+}
+
+/// `--name=V`, `--name V` (`-` and `_` alike, any case), or PostgreSQL's `-c name=V`
+/// split over two arguments (`a` is then the value `name=V` after `-c`).
+fn option_in_arg(name: &str, a: &str, next: impl Fn() -> String) -> Option<String> {
+    let norm = |x: &str| x.to_ascii_lowercase().replace('-', "_");
+    if let Some(rest) = a.strip_prefix("--") {
+        let (k, v) = match rest.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (rest, None),
+        };
+        return (norm(k) == name).then(|| v.unwrap_or_else(next));
+    }
+    if a == "-c" {
+        let n = next();
+        let (k, v) = n.split_once('=')?;
+        return (norm(k) == name).then(|| v.to_string());
+    }
+    None
+}
+
 /// What a sandbox needs to know about one kind of server.
 ///
 /// The sandbox owns everything else: the port, the work dir, the process group, stdio
@@ -192,15 +269,15 @@ pub trait Target: Send + Sync {
     }
 
     /// Connections the server keeps from ordinary users (PostgreSQL's
-    /// superuser_reserved_connections).
+    /// superuser_reserved_connections; memcached's own descriptors).
     fn reserved_connections(&self) -> usize {
         0
     }
 
-    /// Whether the server limits connections with a `max_connections` option (bakeoff
-    /// then sets it to cover the sweep).
-    fn limits_connections(&self) -> bool {
-        false
+    /// How the server caps its clients' connections, when it does: bakeoff sizes the cap
+    /// to the sweep unless the experiment sets it, and refuses a cap below the sweep.
+    fn connection_limit(&self) -> Option<ConnectionLimit> {
+        None
     }
 
     /// What this machine lacks to run the target, as a message with the fix (SQLite:
