@@ -228,7 +228,7 @@ fn stop(sh: &Shared, live: &Live) -> Option<(u64, u64)> {
 
 struct ThreadResult {
     rec: Recorder,
-    cpu_s: f64,
+    time: net::ThreadTime,
     window: (u64, u64),
 }
 
@@ -257,7 +257,8 @@ fn summarize(
         r.misses += t.rec.misses;
         r.verify_failures += t.rec.verify_failures;
         r.late += t.rec.late;
-        r.client_cpu_s += t.cpu_s;
+        r.client_cpu_s += t.time.cpu_s;
+        r.client_wait_s += t.time.wait_s;
         for (k, n) in &t.rec.errors {
             *r.errors.entry(k.to_string()).or_default() += n;
         }
@@ -278,7 +279,7 @@ fn summarize(
     r.intervals = intervals;
     r.hdr_log = log;
     r.client_rss_kib = net::peak_rss_kib();
-    let cpu_bound = r.client_cpu_s >= 0.9 * s.threads as f64 * elapsed_s;
+    let cpu_bound = net::load_set_the_pace(r.client_cpu_s, r.client_wait_s, s.threads, elapsed_s);
     if let Schedule::OpenLoop { rate, .. } = s.schedule {
         r.service_us = Some(percentiles(&service));
         r.service_hist = crate::merge::serialize_histogram(&service);
@@ -325,8 +326,8 @@ struct Loop<'a, S> {
     due: BinaryHeap<Reverse<(u64, usize)>>,
     last_progress: u64,
     in_flight: usize,
-    cpu_start: f64,
-    cpu_s: f64,
+    time_start: net::ThreadTime,
+    time: net::ThreadTime,
 }
 
 fn client_thread<F: SessionFactory>(
@@ -385,13 +386,13 @@ fn client_thread<F: SessionFactory>(
         due: BinaryHeap::new(),
         last_progress: sh.now_ns(),
         in_flight: 0,
-        cpu_start: 0.0,
-        cpu_s: 0.0,
+        time_start: net::ThreadTime::default(),
+        time: net::ThreadTime::default(),
     };
     lp.event_loop(t == 0, live)?;
     Ok(ThreadResult {
         rec: lp.rec,
-        cpu_s: lp.cpu_s,
+        time: lp.time,
         window: (0, 0),
     })
 }
@@ -464,7 +465,7 @@ impl<S: Session> Loop<'_, S> {
                 }
                 if p == Phase::Measure {
                     self.rec.start(now);
-                    self.cpu_start = net::thread_cpu_s();
+                    self.time_start = net::ThreadTime::now();
                     self.check_measured();
                 }
                 true
@@ -472,7 +473,7 @@ impl<S: Session> Loop<'_, S> {
             Phase::Done => {
                 if prev == Phase::Measure {
                     self.rec.finish(now);
-                    self.cpu_s = net::thread_cpu_s() - self.cpu_start;
+                    self.time = net::ThreadTime::since(self.time_start);
                 }
                 false
             }

@@ -12,7 +12,9 @@ pub mod rng;
 
 pub use engine::{run, Outcome, Session, SessionFactory, Settings};
 pub use merge::{merge_records, serialize_histogram};
-pub use net::{peak_rss_kib, raise_nofile, raise_nofile_to, thread_cpu_s};
+pub use net::{
+    load_set_the_pace, peak_rss_kib, raise_nofile, raise_nofile_to, thread_cpu_s, ThreadTime,
+};
 pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
 
 use serde::{Deserialize, Serialize};
@@ -193,6 +195,10 @@ pub struct RunRecord {
     pub verify_failures: u64,
     pub by_command: BTreeMap<String, u64>,
     pub client_cpu_s: f64,
+    /// Time the load's threads were ready to run but waited for a CPU (other processes,
+    /// the server, on the load's CPUs), summed over threads.
+    #[serde(default)]
+    pub client_wait_s: f64,
     pub client_threads: usize,
     pub client_rss_kib: u64,
     pub offered_ops_per_s: Option<f64>,

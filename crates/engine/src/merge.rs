@@ -76,6 +76,7 @@ pub fn merge_records(parts: &[RunRecord]) -> RunRecord {
         r.queries += p.queries;
         r.reconnects += p.reconnects;
         r.client_cpu_s += p.client_cpu_s;
+        r.client_wait_s += p.client_wait_s;
         r.client_threads += p.client_threads;
         r.client_rss_kib += p.client_rss_kib;
         r.client_bound |= p.client_bound;

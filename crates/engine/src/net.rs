@@ -230,6 +230,48 @@ pub fn thread_cpu_s() -> f64 {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
+/// What the calling thread has had of the machine so far: its CPU time, and the time it
+/// was ready to run but waited for a CPU (the scheduler's run-queue delay). A load thread
+/// that waits for a CPU is starved, not waiting for the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadTime {
+    pub cpu_s: f64,
+    pub wait_s: f64,
+}
+
+impl ThreadTime {
+    /// Now, for the calling thread.
+    pub fn now() -> ThreadTime {
+        ThreadTime {
+            cpu_s: thread_cpu_s(),
+            wait_s: run_queue_wait_s().unwrap_or(0.0),
+        }
+    }
+
+    /// What the thread had from `earlier` to now.
+    pub fn since(earlier: ThreadTime) -> ThreadTime {
+        let n = ThreadTime::now();
+        ThreadTime {
+            cpu_s: (n.cpu_s - earlier.cpu_s).max(0.0),
+            wait_s: (n.wait_s - earlier.wait_s).max(0.0),
+        }
+    }
+}
+
+/// The second field of /proc/thread-self/schedstat: nanoseconds spent runnable on a run
+/// queue (None where the kernel does not keep it).
+fn run_queue_wait_s() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
+/// Whether the load set the pace: its threads were running or waiting for a CPU for at
+/// least 90% of the window. Either way the server was not what it waited for.
+pub fn load_set_the_pace(cpu_s: f64, wait_s: f64, threads: usize, elapsed_s: f64) -> bool {
+    cpu_s + wait_s >= 0.9 * threads as f64 * elapsed_s
+}
+
 /// Peak resident memory of this process, KiB.
 pub fn peak_rss_kib() -> u64 {
     rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64

@@ -7,7 +7,11 @@
 //!   may be executed ([`path::is_executable`]), and a name made safe for a path
 //!   ([`path::safe_name`]).
 //!
-//! A leaf: it depends on nothing but std, so any crate of the workspace can use it.
+//! - [`cpus`]: CPU lists as taskset takes them ([`cpus::CpuSet`]), pinning threads and
+//!   processes, and the default split of a machine between a server and its load.
+//!
+//! A leaf: it depends on nothing but std and libc, so any crate of the workspace can use it.
 
+pub mod cpus;
 pub mod file;
 pub mod path;

@@ -45,10 +45,12 @@ pre{background:var(--zebra);border:1px solid var(--line);border-radius:6px;paddi
 .badge.slower,.badge.bad{background:#d64541}
 .badge.same,.badge.inconclusive{background:#8d939b}
 .badge.equivalent{background:#3b7dd8}
+.badge.client-bound{background:#c77c02}
 .badge.baseline{background:#3a6fc4}
 .badge.warn{background:#d98a00}
 .r-faster{color:#187a42;font-weight:600}
 .r-slower{color:#b8322e;font-weight:600}
+.r-client-bound{color:#9a5f00;font-weight:600}
 .box{border-radius:8px;padding:10px 18px;margin:1.2em 0;border:1px solid}
 .box h2{border:0;margin:.2em 0 .3em;padding:0;font-size:1.1em}
 .box ul{margin:.3em 0;padding-left:1.2em}
@@ -257,6 +259,7 @@ fn verdict_color(v: Verdict) -> &'static str {
         Verdict::Slower => svg::SLOWER,
         Verdict::Equivalent => svg::EQUIVALENT,
         Verdict::Inconclusive => svg::SAME,
+        Verdict::ClientBound => svg::CLIENT_BOUND,
     }
 }
 
@@ -443,6 +446,7 @@ fn verdicts(x: &Ctx) -> Option<Section> {
             Verdict::Slower => " r-slower",
             Verdict::Equivalent => " r-equivalent",
             Verdict::Inconclusive => "",
+            Verdict::ClientBound => " r-client-bound",
         };
         b.push_str("<tr>");
         for (j, (col, v)) in t.columns.iter().zip(row).enumerate() {

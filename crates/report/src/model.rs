@@ -509,6 +509,12 @@ pub struct Run {
     pub misses: u64,
     pub verify_failures: u64,
     pub client_cpu_s: f64,
+    /// Time the load's threads were ready to run but waited for a CPU, summed over them.
+    #[serde(default)]
+    pub client_wait_s: f64,
+    /// Threads the load engine ran (0: not recorded).
+    #[serde(default, skip_serializing_if = "is_no_threads")]
+    pub client_threads: usize,
     pub client_rss_kib: u64,
     pub client_cpu_us_per_op: f64,
     pub server_cpu_s: f64,
@@ -1070,4 +1076,8 @@ impl Results {
         }
         Ok(r)
     }
+}
+
+fn is_no_threads(n: &usize) -> bool {
+    *n == 0
 }

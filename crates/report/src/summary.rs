@@ -173,6 +173,7 @@ pub fn paint(s: &str, v: Option<Verdict>) -> String {
         Some(Verdict::Slower) => "31",
         Some(Verdict::Equivalent) => "36",
         Some(Verdict::Inconclusive) => "2",
+        Some(Verdict::ClientBound) => "33",
         None => return s.to_string(),
     };
     format!("\x1b[{code}m{s}\x1b[0m")
@@ -203,6 +204,7 @@ pub fn verdict_text(k: &ComparisonRecord) -> String {
             Some(h) => format!("inconclusive ±{}", pct(h)),
             None => "inconclusive".into(),
         },
+        Verdict::ClientBound => "client-bound".into(),
     }
 }
 
@@ -212,10 +214,10 @@ fn equivalence_shown(k: &ComparisonRecord) -> f64 {
 }
 
 /// One sentence per inconclusive comparison: how wide its CI is, what could hide there,
-/// and what more rounds would buy.
+/// and what more rounds would buy; then one per client-bound comparison.
 pub fn explanations(r: &Results) -> Vec<String> {
     let target = r.plan.precision.unwrap_or(r.plan.equivalence);
-    r.comparisons
+    let mut lines: Vec<String> = r.comparisons
         .iter()
         .filter(|k| k.verdict == Verdict::Inconclusive)
         .map(|k| {
@@ -247,7 +249,49 @@ pub fn explanations(r: &Results) -> Vec<String> {
                 h * 100.0
             )
         })
+        .collect();
+    lines.extend(held_back_lines(r));
+    lines
+}
+
+/// One sentence per client-bound comparison: which side the load held back, and what to
+/// do about it.
+fn held_back_lines(r: &Results) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .filter(|k| k.verdict == Verdict::ClientBound)
+        .map(|k| {
+            let side = |variant: &str| {
+                let c = r.cell(&k.workload, variant, k.connections)?;
+                let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+                let bound = valid.iter().filter(|x| x.client_bound).count();
+                let threads = valid.iter().map(|x| x.client_threads).max().unwrap_or(0);
+                Some((format!("{variant} {bound} of {}", valid.len()), threads, connections_per(k.connections, threads)))
+            };
+            let sides: Vec<_> = [k.baseline.as_str(), k.variant.as_str()]
+                .into_iter()
+                .filter_map(side)
+                .collect();
+            let counts: Vec<&str> = sides.iter().map(|s| s.0.as_str()).collect();
+            let threads = sides.iter().map(|s| s.1).max().unwrap_or(0);
+            let had = if threads > 0 {
+                format!(" (it had {threads} client thread{}, {} connections each)", if threads == 1 { "" } else { "s" }, sides.iter().map(|s| s.2).max().unwrap_or(0))
+            } else {
+                String::new()
+            };
+            format!(
+                "{} x{} {}: client-bound: the load engine, not the server, set the pace in {} runs, so the figures compare the load with itself; give it more client threads (client_threads){had}, a clients host, or fewer connections per thread",
+                k.workload,
+                k.connections,
+                k.variant,
+                counts.join(" and ")
+            )
+        })
         .collect()
+}
+
+fn connections_per(connections: usize, threads: usize) -> usize {
+    connections.div_ceil(threads.max(1))
 }
 
 /// What follows the headline table in plain text: how the rounds ended, what each

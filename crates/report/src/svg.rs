@@ -26,6 +26,8 @@ pub const FASTER: &str = "#1f9d55";
 pub const SLOWER: &str = "#d64541";
 pub const SAME: &str = "#8d939b";
 pub const EQUIVALENT: &str = "#3b7dd8";
+/// A comparison the load engine held back: amber, a warning rather than an answer.
+pub const CLIENT_BOUND: &str = "#c77c02";
 
 /// The palette colour of series `i`.
 pub fn color(i: usize) -> &'static str {

@@ -419,6 +419,8 @@ impl Context<'_> {
             misses: rec.misses,
             verify_failures: rec.verify_failures,
             client_cpu_s: rec.client_cpu_s,
+            client_wait_s: rec.client_wait_s,
+            client_threads: rec.client_threads,
             client_rss_kib: rec.client_rss_kib,
             client_cpu_us_per_op: rec.client_cpu_s * 1e6 / ops,
             server_cpu_s,

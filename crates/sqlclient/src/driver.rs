@@ -9,8 +9,8 @@
 use crate::client::Client;
 use crate::db::Db;
 use bakeoff_engine::{
-    histogram, merge_intervals, percentiles, raise_nofile, thread_cpu_s, Live, LoadError, Measure,
-    Phase, PhaseHooks, Phases, Recorder, RunRecord,
+    histogram, merge_intervals, percentiles, raise_nofile, Live, LoadError, Measure, Phase,
+    PhaseHooks, Phases, Recorder, RunRecord, ThreadTime,
 };
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
@@ -171,8 +171,8 @@ pub struct ThreadRec {
     pub counters: Vec<u64>,
     pub queries: u64,
     pub measuring: bool,
-    cpu_start: f64,
-    pub cpu_s: f64,
+    time_start: ThreadTime,
+    pub time: ThreadTime,
 }
 
 impl ThreadRec {
@@ -184,8 +184,8 @@ impl ThreadRec {
             counters: vec![0; counters],
             queries: 0,
             measuring: false,
-            cpu_start: 0.0,
-            cpu_s: 0.0,
+            time_start: ThreadTime::default(),
+            time: ThreadTime::default(),
         }
     }
 }
@@ -433,14 +433,14 @@ pub fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -
             s.counters.iter_mut().for_each(|c| *c = 0);
             s.queries = 0;
             s.measuring = true;
-            s.cpu_start = thread_cpu_s();
+            s.time_start = ThreadTime::now();
         } else if s.measuring {
             s.rec.tick(now);
         }
         if phase == Phase::Done || sh.abort.load(Ordering::Relaxed) {
             if s.measuring {
                 s.rec.finish(now);
-                s.cpu_s = thread_cpu_s() - s.cpu_start;
+                s.time = ThreadTime::since(s.time_start);
                 s.measuring = false;
             }
             return true;
@@ -483,7 +483,8 @@ pub fn merge(
         }
         r.ops += t.rec.ops;
         r.queries += t.queries;
-        r.client_cpu_s += t.cpu_s;
+        r.client_cpu_s += t.time.cpu_s;
+        r.client_wait_s += t.time.wait_s;
         for (k, n) in &t.rec.errors {
             *r.errors.entry(k.to_string()).or_default() += n;
         }
@@ -495,7 +496,8 @@ pub fn merge(
     r.intervals = intervals;
     r.hdr_log = log;
     r.client_rss_kib = bakeoff_engine::peak_rss_kib();
-    r.client_bound = r.client_cpu_s >= 0.9 * threads as f64 * elapsed_s;
+    r.client_bound =
+        bakeoff_engine::load_set_the_pace(r.client_cpu_s, r.client_wait_s, threads, elapsed_s);
     (r, kinds, counters)
 }
 

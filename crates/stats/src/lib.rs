@@ -53,6 +53,11 @@ pub enum Verdict {
     /// existed said "same" for this.
     #[serde(alias = "same")]
     Inconclusive,
+    /// The load, not the server, set the pace on a side whose figure the answer rests on:
+    /// no answer about the server (what to do: more client threads, a client host, fewer
+    /// connections per thread).
+    #[serde(rename = "client-bound")]
+    ClientBound,
 }
 
 impl Verdict {
@@ -62,6 +67,7 @@ impl Verdict {
             Verdict::Slower => "slower",
             Verdict::Equivalent => "equivalent",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::ClientBound => "client-bound",
         }
     }
 }
@@ -361,6 +367,23 @@ pub fn decide<'a>(
     for (k, adj) in ks.iter_mut().zip(benjamini_hochberg(&p)) {
         k.p_adjusted = adj;
         k.verdict = k.verdict_at(adj, alpha, equivalence);
+    }
+}
+
+/// Share of a side's runs above which it counts as client-bound.
+pub const CLIENT_BOUND_SHARE: f64 = 0.25;
+
+/// The answer once it is known which sides the load held back (more than
+/// [`CLIENT_BOUND_SHARE`] of their runs client-bound). A held-back side's true figure is at
+/// least what was measured, so "faster" stands when only the candidate was held back and
+/// "slower" when only the baseline was: rerun with more load, the difference can only
+/// grow. Anything else, equivalent and inconclusive included, is `ClientBound`: it would
+/// compare the load engine with itself.
+pub fn bounded(verdict: Verdict, baseline_held: bool, candidate_held: bool) -> Verdict {
+    match (verdict, baseline_held, candidate_held) {
+        (v, false, false) => v,
+        (Verdict::Faster, false, true) | (Verdict::Slower, true, false) => verdict,
+        _ => Verdict::ClientBound,
     }
 }
 

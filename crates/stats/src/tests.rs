@@ -703,3 +703,23 @@ fn slots_that_agree_by_chance_do_not_pass_for_precision() {
     assert!((half - want).abs() < 1e-6, "{half} vs {want}");
     assert_eq!(k.verdict, Verdict::Inconclusive);
 }
+
+#[test]
+fn a_held_back_side_keeps_only_the_answers_more_load_cannot_reverse() {
+    use Verdict::*;
+    for v in [Faster, Slower, Equivalent, Inconclusive] {
+        assert_eq!(bounded(v, false, false), v);
+        assert_eq!(bounded(v, true, true), ClientBound);
+    }
+    // The faster side held back: more load only widens the gap.
+    assert_eq!(bounded(Faster, false, true), Faster);
+    assert_eq!(bounded(Slower, true, false), Slower);
+    // The slower side held back: it may be slow because of the load.
+    assert_eq!(bounded(Faster, true, false), ClientBound);
+    assert_eq!(bounded(Slower, false, true), ClientBound);
+    for v in [Equivalent, Inconclusive] {
+        assert_eq!(bounded(v, true, false), ClientBound);
+        assert_eq!(bounded(v, false, true), ClientBound);
+    }
+    assert_eq!(ClientBound.as_str(), "client-bound");
+}
