@@ -90,7 +90,9 @@ pub(crate) fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, 
     bakeoff_plan::load_with(path, set).map_err(|e| Failure::BadInput(e.to_string()))
 }
 
-pub(crate) fn options(args: &RunArgs) -> Options {
+/// The run's options: the command line's, then the experiment's `[plan] sandbox_dir`
+/// (relative to the file), then the defaults.
+pub(crate) fn options(args: &RunArgs, loaded: &bakeoff_plan::Loaded) -> Options {
     Options {
         out: args.out.clone(),
         results_root: args.results_dir.clone(),
@@ -101,6 +103,10 @@ pub(crate) fn options(args: &RunArgs) -> Options {
         sandbox_root: args
             .sandbox_dir
             .clone()
+            .or_else(|| {
+                let dir = loaded.experiment.plan.sandbox_dir.as_ref()?;
+                Some(loaded.resolve(std::path::Path::new(dir)))
+            })
             .unwrap_or_else(bakeoff_sandbox::default_root),
         every_variant: false,
     }
@@ -109,7 +115,7 @@ pub(crate) fn options(args: &RunArgs) -> Options {
 /// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.
 fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
     let loaded = load(&args.experiment, &args.set)?;
-    let opts = options(args);
+    let opts = options(args, &loaded);
     let _cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(progress_mode(args));
     let outcome = bakeoff_runner::verify_experiment(&loaded, &opts, &bars);
@@ -155,7 +161,7 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
 
 fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
     let loaded = load(&args.experiment, &args.set)?;
-    let opts = options(args);
+    let opts = options(args, &loaded);
     let cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(progress_mode(args));
     let outcome = bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel);

@@ -69,7 +69,7 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
     let w = &e.workloads[workload];
     let cell_name = format!("{} x{connections}", w.display_name());
 
-    let opts = options(&args.run);
+    let opts = options(&args.run, &loaded);
     let cache = bakeoff_build::Cache::new(&opts.cache_root);
     let tree = bakeoff_build::fetch(
         &bakeoff_build::SourceSpec::Git {

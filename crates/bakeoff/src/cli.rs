@@ -274,7 +274,8 @@ pub struct RunArgs {
     /// ~/.cache/bakeoff].
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
-    /// Where sandboxes live while they run [default: a per-user runtime folder].
+    /// Where sandboxes and SQL data live while they run [default: `[plan] sandbox_dir`,
+    /// else /var/tmp/bakeoff-$UID, on disk].
     #[arg(long, value_name = "DIR")]
     pub sandbox_dir: Option<PathBuf>,
     /// No progress (neither bars nor, without a terminal, the plain per-run lines); only

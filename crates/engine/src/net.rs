@@ -267,12 +267,45 @@ fn run_queue_wait_s() -> Option<f64> {
 }
 
 /// Whether the load set the pace: its threads were running or waiting for a CPU for at
-/// least 90% of the window. Either way the server was not what it waited for.
+/// least 90% of the window (saturated), or waited for a CPU for a fifth of it (starved:
+/// something else on its CPUs, the server or another process, delayed every send while
+/// the server sat idle). Either way the server was not what the load waited for.
 pub fn load_set_the_pace(cpu_s: f64, wait_s: f64, threads: usize, elapsed_s: f64) -> bool {
-    cpu_s + wait_s >= 0.9 * threads as f64 * elapsed_s
+    let window = threads.max(1) as f64 * elapsed_s;
+    cpu_s + wait_s >= SATURATED * window || wait_s >= STARVED * window
 }
+
+/// Share of the window a load thread ran or waited for a CPU that makes it saturated.
+pub const SATURATED: f64 = 0.9;
+/// Share of the window a load thread waited for a CPU that makes it starved.
+pub const STARVED: f64 = 0.2;
+
 
 /// Peak resident memory of this process, KiB.
 pub fn peak_rss_kib() -> u64 {
     rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64
+}
+
+#[cfg(test)]
+mod pace_tests {
+    use super::*;
+
+    #[test]
+    fn a_saturated_or_starved_load_set_the_pace() {
+        // Busy on its own: 0.95 s of CPU in 1 s.
+        assert!(load_set_the_pace(0.95, 0.0, 1, 1.0));
+        // Half running, half waiting for a CPU a hog holds.
+        assert!(load_set_the_pace(0.5, 0.45, 1, 1.0));
+        // Starved: a third of the window waiting, the rest on the server.
+        assert!(load_set_the_pace(0.34, 0.34, 1, 1.0));
+        // Waiting for the server most of the time, rarely for a CPU.
+        assert!(!load_set_the_pace(0.6, 0.05, 1, 1.0));
+        // Per thread: two threads at 0.6 s of CPU each are not saturated.
+        assert!(!load_set_the_pace(1.2, 0.1, 2, 1.0));
+        assert!(thread_wait_is_read_or_zero() >= 0.0);
+    }
+
+    fn thread_wait_is_read_or_zero() -> f64 {
+        ThreadTime::now().wait_s
+    }
 }

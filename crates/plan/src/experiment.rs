@@ -564,6 +564,25 @@ pub struct Plan {
     /// holds across layouts rather than for one linker's luck. 1: one plain build.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub layouts: usize,
+    /// Which CPUs the server and the load run on, as CPU lists taskset takes ("0-7").
+    /// Default: on 8 or more CPUs, whole cores split in two halves (server first); on
+    /// fewer, neither is pinned. One side given: the other gets the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Cpus>,
+    /// Where sandboxes and SQL data directories live while they run; default a folder on
+    /// disk (`/var/tmp/bakeoff-$UID`). `--sandbox-dir` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_dir: Option<String>,
+}
+
+/// `[plan] cpus`: CPU lists for the server and the load.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Cpus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
 }
 
 pub use bakeoff_stats::Pairing;
@@ -584,6 +603,8 @@ impl Default for Plan {
             min_repetitions: None,
             mode: Mode::Time,
             layouts: 1,
+            cpus: None,
+            sandbox_dir: None,
         }
     }
 }

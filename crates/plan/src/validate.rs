@@ -764,6 +764,16 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         _ => {}
     }
     check_layouts(l, e)?;
+    check_cpus(l, e)?;
+    if p.sandbox_dir
+        .as_deref()
+        .is_some_and(|d| d.trim().is_empty())
+    {
+        return Err(l.error_at(
+            &key!["plan", "sandbox_dir"],
+            "sandbox_dir is empty; name a folder (a disk-backed one measures what users run on)",
+        ));
+    }
     if let Some(b) = &p.baseline {
         if !e.variants.iter().any(|v| &v.name == b) {
             let names: Vec<_> = e.variants.iter().map(|v| v.name.as_str()).collect();
@@ -775,6 +785,33 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// `cpus`: CPU lists that parse, for a server on this machine. Whether the CPUs exist is
+/// the runner's check (it needs the machine).
+fn check_cpus(l: &Loaded, e: &Experiment) -> Check {
+    let Some(c) = &e.plan.cpus else {
+        return Ok(());
+    };
+    if e.target.host.is_some() {
+        return Err(l.error_at(
+            &key!["plan", "cpus"],
+            "cpus pins the server and the load on this machine, and this server runs on a [[host]]; remove cpus",
+        ));
+    }
+    for (side, list) in [("server", &c.server), ("load", &c.load)] {
+        if let Some(text) = list {
+            bakeoff_os::cpus::CpuSet::parse(text)
+                .map_err(|m| l.error_at(&key!["plan", "cpus", side], m))?;
+        }
+    }
+    if c.server.is_none() && c.load.is_none() {
+        return Err(l.error_at(
+            &key!["plan", "cpus"],
+            "cpus names no CPU list; give server = \"...\" and/or load = \"...\" (as taskset -c takes them), or remove it",
+        ));
     }
     Ok(())
 }

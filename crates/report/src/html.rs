@@ -1596,6 +1596,11 @@ fn settings(x: &Ctx) -> Section {
     if !h.hostname.is_empty() {
         rows.push(("hostname", escape(&h.hostname)));
     }
+    rows.extend(
+        summary::placement(h)
+            .into_iter()
+            .map(|(k, v)| (k, escape(&v))),
+    );
     kv_rows(&mut b, &rows);
     b.push_str("</tbody></table>\n</div>\n");
     if !p.rounds.is_empty() {
@@ -1834,6 +1839,7 @@ mod tests {
                 kernel: "6.1.0".into(),
                 os: "Debian GNU/Linux 12 (bookworm)".into(),
                 hostname: "bench1".into(),
+                ..Host::default()
             },
             experiment: ExperimentRecord {
                 file: "examples/gcc-vs-clang.toml".into(),

@@ -27,6 +27,10 @@ pub fn render(r: &Results) -> String {
         r.host.os,
         r.host.kernel
     );
+    for (what, how) in summary::placement(&r.host) {
+        let _ = writeln!(s, "{what}: {how}.  ");
+    }
+    s.push('\n');
     warnings(&mut s, r);
     crate::replay::verification_markdown(&mut s, r);
     crate::why::memory_errors(&mut s, r);

@@ -137,6 +137,29 @@ pub struct Host {
     pub os: String,
     #[serde(default)]
     pub hostname: String,
+    /// The CPUs the server and the load were pinned to here (absent: neither was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<CpuPlacement>,
+    /// The filesystem type of the folder that held the sandboxes and SQL data ("ext4",
+    /// "xfs", "tmpfs", ...): on tmpfs, fsync costs nothing and no read touches a disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_fs: Option<String>,
+    /// That folder, the device its filesystem is on, and the space free there at start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_free_bytes: Option<u64>,
+}
+
+/// Where the server and the load ran on the machine, as CPU lists.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuPlacement {
+    pub server: String,
+    pub load: String,
+    /// "plan" (`[plan] cpus`) or "split" (bakeoff's default on a machine with enough CPUs).
+    pub by: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -512,6 +535,11 @@ pub struct Run {
     /// Time the load's threads were ready to run but waited for a CPU, summed over them.
     #[serde(default)]
     pub client_wait_s: f64,
+    /// The CPUs the server and the load were pinned to for this run (absent: neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cpus: Option<String>,
     /// Threads the load engine ran (0: not recorded).
     #[serde(default, skip_serializing_if = "is_no_threads")]
     pub client_threads: usize,

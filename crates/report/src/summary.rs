@@ -471,3 +471,42 @@ pub fn duration_text(s: f64) -> String {
         format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
     }
 }
+
+/// Where things ran on the machine, as (what, how) pairs for the host tables: the CPUs of
+/// the server and the load, and the filesystem that held the data.
+pub fn placement(h: &crate::model::Host) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
+    match &h.cpus {
+        Some(c) => rows.push((
+            "CPUs",
+            format!(
+                "server {}, load {} ({})",
+                c.server,
+                c.load,
+                if c.by == "plan" {
+                    "[plan] cpus"
+                } else {
+                    "split by bakeoff"
+                }
+            ),
+        )),
+        None => rows.push(("CPUs", "server and load unpinned, sharing every CPU".into())),
+    }
+    if let Some(fs) = &h.sandbox_fs {
+        let mut data = fs.clone();
+        if let Some(dev) = &h.sandbox_device {
+            data.push_str(&format!(" on {dev}"));
+        }
+        if let Some(dir) = &h.sandbox_dir {
+            data.push_str(&format!(" ({dir})"));
+        }
+        if let Some(free) = h.sandbox_free_bytes {
+            data.push_str(&format!(
+                ", {:.1} GiB free",
+                free as f64 / (1u64 << 30) as f64
+            ));
+        }
+        rows.push(("data", data));
+    }
+    rows
+}

@@ -74,6 +74,7 @@ pub(crate) fn sample() -> Results {
             kernel: "6.1.0".into(),
             os: "Debian GNU/Linux 12 (bookworm)".into(),
             hostname: "h".into(),
+            ..Host::default()
         },
         experiment: ExperimentRecord {
             file: "examples/x.toml".into(),

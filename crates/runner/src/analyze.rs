@@ -271,8 +271,57 @@ pub fn round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
         .sum()
 }
 
+/// Settings that decide what reaches the disk and when: compared on a RAM-backed
+/// filesystem they measure nothing, since fsync there costs nothing.
+const DURABILITY: &[&str] = &[
+    "synchronous_commit",
+    "fsync",
+    "wal_sync_method",
+    "full_page_writes",
+    "commit_delay",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "sync_binlog",
+    "appendfsync",
+    "appendonly",
+    "save",
+    "synchronous",
+    "journal_mode",
+];
+
+/// A warning when the variants differ in a durability setting and the data was on a
+/// RAM-backed filesystem.
+fn durability_on_tmpfs(r: &Results) -> Option<String> {
+    let fs = r.host.sandbox_fs.as_deref()?;
+    if !matches!(fs, "tmpfs" | "ramfs") {
+        return None;
+    }
+    let norm = |k: &str| k.to_ascii_lowercase().replace('-', "_");
+    let differs: Vec<&str> = DURABILITY
+        .iter()
+        .copied()
+        .filter(|key| {
+            let values: std::collections::BTreeSet<Option<&String>> = r
+                .variants
+                .iter()
+                .map(|v| v.options.iter().find(|(k, _)| norm(k) == *key).map(|x| x.1))
+                .collect();
+            values.len() > 1
+        })
+        .collect();
+    (!differs.is_empty()).then(|| {
+        format!(
+            "the variants differ in {} and the data was on {fs} ({}): there fsync costs nothing and no read touches a disk, so this compares nothing durable; set [plan] sandbox_dir (or --sandbox-dir) to a folder on a disk",
+            differs.join(", "),
+            r.host.sandbox_dir.as_deref().unwrap_or("the sandbox folder")
+        )
+    })
+}
+
 pub(crate) fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
+    w.extend(durability_on_tmpfs(r));
     for h in &r.hosts {
         let exposed = h.listen.as_ref().filter(|a| {
             a.parse::<std::net::IpAddr>()

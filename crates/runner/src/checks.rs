@@ -118,6 +118,67 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
     bakeoff_workloads::from_plan(l).map_err(RunError::BadInput)
 }
 
+/// The folder that holds the sandboxes and SQL data, described for results.json (`host`:
+/// its filesystem, device and free space), and checked for room: a SQL target's tables
+/// are loaded once per variant (or copied) and each run works on a copy, so the tables'
+/// estimated size times (variants + 1) must fit. Too little is bad input before anything
+/// is loaded. Nothing to check here when the server (and its data) is on another host.
+pub fn sandbox_space(
+    l: &Loaded,
+    configs: &Workloads,
+    root: &std::path::Path,
+) -> Result<Option<bakeoff_sandbox::Filesystem>, RunError> {
+    let e = &l.experiment;
+    if e.target.host.is_some() {
+        return Ok(None);
+    }
+    let Some(fs) = bakeoff_sandbox::filesystem_of(root) else {
+        return Ok(None);
+    };
+    if !e.target.kind.is_sql() {
+        return Ok(Some(fs));
+    }
+    let tables: u64 = configs
+        .iter()
+        .filter_map(|w| w.tables(None))
+        .map(|t| t.bytes())
+        .sum();
+    let need = tables * (e.variants.len() as u64 + 1);
+    if fs.free_bytes >= need {
+        return Ok(Some(fs));
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let msg = format!(
+        "the tables need about {:.1} GiB in {} ({:.1} GiB each for {} variant(s) and a run's copy), and {} ({}) has {:.1} GiB free; choose a folder on a larger disk with sandbox_dir (or --sandbox-dir), or load fewer rows",
+        gib(need),
+        root.display(),
+        gib(tables),
+        e.variants.len(),
+        fs.mount_point.display(),
+        fs.fs_type,
+        gib(fs.free_bytes)
+    );
+    let at = if e.plan.sandbox_dir.is_some() {
+        key!["plan", "sandbox_dir"].to_vec()
+    } else {
+        key!["plan"].to_vec()
+    };
+    Err(RunError::BadInput(l.error_at(&at, msg).to_string()))
+}
+
+/// What results.json says of the sandbox folder's filesystem.
+pub fn record_sandbox(
+    host: &mut bakeoff_report::model::Host,
+    root: &std::path::Path,
+    fs: Option<bakeoff_sandbox::Filesystem>,
+) {
+    let Some(fs) = fs else { return };
+    host.sandbox_fs = Some(fs.fs_type);
+    host.sandbox_dir = Some(root.display().to_string());
+    host.sandbox_device = Some(fs.device);
+    host.sandbox_free_bytes = Some(fs.free_bytes);
+}
+
 /// Descriptors bakeoff itself keeps open besides its connections (logs, /proc files,
 /// pipes, the recorder's files).
 const OWN_FILES: u64 = 64;

@@ -470,6 +470,7 @@ pub fn sql_spec(
         wrapper: Vec::new(),
         env: Vec::new(),
         listen: bakeoff_sandbox::LOOPBACK,
+        cpus: None,
     }
 }
 

@@ -29,6 +29,8 @@ pub struct Context<'a> {
     pub probes: &'a ProbePlan,
     /// The agents on other hosts (none when all runs here).
     pub remote: &'a std::sync::Arc<crate::remote::Hosts>,
+    /// The server's and the load's CPUs here (None: neither pinned).
+    pub placement: Option<&'a crate::placement::Placement>,
 }
 
 impl Context<'_> {

@@ -36,5 +36,6 @@ pub fn facts() -> Host {
         kernel: read("/proc/sys/kernel/osrelease"),
         os,
         hostname: read("/proc/sys/kernel/hostname"),
+        ..Host::default()
     }
 }

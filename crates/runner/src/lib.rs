@@ -13,6 +13,7 @@ mod execute;
 mod folder;
 mod host;
 mod one_run;
+mod placement;
 mod probes;
 mod profiling;
 pub mod remote;
@@ -26,7 +27,7 @@ pub use folder::{write_results, Folder};
 pub use schedule::{plan_runs, Rounds, Slot};
 
 use bakeoff_plan::Loaded;
-use bakeoff_report::model::{BuildRecord, Run};
+use bakeoff_report::model::{BuildRecord, CpuPlacement, Run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -104,6 +105,7 @@ pub struct Outcome {
 /// Returns what each `[[host]]` is, having reached it over ssh.
 pub fn check(loaded: &Loaded) -> Result<Vec<remote::HostFacts>, RunError> {
     checks::check_inputs(loaded)?;
+    placement::resolve(loaded)?;
     remote::reach(loaded)
 }
 
@@ -115,6 +117,7 @@ pub fn verify_experiment(
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
     let configs = checks::check_inputs(loaded)?;
+    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
     remote::reach(loaded)?;
     if !loaded.experiment.target.kind.is_sql() {
         return Err(RunError::BadInput(format!(
@@ -126,6 +129,7 @@ pub fn verify_experiment(
     let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
+    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
     let mut variants = variants::variants(
         loaded,
         opts,
@@ -206,10 +210,18 @@ pub fn run_experiment(
         }
     }
     let configs = checks::check_inputs(loaded)?;
+    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
+    let placement = placement::resolve(loaded)?;
     let facts = remote::reach(loaded)?;
     let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
+    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    results.host.cpus = placement.as_ref().map(|p| CpuPlacement {
+        server: p.server.to_string(),
+        load: p.load.to_string(),
+        by: if p.asked { "plan" } else { "split" }.into(),
+    });
     results.hosts = remote::records(loaded, &facts);
     // Said from the start (analyze says it again with the rest).
     results.warnings = analyze::warnings(&results);
@@ -284,8 +296,12 @@ pub fn run_experiment(
         cancel,
         probes: &probe_plan,
         remote: &hosts,
+        placement: placement.as_ref(),
     };
-    let finished = ctx.run_all(&mut results, observer);
+    let finished = {
+        let _pinned = placement.as_ref().map(|p| p.pin_load()).transpose()?;
+        ctx.run_all(&mut results, observer)
+    };
     if let Some(why) = hosts.gone() {
         results.status = "failed".into();
         results.finished_utc = Some(folder::now_utc());

@@ -119,6 +119,7 @@ impl Context<'_> {
             wrapper,
             env,
             listen: bakeoff_sandbox::LOOPBACK,
+            cpus: self.placement.map(|p| p.server.clone()),
         };
         let served = match self.start_server(&spec) {
             Ok(s) => s,
@@ -161,6 +162,10 @@ impl Context<'_> {
             }
         }
         run.server_host = self.remote.server.clone();
+        if let Some(p) = self.placement {
+            run.server_cpus = Some(p.server.to_string());
+            run.load_cpus = Some(p.load.to_string());
+        }
         let found = self.findings_in(&stderr_rel, v);
         let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
         run.wall_s = Some(began.elapsed().as_secs_f64());
@@ -274,6 +279,7 @@ impl Context<'_> {
         let ctx = RunContext {
             server: &server,
             connections: slot.connections,
+            load_cpus: crate::placement::load_cpus(self.placement),
             engine: v.engine.as_deref(),
             phases: &self.phases(),
             seed: self.seed(slot),

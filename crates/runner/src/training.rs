@@ -259,6 +259,7 @@ fn run_training(
         wrapper: how.wrapper.clone(),
         env: how.env.clone(),
         listen: bakeoff_sandbox::LOOPBACK,
+        cpus: None,
     };
     let sandbox =
         Sandbox::start(&spec).map_err(|err| format!("the training server did not start: {err}"))?;
@@ -279,6 +280,7 @@ fn run_training(
     let ran = w.run(&RunContext {
         server: &server,
         connections,
+        load_cpus: crate::placement::load_cpus(None),
         engine: None,
         phases: &phases,
         // Not the measured runs' seed: the profile must not know their request stream.

@@ -18,16 +18,108 @@ const TAIL_CHARS: usize = 400;
 
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
 
-/// The default sandbox root: `$XDG_RUNTIME_DIR/bakeoff` when that is set (a per-user
-/// tmpfs), else `/tmp/bakeoff-sandboxes-$UID`.
+/// The default sandbox root: `/var/tmp/bakeoff-$UID`, on disk where the system keeps
+/// /var/tmp (never `$XDG_RUNTIME_DIR` or a /tmp that may be a RAM-backed tmpfs: there
+/// fsync costs nothing and no read touches a disk, so durability settings and I/O-bound
+/// loads would compare nothing). Short, so unix socket paths under it fit; reachable by
+/// the unprivileged server user (/var/tmp is world-searchable).
 pub fn default_root() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() && Path::new(&d).is_dir() => PathBuf::from(d).join("bakeoff"),
-        _ => {
-            // SAFETY: geteuid has no preconditions.
-            let uid = unsafe { libc::geteuid() };
-            std::env::temp_dir().join(format!("bakeoff-sandboxes-{uid}"))
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    PathBuf::from("/var/tmp").join(format!("bakeoff-{uid}"))
+}
+
+/// The filesystem a folder is on: its type as the kernel names it ("ext4", "xfs",
+/// "tmpfs", "overlay"), the device or source it was mounted from, where it is mounted,
+/// and the bytes free to this user there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filesystem {
+    pub fs_type: String,
+    pub device: String,
+    pub mount_point: PathBuf,
+    pub free_bytes: u64,
+}
+
+impl Filesystem {
+    /// Whether its files live in memory only (fsync costs nothing, reads touch no disk).
+    pub fn in_memory(&self) -> bool {
+        matches!(self.fs_type.as_str(), "tmpfs" | "ramfs")
+    }
+}
+
+/// The filesystem `dir` is on (its nearest existing ancestor's when it does not exist
+/// yet), from /proc/self/mountinfo and statvfs. None where neither can be read.
+pub fn filesystem_of(dir: &Path) -> Option<Filesystem> {
+    let mut at = dir.to_path_buf();
+    while !at.exists() {
+        at = at.parent()?.to_path_buf();
+    }
+    let real = fs::canonicalize(&at).ok()?;
+    let mounts = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let (mount_point, fs_type, device) = mount_of(&real, &mounts)?;
+    Some(Filesystem {
+        fs_type,
+        device,
+        mount_point,
+        free_bytes: free_bytes(&real).unwrap_or(0),
+    })
+}
+
+/// The mount holding `path` in a mountinfo text: the longest mount point that contains
+/// it (the later line when two are stacked), with its type and source.
+fn mount_of(path: &Path, mountinfo: &str) -> Option<(PathBuf, String, String)> {
+    let mut best: Option<(PathBuf, String, String)> = None;
+    for line in mountinfo.lines() {
+        let (head, tail) = line.split_once(" - ")?;
+        let mount_point = PathBuf::from(unescape(head.split(' ').nth(4)?));
+        let mut t = tail.split(' ');
+        let (fs_type, device) = (t.next()?.to_string(), unescape(t.next().unwrap_or("")));
+        if !path.starts_with(&mount_point) {
+            continue;
         }
+        let longer = best
+            .as_ref()
+            .is_none_or(|b| mount_point.as_os_str().len() >= b.0.as_os_str().len());
+        if longer {
+            best = Some((mount_point, fs_type, device));
+        }
+    }
+    best
+}
+
+/// mountinfo's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: c is a valid C string and st a valid out-parameter.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        Some(st.f_bavail as u64 * st.f_frsize as u64)
     }
 }
 
@@ -148,6 +240,41 @@ pub(crate) fn move_file(from: &Path, to: &Path) -> Result<(), SandboxError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_mount_holding_a_path_is_the_longest_that_contains_it() {
+        let info = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
+                    30 22 0:25 / /run rw,nosuid shared:5 - tmpfs tmpfs rw,size=2400k\n\
+                    31 30 0:26 / /run/user/0 rw shared:6 - tmpfs tmpfs rw\n\
+                    40 22 0:30 / /srv/my\\040data rw - xfs /dev/sdb1 rw\n";
+        let at =
+            |p: &str| mount_of(Path::new(p), info).map(|m| (m.0.display().to_string(), m.1, m.2));
+        assert_eq!(
+            at("/var/tmp/bakeoff-0"),
+            Some(("/".into(), "ext4".into(), "/dev/vda".into()))
+        );
+        assert_eq!(
+            at("/run/user/0/bakeoff"),
+            Some(("/run/user/0".into(), "tmpfs".into(), "tmpfs".into()))
+        );
+        assert_eq!(
+            at("/runx"),
+            Some(("/".into(), "ext4".into(), "/dev/vda".into()))
+        );
+        assert_eq!(
+            at("/srv/my data/x"),
+            Some(("/srv/my data".into(), "xfs".into(), "/dev/sdb1".into()))
+        );
+    }
+
+    #[test]
+    fn this_machines_folders_have_a_filesystem() {
+        let fs = filesystem_of(Path::new("/var/tmp/no-such-folder/below")).expect("a filesystem");
+        assert!(!fs.fs_type.is_empty());
+        assert!(fs.free_bytes > 0);
+        let shm = filesystem_of(Path::new("/dev/shm"));
+        assert!(shm.as_ref().is_none_or(|f| f.in_memory()), "{shm:?}");
+    }
     use super::*;
 
     #[test]

@@ -57,6 +57,8 @@ pub struct SandboxSpec {
     /// The address it listens on: 127.0.0.1 unless an experiment serves other hosts
     /// (SQLite's host stays on 127.0.0.1: it serves only the load beside it).
     pub listen: IpAddr,
+    /// The CPUs the server may run on (None: those bakeoff's spawner thread has).
+    pub cpus: Option<bakeoff_os::cpus::CpuSet>,
 }
 
 impl SandboxSpec {
@@ -80,6 +82,7 @@ impl SandboxSpec {
             wrapper: Vec::new(),
             env: Vec::new(),
             listen: LOOPBACK,
+            cpus: None,
         }
     }
 }
@@ -245,6 +248,9 @@ impl Sandbox {
             target.kind().is_sql(),
         );
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        if let Some(set) = &spec.cpus {
+            pin_child(&mut cmd, set);
+        }
         cmd.current_dir(dir)
             .stdin(Stdio::null())
             .stdout(log(STDOUT_FILE)?)
@@ -574,4 +580,15 @@ fn wrapped(cmd: std::process::Command, wrapper: &[String], sql: bool) -> std::pr
         crate::sqldata::as_server_user(&mut out);
     }
     out
+}
+
+/// Pins the process `cmd` starts to `set` before it runs anything (its threads inherit it).
+fn pin_child(cmd: &mut std::process::Command, set: &bakeoff_os::cpus::CpuSet) {
+    use std::os::unix::process::CommandExt;
+    let mask = set.to_mask();
+    // SAFETY: the closure runs between fork and exec and makes one async-signal-safe
+    // system call (sched_setaffinity) on a mask built before the fork; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || bakeoff_os::cpus::pin_mask(0, &mask));
+    }
 }

@@ -83,6 +83,11 @@ pub trait Tables: Send + Sync {
     fn describe(&self) -> String;
     /// Loads the tables; (rows, seconds of loading as the loader measured it, or 0).
     fn load(&self, db: &Db) -> Result<(u64, f64), String>;
+    /// Roughly the bytes the loaded tables take on disk, rows and indexes (0: small), for
+    /// the free-space check before anything is loaded.
+    fn bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Statements run on every variant, each result hashed and compared with the baseline's.
@@ -117,6 +122,9 @@ impl Server {
 pub struct RunContext<'a> {
     pub server: &'a Server,
     pub connections: usize,
+    /// CPUs the load may keep busy: the load's pinned set, else half of this machine's
+    /// (at least one). Client threads default from it.
+    pub load_cpus: usize,
     /// The variant's storage engine, over the workload's own.
     pub engine: Option<&'a str>,
     pub phases: &'a Phases,

@@ -501,6 +501,7 @@ impl Agent {
         let ctx = RunContext {
             server: &server,
             connections: spec.connections,
+            load_cpus: crate::placement::load_cpus(None),
             engine: spec.engine.as_deref(),
             phases: &phases,
             seed: spec.seed,

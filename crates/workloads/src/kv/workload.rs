@@ -94,6 +94,7 @@ impl Workload for Kv {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;
+        cfg.client_threads = super::threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         let addr = ctx.server.addr;
         let endpoint = match (&ctx.server.socket, self.unix_socket) {
             (Some(path), true) => Endpoint::Unix(path.clone()),
@@ -152,7 +153,7 @@ fn config(k: &KvKeys, protocol: Protocol) -> KvConfig {
         },
         multiget_keys: k.multiget_keys,
         connections: k.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: k.client_threads.unwrap_or(1),
+        client_threads: k.client_threads.unwrap_or(super::AUTO_THREADS),
         schedule: match k.rate {
             Some(rate) => Schedule::OpenLoop {
                 rate,

@@ -11,7 +11,9 @@ mod rand;
 mod sql;
 mod workload;
 
-pub use config::{client_threads_for, Distribution, OltpConfig, OltpTest, AUTO_THREADS};
+pub use config::{
+    client_threads_for, unpinned_load_cpus, Distribution, OltpConfig, OltpTest, AUTO_THREADS,
+};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
 pub use workload::{Oltp, Sender};
@@ -184,7 +186,7 @@ pub fn run(
     live: &Arc<Live>,
     cancel: &AtomicBool,
 ) -> Result<RunRecord, LoadError> {
-    let threads = client_threads_for(cfg.client_threads, cfg.connections);
+    let threads = client_threads_for(cfg.client_threads, cfg.connections, unpinned_load_cpus());
     let plan = Arc::new(Plan::new(db, cfg));
     let w = driver::drive(
         cfg.connections,

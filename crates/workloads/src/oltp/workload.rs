@@ -81,7 +81,8 @@ impl Workload for Oltp {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.for_engine(ctx.engine);
         cfg.connections = ctx.connections;
-        cfg.client_threads = super::client_threads_for(cfg.client_threads, ctx.connections);
+        cfg.client_threads =
+            super::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         let mut db = ctx.server.db()?;
         db.via_socket = cfg.unix_socket;
         let (phases, seed, hooks, live) = (ctx.phases, ctx.seed, ctx.hooks, ctx.live);
@@ -145,6 +146,12 @@ impl Tables for SbTables {
 
     fn describe(&self) -> String {
         format!("{} table(s) x {} rows", self.0.tables, self.0.table_size)
+    }
+
+    /// An sbtest row (two ints, char(120), char(60)) with its primary key and the index on
+    /// k: about 250 bytes in InnoDB and in PostgreSQL.
+    fn bytes(&self) -> u64 {
+        u64::from(self.0.tables) * self.0.table_size * 250
     }
 
     fn load(&self, db: &Db) -> Result<(u64, f64), String> {

@@ -103,7 +103,11 @@ impl Replay {
             statements: self.statements.clone(),
             connections: ctx.connections,
             iterations: self.iterations,
-            client_threads: self.client_threads,
+            client_threads: crate::oltp::client_threads_for(
+                self.client_threads,
+                ctx.connections,
+                ctx.load_cpus,
+            ),
         };
         let (rec, figures) = super::run(
             db, &cfg, ctx.phases, ctx.seed, ctx.hooks, ctx.live, ctx.cancel,

@@ -95,6 +95,8 @@ impl Workload for Tpcc {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.for_engine(ctx.engine);
         cfg.connections = ctx.connections;
+        cfg.client_threads =
+            crate::oltp::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         let mut db = ctx.server.db()?;
         db.via_socket = self.unix_socket;
         let (rec, figures) = super::run(
@@ -144,6 +146,11 @@ impl Tables for TpccTables {
 
     fn describe(&self) -> String {
         format!("TPC-C, {} warehouse(s)", self.0.warehouses)
+    }
+
+    /// About 100 MB per warehouse with indexes (the specification's ~500,000 rows).
+    fn bytes(&self) -> u64 {
+        u64::from(self.0.warehouses) * 100 * 1024 * 1024
     }
 
     fn load(&self, db: &Db) -> Result<(u64, f64), String> {
