@@ -171,3 +171,116 @@ fn cpu_lists_name_cpus_this_machine_has() {
     assert!(err.contains("leaves the server none"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// The filesystem type of the mount holding `path`, as /proc/mounts names it.
+fn fs_of(path: &str) -> String {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            Some((f.get(1)?.to_string(), f.get(2)?.to_string()))
+        })
+        .filter(|(m, _)| std::path::Path::new(path).starts_with(m))
+        .max_by_key(|(m, _)| m.len())
+        .map(|x| x.1)
+        .unwrap()
+}
+
+#[test]
+fn sql_data_is_not_on_the_runtime_tmpfs_and_results_say_where_it_was() {
+    // A login's runtime folder: a RAM-backed tmpfs (/dev/shm is one everywhere).
+    let runtime = tempfile::tempdir_in("/dev/shm").unwrap();
+    assert_eq!(fs_of(&runtime.path().display().to_string()), "tmpfs");
+    let s = common::sql_scratch();
+    let text = "name = \"pg-disk\"\n[target]\nkind = \"postgres\"\n\n[[variant]]\nname = \"on\"\nbinary = \"/usr/lib/postgresql/15/bin/postgres\"\noptions = { synchronous_commit = \"on\" }\n\n[[variant]]\nname = \"off\"\nbinary = \"/usr/lib/postgresql/15/bin/postgres\"\noptions = { synchronous_commit = \"off\" }\n\n[[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nconnections = [2]\n\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"500ms\"\n";
+    let f = s.write("pg.toml", text);
+    // No --sandbox-dir: the default folder.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .arg("--quiet")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .unwrap();
+    no_server_left("postgres", &s);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        common::entries(runtime.path()).is_empty(),
+        "data went to the runtime tmpfs"
+    );
+    let r = s.results();
+    let h = &r["host"];
+    let dir = h["sandbox_dir"].as_str().unwrap();
+    assert!(dir.starts_with("/var/tmp/bakeoff-"), "{h}");
+    assert_eq!(h["sandbox_fs"].as_str().unwrap(), fs_of("/var/tmp"), "{h}");
+    assert!(h["sandbox_free_bytes"].as_u64().unwrap() > 0, "{h}");
+    assert!(!h["sandbox_device"].as_str().unwrap().is_empty(), "{h}");
+    let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    assert!(md.contains(&format!("data: {}", fs_of("/var/tmp"))), "{md}");
+
+    // Asked for by name, the same experiment on that tmpfs runs, and says so loudly.
+    let on_tmpfs = text.replace(
+        "[plan]\n",
+        &format!(
+            "[plan]\nsandbox_dir = \"{}\"\n",
+            runtime.path().join("sb").display()
+        ),
+    );
+    let f = s.write("pg-tmpfs.toml", &on_tmpfs);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.path().join("out-tmpfs"))
+        .arg("--quiet")
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .unwrap();
+    no_server_left("postgres", &s);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.path().join("out-tmpfs/results.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["host"]["sandbox_fs"], "tmpfs");
+    let warned = r["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .contains("differ in synchronous_commit and the data was on tmpfs")
+    });
+    assert!(warned, "{}", r["warnings"]);
+}
+
+#[test]
+fn too_little_space_for_the_tables_is_one_line_before_anything_loads() {
+    let s = common::sql_scratch();
+    // 1000 tables of 10 million rows: about 2.3 TiB, more than this disk.
+    let text = "name = \"pg-big\"\n[target]\nkind = \"postgres\"\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/lib/postgresql/15/bin/postgres\"\n\n[[workload]]\nkind = \"oltp\"\ntables = 1000\ntable_size = 10000000\nconnections = [2]\n\n[plan]\nrepetitions = 1\nsandbox_dir = \"big\"\n";
+    let f = s.write("big.toml", text);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("big.toml:"), "{err}");
+    assert!(err.contains("the tables need about"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!s.out().exists(), "a results folder was started");
+}

@@ -280,7 +280,6 @@ pub const SATURATED: f64 = 0.9;
 /// Share of the window a load thread waited for a CPU that makes it starved.
 pub const STARVED: f64 = 0.2;
 
-
 /// Peak resident memory of this process, KiB.
 pub fn peak_rss_kib() -> u64 {
     rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64
