@@ -7,6 +7,7 @@
 #   bash bench/oltp-vs-sysbench.sh [mariadb|postgres|both=both] [tcp|unix=tcp]
 #
 # unix: both clients reach the server through its unix socket instead of loopback TCP.
+# PG_TOML names another PostgreSQL experiment of the same two workloads (bench/scale.sh).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 which="${1:-both}"
@@ -47,7 +48,7 @@ PY
 
 case "$which" in
   mariadb) bench mariadb "$here/bench/oltp-vs-sysbench-mariadb.toml" ;;
-  postgres) bench postgres "$here/bench/oltp-vs-sysbench-pg.toml" ;;
+  postgres) bench postgres "${PG_TOML:-$here/bench/oltp-vs-sysbench-pg.toml}" ;;
   both)
     bench mariadb "$here/bench/oltp-vs-sysbench-mariadb.toml"
     bench postgres "$here/bench/oltp-vs-sysbench-pg.toml"
