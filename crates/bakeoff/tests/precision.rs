@@ -1,7 +1,8 @@
 //! End-to-end: decisive answers on a real memcached within a budget. Three builds of
 //! Debian's source: the baseline, an identical build, and one with a patch that adds a fixed
-//! loop of work to every command. The patched build must come out `slower`; the identical
-//! one `equivalent` or `inconclusive`; the rounds stop on the budget or the precision, and
+//! loop of work to every command. The patched build must come out `slower` (the baseline
+//! may be client-bound: more load only widens that gap); the identical one `equivalent`,
+//! `inconclusive` or `client-bound`; the rounds stop on the budget or the precision, and
 //! never overrun the budget by more than one round; `--fail-on slower` exits 3.
 
 mod common;
@@ -112,14 +113,17 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     assert!(work["ci"][1].as_f64().unwrap_or(1.0) < 1.0, "{work}");
     assert!(work["p_adjusted"].as_f64() >= work["p"].as_f64(), "{work}");
 
-    // The identical build: equivalent or inconclusive. A false discovery is possible by
-    // design (at most 5% of identical comparisons, the FDR the simulations check); one that
-    // claims more than a 3% difference is a defect.
+    // The identical build: equivalent or inconclusive, or client-bound where the tests'
+    // debug-built load engine set the pace of both (then the comparison is of the load
+    // with itself, and says so). A false discovery is possible by design (at most 5% of
+    // identical comparisons, the FDR the simulations check); one that claims more than a
+    // 3% difference is a defect.
     let same = cmp("same");
     let verdict = same["verdict"].as_str().unwrap_or_default();
     let ratio = same["ratio"].as_f64().unwrap_or(0.0);
     assert!(
-        verdict == "equivalent" || verdict == "inconclusive" || (ratio - 1.0).abs() < 0.03,
+        ["equivalent", "inconclusive", "client-bound"].contains(&verdict)
+            || (ratio - 1.0).abs() < 0.03,
         "identical builds called {verdict}: {same}"
     );
 
