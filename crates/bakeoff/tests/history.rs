@@ -178,9 +178,15 @@ fn history_compare_and_trend_over_two_runs() {
             .find(|l| l.starts_with("mixed") && l.contains(variant))
             .unwrap_or_else(|| panic!("no row for {variant}:\n{stdout}"));
         assert!(
-            ["inconclusive", "equivalent", "faster", "slower"]
-                .iter()
-                .any(|v| row.ends_with(v)),
+            [
+                "inconclusive",
+                "equivalent",
+                "faster",
+                "slower",
+                "client-bound"
+            ]
+            .iter()
+            .any(|v| row.ends_with(v)),
             "{row}"
         );
     }

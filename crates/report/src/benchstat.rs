@@ -81,7 +81,7 @@ pub fn render(r: &Results) -> String {
     for cell in base.into_iter().chain(others) {
         let name = format!("{}-{procs}", name(cell));
         for run in &cell.runs {
-            let round = run.round + 1;
+            let round = run.round.saturating_add(1);
             if !run.valid {
                 let reason = one_line(run.invalid_reason.as_deref().unwrap_or("no reason given"));
                 let _ = writeln!(body, "# invalid: {name} round {round}: {reason}");

@@ -56,7 +56,7 @@ const COLUMNS: &[(&str, Getter)] = &[
     ("workload", |c, _| text(&c.workload)),
     ("connections", |c, _| int(c.connections as u64)),
     ("variant", |c, _| text(&c.variant)),
-    ("round", |_, r| int(r.round as u64 + 1)),
+    ("round", |_, r| int((r.round as u64).saturating_add(1))),
     ("valid", |_, r| boolean(r.valid)),
     ("invalid_reason", |_, r| {
         text(r.invalid_reason.as_deref().unwrap_or(""))

@@ -916,7 +916,7 @@ fn run_tip(run: &Run, unit: &str) -> String {
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mut t = format!(
         "round {}: mean {}, min {}, max {} {unit} over {} s",
-        run.round + 1,
+        run.round.saturating_add(1),
         ops(mean),
         ops(min),
         ops(max),
@@ -952,7 +952,7 @@ fn over_time(x: &Ctx) -> Option<Section> {
             .iter()
             .filter(|run| !run.interval_ops_per_s.is_empty())
             .map(|run| Series {
-                name: format!("round {}", run.round + 1),
+                name: format!("round {}", run.round.saturating_add(1)),
                 color: x.color(&c.variant),
                 points: run
                     .interval_ops_per_s
@@ -1289,7 +1289,7 @@ fn client_host_charts(r: &Results) -> Vec<String> {
                 c.workload,
                 c.variant,
                 c.connections,
-                run.round + 1
+                run.round.saturating_add(1)
             ),
             x_label: "second".into(),
             y_label: "ops/s".into(),
@@ -1362,7 +1362,7 @@ fn hotspots(x: &Ctx) -> Option<Section> {
             x.vname(&c.variant),
             ops(p.samples as f64),
             escape(&p.event),
-            p.round + 1,
+            p.round.saturating_add(1),
             file_link(&p.flamegraph, &p.flamegraph)
         );
         let s = &p.split;
@@ -1774,7 +1774,7 @@ mod tests {
                 r.system = Some(SystemRecord {
                     series: Some(format!(
                         "series/oltp_point_select-{v}-r{}.json",
-                        r.round + 1
+                        r.round.saturating_add(1)
                     )),
                     ..system.clone()
                 });

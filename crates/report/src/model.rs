@@ -911,6 +911,18 @@ pub struct Cell {
     pub layouts: Option<LayoutSpreadRecord>,
 }
 
+impl Cell {
+    /// Whether the load held this cell back: more than a quarter of its valid runs
+    /// client-bound ([`bakeoff_stats::CLIENT_BOUND_SHARE`]). Instruction counts do not
+    /// depend on the pace, so a counted cell never is.
+    pub fn held_back(&self) -> bool {
+        let valid: Vec<&Run> = self.runs.iter().filter(|x| x.valid).collect();
+        let bound = valid.iter().filter(|x| x.client_bound).count();
+        let counted = valid.iter().any(|x| x.instructions.is_some());
+        !counted && bound as f64 > bakeoff_stats::CLIENT_BOUND_SHARE * valid.len() as f64
+    }
+}
+
 pub use bakeoff_stats::{Pairing, Verdict};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -94,7 +94,7 @@ pub fn system(r: &Results) -> Option<Table> {
             .iter()
             .filter_map(|run| {
                 let p = run.system.as_ref()?.series.as_ref()?;
-                Some((format!("r{}", run.round + 1), p.clone()))
+                Some((format!("r{}", run.round.saturating_add(1)), p.clone()))
             })
             .chain(s.series.iter().map(|p| ("cell".to_string(), p.clone())))
             .collect();
@@ -244,7 +244,7 @@ pub fn top_instructions(r: &Results) -> Vec<(&Cell, Table)> {
             c.workload,
             c.connections,
             c.variant,
-            run.round + 1
+            run.round.saturating_add(1)
         ));
         for f in i.top.iter().take(10) {
             t.push(vec![
@@ -317,7 +317,7 @@ pub fn statements(r: &Results) -> Option<Table> {
         for (kind, k) in &run.statements {
             let mut row = cell_key(c).to_vec();
             row.extend([
-                (run.round + 1).to_string().into(),
+                (run.round.saturating_add(1)).to_string().into(),
                 kind.clone().into(),
                 ops(k.count as f64).into(),
                 micros(k.latency_us.p50).into(),
@@ -361,7 +361,7 @@ pub fn runs(r: &Results) -> Option<Table> {
                 .collect();
             let mut row = cell_key(c).to_vec();
             row.extend([
-                (run.round + 1).to_string().into(),
+                (run.round.saturating_add(1)).to_string().into(),
                 ops(run.ops_per_s).into(),
                 micros(run.latency_us.p50).into(),
                 micros(run.latency_us.p99).into(),

@@ -377,7 +377,7 @@ pub fn disturbed(r: &Results) -> Vec<String> {
             let hit: Vec<String> = c
                 .runs
                 .iter()
-                .filter_map(|x| x.disturbed.as_ref().map(|d| format!("r{}: {d}", x.round + 1)))
+                .filter_map(|x| x.disturbed.as_ref().map(|d| format!("r{}: {d}", x.round.saturating_add(1))))
                 .collect();
             (!hit.is_empty()).then(|| {
                 format!(

@@ -210,7 +210,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     );
     for (c, k) in found.iter_mut() {
         let base = r.cell(&c.workload, baseline, c.connections);
-        k.verdict = stats::bounded(k.verdict, base.is_some_and(held_back), held_back(c));
+        k.verdict = stats::bounded(k.verdict, base.is_some_and(Cell::held_back), c.held_back());
     }
     let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
     found
@@ -231,15 +231,6 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             rec
         })
         .collect()
-}
-
-/// Whether the load held a cell back: more than a quarter of its valid runs client-bound.
-/// Instruction counts do not depend on the pace, so a counted cell never is.
-pub(crate) fn held_back(c: &Cell) -> bool {
-    let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
-    let bound = valid.iter().filter(|x| x.client_bound).count();
-    let counted = valid.iter().any(|x| x.instructions.is_some());
-    !counted && bound as f64 > stats::CLIENT_BOUND_SHARE * valid.len() as f64
 }
 
 /// Whether a comparison's difference is no larger than the difference between two

@@ -136,6 +136,8 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     let mut cells = Vec::new();
     let mut comparisons: Vec<ComparisonRecord> = Vec::new();
     let mut decided: Vec<stats::Comparison> = Vec::new();
+    // Per comparison: whether the load held back A's cell and B's.
+    let mut held: Vec<(bool, bool)> = Vec::new();
     let mut warnings = Vec::new();
     let mut too_few = Vec::new();
     // Two experiments' rounds were not run side by side: never paired.
@@ -172,15 +174,16 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
                 too_few.push((k.to_string(), xa.len(), xb.len()));
             }
             decided.push(x);
+            held.push((ca.held_back(), cb.held_back()));
         }
         cells.push(relabel(ca, "A", &a.folder));
         cells.push(relabel(cb, "B", &b.folder));
     }
 
     stats::decide(&mut decided, rule.alpha, rule.equivalence);
-    for (rec, k) in comparisons.iter_mut().zip(&decided) {
+    for ((rec, k), (held_a, held_b)) in comparisons.iter_mut().zip(&decided).zip(held) {
         rec.p_adjusted = k.p_adjusted;
-        rec.verdict = k.verdict;
+        rec.verdict = stats::bounded(k.verdict, held_a, held_b);
     }
     if !too_few.is_empty() {
         warnings.insert(
