@@ -263,6 +263,7 @@ impl Context<'_> {
                     Served::Local(s) => s.login(),
                 },
                 engine: v.engine.clone(),
+                beside_server: false,
             };
             spec.set_phases(&self.phases());
             let mut out = self

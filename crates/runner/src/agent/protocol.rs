@@ -209,6 +209,10 @@ pub struct LoadSpec {
     /// The variant's storage engine (MariaDB's ENGINE), for the SQL load's statements.
     #[serde(default)]
     pub engine: Option<String>,
+    /// Whether the server runs on this host too: then the load takes half its CPUs for
+    /// its default client threads, else all of them.
+    #[serde(default)]
+    pub beside_server: bool,
 }
 
 impl LoadSpec {

@@ -501,7 +501,12 @@ impl Agent {
         let ctx = RunContext {
             server: &server,
             connections: spec.connections,
-            load_cpus: crate::placement::load_cpus(None),
+            // A host that only loads gives the load every CPU it has.
+            load_cpus: if spec.beside_server {
+                crate::placement::load_cpus(None)
+            } else {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            },
             engine: spec.engine.as_deref(),
             phases: &phases,
             seed: spec.seed,

@@ -430,6 +430,7 @@ impl Hosts {
                 .map(|(i, (host, c))| {
                     let mut s = spec.clone();
                     s.connections = *c;
+                    s.beside_server = self.server.as_deref() == Some(host.as_str());
                     s.seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     s.start_at_ms = Some(start + offsets[i]);
                     s.events = i == 0;
