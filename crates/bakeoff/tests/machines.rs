@@ -60,7 +60,8 @@ fn kv_at_1024_connections_runs_on_memcached_and_redis_with_the_users_args() {
                 .collect();
             assert_eq!(args[..3], ["-t", "1", "-c"], "{args:?}");
         } else {
-            assert!(v["options"]["maxclients"].as_str().is_some(), "{v}");
+            // Redis's own 10000 holds the sweep: kept.
+            assert!(v["options"]["maxclients"].is_null(), "{v}");
         }
         no_server_left(server, &s);
     }

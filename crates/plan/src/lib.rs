@@ -315,7 +315,7 @@ impl Experiment {
             .chain(v.options.iter())
             .map(|(k, val)| (k.clone(), val.to_string()))
             .collect();
-        let limit = bakeoff_sandbox::target_for(self.target.kind).connection_limit();
+        let limit = self.cap_to_set();
         if let Some(ConnectionLimit::Option(name)) = limit {
             let set = out.keys().any(|k| k.eq_ignore_ascii_case(name))
                 || ConnectionLimit::Option(name)
@@ -333,13 +333,23 @@ impl Experiment {
     /// arguments leave out.
     pub fn server_args(&self, v: &Variant) -> Vec<String> {
         let mut args = self.raw_args(v);
-        let limit = bakeoff_sandbox::target_for(self.target.kind).connection_limit();
-        if let Some(l @ ConnectionLimit::Flag { short, .. }) = limit {
+        if let Some(l @ ConnectionLimit::Flag { short, .. }) = self.cap_to_set() {
             if l.in_args(&args).is_none() {
                 args.extend([short.to_string(), self.connection_cap().to_string()]);
             }
         }
         args
+    }
+
+    /// The server's connection cap when bakeoff must size it: it has one, and its default
+    /// (if it keeps one) is below what the sweep needs.
+    fn cap_to_set(&self) -> Option<ConnectionLimit> {
+        let target = bakeoff_sandbox::target_for(self.target.kind);
+        let limit = target.connection_limit()?;
+        let needed = target
+            .connection_default()
+            .is_none_or(|d| self.connection_cap() > d);
+        needed.then_some(limit)
     }
 
     fn raw_args(&self, v: &Variant) -> Vec<String> {

@@ -53,6 +53,10 @@ impl Target for Memcached {
         })
     }
 
+    fn connection_default(&self) -> Option<usize> {
+        Some(1024)
+    }
+
     /// memcached refuses a connection whose descriptor number reaches `-c`, and its own
     /// descriptors (standard streams, the listening socket, each worker thread's event
     /// loop and notify pipe: about 3 per thread) count against it.

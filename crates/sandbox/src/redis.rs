@@ -129,6 +129,10 @@ impl Target for Redis {
         Some(crate::target::ConnectionLimit::Option("maxclients"))
     }
 
+    fn connection_default(&self) -> Option<usize> {
+        Some(10_000)
+    }
+
     /// The config file, written once into the fresh work dir.
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
         // The port is not known yet: the command line gives it after the file.

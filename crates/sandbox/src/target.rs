@@ -280,6 +280,13 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// The cap the server has when nothing sets it, where that is generous enough to
+    /// keep (memcached 1024, Redis 10000): bakeoff then sets the cap only for a sweep
+    /// above it. None: always set (the SQL servers' 100-151 are below most sweeps).
+    fn connection_default(&self) -> Option<usize> {
+        None
+    }
+
     /// What this machine lacks to run the target, as a message with the fix (SQLite:
     /// its host program). None: nothing.
     fn missing(&self) -> Option<String> {
