@@ -19,7 +19,11 @@ if [ -f /etc/apt/sources.list ] && grep -q '^deb http' /etc/apt/sources.list \
 fi
 
 # 2. Debian packages: servers, peer load tools, compilers, build tools, profilers.
+# The MariaDB recipe's cmake (a server from `apt-get source mariadb`) needs cmake, the system
+# libfmt and PCRE2 it asks for (WITH_LIBFMT/WITH_PCRE=system: nothing downloaded), OpenSSL,
+# zlib and curses; the source ships its bison output, so bison is not needed.
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
+      cmake libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev
       memcached libmemcached-tools libevent-dev
       mariadb-server mariadb-client postgresql-15 sysbench libsqlite3-0 sqlite3
       redis-server redis-tools libjemalloc-dev
@@ -45,7 +49,7 @@ fi
 # Building PostgreSQL from `apt-get source postgresql-15` needs nothing beyond
 # build-essential: bakeoff configures it --without-readline/zlib/icu, and the release
 # tarball ships the bison/flex output. Check that the source packages resolve.
-for s in memcached postgresql-15 redis; do
+for s in memcached postgresql-15 redis mariadb; do
   apt-get source --print-uris -qq "$s" >/dev/null 2>&1 \
     || echo "warning: \`apt-get source $s\` does not resolve: check deb-src in $src and run apt-get update" >&2
 done

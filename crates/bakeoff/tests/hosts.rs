@@ -685,6 +685,121 @@ duration = "300ms"
     }
 }
 
+/// Files a test made in a host's default work dir (`~/.cache/bakeoff`, shared with the
+/// user's own runs): what was not there before is removed when the test ends, pass or
+/// fail, except the stored servers (a cache, by hash).
+struct DefaultWorkDir {
+    root: PathBuf,
+    before: Vec<(String, Vec<String>)>,
+}
+
+impl DefaultWorkDir {
+    /// Where ssh lands on this machine (the test's user's home).
+    fn new() -> DefaultWorkDir {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let root = Path::new(&home).join(".cache/bakeoff");
+        let before = Self::KEPT
+            .iter()
+            .map(|sub| (sub.to_string(), common::entries(&root.join(sub))))
+            .collect();
+        DefaultWorkDir { root, before }
+    }
+
+    /// The folders whose new entries are the test's: the sandboxes, the run data, logs and
+    /// bakeoff's own copy in the store (`bin/bakeoff-<hash>`, one per build of bakeoff).
+    const KEPT: [&str; 4] = ["sandboxes", "data", "bin", "logs"];
+
+    /// Entries of `sub` made since [`DefaultWorkDir::new`].
+    fn new_in(&self, sub: &str) -> Vec<String> {
+        let before = &self.before.iter().find(|(s, _)| s == sub).unwrap().1;
+        common::entries(&self.root.join(sub))
+            .into_iter()
+            .filter(|e| !before.contains(e))
+            .collect()
+    }
+}
+
+impl Drop for DefaultWorkDir {
+    fn drop(&mut self) {
+        for sub in Self::KEPT {
+            for e in self.new_in(sub) {
+                // A stored server (64 hex digits) stays, as a build cache does.
+                if sub == "bin" && e.len() == 64 {
+                    continue;
+                }
+                let p = self.root.join(sub).join(&e);
+                let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+            }
+        }
+    }
+}
+
+/// Regression: a `[[host]]` without `work_dir` keeps bakeoff's files under
+/// `.cache/bakeoff`, relative to the ssh user's home, and the agent handed out its stored
+/// servers by that relative path; a sandbox, started in its own directory, then failed:
+/// "cannot start .cache/bakeoff/bin/<hash>/memcached: No such file or directory".
+#[test]
+fn a_built_variant_serves_from_a_host_with_the_default_work_dir() {
+    let s = Scratch::new();
+    // Before db: dropped after it, once db's agents and servers are gone.
+    let home = DefaultWorkDir::new();
+    let db = Sshd::start(s.path(), "127.0.0.2");
+    let host: String = db
+        .host("db", s.path(), None)
+        .lines()
+        .filter(|l| !l.starts_with("work_dir"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let text = format!(
+        r#"name = "default-work-dir"
+[target]
+kind = "memcached"
+source = {{ debian = "memcached" }}
+host = "db"
+
+[[variant]]
+name = "gcc-O2"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[workload]]
+kind = "kv"
+connections = [2]
+keys = 500
+clients = ["db"]
+
+[plan]
+repetitions = 2
+warmup = "100ms"
+duration = "300ms"
+
+{host}"#
+    );
+    let r = run_ok(&s, &s.write("default-work-dir.toml", &text));
+    assert_eq!(r["variants"][0]["status"], "ok", "{}", r["variants"][0]);
+    let runs = all_runs(&r);
+    assert_eq!(runs.len(), 2);
+    for run in &runs {
+        assert_eq!(run["valid"], true, "{run}");
+        assert_eq!(run["server_host"], "db");
+        assert!(run["ops_per_s"].as_f64().unwrap() > 0.0, "{run}");
+    }
+    // The built server was stored in the default work dir, under the home.
+    let store = common::entries(&home.root.join("bin"));
+    assert!(store.iter().any(|e| e.len() == 64), "{store:?}");
+    // Nothing left running there, and no sandbox or run data left behind (the run's lock
+    // file stays for the next agent to reap; the guard removes it).
+    assert!(servers_under(&home.root).is_empty());
+    assert!(
+        common::wait_for(5.0, || home.new_in("sandboxes").is_empty()
+            && home.new_in("data").iter().all(|d| d.ends_with(".lock"))),
+        "left in {}: {:?} {:?}",
+        home.root.display(),
+        home.new_in("sandboxes"),
+        home.new_in("data")
+    );
+}
+
 /// `bakeoff SUB FILE --out OUT` with the default build cache (where sql.rs's PostgreSQL
 /// build is), a private sandbox root and history.
 fn with_default_cache(s: &Scratch, sub: &str, f: &Path, out: &Path) -> std::process::Output {

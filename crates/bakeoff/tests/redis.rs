@@ -133,6 +133,51 @@ fn jemalloc_libc_and_debian_answer_every_command_and_report_memory() {
     no_server_left(SERVER, &s);
 }
 
+/// Regression: Debian's source, built with no make_args, failed to link (`undefined
+/// reference to dallocx`): its patch makes every build call the system's jemalloc, and
+/// only its debian/rules passes USE_SYSTEM_JEMALLOC=yes. The recipe now passes it too,
+/// and the build log says why.
+#[test]
+fn debians_source_builds_with_its_default_allocator() {
+    let s = Scratch::new();
+    let workload = "\n[[workload]]\nkind = \"kv\"\nconnections = [2]\nkeys = 500\n";
+    let f = s.write(
+        "default.toml",
+        &experiment(
+            &built("default", "", ""),
+            workload,
+            "repetitions = 2\nwarmup = \"100ms\"\nduration = \"300ms\"",
+        ),
+    );
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    no_server_left(SERVER, &s);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = s.results();
+    let v = &r["variants"][0];
+    assert_eq!(v["status"], "ok", "{v}");
+    let version = std::process::Command::new(v["binary"].as_str().unwrap())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&version.stdout);
+    assert!(text.contains("malloc=jemalloc"), "{text}");
+    let log = std::fs::read_to_string(s.out().join("logs/build-default.log")).unwrap();
+    assert!(
+        log.contains("==> redis: make USE_SYSTEM_JEMALLOC=yes") && log.contains("debian/rules"),
+        "{log}"
+    );
+    let all = runs(&r);
+    assert_eq!(all.len(), 2);
+    for (w, v, run) in &all {
+        assert_eq!(run["valid"], true, "{w} {v}: {run}");
+        assert_eq!(run["verify_failures"], 0, "{w} {v}: {run}");
+    }
+}
+
 #[test]
 fn a_build_that_corrupts_stored_values_is_caught() {
     let s = Scratch::new();

@@ -351,6 +351,9 @@ impl Job<'_> {
         };
         let steps = plan.steps().map_err(Failure::Io)?;
         self.header(&mut log, layout);
+        for note in plan.notes() {
+            let _ = writeln!(log, "==> {note}");
+        }
         let started = Instant::now();
         match layout {
             Layout::Make => copy_tree(self.src, &build_dir).map_err(Failure::Io)?,

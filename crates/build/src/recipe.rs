@@ -5,6 +5,11 @@
 //!
 //! - [`Recipe::Autotools`] (memcached and any other autotools or plain-make tree):
 //!   `SRC/configure`, then `make <product>`; the product stays in the build dir.
+//! - [`Recipe::Redis`]: a plain-make tree copied into the build dir, `make <make_args>`, product
+//!   `src/redis-server`. When neither make_args nor the variant's env choose an allocator and
+//!   the tree cannot link its bundled jemalloc (no `deps/jemalloc`, or Debian's tree, whose
+//!   patched source links only the system's), `USE_SYSTEM_JEMALLOC=yes` is added, as Debian's
+//!   own build does, and the build log says so.
 //! - [`Recipe::Postgres`]: `SRC/configure --prefix=<build>/install ...` with a minimal set of
 //!   options, then `make` and `make install` in only the directories a running server needs
 //!   (backend, conversion procs, snowball, time zones, PL/pgSQL, initdb, pg_ctl).
@@ -43,6 +48,10 @@ pub enum Recipe {
     /// then `make -j<n> <make_args> <product>` (the default goal for plain-make trees, or when
     /// make_args name a goal). `product` is relative to the build dir, e.g. `memcached`.
     Autotools { product: PathBuf },
+    /// Redis: a plain-make tree, `make -j<n> <make_args>` in a copy of it; product
+    /// `src/redis-server`. Adds `USE_SYSTEM_JEMALLOC=yes` when the tree needs it and nothing
+    /// chose an allocator (see [`redis_system_jemalloc`]).
+    Redis,
     /// PostgreSQL: a reduced but complete server install; product `install/bin/postgres`,
     /// with `initdb` and `pg_ctl` beside it and `install/share/postgresql/` filled.
     Postgres,
@@ -70,6 +79,51 @@ impl Recipe {
             product: PathBuf::from(product),
         }
     }
+}
+
+/// The redis recipe's product, in the build dir.
+const REDIS_PRODUCT: &str = "src/redis-server";
+
+/// make variables that choose Redis's allocator (src/Makefile, and Debian's patch).
+const REDIS_ALLOCATOR_VARS: &[&str] = &[
+    "MALLOC",
+    "USE_JEMALLOC",
+    "USE_TCMALLOC",
+    "USE_TCMALLOC_MINIMAL",
+    "USE_SYSTEM_JEMALLOC",
+];
+
+/// Why a Redis build of the tree at `src` takes the system's jemalloc
+/// (`USE_SYSTEM_JEMALLOC=yes`), or `None` when it builds as asked: `make_args` or `env`
+/// choose an allocator, or the tree's bundled jemalloc links. Debian's source keeps
+/// `deps/jemalloc`, but its patch for the flag renames the allocator's calls to the
+/// unprefixed system names in every build (`#if USE_SYSTEM_JEMALLOC == yes` holds when the
+/// macro is undefined), so a plain `make` fails to link (`undefined reference to
+/// dallocx`); Debian's rules pass the flag. Decided from the prepared tree alone, which the
+/// build's key already hashes.
+pub(crate) fn redis_system_jemalloc(
+    src: &Path,
+    make_args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+) -> Option<&'static str> {
+    let chooses = |name: &str| REDIS_ALLOCATOR_VARS.contains(&name.trim());
+    let chosen = make_args
+        .iter()
+        .filter_map(|a| a.split_once('='))
+        .any(|(name, _)| chooses(name))
+        || env.keys().any(|k| chooses(k));
+    if chosen {
+        return None;
+    }
+    let bundled =
+        std::fs::read_dir(src.join("deps/jemalloc")).is_ok_and(|mut d| d.next().is_some());
+    if !bundled {
+        return Some("the source has no bundled jemalloc (deps/jemalloc)");
+    }
+    let rules = std::fs::read_to_string(src.join("debian/rules")).unwrap_or_default();
+    rules.contains("USE_SYSTEM_JEMALLOC=yes").then_some(
+        "Debian's source links only the system's jemalloc (its debian/rules passes the flag)",
+    )
 }
 
 /// Where installing recipes install, relative to the build dir.
@@ -154,6 +208,7 @@ impl Recipe {
     pub fn id(&self) -> String {
         let (name, version) = match self {
             Recipe::Autotools { .. } => ("autotools", 1),
+            Recipe::Redis => ("redis", 1),
             Recipe::Postgres => ("postgres", 1),
             Recipe::Mariadb => ("mariadb", 1),
             Recipe::Sqlite => ("sqlite", 1),
@@ -166,6 +221,7 @@ impl Recipe {
     pub fn product(&self) -> PathBuf {
         match self {
             Recipe::Autotools { product } => product.clone(),
+            Recipe::Redis => PathBuf::from(REDIS_PRODUCT),
             Recipe::Postgres => Path::new(INSTALL_DIR).join("bin/postgres"),
             Recipe::Mariadb => Path::new(INSTALL_DIR).join("bin/mariadbd"),
             Recipe::Sqlite => PathBuf::from(SQLITE_PRODUCT),
@@ -175,7 +231,7 @@ impl Recipe {
     /// The installed tree, relative to the build dir, for recipes that install.
     pub fn install_dir(&self) -> Option<PathBuf> {
         match self {
-            Recipe::Autotools { .. } | Recipe::Sqlite => None,
+            Recipe::Autotools { .. } | Recipe::Redis | Recipe::Sqlite => None,
             Recipe::Postgres | Recipe::Mariadb => Some(PathBuf::from(INSTALL_DIR)),
         }
     }
@@ -186,7 +242,7 @@ impl Recipe {
         let install = Path::new(INSTALL_DIR);
         let mut files = vec![self.product()];
         match self {
-            Recipe::Autotools { .. } | Recipe::Sqlite => {}
+            Recipe::Autotools { .. } | Recipe::Redis | Recipe::Sqlite => {}
             Recipe::Postgres => files.extend(
                 [
                     "bin/initdb",
@@ -226,7 +282,7 @@ impl Recipe {
             }
         };
         match self {
-            Recipe::Autotools { .. } => crate::prepare::layout(src),
+            Recipe::Autotools { .. } | Recipe::Redis => crate::prepare::layout(src),
             Recipe::Postgres => need("configure", "postgres").map(|_| Layout::Autotools),
             Recipe::Mariadb => need("CMakeLists.txt", "mariadb").map(|_| Layout::Cmake),
             Recipe::Sqlite => need("sqlite3.c", "sqlite").map(|_| Layout::Amalgamation),
@@ -292,6 +348,7 @@ impl Plan<'_> {
     pub(crate) fn steps(&self) -> Result<Vec<Step>> {
         match &self.spec.recipe {
             Recipe::Autotools { product } => Ok(self.autotools(product)),
+            Recipe::Redis => Ok(self.redis()),
             Recipe::Postgres => Ok(self.postgres()),
             Recipe::Mariadb => self.mariadb(),
             Recipe::Sqlite => self.sqlite(),
@@ -322,6 +379,38 @@ impl Plan<'_> {
             make.push(goal);
         }
         steps.push(Step::new("make", "make", make));
+        steps
+    }
+
+    /// What the build log says before the commands: choices the recipe made for the user.
+    pub(crate) fn notes(&self) -> Vec<String> {
+        match &self.spec.recipe {
+            Recipe::Redis => self
+                .system_jemalloc()
+                .map(|why| {
+                    format!(
+                        "redis: make USE_SYSTEM_JEMALLOC=yes (the system's libjemalloc, as Debian's redis-server uses): {why}; choose another allocator with make_args, e.g. MALLOC=libc"
+                    )
+                })
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn system_jemalloc(&self) -> Option<&'static str> {
+        redis_system_jemalloc(self.src, &self.spec.make_args, &self.spec.env)
+    }
+
+    /// [`Plan::autotools`] for `src/redis-server`, with the system's jemalloc when the tree
+    /// needs it.
+    fn redis(&self) -> Vec<Step> {
+        let mut steps = self.autotools(Path::new(REDIS_PRODUCT));
+        if self.system_jemalloc().is_some() {
+            if let Some(make) = steps.last_mut() {
+                make.args.push("USE_SYSTEM_JEMALLOC=yes".into());
+            }
+        }
         steps
     }
 
@@ -576,6 +665,7 @@ mod tests {
     fn required_files_start_with_the_product() {
         for r in [
             Recipe::autotools("memcached"),
+            Recipe::Redis,
             Recipe::Postgres,
             Recipe::Mariadb,
             Recipe::Sqlite,
@@ -642,6 +732,48 @@ mod tests {
         assert_eq!(l.len(), 2 + 2 * POSTGRES_DIRS.len());
         assert!(l.iter().any(|c| c.contains("-C src/pl/plpgsql install")));
         assert!(l.iter().any(|c| c.contains("-C src/timezone install")));
+    }
+
+    #[test]
+    fn redis_takes_the_systems_jemalloc_only_when_its_tree_needs_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path();
+        std::fs::write(src.join("Makefile"), "").unwrap();
+        let mut s = spec(Recipe::Redis, "-O2", "");
+        let make = |s: &BuildSpec| {
+            let mut p = plan(s, Layout::Make);
+            p.src = src;
+            (lines(&p.steps().unwrap()), p.notes())
+        };
+        // No deps/jemalloc (or an empty one): the system's, and the log says why.
+        let (l, notes) = make(&s);
+        assert_eq!(l, ["make -j2 V=1 USE_SYSTEM_JEMALLOC=yes"]);
+        assert!(notes[0].contains("no bundled jemalloc"), "{notes:?}");
+        std::fs::create_dir_all(src.join("deps/jemalloc")).unwrap();
+        assert_eq!(make(&s).0, ["make -j2 V=1 USE_SYSTEM_JEMALLOC=yes"]);
+        // A bundled one that links (upstream's tree): as asked.
+        std::fs::write(src.join("deps/jemalloc/configure"), "").unwrap();
+        assert_eq!(make(&s), (vec!["make -j2 V=1".to_string()], vec![]));
+        // Debian's tree: its rules pass the flag, its patched source needs it.
+        std::fs::create_dir_all(src.join("debian")).unwrap();
+        std::fs::write(
+            src.join("debian/rules"),
+            "\tdh_auto_build -- V=1 USE_SYSTEM_JEMALLOC=yes USE_SYSTEMD=yes\n",
+        )
+        .unwrap();
+        let (l, notes) = make(&s);
+        assert_eq!(l, ["make -j2 V=1 USE_SYSTEM_JEMALLOC=yes"]);
+        assert!(notes[0].contains("debian/rules"), "{notes:?}");
+        // An allocator the user chose, in make_args or the env, is kept as it is.
+        for chosen in ["MALLOC=libc", "USE_SYSTEM_JEMALLOC=no", "USE_JEMALLOC=no"] {
+            s.make_args = vec![chosen.into()];
+            assert_eq!(make(&s), (vec![format!("make -j2 {chosen}")], vec![]));
+        }
+        s.make_args.clear();
+        s.env.insert("MALLOC".into(), "libc".into());
+        assert_eq!(make(&s), (vec!["make -j2".to_string()], vec![]));
+        assert_eq!(Recipe::Redis.product(), Path::new("src/redis-server"));
+        assert_eq!(Recipe::Redis.id(), "redis/1");
     }
 
     #[test]

@@ -95,9 +95,11 @@ impl Target for Redis {
     }
 
     /// A plain-make tree (no configure): `make` at the top builds `src/redis-server`;
-    /// make_args choose the allocator (`MALLOC=libc`, `USE_SYSTEM_JEMALLOC=yes`) and the rest.
+    /// make_args choose the allocator (`MALLOC=libc`, `USE_SYSTEM_JEMALLOC=yes`) and the
+    /// rest. Without a choice, a tree that cannot link its bundled jemalloc (Debian's) gets
+    /// the system's.
     fn recipe(&self) -> Recipe {
-        Recipe::autotools("src/redis-server")
+        Recipe::Redis
     }
 
     fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {

@@ -179,6 +179,8 @@ impl Sandbox {
         let binary = found.ok_or_else(|| SandboxError::BinaryNotFound {
             path: spec.binary.clone(),
         })?;
+        // The server starts in its work dir: a relative path would name another file there.
+        let binary = std::path::absolute(&binary).unwrap_or(binary);
         let target: Arc<dyn Target> = Arc::from(target);
         dirs::prepare_root(&spec.root)?;
         if target.kind().is_sql() && crate::sqldata::server_user().is_some() {
@@ -189,6 +191,7 @@ impl Sandbox {
             )?;
         }
         let dir = dirs::create_workdir(&spec.root, &spec.name)?;
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
         let mut record = Record::for_this_process(&spec.name, target.kind().as_str());
         record.write(&dir)?;
         if let Err(message) = target.init(&binary, &dir) {

@@ -37,7 +37,14 @@ fn send(out: &Out, r: &Reply) {
 /// Serves requests from stdin until it closes; `root` holds the agent's store and its
 /// sandboxes; `run` names the bakeoff run it serves (its SQL data is that run's, kept
 /// for the run's next agent if this one is lost). Returns the process's exit status.
+///
+/// A relative `root` (a `[[host]]` without `work_dir`: `.cache/bakeoff`, under the ssh
+/// user's home) is made absolute against the agent's working directory first: every path
+/// the agent hands out (a stored binary, a data dir) then names the same file from a
+/// sandbox's own working directory.
 pub fn serve(root: &Path, run: &str) -> i32 {
+    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let root = root.as_path();
     let sandboxes = root.join("sandboxes");
     for stale in bakeoff_sandbox::reap_stale(&sandboxes) {
         eprintln!("bakeoff agent: {stale}");
