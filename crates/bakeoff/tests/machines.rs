@@ -188,6 +188,34 @@ fn fs_of(path: &str) -> String {
         .unwrap()
 }
 
+/// `bakeoff run FILE --out OUT --quiet` with no --sandbox-dir (the default folder, or the
+/// file's `sandbox_dir`) and a private history store.
+fn run_in_default_dirs(
+    s: &Scratch,
+    file: &std::path::Path,
+    out: &std::path::Path,
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+    c.arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"));
+    c
+}
+
+/// Runs `c` to its end: no PostgreSQL of the test left, exit status 0.
+fn postgres_run_succeeds(c: &mut std::process::Command, s: &Scratch) {
+    let out = c.output().unwrap();
+    no_server_left("postgres", s);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn sql_data_is_not_on_the_runtime_tmpfs_and_results_say_where_it_was() {
     // A login's runtime folder: a RAM-backed tmpfs (/dev/shm is one everywhere).
@@ -197,21 +225,9 @@ fn sql_data_is_not_on_the_runtime_tmpfs_and_results_say_where_it_was() {
     let text = "name = \"pg-disk\"\n[target]\nkind = \"postgres\"\n\n[[variant]]\nname = \"on\"\nbinary = \"/usr/lib/postgresql/15/bin/postgres\"\noptions = { synchronous_commit = \"on\" }\n\n[[variant]]\nname = \"off\"\nbinary = \"/usr/lib/postgresql/15/bin/postgres\"\noptions = { synchronous_commit = \"off\" }\n\n[[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nconnections = [2]\n\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"500ms\"\n";
     let f = s.write("pg.toml", text);
     // No --sandbox-dir: the default folder.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.out())
-        .arg("--quiet")
-        .env("XDG_RUNTIME_DIR", runtime.path())
-        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
-        .output()
-        .unwrap();
-    no_server_left("postgres", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    postgres_run_succeeds(
+        run_in_default_dirs(&s, &f, &s.out()).env("XDG_RUNTIME_DIR", runtime.path()),
+        &s,
     );
     assert!(
         common::entries(runtime.path()).is_empty(),
@@ -236,20 +252,9 @@ fn sql_data_is_not_on_the_runtime_tmpfs_and_results_say_where_it_was() {
         ),
     );
     let f = s.write("pg-tmpfs.toml", &on_tmpfs);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.path().join("out-tmpfs"))
-        .arg("--quiet")
-        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
-        .output()
-        .unwrap();
-    no_server_left("postgres", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    postgres_run_succeeds(
+        &mut run_in_default_dirs(&s, &f, &s.path().join("out-tmpfs")),
+        &s,
     );
     let r: Value = serde_json::from_str(
         &std::fs::read_to_string(s.path().join("out-tmpfs/results.json")).unwrap(),
@@ -270,14 +275,7 @@ fn too_little_space_for_the_tables_is_one_line_before_anything_loads() {
     // 1000 tables of 10 million rows: about 2.3 TiB, more than this disk.
     let text = "name = \"pg-big\"\n[target]\nkind = \"postgres\"\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/lib/postgresql/15/bin/postgres\"\n\n[[workload]]\nkind = \"oltp\"\ntables = 1000\ntable_size = 10000000\nconnections = [2]\n\n[plan]\nrepetitions = 1\nsandbox_dir = \"big\"\n";
     let f = s.write("big.toml", text);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.out())
-        .arg("--quiet")
-        .output()
-        .unwrap();
+    let out = run_in_default_dirs(&s, &f, &s.out()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("big.toml:"), "{err}");
