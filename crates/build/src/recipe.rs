@@ -14,7 +14,9 @@
 //!   options, then `make` and `make install` in only the directories a running server needs
 //!   (backend, conversion procs, snowball, time zones, PL/pgSQL, initdb, pg_ctl).
 //! - [`Recipe::Mariadb`]: `cmake SRC` with the variant's compilers and flags and the heavy
-//!   plugins off, then `make` and `make install`.
+//!   plugins off, then `make` of the server-only goals and an install of the `Server` and
+//!   `Common` components (no client programs, tests or example plugins); a variant whose
+//!   configure_args turn plugins on builds and installs everything (`make`, `make install`).
 //! - [`Recipe::Sqlite`]: the SQLite amalgamation (`sqlite3.c` at the top of the tree: the
 //!   bundled source, a `sqlite-autoconf-*` tarball, or a path holding `sqlite3.c`) compiled and
 //!   linked by one compiler command, no configure and no make, into `libsqlite3.so` in the
@@ -55,7 +57,7 @@ pub enum Recipe {
     /// PostgreSQL: a reduced but complete server install; product `install/bin/postgres`,
     /// with `initdb` and `pg_ctl` beside it and `install/share/postgresql/` filled.
     Postgres,
-    /// MariaDB with cmake; product `install/bin/mariadbd`, with
+    /// MariaDB with cmake, server only; product `install/bin/mariadbd`, with
     /// `install/scripts/mariadb-install-db` and `install/share/` (errmsg, system tables).
     Mariadb,
     /// SQLite from its amalgamation (`sqlite3.c` at the top of the tree), compiled by one
@@ -183,6 +185,68 @@ const MARIADB_PLUGINS_OFF: &[&str] = &[
     "AUTH_PAM_V1",
     "HASHICORP_KEY_MANAGEMENT",
     "AWS_KEY_MANAGEMENT",
+    // Dynamic plugins of the `Server` install component that a benchmark does not load
+    // (a component install would want each one built).
+    "AUTH_ED25519",
+    "CRACKLIB_PASSWORD_CHECK",
+    "DISKS",
+    "HANDLERSOCKET",
+    "LOCALES",
+    "METADATA_LOCK_INFO",
+    "PASSWORD_REUSE_CHECK",
+    "QUERY_CACHE_INFO",
+    "QUERY_RESPONSE_TIME",
+    "SIMPLE_PASSWORD_CHECK",
+    "SQL_ERRLOG",
+    "TYPE_MYSQL_JSON",
+    "WSREP_INFO",
+];
+
+/// The make goals of a server-only MariaDB build: the server, the programs
+/// mariadb-install-db runs (`my_print_defaults`, `resolveip`), and everything else the
+/// `Server` install component copies (its tools, the Aria and MyISAM checkers, the
+/// dynamic plugins left on: BLACKHOLE, file key management, the audit plugin), so the
+/// component installs find every file. Not built: the client programs, mariadb-test,
+/// mariadb-client-test, the client library's shared objects and plugins, readline, and
+/// the test and example plugins.
+const MARIADB_GOALS: &[&str] = &[
+    "mariadbd",
+    "my_print_defaults",
+    "resolveip",
+    "perror",
+    "innochecksum",
+    "resolve_stack_dump",
+    "mariadbd-safe-helper",
+    "replace",
+    "mariadb-waitpid",
+    "mariadb-upgrade",
+    "aria_chk",
+    "aria_pack",
+    "aria_read_log",
+    "aria_dump_log",
+    "aria_ftdump",
+    "myisamchk",
+    "myisampack",
+    "myisamlog",
+    "myisam_ftdump",
+];
+
+/// The dynamic plugins a server-only build keeps, as `(plugin, make goal)`: built unless
+/// the variant's configure_args turn them off.
+const MARIADB_PLUGIN_GOALS: &[(&str, &str)] = &[
+    ("BLACKHOLE", "blackhole"),
+    ("FILE_KEY_MANAGEMENT", "file_key_management"),
+    ("SERVER_AUDIT", "server_audit"),
+];
+
+/// What a server-only build installs, as `(component, cmake_install.cmake)`: the
+/// `Server` component (the server, its tools and plugins, error messages, system tables,
+/// mariadb-install-db), `Common` (character sets), and `extra/`'s `Client` part, which
+/// holds `my_print_defaults` (mariadb-install-db runs it).
+const MARIADB_INSTALLS: &[(&str, &str)] = &[
+    ("Server", "cmake_install.cmake"),
+    ("Common", "cmake_install.cmake"),
+    ("Client", "extra/cmake_install.cmake"),
 ];
 
 /// MariaDB cmake options besides compilers and flags: no tests, no embedded server, no
@@ -210,7 +274,7 @@ impl Recipe {
             Recipe::Autotools { .. } => ("autotools", 1),
             Recipe::Redis => ("redis", 1),
             Recipe::Postgres => ("postgres", 1),
-            Recipe::Mariadb => ("mariadb", 1),
+            Recipe::Mariadb => ("mariadb", 2),
             Recipe::Sqlite => ("sqlite", 1),
         };
         format!("{name}/{version}")
@@ -500,13 +564,35 @@ impl Plan<'_> {
         );
         args.extend(MARIADB_OPTIONS.iter().map(|o| o.to_string()));
         args.extend(self.spec.configure_args.iter().cloned());
-        let mut install = self.make(false);
-        install.extend(["install".to_string(), self.destdir_arg()]);
-        Ok(vec![
-            Step::new("cmake", "cmake", args),
-            Step::new("make", "make", self.make(true)),
-            Step::new("make install", "make", install),
-        ])
+        let mut steps = vec![Step::new("cmake", "cmake", args)];
+        if turns_plugins_on(&self.spec.configure_args) {
+            // Which files a plugin adds to the install is the plugin's: build it all.
+            let mut install = self.make(false);
+            install.extend(["install".to_string(), self.destdir_arg()]);
+            steps.push(Step::new("make", "make", self.make(true)));
+            steps.push(Step::new("make install", "make", install));
+            return Ok(steps);
+        }
+        let mut make = self.make(true);
+        make.extend(MARIADB_GOALS.iter().map(|g| g.to_string()));
+        make.extend(
+            MARIADB_PLUGIN_GOALS
+                .iter()
+                .filter(|(plugin, _)| !turns_off(&self.spec.configure_args, plugin))
+                .map(|(_, goal)| goal.to_string()),
+        );
+        steps.push(Step::new("make", "make", make));
+        for (component, script) in MARIADB_INSTALLS {
+            let args = vec![
+                self.destdir_arg(),
+                "cmake".into(),
+                format!("-DCOMPONENT={component}"),
+                "-P".into(),
+                script.to_string(),
+            ];
+            steps.push(Step::new(format!("install {component}"), "env", args));
+        }
+        Ok(steps)
     }
 
     /// One compiler command (see the module doc). `CC`, `CFLAGS` and `LDFLAGS` are what the
@@ -542,6 +628,29 @@ impl Plan<'_> {
         args.extend(SQLITE_LIBS.iter().map(|l| l.to_string()));
         Ok(vec![Step::new("compile", program, args)])
     }
+}
+
+/// `-DPLUGIN_<NAME>=<HOW>` arguments in configure_args, as `(NAME, whether HOW is NO)`.
+fn plugin_settings(configure_args: &[String]) -> impl Iterator<Item = (&str, bool)> {
+    configure_args.iter().filter_map(|a| {
+        let (name, how) = a.strip_prefix("-DPLUGIN_")?.split_once('=')?;
+        let name = name.split(':').next().unwrap_or(name);
+        Some((
+            name,
+            matches!(how.to_ascii_uppercase().as_str(), "NO" | "OFF"),
+        ))
+    })
+}
+
+/// Whether configure_args turn a plugin on (`-DPLUGIN_X=...` other than NO/OFF): its
+/// files are then the plugin's to name, so the build is the whole tree's.
+fn turns_plugins_on(configure_args: &[String]) -> bool {
+    plugin_settings(configure_args).any(|(_, off)| !off)
+}
+
+/// Whether configure_args turn `plugin` off.
+fn turns_off(configure_args: &[String], plugin: &str) -> bool {
+    plugin_settings(configure_args).any(|(name, off)| off && name.eq_ignore_ascii_case(plugin))
 }
 
 /// cmake arguments for the variant's flags. With cflags, the build type is `Release` with
@@ -658,7 +767,7 @@ mod tests {
             Recipe::Mariadb.id(),
             Recipe::Sqlite.id(),
         ];
-        assert_eq!(ids, ["autotools/1", "postgres/1", "mariadb/1", "sqlite/1"]);
+        assert_eq!(ids, ["autotools/1", "postgres/1", "mariadb/2", "sqlite/1"]);
     }
 
     #[test]
@@ -781,7 +890,16 @@ mod tests {
         let s = spec(Recipe::Mariadb, "-O3 -march=native", "-fuse-ld=lld");
         let steps = plan(&s, Layout::Cmake).steps().unwrap();
         let names: Vec<_> = steps.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["cmake", "make", "make install"]);
+        assert_eq!(
+            names,
+            [
+                "cmake",
+                "make",
+                "install Server",
+                "install Common",
+                "install Client"
+            ]
+        );
         let cmake = &steps[0].args;
         let has = |a: &str| cmake.iter().any(|x| x == a);
         assert_eq!(cmake[0], "/src");
@@ -808,12 +926,48 @@ mod tests {
         }
         assert_eq!(cmake.last().unwrap(), "--user-arg", "user args come last");
         assert!(!has("-DPLUGIN_INNOBASE=NO"));
+        assert!(has("-DPLUGIN_QUERY_RESPONSE_TIME=NO"));
         let l = lines(&steps);
+        assert!(
+            l[1].starts_with("make -j2 V=1 mariadbd my_print_defaults resolveip "),
+            "{}",
+            l[1]
+        );
+        assert_eq!(
+            l[2],
+            "env DESTDIR=/cache/builds/k.tmp-1/destdir cmake -DCOMPONENT=Server -P cmake_install.cmake"
+        );
+        assert_eq!(
+            l[4],
+            "env DESTDIR=/cache/builds/k.tmp-1/destdir cmake -DCOMPONENT=Client -P extra/cmake_install.cmake"
+        );
+    }
+
+    #[test]
+    fn mariadb_with_a_plugin_turned_on_builds_everything() {
+        let mut s = spec(Recipe::Mariadb, "-O2", "");
+        s.configure_args = vec!["-DPLUGIN_ROCKSDB=DYNAMIC".into()];
+        let l = lines(&plan(&s, Layout::Cmake).steps().unwrap());
         assert_eq!(l[1], "make -j2 V=1");
         assert_eq!(
             l[2],
             "make V=1 install DESTDIR=/cache/builds/k.tmp-1/destdir"
         );
+        // Turning one more off keeps the server-only build, without that plugin.
+        let l = lines(
+            &plan(&spec(Recipe::Mariadb, "-O2", ""), Layout::Cmake)
+                .steps()
+                .unwrap(),
+        );
+        assert!(
+            l[1].ends_with(" blackhole file_key_management server_audit"),
+            "{}",
+            l[1]
+        );
+        s.configure_args = vec!["-DPLUGIN_BLACKHOLE=NO".into()];
+        let l = lines(&plan(&s, Layout::Cmake).steps().unwrap());
+        assert!(l[1].contains(" mariadbd "), "{}", l[1]);
+        assert!(!l[1].contains("blackhole"), "{}", l[1]);
     }
 
     #[test]
