@@ -36,6 +36,18 @@ const BENCHMARK: &str =
     "\n[[workload]]\nkind = \"redis-benchmark\"\nconnections = [4]\ntests = \"get,set,incr,lpush\"\n";
 const SHORT: &str = "repetitions = 1\nwarmup = \"200ms\"\nduration = \"1s\"";
 
+/// Runs the experiment to a clean end (exit 0, no Redis left) and reads its results.
+fn run_ok(s: &Scratch, f: &std::path::Path) -> Value {
+    let out = s.run_cmd(f).output().expect("run bakeoff");
+    no_server_left(SERVER, s);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.results()
+}
+
 fn runs(r: &Value) -> Vec<(String, String, Value)> {
     r["cells"]
         .as_array()
@@ -65,14 +77,7 @@ fn jemalloc_libc_and_debian_answer_every_command_and_report_memory() {
         "redis.toml",
         &experiment(&variants, &format!("{EVERY_COMMAND}{BENCHMARK}"), SHORT),
     );
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    no_server_left(SERVER, &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = s.results();
+    let r = run_ok(&s, &f);
     for v in r["variants"].as_array().unwrap() {
         assert_eq!(v["status"], "ok", "{v}");
     }
@@ -149,14 +154,7 @@ fn debians_source_builds_with_its_default_allocator() {
             "repetitions = 2\nwarmup = \"100ms\"\nduration = \"300ms\"",
         ),
     );
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    no_server_left(SERVER, &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = s.results();
+    let r = run_ok(&s, &f);
     let v = &r["variants"][0];
     assert_eq!(v["status"], "ok", "{v}");
     let version = std::process::Command::new(v["binary"].as_str().unwrap())
