@@ -79,12 +79,6 @@ impl CpuSet {
         CpuSet(self.iter().filter(|c| !other.contains(*c)).collect())
     }
 
-    /// The CPUs of `self` that are not in `within`, if any: a set must name CPUs this
-    /// process may use.
-    pub fn outside(&self, within: &CpuSet) -> CpuSet {
-        self.without(within)
-    }
-
     /// The CPUs the calling thread may run on (its affinity mask).
     pub fn allowed() -> io::Result<CpuSet> {
         // SAFETY: a zeroed cpu_set_t is a valid empty set, and sched_getaffinity writes at
@@ -249,7 +243,7 @@ mod tests {
         let all = CpuSet::parse("0-15").unwrap();
         let load = CpuSet::parse("8-15").unwrap();
         assert_eq!(all.without(&load).to_string(), "0-7");
-        assert_eq!(CpuSet::parse("16").unwrap().outside(&all).to_string(), "16");
+        assert_eq!(CpuSet::parse("16").unwrap().without(&all).to_string(), "16");
         assert!(CpuSet::default().is_empty());
     }
 

@@ -359,8 +359,11 @@ impl Experiment {
     /// The connection cap bakeoff gives a server when the experiment leaves it out: the
     /// sweep's largest point and some to spare.
     pub fn connection_cap(&self) -> usize {
-        let reserved = bakeoff_sandbox::target_for(self.target.kind).reserved_connections();
-        self.max_connections_swept() + reserved + SPARE_CONNECTIONS
+        let target = bakeoff_sandbox::target_for(self.target.kind);
+        self.max_connections_swept()
+            + target.reserved_connections()
+            + target.connection_headroom()
+            + SPARE_CONNECTIONS
     }
 
     /// The baseline variant's name: `plan.baseline`, else the first variant.

@@ -277,7 +277,7 @@ fn every_servers_connection_cap_is_sized_to_the_sweep() {
     assert_eq!(args[..2], ["-t", "1"]);
     assert_eq!(args[2], "-c");
     let cap: usize = args[3].parse().unwrap();
-    assert!(cap >= 1024 + 64, "{args:?}");
+    assert!(cap >= 1024 + 256, "{args:?}");
     // A user's own cap is kept, in any spelling.
     for own in [
         "\"-c\", \"4096\"",

@@ -308,7 +308,7 @@ fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
                 &at,
                 format!(
                     "{name} = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {need} or remove it (bakeoff then sets {})",
-                    if reserved > 0 { format!(" + {reserved} the server keeps for itself") } else { String::new() },
+                    if reserved > 0 { format!(" + {reserved} the server reserves") } else { String::new() },
                     e.connection_cap()
                 ),
             ));

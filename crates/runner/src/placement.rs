@@ -48,7 +48,7 @@ pub fn resolve(l: &Loaded) -> Result<Option<Placement>, RunError> {
     let parse = |side: &'static str, text: &Option<String>| -> Result<Option<CpuSet>, RunError> {
         let Some(text) = text else { return Ok(None) };
         let set = CpuSet::parse(text).map_err(|m| bad(side, m))?;
-        let outside = set.outside(&allowed);
+        let outside = set.without(&allowed);
         if !outside.is_empty() {
             return Err(bad(
                 side,

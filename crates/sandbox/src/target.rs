@@ -268,8 +268,16 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// How many more the cap bakeoff sets holds beyond the sweep and the reserved ones,
+    /// where the server's own use of it depends on its settings (memcached's descriptors
+    /// grow with `-t`). Not asked of a cap the experiment sets: that is checked against
+    /// the sweep and the reserved connections only.
+    fn connection_headroom(&self) -> usize {
+        0
+    }
+
     /// Connections the server keeps from ordinary users (PostgreSQL's
-    /// superuser_reserved_connections; memcached's own descriptors).
+    /// superuser_reserved_connections).
     fn reserved_connections(&self) -> usize {
         0
     }
