@@ -950,3 +950,130 @@ fn hosts_are_checked_at_their_keys() {
     let m = err(&sql("postgres", "transport = \"unix\"\n"));
     assert!(m.contains("transport = \"unix\" needs the load"), "{m}");
 }
+
+/// A Redis experiment with `{ARGS}` and `{OPTIONS}` to fill.
+const REDIS_OWNED: &str = r#"
+name = "r"
+[target]
+kind = "redis"
+args = [ARGS]
+options = { OPTIONS }
+[[variant]]
+name = "a"
+binary = "/usr/bin/redis-server"
+[[workload]]
+kind = "kv"
+connections = [1]
+"#;
+
+fn with(text: &str, args: &str, options: &str) -> String {
+    text.replace("ARGS", args).replace("OPTIONS", options)
+}
+
+/// Every example the attack used to make a server listen beyond loopback, or write a
+/// config line of its own, is refused at the key with one line.
+#[test]
+fn regression_other_spellings_of_owned_flags_are_refused() {
+    let redis = |args: &str, options: &str| err(&with(REDIS_OWNED, args, options));
+    for args in [
+        r#""--BIND", "0.0.0.0""#,
+        r#""--Port 7000""#,
+        r#""--DaemonIze", "yes""#,
+    ] {
+        let m = redis(args, "maxmemory = \"1gb\"");
+        assert!(
+            m.contains("which is the sandbox's") && m.starts_with("exp.toml:5:"),
+            "{args}: {m}"
+        );
+    }
+    for key in ["BIND", "Dir", "pidfile", "include"] {
+        let m = redis("", &format!("{key} = \"x\""));
+        assert!(
+            m.contains("which is the sandbox's") && m.starts_with("exp.toml:6:"),
+            "{key}: {m}"
+        );
+    }
+    let mariadb = |args: &str, options: &str| {
+        let sql = SQL
+            .replace("options = { innodb_buffer_pool_size = \"256M\", max_connections = 300, skip_log_bin = true }", &format!("args = [{args}]\noptions = {{ {options} }}"));
+        err(&sql)
+    };
+    let m = mariadb(r#""--bind_address=0.0.0.0""#, "");
+    assert!(m.contains("which is the sandbox's"), "{m}");
+    for options in [
+        r#"loose-bind-address = "0.0.0.0""#,
+        r#"bind-addr = "0.0.0.0""#,
+        r#"Bind_Address = "::""#,
+    ] {
+        let m = mariadb("", options);
+        assert!(m.contains("which is the sandbox's"), "{options}: {m}");
+    }
+    let pg = |args: &str, options: &str| {
+        let sql = SQL
+            .replace("kind = \"mariadb\"", "kind = \"postgres\"")
+            .replace("\nengine = \"MyISAM\"", "")
+            .replace("options = { innodb_buffer_pool_size = \"256M\", max_connections = 300, skip_log_bin = true }", &format!("args = [{args}]\noptions = {{ {options} }}"));
+        err(&sql)
+    };
+    for args in [
+        r#""-c", "listen_addresses=*""#,
+        r#""--listen_addresses=*""#,
+        r#""-i""#,
+        r#""-Fh0.0.0.0""#,
+    ] {
+        let m = pg(args, "");
+        assert!(m.contains("which is the sandbox's"), "{args}: {m}");
+    }
+    for bad in [
+        r#""-vl192.0.2.2""#,
+        r#""-vU11311""#,
+        r#""--lis=0.0.0.0""#,
+        r#""--""#,
+    ] {
+        let m = err(&GOOD.replace("args = [\"-t\", \"1\"]", &format!("args = [{bad}]")));
+        assert!(
+            m.starts_with("exp.toml:7:") && m.lines().count() == 1,
+            "{bad}: {m}"
+        );
+    }
+}
+
+/// Option keys are plain names and values one line: nothing can add a directive of its
+/// own to my.cnf or redis.conf.
+#[test]
+fn regression_directive_injection_through_option_keys_and_values_is_refused() {
+    let redis = |options: &str| err(&with(REDIS_OWNED, "", options));
+    for options in [
+        r#""maxclients 100\ndir /elsewhere\nappendonly" = "yes""#,
+        r#""maxclients 100\ndaemonize yes\npidfile /tmp/p" = "1""#,
+        r#""a=b" = "1""#,
+        r#""-x" = "1""#,
+        r#""" = "1""#,
+        r#""max clients" = "1""#,
+    ] {
+        let m = redis(options);
+        assert!(
+            m.contains("option name") && m.starts_with("exp.toml:6:"),
+            "{options}: {m}"
+        );
+        assert_eq!(m.lines().count(), 1, "{m}");
+    }
+    let m = redis(r#"maxmemory = "1gb\nbind 0.0.0.0""#);
+    assert!(m.contains("control character"), "{m}");
+    let sql = SQL.replace(
+        "max_connections = 300",
+        r#"max_connections = "2000\n[mysqld]\ninit-file=/tmp/evil.sql""#,
+    );
+    let m = err(&sql);
+    assert!(
+        m.contains("control character") && m.starts_with("exp.toml:6:"),
+        "{m}"
+    );
+    let sql = SQL.replace("max_connections = 300", r#""listen_addresses=*" = 1"#);
+    assert!(err(&sql).contains("option name"));
+    let m = err(&GOOD.replace(
+        "args = [\"-t\", \"1\"]",
+        "args = [\"-t\", \"1\\n-l0.0.0.0\"]",
+    ));
+    assert!(m.contains("control character"), "{m}");
+}

@@ -24,8 +24,8 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_source(l, e)?;
     check_variants(l, e)?;
     check_workloads(l, e)?;
-    check_options(l, e)?;
     check_owned(l, e)?;
+    check_options(l, e)?;
     check_plan(l, e)?;
     check_verify(l, e)?;
     check_hosts(l, e)?;
@@ -324,22 +324,14 @@ fn option_named<'a>(o: &'a crate::ServerOptions, name: &str) -> Option<(&'a str,
         .map(|(k, val)| (k.as_str(), val.to_string()))
 }
 
-/// Args and options may not take over what the sandbox owns: port, listen address, data
-/// directory, socket, pid file, daemon mode.
+/// Args and options may not take over what the sandbox owns (port, listen address, data
+/// directory, sockets, pid file, daemon mode) under any spelling the server accepts, nor
+/// write lines of their own into its config file.
 fn check_owned(l: &Loaded, e: &Experiment) -> Check {
     let said = |what: &str| {
         format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
     };
     let target = bakeoff_sandbox::target_for(e.target.kind);
-    let flags = target.owned_flags();
-    let owned_options = target.owned_options();
-    let arg_hit = |a: &str| {
-        flags.iter().find(|(f, _)| {
-            a == *f
-                || (f.starts_with("--") && a.starts_with(&format!("{f}=")))
-                || (!f.starts_with("--") && a.len() > 2 && a.starts_with(f) && !a.starts_with("--"))
-        })
-    };
     let lists = std::iter::once((key!["target", "args"].to_vec(), &e.target.args)).chain(
         e.variants
             .iter()
@@ -347,7 +339,23 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
             .map(|(i, v)| (key!["variant", i, "args"].to_vec(), &v.args)),
     );
     for (at, args) in lists {
-        if let Some((a, (_, what))) = args.iter().find_map(|a| arg_hit(a).map(|h| (a, h))) {
+        for (i, a) in args.iter().enumerate() {
+            let mut at = at.clone();
+            at.push(Key::Index(i));
+            if let Some(c) = a.chars().find(|c| c.is_control()) {
+                return Err(l.error_at(
+                    &at,
+                    format!("argument {a:?} holds the control character {c:?}; a server argument is one line of printable text"),
+                ));
+            }
+            if a == "--" {
+                return Err(l.error_at(
+                    &at,
+                    "\"--\" ends the server's options, so the sandbox's own after it would be ignored; remove it",
+                ));
+            }
+        }
+        if let Some((a, what)) = target.owned_arg(args) {
             return Err(l.error_at(&at, format!("{a:?} sets {}", said(what))));
         }
     }
@@ -358,16 +366,48 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
             .map(|(i, v)| (key!["variant", i, "options"].to_vec(), &v.options)),
     );
     for (at, options) in tables {
-        for k in options.keys() {
-            let norm = k.to_ascii_lowercase().replace('-', "_");
-            if let Some((_, what)) = owned_options.iter().find(|(o, _)| *o == norm) {
-                let mut at = at.clone();
-                at.push(Key::Name(k.clone().into()));
+        for (k, v) in options {
+            let mut at = at.clone();
+            at.push(Key::Name(k.clone().into()));
+            if let Some(problem) = option_key_problem(k) {
+                return Err(l.error_at(
+                    &at,
+                    format!("option name {k:?} {problem}; a server setting's name is letters, digits, '_', '-' and '.', as in innodb_buffer_pool_size"),
+                ));
+            }
+            if let Some(what) = target.owned_option(k) {
                 return Err(l.error_at(&at, format!("option {k} sets {}", said(what))));
+            }
+            let text = v.to_string();
+            if let Some(c) = text.chars().find(|c| c.is_control()) {
+                return Err(l.error_at(
+                    &at,
+                    format!("the value of option {k} holds the control character {c:?}; a setting's value is one line of printable text"),
+                ));
             }
         }
     }
     Ok(())
+}
+
+/// What is wrong with an `options` key, if anything: it becomes a line of the server's
+/// config file (`key = value`) or a `-c key=value`, so it must be one plain word.
+fn option_key_problem(k: &str) -> Option<&'static str> {
+    let Some(first) = k.chars().next() else {
+        return Some("is empty");
+    };
+    if k.len() > 128 {
+        Some("is longer than 128 characters")
+    } else if !(first.is_ascii_alphanumeric() || first == '_') {
+        Some("must start with a letter, a digit or '_'")
+    } else if !k
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        Some("holds a character other than a letter, digit, '_', '-' or '.'")
+    } else {
+        None
+    }
 }
 
 fn check_source(l: &Loaded, e: &Experiment) -> Check {

@@ -83,6 +83,16 @@ pub enum SandboxError {
     #[error("sandbox root {} is unsafe: {reason}; pass a root dir owned by this user", path.display())]
     UnsafeRoot { path: PathBuf, reason: String },
 
+    /// The ready server listened on an address beyond the one asked for (and loopback):
+    /// something in the experiment's arguments or options opened it. It was stopped.
+    #[error("{target} listened beyond {asked}, on {listens}: an argument or option of the experiment opened it, and bakeoff owns the listen address; the server was stopped and the run is invalid; remove that setting")]
+    Exposed {
+        target: TargetKind,
+        asked: std::net::IpAddr,
+        /// "0.0.0.0:11311/udp, [::]:5432/tcp"
+        listens: String,
+    },
+
     /// A SIGINT/SIGTERM arrived: no new sandbox is started.
     #[error("bakeoff is shutting down after a signal; no new server was started")]
     Cancelled,

@@ -22,6 +22,7 @@ mod error;
 mod mariadb;
 mod memcached;
 mod meta;
+mod owned;
 mod postgres;
 mod process;
 mod procfs;

@@ -8,10 +8,36 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::owned;
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
+
+/// mariadbd's short options, as a getopt string (`::`: a value only when attached).
+const SHORT_OPTIONS: &str = "#::?ab:C:h:L:P:r:sT::t:u:vVW::";
+
+/// Settings the sandbox owns, in MariaDB's `-` spelling: (name, what it sets).
+const OWNED: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind-address", "the listen address"),
+    ("datadir", "the data directory"),
+    ("socket", "the socket"),
+    ("pid-file", "the pid file"),
+    ("defaults-file", "the configuration file"),
+    ("defaults-extra-file", "the configuration file"),
+    ("defaults-group-suffix", "the configuration file"),
+    ("networking", "whether the server listens on TCP"),
+];
+
+/// What the option `name` sets, if the sandbox owns it, under any spelling MariaDB takes.
+fn owned_setting(name: &str) -> Option<&'static str> {
+    let name = owned::mariadb_name(name);
+    OWNED
+        .iter()
+        .find(|(o, _)| owned::mariadb_means(&name, o))
+        .map(|(_, what)| *what)
+}
 
 /// MariaDB (10.x, 11.x) or MySQL-compatible `mariadbd`.
 #[derive(Debug, Clone, Default)]
@@ -73,17 +99,29 @@ impl Target for Mariadb {
         Some(Dialect::Mysql)
     }
 
-    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("--port", "the port"),
-            ("-P", "the port"),
-            ("--bind-address", "the listen address"),
-            ("--datadir", "the data directory"),
-            ("-h", "the data directory"),
-            ("--socket", "the socket"),
-            ("--pid-file", "the pid file"),
-            ("--defaults-file", "the configuration file"),
-        ]
+    /// Read as mariadbd reads them: a long option in any case, `_` for `-`, behind
+    /// `loose-`, `skip-` or `enable-`, or any prefix of its name (`--bind-addr`); short
+    /// options bundle (`-P3307`, `-Wh/elsewhere`).
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        let long = args.iter().find_map(|a| {
+            let body = a.strip_prefix("--")?;
+            let name = body.split_once('=').map_or(body, |(n, _)| n);
+            owned_setting(name).map(|what| (a.clone(), what))
+        });
+        long.or_else(|| {
+            owned::first_owned(
+                owned::getopt(args, SHORT_OPTIONS, Some(&[])),
+                |name, _| match name {
+                    "P" => Some("the port"),
+                    "h" => Some("the data directory"),
+                    _ => None,
+                },
+            )
+        })
+    }
+
+    fn owned_option(&self, key: &str) -> Option<&'static str> {
+        owned_setting(key)
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
@@ -140,6 +178,9 @@ impl Target for Mariadb {
         let mut cmd = Command::new(binary);
         cmd.arg(format!("--defaults-file={}", cnf.display()));
         cmd.args(extra_args);
+        // The last of an option wins: the address and port again, after the experiment's.
+        cmd.arg(format!("--port={}", addr.port()))
+            .arg(format!("--bind-address={}", addr.ip()));
         sqldata::as_server_user(&mut cmd);
         cmd
     }

@@ -7,11 +7,64 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::owned::{self, Long};
 use crate::target::{ConnectionLimit, Target, TargetKind};
 use bakeoff_build::Recipe;
 
 /// How long one probe may wait for connect, write and read each.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// memcached's getopt string (1.6).
+const SHORT_OPTIONS: &str = "a:AZp:s:U:m:Mc:khiVrvdl:u:P:f:n:t:D:LR:Cb:B:I:SFXWY:e:o:N:";
+
+/// memcached's long options (1.6): name, whether it takes a value, its letter.
+const LONG_OPTIONS: &[Long] = &{
+    const fn o(name: &'static str, value: bool, short: char) -> Long {
+        Long {
+            name,
+            value,
+            short: Some(short),
+        }
+    }
+    [
+        o("unix-mask", true, 'a'),
+        o("enable-shutdown", false, 'A'),
+        o("enable-ssl", false, 'Z'),
+        o("port", true, 'p'),
+        o("unix-socket", true, 's'),
+        o("udp-port", true, 'U'),
+        o("memory-limit", true, 'm'),
+        o("disable-evictions", false, 'M'),
+        o("conn-limit", true, 'c'),
+        o("lock-memory", false, 'k'),
+        o("help", false, 'h'),
+        o("license", false, 'i'),
+        o("version", false, 'V'),
+        o("enable-coredumps", false, 'r'),
+        o("verbose", false, 'v'),
+        o("daemon", false, 'd'),
+        o("listen", true, 'l'),
+        o("user", true, 'u'),
+        o("pidfile", true, 'P'),
+        o("slab-growth-factor", true, 'f'),
+        o("slab-min-size", true, 'n'),
+        o("threads", true, 't'),
+        o("enable-largepages", false, 'L'),
+        o("max-reqs-per-event", true, 'R'),
+        o("disable-cas", false, 'C'),
+        o("listen-backlog", true, 'b'),
+        o("protocol", true, 'B'),
+        o("max-item-size", true, 'I'),
+        o("enable-sasl", false, 'S'),
+        o("disable-flush-all", false, 'F'),
+        o("disable-dumping", false, 'X'),
+        o("disable-watch", false, 'W'),
+        o("auth-file", true, 'Y'),
+        o("memory-file", true, 'e'),
+        o("extended", true, 'o'),
+        o("napi-ids", true, 'N'),
+    ]
+};
 
 /// memcached (1.4 and later, text protocol).
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,21 +81,21 @@ impl Target for Memcached {
         }
     }
 
-    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("-p", "the port"),
-            ("--port", "the port"),
-            ("-l", "the listen address"),
-            ("--listen", "the listen address"),
-            ("-U", "the UDP port"),
-            ("--udp-port", "the UDP port"),
-            ("-s", "the unix socket"),
-            ("--unix-socket", "the unix socket"),
-            ("-d", "daemon mode (the sandbox must own the process)"),
-            ("--daemon", "daemon mode (the sandbox must own the process)"),
-            ("-P", "the pid file"),
-            ("--pidfile", "the pid file"),
-        ]
+    /// Read as memcached's getopt_long reads them: `-vl0.0.0.0` is `-v -l 0.0.0.0`, and
+    /// `--lis=...` is `--listen`. `-l` adds an address (it does not replace bakeoff's), so
+    /// no order of arguments could make it safe.
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        let parsed = owned::getopt(args, SHORT_OPTIONS, Some(LONG_OPTIONS));
+        owned::first_owned(parsed, |name, _| match name {
+            "p" => Some("the port"),
+            "l" => Some("the listen address"),
+            "U" => Some("the UDP port"),
+            "s" => Some("the unix socket"),
+            "a" => Some("the unix socket's permissions"),
+            "d" => Some("daemon mode (the sandbox must own the process)"),
+            "P" => Some("the pid file"),
+            _ => None,
+        })
     }
 
     /// `-c` (default 1024, and the listening sockets count against it).

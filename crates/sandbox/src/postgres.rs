@@ -9,6 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::owned;
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
@@ -34,16 +35,18 @@ impl Postgres {
     }
 }
 
-/// The command-line settings bakeoff gives postgres, then the experiment's options.
+/// postgres's getopt string (15).
+const SHORT_OPTIONS: &str = "B:bc:C:D:d:EeFf:h:ijk:lN:nOPp:r:S:sTt:W:-:";
+
+/// The command-line settings postgres gets: the experiment's options, then bakeoff's own
+/// (the last setting of a name wins).
 pub fn settings(listen: IpAddr, workdir: &Path, options: &BTreeMap<String, String>) -> Vec<String> {
     let sockets = socket_dir(workdir)
         .map(|d| d.display().to_string())
         .unwrap_or_default();
-    let mut out = vec![
-        format!("listen_addresses={listen}"),
-        format!("unix_socket_directories={sockets}"),
-    ];
-    out.extend(options.iter().map(|(k, v)| format!("{k}={v}")));
+    let mut out: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    out.push(format!("listen_addresses={listen}"));
+    out.push(format!("unix_socket_directories={sockets}"));
     out
 }
 
@@ -66,13 +69,22 @@ impl Target for Postgres {
         Some(Dialect::Postgres)
     }
 
-    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("-p", "the port"),
-            ("-h", "the listen address"),
-            ("-D", "the data directory"),
-            ("-k", "the socket directory"),
-        ]
+    /// Read as postgres's getopt reads them: bundles (`-ih0.0.0.0`), `-i` (every
+    /// address), `-c name=value` and `--name=value` with the name in any case and `-` for
+    /// `_`.
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        let parsed = owned::getopt(args, SHORT_OPTIONS, None);
+        owned::first_owned(parsed, |name, value| match name {
+            "h" | "i" => Some("the listen address"),
+            "p" => Some("the port"),
+            "D" => Some("the data directory"),
+            "k" => Some("the socket directory"),
+            "c" | "-" => {
+                let setting = value?.split_once('=').map_or(value?, |(n, _)| n);
+                self.owned_option(setting)
+            }
+            _ => None,
+        })
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
@@ -122,14 +134,16 @@ impl Target for Postgres {
         extra_args: &[String],
     ) -> Command {
         let port = addr.port();
+        // The last setting of a name wins: the experiment's arguments first, bakeoff's own
+        // (data directory, port, listen address, sockets) after them.
         let mut cmd = Command::new(binary);
+        cmd.args(extra_args);
         cmd.arg("-D")
             .arg(self.data_dir(workdir))
             .args(["-p", &port.to_string()]);
         for s in settings(addr.ip(), workdir, &self.options) {
             cmd.arg("-c").arg(s);
         }
-        cmd.args(extra_args);
         sqldata::as_server_user(&mut cmd);
         cmd
     }
@@ -233,20 +247,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn settings_put_bakeoffs_first_and_drop_long_socket_dirs() {
+    fn settings_put_bakeoffs_last_and_drop_long_socket_dirs() {
         let opts = BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]);
         let s = settings(crate::LOOPBACK, Path::new("/tmp/sb/pg-1"), &opts);
         assert_eq!(
             s,
             vec![
+                "shared_buffers=128MB",
                 "listen_addresses=127.0.0.1",
                 "unix_socket_directories=/tmp/sb/pg-1",
-                "shared_buffers=128MB"
             ]
         );
         let long = PathBuf::from(format!("/tmp/{}", "x".repeat(120)));
         assert_eq!(
-            settings(crate::LOOPBACK, &long, &opts)[1],
+            settings(crate::LOOPBACK, &long, &opts)[2],
             "unix_socket_directories="
         );
     }

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -208,6 +209,80 @@ pub(crate) fn parse_listener(line: &str, port: u16) -> Option<u64> {
         .flatten()
 }
 
+/// The addresses `pids` listen on: TCP listeners and bound UDP sockets, each with "tcp"
+/// or "udp". Empty when /proc cannot tell.
+pub(crate) fn listening_addrs(pids: &[i32]) -> Vec<(SocketAddr, &'static str)> {
+    let mut inodes = std::collections::BTreeSet::new();
+    for pid in pids {
+        let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let Ok(link) = fs::read_link(fd.path()) else {
+                continue;
+            };
+            let link = link.to_string_lossy();
+            if let Some(i) = link
+                .strip_prefix("socket:[")
+                .and_then(|r| r.strip_suffix(']'))
+                .and_then(|i| i.parse::<u64>().ok())
+            {
+                inodes.insert(i);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (table, proto, state) in [
+        ("/proc/net/tcp", "tcp", "0A"),
+        ("/proc/net/tcp6", "tcp", "0A"),
+        ("/proc/net/udp", "udp", "07"),
+        ("/proc/net/udp6", "udp", "07"),
+    ] {
+        let Ok(text) = fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let ours = cols
+                .get(9)
+                .and_then(|i| i.parse::<u64>().ok())
+                .is_some_and(|i| inodes.contains(&i));
+            if ours && cols.get(3) == Some(&state) {
+                if let Some(addr) = cols.get(1).and_then(|a| parse_socket_addr(a)) {
+                    out.push((addr, proto));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// "0100007F:2B67" (IPv4) or 32 hex digits and a port (IPv6), as /proc/net prints a local
+/// address: each 32-bit word in the machine's byte order.
+pub(crate) fn parse_socket_addr(text: &str) -> Option<SocketAddr> {
+    let (addr, port) = text.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let word = |i: usize| -> Option<[u8; 4]> {
+        Some(
+            u32::from_str_radix(addr.get(i * 8..i * 8 + 8)?, 16)
+                .ok()?
+                .to_ne_bytes(),
+        )
+    };
+    let ip: IpAddr = match addr.len() {
+        8 => Ipv4Addr::from(word(0)?).into(),
+        32 => {
+            let mut b = [0u8; 16];
+            for i in 0..4 {
+                b[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            }
+            Ipv6Addr::from(b).into()
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
 /// Whether one of `pids` holds a socket listening on `port`: `Some(false)` when another
 /// process does, `None` when that cannot be told (no listener found or /proc unreadable).
 pub(crate) fn listener_owned_by(port: u16, pids: &[i32]) -> Option<bool> {
@@ -237,6 +312,33 @@ pub(crate) fn listener_owned_by(port: u16, pids: &[i32]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_proc_net_addresses() {
+        assert_eq!(
+            parse_socket_addr("0100007F:2B67"),
+            Some("127.0.0.1:11111".parse().unwrap())
+        );
+        assert_eq!(
+            parse_socket_addr("00000000:2B67"),
+            Some("0.0.0.0:11111".parse().unwrap())
+        );
+        assert_eq!(
+            parse_socket_addr("00000000000000000000000001000000:0050"),
+            Some("[::1]:80".parse().unwrap())
+        );
+        assert_eq!(parse_socket_addr("0100007F"), None);
+    }
+
+    #[test]
+    fn finds_its_own_listeners() {
+        let me = std::process::id() as i32;
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let got = listening_addrs(&[me]);
+        assert!(got.contains(&(tcp.local_addr().unwrap(), "tcp")), "{got:?}");
+        assert!(got.contains(&(udp.local_addr().unwrap(), "udp")), "{got:?}");
+    }
 
     #[test]
     fn parses_stat_with_odd_command_name() {

@@ -33,9 +33,20 @@ const OWNED: &[(&str, &str)] = &[
     ("pidfile", "the pid file"),
     ("logfile", "the log file"),
     ("unixsocket", "the unix socket"),
+    ("unixsocketperm", "the unix socket's permissions"),
+    ("protected-mode", "who may connect"),
     ("include", "the config file"),
     ("supervised", "the process supervision"),
 ];
+
+/// What `name` (any case) sets, if the sandbox owns it.
+fn owned_directive(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase();
+    OWNED
+        .iter()
+        .find(|(d, _)| *d == name)
+        .map(|(_, what)| *what)
+}
 
 /// Redis (`redis-server`, 6 and later).
 #[derive(Debug, Clone, Default)]
@@ -86,7 +97,13 @@ fn value_words(v: &str) -> String {
 }
 
 fn quoted(v: &str) -> String {
-    format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+    format!(
+        "\"{}\"",
+        v.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r")
+    )
 }
 
 impl Target for Redis {
@@ -102,23 +119,17 @@ impl Target for Redis {
         Recipe::Redis
     }
 
-    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("--port", "the port"),
-            ("--bind", "the listen address"),
-            ("--dir", "the data directory"),
-            (
-                "--daemonize",
-                "daemon mode (the sandbox must own the process)",
-            ),
-            ("--pidfile", "the pid file"),
-            ("--logfile", "the log file"),
-            ("--unixsocket", "the unix socket"),
-        ]
+    /// Redis reads `--name words...` as the config line `name words...`, the name in any
+    /// case (`--BIND`), and an argument holding spaces as several words (`"--bind 0.0.0.0"`).
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        args.iter().find_map(|a| {
+            let name = a.strip_prefix("--")?.split_whitespace().next()?;
+            owned_directive(name).map(|what| (a.clone(), what))
+        })
     }
 
-    fn owned_options(&self) -> &'static [(&'static str, &'static str)] {
-        OWNED
+    fn owned_option(&self, key: &str) -> Option<&'static str> {
+        owned_directive(key)
     }
 
     fn start_stop_guess_s(&self) -> f64 {
@@ -152,14 +163,17 @@ impl Target for Redis {
         let port = addr.port();
         let mut cmd = Command::new(binary);
         cmd.arg(workdir.join(CONFIG_FILE));
-        // Command-line directives come after the file's, so these win.
+        // Command-line directives come after the file's, and a later one replaces an
+        // earlier one: bakeoff's own come last, so they win over any the experiment gives.
+        cmd.args(extra_args);
         cmd.args([
             "--port",
             &port.to_string(),
             "--bind",
             &addr.ip().to_string(),
+            "--daemonize",
+            "no",
         ]);
-        cmd.args(extra_args);
         cmd
     }
 
@@ -238,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn command_line_port_wins_over_the_file() {
+    fn command_line_puts_bakeoffs_directives_last_where_they_win() {
         let cmd = Redis::default().command(
             Path::new("/usr/bin/redis-server"),
             SocketAddr::from(([127, 0, 0, 1], 4242)),
@@ -253,12 +267,14 @@ mod tests {
             args,
             [
                 "/w/redis.conf",
+                "--io-threads",
+                "2",
                 "--port",
                 "4242",
                 "--bind",
                 "127.0.0.1",
-                "--io-threads",
-                "2"
+                "--daemonize",
+                "no"
             ]
         );
     }

@@ -216,6 +216,8 @@ impl Sandbox {
             sb.keep_dir = true;
             match sb.wait_ready(spec.ready_timeout) {
                 Ok(()) => {
+                    // Dropped (killed, its logs kept) when it listens where it should not.
+                    sb.check_exposure()?;
                     sb.keep_dir = false;
                     return Ok(sb);
                 }
@@ -314,6 +316,29 @@ impl Sandbox {
             std::thread::sleep(pause.min(deadline - now));
             pause = (pause * 2).min(Duration::from_millis(100));
         }
+    }
+
+    /// An error when the server listens on an address beyond the one asked for and
+    /// loopback (a wildcard, another interface), TCP or UDP.
+    fn check_exposure(&self) -> Result<(), SandboxError> {
+        let pids: Vec<i32> = procfs::sandbox_members(&procfs::all_stats(), self.pid, self.pid)
+            .iter()
+            .map(|s| s.pid)
+            .collect();
+        let asked = self.addr.ip();
+        let beyond: Vec<String> = procfs::listening_addrs(&pids)
+            .into_iter()
+            .filter(|(a, _)| !asked.is_unspecified() && a.ip() != asked && !a.ip().is_loopback())
+            .map(|(a, proto)| format!("{a}/{proto}"))
+            .collect();
+        if beyond.is_empty() {
+            return Ok(());
+        }
+        Err(SandboxError::Exposed {
+            target: self.target.kind(),
+            asked,
+            listens: beyond.join(", "),
+        })
     }
 
     /// False only when /proc shows that another process owns the listening socket.

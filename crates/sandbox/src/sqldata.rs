@@ -265,7 +265,12 @@ pub fn init_data(kind: TargetKind, binary: &Path, dest: &Path) -> Result<Login, 
 
 /// The options a SQL server gets, as `key=value` strings in a stable order.
 pub fn option_lines(options: &BTreeMap<String, String>) -> Vec<String> {
-    options.iter().map(|(k, v)| format!("{k} = {v}")).collect()
+    // A value is one line whatever it holds (the plan refuses line breaks; `\n` is
+    // MariaDB's own escape for one inside a value).
+    options
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", v.replace('\n', "\\n").replace('\r', "\\r")))
+        .collect()
 }
 
 /// One readiness attempt of a SQL server: log in with `login` over `dialect`'s protocol

@@ -96,6 +96,21 @@ impl Target for Sqlite {
         Recipe::Sqlite
     }
 
+    /// The host's own flags, as its parser reads them (`--name value`, `--name=value`).
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        args.iter().find_map(|a| {
+            let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+            let what = match name {
+                "--port" => "the port",
+                "--socket" => "the socket",
+                "--database" => "the database file",
+                "--library" => "the SQLite library (give it as the variant's binary)",
+                _ => return None,
+            };
+            Some((a.clone(), what))
+        })
+    }
+
     fn dialect(&self) -> Option<Dialect> {
         Some(Dialect::Sqlite)
     }

@@ -195,20 +195,24 @@ pub trait Target: Send + Sync {
         None
     }
 
-    /// Server flags the sandbox sets itself: (flag, what it sets). The experiment may not
-    /// give them.
-    fn owned_flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
+    /// The first of `args` that sets something the sandbox owns (port, listen address,
+    /// data directory, sockets, daemon mode), read the way the server reads its command
+    /// line: the argument as written and what it sets. The experiment may not give it.
+    fn owned_arg(&self, _args: &[String]) -> Option<(String, &'static str)> {
+        None
     }
 
-    /// Server settings (`options` keys, lowercase with `-` as `_`) the sandbox sets
-    /// itself: (setting, what it sets).
-    fn owned_options(&self) -> &'static [(&'static str, &'static str)] {
-        if self.kind().is_sql() {
-            SQL_OWNED_OPTIONS
-        } else {
-            &[]
+    /// What an `options` key sets that the sandbox owns, under every spelling the server
+    /// accepts for it (any case, `-` for `_`, and for MariaDB `loose-` and prefixes).
+    fn owned_option(&self, key: &str) -> Option<&'static str> {
+        if !self.kind().is_sql() {
+            return None;
         }
+        let norm = key.to_ascii_lowercase().replace('-', "_");
+        SQL_OWNED_OPTIONS
+            .iter()
+            .find(|(o, _)| *o == norm)
+            .map(|(_, what)| *what)
     }
 
     /// How long the server may take to become ready (SQL: InnoDB recovery, 1000+
@@ -361,20 +365,19 @@ pub trait Target: Send + Sync {
     }
 }
 
-/// The settings every SQL server's sandbox owns, in any of the three servers' spellings.
-const SQL_OWNED_OPTIONS: &[(&str, &str)] = &[
+/// The settings a SQL server's sandbox owns, in PostgreSQL's spelling (MariaDB's are in
+/// its own module; SQLite's host takes pragmas, none of which these name).
+pub(crate) const SQL_OWNED_OPTIONS: &[(&str, &str)] = &[
     ("port", "the port"),
-    ("bind_address", "the listen address"),
     ("listen_addresses", "the listen address"),
-    ("datadir", "the data directory"),
     ("data_directory", "the data directory"),
-    ("socket", "the socket"),
     ("unix_socket_directories", "the socket directory"),
-    ("pid_file", "the pid file"),
+    ("unix_socket_group", "the socket's owner"),
+    ("unix_socket_permissions", "the socket's permissions"),
     ("external_pid_file", "the pid file"),
     ("hba_file", "the authentication file"),
+    ("ident_file", "the authentication file"),
     ("config_file", "the configuration file"),
-    ("skip_networking", "whether the server listens on TCP"),
 ];
 
 /// The [`Target`] implementation for `kind`, with no options and no data (SQL targets
