@@ -103,6 +103,7 @@ fn jemalloc_libc_and_debian_answer_every_command_and_report_memory() {
         assert_eq!(run["valid"], true, "{w} {v}: {run}");
         assert!(run["ops_per_s"].as_f64().unwrap() > 100.0, "{w} {v}: {run}");
         assert_eq!(run["verify_failures"], 0, "{w} {v}: {run}");
+        common::assert_loopback_only(run);
         let m = &run["memory"];
         assert!(m["used_memory"].as_u64().unwrap() > 100_000, "{w} {v}: {m}");
         assert!(m["used_memory_rss"].as_u64().unwrap() > 0, "{w} {v}: {m}");

@@ -106,6 +106,7 @@ binary = "/usr/bin/memcached"
         assert!(c["median_ops_per_s"].as_f64().unwrap_or(0.0) > 100.0, "{c}");
         for run in c["runs"].as_array().into_iter().flatten() {
             assert_eq!(run["verify_failures"], 0);
+            common::assert_loopback_only(run);
             assert!(run["server_cpu_s"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
             assert!(
                 run["latency_us"]["p99"].as_f64().unwrap_or(0.0) > 0.0,

@@ -27,6 +27,7 @@ fn check_runs(r: &Value, workload: &str) -> Vec<f64> {
     for c in cs {
         for run in c["runs"].as_array().unwrap() {
             assert_eq!(run["valid"], true, "{workload}: {run}");
+            common::assert_loopback_only(run);
             let tps = run["tps"].as_f64().unwrap();
             assert!(tps > 0.0, "{run}");
             assert!(

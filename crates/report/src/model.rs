@@ -535,6 +535,10 @@ pub struct Run {
     /// Time the load's threads were ready to run but waited for a CPU, summed over them.
     #[serde(default)]
     pub client_wait_s: f64,
+    /// What the server listened on, TCP and UDP ("127.0.0.1:41234/tcp"), read from /proc
+    /// once it was ready (empty: not recorded, as for a server on another host).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listens: Vec<String>,
     /// The CPUs the server and the load were pinned to for this run (absent: neither).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<String>,

@@ -130,6 +130,10 @@ impl Context<'_> {
             let _ = std::fs::create_dir_all(&dir);
             dir.join(format!("{file}.perf.data"))
         });
+        let listens = match &served {
+            Served::Local(s) => s.listens().to_vec(),
+            Served::Remote(_) => Vec::new(),
+        };
         let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
         let outcome = self.drive(slot, v, &served, &hooks, live);
         let got = hooks.take();
@@ -162,6 +166,7 @@ impl Context<'_> {
             }
         }
         run.server_host = self.remote.server.clone();
+        run.listens = listens;
         if let Some(p) = self.placement {
             run.server_cpus = Some(p.server.to_string());
             run.load_cpus = Some(p.load.to_string());

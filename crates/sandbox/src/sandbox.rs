@@ -136,6 +136,8 @@ pub struct Sandbox {
     keep_dir: bool,
     dir_done: bool,
     stop_grace: Duration,
+    /// What the ready server listened on ("127.0.0.1:41234/tcp"), read from /proc.
+    listens: Vec<String>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -276,6 +278,7 @@ impl Sandbox {
             keep_dir: true,
             dir_done: false,
             stop_grace: spec.stop_grace,
+            listens: Vec::new(),
         };
         record.server_pid = Some(pid);
         record.server_pgid = Some(pid);
@@ -318,15 +321,17 @@ impl Sandbox {
         }
     }
 
-    /// An error when the server listens on an address beyond the one asked for and
-    /// loopback (a wildcard, another interface), TCP or UDP.
-    fn check_exposure(&self) -> Result<(), SandboxError> {
+    /// Records what the server listens on; an error when that goes beyond the address
+    /// asked for and loopback (a wildcard, another interface), TCP or UDP.
+    fn check_exposure(&mut self) -> Result<(), SandboxError> {
         let pids: Vec<i32> = procfs::sandbox_members(&procfs::all_stats(), self.pid, self.pid)
             .iter()
             .map(|s| s.pid)
             .collect();
         let asked = self.addr.ip();
-        let beyond: Vec<String> = procfs::listening_addrs(&pids)
+        let found = procfs::listening_addrs(&pids);
+        self.listens = found.iter().map(|(a, p)| format!("{a}/{p}")).collect();
+        let beyond: Vec<String> = found
             .into_iter()
             .filter(|(a, _)| !asked.is_unspecified() && a.ip() != asked && !a.ip().is_loopback())
             .map(|(a, proto)| format!("{a}/{proto}"))
@@ -375,6 +380,12 @@ impl Sandbox {
     /// The loopback address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Every address the ready server listened on, TCP and UDP ("127.0.0.1:41234/tcp"),
+    /// as /proc showed them (empty where /proc could not tell).
+    pub fn listens(&self) -> &[String] {
+        &self.listens
     }
 
     /// The server's pid (also its process group id).

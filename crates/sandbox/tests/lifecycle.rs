@@ -125,6 +125,64 @@ impl Target for NeverReady {
     }
 }
 
+/// memcached started on every address, as an argument bakeoff's checks missed would.
+struct EveryAddress;
+
+impl Target for EveryAddress {
+    fn recipe(&self) -> bakeoff_build::Recipe {
+        bakeoff_build::Recipe::default()
+    }
+
+    fn kind(&self) -> TargetKind {
+        TargetKind::Memcached
+    }
+
+    fn command(&self, binary: &Path, addr: SocketAddr, _dir: &Path, _extra: &[String]) -> Command {
+        let mut c = Command::new(binary);
+        c.args(["-p", &addr.port().to_string(), "-l", "0.0.0.0", "-U", "0"]);
+        if unsafe { libc::geteuid() } == 0 {
+            c.args(["-u", "root"]);
+        }
+        c
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        Memcached.probe(addr)
+    }
+}
+
+/// The last line of defence: what the ready server really listens on. A server open to
+/// every address is stopped and the start fails with one line naming the address.
+#[test]
+fn a_server_listening_beyond_loopback_is_stopped() {
+    let root = TestRoot::new("exposed");
+    let spec = root.memcached_spec("wide");
+    let err = Sandbox::start_with(&spec, Box::new(EveryAddress)).unwrap_err();
+    let SandboxError::Exposed { listens, .. } = &err else {
+        panic!("expected Exposed, got {err:?}");
+    };
+    assert!(
+        listens.contains("0.0.0.0:") && listens.ends_with("/tcp"),
+        "{listens}"
+    );
+    assert!(
+        !err.to_string().contains('\n') && err.to_string().contains("remove that setting"),
+        "{err}"
+    );
+    let addr: SocketAddr = listens.trim_end_matches("/tcp").parse().unwrap();
+    let here = SocketAddr::from(([127, 0, 0, 1], addr.port()));
+    assert!(
+        TcpStream::connect_timeout(&here, Duration::from_secs(1)).is_err(),
+        "the exposed memcached still answers on {here}"
+    );
+    // A sandbox that listens where it should records it.
+    let sb = Sandbox::start(&root.memcached_spec("narrow")).unwrap();
+    let guard = PidGuard::new(sb.pid());
+    assert_eq!(sb.listens(), [format!("{}/tcp", sb.addr())]);
+    sb.stop().unwrap();
+    drop(guard);
+}
+
 #[test]
 fn readiness_timeout_kills_the_server() {
     let root = TestRoot::new("notready");

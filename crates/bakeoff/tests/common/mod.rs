@@ -170,3 +170,19 @@ pub const OVERFLOW: &str = "--- a/proto_text.c
      if(nkey > KEY_MAX_LENGTH) {
          out_string(c, \"CLIENT_ERROR bad command line format\");
 ";
+
+/// The run's server listened, and only on loopback (TCP and UDP, as /proc showed it once
+/// it was ready): nothing an experiment sets opens it to the network.
+pub fn assert_loopback_only(run: &serde_json::Value) {
+    let listens = run["listens"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no listens recorded: {run}"));
+    assert!(!listens.is_empty(), "{run}");
+    for l in listens {
+        let text = l.as_str().unwrap();
+        let (addr, proto) = text.rsplit_once('/').unwrap();
+        let addr: std::net::SocketAddr = addr.parse().unwrap();
+        assert!(addr.ip().is_loopback(), "listened on {text}");
+        assert!(proto == "tcp" || proto == "udp", "{text}");
+    }
+}
