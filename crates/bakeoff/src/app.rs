@@ -39,6 +39,7 @@ pub fn run() -> Result<(), Failure> {
         }
     };
     let color = cli.color;
+    bakeoff_plan::allow_ssh_commands(cli.allow_ssh_commands);
     match cli.command {
         Command::Run(args) => run_cmd(&args, color),
         Command::Verify(args) => verify_cmd(&args),
@@ -56,7 +57,7 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.stopping_summary()
             );
             for h in hosts {
-                println!("{h}");
+                println!("{h}\n  ran: {}", h.command);
             }
             Ok(())
         }

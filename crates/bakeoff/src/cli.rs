@@ -32,6 +32,11 @@ pub struct Cli {
     /// Colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Accept `[[host]] ssh_options` that run a command on this machine or open a port
+    /// (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec, forwards, ...). An
+    /// experiment file alone never can: files are shared and run by CI.
+    #[arg(long, global = true)]
+    pub allow_ssh_commands: bool,
 }
 
 /// `--color` values.
@@ -78,7 +83,10 @@ pub enum Command {
     /// run, 2 for bad input. The history is not written. `--store` or `--no-history` is
     /// accepted and ignored (not both: they conflict, as for run).
     Verify(RunArgs),
-    /// Check an experiment file without running anything (exit status 2 if it is bad).
+    /// Check an experiment file, running no program it names (exit status 2 if it is bad).
+    ///
+    /// Compilers are found on PATH, not run; a `[[host]]` is reached with ssh and the
+    /// command line is printed.
     Check {
         /// Override a key before validation, e.g. --set plan.repetitions=1 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]

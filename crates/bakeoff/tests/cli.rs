@@ -352,3 +352,69 @@ fn completions_and_man_page_come_from_the_arguments() {
         "{page}"
     );
 }
+
+/// `check` runs nothing the file names: not its compiler (`--version` used to run), not
+/// an ssh option that runs a command, also given through `--set`; the command line can
+/// allow such an option, and then it is what runs.
+#[test]
+fn regression_check_runs_no_program_the_file_names() {
+    let s = common::Scratch::new();
+    let ran = s.path().join("ran");
+    let cc = s.write(
+        "cc.sh",
+        &format!("#!/bin/sh\ntouch {}\necho 'cc 1.0'\n", ran.display()),
+    );
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let f = s.write(
+        "cc.toml",
+        &format!(
+            "name = \"x\"\n[target]\nkind = \"memcached\"\nsource = {{ path = \"{}\" }}\n[[variant]]\nname = \"a\"\ncompiler = \"{}\"\n[[workload]]\nkind = \"kv\"\n",
+            s.path().display(),
+            cc.display()
+        ),
+    );
+    let out = bakeoff().arg("check").arg(&f).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!ran.exists(), "check ran the compiler");
+
+    let host = |options: &str| {
+        format!(
+            "name = \"x\"\n[target]\nkind = \"memcached\"\nhost = \"db\"\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n[[workload]]\nkind = \"kv\"\nclients = [\"db\"]\n[[host]]\nname = \"db\"\nssh = \"db1.invalid\"\nlisten = \"127.0.0.1\"\nssh_options = [{options}]\n[plan]\nrepetitions = 1\n"
+        )
+    };
+    let touch = format!("\"ProxyCommand=touch {}\"", ran.display());
+    for options in [
+        touch.clone(),
+        format!("\"proxycommand touch {}=1\"", ran.display()),
+        "\"LocalCommand=x\", \"PermitLocalCommand=yes\"".into(),
+        "\"KnownHostsCommand=/bin/true\"".into(),
+        "\"Match=exec true\"".into(),
+        "\"LocalForward=8080 localhost:80\"".into(),
+    ] {
+        let f = s.write("h.toml", &host(&options));
+        let err = refused(&["check", f.to_str().unwrap()]);
+        assert!(
+            err.contains("h.toml:") && err.contains("--allow-ssh-commands"),
+            "{options}: {err}"
+        );
+    }
+    let f = s.write("h.toml", &host("\"StrictHostKeyChecking=accept-new\""));
+    let set = format!("host.0.ssh_options=[{touch}]");
+    let err = refused(&["check", f.to_str().unwrap(), "--set", &set]);
+    assert!(err.contains("--allow-ssh-commands"), "{err}");
+    assert!(!ran.exists(), "check ran an ssh ProxyCommand");
+    // Allowed on the command line: the option is what ssh runs.
+    let f = s.write("h.toml", &host(&touch));
+    let out = bakeoff()
+        .args(["check", "--allow-ssh-commands"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "the host cannot answer");
+    assert!(ran.exists(), "the allowed ProxyCommand did not run");
+}

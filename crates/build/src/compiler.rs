@@ -23,6 +23,15 @@ pub struct CompilerId {
     pub version_hash: String,
 }
 
+/// Resolve `cmd` on PATH without running it (what `bakeoff check` does: a compiler the
+/// experiment names is a program of the file's choosing).
+pub fn find_compiler(cmd: &str) -> Result<PathBuf> {
+    which(cmd.trim()).ok_or_else(|| BuildError::CompilerNotFound {
+        compiler: cmd.to_string(),
+        variant: None,
+    })
+}
+
 /// Resolve `cmd` on PATH and run `cmd --version`. Call this while validating an experiment,
 /// before anything runs. Errors carry no variant name; add it with
 /// [`BuildError::for_variant`].

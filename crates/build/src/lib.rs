@@ -34,7 +34,7 @@ mod util;
 
 pub use builder::{build, describe_binary, BuildInfo, BuildSpec};
 pub use cache::Cache;
-pub use compiler::{check_compiler, matching_cxx, CompilerId};
+pub use compiler::{check_compiler, find_compiler, matching_cxx, CompilerId};
 pub use error::BuildError;
 pub use key::cache_key;
 pub use lto::Lto;

@@ -6,6 +6,65 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `--allow-ssh-commands`: ssh options that run commands are then accepted.
+static ALLOW_SSH_COMMANDS: AtomicBool = AtomicBool::new(false);
+
+/// Accept `ssh_options` that run a command on this machine or open a port (the user said
+/// so on the command line: a file alone never can).
+pub fn allow_ssh_commands(yes: bool) {
+    ALLOW_SSH_COMMANDS.store(yes, Ordering::Relaxed);
+}
+
+/// ssh options that run a program on this machine, load code into ssh, or open ports:
+/// (keyword in lowercase, what it does).
+const UNSAFE_SSH_OPTIONS: &[(&str, &str)] = &[
+    ("proxycommand", "runs a command on this machine"),
+    ("localcommand", "runs a command on this machine"),
+    (
+        "permitlocalcommand",
+        "lets LocalCommand run a command on this machine",
+    ),
+    ("knownhostscommand", "runs a command on this machine"),
+    ("match", "can run a command on this machine (Match exec)"),
+    (
+        "include",
+        "reads another config file, which can run commands",
+    ),
+    ("securitykeyprovider", "loads a library into ssh"),
+    ("pkcs11provider", "loads a library into ssh"),
+    ("remotecommand", "replaces the command bakeoff runs there"),
+    ("localforward", "opens a port"),
+    ("remoteforward", "opens a port"),
+    ("dynamicforward", "opens a port"),
+    ("gatewayports", "opens forwarded ports to the network"),
+    ("tunnel", "opens a network tunnel"),
+];
+
+/// An ssh `-o` option's keyword as ssh reads it: up to the first space or `=`, quotes
+/// removed, any case.
+fn ssh_keyword(option: &str) -> String {
+    option
+        .trim_start()
+        .split(|c: char| c.is_whitespace() || c == '=')
+        .next()
+        .unwrap_or_default()
+        .replace('"', "")
+        .to_ascii_lowercase()
+}
+
+/// Why `option` may not be given in a file, if it runs something or opens a port.
+fn unsafe_ssh_option(option: &str) -> Option<&'static str> {
+    if ALLOW_SSH_COMMANDS.load(Ordering::Relaxed) {
+        return None;
+    }
+    let k = ssh_keyword(option);
+    UNSAFE_SSH_OPTIONS
+        .iter()
+        .find(|(o, _)| *o == k)
+        .map(|(_, what)| *what)
+}
 
 /// One `[[host]]` table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -92,6 +151,28 @@ pub(crate) fn problem(h: &Host) -> Option<(&'static str, String)> {
             "ssh_options",
             format!(
                 "ssh option {o:?} is not Key=Value (e.g. \"StrictHostKeyChecking=accept-new\")"
+            ),
+        ));
+    }
+    if let Some(o) = h
+        .ssh_options
+        .iter()
+        .find(|o| o.chars().any(char::is_control))
+    {
+        return Some((
+            "ssh_options",
+            format!("ssh option {o:?} holds a control character; give one Key=Value line"),
+        ));
+    }
+    if let Some((o, what)) = h
+        .ssh_options
+        .iter()
+        .find_map(|o| unsafe_ssh_option(o).map(|w| (o, w)))
+    {
+        return Some((
+            "ssh_options",
+            format!(
+                "ssh option {o:?} {what}, and an experiment file (shared, run by CI) may not carry one; put it in ~/.ssh/config for this host, or pass --allow-ssh-commands"
             ),
         ));
     }

@@ -14,7 +14,7 @@ pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
 pub use experiment::*;
-pub use host::Host;
+pub use host::{allow_ssh_commands, Host};
 pub use workload::{
     workload_keys, KvKeys, OltpKeys, RedisBenchmarkKeys, ReplayKeys, SuiteKeys, TpccKeys,
 };

@@ -22,9 +22,18 @@ pub fn measured(l: &Loaded, all: Workloads) -> Workloads {
         .collect()
 }
 
-/// Checks what the file alone could not: compilers exist, workload settings hold together,
-/// the tools a workload runs are installed. Returns what the runner runs, in file order.
-pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
+/// Whether checking may run the programs the file names (a compiler's `--version`):
+/// `run` may, `check` may not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Programs {
+    Run,
+    Find,
+}
+
+/// Checks what the file alone could not: compilers exist (and answer `--version`, with
+/// [`Programs::Run`]), workload settings hold together, the tools a workload runs are
+/// installed. Returns what the runner runs, in file order.
+pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunError> {
     let e = &l.experiment;
     let valgrind_at: Option<Vec<bakeoff_plan::Key>> =
         if e.plan.mode == bakeoff_plan::Mode::Instructions {
@@ -83,7 +92,11 @@ pub fn check_inputs(l: &Loaded) -> Result<Workloads, RunError> {
     }
     for (i, v) in l.experiment.variants.iter().enumerate() {
         if v.is_build() {
-            build::check_compiler(v.compiler_or_default()).map_err(|e| {
+            let found = match programs {
+                Programs::Run => build::check_compiler(v.compiler_or_default()).map(|_| ()),
+                Programs::Find => build::find_compiler(v.compiler_or_default()).map(|_| ()),
+            };
+            found.map_err(|e| {
                 RunError::BadInput(
                     l.error_at(
                         &key!["variant", i, "compiler"],

@@ -100,11 +100,13 @@ pub struct Outcome {
     pub results: bakeoff_report::Results,
 }
 
-/// Every check that needs the machine but starts nothing (compilers, binaries, tools,
-/// query and log files parsed), the same `run` and `verify` make before anything runs.
-/// Returns what each `[[host]]` is, having reached it over ssh.
+/// Every check that needs the machine but starts nothing (compilers and binaries found,
+/// tools, query and log files parsed), the same `run` and `verify` make before anything
+/// runs, except that no program the file names is run: a compiler is found on PATH, not
+/// asked for its `--version`. Returns what each `[[host]]` is, having reached it with
+/// ssh (the command line it ran is in [`remote::HostFacts::command`]).
 pub fn check(loaded: &Loaded) -> Result<Vec<remote::HostFacts>, RunError> {
-    checks::check_inputs(loaded)?;
+    checks::check_inputs(loaded, checks::Programs::Find)?;
     placement::resolve(loaded)?;
     remote::reach(loaded)
 }
@@ -116,7 +118,7 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
-    let configs = checks::check_inputs(loaded)?;
+    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
     let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
     remote::reach(loaded)?;
     if !loaded.experiment.target.kind.is_sql() {
@@ -209,7 +211,7 @@ pub fn run_experiment(
             observer.notice(&stale);
         }
     }
-    let configs = checks::check_inputs(loaded)?;
+    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
     let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
     let placement = placement::resolve(loaded)?;
     let facts = remote::reach(loaded)?;

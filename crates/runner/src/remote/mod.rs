@@ -25,6 +25,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostFacts {
     pub name: String,
+    /// The ssh command line that reached it, as a shell would take it.
+    pub command: String,
     pub kernel: String,
     pub cores: usize,
     pub cpu: String,
@@ -52,6 +54,18 @@ impl std::fmt::Display for HostFacts {
 const FACTS: &str =
     "uname -srm; nproc; sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1";
 
+/// `w` as one shell word: as is when plain, else in single quotes.
+fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// Every declared host reached and described, in file order; the first that does not
 /// answer is bad input at its table.
 pub fn reach(l: &Loaded) -> Result<Vec<HostFacts>, RunError> {
@@ -66,8 +80,15 @@ pub fn reach(l: &Loaded) -> Result<Vec<HostFacts>, RunError> {
 
 fn facts(l: &Loaded, h: &Host) -> Result<HostFacts, String> {
     let identity = h.identity.as_deref().map(|p| l.resolve(p));
+    let args = h.ssh_args(identity);
+    let command = std::iter::once("ssh")
+        .chain(args.iter().map(String::as_str))
+        .chain([FACTS])
+        .map(shell_word)
+        .collect::<Vec<_>>()
+        .join(" ");
     let out = Command::new("ssh")
-        .args(h.ssh_args(identity))
+        .args(&args)
         .arg(FACTS)
         .stdin(Stdio::null())
         .output()
@@ -90,6 +111,7 @@ fn facts(l: &Loaded, h: &Host) -> Result<HostFacts, String> {
     let mut lines = text.lines();
     Ok(HostFacts {
         name: h.name.clone(),
+        command,
         kernel: lines.next().unwrap_or_default().trim().to_string(),
         cores: lines
             .next()
