@@ -783,7 +783,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
             &key!["plan", "repetitions"],
             n as f64,
             1.0,
-            1000.0,
+            bakeoff_stats::MAX_ROUNDS as f64,
             "repetitions",
         )?;
     }

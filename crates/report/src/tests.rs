@@ -480,3 +480,71 @@ fn tpcc_sections_in_every_exporter() {
     assert!(html.contains("<section id=\"tpcc\">"), "{html}");
     assert!(html.contains("NOTPM by warehouses"), "{html}");
 }
+
+fn from(r: &Results) -> Result<Results, String> {
+    Results::from_json(std::str::from_utf8(&Json.render(r)).unwrap())
+}
+
+/// Issue 28: `compare` printed escape sequences from names raw (they cleared the screen and
+/// set the window title), and a bidi override passed `report`.
+#[test]
+fn regression_names_with_escape_sequences_or_bidi_overrides_are_refused_on_read() {
+    for bad in [
+        "\u{1b}[2J\u{1b}]0;owned\u{7}",
+        "gcc\u{202e}2O",
+        "a\u{2028}b",
+        "",
+        "a/b",
+    ] {
+        let mut r = sample();
+        r.cells[0].workload = bad.into();
+        let m = from(&r).unwrap_err();
+        assert!(m.starts_with("cells[0].workload "), "{m}");
+        assert!(
+            !m.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{m:?}"
+        );
+        let mut r = sample();
+        r.variants[1].name = bad.into();
+        assert!(from(&r).unwrap_err().starts_with("variants[1].name"));
+        let mut r = sample();
+        r.name = bad.into();
+        assert!(from(&r).unwrap_err().starts_with("name "));
+    }
+}
+
+#[test]
+fn regression_a_baseline_that_is_not_a_variant_is_refused() {
+    let mut r = sample();
+    r.plan.baseline = "nobody".into();
+    let m = from(&r).unwrap_err();
+    assert!(
+        m.contains("plan.baseline") && m.contains("not one of the variants"),
+        "{m}"
+    );
+}
+
+#[test]
+fn regression_negative_or_nan_throughput_is_refused() {
+    let mut r = sample();
+    r.cells[0].runs[0].ops_per_s = -5.0;
+    let m = from(&r).unwrap_err();
+    assert!(m.starts_with("cells[0].runs[0].ops_per_s is -5"), "{m}");
+    r.cells[0].runs[0].ops_per_s = f64::NAN;
+    assert!(r.check().unwrap_err().contains("ops_per_s is NaN"));
+}
+
+/// Issue 28: 60,000 runs in one cell made `compare` allocate 28.8 GB and `report` run past
+/// 60 s; a cell holds at most the runs `run` makes.
+#[test]
+fn regression_sixty_thousand_runs_in_a_cell_are_refused_quickly() {
+    let mut r = sample();
+    let one = r.cells[0].runs[0].clone();
+    r.cells[0].runs = vec![one; 60_000];
+    let started = std::time::Instant::now();
+    let m = from(&r).unwrap_err();
+    assert!(m.contains("cells[0].runs holds 60000 runs"), "{m}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    r.cells[0].runs.truncate(bakeoff_stats::MAX_ROUNDS);
+    assert!(from(&r).is_ok());
+}

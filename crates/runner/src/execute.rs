@@ -59,7 +59,7 @@ impl Context<'_> {
         let started = Instant::now();
         let (mut index, mut round) = (0, 0);
         let stopped_by = loop {
-            if stop.max_rounds.is_some_and(|n| round >= n) {
+            if round >= stop.max_rounds.unwrap_or(bakeoff_stats::MAX_ROUNDS) {
                 break "repetitions";
             }
             let open: Vec<(usize, usize)> = points
