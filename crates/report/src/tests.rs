@@ -548,3 +548,73 @@ fn regression_sixty_thousand_runs_in_a_cell_are_refused_quickly() {
     r.cells[0].runs.truncate(bakeoff_stats::MAX_ROUNDS);
     assert!(from(&r).is_ok());
 }
+
+/// Issue 28: report.md carried raw HTML from names and `description` (`<svg onload=...>`,
+/// `<script>`, an unclosed `<!--` that hid the rest of the report).
+#[test]
+fn regression_report_md_escapes_raw_html_and_comments_from_results() {
+    let mut r = sample();
+    r.description = Some("<svg onload=alert(1)> & <!-- the rest".into());
+    r.warnings.push("<script>alert(2)</script>".into());
+    r.notes.push("<!-- hidden".into());
+    r.host.cpu_model = "<img src=x onerror=alert(3)>".into();
+    r.experiment.file = "x`<svg onload=alert(4)>`.toml".into();
+    r.experiment.text = "name = \"x\"\n```\n<script>alert(5)</script>\n".into();
+    let md = markdown::render(&r);
+    for raw in ["<svg", "<script", "<!--", "<img"] {
+        for (i, _) in md.match_indices(raw) {
+            // Only inside the experiment file's code block or a code span, where it is text.
+            let before = &md[..i];
+            assert!(
+                before.contains("## Experiment file"),
+                "{raw} outside code at byte {i}:\n{md}"
+            );
+        }
+    }
+    assert!(
+        md.contains("&lt;svg onload=alert(1)&gt; &amp; &lt;!-- the rest"),
+        "{md}"
+    );
+    // The experiment text keeps its backticks inside a longer fence.
+    assert!(md.contains("````toml\nname = \"x\"\n```\n<script>"), "{md}");
+    assert!(md.contains("``x`<svg onload=alert(4)>`.toml``"), "{md}");
+    // report.html escapes the same text.
+    let html = html::render(&r);
+    assert!(!html.contains("<svg onload") && !html.contains("<!-- the rest"));
+}
+
+/// Property: whatever a string holds, `md` lets no `<` or `&` through raw, and a code
+/// span or fence is never closed early by the text inside it.
+#[test]
+fn property_markdown_text_and_code_hold_any_string() {
+    use crate::markup::{md, md_code, md_fence};
+    let mut seed: u64 = 0x2828;
+    let mut next = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n
+    };
+    let parts = [
+        "<", ">", "&", "`", "``", "<!--", "a", " ", "\n", "|", "&amp;",
+    ];
+    for _ in 0..3000 {
+        let s: String = (0..next(10)).map(|_| parts[next(parts.len())]).collect();
+        let m = md(&s);
+        assert!(
+            !m.contains('<') && !m.contains('>') && !m.contains('\n'),
+            "{m}"
+        );
+        assert_eq!(m.matches('&').count(), s.matches(['&', '<', '>']).count());
+        if s.trim().is_empty() {
+            continue;
+        }
+        let c = md_code(&s);
+        let ticks = c.chars().take_while(|&ch| ch == '`').count();
+        let inner = &c[ticks..c.len() - ticks];
+        assert!(!inner.contains(&"`".repeat(ticks)), "{c}");
+        let f = md_fence("", &s);
+        let fence = f.lines().next().unwrap();
+        assert!(!s.contains(fence), "{f}");
+    }
+}
