@@ -29,7 +29,7 @@ pub fn render(r: &Results) -> String {
         md(&r.host.kernel)
     );
     for (what, how) in summary::placement(&r.host) {
-        let _ = writeln!(s, "{}: {}.  ", md(&what), md(&how));
+        let _ = writeln!(s, "{}: {}.  ", md(what), md(&how));
     }
     s.push('\n');
     warnings(&mut s, r);
