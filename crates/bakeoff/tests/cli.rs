@@ -243,7 +243,7 @@ fn regression_report_recomputes_from_the_runs_it_finds() {
     let dir = s.path().join("folder");
     std::fs::create_dir_all(&dir).unwrap();
     // A results.json whose stored verdict claims "faster" with no runs behind it.
-    let text = include_str!("data/stale-results.json");
+    let text = include_str!("data/stale-results.json").replace("b\\u001b[31m", "b");
     std::fs::write(dir.join("results.json"), text).unwrap();
     let out = bakeoff().arg("report").arg(&dir).output().expect("report");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -417,4 +417,47 @@ fn regression_check_runs_no_program_the_file_names() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "the host cannot answer");
     assert!(ran.exists(), "the allowed ProxyCommand did not run");
+}
+
+/// Issue 28: `compare` and `report` printed names from a results.json raw (escape sequences
+/// cleared the screen and set the window title; a bidi override reordered the line). Each
+/// such file is refused: exit 2, one line naming the file and the field, nothing written.
+#[test]
+fn regression_a_results_folder_with_escape_sequences_or_bidi_overrides_in_names_is_refused() {
+    let s = common::Scratch::new();
+    let original = include_str!("data/stale-results.json");
+    for (i, bad) in ["b\\u001b[2J\\u001b]0;owned\\u0007", "b\\u202e", "b\\u3164"]
+        .iter()
+        .enumerate()
+    {
+        let dir = s.path().join(format!("folder{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = original.replace("b\\u001b[31m", bad);
+        std::fs::write(dir.join("results.json"), text).unwrap();
+        for cmd in ["report", "compare"] {
+            let mut c = bakeoff();
+            c.arg(cmd);
+            if cmd == "compare" {
+                c.arg("--store")
+                    .arg(s.path().join("history.sqlite"))
+                    .arg("--out")
+                    .arg(s.path().join(format!("compared{i}")))
+                    .arg(&dir);
+            }
+            let out = c.arg(&dir).output().expect("runs");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd:?} {bad}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(
+                err.contains("results.json") && err.contains("cells[1].variant"),
+                "{err}"
+            );
+            assert!(
+                !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+                "{err:?}"
+            );
+            assert!(out.stdout.is_empty());
+        }
+        assert!(!dir.join("report.md").exists());
+    }
 }

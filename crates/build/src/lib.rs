@@ -39,5 +39,5 @@ pub use error::BuildError;
 pub use key::cache_key;
 pub use lto::Lto;
 pub use recipe::Recipe;
-pub use source::{bundled_sqlite_version, fetch, SourceSpec, SourceTree};
+pub use source::{bundled_sqlite_version, fetch, is_debian_package_name, SourceSpec, SourceTree};
 pub use util::sha256_hex;

@@ -6,6 +6,8 @@
 //! - [`path`]: finding a program the way a shell does ([`path::which`]), whether a file
 //!   may be executed ([`path::is_executable`]), and a name made safe for a path
 //!   ([`path::safe_name`]).
+//! - [`name`]: what a name may be wherever it is read ([`name::valid_name`]), and text
+//!   made safe for a terminal ([`name::printable`]).
 //!
 //! - [`cpus`]: CPU lists as taskset takes them ([`cpus::CpuSet`]), pinning threads and
 //!   processes, and the default split of a machine between a server and its load.
@@ -14,4 +16,5 @@
 
 pub mod cpus;
 pub mod file;
+pub mod name;
 pub mod path;

@@ -1077,3 +1077,64 @@ fn regression_directive_injection_through_option_keys_and_values_is_refused() {
     ));
     assert!(m.contains("control character"), "{m}");
 }
+
+/// Issue 28: invisible and line-separator characters were still accepted in names.
+#[test]
+fn regression_hangul_filler_tag_letter_and_line_separator_names_are_refused() {
+    for bad in [
+        "gcc\\u3164",
+        "gcc\\U000E0041",
+        "gcc\\u2028O2",
+        "gcc\\u2060",
+        "gcc\\u202e2O",
+        "gcc\\uFE0F",
+        "gcc\\uFFA0",
+    ] {
+        let text = GOOD.replace("name = \"clang-O3\"", &format!("name = \"{bad}\""));
+        let m = err(&text);
+        assert!(
+            m.contains("variant name") && m.contains("invisible"),
+            "{bad}: {m}"
+        );
+        let text = GOOD.replace("name = \"get90-set10\"", &format!("name = \"{bad}\""));
+        assert!(err(&text).contains("workload name"), "{bad}");
+    }
+}
+
+/// Issue 28: `source = { debian = "-b" }` reached `apt-get source` as an option.
+#[test]
+fn regression_a_debian_package_name_that_is_an_option_is_refused() {
+    for bad in ["-b", "--help", "-", "Memcached", "a b", "x"] {
+        let text = GOOD.replace("debian = \"memcached\"", &format!("debian = \"{bad}\""));
+        let m = err(&text);
+        assert!(
+            m.starts_with("exp.toml:6:") && m.contains("not a Debian source package name"),
+            "{bad}: {m}"
+        );
+    }
+    assert!(parse_str(&GOOD.replace("\"memcached\" }", "\"postgresql-15\" }")).is_ok());
+}
+
+/// Issue 28: variants `x:y` and `x_y` overwrote each other's logs, histograms and series.
+#[test]
+fn regression_names_that_become_one_file_name_are_refused_both_named() {
+    let text = GOOD
+        .replace("name = \"gcc-O2\"", "name = \"x:y\"")
+        .replace("name = \"clang-O3\"", "name = \"x_y\"")
+        .replace("baseline = \"gcc-O2\"", "baseline = \"x:y\"");
+    let m = err(&text);
+    assert!(
+        m.contains("\"x:y\"") && m.contains("\"x_y\"") && m.contains("file name"),
+        "{m}"
+    );
+    assert_eq!(m.lines().count(), 1);
+    let two = GOOD.replace("get90-set10", "get90_set10").replace(
+        "[plan]",
+        "[[workload]]\nkind = \"kv\"\nname = \"get90 set10\"\n\n[plan]",
+    );
+    let m = err(&two);
+    assert!(
+        m.contains("workload names") && m.contains("\"get90 set10\""),
+        "{m}"
+    );
+}

@@ -6,6 +6,7 @@ use crate::experiment::{
     BuildOn, Experiment, Mode, Source, TargetKind, Variant, Workload, WorkloadKind,
 };
 use crate::key;
+use bakeoff_os::name::{valid_name, NAME_RULE};
 use std::collections::BTreeSet;
 
 pub(crate) type Check = Result<(), PlanError>;
@@ -438,6 +439,19 @@ fn check_source(l: &Loaded, e: &Experiment) -> Check {
         ));
     }
     check_source_pairs(l, s, &at)?;
+    if let Some(d) = s
+        .debian
+        .as_deref()
+        .filter(|d| !bakeoff_build::is_debian_package_name(d))
+    {
+        return Err(l.error_at(
+            &key!["target", "source", "debian"],
+            format!(
+                "debian {:?} is not a Debian source package name (lowercase letters, digits, '+', '-', '.', starting with a letter or digit), e.g. debian = \"memcached\"",
+                d.chars().take(80).collect::<String>()
+            ),
+        ));
+    }
     if let Some(p) = &s.path {
         if !l.resolve(p).is_dir() {
             return Err(l.error_at(
@@ -522,6 +536,36 @@ fn check_variants(l: &Loaded, e: &Experiment) -> Check {
             ));
         }
         check_variant(l, e, i, v)?;
+    }
+    let names: Vec<(Vec<Key>, String)> = e
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (key!["variant", i, "name"].to_vec(), v.name.clone()))
+        .collect();
+    distinct_file_names(l, "variant", &names)
+}
+
+/// Names become file names in the results folder (logs, histograms, series, profiles,
+/// data dirs) through [`bakeoff_os::path::safe_name`]; two names it maps to one file name
+/// would overwrite each other's files, so the pair is refused, both named.
+fn distinct_file_names(l: &Loaded, what: &str, names: &[(Vec<Key>, String)]) -> Check {
+    let mut seen: std::collections::BTreeMap<String, &str> = std::collections::BTreeMap::new();
+    for (at, name) in names {
+        let file = bakeoff_os::path::safe_name(name);
+        match seen.get(file.as_str()) {
+            Some(first) if *first != name.as_str() => {
+                return Err(l.error_at(
+                    at,
+                    format!(
+                        "{what} names {first:?} and {name:?} both become the file name {file:?} in the results folder; rename one (letters, digits, '-', '_' and '.' are kept, anything else becomes '_')"
+                    ),
+                ))
+            }
+            _ => {
+                seen.insert(file, name);
+            }
+        }
     }
     Ok(())
 }
@@ -721,6 +765,24 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
             }
         }
     }
+    let cells: Vec<(Vec<Key>, String)> = e
+        .workloads
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| {
+            let sweep = w.tpcc().map_or_else(Vec::new, |t| t.warehouses_swept());
+            let name = w.display_name();
+            let names = if sweep.len() < 2 {
+                vec![name]
+            } else {
+                sweep.iter().map(|wh| format!("{name}-w{wh}")).collect()
+            };
+            names
+                .into_iter()
+                .map(move |n| (key!["workload", i, "name"].to_vec(), n))
+        })
+        .collect();
+    distinct_file_names(l, "workload", &cells)?;
     if !e.workloads.is_empty() && e.workloads.iter().all(|w| w.train_only) {
         return Err(l.error_at(
             &key!["workload", 0, "train_only"],
@@ -761,7 +823,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
             &key!["plan", "repetitions"],
             n as f64,
             1.0,
-            1000.0,
+            bakeoff_stats::MAX_ROUNDS as f64,
             "repetitions",
         )?;
     }
@@ -926,35 +988,5 @@ fn check_cell_names(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
-/// What a name may be, for messages.
-const NAME_RULE: &str = "1-64 printable characters without leading or trailing spaces, no '/', '\\', control or invisible characters";
-
 /// The most points one sweep may have (each point is a cell per variant).
 pub(crate) const MAX_SWEEP_POINTS: usize = 64;
-
-/// 1-64 characters, none of them '/', '\\', a control character or an invisible one
-/// (zero-width, bidirectional controls, soft hyphen, byte-order mark), so that names that
-/// look the same are the same and every name prints as it reads.
-fn valid_name(n: &str) -> bool {
-    let invisible = |c: char| {
-        matches!(
-            c,
-            '\u{00AD}'
-                | '\u{034F}'
-                | '\u{061C}'
-                | '\u{115F}'
-                | '\u{1160}'
-                | '\u{180E}'
-                | '\u{FEFF}'
-        ) || ('\u{200B}'..='\u{200F}').contains(&c)
-            || ('\u{202A}'..='\u{202E}').contains(&c)
-            || ('\u{2060}'..='\u{206F}').contains(&c)
-            || ('\u{FE00}'..='\u{FE0F}').contains(&c)
-    };
-    !n.is_empty()
-        && n.chars().count() <= 64
-        && n.trim() == n
-        && !n
-            .chars()
-            .any(|c| c == '/' || c == '\\' || c.is_control() || invisible(c))
-}

@@ -1,6 +1,7 @@
 //! report.md: verdicts first, then the full table, the builds, every run, the plan, and
 //! the exact experiment file, so the folder explains itself without bakeoff.
 
+use crate::markup::{md, md_code, md_fence};
 use crate::model::Results;
 use crate::summary;
 use crate::table::{Table, Value};
@@ -8,27 +9,27 @@ use std::fmt::Write;
 
 pub fn render(r: &Results) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# bakeoff: {}\n", r.name);
+    let _ = writeln!(s, "# bakeoff: {}\n", md(&r.name));
     if let Some(d) = &r.description {
-        let _ = writeln!(s, "{d}\n");
+        let _ = writeln!(s, "{}\n", md(d));
     }
     let _ = writeln!(
         s,
         "Status: **{}**. Started {}{}. Host: {} ({} cores, {:.1} GiB), {}, kernel {}.\n",
-        r.status,
-        r.started_utc,
+        md(&r.status),
+        md(&r.started_utc),
         r.finished_utc
             .as_deref()
-            .map(|f| format!(", finished {f}"))
+            .map(|f| format!(", finished {}", md(f)))
             .unwrap_or_default(),
-        r.host.cpu_model,
+        md(&r.host.cpu_model),
         r.host.cores,
         r.host.memory_bytes as f64 / (1u64 << 30) as f64,
-        r.host.os,
-        r.host.kernel
+        md(&r.host.os),
+        md(&r.host.kernel)
     );
     for (what, how) in summary::placement(&r.host) {
-        let _ = writeln!(s, "{what}: {how}.  ");
+        let _ = writeln!(s, "{}: {}.  ", md(what), md(&how));
     }
     s.push('\n');
     warnings(&mut s, r);
@@ -42,7 +43,7 @@ pub fn render(r: &Results) -> String {
         "\nops/s: median over valid runs with a distribution-free 95% CI; CV: run-to-run coefficient of variation; ratio and verdict: see Verdicts (true coverage in brackets when too few runs allow no 95% interval).\n"
     );
     for sw in crate::sweep::sweeps(r) {
-        let _ = writeln!(s, "## {} by connections: {}\n", sw.unit, sw.workload);
+        let _ = writeln!(s, "## {} by connections: {}\n", sw.unit, md(&sw.workload));
         s.push_str(&sw.table.markdown());
         s.push('\n');
     }
@@ -70,9 +71,9 @@ pub fn render(r: &Results) -> String {
     plan(&mut s, r);
     let _ = writeln!(
         s,
-        "## Experiment file\n\n`{}`\n\n```toml\n{}\n```",
-        r.experiment.file,
-        r.experiment.text.trim_end()
+        "## Experiment file\n\n{}\n\n{}",
+        md_code(&r.experiment.file),
+        md_fence("toml", r.experiment.text.trim_end())
     );
     s
 }
@@ -83,7 +84,7 @@ fn warnings(s: &mut String, r: &Results) {
     }
     let _ = writeln!(s, "## Warnings\n");
     for w in &r.warnings {
-        let _ = writeln!(s, "- **{w}**");
+        let _ = writeln!(s, "- **{}**", md(w));
     }
     s.push('\n');
 }
@@ -92,15 +93,19 @@ fn verdicts(s: &mut String, r: &Results) {
     if r.comparisons.is_empty() {
         return;
     }
-    let _ = writeln!(s, "## Verdicts (against baseline `{}`)\n", r.plan.baseline);
+    let _ = writeln!(
+        s,
+        "## Verdicts (against baseline {})\n",
+        md_code(&r.plan.baseline)
+    );
     if let Some(t) = crate::sections::verdicts(r) {
         s.push_str(&t.markdown());
     }
-    let _ = writeln!(s, "\n{}.\n", summary::stopping_text(r));
+    let _ = writeln!(s, "\n{}.\n", md(&summary::stopping_text(r)));
     let mut notes = summary::explanations(r);
     notes.extend(summary::disturbed(r));
     for n in notes {
-        let _ = writeln!(s, "- {n}");
+        let _ = writeln!(s, "- {}", md(&n));
     }
     let _ = writeln!(
         s,
@@ -129,9 +134,9 @@ fn round_ratios(s: &mut String, r: &Results) {
         let _ = writeln!(
             s,
             "- {} x{} {}: {}{spread}",
-            c.workload,
+            md(&c.workload),
             c.connections,
-            c.variant,
+            md(&c.variant),
             xs.join(" ")
         );
     }
@@ -235,14 +240,14 @@ fn runs(s: &mut String, r: &Results) {
 fn plan(s: &mut String, r: &Results) {
     let _ = writeln!(
         s,
-        "## Plan\n\n{}; baseline `{}`. {}.\n",
-        crate::summary::plan_text(&r.plan),
-        r.plan.baseline,
-        crate::summary::stopping_text(r)
+        "## Plan\n\n{}; baseline {}. {}.\n",
+        md(&crate::summary::plan_text(&r.plan)),
+        md_code(&r.plan.baseline),
+        md(&crate::summary::stopping_text(r))
     );
     let _ = writeln!(s, "Order of runs (each round shuffled with the seed):\n");
     for (i, round) in r.plan.rounds.iter().enumerate() {
-        let _ = writeln!(s, "{}. {}", i + 1, round.join(", "));
+        let _ = writeln!(s, "{}. {}", i + 1, md(&round.join(", ")));
     }
     s.push('\n');
 }

@@ -1118,7 +1118,75 @@ impl Results {
                 r.schema
             ));
         }
+        r.check()?;
         Ok(r)
+    }
+
+    /// What a run could never have written, refused with the field it is in: a name the
+    /// experiment file would refuse ([`bakeoff_os::name::valid_name`]), a baseline that is
+    /// not one of the variants, more runs in a cell than
+    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number.
+    pub fn check(&self) -> Result<(), String> {
+        use bakeoff_os::name::{printable, valid_name, NAME_RULE};
+        let name = |field: &str, n: &str| -> Result<(), String> {
+            if valid_name(n) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{field} {:?} is not a name bakeoff writes (names are {NAME_RULE}); this results.json was edited or made by hand: use a folder written by `bakeoff run`",
+                    printable(&n.chars().take(80).collect::<String>())
+                ))
+            }
+        };
+        let known = |field: &str, n: &str| -> Result<(), String> {
+            name(field, n)?;
+            // `bakeoff compare` with several variants a side: "A" heads "A:<name>", ...
+            let side =
+                |v: &VariantRecord| v.name.strip_prefix(n).is_some_and(|r| r.starts_with(':'));
+            if self.variants.is_empty() || self.variants.iter().any(|v| v.name == n || side(v)) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{field} {n:?} is not one of the variants; this results.json was edited or made by hand: use a folder written by `bakeoff run`"
+                ))
+            }
+        };
+        name("name", &self.name)?;
+        for (i, v) in self.variants.iter().enumerate() {
+            name(&format!("variants[{i}].name"), &v.name)?;
+            if self.variants[..i].iter().any(|o| o.name == v.name) {
+                return Err(format!(
+                    "variants[{i}].name {:?} is there twice; use a folder written by `bakeoff run`",
+                    v.name
+                ));
+            }
+        }
+        known("plan.baseline", &self.plan.baseline)?;
+        for (i, c) in self.cells.iter().enumerate() {
+            name(&format!("cells[{i}].workload"), &c.workload)?;
+            name(&format!("cells[{i}].variant"), &c.variant)?;
+            if c.runs.len() > bakeoff_stats::MAX_ROUNDS {
+                return Err(format!(
+                    "cells[{i}].runs holds {} runs, more than the {} rounds a run makes; use a folder written by `bakeoff run`",
+                    c.runs.len(),
+                    bakeoff_stats::MAX_ROUNDS
+                ));
+            }
+            for (j, run) in c.runs.iter().enumerate() {
+                if !(run.ops_per_s.is_finite() && run.ops_per_s >= 0.0) {
+                    return Err(format!(
+                        "cells[{i}].runs[{j}].ops_per_s is {}, not a throughput (a number of operations per second, 0 or more); use a folder written by `bakeoff run`",
+                        run.ops_per_s
+                    ));
+                }
+            }
+        }
+        for (i, c) in self.comparisons.iter().enumerate() {
+            name(&format!("comparisons[{i}].workload"), &c.workload)?;
+            name(&format!("comparisons[{i}].variant"), &c.variant)?;
+            name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
+        }
+        Ok(())
     }
 }
 

@@ -59,15 +59,19 @@ pub fn verification_markdown(s: &mut String, r: &Results) {
     }
     let _ = writeln!(
         s,
-        "## Result verification (against `{}`)\n",
-        r.plan.baseline
+        "## Result verification (against {})\n",
+        crate::markup::md_code(&r.plan.baseline)
     );
     s.push_str(&verification_table(r).markdown());
     s.push('\n');
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
-        let _ = writeln!(s, "### {}: results differ\n", v.variant);
+        let _ = writeln!(s, "### {}: results differ\n", crate::markup::md(&v.variant));
         for d in v.differences.iter().take(10) {
-            let _ = writeln!(s, "```\n{}\n```\n", difference_lines(d).join("\n"));
+            let _ = writeln!(
+                s,
+                "{}\n",
+                crate::markup::md_fence("", &difference_lines(d).join("\n"))
+            );
         }
         if v.differences.len() > 10 {
             let _ = writeln!(s, "({} more in results.json)\n", v.differences.len() - 10);
@@ -131,7 +135,9 @@ pub fn replay_markdown(s: &mut String, r: &Results) {
         let _ = writeln!(
             s,
             "### {} x{} on {}\n",
-            c.workload, c.connections, c.variant
+            crate::markup::md(&c.workload),
+            c.connections,
+            crate::markup::md(&c.variant)
         );
         s.push_str(&class_table(c).markdown());
         s.push('\n');
@@ -146,13 +152,18 @@ pub fn replay_markdown(s: &mut String, r: &Results) {
             continue;
         }
         shown.push(key);
-        let _ = writeln!(s, "### Plans: {} on {}\n", c.workload, c.variant);
+        let _ = writeln!(
+            s,
+            "### Plans: {} on {}\n",
+            crate::markup::md(&c.workload),
+            crate::markup::md(&c.variant)
+        );
         for e in &run.explains {
             let _ = writeln!(
                 s,
-                "`{}`\n\n```\n{}\n```\n",
-                e.fingerprint,
-                e.plan.trim_end()
+                "{}\n\n{}\n",
+                crate::markup::md_code(&e.fingerprint),
+                crate::markup::md_fence("", e.plan.trim_end())
             );
         }
     }

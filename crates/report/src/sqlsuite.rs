@@ -113,10 +113,10 @@ pub fn table(r: &Results, w: &str, ops: bool) -> Table {
 /// report.md: the group table and the operation table of each sqlsuite workload.
 pub fn markdown(s: &mut String, r: &Results) {
     for w in workloads(r) {
-        let _ = writeln!(s, "## SQL suite: {w}\n");
+        let _ = writeln!(s, "## SQL suite: {}\n", crate::markup::md(&w));
         for ops in [false, true] {
             let t = table(r, &w, ops);
-            let _ = writeln!(s, "### {}\n", t.title);
+            let _ = writeln!(s, "### {}\n", crate::markup::md(&t.title));
             s.push_str(&t.markdown());
             s.push('\n');
         }

@@ -149,21 +149,10 @@ pub fn micros(v: f64) -> String {
     }
 }
 
-/// Text safe for a terminal: control characters (an escape sequence in a hand-edited
-/// results.json) are shown escaped, never sent raw.
+/// Text safe for a terminal: control and invisible characters (an escape sequence or a
+/// bidi override in a hand-edited results.json) are shown escaped, never sent raw.
 pub fn printable(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_string();
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    bakeoff_os::name::printable(s)
 }
 
 /// `s` in the terminal colour of verdict `v` (none: as it is).

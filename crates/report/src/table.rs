@@ -4,7 +4,7 @@
 //! swatch in HTML, a verdict its badge, a file its link; the words and figures are the same
 //! everywhere.
 
-use crate::markup::escape;
+use crate::markup::{escape, md, md_code, md_link};
 use crate::model::Verdict;
 
 /// One cell, typed so each renderer can show it its own way.
@@ -164,7 +164,7 @@ impl Table {
     /// A GitHub-flavoured markdown table (no title, no notes): code in backticks, verdicts
     /// in bold, files as relative links.
     pub fn markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let esc = |s: &str| md(s).replace('|', "\\|");
         let header: Vec<String> = self.header();
         let mut out = format!("| {} |\n", header.join(" | "));
         out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
@@ -172,11 +172,11 @@ impl Table {
             let cells: Vec<String> = r
                 .iter()
                 .map(|v| match v {
-                    Value::Code(s) => format!("`{}`", esc(s)),
+                    Value::Code(s) => md_code(&s.replace('|', "\\|")),
                     Value::Verdict(_, s) => format!("**{}**", esc(s)),
                     Value::Files(f) => f
                         .iter()
-                        .map(|(text, path)| format!("[{}]({})", esc(text), esc(path)))
+                        .map(|(text, path)| format!("[{}]({})", esc(text), md_link(path)))
                         .collect::<Vec<_>>()
                         .join(" "),
                     other => esc(&other.plain()),
@@ -192,7 +192,7 @@ impl Table {
         let mut s = self.markdown();
         if !self.notes.is_empty() {
             s.push('\n');
-            s.push_str(&self.notes.join(" "));
+            s.push_str(&md(&self.notes.join(" ")));
             s.push('\n');
         }
         s

@@ -480,3 +480,141 @@ fn tpcc_sections_in_every_exporter() {
     assert!(html.contains("<section id=\"tpcc\">"), "{html}");
     assert!(html.contains("NOTPM by warehouses"), "{html}");
 }
+
+fn from(r: &Results) -> Result<Results, String> {
+    Results::from_json(std::str::from_utf8(&Json.render(r)).unwrap())
+}
+
+/// Issue 28: `compare` printed escape sequences from names raw (they cleared the screen and
+/// set the window title), and a bidi override passed `report`.
+#[test]
+fn regression_names_with_escape_sequences_or_bidi_overrides_are_refused_on_read() {
+    for bad in [
+        "\u{1b}[2J\u{1b}]0;owned\u{7}",
+        "gcc\u{202e}2O",
+        "a\u{2028}b",
+        "",
+        "a/b",
+    ] {
+        let mut r = sample();
+        r.cells[0].workload = bad.into();
+        let m = from(&r).unwrap_err();
+        assert!(m.starts_with("cells[0].workload "), "{m}");
+        assert!(
+            !m.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{m:?}"
+        );
+        let mut r = sample();
+        r.variants[1].name = bad.into();
+        assert!(from(&r).unwrap_err().starts_with("variants[1].name"));
+        let mut r = sample();
+        r.name = bad.into();
+        assert!(from(&r).unwrap_err().starts_with("name "));
+    }
+}
+
+#[test]
+fn regression_a_baseline_that_is_not_a_variant_is_refused() {
+    let mut r = sample();
+    r.plan.baseline = "nobody".into();
+    let m = from(&r).unwrap_err();
+    assert!(
+        m.contains("plan.baseline") && m.contains("not one of the variants"),
+        "{m}"
+    );
+}
+
+#[test]
+fn regression_negative_or_nan_throughput_is_refused() {
+    let mut r = sample();
+    r.cells[0].runs[0].ops_per_s = -5.0;
+    let m = from(&r).unwrap_err();
+    assert!(m.starts_with("cells[0].runs[0].ops_per_s is -5"), "{m}");
+    r.cells[0].runs[0].ops_per_s = f64::NAN;
+    assert!(r.check().unwrap_err().contains("ops_per_s is NaN"));
+}
+
+/// Issue 28: 60,000 runs in one cell made `compare` allocate 28.8 GB and `report` run past
+/// 60 s; a cell holds at most the runs `run` makes.
+#[test]
+fn regression_sixty_thousand_runs_in_a_cell_are_refused_quickly() {
+    let mut r = sample();
+    let one = r.cells[0].runs[0].clone();
+    r.cells[0].runs = vec![one; 60_000];
+    let started = std::time::Instant::now();
+    let m = from(&r).unwrap_err();
+    assert!(m.contains("cells[0].runs holds 60000 runs"), "{m}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    r.cells[0].runs.truncate(bakeoff_stats::MAX_ROUNDS);
+    assert!(from(&r).is_ok());
+}
+
+/// Issue 28: report.md carried raw HTML from names and `description` (`<svg onload=...>`,
+/// `<script>`, an unclosed `<!--` that hid the rest of the report).
+#[test]
+fn regression_report_md_escapes_raw_html_and_comments_from_results() {
+    let mut r = sample();
+    r.description = Some("<svg onload=alert(1)> & <!-- the rest".into());
+    r.warnings.push("<script>alert(2)</script>".into());
+    r.notes.push("<!-- hidden".into());
+    r.host.cpu_model = "<img src=x onerror=alert(3)>".into();
+    r.experiment.file = "x`<svg onload=alert(4)>`.toml".into();
+    r.experiment.text = "name = \"x\"\n```\n<script>alert(5)</script>\n".into();
+    let md = markdown::render(&r);
+    for raw in ["<svg", "<script", "<!--", "<img"] {
+        for (i, _) in md.match_indices(raw) {
+            // Only inside the experiment file's code block or a code span, where it is text.
+            let before = &md[..i];
+            assert!(
+                before.contains("## Experiment file"),
+                "{raw} outside code at byte {i}:\n{md}"
+            );
+        }
+    }
+    assert!(
+        md.contains("&lt;svg onload=alert(1)&gt; &amp; &lt;!-- the rest"),
+        "{md}"
+    );
+    // The experiment text keeps its backticks inside a longer fence.
+    assert!(md.contains("````toml\nname = \"x\"\n```\n<script>"), "{md}");
+    assert!(md.contains("``x`<svg onload=alert(4)>`.toml``"), "{md}");
+    // report.html escapes the same text.
+    let html = html::render(&r);
+    assert!(!html.contains("<svg onload") && !html.contains("<!-- the rest"));
+}
+
+/// Property: whatever a string holds, `md` lets no `<` or `&` through raw, and a code
+/// span or fence is never closed early by the text inside it.
+#[test]
+fn property_markdown_text_and_code_hold_any_string() {
+    use crate::markup::{md, md_code, md_fence};
+    let mut seed: u64 = 0x2828;
+    let mut next = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n
+    };
+    let parts = [
+        "<", ">", "&", "`", "``", "<!--", "a", " ", "\n", "|", "&amp;",
+    ];
+    for _ in 0..3000 {
+        let s: String = (0..next(10)).map(|_| parts[next(parts.len())]).collect();
+        let m = md(&s);
+        assert!(
+            !m.contains('<') && !m.contains('>') && !m.contains('\n'),
+            "{m}"
+        );
+        assert_eq!(m.matches('&').count(), s.matches(['&', '<', '>']).count());
+        if s.trim().is_empty() {
+            continue;
+        }
+        let c = md_code(&s);
+        let ticks = c.chars().take_while(|&ch| ch == '`').count();
+        let inner = &c[ticks..c.len() - ticks];
+        assert!(!inner.contains(&"`".repeat(ticks)), "{c}");
+        let f = md_fence("", &s);
+        let fence = f.lines().next().unwrap();
+        assert!(!s.contains(fence), "{f}");
+    }
+}

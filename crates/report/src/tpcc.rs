@@ -301,7 +301,7 @@ pub fn bound_by(iowait_pct: f64, idle_pct: f64, disk_util_max_pct: f64) -> &'sta
 /// The markdown section(s), one per tpcc workload.
 pub fn markdown(s: &mut String, r: &Results) {
     for w in workloads(r) {
-        let _ = writeln!(s, "## TPC-C: {w}\n");
+        let _ = writeln!(s, "## TPC-C: {}\n", crate::markup::md(&w));
         let t = notpm_table(r, &w);
         s.push_str(&t.markdown());
         let _ = writeln!(
@@ -312,7 +312,7 @@ pub fn markdown(s: &mut String, r: &Results) {
         if !lines.is_empty() {
             let _ = writeln!(s, "Largest passing W:\n");
             for l in lines {
-                let _ = writeln!(s, "- **{l}**");
+                let _ = writeln!(s, "- **{}**", crate::markup::md(&l));
             }
             s.push('\n');
         }

@@ -3,6 +3,7 @@
 //! CPU counters, instruction counts, and hotspot profiles with their diff to the baseline.
 //! Each section is left out when the experiment did not produce it.
 
+use crate::markup::{md, md_code};
 use crate::model::{Cell, Results};
 use crate::sections;
 use std::fmt::Write;
@@ -21,21 +22,27 @@ pub fn memory_errors(s: &mut String, r: &Results) {
     for v in bad {
         let _ = writeln!(
             s,
-            "Variant `{}` ({}):\n",
-            v.name,
-            if v.sanitize.is_empty() {
+            "Variant {} ({}):\n",
+            md_code(&v.name),
+            md(&if v.sanitize.is_empty() {
                 v.run_under.clone().unwrap_or_default()
             } else {
                 format!("sanitize = {}", v.sanitize.join(", "))
-            }
+            })
         );
         for e in &v.memory_errors {
-            let _ = writeln!(s, "- **{}** ({}): {}", e.kind, e.tool, e.message);
+            let _ = writeln!(
+                s,
+                "- **{}** ({}): {}",
+                md(&e.kind),
+                md(&e.tool),
+                md(&e.message)
+            );
             for f in e.stack.iter().take(6) {
-                let _ = writeln!(s, "    - {f}");
+                let _ = writeln!(s, "    - {}", md(f));
             }
             if let Some(l) = &e.log {
-                let _ = writeln!(s, "    - log: `{l}`");
+                let _ = writeln!(s, "    - log: {}", md_code(l));
             }
         }
         s.push('\n');
@@ -92,7 +99,7 @@ pub fn instructions(s: &mut String, r: &Results) {
     s.push_str(&t.markdown_with_notes());
     s.push('\n');
     for (_, t) in sections::top_instructions(r) {
-        let _ = writeln!(s, "### {}\n", t.title);
+        let _ = writeln!(s, "### {}\n", md(&t.title));
         s.push_str(&t.markdown());
         s.push('\n');
     }
@@ -109,23 +116,23 @@ pub fn profiles(s: &mut String, r: &Results) {
         let Some(p) = &c.profile else { continue };
         let _ = writeln!(
             s,
-            "### {} x{} {}\n\n{} samples of {}; server binary {:.1}%, kernel {:.1}%, libraries {:.1}%, other {:.1}%. Flamegraph: `{}`\n",
-            c.workload,
+            "### {} x{} {}\n\n{} samples of {}; server binary {:.1}%, kernel {:.1}%, libraries {:.1}%, other {:.1}%. Flamegraph: {}\n",
+            md(&c.workload),
             c.connections,
-            c.variant,
+            md(&c.variant),
             p.samples,
-            p.event,
+            md(&p.event),
             p.split.server_pct,
             p.split.kernel_pct,
             p.split.libraries_pct,
             p.split.other_pct,
-            p.flamegraph
+            md_code(&p.flamegraph)
         );
         if let Some(t) = sections::hotspot_top(p) {
             s.push_str(&t.markdown());
         }
         if let Some(t) = sections::hotspot_diff(p, &r.plan.baseline) {
-            let _ = writeln!(s, "\n{}:\n", t.title);
+            let _ = writeln!(s, "\n{}:\n", md(&t.title));
             s.push_str(&t.markdown());
         }
         s.push('\n');
@@ -157,7 +164,7 @@ pub fn notes(s: &mut String, r: &Results) {
     }
     let _ = writeln!(s, "## Not measured on this machine\n");
     for n in &r.notes {
-        let _ = writeln!(s, "- {n}");
+        let _ = writeln!(s, "- {}", md(n));
     }
     s.push('\n');
 }

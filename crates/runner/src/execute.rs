@@ -6,7 +6,7 @@
 
 use crate::checks::Workloads;
 use crate::datadirs::DataStore;
-use crate::folder::{write_results, Folder};
+use crate::folder::{safe_name, write_results, Folder};
 use crate::probes::ProbePlan;
 use crate::schedule::{round_fits, Rounds, Slot};
 use crate::variants::ReadyVariant;
@@ -59,7 +59,7 @@ impl Context<'_> {
         let started = Instant::now();
         let (mut index, mut round) = (0, 0);
         let stopped_by = loop {
-            if stop.max_rounds.is_some_and(|n| round >= n) {
+            if round >= stop.max_rounds.unwrap_or(bakeoff_stats::MAX_ROUNDS) {
                 break "repetitions";
             }
             let open: Vec<(usize, usize)> = points
@@ -121,7 +121,7 @@ impl Context<'_> {
         }
         let live = Arc::new(Live::default());
         observer.run_started(index, &label, &live);
-        let done = self.execute(slot, &label, &live, false);
+        let done = self.execute(slot, &live, false);
         let run = done.run;
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);
@@ -307,6 +307,21 @@ impl Context<'_> {
             .iter()
             .position(|c| c.workload == w && &c.variant == v && c.connections == s.connections)
             .unwrap_or(0)
+    }
+
+    /// The name of a run's files in the results folder (logs, histogram, series,
+    /// callgrind, perf data): each name made safe on its own and joined with '+', which
+    /// `safe_name` never writes, so that distinct runs never share a file (the check
+    /// refuses two variant or workload names that become one file name).
+    pub(crate) fn run_file(&self, s: &Slot, profiling: bool) -> String {
+        format!(
+            "{}+{}+x{}+r{}{}",
+            safe_name(&self.variants[s.variant].name),
+            safe_name(self.configs[s.workload].name()),
+            s.connections,
+            s.round + 1,
+            if profiling { "+profile" } else { "" }
+        )
     }
 
     pub fn label(&self, s: &Slot) -> String {

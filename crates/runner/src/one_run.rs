@@ -7,7 +7,6 @@
 use crate::agent::protocol::LoadSpec;
 use crate::datadirs;
 use crate::execute::Context;
-use crate::folder::safe_name;
 use crate::probes::{self, ProbeHooks, ServerWatch};
 use crate::remote::RemoteServer;
 use crate::schedule::Slot;
@@ -72,16 +71,10 @@ pub(crate) struct Executed {
 impl Context<'_> {
     /// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
     /// the server is recorded with perf record over the measured window.
-    pub(crate) fn execute(
-        &self,
-        slot: &Slot,
-        label: &str,
-        live: &Arc<Live>,
-        profiling: bool,
-    ) -> Executed {
+    pub(crate) fn execute(&self, slot: &Slot, live: &Arc<Live>, profiling: bool) -> Executed {
         let began = Instant::now();
         let v = &self.variants[slot.variant];
-        let file = safe_name(&label.replace(' ', "-"));
+        let file = self.run_file(slot, profiling);
         let kind = self.loaded.experiment.target.kind;
         let target = bakeoff_sandbox::target_for(kind);
         let callgrind_dir = self.folder.path.join("callgrind").join(&file);

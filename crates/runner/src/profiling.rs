@@ -41,19 +41,18 @@ impl Context<'_> {
                 let label = format!("{} (profile)", self.label(&slot));
                 let live = Arc::new(Live::default());
                 observer.run_started(i, &label, &live);
-                let done = self.execute(&slot, &label, &live, true);
+                let done = self.execute(&slot, &live, true);
                 observer.run_finished(i, &label, &done.run);
                 i += 1;
                 self.record_findings(results, &slot, done.findings);
                 let at = self.cell_index(results, &slot);
                 match done.profile {
                     Some(p) => {
-                        let name = format!(
-                            "{}-{}-x{connections}",
-                            self.variants[variant].name,
-                            self.configs[workload].name()
+                        let file = format!(
+                            "profiles/{}+{}+x{connections}.svg",
+                            safe_name(&self.variants[variant].name),
+                            safe_name(self.configs[workload].name())
                         );
-                        let file = format!("profiles/{}.svg", safe_name(&name));
                         let svg = profile::flamegraph(&p.folded, &label);
                         let written = svg.and_then(|b| self.folder.write(&file, &b));
                         let path = if written.is_ok() { file } else { String::new() };

@@ -112,6 +112,11 @@ impl fmt::Display for Pairing {
 /// (6 pairs: 2/64 = 0.031; 5 pairs cannot go below 2/32 = 0.0625).
 pub const MIN_PAIRS: usize = 6;
 
+/// The most rounds one experiment runs (`repetitions` at most, and a budget's rounds stop
+/// there too), so the most runs a cell holds: what a results folder may carry, since the
+/// interval computations grow faster than the runs.
+pub const MAX_ROUNDS: usize = 1000;
+
 /// How comparisons are decided.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {

@@ -8,7 +8,9 @@
 //! alone, and a store that cannot be written costs a warning, not a run. Each record is
 //! written in one transaction in WAL mode with `synchronous=FULL`, so a kill -9 at any
 //! point leaves whole records or none. The schema carries its version in
-//! `PRAGMA user_version` and is migrated forward on open ([`SCHEMA_VERSION`]).
+//! `PRAGMA user_version` and is migrated forward on open ([`SCHEMA_VERSION`]); a store is
+//! told from another program's SQLite file by `PRAGMA application_id`
+//! ([`APPLICATION_ID`]), checked before anything is written to it.
 
 mod compare;
 mod record;
@@ -19,7 +21,7 @@ mod trend;
 
 pub use compare::{compare, folder_name, CellKey, Compared, Side};
 pub use record::{CellEntry, Entry, Record, VariantEntry};
-pub use schema::SCHEMA_VERSION;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{Filter, Store, Writer};
 pub use text::history_table;
 pub use trend::{histories, known_values, trend, Trend, TrendRow};

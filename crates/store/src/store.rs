@@ -50,9 +50,11 @@ fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
 }
 
 /// Checks, without writing, that an existing `path` is a store bakeoff created: a regular
-/// file that is an SQLite database with bakeoff's `experiments` table and a schema version
-/// this bakeoff knows (an older one is migrated only by a writer). An empty file is a new
-/// store when `may_create`; for a reader it holds nothing (false).
+/// file that is an SQLite database stamped with bakeoff's [`schema::APPLICATION_ID`] (or,
+/// unstamped, one holding exactly bakeoff's tables and columns, from before the stamp) and
+/// a schema version this bakeoff knows (an older one is migrated only by a writer). An
+/// empty file, or an SQLite file with nothing in it, is a new store when `may_create`; for
+/// a reader it holds nothing (false).
 fn inspect(path: &Path, may_create: bool) -> Result<bool> {
     let not = |reason: &str| Error::NotAStore {
         path: path.to_path_buf(),
@@ -70,29 +72,29 @@ fn inspect(path: &Path, may_create: bool) -> Result<bool> {
     }
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| not(&e.to_string()))?;
-    let version = schema::user_version(&conn).map_err(|e| not(&e.to_string()))?;
-    let count = |sql: &str| -> Result<i64> {
-        conn.query_row(sql, [], |row| row.get(0))
-            .map_err(|e| not(&e.to_string()))
-    };
-    let tables =
-        count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'experiments'")?;
-    let any = count("SELECT count(*) FROM sqlite_master")?;
+    let sql = |e: rusqlite::Error| not(&e.to_string());
+    let version = schema::user_version(&conn).map_err(sql)?;
+    let app = schema::application_id(&conn).map_err(sql)?;
+    let any: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+        .map_err(sql)?;
+    if app == 0 && version == 0 && any == 0 {
+        // An SQLite file with nothing in it yet: a store another bakeoff is creating
+        // right now (it migrates under the write lock), or an empty database.
+        return Ok(may_create);
+    }
+    let ours = app == schema::APPLICATION_ID
+        || (app == 0 && version == 1 && schema::has_v1_tables(&conn).map_err(sql)?);
+    if !ours {
+        return Err(not(&format!(
+            "an SQLite database bakeoff did not create (application_id {app}, user_version {version}), another program's file"
+        )));
+    }
     if version > schema::SCHEMA_VERSION {
         return Err(Error::Newer {
             path: path.to_path_buf(),
             found: version,
         });
-    }
-    if version < 1 && any == 0 {
-        // An SQLite file with nothing in it yet: a store another bakeoff is creating
-        // right now (it migrates under the write lock), or an empty database.
-        return Ok(may_create);
-    }
-    if version < 1 || tables == 0 {
-        return Err(not(
-            "an SQLite database without bakeoff's tables, another program's file",
-        ));
     }
     Ok(true)
 }

@@ -131,6 +131,82 @@ fn a_new_store_has_the_schema_version_and_newer_ones_are_refused() {
     assert!(e.to_string().contains("newer bakeoff"), "{e}");
 }
 
+/// Issue 28: `run --store` switched another program's SQLite file to WAL because it had a
+/// table named `experiments` and `user_version >= 1`.
+#[test]
+fn another_programs_sqlite_file_with_an_experiments_table_is_left_untouched() {
+    let (_d, path) = scratch();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE experiments (id INTEGER PRIMARY KEY, what TEXT);
+         INSERT INTO experiments (what) VALUES ('theirs');
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    drop(c);
+    let before = std::fs::read(&path).unwrap();
+    for version in [1, 7] {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.pragma_update(None, "user_version", version).unwrap();
+        drop(c);
+        let before = std::fs::read(&path).unwrap();
+        let e = Store::open(&path).err().expect("refused");
+        assert!(
+            matches!(e, Error::NotAStore { .. }) && e.is_bad_input(),
+            "{e}"
+        );
+        assert!(Store::open_existing(&path).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+    let _ = before;
+    let wal = path.with_extension("sqlite-wal");
+    assert!(!wal.exists(), "no WAL switch");
+    let mode: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    // Another program's file that has bakeoff's tables but another application id.
+    let (_d2, other) = scratch();
+    drop(Store::open(&other).unwrap());
+    let c = rusqlite::Connection::open(&other).unwrap();
+    c.pragma_update(None, "application_id", 42).unwrap();
+    drop(c);
+    assert!(matches!(
+        Store::open(&other).err(),
+        Some(Error::NotAStore { .. })
+    ));
+}
+
+#[test]
+fn a_new_store_is_stamped_and_an_unstamped_one_from_before_is_recognised_then_stamped() {
+    let (_d, path) = scratch();
+    let mut s = Store::open(&path).unwrap();
+    s.record(&entry("e2e", "2024-05-01T00:00:00Z", 1)).unwrap();
+    drop(s);
+    let app = |p: &std::path::Path| -> i64 {
+        rusqlite::Connection::open(p)
+            .unwrap()
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(app(&path), APPLICATION_ID);
+    // As an earlier bakeoff left it: the same tables, no stamp.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "application_id", 0)
+        .unwrap();
+    let r = Store::open_existing(&path).unwrap().expect("recognised");
+    assert_eq!(r.list(&Filter::default()).unwrap().len(), 1);
+    drop(r);
+    assert_eq!(app(&path), 0, "a reader writes nothing");
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 1);
+    drop(s);
+    assert_eq!(app(&path), APPLICATION_ID);
+}
+
 #[test]
 fn a_file_that_is_not_a_store_is_bad_input() {
     let (_d, path) = scratch();

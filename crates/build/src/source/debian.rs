@@ -33,14 +33,18 @@ pub(super) fn fetch(package: &str, cache: &Cache) -> Result<SourceTree> {
     })
 }
 
-/// Debian policy: lowercase letters, digits, `+ - .`, at least two chars, starting alnum.
-fn validate_name(package: &str) -> Result<()> {
-    let ok = package.len() >= 2
+/// Debian policy for a source package name: lowercase letters, digits, `+ - .`, at least
+/// two characters, starting with a letter or digit (so never an option of apt's).
+pub fn is_package_name(package: &str) -> bool {
+    package.len() >= 2
         && package.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
         && package
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
-    if ok {
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+}
+
+fn validate_name(package: &str) -> Result<()> {
+    if is_package_name(package) {
         Ok(())
     } else {
         Err(BuildError::BadSpec {
@@ -80,7 +84,7 @@ fn download(package: &str, dir: &Path) -> Result<Option<String>> {
 fn apt_source(what: &str, dir: &Path) -> Result<crate::util::Captured> {
     run_captured(
         Command::new("apt-get")
-            .args(["source", "-q", what])
+            .args(["source", "-q", "--", what])
             .current_dir(dir)
             .env("DEBIAN_FRONTEND", "noninteractive"),
     )
@@ -95,7 +99,7 @@ fn clear_dir(dir: &Path) -> Result<()> {
 
 /// The versions of source package `package` in the apt index, newest first.
 fn listed_versions(package: &str) -> Result<Vec<String>> {
-    let res = run_captured(Command::new("apt-cache").args(["showsrc", "-q", package]))
+    let res = run_captured(Command::new("apt-cache").args(["showsrc", "-q", "--", package]))
         .map_err(|e| BuildError::io("cannot run apt-cache", e))?;
     let mut versions = showsrc_versions(&res.output, package);
     versions.sort_by(|a, b| compare_versions(b, a));

@@ -22,6 +22,7 @@ use crate::error::Result;
 use crate::util::remove_tree;
 
 pub use bundled::bundled_sqlite_version;
+pub use debian::is_package_name as is_debian_package_name;
 
 /// Where a server's source comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
