@@ -100,10 +100,15 @@ pub struct Outcome {
     pub results: bakeoff_report::Results,
 }
 
-/// Every check that needs the machine but starts nothing (compilers, binaries, tools,
-/// query and log files parsed), the same `run` and `verify` make before anything runs.
+/// Every check that needs the machine but starts nothing (the sandbox folder, compilers,
+/// binaries, tools, query and log files parsed, server argument lists), the same `run`
+/// and `verify` make before anything runs.
 /// Returns what each `[[host]]` is, having reached it over ssh.
-pub fn check(loaded: &Loaded) -> Result<Vec<remote::HostFacts>, RunError> {
+pub fn check(
+    loaded: &Loaded,
+    sandbox_root: &std::path::Path,
+) -> Result<Vec<remote::HostFacts>, RunError> {
+    checks::sandbox_root(loaded, sandbox_root)?;
     checks::check_inputs(loaded)?;
     placement::resolve(loaded)?;
     remote::reach(loaded)
@@ -116,6 +121,7 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
+    checks::sandbox_root(loaded, &opts.sandbox_root)?;
     let configs = checks::check_inputs(loaded)?;
     let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
     remote::reach(loaded)?;
@@ -198,6 +204,7 @@ pub fn run_experiment(
     observer: &dyn Observer,
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
+    checks::sandbox_root(loaded, &opts.sandbox_root)?;
     for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale.to_string());
     }
