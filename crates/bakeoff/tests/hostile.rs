@@ -209,3 +209,120 @@ fn regression_usage_errors_are_one_line_with_exit_2() {
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).lines().count() > 5);
 }
+
+/// A memcached experiment built from `source` (a TOML inline table).
+fn built_from(source: &str) -> String {
+    memcached(
+        "[[variant]]\nname = \"b\"\ncflags = \"-O2\"\n",
+        "repetitions = 1",
+    )
+    .replace(
+        "kind = \"memcached\"\n",
+        &format!("kind = \"memcached\"\nsource = {source}\n"),
+    )
+}
+
+#[test]
+fn regression_tarball_fifo_device_scheme_and_dash_rev_fail_check() {
+    let s = Scratch::new();
+    let fifo = s.path().join("pipe.tar.gz");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let sha = "0".repeat(64);
+    let cases = [
+        (
+            format!("{{ tarball = \"pipe.tar.gz\", sha256 = \"{sha}\" }}"),
+            "not a regular file",
+        ),
+        (
+            format!("{{ tarball = \"/dev/zero\", sha256 = \"{sha}\" }}"),
+            "not a regular file",
+        ),
+        (
+            format!("{{ tarball = \"/usr\", sha256 = \"{sha}\" }}"),
+            "is a directory",
+        ),
+        (
+            format!("{{ tarball = \"missing.tar.gz\", sha256 = \"{sha}\" }}"),
+            "does not exist",
+        ),
+        (
+            format!("{{ tarball = \"ftp://example.invalid/m.tar.gz\", sha256 = \"{sha}\" }}"),
+            "scheme ftp:// is not supported",
+        ),
+        (
+            "{ git = \"/tmp\", rev = \"--output=/tmp/x\" }".to_string(),
+            "not start with `-`",
+        ),
+        (
+            "{ git = \"--upload-pack=touch\", rev = \"main\" }".to_string(),
+            "must not start with `-`",
+        ),
+    ];
+    for (source, says) in cases {
+        let f = s.write("e.toml", &built_from(&source));
+        let out = bakeoff().arg("check").arg(&f).output().unwrap();
+        let err = one_line_2(&out);
+        assert!(err.contains(says), "{source}: {err}");
+        assert!(err.contains("e.toml:"), "located: {err}");
+    }
+}
+
+#[test]
+fn regression_sigterm_ends_bakeoff_during_a_step_that_never_looks() {
+    let s = Scratch::new();
+    // A source tree whose configure never returns: the build blocks bakeoff's main thread.
+    std::fs::create_dir(s.path().join("src")).unwrap();
+    let pidfile = s.path().join("configure.pid");
+    script(
+        &s,
+        "src/configure",
+        &format!(
+            "#!/bin/sh\necho $$ > {}\nexec sleep 60\n",
+            pidfile.display()
+        ),
+    );
+    let f = s.write("e.toml", &built_from("{ path = \"src\" }"));
+    let mut child = s
+        .run_cmd(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let configuring = common::wait_for(30.0, || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|t| t.ends_with('\n'))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = std::time::Instant::now();
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let ended = common::wait_for(20.0, || matches!(child.try_wait(), Ok(Some(_))));
+    if !ended {
+        let _ = child.kill();
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    use std::io::Read;
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    assert!(configuring, "the build never started: {err}");
+    assert!(ended, "bakeoff outlived SIGTERM by 20 s: {err}");
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(sent.elapsed().as_secs() < 15, "{err}");
+    assert!(err.contains("did not stop within"), "{err}");
+    // The step it ended is gone with it.
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let gone = common::wait_for(5.0, || {
+        !std::path::Path::new(&format!("/proc/{}", pid.trim())).exists()
+            || std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|st| {
+                st.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+    });
+    assert!(gone, "configure (pid {}) outlived bakeoff", pid.trim());
+}

@@ -398,6 +398,7 @@ fn check_source(l: &Loaded, e: &Experiment) -> Check {
         ));
     }
     check_source_pairs(l, s, &at)?;
+    check_source_inputs(l, s)?;
     if let Some(p) = &s.path {
         if !l.resolve(p).is_dir() {
             return Err(l.error_at(
@@ -438,6 +439,71 @@ fn check_source_pairs(l: &Loaded, s: &Source, at: &[Key]) -> Check {
         (None, Some(_)) => Err(l.error_at(at, "rev belongs to a git source; remove it")),
         _ => Ok(()),
     }
+}
+
+/// URL schemes a tarball source may use (the rest of bakeoff fetches nothing else).
+const TARBALL_SCHEMES: [&str; 3] = ["http://", "https://", "file://"];
+
+/// What a tarball, git url or rev names, checked before anything is fetched: a tarball
+/// is a supported URL or a regular file here (a FIFO or device would hang or never end
+/// the copy), and neither a git url nor a rev may start with `-` (git would read it as
+/// an option).
+fn check_source_inputs(l: &Loaded, s: &Source) -> Check {
+    if let Some(t) = &s.tarball {
+        let at = key!["target", "source", "tarball"];
+        let local = match t.split_once("://") {
+            Some(_) if t.starts_with("file://") => Some(&t["file://".len()..]),
+            Some(_) if TARBALL_SCHEMES.iter().any(|p| t.starts_with(p)) => None,
+            Some((scheme, _)) => {
+                return Err(l.error_at(
+                    &at,
+                    format!("tarball URL scheme {scheme}:// is not supported; use http://, https://, file:// or a local path"),
+                ))
+            }
+            None => Some(t.as_str()),
+        };
+        if let Some(p) = local {
+            // stat, never open: opening a FIFO blocks until a writer comes.
+            let path = l.resolve(std::path::Path::new(p));
+            let why = match std::fs::metadata(&path) {
+                Ok(m) if m.is_file() => None,
+                Ok(m) if m.is_dir() => Some("is a directory".to_string()),
+                Ok(_) => Some("is not a regular file (a FIFO, socket or device)".to_string()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Some("does not exist".to_string())
+                }
+                Err(e) => Some(format!("cannot be read: {e}")),
+            };
+            if let Some(why) = why {
+                return Err(l.error_at(
+                    &at,
+                    format!(
+                        "tarball {} {why}; give a tar archive file or an http(s) URL",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    if s.git
+        .as_deref()
+        .is_some_and(|g| g.trim_start().starts_with('-'))
+    {
+        return Err(l.error_at(
+            &key!["target", "source", "git"],
+            "a git url must not start with `-`; give a URL or a repository path",
+        ));
+    }
+    if s.rev
+        .as_deref()
+        .is_some_and(|r| r.trim().is_empty() || r.trim_start().starts_with('-'))
+    {
+        return Err(l.error_at(
+            &key!["target", "source", "rev"],
+            "rev must name a commit, tag or branch (not start with `-`)",
+        ));
+    }
+    Ok(())
 }
 
 /// A SQLite build is one compiler call and its library is loaded into bakeoff-sqlited.

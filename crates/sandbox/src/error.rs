@@ -37,12 +37,17 @@ pub enum SandboxError {
         dir: PathBuf,
     },
 
-    /// Every attempt hit "address already in use".
-    #[error("{target} could not listen on a free loopback port after {attempts} attempts (last port {last_port}); another process is grabbing ports, retry later")]
+    /// Every attempt hit "address already in use". Another process is blamed only when
+    /// one is seen listening on the port bakeoff gave the server.
+    #[error("{target} could not listen after {attempts} attempts, each on a free loopback port bakeoff chose (last {last_port}): {}", port_busy_why(*.held, .tail))]
     PortBusy {
         target: TargetKind,
         attempts: u32,
         last_port: u16,
+        /// Whether another process was seen listening on `last_port`.
+        held: bool,
+        /// The last lines of the server's log from the last attempt.
+        tail: String,
     },
 
     /// A filesystem or process operation failed.
@@ -86,6 +91,19 @@ pub enum SandboxError {
     /// A SIGINT/SIGTERM arrived: no new sandbox is started.
     #[error("bakeoff is shutting down after a signal; no new server was started")]
     Cancelled,
+}
+
+fn port_busy_why(held: bool, tail: &str) -> String {
+    let log = if tail.is_empty() {
+        String::new()
+    } else {
+        format!(" (its log: {tail})")
+    };
+    if held {
+        format!("another process took that port each time{log}; retry when it is gone")
+    } else {
+        format!("\"address already in use\", yet no other process was seen on that port, so the server binds an address or port of its own: remove the listen address or port from the experiment's args or options (bakeoff gives the server its port){log}")
+    }
 }
 
 impl SandboxError {

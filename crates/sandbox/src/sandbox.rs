@@ -201,7 +201,7 @@ impl Sandbox {
                 message,
             });
         }
-        let mut last_port = 0;
+        let (mut last_port, mut last_tail) = (0, String::new());
         for _ in 0..PORT_ATTEMPTS {
             let mut sb = match Sandbox::spawn(target.clone(), &binary, spec, &dir, &mut record) {
                 Ok(sb) => sb,
@@ -219,7 +219,10 @@ impl Sandbox {
                     sb.keep_dir = false;
                     return Ok(sb);
                 }
-                Err(Failure::Exited { tail, .. }) if target.is_port_clash(&tail) => continue,
+                Err(Failure::Exited { tail, .. }) if target.is_port_clash(&tail) => {
+                    last_tail = tail;
+                    continue;
+                }
                 Err(failure) => return Err(sb.start_error(failure, spec.ready_timeout)),
             }
         }
@@ -228,6 +231,8 @@ impl Sandbox {
             target: target.kind(),
             attempts: PORT_ATTEMPTS,
             last_port,
+            held: procfs::port_listened(last_port),
+            tail: last_tail,
         })
     }
 
@@ -401,8 +406,15 @@ impl Sandbox {
     }
 
     /// If the server exited: `memcached exited with status 1: <last stderr lines>`.
+    /// After SIGINT/SIGTERM, bakeoff's own SIGKILL ended it, and that is what is said.
     pub fn exit_detail(&mut self) -> Option<String> {
         let status = self.poll_exit()?;
+        if registry::is_cancelled() {
+            return Some(format!(
+                "{} was stopped by bakeoff after an interrupt ({status})",
+                self.target.kind()
+            ));
+        }
         Some(format!(
             "{} exited with {status}: {}",
             self.target.kind(),

@@ -287,6 +287,10 @@ fn port_clash_is_retried_then_reported() {
         matches!(err, SandboxError::PortBusy { attempts: 4, .. }),
         "{err:?}"
     );
+    // Its own port (as an experiment's `-l` would): never blamed on another process.
+    let said = err.to_string();
+    assert!(said.contains("binds an address or port of its own"), "{said}");
+    assert!(!said.contains("another process"), "{said}");
     assert!(root.entries().is_empty(), "{:?}", root.entries());
 }
 
