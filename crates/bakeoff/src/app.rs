@@ -245,6 +245,12 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
                 RunError::Interrupted(folder).to_string(),
             ))
         }
+        Err(RunError::Unwritable { message, results }) => {
+            // What was measured is shown, though the folder could not take it.
+            let color = !args.no_color && color.enabled(std::io::stdout().is_terminal());
+            print!("{}", bakeoff_report::terminal(&results, color));
+            Err(Failure::Failed(message))
+        }
         Err(RunError::BadInput(m)) => Err(Failure::BadInput(m)),
         Err(e) => Err(Failure::Failed(e.to_string())),
     }

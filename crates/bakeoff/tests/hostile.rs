@@ -326,3 +326,86 @@ fn regression_sigterm_ends_bakeoff_during_a_step_that_never_looks() {
     });
     assert!(gone, "configure (pid {}) outlived bakeoff", pid.trim());
 }
+
+/// A small tmpfs mounted for one test, unmounted when dropped (even on a failed assert).
+struct SmallDisk {
+    at: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    /// None where this test may not mount (not root, or no mount permission).
+    fn mount(at: &Path, size: &str) -> Option<SmallDisk> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        std::fs::create_dir_all(at).ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk {
+            at: at.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.at)
+            .status();
+    }
+}
+
+#[test]
+fn regression_a_full_results_disk_stops_the_experiment_at_the_first_failed_write() {
+    let s = Scratch::new();
+    let Some(disk) = SmallDisk::mount(&s.path().join("small"), "112k") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let out_dir = disk.at.join("out");
+    let f = s.write(
+        "e.toml",
+        &memcached(
+            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n",
+            "repetitions = 60",
+        )
+        .replace("warmup = \"100ms\"", "warmup = \"0s\"")
+        .replace("duration = \"300ms\"", "duration = \"100ms\""),
+    );
+    let started = std::time::Instant::now();
+    let out = bakeoff()
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .args(["--quiet", "--no-history"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or("");
+    assert!(last.contains("No space left on device"), "{stderr}");
+    assert!(last.contains("the experiment stopped after"), "{stderr}");
+    // Stopped at once: far fewer than the 60 planned runs, and the table is printed.
+    let runs: usize = last
+        .split("stopped after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a run count");
+    assert!(runs < 60, "{last}");
+    assert!(stdout.contains("kv"), "the table: {stdout}");
+    // What was written stays readable.
+    let kept = std::fs::read_to_string(out_dir.join("results.json")).expect("results.json kept");
+    let r: serde_json::Value = serde_json::from_str(&kept).expect("complete JSON");
+    assert_eq!(r["schema"], "bakeoff.results/1");
+    eprintln!("stopped after {runs} runs in {:?}", started.elapsed());
+    no_server_left("memcached", &s);
+}

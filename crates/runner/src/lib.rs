@@ -92,6 +92,14 @@ pub enum RunError {
     /// Ctrl-C or SIGTERM; what finished is in the folder (exit status 1).
     #[error("interrupted; the runs that finished are in {}", .0.display())]
     Interrupted(PathBuf),
+    /// A write to the results folder failed (a full disk, say): the experiment stopped
+    /// at once. The folder keeps its last complete version; `results` holds every run
+    /// measured, for the table.
+    #[error("{message}")]
+    Unwritable {
+        message: String,
+        results: Box<bakeoff_report::Results>,
+    },
 }
 
 /// A finished experiment: its folder and results.
@@ -304,11 +312,31 @@ pub fn run_experiment(
         probes: &probe_plan,
         remote: &hosts,
         placement: placement.as_ref(),
+        write_error: std::sync::Mutex::new(None),
     };
     let finished = {
         let _pinned = placement.as_ref().map(|p| p.pin_load()).transpose()?;
         ctx.run_all(&mut results, observer)
     };
+    let write_error = ctx
+        .write_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(why) = write_error {
+        results.status = "failed".into();
+        results.finished_utc = Some(folder::now_utc());
+        results.warnings.push(why.clone());
+        analyze(&mut results);
+        let runs: usize = results.cells.iter().map(|c| c.runs.len()).sum();
+        return Err(RunError::Unwritable {
+            message: format!(
+                "{why}; the experiment stopped after {runs} run(s): results.json there holds the runs written before (free space and run again, or `bakeoff report {}`)",
+                folder.path.display()
+            ),
+            results: Box::new(results),
+        });
+    }
     if let Some(why) = hosts.gone() {
         results.status = "failed".into();
         results.finished_utc = Some(folder::now_utc());

@@ -289,7 +289,10 @@ fn port_clash_is_retried_then_reported() {
     );
     // Its own port (as an experiment's `-l` would): never blamed on another process.
     let said = err.to_string();
-    assert!(said.contains("binds an address or port of its own"), "{said}");
+    assert!(
+        said.contains("binds an address or port of its own"),
+        "{said}"
+    );
     assert!(!said.contains("another process"), "{said}");
     assert!(root.entries().is_empty(), "{:?}", root.entries());
 }
