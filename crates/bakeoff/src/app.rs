@@ -92,10 +92,9 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
-        Command::Agent { root, run } => match bakeoff_runner::agent::serve(&root, &run) {
-            0 => Ok(()),
-            _ => Err(Failure::Failed("the agent stopped".into())),
-        },
+        Command::Agent { root, run } => {
+            bakeoff_runner::agent::serve(&root, &run).map_err(Failure::Failed)
+        }
     }
 }
 
@@ -446,7 +445,12 @@ fn store_failure(e: bakeoff_store::Error) -> Failure {
 fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
     let path = store_path(&args.store)?;
     let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
-        println!("no history yet (store: {})", path.display());
+        // --json always prints JSON: an empty history is an empty list.
+        if args.json {
+            println!("[]");
+        } else {
+            println!("no history yet (store: {})", path.display());
+        }
         return Ok(());
     };
     let filter = Filter {
@@ -454,6 +458,10 @@ fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
         limit: (args.limit > 0).then_some(args.limit),
     };
     let total = store.count(&filter).map_err(store_failure)?;
+    if total == 0 && args.json {
+        println!("[]");
+        return Ok(());
+    }
     if total == 0 {
         match &args.name {
             Some(name) => {

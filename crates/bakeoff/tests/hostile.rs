@@ -89,6 +89,12 @@ fn regression_no_valid_run_is_exit_4_with_the_table() {
         "{stderr}"
     );
     assert_eq!(s.results()["status"], "complete");
+    // regression: a server that failed to start leaves no sandbox dir behind.
+    assert!(
+        common::entries(&s.sandboxes()).is_empty(),
+        "{:?}",
+        common::entries(&s.sandboxes())
+    );
 }
 
 #[test]
@@ -408,4 +414,72 @@ fn regression_a_full_results_disk_stops_the_experiment_at_the_first_failed_write
     assert_eq!(r["schema"], "bakeoff.results/1");
     eprintln!("stopped after {runs} runs in {:?}", started.elapsed());
     no_server_left("memcached", &s);
+}
+
+#[test]
+fn regression_messages_say_what_the_input_is() {
+    let s = Scratch::new();
+    let f = s.write(
+        "dir.toml",
+        &memcached(
+            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin\"\n",
+            "repetitions = 1",
+        ),
+    );
+    // A directory is said to be one, not "does not exist".
+    let err = one_line_2(&bakeoff().arg("check").arg(&f).output().unwrap());
+    assert!(err.contains("binary /usr/bin is a directory"), "{err}");
+    let ok = s.write(
+        "ok.toml",
+        &memcached(
+            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n",
+            "repetitions = 1",
+        ),
+    );
+    let check = |set: &str| {
+        let out = bakeoff()
+            .arg("check")
+            .arg(&ok)
+            .args(["--set", set])
+            .output()
+            .unwrap();
+        one_line_2(&out)
+    };
+    // Whole numbers are printed as whole numbers, never through a float.
+    let err = check("plan.repetitions=9223372036854775807");
+    assert!(err.contains("got 9223372036854775807 "), "{err}");
+    let err = check("workload.0.keys=9223372036854775807");
+    assert!(err.contains("got 9223372036854775807 "), "{err}");
+    // A --set value with a line break is refused, not cut.
+    let err = check("plan.repetitions=3\nname = \"other\"");
+    assert!(err.contains("line break"), "{err}");
+}
+
+#[test]
+fn regression_history_json_without_a_store_is_json() {
+    let s = Scratch::new();
+    let out = bakeoff()
+        .args(["history", "--json", "--store"])
+        .arg(s.path().join("none.sqlite"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v, serde_json::json!([]));
+}
+
+#[test]
+fn regression_agent_exits_non_zero_on_a_fatal_error() {
+    let s = Scratch::new();
+    let file = s.write("root-is-a-file", "x");
+    let out = bakeoff()
+        .args(["agent", "--root"])
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("is a file, not a folder"), "{err}");
 }

@@ -588,12 +588,16 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         }
         let p = l.resolve(b);
         if !p.is_file() {
+            let what = if p.is_dir() {
+                "is a directory; name the server's executable in it"
+            } else if p.exists() {
+                "is not a regular file; name the server's executable"
+            } else {
+                "does not exist; install the server or fix the path"
+            };
             return Err(l.error_at(
                 &key!["variant", i, "binary"],
-                format!(
-                    "binary {} does not exist; install the server or fix the path",
-                    p.display()
-                ),
+                format!("binary {} {what}", p.display()),
             ));
         }
         return Ok(());
@@ -785,7 +789,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         range(
             l,
             &key!["plan", "repetitions"],
-            n as f64,
+            n,
             1.0,
             1000.0,
             "repetitions",
@@ -807,7 +811,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     if let Some(n) = p.min_repetitions {
         let most = p.repetitions.unwrap_or(1000).max(2) as f64;
         let at = key!["plan", "min_repetitions"];
-        range(l, &at, n as f64, 2.0, most, "min_repetitions")?;
+        range(l, &at, n, 2.0, most, "min_repetitions")?;
     }
     if let Some(w) = &p.warmup {
         crate::parse_duration(w).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
@@ -887,7 +891,7 @@ fn check_cpus(l: &Loaded, e: &Experiment) -> Check {
 fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     let n = e.plan.layouts;
     let at = key!["plan", "layouts"];
-    range(l, &at, n as f64, 1.0, 16.0, "layouts")?;
+    range(l, &at, n, 1.0, 16.0, "layouts")?;
     if n == 1 {
         return Ok(());
     }
@@ -908,13 +912,47 @@ fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
-pub(crate) fn range(l: &Loaded, at: &[Key], v: f64, lo: f64, hi: f64, name: &str) -> Check {
-    if v.is_finite() && v >= lo && v <= hi {
+pub(crate) fn range(l: &Loaded, at: &[Key], v: impl Figure, lo: f64, hi: f64, name: &str) -> Check {
+    let x = v.value();
+    if x.is_finite() && x >= lo && x <= hi {
         Ok(())
     } else {
-        Err(l.error_at(at, format!("{name} must be between {lo} and {hi}, got {v}")))
+        Err(l.error_at(
+            at,
+            format!("{name} must be between {lo} and {hi}, got {}", v.shown()),
+        ))
     }
 }
+
+/// A number a range check takes: whole numbers are shown as the file wrote them, never
+/// through a float (`got 9223372036854775807`, not `got 9223372036854776000`).
+pub(crate) trait Figure: Copy {
+    fn value(self) -> f64;
+    fn shown(self) -> String;
+}
+
+impl Figure for f64 {
+    fn value(self) -> f64 {
+        self
+    }
+    fn shown(self) -> String {
+        self.to_string()
+    }
+}
+
+macro_rules! whole_figure {
+    ($($t:ty),*) => {$(
+        impl Figure for $t {
+            fn value(self) -> f64 {
+                self as f64
+            }
+            fn shown(self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+whole_figure!(u8, u16, u32, u64, usize, i32, i64);
 
 /// A tpcc warehouse sweep makes one cell name per W (`<name>-w<W>`): none may equal
 /// another workload's name or cell name.

@@ -19,14 +19,13 @@ pub enum SandboxError {
     ExitedAtStart {
         target: TargetKind,
         status: String,
-        /// The last lines of the server's stderr (or stdout), joined into one line.
+        /// The last lines of the server's stderr (or stdout), joined into one line (the
+        /// sandbox dir is removed: nothing is left behind by a failed start).
         tail: String,
-        /// Where the full logs are (the dir is kept on this error).
-        dir: PathBuf,
     },
 
     /// The readiness probe did not succeed in time; the server was killed.
-    #[error("{target} (pid {pid}) not ready on {addr} after {:.1} s ({last}); it was killed; raise ready_timeout or look at the logs in {}", waited.as_secs_f64(), dir.display())]
+    #[error("{target} (pid {pid}) not ready on {addr} after {:.1} s ({last}); it was killed{}; raise ready_timeout or check the variant's args", waited.as_secs_f64(), if tail.is_empty() { String::new() } else { format!("; its log: {tail}") })]
     NotReady {
         target: TargetKind,
         pid: u32,
@@ -34,7 +33,8 @@ pub enum SandboxError {
         waited: Duration,
         /// The outcome of the last probe attempt.
         last: String,
-        dir: PathBuf,
+        /// The last lines of the server's log, joined into one line.
+        tail: String,
     },
 
     /// Every attempt hit "address already in use". Another process is blamed only when

@@ -330,16 +330,17 @@ impl Sandbox {
         procfs::listener_owned_by(self.addr.port(), &pids) != Some(false)
     }
 
-    /// The error for a failed start; the server is killed and reaped when `self` drops,
-    /// and the dir is kept for its logs.
-    fn start_error(self, failure: Failure, timeout: Duration) -> SandboxError {
+    /// The error for a failed start, with the log's last lines in it; the server is
+    /// killed and reaped when `self` drops, and its dir removed (a failed start leaves
+    /// nothing in the sandbox root).
+    fn start_error(mut self, failure: Failure, timeout: Duration) -> SandboxError {
         let target = self.target.kind();
+        self.keep_dir = false;
         match failure {
             Failure::Exited { status, tail } => SandboxError::ExitedAtStart {
                 target,
                 status,
                 tail,
-                dir: self.dir.clone(),
             },
             Failure::Timeout { last } => SandboxError::NotReady {
                 target,
@@ -347,7 +348,7 @@ impl Sandbox {
                 addr: self.addr,
                 waited: timeout,
                 last,
-                dir: self.dir.clone(),
+                tail: self.log_tail(),
             },
         }
     }
