@@ -483,3 +483,26 @@ fn regression_agent_exits_non_zero_on_a_fatal_error() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("is a file, not a folder"), "{err}");
 }
+
+#[test]
+fn regression_a_damaged_results_json_is_one_located_line_without_serde_jargon() {
+    let s = Scratch::new();
+    for (text, says) in [
+        ("{\"schema\": 1", "found integer `1` where a string belongs"),
+        ("{\"a\": 1}", "the key `schema` is missing"),
+        ("{\"schema\": \"x\"", "ends early"),
+        ("oops", "not valid JSON"),
+    ] {
+        let dir = s.path().join("r");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("results.json"), text).unwrap();
+        let err = one_line_2(&bakeoff().arg("report").arg(&dir).output().unwrap());
+        assert!(
+            err.contains("results.json: line 1, column") || err.contains("line 2"),
+            "{err}"
+        );
+        assert!(err.contains(says), "{text}: {err}");
+        assert!(!err.contains("invalid type"), "{err}");
+        assert!(err.contains("bakeoff run"), "what to do: {err}");
+    }
+}
