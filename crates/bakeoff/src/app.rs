@@ -17,10 +17,11 @@ pub enum Failure {
     BadInput(String),
     /// Could not finish: exit status 1.
     Failed(String),
-    /// A usage error clap has already printed (with its hint): exit status 2, nothing more.
-    Usage,
     /// `--fail-on` was met: exit status 3.
     Threshold(String),
+    /// The experiment finished, but a variant has a cell without one valid run (every
+    /// run there failed to start, died or was invalid): exit status 4.
+    NoValidRun(String),
     /// Ctrl-C or SIGTERM: exit status 130.
     Interrupted(String),
 }
@@ -28,14 +29,25 @@ pub enum Failure {
 pub fn run() -> Result<(), Failure> {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let usage_error = e.use_stderr();
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: clap's own text on stdout.
             let _ = e.print();
-            return if usage_error {
-                Err(Failure::Usage)
-            } else {
-                Ok(())
+            return Ok(());
+        }
+        Err(e) => {
+            // The subcommand typed, for the help hint when clap names none.
+            let sub = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+            let known = <Cli as clap::CommandFactory>::command()
+                .get_subcommands()
+                .any(|c| Some(c.get_name()) == sub.as_deref());
+            let command = match sub.filter(|_| known) {
+                Some(sub) => format!("bakeoff {sub}"),
+                None => "bakeoff".into(),
             };
+            return Err(Failure::BadInput(usage_line(
+                &e.render().to_string(),
+                &command,
+            )));
         }
     };
     let color = cli.color;
@@ -45,7 +57,8 @@ pub fn run() -> Result<(), Failure> {
         Command::Verify(args) => verify_cmd(&args),
         Command::Check { experiment, set } => {
             let l = load(&experiment, &set)?;
-            let hosts = bakeoff_runner::check(&l).map_err(|e| match e {
+            let root = sandbox_root(None, &l);
+            let hosts = bakeoff_runner::check(&l, &root).map_err(|e| match e {
                 RunError::BadInput(m) => Failure::BadInput(m),
                 other => Failure::Failed(other.to_string()),
             })?;
@@ -80,11 +93,42 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
-        Command::Agent { root, run } => match bakeoff_runner::agent::serve(&root, &run) {
-            0 => Ok(()),
-            _ => Err(Failure::Failed("the agent stopped".into())),
-        },
+        Command::Agent { root, run } => {
+            bakeoff_runner::agent::serve(&root, &run).map_err(Failure::Failed)
+        }
     }
+}
+
+/// A clap usage error in one line: its message (with the tip, if any) and where help is.
+/// clap writes several lines (the message, a list, a usage line, a hint); the first
+/// paragraph and the tip say all that is needed.
+fn usage_line(rendered: &str, command: &str) -> String {
+    let mut message = Vec::new();
+    let mut tips = Vec::new();
+    let mut command = command.to_string();
+    let mut paragraph = 0;
+    for line in rendered.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            paragraph += 1;
+        } else if let Some(tip) = t.strip_prefix("tip:") {
+            tips.push(tip.trim().to_string());
+        } else if let Some(usage) = t.strip_prefix("Usage:") {
+            // "bakeoff run [OPTIONS] <EXPERIMENT>": the words before the first option.
+            command = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ");
+        } else if paragraph == 0 {
+            message.push(t.trim_start_matches("error:").trim().to_string());
+        }
+    }
+    let mut line = message.join(" ");
+    for tip in tips {
+        line.push_str(&format!(" ({tip})"));
+    }
+    format!("{line}; see '{command} --help'")
 }
 
 pub(crate) fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {
@@ -101,16 +145,20 @@ pub(crate) fn options(args: &RunArgs, loaded: &bakeoff_plan::Loaded) -> Options 
             .cache
             .clone()
             .unwrap_or_else(bakeoff_build::Cache::default_root),
-        sandbox_root: args
-            .sandbox_dir
-            .clone()
-            .or_else(|| {
-                let dir = loaded.experiment.plan.sandbox_dir.as_ref()?;
-                Some(loaded.resolve(std::path::Path::new(dir)))
-            })
-            .unwrap_or_else(bakeoff_sandbox::default_root),
+        sandbox_root: sandbox_root(args.sandbox_dir.as_deref(), loaded),
         every_variant: false,
     }
+}
+
+/// The sandbox folder: `--sandbox-dir`, then the experiment's `[plan] sandbox_dir`
+/// (relative to the file), then the default.
+fn sandbox_root(arg: Option<&Path>, loaded: &bakeoff_plan::Loaded) -> PathBuf {
+    arg.map(Path::to_path_buf)
+        .or_else(|| {
+            let dir = loaded.experiment.plan.sandbox_dir.as_ref()?;
+            Some(loaded.resolve(Path::new(dir)))
+        })
+        .unwrap_or_else(bakeoff_sandbox::default_root)
 }
 
 /// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.
@@ -175,6 +223,9 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
             if let Some((id, store)) = record(args, &o.results, &o.folder) {
                 println!("history: #{id} in {}", store.display());
             }
+            if let Some(why) = no_valid_run(&o.results) {
+                return Err(Failure::NoValidRun(why));
+            }
             match args.fail_on.and_then(|f| failed_on(f, &o.results)) {
                 Some(why) => Err(Failure::Threshold(why)),
                 None => Ok(()),
@@ -194,6 +245,12 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
                 RunError::Interrupted(folder).to_string(),
             ))
         }
+        Err(RunError::Unwritable { message, results }) => {
+            // What was measured is shown, though the folder could not take it.
+            let color = !args.no_color && color.enabled(std::io::stdout().is_terminal());
+            print!("{}", bakeoff_report::terminal(&results, color));
+            Err(Failure::Failed(message))
+        }
         Err(RunError::BadInput(m)) => Err(Failure::BadInput(m)),
         Err(e) => Err(Failure::Failed(e.to_string())),
     }
@@ -207,6 +264,37 @@ pub(crate) fn progress_mode(args: &RunArgs) -> crate::progress::Show {
         (false, true) => Show::Bars,
         (false, false) => Show::Lines,
     }
+}
+
+/// The cells of variants that ran (their build or binary was ready) where not one run
+/// was valid, in one line; None when every such cell has a figure. A variant that could
+/// not be built is reported as failed in the table and does not count here.
+pub(crate) fn no_valid_run(r: &Results) -> Option<String> {
+    let ran = |name: &str| {
+        r.variants
+            .iter()
+            .any(|v| v.name == name && v.status == "ok")
+    };
+    let empty: Vec<&bakeoff_report::model::Cell> = r
+        .cells
+        .iter()
+        .filter(|c| c.valid_runs == 0 && !c.runs.is_empty() && ran(&c.variant))
+        .collect();
+    let first = empty.first()?;
+    let why = first
+        .runs
+        .iter()
+        .find_map(|run| run.invalid_reason.as_deref())
+        .unwrap_or("every run was invalid");
+    let cells: Vec<String> = empty
+        .iter()
+        .map(|c| format!("{} {} x{}", c.variant, c.workload, c.connections))
+        .collect();
+    Some(format!(
+        "no valid run in {} cell(s): {} (first reason: {why}); fix that and run again",
+        cells.len(),
+        cells.join(", ")
+    ))
 }
 
 /// What meets `--fail-on`, in one line; None when nothing does.
@@ -358,7 +446,12 @@ fn store_failure(e: bakeoff_store::Error) -> Failure {
 fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
     let path = store_path(&args.store)?;
     let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
-        println!("no history yet (store: {})", path.display());
+        // --json always prints JSON: an empty history is an empty list.
+        if args.json {
+            println!("[]");
+        } else {
+            println!("no history yet (store: {})", path.display());
+        }
         return Ok(());
     };
     let filter = Filter {
@@ -366,6 +459,10 @@ fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
         limit: (args.limit > 0).then_some(args.limit),
     };
     let total = store.count(&filter).map_err(store_failure)?;
+    if total == 0 && args.json {
+        println!("[]");
+        return Ok(());
+    }
     if total == 0 {
         match &args.name {
             Some(name) => {

@@ -68,8 +68,10 @@ pub enum Command {
     /// warning, never a failed run.
     ///
     /// Exit status: 0 when the experiment finished, 1 when it could not finish (no
-    /// variant built), 2 for bad input (the message names file:line:col), 3 when
-    /// `--fail-on` was met, 130 on Ctrl-C (what finished is in the folder).
+    /// variant built, or the results folder could not be written), 2 for bad input (the
+    /// message names file:line:col), 3 when `--fail-on` was met, 4 when it finished but a
+    /// variant has a cell without one valid run, 130 on Ctrl-C or SIGTERM (what finished
+    /// is in the folder).
     Run(RunArgs),
     /// Check that every variant returns the baseline's results, without measuring.
     ///

@@ -1,6 +1,6 @@
 //! The `bakeoff` binary: parses arguments, wires the crates together, and is the only
 //! place that picks an exit status (0 ok, 1 could not finish, 2 bad input, 3 `--fail-on`
-//! met, 130 interrupted).
+//! met, 4 finished but a cell has no valid run, 130 interrupted).
 
 mod app;
 mod bisect;
@@ -15,9 +15,8 @@ fn main() -> ExitCode {
         Ok(()) => return ExitCode::SUCCESS,
         Err(Failure::Failed(m)) => (1, Some(format!("error: {m}"))),
         Err(Failure::BadInput(m)) => (2, Some(format!("error: {m}"))),
-        // clap has printed it already, with its hint.
-        Err(Failure::Usage) => (2, None),
         Err(Failure::Threshold(m)) => (3, Some(m)),
+        Err(Failure::NoValidRun(m)) => (4, Some(format!("error: {m}"))),
         Err(Failure::Interrupted(m)) => (130, Some(format!("error: {m}"))),
     };
     if let Some(line) = line {

@@ -104,7 +104,7 @@ pub fn load_with(path: &Path, overrides: &[String]) -> Result<Loaded, PlanError>
             message: tidy_serde_message(e.message()),
         })?;
     for o in overrides {
-        apply_override(&mut doc, o).map_err(|m| bad(format!("{o}: {m}")))?;
+        apply_override(&mut doc, o).map_err(|m| bad(format!("{}: {m}", o.escape_debug())))?;
     }
     parse(path, doc.to_string()).map_err(|e| PlanError {
         location: e.location,
@@ -117,6 +117,11 @@ fn apply_override(doc: &mut toml_edit::DocumentMut, o: &str) -> Result<(), Strin
     let (key, raw) = o
         .split_once('=')
         .ok_or("expected KEY=VALUE, e.g. plan.repetitions=1")?;
+    if raw.contains(['\n', '\r']) {
+        // Parsed as `v = <raw>`, the lines after the first would be other keys, silently
+        // dropped.
+        return Err("the value holds a line break; give one TOML value on one line".into());
+    }
     let parts: Vec<&str> = key.trim().split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(

@@ -452,6 +452,7 @@ fn check_source(l: &Loaded, e: &Experiment) -> Check {
             ),
         ));
     }
+    check_source_inputs(l, s)?;
     if let Some(p) = &s.path {
         if !l.resolve(p).is_dir() {
             return Err(l.error_at(
@@ -492,6 +493,71 @@ fn check_source_pairs(l: &Loaded, s: &Source, at: &[Key]) -> Check {
         (None, Some(_)) => Err(l.error_at(at, "rev belongs to a git source; remove it")),
         _ => Ok(()),
     }
+}
+
+/// URL schemes a tarball source may use (the rest of bakeoff fetches nothing else).
+const TARBALL_SCHEMES: [&str; 3] = ["http://", "https://", "file://"];
+
+/// What a tarball, git url or rev names, checked before anything is fetched: a tarball
+/// is a supported URL or a regular file here (a FIFO or device would hang or never end
+/// the copy), and neither a git url nor a rev may start with `-` (git would read it as
+/// an option).
+fn check_source_inputs(l: &Loaded, s: &Source) -> Check {
+    if let Some(t) = &s.tarball {
+        let at = key!["target", "source", "tarball"];
+        let local = match t.split_once("://") {
+            Some(_) if t.starts_with("file://") => Some(&t["file://".len()..]),
+            Some(_) if TARBALL_SCHEMES.iter().any(|p| t.starts_with(p)) => None,
+            Some((scheme, _)) => {
+                return Err(l.error_at(
+                    &at,
+                    format!("tarball URL scheme {scheme}:// is not supported; use http://, https://, file:// or a local path"),
+                ))
+            }
+            None => Some(t.as_str()),
+        };
+        if let Some(p) = local {
+            // stat, never open: opening a FIFO blocks until a writer comes.
+            let path = l.resolve(std::path::Path::new(p));
+            let why = match std::fs::metadata(&path) {
+                Ok(m) if m.is_file() => None,
+                Ok(m) if m.is_dir() => Some("is a directory".to_string()),
+                Ok(_) => Some("is not a regular file (a FIFO, socket or device)".to_string()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Some("does not exist".to_string())
+                }
+                Err(e) => Some(format!("cannot be read: {e}")),
+            };
+            if let Some(why) = why {
+                return Err(l.error_at(
+                    &at,
+                    format!(
+                        "tarball {} {why}; give a tar archive file or an http(s) URL",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    if s.git
+        .as_deref()
+        .is_some_and(|g| g.trim_start().starts_with('-'))
+    {
+        return Err(l.error_at(
+            &key!["target", "source", "git"],
+            "a git url must not start with `-`; give a URL or a repository path",
+        ));
+    }
+    if s.rev
+        .as_deref()
+        .is_some_and(|r| r.trim().is_empty() || r.trim_start().starts_with('-'))
+    {
+        return Err(l.error_at(
+            &key!["target", "source", "rev"],
+            "rev must name a commit, tag or branch (not start with `-`)",
+        ));
+    }
+    Ok(())
 }
 
 /// A SQLite build is one compiler call and its library is loaded into bakeoff-sqlited.
@@ -606,12 +672,16 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         }
         let p = l.resolve(b);
         if !p.is_file() {
+            let what = if p.is_dir() {
+                "is a directory; name the server's executable in it"
+            } else if p.exists() {
+                "is not a regular file; name the server's executable"
+            } else {
+                "does not exist; install the server or fix the path"
+            };
             return Err(l.error_at(
                 &key!["variant", i, "binary"],
-                format!(
-                    "binary {} does not exist; install the server or fix the path",
-                    p.display()
-                ),
+                format!("binary {} {what}", p.display()),
             ));
         }
         return Ok(());
@@ -821,7 +891,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         range(
             l,
             &key!["plan", "repetitions"],
-            n as f64,
+            n,
             1.0,
             bakeoff_stats::MAX_ROUNDS as f64,
             "repetitions",
@@ -843,7 +913,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     if let Some(n) = p.min_repetitions {
         let most = p.repetitions.unwrap_or(1000).max(2) as f64;
         let at = key!["plan", "min_repetitions"];
-        range(l, &at, n as f64, 2.0, most, "min_repetitions")?;
+        range(l, &at, n, 2.0, most, "min_repetitions")?;
     }
     if let Some(w) = &p.warmup {
         crate::parse_duration(w).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
@@ -923,7 +993,7 @@ fn check_cpus(l: &Loaded, e: &Experiment) -> Check {
 fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     let n = e.plan.layouts;
     let at = key!["plan", "layouts"];
-    range(l, &at, n as f64, 1.0, 16.0, "layouts")?;
+    range(l, &at, n, 1.0, 16.0, "layouts")?;
     if n == 1 {
         return Ok(());
     }
@@ -944,13 +1014,47 @@ fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
-pub(crate) fn range(l: &Loaded, at: &[Key], v: f64, lo: f64, hi: f64, name: &str) -> Check {
-    if v.is_finite() && v >= lo && v <= hi {
+pub(crate) fn range(l: &Loaded, at: &[Key], v: impl Figure, lo: f64, hi: f64, name: &str) -> Check {
+    let x = v.value();
+    if x.is_finite() && x >= lo && x <= hi {
         Ok(())
     } else {
-        Err(l.error_at(at, format!("{name} must be between {lo} and {hi}, got {v}")))
+        Err(l.error_at(
+            at,
+            format!("{name} must be between {lo} and {hi}, got {}", v.shown()),
+        ))
     }
 }
+
+/// A number a range check takes: whole numbers are shown as the file wrote them, never
+/// through a float (`got 9223372036854775807`, not `got 9223372036854776000`).
+pub(crate) trait Figure: Copy {
+    fn value(self) -> f64;
+    fn shown(self) -> String;
+}
+
+impl Figure for f64 {
+    fn value(self) -> f64 {
+        self
+    }
+    fn shown(self) -> String {
+        self.to_string()
+    }
+}
+
+macro_rules! whole_figure {
+    ($($t:ty),*) => {$(
+        impl Figure for $t {
+            fn value(self) -> f64 {
+                self as f64
+            }
+            fn shown(self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+whole_figure!(u8, u16, u32, u64, usize, i32, i64);
 
 /// A tpcc warehouse sweep makes one cell name per W (`<name>-w<W>`): none may equal
 /// another workload's name or cell name.

@@ -1110,8 +1110,12 @@ impl Results {
 
     /// Reads results.json, checking the schema id.
     pub fn from_json(text: &str) -> Result<Results, String> {
-        let r: Results =
-            serde_json::from_str(text).map_err(|e| format!("not a bakeoff results.json ({e})"))?;
+        let r: Results = serde_json::from_str(text).map_err(|e| {
+            format!(
+                "{}; give a folder written by `bakeoff run` (or restore its results.json)",
+                json_problem(&e, "not a bakeoff results.json")
+            )
+        })?;
         if r.schema != SCHEMA {
             return Err(format!(
                 "schema {:?} is not {SCHEMA:?}; re-run with this bakeoff version",
@@ -1192,4 +1196,32 @@ impl Results {
 
 fn is_no_threads(n: &usize) -> bool {
     *n == 0
+}
+
+/// A serde_json error in words a user reads: where (line and column), what kind of
+/// problem, and serde's detail without its own position suffix or type jargon.
+/// `what` says what the text was meant to be.
+pub fn json_problem(e: &serde_json::Error, what: &str) -> String {
+    use serde_json::error::Category;
+    let raw = e.to_string();
+    let detail = match raw.rfind(" at line ") {
+        Some(at) => &raw[..at],
+        None => raw.as_str(),
+    };
+    let detail = if let Some(rest) = detail.strip_prefix("invalid type: ") {
+        match rest.split_once(", expected ") {
+            Some((found, wanted)) => format!("found {found} where {wanted} belongs"),
+            None => rest.to_string(),
+        }
+    } else if let Some(field) = detail.strip_prefix("missing field ") {
+        format!("the key {field} is missing")
+    } else {
+        detail.to_string()
+    };
+    let kind = match e.classify() {
+        Category::Eof => "it ends early (a truncated file?)".to_string(),
+        Category::Syntax => format!("it is not valid JSON: {detail}"),
+        Category::Data | Category::Io => detail,
+    };
+    format!("line {}, column {}: {what}: {kind}", e.line(), e.column())
 }

@@ -6,6 +6,7 @@ use crate::RunError;
 use bakeoff_build as build;
 use bakeoff_plan::{key, Loaded};
 use bakeoff_workloads::Workload;
+use std::path::Path;
 
 /// The experiment's workloads, each behind the workloads crate's seam.
 pub type Workloads = Vec<Box<dyn Workload>>;
@@ -108,6 +109,7 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
         }
     }
     open_files(l)?;
+    argument_room(l)?;
     let library = e.target.kind.binary_is_library();
     // A server on another host is looked up there, once its agent runs.
     let here = if e.target.host.is_none() {
@@ -177,6 +179,103 @@ pub fn sandbox_space(
         key!["plan"].to_vec()
     };
     Err(RunError::BadInput(l.error_at(&at, msg).to_string()))
+}
+
+/// The sandbox folder, before anything starts: a file there, or a folder this user cannot
+/// write, would make every run invalid. Bad input, located at `[plan] sandbox_dir` when
+/// the root is the file's. Nothing to check when the server runs on another host.
+pub fn sandbox_root(l: &Loaded, root: &Path) -> Result<(), RunError> {
+    if l.experiment.target.host.is_some() {
+        return Ok(());
+    }
+    let Err(why) = bakeoff_sandbox::check_root(root) else {
+        return Ok(());
+    };
+    let from_file = l
+        .experiment
+        .plan
+        .sandbox_dir
+        .as_ref()
+        .is_some_and(|d| l.resolve(Path::new(d)) == root);
+    let msg = format!(
+        "cannot use {} as the sandbox folder: {why}, so no server could start; choose a folder of this user",
+        root.display()
+    );
+    Err(RunError::BadInput(if from_file {
+        l.error_at(
+            &key!["plan", "sandbox_dir"],
+            format!("{msg} in sandbox_dir"),
+        )
+        .to_string()
+    } else {
+        format!("{msg} with --sandbox-dir DIR")
+    }))
+}
+
+/// Bytes a server's command line may take with the environment (the kernel's ARG_MAX),
+/// and the most one argument may hold (MAX_ARG_STRLEN, 32 pages on Linux).
+fn exec_limits() -> (usize, usize) {
+    // SAFETY: sysconf has no preconditions.
+    let arg_max = unsafe { libc::sysconf(libc::_SC_ARG_MAX) };
+    let arg_max = if arg_max > 0 {
+        arg_max as usize
+    } else {
+        128 * 1024
+    };
+    (arg_max, 32 * 4096)
+}
+
+/// Room for what bakeoff adds to a server's command line (its own flags, the port, the
+/// work dir, a wrapper such as valgrind).
+const OWN_ARG_BYTES: usize = 16 * 1024;
+
+/// A server argument list the kernel would refuse (E2BIG) makes every run invalid; it is
+/// bad input before anything starts. Counted as execve counts it: each string with its
+/// NUL and its pointer, the environment included.
+fn argument_room(l: &Loaded) -> Result<(), RunError> {
+    let e = &l.experiment;
+    let (arg_max, one_max) = exec_limits();
+    let env: usize = std::env::vars_os()
+        .map(|(k, v)| k.len() + v.len() + 2 + 8)
+        .sum();
+    for (i, v) in e.variants.iter().enumerate() {
+        let args = e.server_args(v);
+        let at = if v.args.is_empty() {
+            key!["target", "args"].to_vec()
+        } else {
+            key!["variant", i, "args"].to_vec()
+        };
+        if let Some(long) = args.iter().find(|a| a.len() + 1 > one_max) {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &at,
+                    format!(
+                        "variant {:?}: one server argument is {} bytes ({}...), and this system takes at most {} in one argument; shorten it (or put it in a file the server reads)",
+                        v.name,
+                        long.len(),
+                        long.chars().take(24).collect::<String>(),
+                        one_max - 1
+                    ),
+                )
+                .to_string(),
+            ));
+        }
+        let need: usize = args.iter().map(|a| a.len() + 1 + 8).sum::<usize>() + env + OWN_ARG_BYTES;
+        if need > arg_max {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &at,
+                    format!(
+                        "variant {:?}: the server's {} arguments and the environment take about {need} bytes, over this system's limit of {arg_max} (getconf ARG_MAX); pass fewer or shorter arguments",
+                        v.name,
+                        args.len()
+                    ),
+                )
+                .to_string(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What results.json says of the sandbox folder's filesystem.

@@ -31,6 +31,8 @@ pub struct Context<'a> {
     pub remote: &'a std::sync::Arc<crate::remote::Hosts>,
     /// The server's and the load's CPUs here (None: neither pinned).
     pub placement: Option<&'a crate::placement::Placement>,
+    /// The first failed write to the results folder: it stops the rounds at once.
+    pub write_error: std::sync::Mutex<Option<String>>,
 }
 
 impl Context<'_> {
@@ -95,7 +97,10 @@ impl Context<'_> {
         for c in results.cells.iter_mut().filter(|c| c.stop_reason.is_none()) {
             c.stop_reason = Some(stopped_by.into());
         }
-        let _ = write_results(self.folder, results);
+        if let Err(e) = write_results(self.folder, results) {
+            self.stop_on_write_error(e);
+            return false;
+        }
         if self.probes.profile {
             return self.profile_cells(results, &points, observer);
         }
@@ -130,11 +135,20 @@ impl Context<'_> {
             results.cells[cell_at].runs.push(run);
         }
         analyze(results);
-        // A write failure here is not fatal: the next run tries again, and the
-        // final write reports it.
-        let _ = write_results(self.folder, results);
+        // The first failed write stops the experiment: runs measured after it would be
+        // lost with the rest (a full disk is found now, not at the end).
+        if let Err(e) = write_results(self.folder, results) {
+            self.stop_on_write_error(e);
+            return false;
+        }
         // A host lost for good ends the experiment after this (invalid) run.
         !interrupted && self.remote.gone().is_none()
+    }
+
+    /// Keeps the first write error for run_experiment to report.
+    fn stop_on_write_error(&self, e: crate::RunError) {
+        let mut first = self.write_error.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(e.to_string());
     }
 
     /// Whether a point needs no more rounds: every comparison there (or, with a single

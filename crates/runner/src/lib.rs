@@ -92,6 +92,14 @@ pub enum RunError {
     /// Ctrl-C or SIGTERM; what finished is in the folder (exit status 1).
     #[error("interrupted; the runs that finished are in {}", .0.display())]
     Interrupted(PathBuf),
+    /// A write to the results folder failed (a full disk, say): the experiment stopped
+    /// at once. The folder keeps its last complete version; `results` holds every run
+    /// measured, for the table.
+    #[error("{message}")]
+    Unwritable {
+        message: String,
+        results: Box<bakeoff_report::Results>,
+    },
 }
 
 /// A finished experiment: its folder and results.
@@ -100,12 +108,17 @@ pub struct Outcome {
     pub results: bakeoff_report::Results,
 }
 
-/// Every check that needs the machine but starts nothing (compilers and binaries found,
-/// tools, query and log files parsed), the same `run` and `verify` make before anything
-/// runs, except that no program the file names is run: a compiler is found on PATH, not
-/// asked for its `--version`. Returns what each `[[host]]` is, having reached it with
-/// ssh (the command line it ran is in [`remote::HostFacts::command`]).
-pub fn check(loaded: &Loaded) -> Result<Vec<remote::HostFacts>, RunError> {
+/// Every check that needs the machine but starts nothing (the sandbox folder, compilers
+/// and binaries found, tools, query and log files parsed, server argument lists), the
+/// same `run` and `verify` make before anything runs, except that no program the file
+/// names is run: a compiler is found on PATH, not asked for its `--version`. Returns
+/// what each `[[host]]` is, having reached it with ssh (the command line it ran is in
+/// [`remote::HostFacts::command`]).
+pub fn check(
+    loaded: &Loaded,
+    sandbox_root: &std::path::Path,
+) -> Result<Vec<remote::HostFacts>, RunError> {
+    checks::sandbox_root(loaded, sandbox_root)?;
     checks::check_inputs(loaded, checks::Programs::Find)?;
     placement::resolve(loaded)?;
     remote::reach(loaded)
@@ -118,6 +131,7 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
+    checks::sandbox_root(loaded, &opts.sandbox_root)?;
     let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
     let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
     remote::reach(loaded)?;
@@ -200,6 +214,7 @@ pub fn run_experiment(
     observer: &dyn Observer,
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
+    checks::sandbox_root(loaded, &opts.sandbox_root)?;
     for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale.to_string());
     }
@@ -299,11 +314,31 @@ pub fn run_experiment(
         probes: &probe_plan,
         remote: &hosts,
         placement: placement.as_ref(),
+        write_error: std::sync::Mutex::new(None),
     };
     let finished = {
         let _pinned = placement.as_ref().map(|p| p.pin_load()).transpose()?;
         ctx.run_all(&mut results, observer)
     };
+    let write_error = ctx
+        .write_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(why) = write_error {
+        results.status = "failed".into();
+        results.finished_utc = Some(folder::now_utc());
+        results.warnings.push(why.clone());
+        analyze(&mut results);
+        let runs: usize = results.cells.iter().map(|c| c.runs.len()).sum();
+        return Err(RunError::Unwritable {
+            message: format!(
+                "{why}; the experiment stopped after {runs} run(s): results.json there holds the runs written before (free space and run again, or `bakeoff report {}`)",
+                folder.path.display()
+            ),
+            results: Box::new(results),
+        });
+    }
     if let Some(why) = hosts.gone() {
         results.status = "failed".into();
         results.finished_utc = Some(folder::now_utc());

@@ -147,6 +147,12 @@ impl Context<'_> {
             run.env_pad = pad;
         }
         match died {
+            Ok(Some(_)) if self.cancel.load(std::sync::atomic::Ordering::SeqCst) => {
+                // bakeoff's own SIGKILL at the interrupt, not a crash.
+                run.valid = false;
+                run.invalid_reason =
+                    Some("stopped by bakeoff: interrupted (SIGINT or SIGTERM)".into());
+            }
             Ok(Some(detail)) => {
                 run.valid = false;
                 run.invalid_reason = Some(format!("server exited mid-run: {detail}"));

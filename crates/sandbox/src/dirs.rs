@@ -123,6 +123,59 @@ fn free_bytes(path: &Path) -> Option<u64> {
     }
 }
 
+/// Whether `root` could serve as the sandbox root, without creating anything: a directory
+/// of this user that others cannot write and this user can, or (when it does not exist
+/// yet) one that could be made in its nearest existing ancestor. Err is the reason, said
+/// of the path (e.g. "/x is a file, not a folder"), for a message before anything starts.
+pub fn check_root(root: &Path) -> Result<(), String> {
+    let mut at = root.to_path_buf();
+    loop {
+        match fs::symlink_metadata(&at) {
+            Ok(_) => break,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+                match at.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+                    _ => return Ok(()),
+                }
+            }
+            Err(e) => return Err(format!("{} cannot be inspected: {e}", at.display())),
+        }
+    }
+    let exists = at == root;
+    let meta = fs::metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is a file, not a folder", at.display()));
+    }
+    if exists {
+        // The same rules prepare_root applies when the first sandbox starts.
+        let own = fs::symlink_metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+        if !own.is_dir() {
+            return Err(format!("{} is a symlink, not a folder", at.display()));
+        }
+        // SAFETY: geteuid has no preconditions.
+        if own.uid() != unsafe { libc::geteuid() } {
+            return Err(format!("{} is owned by another user", at.display()));
+        }
+        if own.mode() & 0o002 != 0 {
+            return Err(format!("{} is writable by every user", at.display()));
+        }
+    }
+    if !writable(&at) {
+        return Err(format!("{} is not writable by this user", at.display()));
+    }
+    Ok(())
+}
+
+/// access(2) for write and search: false on a read-only filesystem too, even for root.
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: c is a valid C string.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
 /// Creates `root` (mode 0700) if needed and checks that it is a real dir of this user, so
 /// nobody else can plant files or symlinks in it (it may live in /tmp).
 pub(crate) fn prepare_root(root: &Path) -> Result<(), SandboxError> {
@@ -265,6 +318,27 @@ mod tests {
             at("/srv/my data/x"),
             Some(("/srv/my data".into(), "xfs".into(), "/dev/sdb1".into()))
         );
+    }
+
+    #[test]
+    fn regression_a_sandbox_root_that_is_a_file_is_found_before_anything_starts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let e = check_root(&file).unwrap_err();
+        assert!(e.contains("is a file, not a folder"), "{e}");
+        // Below a file: the folder could never be made.
+        let e = check_root(&file.join("sandboxes")).unwrap_err();
+        assert!(e.contains(&format!("{} is a file", file.display())), "{e}");
+        // Absent below a folder of ours, or a folder of ours: fine.
+        assert_eq!(check_root(&tmp.path().join("a/b")), Ok(()));
+        assert_eq!(check_root(tmp.path()), Ok(()));
+        use std::os::unix::fs::PermissionsExt;
+        let open = tmp.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_root(&open).unwrap_err();
+        assert!(e.contains("writable by every user"), "{e}");
     }
 
     #[test]

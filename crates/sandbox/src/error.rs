@@ -19,14 +19,13 @@ pub enum SandboxError {
     ExitedAtStart {
         target: TargetKind,
         status: String,
-        /// The last lines of the server's stderr (or stdout), joined into one line.
+        /// The last lines of the server's stderr (or stdout), joined into one line (the
+        /// sandbox dir is removed: nothing is left behind by a failed start).
         tail: String,
-        /// Where the full logs are (the dir is kept on this error).
-        dir: PathBuf,
     },
 
     /// The readiness probe did not succeed in time; the server was killed.
-    #[error("{target} (pid {pid}) not ready on {addr} after {:.1} s ({last}); it was killed; raise ready_timeout or look at the logs in {}", waited.as_secs_f64(), dir.display())]
+    #[error("{target} (pid {pid}) not ready on {addr} after {:.1} s ({last}); it was killed{}; raise ready_timeout or check the variant's args", waited.as_secs_f64(), if tail.is_empty() { String::new() } else { format!("; its log: {tail}") })]
     NotReady {
         target: TargetKind,
         pid: u32,
@@ -34,15 +33,21 @@ pub enum SandboxError {
         waited: Duration,
         /// The outcome of the last probe attempt.
         last: String,
-        dir: PathBuf,
+        /// The last lines of the server's log, joined into one line.
+        tail: String,
     },
 
-    /// Every attempt hit "address already in use".
-    #[error("{target} could not listen on a free loopback port after {attempts} attempts (last port {last_port}); another process is grabbing ports, retry later")]
+    /// Every attempt hit "address already in use". Another process is blamed only when
+    /// one is seen listening on the port bakeoff gave the server.
+    #[error("{target} could not listen after {attempts} attempts, each on a free loopback port bakeoff chose (last {last_port}): {}", port_busy_why(*.held, .tail))]
     PortBusy {
         target: TargetKind,
         attempts: u32,
         last_port: u16,
+        /// Whether another process was seen listening on `last_port`.
+        held: bool,
+        /// The last lines of the server's log from the last attempt.
+        tail: String,
     },
 
     /// A filesystem or process operation failed.
@@ -96,6 +101,19 @@ pub enum SandboxError {
     /// A SIGINT/SIGTERM arrived: no new sandbox is started.
     #[error("bakeoff is shutting down after a signal; no new server was started")]
     Cancelled,
+}
+
+fn port_busy_why(held: bool, tail: &str) -> String {
+    let log = if tail.is_empty() {
+        String::new()
+    } else {
+        format!(" (its log: {tail})")
+    };
+    if held {
+        format!("another process took that port each time{log}; retry when it is gone")
+    } else {
+        format!("\"address already in use\", yet no other process was seen on that port, so the server binds an address or port of its own: remove the listen address or port from the experiment's args or options (bakeoff gives the server its port){log}")
+    }
 }
 
 impl SandboxError {

@@ -283,6 +283,12 @@ pub(crate) fn parse_socket_addr(text: &str) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip, port))
 }
 
+/// Whether any process is seen listening on loopback `port` (false when /proc cannot
+/// tell).
+pub(crate) fn port_listened(port: u16) -> bool {
+    !listening_inodes(port).is_empty()
+}
+
 /// Whether one of `pids` holds a socket listening on `port`: `Some(false)` when another
 /// process does, `None` when that cannot be told (no listener found or /proc unreadable).
 pub(crate) fn listener_owned_by(port: u16, pids: &[i32]) -> Option<bool> {

@@ -203,7 +203,7 @@ impl Sandbox {
                 message,
             });
         }
-        let mut last_port = 0;
+        let (mut last_port, mut last_tail) = (0, String::new());
         for _ in 0..PORT_ATTEMPTS {
             let mut sb = match Sandbox::spawn(target.clone(), &binary, spec, &dir, &mut record) {
                 Ok(sb) => sb,
@@ -218,12 +218,15 @@ impl Sandbox {
             sb.keep_dir = true;
             match sb.wait_ready(spec.ready_timeout) {
                 Ok(()) => {
-                    // Dropped (killed, its logs kept) when it listens where it should not.
-                    sb.check_exposure()?;
                     sb.keep_dir = false;
+                    // Dropped (killed, its dir removed) when it listens where it should not.
+                    sb.check_exposure()?;
                     return Ok(sb);
                 }
-                Err(Failure::Exited { tail, .. }) if target.is_port_clash(&tail) => continue,
+                Err(Failure::Exited { tail, .. }) if target.is_port_clash(&tail) => {
+                    last_tail = tail;
+                    continue;
+                }
                 Err(failure) => return Err(sb.start_error(failure, spec.ready_timeout)),
             }
         }
@@ -232,6 +235,8 @@ impl Sandbox {
             target: target.kind(),
             attempts: PORT_ATTEMPTS,
             last_port,
+            held: procfs::port_listened(last_port),
+            tail: last_tail,
         })
     }
 
@@ -355,16 +360,17 @@ impl Sandbox {
         procfs::listener_owned_by(self.addr.port(), &pids) != Some(false)
     }
 
-    /// The error for a failed start; the server is killed and reaped when `self` drops,
-    /// and the dir is kept for its logs.
-    fn start_error(self, failure: Failure, timeout: Duration) -> SandboxError {
+    /// The error for a failed start, with the log's last lines in it; the server is
+    /// killed and reaped when `self` drops, and its dir removed (a failed start leaves
+    /// nothing in the sandbox root).
+    fn start_error(mut self, failure: Failure, timeout: Duration) -> SandboxError {
         let target = self.target.kind();
+        self.keep_dir = false;
         match failure {
             Failure::Exited { status, tail } => SandboxError::ExitedAtStart {
                 target,
                 status,
                 tail,
-                dir: self.dir.clone(),
             },
             Failure::Timeout { last } => SandboxError::NotReady {
                 target,
@@ -372,7 +378,7 @@ impl Sandbox {
                 addr: self.addr,
                 waited: timeout,
                 last,
-                dir: self.dir.clone(),
+                tail: self.log_tail(),
             },
         }
     }
@@ -437,8 +443,15 @@ impl Sandbox {
     }
 
     /// If the server exited: `memcached exited with status 1: <last stderr lines>`.
+    /// After SIGINT/SIGTERM, bakeoff's own SIGKILL ended it, and that is what is said.
     pub fn exit_detail(&mut self) -> Option<String> {
         let status = self.poll_exit()?;
+        if registry::is_cancelled() {
+            return Some(format!(
+                "{} was stopped by bakeoff after an interrupt ({status})",
+                self.target.kind()
+            ));
+        }
         Some(format!(
             "{} exited with {status}: {}",
             self.target.kind(),

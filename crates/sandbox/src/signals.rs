@@ -1,6 +1,10 @@
 //! SIGINT/SIGTERM handling: a dedicated thread (signal-hook's iterator) that, on every
-//! signal, sets the cancel flag and SIGKILLs every live sandbox of this process. It never
-//! exits the process: the caller sees the flag and winds down.
+//! signal, sets the cancel flag and SIGKILLs every live sandbox of this process. The caller
+//! sees the flag and winds down (its results written, exit 130). A signal must always end
+//! bakeoff, though: whatever step is running may not look at the flag (a build, a fetch, a
+//! blocking read), so when the process is still alive [`GRACE`] after the first signal,
+//! or at a second signal, this thread kills the sandboxes again and exits with status 130
+//! itself: the one exit below main, since nothing else can end a step that never returns.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +14,10 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::registry;
+
+/// How long the process may take to wind down after the first signal before it is
+/// ended by the handler thread.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Whether the handler thread runs already (installing twice is a no-op).
 static INSTALLED: Mutex<bool> = Mutex::new(false);
@@ -35,14 +43,38 @@ pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
         std::thread::Builder::new()
             .name("bakeoff-signals".into())
             .spawn(move || {
+                let mut seen = 0;
                 for _signal in signals.forever() {
                     thread_flag.store(true, Ordering::SeqCst);
                     registry::signal_all(libc::SIGKILL);
+                    seen += 1;
+                    if seen == 1 {
+                        let _ = std::thread::Builder::new()
+                            .name("bakeoff-grace".into())
+                            .spawn(|| {
+                                std::thread::sleep(GRACE);
+                                end_now(&format!(
+                                    "interrupted; the running step did not stop within {} s, so bakeoff ended it (every server stopped; what finished is in the results folder)",
+                                    GRACE.as_secs()
+                                ));
+                            });
+                    } else {
+                        end_now("interrupted again; bakeoff ended at once (every server stopped; what finished is in the results folder)");
+                    }
                 }
             })?;
         *installed = true;
     }
     Ok(flag)
+}
+
+/// Kills every live sandbox and every other process bakeoff started (a build step, a
+/// fetch), says why in one line, and exits with status 130.
+fn end_now(why: &str) -> ! {
+    registry::signal_all(libc::SIGKILL);
+    registry::signal_tree(std::process::id() as i32, -1, libc::SIGKILL);
+    eprintln!("error: {why}");
+    std::process::exit(130)
 }
 
 /// SIGKILLs every live sandbox of this process and refuses new ones, as a signal would:

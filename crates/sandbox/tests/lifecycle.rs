@@ -68,9 +68,10 @@ fn bad_arg_exits_at_start_with_stderr_tail() {
     let err = Sandbox::start(&spec).unwrap_err();
     let msg = err.to_string();
     match &err {
-        SandboxError::ExitedAtStart { tail, dir, .. } => {
+        SandboxError::ExitedAtStart { tail, .. } => {
             assert!(tail.contains("no-such-flag"), "{tail}");
-            assert!(dir.join("server.stderr").exists());
+            // The log's tail is in the error; the dir is gone.
+            assert!(root.entries().is_empty(), "{:?}", root.entries());
         }
         other => panic!("expected ExitedAtStart, got {other:?}"),
     }
@@ -196,13 +197,15 @@ fn readiness_timeout_kills_the_server() {
     let guard = PidGuard::new(pid);
     assert!(!common::running(pid as i32), "sleep {pid} still runs");
     drop(guard);
+    // regression: a failed start leaves no sandbox dir behind.
+    assert!(root.entries().is_empty(), "{:?}", root.entries());
     assert!(err_line_ok(&SandboxError::NotReady {
         target: TargetKind::Memcached,
         pid,
         addr: "127.0.0.1:1".parse().unwrap(),
         waited: Duration::from_millis(400),
         last: "x".into(),
-        dir: root.path().to_path_buf(),
+        tail: "y".into(),
     }));
 }
 
@@ -345,6 +348,13 @@ fn port_clash_is_retried_then_reported() {
         matches!(err, SandboxError::PortBusy { attempts: 4, .. }),
         "{err:?}"
     );
+    // Its own port (as an experiment's `-l` would): never blamed on another process.
+    let said = err.to_string();
+    assert!(
+        said.contains("binds an address or port of its own"),
+        "{said}"
+    );
+    assert!(!said.contains("another process"), "{said}");
     assert!(root.entries().is_empty(), "{:?}", root.entries());
 }
 

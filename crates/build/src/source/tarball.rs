@@ -60,13 +60,38 @@ fn obtain(location: &str, to: &Path) -> Result<()> {
     if location.contains("://") && !location.starts_with("file://") {
         return Err(BuildError::BadSpec {
             what: "tarball location",
-            detail: format!("`{location}`: use a local path or an http(s) URL"),
+            detail: format!("`{location}`: use a local path, a file:// URL or an http(s) URL"),
         });
     }
     let path = PathBuf::from(location.strip_prefix("file://").unwrap_or(location));
-    std::fs::copy(&path, to)
-        .map(|_| ())
-        .map_err(|e| BuildError::io(format!("cannot read tarball {}", path.display()), e))
+    copy_regular(&path, to)
+}
+
+/// Copies a local tarball, which must be a regular file. Opened without blocking (a FIFO
+/// would wait for a writer forever) and checked on the open file, so a device or FIFO is
+/// refused before one byte is read.
+fn copy_regular(path: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e| BuildError::io(format!("cannot read tarball {}", path.display()), e);
+    let mut from = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = from.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(BuildError::BadSpec {
+            what: "tarball location",
+            detail: format!(
+                "{} is not a regular file; give a tar archive file or an http(s) URL",
+                path.display()
+            ),
+        });
+    }
+    let mut out = std::fs::File::create(to)
+        .map_err(|e| BuildError::io(format!("cannot write {}", to.display()), e))?;
+    std::io::copy(&mut from, &mut out).map_err(cannot)?;
+    Ok(())
 }
 
 fn download(url: &str, to: &Path) -> Result<()> {
@@ -144,6 +169,23 @@ mod tests {
             .success();
         assert!(ok);
         tar
+    }
+
+    #[test]
+    fn regression_a_fifo_or_device_tarball_is_refused_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("t.tar.gz");
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let to = tmp.path().join("copy");
+        for p in [fifo.as_path(), Path::new("/dev/zero")] {
+            let e = copy_regular(p, &to).unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+        let e = obtain("ftp://example.invalid/x.tar.gz", &to)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("file:// URL or an http(s) URL"), "{e}");
     }
 
     #[test]

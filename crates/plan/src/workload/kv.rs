@@ -90,15 +90,8 @@ fn default_arrival() -> Arrival {
 
 pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
-    range(
-        l,
-        &at("pipeline"),
-        w.pipeline as f64,
-        1.0,
-        1024.0,
-        "pipeline",
-    )?;
-    range(l, &at("keys"), w.keys as f64, 1.0, 1e10, "keys")?;
+    range(l, &at("pipeline"), w.pipeline, 1.0, 1024.0, "pipeline")?;
+    range(l, &at("keys"), w.keys, 1.0, 1e10, "keys")?;
     if !(w.zipf_theta > 0.0 && w.zipf_theta < 1.0) {
         return Err(l.error_at(
             &at("zipf_theta"),
@@ -124,14 +117,7 @@ pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Chec
     let size = match w.value_size {
         ValueSize::Fixed(n) | ValueSize::Around { mean: n } => n,
     };
-    range(
-        l,
-        &at("value_size"),
-        size as f64,
-        16.0,
-        1_000_000.0,
-        "value_size",
-    )?;
+    range(l, &at("value_size"), size, 16.0, 1_000_000.0, "value_size")?;
     check_mix(l, e, i, w)?;
     if w.transport == Some(Transport::Unix) && e.target.kind != TargetKind::Redis {
         return Err(l.error_at(
@@ -142,7 +128,7 @@ pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Chec
     range(
         l,
         &at("multiget_keys"),
-        w.multiget_keys as f64,
+        w.multiget_keys,
         1.0,
         100.0,
         "multiget_keys",

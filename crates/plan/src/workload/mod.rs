@@ -354,7 +354,7 @@ pub(crate) fn check_connections(l: &Loaded, i: usize, w: &Workload) -> Check {
     range(
         l,
         &at("client_threads"),
-        threads as f64,
+        threads,
         1.0,
         64.0,
         "client_threads",

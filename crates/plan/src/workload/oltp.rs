@@ -102,10 +102,10 @@ pub(crate) fn check_sql(
         }
     }
     if let Some(n) = w.tables {
-        range(l, &at("tables"), f64::from(n), 1.0, 1000.0, "tables")?;
+        range(l, &at("tables"), n, 1.0, 1000.0, "tables")?;
     }
     if let Some(n) = w.table_size {
-        range(l, &at("table_size"), n as f64, 1.0, 1e10, "table_size")?;
+        range(l, &at("table_size"), n, 1.0, 1e10, "table_size")?;
     }
     let counts = [
         ("point_selects", w.point_selects),
@@ -119,21 +119,14 @@ pub(crate) fn check_sql(
     ];
     for (k, v) in counts {
         if let Some(n) = v {
-            range(l, &at(k), f64::from(n), 0.0, 1000.0, k)?;
+            range(l, &at(k), n, 0.0, 1000.0, k)?;
         }
     }
     if let Some(n) = w.range_size {
-        range(l, &at("range_size"), f64::from(n), 1.0, 1e7, "range_size")?;
+        range(l, &at("range_size"), n, 1.0, 1e7, "range_size")?;
     }
     if let Some(n) = w.random_points {
-        range(
-            l,
-            &at("random_points"),
-            f64::from(n),
-            1.0,
-            1000.0,
-            "random_points",
-        )?;
+        range(l, &at("random_points"), n, 1.0, 1000.0, "random_points")?;
     }
     if let Some(x) = w.zipfian_exp {
         range(l, &at("zipfian_exp"), x, 0.01, 0.99, "zipfian_exp")?;
@@ -156,14 +149,7 @@ pub(crate) fn check_sql(
         range(l, &at("pareto_h"), x, 0.001, 0.999, "pareto_h")?;
     }
     if let Some(n) = w.gaussian_iter {
-        range(
-            l,
-            &at("gaussian_iter"),
-            f64::from(n),
-            1.0,
-            1000.0,
-            "gaussian_iter",
-        )?;
+        range(l, &at("gaussian_iter"), n, 1.0, 1000.0, "gaussian_iter")?;
     }
     range(
         l,

@@ -55,19 +55,12 @@ impl RedisBenchmarkKeys {
 
 pub(crate) fn check(l: &Loaded, _e: &Experiment, i: usize, w: &RedisBenchmarkKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
-    range(
-        l,
-        &at("pipeline"),
-        w.pipeline as f64,
-        1.0,
-        1024.0,
-        "pipeline",
-    )?;
-    range(l, &at("keys"), w.keys as f64, 1.0, 1e10, "keys")?;
+    range(l, &at("pipeline"), w.pipeline, 1.0, 1024.0, "pipeline")?;
+    range(l, &at("keys"), w.keys, 1.0, 1e10, "keys")?;
     range(
         l,
         &at("value_size"),
-        w.value_size as f64,
+        w.value_size,
         1.0,
         1_000_000.0,
         "value_size",

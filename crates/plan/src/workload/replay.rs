@@ -66,10 +66,10 @@ pub(crate) fn check_replay(
         }
     }
     if let Some(n) = w.iterations {
-        range(l, &at("iterations"), f64::from(n), 1.0, 1e6, "iterations")?;
+        range(l, &at("iterations"), n, 1.0, 1e6, "iterations")?;
     }
     if let Some(n) = w.explain {
-        range(l, &at("explain"), n as f64, 0.0, 50.0, "explain")?;
+        range(l, &at("explain"), n, 0.0, 50.0, "explain")?;
     }
     if kind == WorkloadKind::Mysqlslap && e.target.kind != TargetKind::Mariadb {
         return Err(l.error_at(

@@ -84,24 +84,10 @@ pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &TpccKeys) -> 
         ));
     }
     if let Some(n) = w.load_connections {
-        range(
-            l,
-            &at("load_connections"),
-            n as f64,
-            1.0,
-            64.0,
-            "load_connections",
-        )?;
+        range(l, &at("load_connections"), n, 1.0, 64.0, "load_connections")?;
     }
     if let Some(n) = w.max_retries {
-        range(
-            l,
-            &at("max_retries"),
-            f64::from(n),
-            0.0,
-            1000.0,
-            "max_retries",
-        )?;
+        range(l, &at("max_retries"), n, 0.0, 1000.0, "max_retries")?;
     }
     if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
         return Err(l.error_at(

@@ -42,23 +42,24 @@ fn send(out: &Out, r: &Reply) {
 /// user's home) is made absolute against the agent's working directory first: every path
 /// the agent hands out (a stored binary, a data dir) then names the same file from a
 /// sandbox's own working directory.
-pub fn serve(root: &Path, run: &str) -> i32 {
+pub fn serve(root: &Path, run: &str) -> Result<(), String> {
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let root = root.as_path();
     let sandboxes = root.join("sandboxes");
+    // A root it cannot work in is fatal: every request would fail.
+    bakeoff_sandbox::check_root(&sandboxes).map_err(|why| {
+        format!(
+            "bakeoff agent: cannot use --root {}: {why}; give a folder this user can write",
+            root.display()
+        )
+    })?;
     for stale in bakeoff_sandbox::reap_stale(&sandboxes) {
         eprintln!("bakeoff agent: {stale}");
     }
     let data_parent = root.join("data");
     let data_root = data_parent.join(format!("run-{}", safe_run(run)));
     // Held while this agent lives: the run's data is in use.
-    let _held = match RunLock::hold(&data_root) {
-        Ok(l) => Some(l),
-        Err(e) => {
-            eprintln!("bakeoff agent: {e}");
-            None
-        }
-    };
+    let _held = RunLock::hold(&data_root).map_err(|e| format!("bakeoff agent: {e}"))?;
     for stale in reap_runs(&data_parent, &data_root) {
         eprintln!("bakeoff agent: {stale}");
     }
@@ -112,7 +113,7 @@ pub fn serve(root: &Path, run: &str) -> i32 {
         };
         send(&out, &reply);
     }
-    0
+    Ok(())
 }
 
 struct Agent {
