@@ -92,6 +92,16 @@ pub fn aligned_table(
     rows: &[Vec<String>],
     right: impl Fn(usize) -> bool,
 ) -> String {
+    // Cells may hold names read from a store or a results folder: never sent raw.
+    let header: Vec<String> = header
+        .iter()
+        .map(|c| crate::summary::printable(c))
+        .collect();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| crate::summary::printable(c)).collect())
+        .collect();
+    let (header, rows) = (&header[..], &rows[..]);
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -121,4 +131,25 @@ pub fn aligned_table(
         out.push_str(&line(r));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// A name from a crafted history store or results folder (an escape sequence that
+    /// clears the screen, a bidi override) reaches the terminal escaped, and the columns
+    /// still line up.
+    #[test]
+    fn regression_table_cells_from_a_store_are_never_sent_raw() {
+        let header = vec!["variant".to_string(), "ops/s".to_string()];
+        let rows = vec![
+            vec!["a\u{1b}[2J\u{1b}]0;owned\u{7}".to_string(), "1".to_string()],
+            vec!["b\u{202e}".to_string(), "22".to_string()],
+        ];
+        let t = super::aligned_table(&header, &rows, |i| i == 1);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
+        assert!(!t.contains('\u{202e}'), "{t:?}");
+        assert!(t.contains("a\\u{1b}[2J") && t.contains("b\\u{202e}"), "{t}");
+        let widths: Vec<usize> = t.lines().map(|l| l.chars().count()).collect();
+        assert_eq!(widths[2], widths[3], "{t}");
+    }
 }

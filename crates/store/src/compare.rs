@@ -429,6 +429,7 @@ impl Compared {
         let r = &self.results;
         let mut out = String::new();
         for w in &r.warnings {
+            let w = bakeoff_report::summary::printable(w);
             out.push_str(&format!("warning: {w}\n"));
         }
         if !r.warnings.is_empty() {
