@@ -59,7 +59,14 @@ pub fn read_login(data_dir: &Path) -> Result<Login, String> {
             path.display()
         )
     })?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is damaged: {e}", path.display()))
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{} is damaged (line {}, column {}: not the user and password bakeoff wrote); delete the prepared data folder it is in and run again, which makes it anew",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
 }
 
 /// The user a SQL server runs as: None when bakeoff is not root (the server runs as us);

@@ -83,7 +83,13 @@ pub fn serve(root: &Path, run: &str) -> Result<(), String> {
                         break;
                     }
                 }
-                Err(e) => send(&reader_out, &Reply::Err(format!("not a request: {e}"))),
+                Err(e) => send(
+                    &reader_out,
+                    &Reply::Err(format!(
+                        "not a request bakeoff sends (column {}); the agent and this bakeoff must be the same build: run bakeoff again, which copies itself there",
+                        e.column()
+                    )),
+                ),
             }
         }
         // bakeoff is gone: nothing it started may outlive it. Its data stays for the
