@@ -1,20 +1,28 @@
 //! Markup escaping shared by the HTML report (`html.rs`) and its SVG charts (`svg.rs`):
 //! every string from results.json goes through it, in text and attributes alike.
 
-/// Text made safe for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
+/// `s` with `&`, `<` and `>` as entities, and each other character `more` names replaced.
+fn entities(s: &str, more: impl Fn(char) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+        match (c, more(c)) {
+            (_, Some(r)) => out.push_str(r),
+            ('&', _) => out.push_str("&amp;"),
+            ('<', _) => out.push_str("&lt;"),
+            ('>', _) => out.push_str("&gt;"),
+            (c, None) => out.push(c),
         }
     }
     out
+}
+
+/// Text made safe for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    entities(s, |c| match c {
+        '"' => Some("&quot;"),
+        '\'' => Some("&#39;"),
+        _ => None,
+    })
 }
 
 /// Text for report.md outside code: `&`, `<` and `>` as entities, so that no raw HTML
@@ -22,17 +30,9 @@ pub fn escape(s: &str) -> String {
 /// or entity from results.json reaches a markdown renderer; a line break becomes a space,
 /// so text cannot start a block of its own.
 pub fn md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\n' | '\r' | '\u{2028}' | '\u{2029}' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    entities(s, |c| {
+        matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}').then_some(" ")
+    })
 }
 
 /// The longest run of backticks in `s`.
