@@ -152,7 +152,13 @@ fn mariadb_tpcc_consistency_fails_only_where_data_was_changed() {
     stop.store(true, Ordering::SeqCst);
     let tampered = watcher.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    // The tampered variant's only run is invalid: the experiment finishes, and says so
+    // with exit 4 (a variant that ran has a cell without a valid run).
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("no valid run in 1 cell(s): tampered"),
+        "{stderr}"
+    );
     assert_eq!(tampered, 1, "the tampered variant's one run was changed");
     let r = s.results();
     let cells = r["cells"].as_array().unwrap();
