@@ -132,7 +132,8 @@ fn usage_line(rendered: &str, command: &str) -> String {
 }
 
 pub(crate) fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {
-    bakeoff_plan::load_with(path, set).map_err(|e| Failure::BadInput(e.to_string()))
+    bakeoff_plan::load_with(path, set, &bakeoff_workloads::KINDS)
+        .map_err(|e| Failure::BadInput(e.to_string()))
 }
 
 /// The run's options: the command line's, then the experiment's `[plan] sandbox_dir`

@@ -7,7 +7,7 @@ use crate::app::{load, options, progress_mode, read_results, record, Failure};
 use crate::cli::BisectArgs;
 use crate::progress::Bars;
 use bakeoff_plan::derive::{bisect_step, Step};
-use bakeoff_plan::{Loaded, WorkloadKind};
+use bakeoff_plan::Loaded;
 use bakeoff_report::model::Verdict;
 use bakeoff_runner::RunError;
 use serde::Serialize;
@@ -122,10 +122,7 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
     );
 
     let cancel = bakeoff_sandbox::install_signal_handler();
-    let connections_key = match w.kind {
-        WorkloadKind::Replay | WorkloadKind::Mysqlslap => "concurrency",
-        _ => "connections",
-    };
+    let connections_key = w.keys.connections_key();
     let mut steps: Vec<StepRecord> = Vec::new();
     let run_step = |commit: &str| -> Result<StepRecord, Failure> {
         let n = steps_len_hint(&folder);
@@ -150,7 +147,7 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         ));
         std::fs::write(&path, &text)
             .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
-        let step_loaded = bakeoff_plan::load(&path);
+        let step_loaded = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
         let _ = std::fs::remove_file(&path);
         let step_loaded = step_loaded.map_err(|err| Failure::BadInput(err.to_string()))?;
         let mut step_opts = opts.clone();

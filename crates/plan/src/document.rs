@@ -19,6 +19,8 @@ pub struct Loaded {
     /// The file's exact text (kept in the results folder).
     pub text: String,
     doc: Option<toml_edit::ImDocument<String>>,
+    /// The workload kinds it was read with.
+    kinds: &'static dyn crate::Kinds,
 }
 
 /// One step of a key path: a table key or an array index.
@@ -71,13 +73,14 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// Reads, parses and validates an experiment file.
-pub fn load(path: &Path) -> Result<Loaded, PlanError> {
+/// Reads, parses and validates an experiment file; `kinds`: the workload kinds it may
+/// name (`bakeoff_workloads::KINDS`).
+pub fn load(path: &Path, kinds: &'static dyn crate::Kinds) -> Result<Loaded, PlanError> {
     let text = read_input(path, "experiment file").map_err(|message| PlanError {
         location: path.display().to_string(),
         message,
     })?;
-    parse(path, text)
+    parse(path, text, kinds)
 }
 
 /// Reads an experiment file and applies `--set KEY=VALUE` overrides to its document before
@@ -86,13 +89,17 @@ pub fn load(path: &Path) -> Result<Loaded, PlanError> {
 /// path (`plan.budget`, `target.args`, `workload.0.connections`: arrays of tables take an
 /// index); a value is TOML (`1`, `[1, 16]`, `true`, `"x"`), or else taken as a string
 /// (`plan.budget=2m`).
-pub fn load_with(path: &Path, overrides: &[String]) -> Result<Loaded, PlanError> {
+pub fn load_with(
+    path: &Path,
+    overrides: &[String],
+    kinds: &'static dyn crate::Kinds,
+) -> Result<Loaded, PlanError> {
     let text = read_input(path, "experiment file").map_err(|message| PlanError {
         location: path.display().to_string(),
         message,
     })?;
     if overrides.is_empty() {
-        return parse(path, text);
+        return parse(path, text, kinds);
     }
     let bad = |message: String| PlanError {
         location: "--set".into(),
@@ -106,7 +113,7 @@ pub fn load_with(path: &Path, overrides: &[String]) -> Result<Loaded, PlanError>
     for o in overrides {
         apply_override(&mut doc, o).map_err(|m| bad(format!("{}: {m}", o.escape_debug())))?;
     }
-    parse(path, doc.to_string()).map_err(|e| PlanError {
+    parse(path, doc.to_string(), kinds).map_err(|e| PlanError {
         location: e.location,
         message: format!("{} (with --set {})", e.message, overrides.join(" --set ")),
     })
@@ -230,7 +237,11 @@ pub fn read_input(path: &Path, what: &str) -> Result<String, String> {
 }
 
 /// Parses and validates experiment text as if it came from `path`.
-pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
+pub fn parse(
+    path: &Path,
+    text: String,
+    kinds: &'static dyn crate::Kinds,
+) -> Result<Loaded, PlanError> {
     let base_dir = path
         .parent()
         .map(|p| {
@@ -246,7 +257,10 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
         message: tidy_serde_message(e.message()),
     })?;
     // SQLite builds come from the amalgamation bakeoff carries unless the file names another.
-    if experiment.target.kind == crate::TargetKind::Sqlite && experiment.target.source.is_none() {
+    let bundled = bakeoff_sandbox::target_for(experiment.target.kind)
+        .refuses(bakeoff_sandbox::Ask::BundledSource)
+        .is_none();
+    if bundled && experiment.target.source.is_none() {
         experiment.target.source = Some(crate::Source {
             bundled: true,
             ..Default::default()
@@ -254,7 +268,7 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
     }
     let doc = toml_edit::ImDocument::parse(text.clone()).ok();
     if let Some(doc) = &doc {
-        experiment.workloads = read_workloads(path, &text, doc)?;
+        experiment.workloads = read_workloads(path, &text, doc, kinds)?;
     }
     let loaded = Loaded {
         experiment,
@@ -262,6 +276,7 @@ pub fn parse(path: &Path, text: String) -> Result<Loaded, PlanError> {
         base_dir,
         text,
         doc,
+        kinds,
     };
     validate::check(&loaded)?;
     Ok(loaded)
@@ -273,6 +288,7 @@ fn read_workloads(
     path: &Path,
     text: &str,
     doc: &toml_edit::ImDocument<String>,
+    kinds: &'static dyn crate::Kinds,
 ) -> Result<Vec<crate::Workload>, PlanError> {
     let tables: Vec<(toml_edit::Value, Option<usize>)> = match doc.get("workload") {
         Some(toml_edit::Item::ArrayOfTables(a)) => a
@@ -294,7 +310,7 @@ fn read_workloads(
     tables
         .into_iter()
         .map(|(table, at)| {
-            crate::workload::read(table).map_err(|e| PlanError {
+            crate::workload::read(table, kinds).map_err(|e| PlanError {
                 location: locate_offset(path, text, e.span().map(|s| s.start).or(at)),
                 message: tidy_serde_message(e.message()),
             })
@@ -303,6 +319,11 @@ fn read_workloads(
 }
 
 impl Loaded {
+    /// The workload kinds the file was read with.
+    pub fn kinds(&self) -> &'static dyn crate::Kinds {
+        self.kinds
+    }
+
     /// An error at the key `at` (or at the nearest enclosing key the file has).
     pub fn error_at(&self, at: &[Key], message: impl Into<String>) -> PlanError {
         PlanError {

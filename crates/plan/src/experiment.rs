@@ -302,101 +302,6 @@ impl Variant {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadKind {
-    /// memcached text protocol.
-    Kv,
-    /// sysbench's OLTP tests, native.
-    Oltp,
-    /// The real sysbench, same keys as `oltp`.
-    Sysbench,
-    /// TPC-C: warehouses, five transactions, response-time limits.
-    Tpcc,
-    /// A query log (.sql file, MariaDB general log, PostgreSQL csvlog) replayed at
-    /// several concurrencies.
-    Replay,
-    /// Debian's mariadb-slap (mysqlslap) with the same file and concurrencies.
-    Mysqlslap,
-    /// A sql-bench-style suite of named operations, each timed on its own.
-    Sqlsuite,
-    /// Debian's redis-benchmark (redis-tools), beside the native kv workload.
-    #[serde(rename = "redis-benchmark")]
-    RedisBenchmark,
-}
-
-impl WorkloadKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkloadKind::Kv => "kv",
-            WorkloadKind::Oltp => "oltp",
-            WorkloadKind::Sysbench => "sysbench",
-            WorkloadKind::Tpcc => "tpcc",
-            WorkloadKind::Replay => "replay",
-            WorkloadKind::Mysqlslap => "mysqlslap",
-            WorkloadKind::Sqlsuite => "sqlsuite",
-            WorkloadKind::RedisBenchmark => "redis-benchmark",
-        }
-    }
-
-    /// Whether this workload speaks SQL (needs a MariaDB or PostgreSQL target).
-    pub fn is_sql(self) -> bool {
-        matches!(
-            self,
-            WorkloadKind::Oltp
-                | WorkloadKind::Sysbench
-                | WorkloadKind::Tpcc
-                | WorkloadKind::Replay
-                | WorkloadKind::Mysqlslap
-                | WorkloadKind::Sqlsuite
-        )
-    }
-}
-
-/// How oltp row ids are drawn (sysbench's --rand-type).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum RowDistribution {
-    Uniform,
-    Gaussian,
-    Special,
-    Pareto,
-    Zipfian,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum KeyDistribution {
-    Uniform,
-    Zipfian,
-    Special,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    Uniform,
-    Poisson,
-}
-
-/// tpcc keying and think times.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ThinkMode {
-    /// Transactions back to back (the throughput test, the common practice).
-    None,
-    /// The specification's keying and think times, 10 terminals per warehouse.
-    Spec,
-}
-
-/// `value_size = 100` (fixed) or `value_size = { mean = 1024 }` (drawn around a mean).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum ValueSize {
-    Fixed(usize),
-    Around { mean: usize },
-}
-
 /// `connections = 16` or `connections = [1, 16, 64]`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(untagged)]
@@ -414,47 +319,43 @@ impl OneOrMany {
     }
 }
 
-/// What is sent to the server: one `[[workload]]`. Its kind picks the struct its keys
-/// deserialize into ([`WorkloadKeys`]); each kind's struct, defaults and checks are in that
-/// kind's file under `src/workload/`, and a key of another kind is an error with its
-/// position. Read from the document table by table (`workload::read`), so a wrong type
-/// still points at its key.
-#[derive(Debug, Clone, PartialEq)]
+/// What is sent to the server: one `[[workload]]`. Its kind (found in the registry the
+/// file was read with, [`crate::Kinds`]) reads its own keys into its own struct
+/// ([`crate::KindKeys`]); a key of another kind is an error with its position. Read from
+/// the document table by table (`workload::read`), so a wrong type still points at its key.
+#[derive(Clone)]
 pub struct Workload {
-    pub kind: WorkloadKind,
+    /// Its kind: what `kind = "..."` names.
+    pub kind: &'static dyn crate::KindSpec,
     /// Names the workload in results; default its kind.
     pub name: Option<String>,
     /// The kind's own keys.
-    pub keys: WorkloadKeys,
+    pub keys: Box<dyn crate::KindKeys>,
     /// Only for training (a variant's `pgo` or `bolt`): never measured or verified.
     pub train_only: bool,
     /// The `[[host]]`s that drive the load; default this machine.
     pub clients: Vec<String>,
 }
 
-/// Each kind's keys. oltp and sysbench share theirs (sysbench's parameter names), as do
-/// replay and mysqlslap (mysqlslap takes fewer of them).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum WorkloadKeys {
-    Kv(crate::KvKeys),
-    Oltp(crate::OltpKeys),
-    Tpcc(crate::TpccKeys),
-    Replay(crate::ReplayKeys),
-    Sqlsuite(crate::SuiteKeys),
-    RedisBenchmark(crate::RedisBenchmarkKeys),
+impl PartialEq for Workload {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind.name() == other.kind.name()
+            && self.name == other.name
+            && self.keys.to_json() == other.keys.to_json()
+            && self.train_only == other.train_only
+            && self.clients == other.clients
+    }
 }
 
-impl WorkloadKeys {
-    /// `transport`, for the kinds that have it.
-    pub fn transport(&self) -> Option<Transport> {
-        match self {
-            WorkloadKeys::Kv(k) => k.transport,
-            WorkloadKeys::Oltp(k) => k.transport,
-            WorkloadKeys::Tpcc(k) => k.transport,
-            WorkloadKeys::Replay(k) => k.transport,
-            WorkloadKeys::Sqlsuite(_) | WorkloadKeys::RedisBenchmark(_) => None,
-        }
+impl std::fmt::Debug for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workload")
+            .field("kind", &self.kind.name())
+            .field("name", &self.name)
+            .field("keys", &self.keys)
+            .field("train_only", &self.train_only)
+            .field("clients", &self.clients)
+            .finish()
     }
 }
 
@@ -463,7 +364,7 @@ impl Serialize for Workload {
         /// The table as the file writes it: kind, name, then the kind's keys.
         #[derive(Serialize)]
         struct Flat<'a> {
-            kind: WorkloadKind,
+            kind: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             name: &'a Option<String>,
             #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -471,14 +372,14 @@ impl Serialize for Workload {
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             clients: &'a [String],
             #[serde(flatten)]
-            keys: &'a WorkloadKeys,
+            keys: serde_json::Value,
         }
         Flat {
-            kind: self.kind,
+            kind: self.kind.name(),
             name: &self.name,
             train_only: self.train_only,
             clients: &self.clients,
-            keys: &self.keys,
+            keys: self.keys.to_json(),
         }
         .serialize(s)
     }
@@ -487,7 +388,7 @@ impl Serialize for Workload {
 /// A workload kind and name, read before the kind's keys.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct WorkloadHead {
-    pub kind: WorkloadKind,
+    pub kind: String,
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]

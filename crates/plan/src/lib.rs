@@ -7,6 +7,7 @@ pub mod derive;
 mod document;
 mod experiment;
 mod host;
+mod kind;
 mod validate;
 mod workload;
 
@@ -15,43 +16,15 @@ pub use document::{
 };
 pub use experiment::*;
 pub use host::{allow_ssh_commands, Host};
-pub use workload::{
-    workload_keys, KvKeys, OltpKeys, RedisBenchmarkKeys, ReplayKeys, SuiteKeys, TpccKeys,
-};
+pub use kind::{fitting_targets, KindKeys, KindSpec, Kinds};
+pub use validate::{range, Check};
+pub use workload::{article, fields_of};
 
 use bakeoff_sandbox::ConnectionLimit;
 use std::time::Duration;
 
 /// The most connections one workload cell may open.
 pub const MAX_CONNECTIONS: usize = 1024;
-
-/// Commands a kv `mix` may weight on memcached.
-pub const MIX_COMMANDS: [&str; 5] = ["get", "set", "add", "delete", "multiget"];
-
-/// Commands a kv `mix` may weight on Redis (add is SET NX, delete DEL, multiget MGET).
-pub const REDIS_MIX_COMMANDS: [&str; 10] = [
-    "get", "set", "add", "delete", "multiget", "incr", "lpush", "lpop", "hset", "hget",
-];
-
-/// Tests redis-benchmark's `-t` takes (its names, lowercase).
-pub const REDIS_BENCHMARK_TESTS: [&str; 16] = [
-    "ping_inline",
-    "ping_mbulk",
-    "set",
-    "get",
-    "incr",
-    "lpush",
-    "rpush",
-    "lpop",
-    "rpop",
-    "sadd",
-    "hset",
-    "spop",
-    "zadd",
-    "zpopmin",
-    "lrange",
-    "mset",
-];
 
 /// How the measured phase of each run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,19 +111,15 @@ pub const KV_WINDOWS: (Duration, Duration) = (Duration::from_millis(500), Durati
 pub const SQL_WINDOWS: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(10));
 
 impl Experiment {
-    /// The default windows for this experiment's workloads: the key-value ones when every
-    /// workload is kv, else the SQL ones.
+    /// The default windows for this experiment's workloads: the longest any measured
+    /// workload's kind asks for (the key-value ones when every workload is key-value).
     fn default_windows(&self) -> (Duration, Duration) {
-        if self
-            .workloads
+        self.workloads
             .iter()
             .filter(|w| !w.train_only)
-            .all(|w| matches!(w.kind, WorkloadKind::Kv | WorkloadKind::RedisBenchmark))
-        {
-            KV_WINDOWS
-        } else {
-            SQL_WINDOWS
-        }
+            .map(|w| w.keys.windows())
+            .max()
+            .unwrap_or(SQL_WINDOWS)
     }
 
     /// Runs in one full round: every (workload, connections) point times every variant (a
@@ -247,45 +216,6 @@ impl Experiment {
         }
     }
 }
-
-/// The tpcc transaction kinds a `mix` may weight (percent, adding up to 100).
-pub const TPCC_KINDS: [&str; 5] = [
-    "new_order",
-    "payment",
-    "order_status",
-    "delivery",
-    "stock_level",
-];
-
-/// The sqlsuite groups (sql-bench's names), in the order they run.
-pub const SQLSUITE_GROUPS: [&str; 9] = [
-    "alter-table",
-    "ATIS",
-    "big-tables",
-    "connect",
-    "create",
-    "insert",
-    "select",
-    "transactions",
-    "wisconsin",
-];
-
-/// Terminals per warehouse when tpcc runs with the specification's think times.
-pub const TERMINALS_PER_WAREHOUSE: usize = 10;
-
-/// The oltp tests (sysbench's names).
-pub const OLTP_TESTS: [&str; 10] = [
-    "oltp_read_only",
-    "oltp_read_write",
-    "oltp_write_only",
-    "oltp_point_select",
-    "oltp_update_index",
-    "oltp_update_non_index",
-    "oltp_insert",
-    "oltp_delete",
-    "select_random_points",
-    "select_random_ranges",
-];
 
 /// Connections a server keeps beyond the largest sweep point when the experiment does not
 /// set its cap (PostgreSQL reserves 3 for superusers; memcached counts its listening
@@ -398,6 +328,3 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// The longest duration any key takes (a budget of a week).
 pub const MAX_DURATION: Duration = Duration::from_secs(7 * 86_400);
-
-#[cfg(test)]
-mod tests;

@@ -2,14 +2,13 @@
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
 use crate::document::{Key, Loaded, PlanError};
-use crate::experiment::{
-    BuildOn, Experiment, Mode, Source, TargetKind, Variant, Workload, WorkloadKind,
-};
+use crate::experiment::{BuildOn, Experiment, Mode, Source, Variant, Workload};
 use crate::key;
 use bakeoff_os::name::{valid_name, NAME_RULE};
+use bakeoff_sandbox::{target_for, Ask};
 use std::collections::BTreeSet;
 
-pub(crate) type Check = Result<(), PlanError>;
+pub type Check = Result<(), PlanError>;
 
 pub(crate) fn check(l: &Loaded) -> Check {
     let e = &l.experiment;
@@ -128,26 +127,33 @@ fn check_build_on_host(l: &Loaded, e: &Experiment, served_there: bool) -> Check 
 /// What can run on another host today, and whether the load can reach the server.
 fn check_placement(l: &Loaded, e: &Experiment) -> Check {
     let server = e.target.host.as_deref();
+    let target = target_for(e.target.kind);
     if e.target.build_on == Some(BuildOn::Host) {
         check_build_on_host(l, e, server.is_some())?;
     }
-    if server.is_some() && e.target.kind == TargetKind::Sqlite {
-        return Err(l.error_at(
-            &key!["target", "host"],
-            "SQLite is a library that runs beside the load (in bakeoff-sqlited), not a server to put on another host: remove host, or run bakeoff on that host",
-        ));
+    if server.is_some() {
+        if let Some(why) = target.refuses(Ask::OtherHost) {
+            return Err(l.error_at(&key!["target", "host"], why));
+        }
     }
     for (i, w) in e.workloads.iter().enumerate() {
         let at = key!["workload", i, "clients"];
         if w.clients.is_empty() && server.is_none() {
             continue;
         }
-        if !w.clients.is_empty() && !matches!(w.kind, WorkloadKind::Kv | WorkloadKind::Oltp) {
+        if !w.clients.is_empty() && !w.kind.loads_from_hosts() {
+            let kinds = l.kinds();
+            let able: Vec<&str> = kinds
+                .names()
+                .into_iter()
+                .filter(|k| kinds.find(k).is_some_and(|k| k.loads_from_hosts()))
+                .collect();
             return Err(l.error_at(
                 &at,
                 format!(
-                    "only kinds kv and oltp load from other hosts today, not {}: remove clients",
-                    w.kind.as_str()
+                    "only kinds {} load from other hosts today, not {}: remove clients",
+                    able.join(" and "),
+                    w.kind.name()
                 ),
             ));
         }
@@ -429,14 +435,10 @@ fn check_source(l: &Loaded, e: &Experiment) -> Check {
             "source needs exactly one of debian, tarball, git, path or (sqlite) bundled, e.g. source = { debian = \"memcached\" }",
         ));
     }
-    if s.bundled && e.target.kind != TargetKind::Sqlite {
-        return Err(l.error_at(
-            &key!["target", "source", "bundled"],
-            format!(
-                "bundled is the SQLite amalgamation bakeoff carries; a {} target needs debian, tarball, git or path",
-                e.target.kind.as_str()
-            ),
-        ));
+    if s.bundled {
+        if let Some(why) = target_for(e.target.kind).refuses(Ask::BundledSource) {
+            return Err(l.error_at(&key!["target", "source", "bundled"], why));
+        }
     }
     check_source_pairs(l, s, &at)?;
     if let Some(d) = s
@@ -561,18 +563,17 @@ fn check_source_inputs(l: &Loaded, s: &Source) -> Check {
 }
 
 /// A SQLite build is one compiler call and its library is loaded into bakeoff-sqlited.
-fn check_sqlite_variant(l: &Loaded, i: usize, v: &Variant) -> Check {
-    if !v.make_args.is_empty() {
-        return Err(l.error_at(
-            &key!["variant", i, "make_args"],
-            "a sqlite build runs no make; put compiler arguments in configure_args (e.g. [\"-DSQLITE_DEFAULT_CACHE_SIZE=-8000\"]) or cflags",
-        ));
-    }
-    if !v.sanitize.is_empty() {
-        return Err(l.error_at(
-            &key!["variant", i, "sanitize"],
-            "a sanitized libsqlite3 cannot be loaded into bakeoff-sqlited (the sanitizer runtime must come first); use run_under = \"memcheck\"",
-        ));
+/// A variant's build keys the target cannot do (a sqlite build runs no make and cannot
+/// be sanitized), asked of the target.
+fn check_variant_asks(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
+    let target = target_for(e.target.kind);
+    for (asked, ask, k) in [
+        (!v.make_args.is_empty(), Ask::MakeArgs, "make_args"),
+        (!v.sanitize.is_empty(), Ask::Sanitize, "sanitize"),
+    ] {
+        if let Some(why) = asked.then(|| target.refuses(ask)).flatten() {
+            return Err(l.error_at(&key!["variant", i, k], why));
+        }
     }
     Ok(())
 }
@@ -637,9 +638,7 @@ fn distinct_file_names(l: &Loaded, what: &str, names: &[(Vec<Key>, String)]) -> 
 }
 
 fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
-    if e.target.kind == TargetKind::Sqlite {
-        check_sqlite_variant(l, i, v)?;
-    }
+    check_variant_asks(l, e, i, v)?;
     if let Some(b) = &v.binary {
         let build_keys = [
             ("compiler", v.compiler.is_some()),
@@ -687,11 +686,8 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         return Ok(());
     }
     if let Some(lto) = v.lto {
-        if e.target.kind == TargetKind::Sqlite {
-            return Err(l.error_at(
-                &key!["variant", i, "lto"],
-                "lto links a server; a sqlite build is one compiler call into a shared library: use cflags = \"-flto\" there",
-            ));
+        if let Some(why) = target_for(e.target.kind).refuses(Ask::Lto) {
+            return Err(l.error_at(&key!["variant", i, "lto"], why));
         }
         if let Err(m) = bakeoff_build::lto::settings(v.compiler_or_default(), lto) {
             return Err(l.error_at(&key!["variant", i, "lto"], m));
@@ -700,20 +696,9 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     for (what, t) in [("pgo", &v.pgo), ("bolt", &v.bolt)] {
         let Some(t) = t else { continue };
         let at = |k: &'static str| key!["variant", i, what, k];
-        if what == "bolt" && e.target.kind.is_sql() {
-            return Err(l.error_at(
-                &key!["variant", i, what],
-                format!("bolt trains on memcached and redis targets, not yet on {} (its server runs as another user, under perf); use pgo there", e.target.kind.as_str()),
-            ));
-        }
-        if what == "pgo" && matches!(e.target.kind, TargetKind::Sqlite | TargetKind::Mariadb) {
-            return Err(l.error_at(
-                &key!["variant", i, what],
-                format!(
-                    "pgo trains memcached, redis and postgres servers; {} is not supported yet",
-                    e.target.kind.as_str()
-                ),
-            ));
+        let ask = if what == "bolt" { Ask::Bolt } else { Ask::Pgo };
+        if let Some(why) = target_for(e.target.kind).refuses(ask) {
+            return Err(l.error_at(&key!["variant", i, what], why));
         }
         if let Err(m) = bakeoff_build::pgo::flags(
             v.compiler_or_default(),
@@ -840,14 +825,8 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
         .iter()
         .enumerate()
         .flat_map(|(i, w)| {
-            let sweep = w.tpcc().map_or_else(Vec::new, |t| t.warehouses_swept());
-            let name = w.display_name();
-            let names = if sweep.len() < 2 {
-                vec![name]
-            } else {
-                sweep.iter().map(|wh| format!("{name}-w{wh}")).collect()
-            };
-            names
+            w.keys
+                .cell_names(&w.display_name())
                 .into_iter()
                 .map(move |n| (key!["workload", i, "name"].to_vec(), n))
         })
@@ -997,14 +976,8 @@ fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     if n == 1 {
         return Ok(());
     }
-    if !matches!(e.target.kind, TargetKind::Memcached | TargetKind::Redis) {
-        return Err(l.error_at(
-            &at,
-            format!(
-                "layouts are built for memcached and redis targets; a {} build installs a tree that each layout would copy: use layouts = 1",
-                e.target.kind.as_str()
-            ),
-        ));
+    if let Some(why) = target_for(e.target.kind).refuses(Ask::Layouts) {
+        return Err(l.error_at(&at, why));
     }
     for (i, v) in e.variants.iter().enumerate().filter(|(_, v)| v.is_build()) {
         if let Err(m) = bakeoff_build::layout::settings(v.compiler_or_default(), 1) {
@@ -1014,7 +987,7 @@ fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     Ok(())
 }
 
-pub(crate) fn range(l: &Loaded, at: &[Key], v: impl Figure, lo: f64, hi: f64, name: &str) -> Check {
+pub fn range(l: &Loaded, at: &[Key], v: impl Figure, lo: f64, hi: f64, name: &str) -> Check {
     let x = v.value();
     if x.is_finite() && x >= lo && x <= hi {
         Ok(())
@@ -1028,7 +1001,7 @@ pub(crate) fn range(l: &Loaded, at: &[Key], v: impl Figure, lo: f64, hi: f64, na
 
 /// A number a range check takes: whole numbers are shown as the file wrote them, never
 /// through a float (`got 9223372036854775807`, not `got 9223372036854776000`).
-pub(crate) trait Figure: Copy {
+pub trait Figure: Copy {
     fn value(self) -> f64;
     fn shown(self) -> String;
 }
@@ -1056,16 +1029,13 @@ macro_rules! whole_figure {
 }
 whole_figure!(u8, u16, u32, u64, usize, i32, i64);
 
-/// A tpcc warehouse sweep makes one cell name per W (`<name>-w<W>`): none may equal
-/// another workload's name or cell name.
+/// A workload whose cells have names of their own (a tpcc warehouse sweep: one per W,
+/// `<name>-w<W>`): none may equal another workload's name or cell name.
 fn check_cell_names(l: &Loaded, e: &Experiment) -> Check {
     let swept = |w: &Workload| -> Vec<String> {
-        let sweep = w.tpcc().map_or_else(Vec::new, |t| t.warehouses_swept());
-        if sweep.len() < 2 {
-            return Vec::new();
-        }
         let name = w.display_name();
-        sweep.iter().map(|wh| format!("{name}-w{wh}")).collect()
+        let cells = w.keys.cell_names(&name);
+        cells.into_iter().filter(|c| *c != name).collect()
     };
     for (i, w) in e.workloads.iter().enumerate() {
         for (j, other) in e.workloads.iter().enumerate().filter(|(j, _)| *j != i) {

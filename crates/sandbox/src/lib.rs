@@ -51,4 +51,7 @@ pub use spawner::spawn as spawn_guarded;
 pub use sqldata::{init_data, read_login, server_user, DataSource, Login};
 pub use sqlite::{host_binary, Sqlite};
 pub use stale::{reap_stale, StaleReport};
-pub use target::{target_for, target_for_spec, ConnectionLimit, Target, TargetKind, UnknownTarget};
+pub use target::{
+    common_refusal, target_for, target_for_spec, Ask, ConnectionLimit, Protocol, Target,
+    TargetKind, UnknownTarget,
+};

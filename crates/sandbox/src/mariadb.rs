@@ -99,6 +99,17 @@ impl Target for Mariadb {
         Some(Dialect::Mysql)
     }
 
+    fn refuses(&self, ask: crate::Ask) -> Option<String> {
+        match ask {
+            crate::Ask::MysqlProtocol => None,
+            crate::Ask::Pgo => Some(
+                "pgo trains memcached, redis and postgres servers; mariadb is not supported yet"
+                    .into(),
+            ),
+            _ => crate::common_refusal(self.kind(), true, ask),
+        }
+    }
+
     /// Read as mariadbd reads them: a long option in any case, `_` for `-`, behind
     /// `loose-`, `skip-` or `enable-`, or any prefix of its name (`--bind-addr`); short
     /// options bundle (`-P3307`, `-Wh/elsewhere`).

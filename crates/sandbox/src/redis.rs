@@ -111,6 +111,10 @@ impl Target for Redis {
         TargetKind::Redis
     }
 
+    fn protocol(&self) -> crate::Protocol {
+        crate::Protocol::Resp
+    }
+
     /// A plain-make tree (no configure): `make` at the top builds `src/redis-server`;
     /// make_args choose the allocator (`MALLOC=libc`, `USE_SYSTEM_JEMALLOC=yes`) and the
     /// rest. Without a choice, a tree that cannot link its bundled jemalloc (Debian's) gets

@@ -115,6 +115,22 @@ impl Target for Sqlite {
         Some(Dialect::Sqlite)
     }
 
+    /// SQLite is a library hosted beside the load, built by one compiler call.
+    fn refuses(&self, ask: crate::Ask) -> Option<String> {
+        use crate::Ask;
+        let why = match ask {
+            Ask::BundledSource => return None,
+            Ask::OtherHost => "SQLite is a library that runs beside the load (in bakeoff-sqlited), not a server to put on another host: remove host, or run bakeoff on that host",
+            Ask::Lto => "lto links a server; a sqlite build is one compiler call into a shared library: use cflags = \"-flto\" there",
+            Ask::Pgo => "pgo trains memcached, redis and postgres servers; sqlite is not supported yet",
+            Ask::MakeArgs => "a sqlite build runs no make; put compiler arguments in configure_args (e.g. [\"-DSQLITE_DEFAULT_CACHE_SIZE=-8000\"]) or cflags",
+            Ask::Sanitize => "a sanitized libsqlite3 cannot be loaded into bakeoff-sqlited (the sanitizer runtime must come first); use run_under = \"memcheck\"",
+            Ask::ConcurrentSql => "a sqlite target runs sqlsuite and replay",
+            _ => return crate::common_refusal(self.kind(), true, ask),
+        };
+        Some(why.to_string())
+    }
+
     fn missing(&self) -> Option<String> {
         host_binary().is_none().then(|| {
             "bakeoff-sqlited (the host a sqlite target runs in) is not beside bakeoff or on PATH; run scripts/setup.sh, which installs both".to_string()

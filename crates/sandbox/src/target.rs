@@ -183,6 +183,64 @@ fn option_in_arg(name: &str, a: &str, next: impl Fn() -> String) -> Option<Strin
 ///
 /// The sandbox owns everything else: the port, the work dir, the process group, stdio
 /// redirection, parent-death signal, readiness polling and stopping.
+/// How a load talks to the server: what a workload kind asks before it fits a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// memcached's text protocol.
+    Memcached,
+    /// Redis's RESP.
+    Resp,
+    /// SQL through `bakeoff-sqlclient` (the dialect says which).
+    Sql,
+}
+
+/// What a variant, a workload or the plan may ask of a target that not every target
+/// does; [`Target::refuses`] says why not, where it does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// `[target] host`: the server on another machine.
+    OtherHost,
+    /// `source = { bundled = true }`: the SQLite amalgamation bakeoff carries.
+    BundledSource,
+    /// A variant's `lto`.
+    Lto,
+    /// A variant's `pgo`.
+    Pgo,
+    /// A variant's `bolt`.
+    Bolt,
+    /// `[plan] layouts` above 1.
+    Layouts,
+    /// A variant's `make_args`.
+    MakeArgs,
+    /// A variant's `sanitize`.
+    Sanitize,
+    /// Concurrent transactions from many connections (oltp, tpcc, mysqlslap).
+    ConcurrentSql,
+    /// The MySQL client protocol, for tools that speak only it (mariadb-slap).
+    MysqlProtocol,
+}
+
+/// The refusals every target shares unless it says otherwise: no bundled source; bolt
+/// and code layouts only for a server that runs as bakeoff's own user from one binary.
+/// `sql`: the target has a SQL dialect.
+pub fn common_refusal(kind: TargetKind, sql: bool, ask: Ask) -> Option<String> {
+    let name = kind.as_str();
+    match ask {
+        Ask::BundledSource => Some(format!(
+            "bundled is the SQLite amalgamation bakeoff carries; a {name} target needs debian, tarball, git or path"
+        )),
+        Ask::Bolt if sql => Some(format!(
+            "bolt trains on memcached and redis targets, not yet on {name} (its server runs as another user, under perf); use pgo there"
+        )),
+        Ask::Layouts if sql => Some(format!(
+            "layouts are built for memcached and redis targets; a {name} build installs a tree that each layout would copy: use layouts = 1"
+        )),
+        Ask::ConcurrentSql if !sql => Some(format!("{name} is not a SQL server")),
+        Ask::MysqlProtocol => Some(format!("{name} does not speak the MySQL protocol")),
+        _ => None,
+    }
+}
+
 pub trait Target: Send + Sync {
     /// Which kind this is.
     fn kind(&self) -> TargetKind;
@@ -308,6 +366,22 @@ pub trait Target: Send + Sync {
     /// Whether tables choose a storage engine (`engine =`).
     fn has_storage_engines(&self) -> bool {
         false
+    }
+
+    /// How a load talks to it (default: SQL where it has a dialect, else memcached's
+    /// text protocol).
+    fn protocol(&self) -> Protocol {
+        if self.dialect().is_some() {
+            Protocol::Sql
+        } else {
+            Protocol::Memcached
+        }
+    }
+
+    /// Why it cannot do what `ask` asks, with what to do instead; None: it can. Default
+    /// [`common_refusal`].
+    fn refuses(&self, ask: Ask) -> Option<String> {
+        common_refusal(self.kind(), self.dialect().is_some(), ask)
     }
 
     /// One-time preparation of a fresh work dir before the first start (e.g. initdb for

@@ -7,9 +7,12 @@
 //! operations). `verify` hashes query results for result equivalence. The SQL kinds talk
 //! to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
 //!
-//! [`from_plan`] is the one place a plan's `[[workload]]` becomes workloads;
-//! [`summarize`] and [`warnings`] are the kinds' statistics over saved results.
+//! Every kind is listed once, in [`KINDS`] (`kinds.rs`), behind the [`Kind`] trait: the
+//! plan reads a file with that registry; [`from_plan`] asks each `[[workload]]`'s kind
+//! for its workloads; [`summarize`] and [`warnings`] ask every kind for its statistics
+//! over saved results.
 
+mod kinds;
 pub mod kv;
 pub mod mysqlslap;
 pub mod oltp;
@@ -25,58 +28,22 @@ pub mod workload;
 
 pub use workload::{AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload};
 
-use bakeoff_plan::{key, Loaded, WorkloadKeys, WorkloadKind};
+pub use kinds::{Kind, Registry, KINDS};
+
+use bakeoff_plan::Loaded;
 use bakeoff_report::model::Results;
 
-/// The experiment's workloads, in file order (a tpcc warehouse sweep as one per W), with
-/// what the file alone could not check: settings that must hold together, tools a kind
-/// runs installed, log files parsed. An error is one line naming the file, key and fix.
+/// The experiment's workloads, in file order (a tpcc warehouse sweep as one per W), each
+/// made by its kind with what the file alone could not check: settings that must hold
+/// together, tools a kind runs installed, log files parsed. An error is one line naming
+/// the file, key and fix.
 pub fn from_plan(l: &Loaded) -> Result<Vec<Box<dyn Workload>>, String> {
-    let mut out: Vec<Box<dyn Workload>> = Vec::new();
+    let mut out = Vec::new();
     for (i, w) in l.experiment.workloads.iter().enumerate() {
-        let tool = |program: &str, package: &str| {
-            if bakeoff_os::path::which(program).is_some() {
-                Ok(())
-            } else {
-                Err(l
-                    .error_at(
-                        &key!["workload", i, "kind"],
-                        format!("{program} is not installed; run scripts/setup.sh (apt-get install {package})"),
-                    )
-                    .to_string())
-            }
-        };
-        match &w.keys {
-            WorkloadKeys::Kv(k) => out.push(Box::new(kv::Kv::from_plan(l, i, k)?)),
-            WorkloadKeys::Oltp(k) => {
-                let sender = if w.kind == WorkloadKind::Sysbench {
-                    tool("sysbench", "sysbench")?;
-                    oltp::Sender::Sysbench
-                } else {
-                    oltp::Sender::Native
-                };
-                out.push(Box::new(oltp::Oltp::from_plan(w, k, sender)));
-            }
-            WorkloadKeys::Tpcc(k) => {
-                for t in tpcc::Tpcc::from_plan(w, k) {
-                    out.push(Box::new(t));
-                }
-            }
-            WorkloadKeys::Replay(k) => {
-                let sender = if w.kind == WorkloadKind::Mysqlslap {
-                    tool("mariadb-slap", "mariadb-client")?;
-                    replay::Sender::Mysqlslap
-                } else {
-                    replay::Sender::Native
-                };
-                out.push(Box::new(replay::Replay::from_plan(l, i, k, sender)?));
-            }
-            WorkloadKeys::Sqlsuite(k) => out.push(Box::new(sqlsuite::Suite::from_plan(w, k))),
-            WorkloadKeys::RedisBenchmark(k) => {
-                tool("redis-benchmark", "redis-tools")?;
-                out.push(Box::new(redis_benchmark::RedisBenchmark::from_plan(w, k)));
-            }
-        }
+        let kind = KINDS
+            .kind(w.kind.name())
+            .ok_or_else(|| format!("no workload kind {:?}", w.kind.name()))?;
+        out.extend(kind.workloads(l, i)?);
     }
     Ok(out)
 }
@@ -88,23 +55,22 @@ pub fn for_agent(
     target: bakeoff_plan::TargetKind,
     preload_only: bool,
 ) -> Result<Box<dyn Workload>, String> {
-    match spec["kind"].as_str() {
-        Some("kv") => Ok(Box::new(
-            kv::Kv::from_agent(spec, target)?.with_preload(preload_only),
-        )),
-        Some("oltp") => Ok(Box::new(oltp::Oltp::from_agent(spec)?)),
-        other => Err(format!("this agent cannot run a {other:?} workload")),
+    let name = spec["kind"].as_str().unwrap_or_default();
+    match KINDS.kind(name) {
+        Some(kind) => kind.for_agent(spec, &*bakeoff_sandbox::target_for(target), preload_only),
+        None => Err(format!("this agent cannot run a {name:?} workload")),
     }
 }
 
 /// Every kind's own figures over the cells' saved runs (tpcc's NOTPM and response-time
 /// check, sqlsuite's per-group and per-operation times). Pure: results in, results out.
 pub fn summarize(r: &mut Results) {
-    tpcc::figures::summarize_cells(r);
-    sqlsuite::figures::summarize_cells(r);
+    for kind in KINDS.all() {
+        kind.summarize(r);
+    }
 }
 
 /// What a reader must see first about a kind's cells.
 pub fn warnings(r: &Results) -> Vec<String> {
-    tpcc::figures::warnings(r)
+    KINDS.all().iter().flat_map(|k| k.warnings(r)).collect()
 }

@@ -3,12 +3,14 @@
 //! sets every key once, and a check of every value read back.
 
 mod keys;
+pub mod kind;
 mod protocol;
 mod resp;
 mod value;
 mod workload;
 
 pub use keys::{KeyChooser, KeyDistribution};
+pub use kind::{commands_of, KvKeys, KvKind};
 pub use protocol::COMMANDS;
 pub use workload::Kv;
 

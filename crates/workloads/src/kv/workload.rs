@@ -1,10 +1,11 @@
 //! kv as a [`Workload`]: the plan's keys become a [`KvConfig`], checked at every connection
 //! count of the sweep; a run drives the server's TCP address over the load engine.
 
+use super::kind::{self, Arrival, KvKeys};
 use super::{KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
 use crate::workload::{AgentSpec, Outcome, RunContext, Workload};
 use bakeoff_engine::{Endpoint, Schedule};
-use bakeoff_plan::{key, Arrival, KvKeys, Loaded};
+use bakeoff_plan::{key, Loaded};
 
 /// A kv workload of the experiment.
 pub struct Kv {
@@ -21,7 +22,8 @@ impl Kv {
     /// The `[[workload]]` at index `i`; an error names the key at fault.
     pub fn from_plan(l: &Loaded, i: usize, k: &KvKeys) -> Result<Kv, String> {
         let w = &l.experiment.workloads[i];
-        let kv = Kv::from_keys(w.display_name(), k, l.experiment.target.kind);
+        let target = bakeoff_sandbox::target_for(l.experiment.target.kind);
+        let kv = Kv::from_keys(w.display_name(), k, target.protocol());
         let cfg = kv.cfg.clone();
         for c in k.connections.to_vec() {
             let mut probe = cfg.clone();
@@ -38,8 +40,8 @@ impl Kv {
 
     /// The workload from its keys alone, as an agent on another host rebuilds it (the
     /// keys were checked where the experiment file was read).
-    pub fn from_keys(name: String, k: &KvKeys, target: bakeoff_plan::TargetKind) -> Kv {
-        let protocol = if target == bakeoff_plan::TargetKind::Redis {
+    pub fn from_keys(name: String, k: &KvKeys, target: bakeoff_sandbox::Protocol) -> Kv {
+        let protocol = if target == bakeoff_sandbox::Protocol::Resp {
             Protocol::Resp
         } else {
             Protocol::Memcached
@@ -56,7 +58,7 @@ impl Kv {
     /// [`Workload::agent_spec`] read back on the agent.
     pub fn from_agent(
         spec: &serde_json::Value,
-        target: bakeoff_plan::TargetKind,
+        target: bakeoff_sandbox::Protocol,
     ) -> Result<Kv, String> {
         let name = spec["name"].as_str().unwrap_or("kv").to_string();
         let keys: KvKeys =
@@ -126,18 +128,18 @@ fn config(k: &KvKeys, protocol: Protocol) -> KvConfig {
     KvConfig {
         keys: k.keys,
         key_distribution: match k.key_distribution {
-            bakeoff_plan::KeyDistribution::Uniform => KeyDistribution::Uniform,
-            bakeoff_plan::KeyDistribution::Zipfian => KeyDistribution::Zipfian {
+            kind::KeyDistribution::Uniform => KeyDistribution::Uniform,
+            kind::KeyDistribution::Zipfian => KeyDistribution::Zipfian {
                 theta: k.zipf_theta,
             },
-            bakeoff_plan::KeyDistribution::Special => KeyDistribution::Special {
+            kind::KeyDistribution::Special => KeyDistribution::Special {
                 pct: k.special_pct,
                 res: k.special_res,
             },
         },
         value_size: match k.value_size {
-            bakeoff_plan::ValueSize::Fixed(n) => ValueSize::Fixed(n),
-            bakeoff_plan::ValueSize::Around { mean } => ValueSize::Around { mean },
+            kind::ValueSize::Fixed(n) => ValueSize::Fixed(n),
+            kind::ValueSize::Around { mean } => ValueSize::Around { mean },
         },
         mix: Mix {
             get: get("get"),

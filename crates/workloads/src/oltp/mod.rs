@@ -7,6 +7,7 @@
 //! shared on the hot path except one counter for fixed-count runs.
 
 mod config;
+mod kind;
 mod rand;
 mod sql;
 mod workload;
@@ -14,6 +15,7 @@ mod workload;
 pub use config::{
     client_threads_for, unpinned_load_cpus, Distribution, OltpConfig, OltpTest, AUTO_THREADS,
 };
+pub use kind::{OltpKeys, OltpKind, RowDistribution, OLTP, SYSBENCH};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
 pub use workload::{Oltp, Sender};

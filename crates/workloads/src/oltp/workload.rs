@@ -3,19 +3,20 @@
 //! bakeoff's own clients (`oltp`) or the real sysbench (`sysbench`), with the same
 //! parameters.
 
+use super::kind::{OltpKeys, RowDistribution};
 use super::{Distribution, OltpConfig, OltpTest, AUTO_THREADS};
 use crate::workload::{
     invalidate, sql_figures, with_engine, AgentSpec, Outcome, RunContext, Tables, Workload,
 };
 use bakeoff_engine::RunRecord;
-use bakeoff_plan::RowDistribution;
 use bakeoff_report::model::Run;
 use bakeoff_sqlclient::Db;
 
 /// What sends the transactions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sender {
     /// bakeoff's own lean wire clients.
+    #[default]
     Native,
     /// The real sysbench, its output parsed.
     Sysbench,
@@ -28,16 +29,12 @@ pub struct Oltp {
     cfg: OltpConfig,
     sender: Sender,
     /// The plan's keys, as an agent on another host rebuilds the workload from them.
-    keys: bakeoff_plan::OltpKeys,
+    keys: OltpKeys,
 }
 
 impl Oltp {
     /// The `[[workload]]` `w` with its keys `k`, sent by `sender`.
-    pub fn from_plan(
-        w: &bakeoff_plan::Workload,
-        k: &bakeoff_plan::OltpKeys,
-        sender: Sender,
-    ) -> Oltp {
+    pub fn from_plan(w: &bakeoff_plan::Workload, k: &OltpKeys, sender: Sender) -> Oltp {
         Oltp {
             name: w.display_name(),
             connections: w.connections_swept(),
@@ -49,7 +46,7 @@ impl Oltp {
 
     /// The oltp workload an agent runs from its [`Workload::agent_spec`].
     pub fn from_agent(spec: &serde_json::Value) -> Result<Oltp, String> {
-        let keys: bakeoff_plan::OltpKeys =
+        let keys: OltpKeys =
             serde_json::from_value(spec["keys"].clone()).map_err(|e| format!("oltp keys: {e}"))?;
         Ok(Oltp {
             name: spec["name"].as_str().unwrap_or("oltp").to_string(),
@@ -162,7 +159,7 @@ impl Tables for SbTables {
 }
 
 /// sysbench's defaults (see [`OltpConfig::default`]) under the file's keys.
-fn config(k: &bakeoff_plan::OltpKeys) -> OltpConfig {
+fn config(k: &OltpKeys) -> OltpConfig {
     let d = OltpConfig::default();
     let distribution = match k.distribution {
         None | Some(RowDistribution::Special) => Distribution::Special {

@@ -15,8 +15,10 @@
 //! p50 and the largest p95, p99 and max. Client CPU is redis-benchmark's user + system
 //! time. Values are redis-benchmark's own (`xxx...`): nothing is verified.
 
+mod kind;
 mod workload;
 
+pub use kind::{RedisBenchmarkKeys, RedisBenchmarkKind, TESTS};
 pub use workload::RedisBenchmark;
 
 use crate::tool::{self, Finished};

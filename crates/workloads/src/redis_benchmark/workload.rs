@@ -13,7 +13,7 @@ pub struct RedisBenchmark {
 
 impl RedisBenchmark {
     /// The `[[workload]]` `w` with its keys `k`.
-    pub fn from_plan(w: &bakeoff_plan::Workload, k: &bakeoff_plan::RedisBenchmarkKeys) -> Self {
+    pub fn from_plan(w: &bakeoff_plan::Workload, k: &super::RedisBenchmarkKeys) -> Self {
         RedisBenchmark {
             name: w.display_name(),
             connections: w.connections_swept(),

@@ -10,12 +10,14 @@ mod csvlog;
 mod explain;
 mod fingerprint;
 mod general_log;
+mod kind;
 mod run;
 mod sqlfile;
 mod workload;
 
 pub use explain::{explain, explainable, Explain};
 pub use fingerprint::{class_id, fingerprint};
+pub use kind::{ReplayKeys, ReplayKind, MYSQLSLAP, REPLAY};
 pub use run::{run, ClassStats, ReplayConfig, ReplayRecord};
 pub use workload::{Replay, Sender, Statements};
 

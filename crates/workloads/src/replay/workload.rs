@@ -14,9 +14,10 @@ use bakeoff_sqlclient::Db;
 use std::path::PathBuf;
 
 /// What sends the log's statements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sender {
     /// bakeoff's own clients, a connection per session of the log.
+    #[default]
     Native,
     /// Debian's mariadb-slap, its output parsed.
     Mysqlslap,
@@ -45,7 +46,7 @@ impl Replay {
     pub fn from_plan(
         l: &Loaded,
         i: usize,
-        k: &bakeoff_plan::ReplayKeys,
+        k: &super::ReplayKeys,
         sender: Sender,
     ) -> Result<Replay, String> {
         let w = &l.experiment.workloads[i];

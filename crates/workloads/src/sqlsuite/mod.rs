@@ -22,10 +22,12 @@
 
 mod data;
 pub mod figures;
+mod kind;
 mod ops;
 mod workload;
 
 pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
+pub use kind::{SuiteKeys, SuiteKind};
 pub use workload::{Suite, VERIFY_SCALE};
 
 use crate::verify;

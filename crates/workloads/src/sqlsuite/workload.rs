@@ -26,7 +26,7 @@ pub struct Suite {
 
 impl Suite {
     /// The `[[workload]]` `w` with its keys `k`.
-    pub fn from_plan(w: &bakeoff_plan::Workload, k: &bakeoff_plan::SuiteKeys) -> Suite {
+    pub fn from_plan(w: &bakeoff_plan::Workload, k: &super::SuiteKeys) -> Suite {
         Suite {
             name: w.display_name(),
             connections: w.connections_swept(),

@@ -14,6 +14,7 @@
 
 pub mod check;
 pub mod figures;
+mod kind;
 mod loader;
 pub mod random;
 mod run;
@@ -22,6 +23,7 @@ mod txn;
 mod workload;
 
 pub use check::{check, Violation};
+pub use kind::{ThinkMode, TpccKeys, TpccKind, TERMINALS_PER_WAREHOUSE};
 pub use loader::load;
 pub use run::run;
 pub use workload::Tpcc;

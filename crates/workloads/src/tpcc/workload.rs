@@ -4,9 +4,9 @@
 //! the per-kind response times against their limits. A failed or impossible check makes
 //! the run invalid.
 
+use super::kind::{ThinkMode, TpccKeys, TERMINALS_PER_WAREHOUSE};
 use super::{Mix, Think, TpccConfig, TpccRecord};
 use crate::workload::{invalidate, with_engine, Outcome, RunContext, Tables, Workload};
-use bakeoff_plan::TpccKeys;
 use bakeoff_report::model::{Cell, Results, Run, TpccCell, TransactionRecord};
 use bakeoff_sqlclient::Db;
 
@@ -36,7 +36,7 @@ impl Tpcc {
         } else {
             Mix::default()
         };
-        let spec_think = k.think == Some(bakeoff_plan::ThinkMode::Spec);
+        let spec_think = k.think == Some(ThinkMode::Spec);
         let sweep = k.warehouses_swept();
         let name = w.display_name();
         let d = TpccConfig::default();
@@ -44,7 +44,7 @@ impl Tpcc {
             .iter()
             .map(|&wh| {
                 let connections = if spec_think {
-                    vec![wh * bakeoff_plan::TERMINALS_PER_WAREHOUSE]
+                    vec![wh * TERMINALS_PER_WAREHOUSE]
                 } else {
                     k.connections.to_vec()
                 };

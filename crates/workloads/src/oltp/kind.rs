@@ -1,18 +1,101 @@
-//! oltp's and sysbench's keys (sysbench's parameter names) and their checks.
+//! oltp and sysbench as kinds: their keys (sysbench's parameter names) and checks, the
+//! targets they fit (SQL servers), and how a `[[workload]]` becomes a workload.
 
-use super::kv::{default_connections, default_special_pct, default_special_res};
-use crate::document::Loaded;
-use crate::experiment::{
-    Experiment, OneOrMany, RowDistribution, TargetKind, Transport, WorkloadKind,
+use super::{Oltp, OltpTest, Sender};
+use crate::kinds::{
+    default_connections, default_special_pct, default_special_res, installed, keys_of, sql_server,
+    Kind,
 };
-use crate::validate::{range, Check};
-use crate::{key, OLTP_TESTS};
+use crate::Workload;
+use bakeoff_plan::{
+    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
+};
+use bakeoff_sandbox::{target_for, Target};
 use serde::{Deserialize, Serialize};
+
+/// oltp (bakeoff's own clients) or sysbench (the real one), one struct.
+pub struct OltpKind(Sender);
+
+/// `kind = "oltp"`.
+pub static OLTP: OltpKind = OltpKind(Sender::Native);
+/// `kind = "sysbench"`.
+pub static SYSBENCH: OltpKind = OltpKind(Sender::Sysbench);
+
+impl KindSpec for OltpKind {
+    fn name(&self) -> &'static str {
+        match self.0 {
+            Sender::Native => "oltp",
+            Sender::Sysbench => "sysbench",
+        }
+    }
+
+    fn keys(&self) -> Vec<&'static str> {
+        fields_of::<OltpKeys>().to_vec()
+    }
+
+    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
+        use serde::de::IntoDeserializer;
+        let mut k = OltpKeys::deserialize(table.into_deserializer())?;
+        k.sender = self.0;
+        Ok(Box::new(k))
+    }
+
+    fn fits(&self, target: &dyn Target) -> Result<(), String> {
+        sql_server(target)
+    }
+
+    fn loads_from_hosts(&self) -> bool {
+        self.0 == Sender::Native
+    }
+}
+
+impl Kind for OltpKind {
+    fn workloads(&self, l: &Loaded, i: usize) -> Result<Vec<Box<dyn Workload>>, String> {
+        if self.0 == Sender::Sysbench {
+            installed(l, i, "sysbench", "sysbench")?;
+        }
+        let w = &l.experiment.workloads[i];
+        let k = keys_of::<OltpKeys>(l, i);
+        Ok(vec![Box::new(Oltp::from_plan(w, k, self.0))])
+    }
+
+    fn for_agent(
+        &self,
+        spec: &serde_json::Value,
+        _target: &dyn Target,
+        _preload_only: bool,
+    ) -> Result<Box<dyn Workload>, String> {
+        Ok(Box::new(Oltp::from_agent(spec)?))
+    }
+}
+
+impl KindKeys for OltpKeys {
+    fn check(&self, l: &Loaded, e: &Experiment, i: usize) -> Check {
+        check_sql(l, e, i, self)
+    }
+
+    fn connections_swept(&self) -> Vec<usize> {
+        self.connections.to_vec()
+    }
+
+    fn client_threads(&self) -> Option<usize> {
+        self.client_threads
+    }
+
+    fn transport(&self) -> Option<Transport> {
+        self.transport
+    }
+
+    bakeoff_plan::kind_keys_boilerplate!();
+}
 
 /// The keys of an oltp or sysbench workload: sysbench's parameter names (dashes as
 /// underscores); absent keys take sysbench 1.0.20's defaults (docs/experiment-file.md).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OltpKeys {
+    /// Who sends the transactions: which of the two kinds read these keys.
+    #[serde(skip)]
+    pub sender: Sender,
     #[serde(default = "default_connections")]
     pub connections: OneOrMany,
     /// None: picked per connection count (see the oltp docs).
@@ -85,19 +168,14 @@ pub struct OltpKeys {
     pub max_reconnects: Option<u64>,
 }
 
-pub(crate) fn check_sql(
-    l: &Loaded,
-    e: &Experiment,
-    i: usize,
-    kind: WorkloadKind,
-    w: &OltpKeys,
-) -> Check {
+fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &OltpKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     if let Some(t) = &w.test {
-        if !OLTP_TESTS.contains(&t.as_str()) {
+        if OltpTest::from_name(t).is_none() {
+            let names: Vec<&str> = OltpTest::ALL.iter().map(|t| t.name()).collect();
             return Err(l.error_at(
                 &at("test"),
-                format!("unknown test {t:?}; use one of {}", OLTP_TESTS.join(", ")),
+                format!("unknown test {t:?}; use one of {}", names.join(", ")),
             ));
         }
     }
@@ -131,7 +209,7 @@ pub(crate) fn check_sql(
     if let Some(x) = w.zipfian_exp {
         range(l, &at("zipfian_exp"), x, 0.01, 0.99, "zipfian_exp")?;
     }
-    if kind == WorkloadKind::Sysbench {
+    if w.sender == Sender::Sysbench {
         if w.distribution == Some(RowDistribution::Zipfian) {
             return Err(l.error_at(
                 &at("distribution"),
@@ -167,11 +245,22 @@ pub(crate) fn check_sql(
         100.0,
         "special_res",
     )?;
-    if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
+    if w.engine.is_some() && !target_for(e.target.kind).has_storage_engines() {
         return Err(l.error_at(
             &at("engine"),
             "engine (a storage engine) is for mariadb targets only; remove it",
         ));
     }
     Ok(())
+}
+
+/// How oltp row ids are drawn (sysbench's --rand-type).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RowDistribution {
+    Uniform,
+    Gaussian,
+    Special,
+    Pareto,
+    Zipfian,
 }

@@ -1,14 +1,99 @@
-//! kv's keys (memcached-style load over bakeoff's engine) and their checks: the key
-//! space and its distribution, value sizes, the command mix, open or closed loop.
+//! kv as a kind: its keys (memcached-style load over bakeoff's engine) and their checks
+//! (the key space and its distribution, value sizes, the command mix, open or closed
+//! loop), the targets it fits (memcached's text protocol or Redis's RESP), and how its
+//! `[[workload]]` becomes a workload here or on an agent.
 
-use crate::document::Loaded;
-use crate::experiment::{
-    Arrival, Experiment, KeyDistribution, OneOrMany, TargetKind, Transport, ValueSize,
+use super::protocol::{COMMANDS, MEMCACHED_COMMANDS};
+use super::Kv;
+use crate::kinds::{default_connections, default_special_pct, default_special_res, keys_of, Kind};
+use crate::Workload;
+use bakeoff_plan::{
+    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
 };
-use crate::validate::{range, Check};
-use crate::{key, MIX_COMMANDS, REDIS_MIX_COMMANDS};
+use bakeoff_sandbox::{target_for, Protocol, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The kind in the registry.
+pub struct KvKind;
+
+impl KindSpec for KvKind {
+    fn name(&self) -> &'static str {
+        "kv"
+    }
+
+    fn keys(&self) -> Vec<&'static str> {
+        fields_of::<KvKeys>().to_vec()
+    }
+
+    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
+        use serde::de::IntoDeserializer;
+        Ok(Box::new(KvKeys::deserialize(table.into_deserializer())?))
+    }
+
+    fn fits(&self, target: &dyn Target) -> Result<(), String> {
+        match target.protocol() {
+            Protocol::Memcached | Protocol::Resp => Ok(()),
+            Protocol::Sql => Err("it speaks memcached's protocol or RESP, not SQL".into()),
+        }
+    }
+
+    fn loads_from_hosts(&self) -> bool {
+        true
+    }
+}
+
+impl Kind for KvKind {
+    fn workloads(&self, l: &Loaded, i: usize) -> Result<Vec<Box<dyn Workload>>, String> {
+        let k = keys_of::<KvKeys>(l, i);
+        Ok(vec![Box::new(Kv::from_plan(l, i, k)?)])
+    }
+
+    fn for_agent(
+        &self,
+        spec: &serde_json::Value,
+        target: &dyn Target,
+        preload_only: bool,
+    ) -> Result<Box<dyn Workload>, String> {
+        Ok(Box::new(
+            Kv::from_agent(spec, target.protocol())?.with_preload(preload_only),
+        ))
+    }
+}
+
+/// The commands a mix may weight over `protocol` (add is SET NX, delete DEL, multiget MGET
+/// on Redis, which has five more).
+pub fn commands_of(protocol: Protocol) -> &'static [&'static str] {
+    match protocol {
+        Protocol::Resp => &COMMANDS,
+        _ => &COMMANDS[..MEMCACHED_COMMANDS],
+    }
+}
+
+impl KindKeys for KvKeys {
+    fn check(&self, l: &Loaded, e: &Experiment, i: usize) -> Check {
+        check_kv(l, e, i, self)
+    }
+
+    fn connections_swept(&self) -> Vec<usize> {
+        self.connections.to_vec()
+    }
+
+    fn client_threads(&self) -> Option<usize> {
+        self.client_threads
+    }
+
+    fn transport(&self) -> Option<Transport> {
+        self.transport
+    }
+
+    fn windows(&self) -> (Duration, Duration) {
+        bakeoff_plan::KV_WINDOWS
+    }
+
+    bakeoff_plan::kind_keys_boilerplate!();
+}
 
 /// A kv workload's keys.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -51,9 +136,6 @@ pub struct KvKeys {
     pub preload: bool,
 }
 
-pub(crate) fn default_connections() -> OneOrMany {
-    OneOrMany::Many(vec![16])
-}
 fn one() -> usize {
     1
 }
@@ -69,12 +151,6 @@ fn default_distribution() -> KeyDistribution {
 fn default_theta() -> f64 {
     0.99
 }
-pub(crate) fn default_special_pct() -> f64 {
-    1.0
-}
-pub(crate) fn default_special_res() -> f64 {
-    75.0
-}
 fn default_value_size() -> ValueSize {
     ValueSize::Fixed(100)
 }
@@ -88,7 +164,7 @@ fn default_arrival() -> Arrival {
     Arrival::Uniform
 }
 
-pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
+fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     range(l, &at("pipeline"), w.pipeline, 1.0, 1024.0, "pipeline")?;
     range(l, &at("keys"), w.keys, 1.0, 1e10, "keys")?;
@@ -119,7 +195,8 @@ pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Chec
     };
     range(l, &at("value_size"), size, 16.0, 1_000_000.0, "value_size")?;
     check_mix(l, e, i, w)?;
-    if w.transport == Some(Transport::Unix) && e.target.kind != TargetKind::Redis {
+    let target = target_for(e.target.kind);
+    if w.transport == Some(Transport::Unix) && target.protocol() != Protocol::Resp {
         return Err(l.error_at(
             &at("transport"),
             "transport = \"unix\" is for redis targets (memcached runs on loopback TCP); remove it",
@@ -139,12 +216,8 @@ pub(crate) fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Chec
     Ok(())
 }
 
-pub(crate) fn check_mix(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
-    let commands: &[&str] = if e.target.kind == TargetKind::Redis {
-        &REDIS_MIX_COMMANDS
-    } else {
-        &MIX_COMMANDS
-    };
+fn check_mix(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
+    let commands = commands_of(target_for(e.target.kind).protocol());
     if let Some(k) = w.mix.keys().find(|k| !commands.contains(&k.as_str())) {
         return Err(l.error_at(
             &key!["workload", i, "mix"],
@@ -162,4 +235,27 @@ pub(crate) fn check_mix(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Che
         ));
     }
     Ok(())
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDistribution {
+    Uniform,
+    Zipfian,
+    Special,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Uniform,
+    Poisson,
+}
+
+/// `value_size = 100` (fixed) or `value_size = { mean = 1024 }` (drawn around a mean).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum ValueSize {
+    Fixed(usize),
+    Around { mean: usize },
 }

@@ -1,13 +1,99 @@
-//! tpcc's keys and their checks: warehouses (a sweep), the mix, think times, the
-//! max-W search.
+//! tpcc as a kind: its keys and their checks (warehouses as a sweep, the mix, think
+//! times, the max-W search), the targets it fits, one workload per W, and its figures
+//! (NOTPM, the response-time check, the largest passing W: `figures.rs`).
 
-use super::kv::default_connections;
-use crate::document::Loaded;
-use crate::experiment::{Experiment, OneOrMany, TargetKind, ThinkMode, Transport};
-use crate::key;
-use crate::validate::{range, Check};
+use super::{figures, Kind, Tpcc};
+use crate::kinds::{default_connections, keys_of, sql_server, Kind as RegistryKind};
+use crate::Workload;
+use bakeoff_plan::{
+    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
+    MAX_CONNECTIONS,
+};
+use bakeoff_report::model::Results;
+use bakeoff_sandbox::{target_for, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Terminals per warehouse when tpcc runs with the specification's think times.
+pub const TERMINALS_PER_WAREHOUSE: usize = 10;
+
+/// The kind in the registry.
+pub struct TpccKind;
+
+impl KindSpec for TpccKind {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn keys(&self) -> Vec<&'static str> {
+        fields_of::<TpccKeys>().to_vec()
+    }
+
+    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
+        use serde::de::IntoDeserializer;
+        Ok(Box::new(TpccKeys::deserialize(table.into_deserializer())?))
+    }
+
+    fn fits(&self, target: &dyn Target) -> Result<(), String> {
+        sql_server(target)
+    }
+}
+
+impl RegistryKind for TpccKind {
+    fn workloads(&self, l: &Loaded, i: usize) -> Result<Vec<Box<dyn Workload>>, String> {
+        let w = &l.experiment.workloads[i];
+        let k = keys_of::<TpccKeys>(l, i);
+        Ok(Tpcc::from_plan(w, k)
+            .into_iter()
+            .map(|t| Box::new(t) as Box<dyn Workload>)
+            .collect())
+    }
+
+    fn summarize(&self, r: &mut Results) {
+        figures::summarize_cells(r);
+    }
+
+    fn warnings(&self, r: &Results) -> Vec<String> {
+        figures::warnings(r)
+    }
+}
+
+impl KindKeys for TpccKeys {
+    fn check(&self, l: &Loaded, e: &Experiment, i: usize) -> Check {
+        check_tpcc(l, e, i, self)
+    }
+
+    /// 10 terminals per warehouse with the specification's think times.
+    fn connections_swept(&self) -> Vec<usize> {
+        if self.think == Some(ThinkMode::Spec) {
+            self.warehouses_swept()
+                .into_iter()
+                .map(|w| w.saturating_mul(TERMINALS_PER_WAREHOUSE))
+                .collect()
+        } else {
+            self.connections.to_vec()
+        }
+    }
+
+    fn client_threads(&self) -> Option<usize> {
+        self.client_threads
+    }
+
+    fn transport(&self) -> Option<Transport> {
+        self.transport
+    }
+
+    /// A warehouse sweep's cells: `<name>-w<W>`.
+    fn cell_names(&self, name: &str) -> Vec<String> {
+        let sweep = self.warehouses_swept();
+        if sweep.len() < 2 {
+            return vec![name.to_string()];
+        }
+        sweep.iter().map(|w| format!("{name}-w{w}")).collect()
+    }
+
+    bakeoff_plan::kind_keys_boilerplate!();
+}
 
 /// A tpcc workload's keys.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,13 +138,23 @@ impl TpccKeys {
 }
 
 /// tpcc: warehouses, the mix, think times and the max-W search.
-pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &TpccKeys) -> Check {
+fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &TpccKeys) -> Check {
     let at = |k: &'static str| key!["workload", i, k];
     let ws = w.warehouses_swept();
     if ws.is_empty() {
         return Err(l.error_at(
             &at("warehouses"),
             "warehouses is empty; give a number or a sweep such as [1, 2, 5]",
+        ));
+    }
+    let terminals = |n: &usize| n.saturating_mul(TERMINALS_PER_WAREHOUSE);
+    if w.think == Some(ThinkMode::Spec) && ws.iter().any(|n| terminals(n) > MAX_CONNECTIONS) {
+        return Err(l.error_at(
+            &at("warehouses"),
+            format!(
+                "with think = \"spec\" each warehouse has {TERMINALS_PER_WAREHOUSE} terminals (connections), so warehouses must be at most {}",
+                MAX_CONNECTIONS / TERMINALS_PER_WAREHOUSE
+            ),
         ));
     }
     if let Some(n) = ws.iter().find(|n| !(1..=10_000).contains(*n)) {
@@ -89,7 +185,7 @@ pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &TpccKeys) -> 
     if let Some(n) = w.max_retries {
         range(l, &at("max_retries"), n, 0.0, 1000.0, "max_retries")?;
     }
-    if w.engine.is_some() && e.target.kind != TargetKind::Mariadb {
+    if w.engine.is_some() && !target_for(e.target.kind).has_storage_engines() {
         return Err(l.error_at(
             &at("engine"),
             "engine (a storage engine) is for mariadb targets only; remove it",
@@ -98,17 +194,15 @@ pub(crate) fn check_tpcc(l: &Loaded, e: &Experiment, i: usize, w: &TpccKeys) -> 
     Ok(())
 }
 
-pub(crate) fn check_tpcc_mix(l: &Loaded, i: usize, mix: &BTreeMap<String, u32>) -> Check {
+fn check_tpcc_mix(l: &Loaded, i: usize, mix: &BTreeMap<String, u32>) -> Check {
     let at = key!["workload", i, "mix"];
-    if let Some(k) = mix
-        .keys()
-        .find(|k| !crate::TPCC_KINDS.contains(&k.as_str()))
-    {
+    if let Some(k) = mix.keys().find(|k| Kind::from_name(k).is_none()) {
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
         return Err(l.error_at(
             &at,
             format!(
                 "unknown transaction {k:?} in mix; a tpcc mix weights {}",
-                crate::TPCC_KINDS.join(", ")
+                names.join(", ")
             ),
         ));
     }
@@ -126,4 +220,14 @@ pub(crate) fn check_tpcc_mix(l: &Loaded, i: usize, mix: &BTreeMap<String, u32>) 
         ));
     }
     Ok(())
+}
+
+/// tpcc keying and think times.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkMode {
+    /// Transactions back to back (the throughput test, the common practice).
+    None,
+    /// The specification's keying and think times, 10 terminals per warehouse.
+    Spec,
 }

@@ -1,6 +1,11 @@
 //! Unit tests: the file's types, defaults, and every error pointing at file:line:col.
 
-use super::*;
+use bakeoff_plan::*;
+use bakeoff_workloads::kv::kind::ValueSize;
+use bakeoff_workloads::kv::KvKeys;
+use bakeoff_workloads::oltp::{OltpKeys, RowDistribution};
+use bakeoff_workloads::tpcc::TpccKeys;
+use bakeoff_workloads::KINDS;
 use std::path::Path;
 
 const GOOD: &str = r#"
@@ -36,7 +41,7 @@ baseline = "gcc-O2"
 "#;
 
 fn parse_str(text: &str) -> Result<Loaded, PlanError> {
-    parse(Path::new("exp.toml"), text.to_string())
+    parse(Path::new("exp.toml"), text.to_string(), &KINDS)
 }
 
 fn err(text: &str) -> String {
@@ -49,7 +54,7 @@ fn good_file_parses_with_defaults() {
     let e = &l.experiment;
     assert_eq!(e.variants.len(), 2);
     assert_eq!(e.baseline(), "gcc-O2");
-    let w = e.workloads[0].kv().expect("a kv workload");
+    let w = e.workloads[0].keys_as::<KvKeys>().expect("a kv workload");
     assert_eq!(w.connections.to_vec(), vec![1, 16, 64]);
     assert_eq!(w.keys, 100_000);
     assert_eq!(w.value_size, ValueSize::Fixed(100));
@@ -185,7 +190,9 @@ fn syntax_error_has_position() {
 fn value_size_forms() {
     let l = parse_str(&GOOD.replace("mix = {", "value_size = { mean = 1024 }\nmix = {")).unwrap();
     assert_eq!(
-        l.experiment.workloads[0].kv().map(|k| k.value_size),
+        l.experiment.workloads[0]
+            .keys_as::<KvKeys>()
+            .map(|k| k.value_size),
         Some(ValueSize::Around { mean: 1024 })
     );
     let m = err(&GOOD.replace("mix = {", "value_size = \"big\"\nmix = {"));
@@ -242,9 +249,9 @@ fn sql_file_parses_and_merges_options() {
     let e = &l.experiment;
     assert_eq!(e.target.kind, TargetKind::Mariadb);
     let w = &e.workloads[0];
-    assert_eq!(w.kind, WorkloadKind::Oltp);
+    assert_eq!(w.kind.name(), "oltp");
     assert_eq!(w.display_name(), "oltp");
-    let k = w.oltp().expect("oltp keys");
+    let k = w.keys_as::<OltpKeys>().expect("oltp keys");
     assert_eq!(k.tables, Some(4));
     assert_eq!(k.distribution, Some(RowDistribution::Uniform));
     let base = e.server_options(&e.variants[0]);
@@ -418,7 +425,10 @@ find_max_w = true
 fn tpcc_keys_and_defaults() {
     let l = parse_str(TPCC).unwrap();
     let w = &l.experiment.workloads[0];
-    assert_eq!(w.tpcc().map(|t| t.warehouses_swept()), Some(vec![1, 2]));
+    assert_eq!(
+        w.keys_as::<TpccKeys>().map(|t| t.warehouses_swept()),
+        Some(vec![1, 2])
+    );
     assert_eq!(w.connections_swept(), vec![4]);
     let spec = parse_str(
         &TPCC
@@ -475,7 +485,7 @@ fn tpcc_bad_input_points_at_the_key() {
 #[test]
 fn sqlite_gets_the_bundled_source_and_runs_only_suite_and_replay() {
     let text = "name = \"s\"\n[target]\nkind = \"sqlite\"\noptions = { synchronous = \"off\" }\n\n[[variant]]\nname = \"a\"\ncompiler = \"gcc\"\n\n[[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\n";
-    let l = parse(std::path::Path::new("exp.toml"), text.to_string()).unwrap();
+    let l = parse(std::path::Path::new("exp.toml"), text.to_string(), &KINDS).unwrap();
     let e = &l.experiment;
     assert!(e.target.source.as_ref().unwrap().bundled);
     let opts = e.server_options(&e.variants[0]);
@@ -760,7 +770,8 @@ fn property_mutated_examples_never_panic_and_always_locate() {
             }
             let mutated = ls.join("\n");
             let file = p.clone();
-            let got = std::panic::catch_unwind(|| parse(&file, mutated.clone()).map(|_| ()));
+            let got =
+                std::panic::catch_unwind(|| parse(&file, mutated.clone(), &KINDS).map(|_| ()));
             cases += 1;
             match got {
                 Err(_) => panic!("panic on a mutation of {}:\n{mutated}", p.display()),
@@ -783,7 +794,13 @@ fn overrides_apply_before_validation_and_name_their_key() {
     let dir = tempfile_dir();
     let f = dir.join("exp.toml");
     std::fs::write(&f, GOOD).unwrap();
-    let set = |o: &[&str]| load_with(&f, &o.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let set = |o: &[&str]| {
+        load_with(
+            &f,
+            &o.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            &KINDS,
+        )
+    };
     let l = set(&[
         "plan.repetitions=1",
         "plan.budget=2m",

@@ -1,0 +1,124 @@
+//! The registry: every workload kind, listed once. A kind is one folder behind one trait,
+//! [`Kind`] (with the plan's half, [`KindSpec`], as its supertrait): its keys and their
+//! checks, the targets it fits, the workloads its `[[workload]]` becomes, what an agent
+//! on another host rebuilds, and its own figures over a cell's runs. Nothing outside this
+//! list names a kind.
+
+use crate::workload::Workload;
+use crate::{kv, oltp, redis_benchmark, replay, sqlsuite, tpcc};
+use bakeoff_plan::OneOrMany;
+use bakeoff_plan::{KindSpec, Kinds, Loaded};
+use bakeoff_report::model::Results;
+use bakeoff_sandbox::{Ask, Protocol, Target};
+
+/// Every workload kind, in the order help texts list them.
+pub static KINDS: Registry = Registry(&[
+    &kv::KvKind,
+    &oltp::OLTP,
+    &oltp::SYSBENCH,
+    &tpcc::TpccKind,
+    &replay::REPLAY,
+    &replay::MYSQLSLAP,
+    &sqlsuite::SuiteKind,
+    &redis_benchmark::RedisBenchmarkKind,
+]);
+
+/// A workload kind: what the plan asks ([`KindSpec`]) and what the run asks.
+pub trait Kind: KindSpec {
+    /// The workloads `[[workload]]` number `i` becomes (a tpcc warehouse sweep: one per
+    /// W), with what the file alone could not check (tools it runs installed, log files
+    /// parsed); an error is one line naming the file, key and fix.
+    fn workloads(&self, l: &Loaded, i: usize) -> Result<Vec<Box<dyn Workload>>, String>;
+
+    /// The workload an agent on another host rebuilds from [`Workload::agent_spec`];
+    /// `preload_only`: a run that only sets every key (the first host's, before the
+    /// measured load). Only kinds that [`KindSpec::loads_from_hosts`].
+    fn for_agent(
+        &self,
+        _spec: &serde_json::Value,
+        _target: &dyn Target,
+        _preload_only: bool,
+    ) -> Result<Box<dyn Workload>, String> {
+        Err(format!("a {} load runs only on this machine", self.name()))
+    }
+
+    /// Its own figures over its cells' saved runs (tpcc's NOTPM, sqlsuite's operation
+    /// times). Pure: results in, results out.
+    fn summarize(&self, _r: &mut Results) {}
+
+    /// What a reader must see first about its cells.
+    fn warnings(&self, _r: &Results) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The kinds, as the plan reads a file with them.
+pub struct Registry(&'static [&'static dyn Kind]);
+
+impl Registry {
+    /// The kind named `name`.
+    pub fn kind(&self, name: &str) -> Option<&'static dyn Kind> {
+        self.0.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Every kind.
+    pub fn all(&self) -> &'static [&'static dyn Kind] {
+        self.0
+    }
+}
+
+impl Kinds for Registry {
+    fn find(&self, name: &str) -> Option<&dyn KindSpec> {
+        self.kind(name).map(|k| k as &dyn KindSpec)
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|k| k.name()).collect()
+    }
+}
+
+/// `[[workload]]` `i`'s keys, which its kind read.
+pub(crate) fn keys_of<T: 'static>(l: &Loaded, i: usize) -> &T {
+    l.experiment.workloads[i]
+        .keys_as::<T>()
+        .expect("a workload's keys are its kind's")
+}
+
+/// A tool a kind runs installed, or the error at `[[workload]]` `i`'s kind.
+pub(crate) fn installed(l: &Loaded, i: usize, program: &str, package: &str) -> Result<(), String> {
+    if bakeoff_os::path::which(program).is_some() {
+        return Ok(());
+    }
+    Err(l
+        .error_at(
+            &bakeoff_plan::key!["workload", i, "kind"],
+            format!("{program} is not installed; run scripts/setup.sh (apt-get install {package})"),
+        )
+        .to_string())
+}
+
+/// A SQL server that many connections load with transactions (not SQLite).
+pub(crate) fn sql_server(target: &dyn Target) -> Result<(), String> {
+    if target.protocol() != Protocol::Sql {
+        return Err("it speaks SQL".into());
+    }
+    match target.refuses(Ask::ConcurrentSql) {
+        Some(why) => Err(format!("it needs concurrent transactions; {why}")),
+        None => Ok(()),
+    }
+}
+
+/// Connections when a kind's sweep is not given: 16.
+pub(crate) fn default_connections() -> OneOrMany {
+    OneOrMany::Many(vec![16])
+}
+
+/// sysbench's rand-spec-pct: the share of keys or rows (percent) that is hot.
+pub(crate) fn default_special_pct() -> f64 {
+    1.0
+}
+
+/// sysbench's rand-spec-res: the share of accesses (percent) that go to the hot ones.
+pub(crate) fn default_special_res() -> f64 {
+    75.0
+}
