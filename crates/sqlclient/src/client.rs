@@ -2,7 +2,7 @@
 //! PostgreSQL and bakeoff-sqlited): connect, run a statement with parameters (prepared, or inlined as text),
 //! and errors sorted into the kinds sysbench users know (deadlock, lost connection, ...).
 
-use crate::db::{Db, Dialect};
+use crate::db::{Db, Wire};
 use crate::stream::Endpoint;
 use std::time::Duration;
 
@@ -78,12 +78,12 @@ impl Client {
             Endpoint::Tcp(db.addr)
         };
         let (u, p, d) = (&db.user, &db.password, &db.database);
-        match db.dialect {
-            Dialect::Mysql => {
+        match db.dialect.wire() {
+            Wire::Mysql => {
                 let conn = crate::mywire::MyConn::connect(&to, u, p, d, timeout).await?;
                 Ok(Client::My { conn, prepared })
             }
-            Dialect::Postgres | Dialect::Sqlite => {
+            Wire::Postgres => {
                 let conn = crate::pgwire::PgConn::connect(&to, u, p, d, timeout).await?;
                 Ok(Client::Pg { conn, prepared })
             }

@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// Which wire protocol and SQL dialect the server speaks.
+/// Which SQL dialect (and so which wire protocol) the server speaks. Its SQL is
+/// [`Dialect::sql`] (`dialect/`), its protocol [`Dialect::wire`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
     /// MariaDB and MySQL.
@@ -15,19 +16,25 @@ pub enum Dialect {
     Sqlite,
 }
 
+/// The wire protocol a server speaks: what a client (ours, or an external tool's driver)
+/// must speak to it. Several dialects may share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Wire {
+    /// MariaDB's classic protocol (MySQL's too).
+    Mysql,
+    /// PostgreSQL protocol 3.0 (PostgreSQL, and bakeoff-sqlited).
+    Postgres,
+}
+
 impl Dialect {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Mysql => "mysql",
-            Dialect::Postgres => "postgres",
-            Dialect::Sqlite => "sqlite",
-        }
+        self.sql().name()
     }
 
     /// Whether the server speaks the PostgreSQL wire protocol (PostgreSQL, and SQLite
     /// through `bakeoff-sqlited`).
     pub fn pg_wire(self) -> bool {
-        matches!(self, Dialect::Postgres | Dialect::Sqlite)
+        self.wire() == Wire::Postgres
     }
 }
 
@@ -51,9 +58,9 @@ impl Db {
     /// socket directory), if the server has one.
     pub fn socket_file(&self) -> Option<PathBuf> {
         let s = self.socket.as_ref()?;
-        Some(match self.dialect {
-            Dialect::Mysql => s.clone(),
-            Dialect::Postgres | Dialect::Sqlite => s.join(format!(".s.PGSQL.{}", self.addr.port())),
+        Some(match self.dialect.wire() {
+            Wire::Mysql => s.clone(),
+            Wire::Postgres => s.join(format!(".s.PGSQL.{}", self.addr.port())),
         })
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! - `db`: where a SQL server listens and how to log in ([`Db`], [`Dialect`]), a script
 //!   run on one connection ([`run_script`]) and a readiness check ([`ping`]).
+//! - `dialect`: the SQL each server speaks, behind one interface ([`SqlDialect`], from
+//!   [`Dialect::sql`]): every SQL text difference the workloads need, one file per server.
 //! - `client`: one connection ([`Client`]) over the two wire protocols, `mywire`
 //!   (MariaDB's classic protocol) and `pgwire` (PostgreSQL protocol 3, also spoken by
 //!   `bakeoff-sqlited`), on `stream` (TCP or a unix socket, async or blocking).
@@ -14,10 +16,12 @@
 
 mod client;
 mod db;
+pub mod dialect;
 pub mod driver;
 mod mywire;
 mod pgwire;
 mod stream;
 
 pub use client::{inline, Client, DbError, Param, Rows, TEXT};
-pub use db::{ping, run_script, Db, Dialect};
+pub use db::{ping, run_script, Db, Dialect, Wire};
+pub use dialect::{BulkLoad, Setting, SqlDialect};

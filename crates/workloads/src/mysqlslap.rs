@@ -24,7 +24,7 @@
 use crate::replay::Statement;
 use crate::tool::{self, Finished};
 use bakeoff_engine::{Live, LoadError, Phase, RunRecord};
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::{Db, Wire};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -171,7 +171,7 @@ pub fn run_with_timeout(
     cancel: &AtomicBool,
     timeout: Duration,
 ) -> Result<RunRecord, LoadError> {
-    if db.dialect != Dialect::Mysql {
+    if db.dialect.wire() != Wire::Mysql {
         return Err(LoadError::Settings(
             "mysqlslap runs against MariaDB (or MySQL) only".into(),
         ));
@@ -252,6 +252,7 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_sqlclient::Dialect;
 
     /// Captured from mariadb-slap 10.11.19 (Debian 12), concurrency 2, iterations 2.
     const OUT: &str = "Benchmark\n\tAverage number of seconds to run all queries: 0.004 seconds\n\tMinimum number of seconds to run all queries: 0.003 seconds\n\tMaximum number of seconds to run all queries: 0.006 seconds\n\tNumber of clients running queries: 2\n\tAverage number of queries per client: 3\n\n";

@@ -16,7 +16,7 @@ use crate::oltp::{Distribution, OltpConfig};
 use bakeoff_engine::{
     Interval, Live, LoadError, Measure, Percentiles, Phase, PhaseHooks, Phases, RunRecord,
 };
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::{Db, Wire};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -66,15 +66,17 @@ fn onoff(b: bool) -> &'static str {
 fn base(db: &Db, cfg: &OltpConfig, seed: u64) -> Command {
     let mut c = Command::new("sysbench");
     c.arg(cfg.test.name());
-    let (p, driver) = match db.dialect {
-        Dialect::Mysql => ("mysql", "mysql"),
-        Dialect::Postgres | Dialect::Sqlite => ("pgsql", "pgsql"),
+    // sysbench's driver is the server's wire protocol's (its option prefix too).
+    let wire = db.dialect.wire();
+    let p = match wire {
+        Wire::Mysql => "mysql",
+        Wire::Postgres => "pgsql",
     };
-    c.arg(format!("--db-driver={driver}"));
-    match (&db.socket, db.via_socket, db.dialect) {
-        (Some(s), true, Dialect::Mysql) => c.arg(format!("--mysql-socket={}", s.display())),
+    c.arg(format!("--db-driver={p}"));
+    match (&db.socket, db.via_socket, wire) {
+        (Some(s), true, Wire::Mysql) => c.arg(format!("--mysql-socket={}", s.display())),
         // libpq takes a host that starts with '/' as the socket directory.
-        (Some(s), true, Dialect::Postgres) => c
+        (Some(s), true, Wire::Postgres) => c
             .arg(format!("--pgsql-host={}", s.display()))
             .arg(format!("--pgsql-port={}", db.addr.port())),
         _ => c
@@ -111,7 +113,7 @@ fn base(db: &Db, cfg: &OltpConfig, seed: u64) -> Command {
             if cfg.prepared { "auto" } else { "disable" }
         ))
         .arg(format!("--rand-seed={}", seed % 2_147_483_647 + 1));
-    if let (Dialect::Mysql, Some(e)) = (db.dialect, &cfg.engine) {
+    if let (Wire::Mysql, Some(e)) = (wire, &cfg.engine) {
         c.arg(format!("--mysql-storage-engine={e}"));
     }
     match cfg.distribution {
@@ -130,7 +132,8 @@ fn base(db: &Db, cfg: &OltpConfig, seed: u64) -> Command {
         // Not in sysbench 1.0.20; refused before the run (see the runner's checks).
         Distribution::Zipfian { .. } => c.arg("--rand-type=uniform"),
     };
-    if db.dialect == Dialect::Mysql {
+    // MariaDB's error numbers, which sysbench's mysql driver reports.
+    if wire == Wire::Mysql {
         let codes: Vec<&str> = cfg
             .ignore_errors
             .iter()
@@ -470,6 +473,7 @@ impl Drop for KillOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_sqlclient::Dialect;
     use std::time::Duration;
 
     const OUT: &str = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)

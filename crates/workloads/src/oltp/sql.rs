@@ -2,7 +2,7 @@
 //! which of them each test runs per transaction.
 
 use super::config::{OltpConfig, OltpTest};
-use bakeoff_sqlclient::Dialect;
+use bakeoff_sqlclient::SqlDialect;
 
 /// A statement kind; its index names it in per-kind statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -62,10 +62,17 @@ impl Stmt {
     }
 }
 
-/// The statement text for table `t` with `?` (MariaDB) or `$n` (PostgreSQL) placeholders.
-/// `points` is the number of values of the random_points / random_ranges statements.
-pub fn text(s: Stmt, t: u32, d: Dialect, points: u32, auto_inc: bool) -> String {
-    let body = match s {
+/// The statement text for table `t` with the server's parameter markers (`?` on MariaDB,
+/// `$n` on the PostgreSQL protocol: the dialect's `placeholders`).
+pub fn text(s: Stmt, t: u32, d: &dyn SqlDialect, points: u32, auto_inc: bool) -> String {
+    d.placeholders(&plain(s, t, points, auto_inc))
+}
+
+/// The statement text for table `t` with `?` markers (sysbench's, and the form sent with
+/// the values inlined when statements are not prepared). `points` is the number of values
+/// of the random_points / random_ranges statements.
+pub fn plain(s: Stmt, t: u32, points: u32, auto_inc: bool) -> String {
+    match s {
         Stmt::PointSelect => format!("SELECT c FROM sbtest{t} WHERE id=?"),
         Stmt::SimpleRange => format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
         Stmt::SumRange => format!("SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
@@ -90,26 +97,7 @@ pub fn text(s: Stmt, t: u32, d: Dialect, points: u32, auto_inc: bool) -> String 
         }
         Stmt::Begin => "BEGIN".to_string(),
         Stmt::Commit => "COMMIT".to_string(),
-    };
-    match d {
-        Dialect::Mysql => body,
-        Dialect::Postgres | Dialect::Sqlite => numbered(&body),
     }
-}
-
-/// `?` placeholders as `$1, $2, ...`.
-fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(ch);
-        }
-    }
-    out
 }
 
 /// The statements of one transaction of `cfg.test`, in order (BEGIN/COMMIT included
@@ -159,34 +147,33 @@ pub fn transaction(cfg: &OltpConfig) -> Vec<Stmt> {
     v
 }
 
-/// The CREATE TABLE statement for table `t` (sysbench's schema).
-pub fn create_table(t: u32, d: Dialect, cfg: &OltpConfig) -> String {
-    let id = match (d, cfg.auto_inc) {
-        (Dialect::Mysql, true) => "id INTEGER NOT NULL AUTO_INCREMENT",
-        (Dialect::Postgres | Dialect::Sqlite, true) => "id SERIAL NOT NULL",
-        (_, false) => "id INTEGER NOT NULL",
+/// The CREATE TABLE statement for table `t` (sysbench's schema). With `secondary`, the
+/// id index is declared in the table where the server takes that (MariaDB's `KEY xid`);
+/// elsewhere the load creates it after the data (`secondary_id_index`).
+pub fn create_table(t: u32, d: &dyn SqlDialect, cfg: &OltpConfig) -> String {
+    let id = match cfg.auto_inc {
+        true => d.auto_increment_integer(),
+        false => "INTEGER NOT NULL",
     };
-    let key = if cfg.secondary {
-        ", KEY xid (id)"
-    } else {
-        ", PRIMARY KEY (id)"
+    let key = match cfg.secondary {
+        true => d
+            .inline_index("xid", "id")
+            .map(|k| format!(", {k}"))
+            .unwrap_or_default(),
+        false => ", PRIMARY KEY (id)".to_string(),
     };
-    let key = match d {
-        Dialect::Postgres if cfg.secondary => "",
-        _ => key,
-    };
-    let engine = match (d, &cfg.engine) {
-        (Dialect::Mysql, Some(e)) => format!(" ENGINE = {e}"),
-        _ => String::new(),
-    };
+    let engine = (cfg.engine.as_deref())
+        .and_then(|e| d.storage_engine_clause(e))
+        .unwrap_or_default();
     format!(
-        "CREATE TABLE sbtest{t} ({id}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL{key}){engine}"
+        "CREATE TABLE sbtest{t} (id {id}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL{key}){engine}"
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_sqlclient::Dialect;
 
     #[test]
     fn read_write_has_sysbench_counts() {
@@ -219,15 +206,15 @@ mod tests {
     #[test]
     fn statement_texts() {
         assert_eq!(
-            text(Stmt::PointSelect, 3, Dialect::Mysql, 10, true),
+            text(Stmt::PointSelect, 3, Dialect::Mysql.sql(), 10, true),
             "SELECT c FROM sbtest3 WHERE id=?"
         );
         assert_eq!(
-            text(Stmt::NonIndexUpdate, 1, Dialect::Postgres, 10, true),
+            text(Stmt::NonIndexUpdate, 1, Dialect::Postgres.sql(), 10, true),
             "UPDATE sbtest1 SET c=$1 WHERE id=$2"
         );
         assert_eq!(
-            text(Stmt::RandomRanges, 1, Dialect::Mysql, 2, true),
+            text(Stmt::RandomRanges, 1, Dialect::Mysql.sql(), 2, true),
             "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
         );
         let cfg = OltpConfig {
@@ -235,10 +222,10 @@ mod tests {
             ..OltpConfig::default()
         };
         assert_eq!(
-            create_table(2, Dialect::Mysql, &cfg),
+            create_table(2, Dialect::Mysql.sql(), &cfg),
             "CREATE TABLE sbtest2 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = MyISAM"
         );
-        assert!(create_table(2, Dialect::Postgres, &cfg)
+        assert!(create_table(2, Dialect::Postgres.sql(), &cfg)
             .starts_with("CREATE TABLE sbtest2 (id SERIAL NOT NULL,"));
     }
 }

@@ -13,8 +13,8 @@
 //! variables) or with bind parameters of the log (`$1`) cannot be explained on its own.
 
 use super::ClassStats;
+use bakeoff_sqlclient::Db;
 use bakeoff_sqlclient::{Client, Rows};
-use bakeoff_sqlclient::{Db, Dialect};
 use std::time::Duration;
 
 /// The longest an EXPLAIN (or the connect) may take.
@@ -89,10 +89,7 @@ async fn plans(db: &Db, chosen: &[&ClassStats]) -> Vec<String> {
         let Some(conn) = client.as_mut() else {
             continue;
         };
-        let sql = match db.dialect {
-            Dialect::Sqlite => format!("EXPLAIN QUERY PLAN {}", c.sample),
-            _ => format!("EXPLAIN {}", c.sample),
-        };
+        let sql = db.dialect.sql().explain(&c.sample);
         match tokio::time::timeout(TIMEOUT, conn.rows(&sql)).await {
             Ok(Ok(rows)) => out.push(render(&rows)),
             Ok(Err(e)) => out.push(format!("EXPLAIN failed: {} ({})", e.message, e.kind)),

@@ -15,7 +15,7 @@
 use super::Ctx;
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::LoadError;
-use bakeoff_sqlclient::Dialect;
+use bakeoff_sqlclient::{BulkLoad, SqlDialect};
 
 /// A value to load: an integer or a string (without quotes, tabs, newlines or
 /// backslashes).
@@ -140,8 +140,8 @@ impl WisconsinRow {
     }
 }
 
-/// A row's values as SQL literals: `(1, 'a', ...)`.
-pub fn sql_tuple(vals: &[Val]) -> String {
+/// A row's values as SQL literals in the server's spelling: `(1, 'a', ...)`.
+pub fn sql_tuple(sql: &dyn SqlDialect, vals: &[Val]) -> String {
     let mut s = String::from("(");
     for (i, v) in vals.iter().enumerate() {
         if i > 0 {
@@ -149,11 +149,7 @@ pub fn sql_tuple(vals: &[Val]) -> String {
         }
         match v {
             Val::I(n) => s.push_str(&n.to_string()),
-            Val::S(t) => {
-                s.push('\'');
-                s.push_str(&t.replace('\'', "''"));
-                s.push('\'');
-            }
+            Val::S(t) => s.push_str(&sql.string_literal(t)),
         }
     }
     s.push(')');
@@ -181,7 +177,8 @@ pub(crate) fn load<I>(ctx: &mut Ctx, table: &str, rows: I) -> Result<u64, LoadEr
 where
     I: IntoIterator<Item = Vec<Val>>,
 {
-    let pg = ctx.dialect == Dialect::Postgres;
+    let sql = ctx.sql;
+    let pg = sql.bulk_load() == BulkLoad::Copy;
     let (head, copy) = if pg {
         (String::new(), format!("COPY {table} FROM STDIN"))
     } else {
@@ -196,7 +193,7 @@ where
             if buf.len() > head.len() {
                 buf.push_str(", ");
             }
-            buf.push_str(&sql_tuple(&r));
+            buf.push_str(&sql_tuple(sql, &r));
         }
         count += 1;
         if buf.len() >= CHUNK {
@@ -478,6 +475,7 @@ fn flight_fare_table(flights: u64, routes: &[(u64, u64)]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_sqlclient::Dialect;
 
     #[test]
     fn unique1_is_a_permutation_and_unique2_sequential() {
@@ -549,7 +547,9 @@ mod tests {
     #[test]
     fn sql_and_copy_text() {
         let v = [Val::I(3), Val::S("a'b".into())];
-        assert_eq!(sql_tuple(&v), "(3, 'a''b')");
+        for d in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {
+            assert_eq!(sql_tuple(d.sql(), &v), "(3, 'a''b')");
+        }
         let mut s = String::new();
         copy_line(&v, &mut s);
         assert_eq!(s, "3\ta'b\n");

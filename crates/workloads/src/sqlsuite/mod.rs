@@ -14,7 +14,8 @@
 //!
 //! The SQL is text (no client-side prepared statements, except SQLite's
 //! `once_prepared_select`, which has no SQL-level PREPARE); where the servers differ
-//! (`DROP INDEX`, `PREPARE`, one table per `DROP TABLE` on SQLite) the `Dialect` chooses.
+//! (`DROP INDEX`, `PREPARE`, one table per `DROP TABLE` on SQLite) the server's
+//! `SqlDialect` spells it.
 //! On SQLite, whose library runs in bakeoff-sqlited behind a loopback round trip, loops of
 //! independent statements are sent 100 to a round trip (`Ctx::batches`), so an operation
 //! measures SQLite's work, as sql-bench (which ran SQLite in process) did. On MariaDB `engine` is added to every
@@ -34,7 +35,7 @@ use crate::verify;
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::{Client, DbError, Param};
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::{Db, Setting, SqlDialect};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -162,8 +163,8 @@ fn run_suite(
         rt,
         c: Some(c),
         db,
-        dialect: db.dialect,
-        engine: cfg.engine.clone().filter(|_| db.dialect == Dialect::Mysql),
+        sql: db.dialect.sql(),
+        engine: (cfg.engine.as_deref()).and_then(|e| db.dialect.sql().storage_engine_clause(e)),
         scale: cfg.scale,
         cancel,
         statements: 0,
@@ -171,8 +172,10 @@ fn run_suite(
         capture: capture.then(Capture::default),
         current: String::new(),
     };
-    if let Some(e) = ctx.engine.clone() {
-        ctx.exec(&format!("SET SESSION default_storage_engine = {e}"))?;
+    if let Some(set) =
+        (cfg.engine.as_deref()).and_then(|e| ctx.sql.session_setting(Setting::StorageEngine(e)))
+    {
+        ctx.exec(&set)?;
     }
     let mut out = Vec::new();
     for g in Group::ALL.into_iter().filter(|g| cfg.groups.contains(g)) {
@@ -251,8 +254,10 @@ pub(crate) struct Ctx<'a> {
     /// Always Some between statements (taken only to close it).
     c: Option<Client>,
     pub db: &'a Db,
-    pub dialect: Dialect,
-    /// The storage engine for `CREATE TABLE` (MariaDB only).
+    /// The server's SQL.
+    pub sql: &'static dyn SqlDialect,
+    /// The storage engine clause for `CREATE TABLE` (where the server has storage
+    /// engines: MariaDB).
     pub engine: Option<String>,
     pub scale: f64,
     cancel: &'a AtomicBool,
@@ -364,12 +369,13 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Whether loops of independent statements go [`ops::BATCH`] to a round trip: on
-    /// SQLite (except when capturing), whose library runs in bakeoff-sqlited behind a
-    /// loopback round trip that costs ten times a primary-key lookup (bench/RESULTS.md).
-    /// sql-bench ran SQLite in process; batching keeps the suite measuring SQLite's work.
+    /// Whether loops of independent statements go [`ops::BATCH`] to a round trip: on an
+    /// embedded library (SQLite, except when capturing), which runs in bakeoff-sqlited
+    /// behind a loopback round trip that costs ten times a primary-key lookup
+    /// (bench/RESULTS.md). sql-bench ran SQLite in process; batching keeps the suite
+    /// measuring SQLite's work.
     pub fn batches(&self) -> bool {
-        self.dialect == Dialect::Sqlite && self.capture.is_none()
+        self.sql.embedded_library() && self.capture.is_none()
     }
 
     /// Sends `count` statements as one multi-statement text (see [`Ctx::batches`]); the
@@ -450,17 +456,15 @@ impl Ctx<'_> {
         }
     }
 
-    /// `CREATE TABLE name (body)` with the engine clause on MariaDB.
+    /// `CREATE TABLE name (body)` with the engine clause where there is one (MariaDB).
     pub fn create(&mut self, name: &str, body: &str) -> Result<(), LoadError> {
         let sql = self.create_sql(name, body);
         self.exec(&sql)
     }
 
     pub fn create_sql(&self, name: &str, body: &str) -> String {
-        match &self.engine {
-            Some(e) => format!("CREATE TABLE {name} ({body}) ENGINE={e}"),
-            None => format!("CREATE TABLE {name} ({body})"),
-        }
+        let engine = self.engine.as_deref().unwrap_or_default();
+        format!("CREATE TABLE {name} ({body}){engine}")
     }
 
     /// Drops the tables that exist of `names`.
@@ -468,14 +472,11 @@ impl Ctx<'_> {
         if names.is_empty() {
             return Ok(());
         }
-        if self.dialect == Dialect::Sqlite {
-            // SQLite drops one table per statement.
-            for n in names {
-                self.exec(&format!("DROP TABLE IF EXISTS {n}"))?;
-            }
-            return Ok(());
+        // One statement for all, or (SQLite) one per table.
+        for sql in self.sql.drop_tables(names) {
+            self.exec(&sql)?;
         }
-        self.exec(&format!("DROP TABLE IF EXISTS {}", names.join(", ")))
+        Ok(())
     }
 
     /// A uniform draw in 0..n (n > 0).

@@ -8,8 +8,7 @@ use super::data::{self, Val, WISCONSIN_COLUMNS};
 use super::{Ctx, Group};
 use bakeoff_engine::rng::mix;
 use bakeoff_engine::LoadError;
-use bakeoff_sqlclient::Dialect;
-use bakeoff_sqlclient::Param;
+use bakeoff_sqlclient::{inline, Param, SqlDialect};
 
 type Res = Result<(), LoadError>;
 pub(crate) type OpFn = fn(&mut Ctx) -> Res;
@@ -124,14 +123,6 @@ fn repeat(ctx: &mut Ctx, times: u64, mut sql: impl FnMut(&mut Ctx, u64) -> Strin
 /// `Ctx::batches`).
 pub(crate) const BATCH: u64 = 100;
 
-/// `DROP INDEX` in each dialect.
-fn drop_index(d: Dialect, index: &str, table: &str) -> String {
-    match d {
-        Dialect::Mysql => format!("DROP INDEX {index} ON {table}"),
-        Dialect::Postgres | Dialect::Sqlite => format!("DROP INDEX {index}"),
-    }
-}
-
 /// Times a full-size loop of statements is repeated over a whole table.
 const TABLE_REPS: u64 = 10;
 
@@ -183,7 +174,7 @@ fn alter_create_index(ctx: &mut Ctx) -> Res {
 fn alter_drop_index(ctx: &mut Ctx) -> Res {
     let n = alter_indexes(ctx);
     repeat(ctx, n, |c, i| {
-        drop_index(c.dialect, &format!("sb_alter_i{i}"), "sb_alter")
+        c.sql.drop_index(&format!("sb_alter_i{i}"), "sb_alter")
     })
 }
 
@@ -762,64 +753,59 @@ fn ins_order_by_key(ctx: &mut Ctx) -> Res {
     })
 }
 
-/// PREPARE, EXECUTE and DEALLOCATE of a primary-key lookup, in the server's SQL. SQLite
-/// has no SQL-level PREPARE: there `once_prepared_select` prepares once through the
-/// protocol (Parse once, then Bind/Execute) and `prepared_select` sends the text, which
-/// SQLite prepares, runs and finalizes each time.
-fn ps_prepare(d: Dialect) -> &'static str {
-    match d {
-        Dialect::Mysql => "PREPARE sb_ps FROM 'SELECT * FROM sb_bench1 WHERE id = ? AND id2 = ?'",
-        Dialect::Postgres | Dialect::Sqlite => {
-            "PREPARE sb_ps (int, int) AS SELECT * FROM sb_bench1 WHERE id = $1 AND id2 = $2"
-        }
-    }
-}
+/// The primary-key lookup `once_prepared_select` and `prepared_select` prepare, with `?`
+/// markers, and the name of its SQL-level prepared statement.
+const PS_LOOKUP: &str = "SELECT * FROM sb_bench1 WHERE id = ? AND id2 = ?";
+const PS_NAME: &str = "sb_ps";
 
-fn ps_execute(d: Dialect, a: u64, b: u64) -> String {
-    match d {
-        Dialect::Mysql => format!("EXECUTE sb_ps USING {a}, {b}"),
-        Dialect::Postgres => format!("EXECUTE sb_ps ({a}, {b})"),
-        Dialect::Sqlite => format!("SELECT * FROM sb_bench1 WHERE id = {a} AND id2 = {b}"),
-    }
-}
-
-fn ps_deallocate(d: Dialect) -> &'static str {
-    match d {
-        Dialect::Mysql => "DEALLOCATE PREPARE sb_ps",
-        Dialect::Postgres | Dialect::Sqlite => "DEALLOCATE sb_ps",
-    }
-}
-
+/// PREPARE, EXECUTE and DEALLOCATE of a primary-key lookup, in the server's SQL
+/// (the dialect's `prepare`). Where there is no SQL-level PREPARE (SQLite),
+/// `once_prepared_select` prepares once through the protocol (Parse once, then
+/// Bind/Execute) and `prepared_select` sends the text, which SQLite prepares, runs and
+/// finalizes each time.
 fn ins_once_prepared(ctx: &mut Ctx) -> Res {
     let (n, times) = (ins_rows(ctx), ins_lookups(ctx));
-    if ctx.dialect == Dialect::Sqlite {
-        const LOOKUP: &str = "SELECT * FROM sb_bench1 WHERE id = $1 AND id2 = $2";
-        const PLAIN: &str = "SELECT * FROM sb_bench1 WHERE id = ? AND id2 = ?";
+    let (sql, name) = (ctx.sql, PS_NAME);
+    let (Some(prepare), Some(deallocate)) = (sql.prepare(name, PS_LOOKUP), sql.deallocate(name))
+    else {
+        let lookup = sql.placeholders(PS_LOOKUP);
         for _ in 0..times {
             let i = ctx.below(n);
-            ctx.exec_prepared(LOOKUP, PLAIN, &[Param::Int(i / 10), Param::Int(i % 10)])?;
+            ctx.exec_prepared(
+                &lookup,
+                PS_LOOKUP,
+                &[Param::Int(i / 10), Param::Int(i % 10)],
+            )?;
         }
         return Ok(());
-    }
-    ctx.exec(ps_prepare(ctx.dialect))?;
+    };
+    ctx.exec(&prepare)?;
     repeat(ctx, times, |c, _| {
-        let i = c.below(n) as u64;
-        ps_execute(c.dialect, i / 10, i % 10)
+        let i = c.below(n);
+        ps_execute(c, i / 10, i % 10)
     })?;
-    ctx.exec(ps_deallocate(ctx.dialect))
+    ctx.exec(&deallocate)
+}
+
+/// `EXECUTE` of the lookup, or (without SQL-level PREPARE) its text with the values in.
+fn ps_execute(ctx: &Ctx, a: i64, b: i64) -> String {
+    ctx.sql
+        .execute(PS_NAME, &[a, b])
+        .unwrap_or_else(|| inline(PS_LOOKUP, &[Param::Int(a), Param::Int(b)]))
 }
 
 fn ins_prepared(ctx: &mut Ctx) -> Res {
     let (n, times) = (ins_rows(ctx), ins_lookups(ctx));
-    let sqlite = ctx.dialect == Dialect::Sqlite;
+    let sql = ctx.sql;
+    let (prepare, deallocate) = (sql.prepare(PS_NAME, PS_LOOKUP), sql.deallocate(PS_NAME));
     for _ in 0..times {
-        let i = ctx.below(n) as u64;
-        if !sqlite {
-            ctx.exec(ps_prepare(ctx.dialect))?;
+        let i = ctx.below(n);
+        if let Some(p) = &prepare {
+            ctx.exec(p)?;
         }
-        ctx.exec(&ps_execute(ctx.dialect, i / 10, i % 10))?;
-        if !sqlite {
-            ctx.exec(ps_deallocate(ctx.dialect))?;
+        ctx.exec(&ps_execute(ctx, i / 10, i % 10))?;
+        if let Some(d) = &deallocate {
+            ctx.exec(d)?;
         }
     }
     Ok(())
@@ -1344,18 +1330,22 @@ fn q22(ctx: &mut Ctx) -> Res {
 }
 
 /// A new tenk1 row with keys `v` (beyond the relation's values).
-fn wisc_append(v: u64) -> String {
+fn wisc_append(sql: &dyn SqlDialect, v: u64) -> String {
     let mut r = data::wisconsin_rows(1, 0).remove(0);
     r.unique1 = v as i64;
     r.unique2 = v as i64;
     r.unique3 = v as i64;
     r.stringu1 = data::wisconsin_string(v);
     r.stringu2 = data::wisconsin_string(v);
-    format!("INSERT INTO sb_tenk1 VALUES {}", data::sql_tuple(&r.vals()))
+    format!(
+        "INSERT INTO sb_tenk1 VALUES {}",
+        data::sql_tuple(sql, &r.vals())
+    )
 }
 
 fn q26(ctx: &mut Ctx) -> Res {
-    wisc(ctx, 0, |n, _, k| wisc_append(n + 10 + k))
+    let sql = ctx.sql;
+    wisc(ctx, 0, |n, _, k| wisc_append(sql, n + 10 + k))
 }
 
 fn q27(ctx: &mut Ctx) -> Res {
@@ -1377,7 +1367,8 @@ fn q28(ctx: &mut Ctx) -> Res {
 }
 
 fn q29(ctx: &mut Ctx) -> Res {
-    wisc(ctx, 0, |n, _, k| wisc_append(n + 20 + k))
+    let sql = ctx.sql;
+    wisc(ctx, 0, |n, _, k| wisc_append(sql, n + 20 + k))
 }
 
 fn q30(ctx: &mut Ctx) -> Res {

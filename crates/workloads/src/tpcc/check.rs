@@ -12,7 +12,7 @@
 use super::TpccConfig;
 use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Client;
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::Db;
 use std::collections::BTreeMap;
 
 /// One broken condition: its number in clause 3.3.2 and what differs where.
@@ -44,16 +44,7 @@ pub fn check(db: &Db, cfg: &TpccConfig) -> Result<Vec<Violation>, LoadError> {
             .map_err(|e| LoadError::Sql(format!("check: cannot connect: {}", e.message)))?;
         // One snapshot for all queries: a transaction still running elsewhere cannot
         // show up in one sum and not in another.
-        let begin: &[&str] = match db.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
-                &["BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"]
-            }
-            Dialect::Mysql => &[
-                "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-                "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
-            ],
-        };
-        for sql in begin {
+        for sql in db.dialect.sql().begin_read_only_snapshot() {
             query(&mut c, sql).await?;
         }
         let mut v = Found::default();

@@ -31,7 +31,7 @@ use super::{LoadReport, TpccConfig};
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Client;
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::{BulkLoad, Db, Setting, SqlDialect};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
@@ -223,12 +223,12 @@ pub fn load(db: &Db, cfg: &TpccConfig) -> Result<LoadReport, LoadError> {
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
-    let frozen = whole_tables(db.dialect, threads);
+    let frozen = whole_tables(db.dialect.sql(), threads);
     // Parts make their own tables.
     if !frozen {
         runtime()?.block_on(create(db, cfg))?;
     }
-    let plan = Plan::new(db.dialect, cfg.warehouses, frozen);
+    let plan = Plan::new(db.dialect.sql(), cfg.warehouses, frozen);
     let threads = threads.clamp(1, plan.units);
     let rows = parallel(db, cfg, threads, &plan, &now)?;
     Ok(LoadReport {
@@ -249,17 +249,20 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
     let mut c = Client::connect(db, 0, false)
         .await
         .map_err(|e| LoadError::Sql(format!("tpcc load: cannot connect: {}", e.message)))?;
-    let keyed = !keys_after_data(db.dialect);
+    let sql = db.dialect.sql();
+    let keyed = !sql.primary_key_after_load();
     let engine = cfg.engine.as_deref();
     let create: Vec<String> = schema::TABLES
         .iter()
-        .map(|t| schema::create_table_keyed(db.dialect, engine, t, keyed))
+        .map(|t| schema::create_table_keyed(sql, engine, t, keyed))
         .collect();
     let mut statements: Vec<String> = schema::drop_tables().into_iter().chain(create).collect();
-    if db.dialect == Dialect::Postgres {
-        // One round trip and one commit that waits for no WAL flush: the loading
-        // transactions empty the tables again anyway.
-        statements.insert(0, "SET synchronous_commit = off".into());
+    // One commit that waits for no log flush (PostgreSQL: the loading transactions
+    // empty the tables again anyway), and one round trip where a query may carry them all.
+    if let Some(set) = sql.session_setting(Setting::NoCommitFlush) {
+        statements.insert(0, set);
+    }
+    if sql.multi_statement_queries() {
         statements = vec![statements.join("; ")];
     }
     for sql in &statements {
@@ -271,18 +274,12 @@ async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Whether to load PostgreSQL in `Part`s, each in one transaction that writes its rows
+/// Whether to load in `Part`s (where the server writes rows frozen: PostgreSQL), each in one transaction that writes its rows
 /// frozen, rather than in slices of at most a warehouse: up to 3 connections. The biggest
 /// part (the stock or the orders) is about a third of the work, so more connections
 /// would wait for it while slices keep them all busy.
-fn whole_tables(d: Dialect, threads: usize) -> bool {
-    d == Dialect::Postgres && threads <= 3
-}
-
-/// PostgreSQL builds a primary key from the loaded heap much faster than it inserts each
-/// row's key; an InnoDB table is its primary key, so adding one later rebuilds it.
-fn keys_after_data(d: Dialect) -> bool {
-    d == Dialect::Postgres
+fn whole_tables(d: &dyn SqlDialect, threads: usize) -> bool {
+    d.copy_freeze() && threads <= 3
 }
 
 /// The data units: one per `Part` (`frozen`), in `Part::ALL` order; else slices of at
@@ -310,12 +307,15 @@ fn data_units(warehouses: u32, frozen: bool) -> Vec<Unit> {
 }
 
 /// A table's steps after its data: primary key (PostgreSQL), secondary index, statistics.
-fn finishing_steps(d: Dialect, table: &'static str) -> VecDeque<Unit> {
+/// (PostgreSQL builds a primary key from the loaded heap much faster than it inserts each
+/// row's key; an InnoDB table is its primary key, so adding one later rebuilds it:
+/// the dialect's `primary_key_after_load`.)
+fn finishing_steps(d: &dyn SqlDialect, table: &'static str) -> VecDeque<Unit> {
     let mut steps = VecDeque::new();
-    if keys_after_data(d) && schema::add_primary_key(table).is_some() {
+    if d.primary_key_after_load() && schema::add_primary_key(table).is_some() {
         steps.push_back(Unit::Key(table));
     }
-    if schema::secondary_index(d, table).is_some() {
+    if schema::secondary_index(table).is_some() {
         steps.push_back(Unit::Index(table));
     }
     steps.push_back(Unit::Analyze(table));
@@ -350,7 +350,7 @@ struct PlanState {
 }
 
 impl Plan {
-    fn new(d: Dialect, warehouses: u32, frozen: bool) -> Plan {
+    fn new(d: &dyn SqlDialect, warehouses: u32, frozen: bool) -> Plan {
         let queue: VecDeque<Unit> = data_units(warehouses, frozen).into();
         let mut loading = [0; 9];
         for u in &queue {
@@ -547,7 +547,7 @@ fn worker_thread(
 /// One loader connection and its per-table buffers.
 struct Worker {
     c: Client,
-    dialect: Dialect,
+    sql: &'static dyn SqlDialect,
     sinks: Vec<Sink>,
     /// `FLUSH_BYTES`, or less when MariaDB's max_allowed_packet would refuse that much.
     flush_bytes: usize,
@@ -570,18 +570,20 @@ impl Worker {
         let mut c = Client::connect(db, 0, false)
             .await
             .map_err(|e| LoadError::Sql(format!("tpcc load: cannot connect: {}", e.message)))?;
-        // The thread owns only this connection: blocking calls spare the poller.
-        if db.dialect == Dialect::Postgres {
+        let sql = db.dialect.sql();
+        // The thread owns only this connection: blocking calls spare the poller (measured
+        // with PostgreSQL's COPY streams).
+        if sql.bulk_load() == BulkLoad::Copy {
             c.make_blocking().map_err(|e| {
                 LoadError::Sql(format!("tpcc load: blocking socket: {}", e.message))
             })?;
         }
         let mut w = Worker {
             c,
-            dialect: db.dialect,
+            sql,
             sinks: schema::TABLES
                 .iter()
-                .map(|t| Sink::new(db.dialect, t, frozen, now))
+                .map(|t| Sink::new(sql, t, frozen, now))
                 .collect(),
             flush_bytes: FLUSH_BYTES,
             rows: 0,
@@ -599,16 +601,21 @@ impl Worker {
         // was a sixth of the server's work at W = 2 and now a twentieth, and the
         // transactions' plans (key lookups and ranges) are the same; autovacuum
         // analyzes again with the server's setting once a run has changed a tenth.
-        let session = match db.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
-                "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'; \
-                 SET max_parallel_maintenance_workers = 0; SET default_statistics_target = 10"
-            }
-            Dialect::Mysql => "SET unique_checks = 0, foreign_key_checks = 0",
-        };
-        w.exec(session).await?;
-        if db.dialect == Dialect::Mysql {
-            let max = w.c.rows("SELECT @@max_allowed_packet").await.map_err(|e| {
+        let session: Vec<String> = [
+            Setting::NoCommitFlush,
+            Setting::NoConstraintChecks,
+            Setting::IndexBuildMemoryMb(256),
+            Setting::SerialIndexBuilds,
+            Setting::StatisticsTarget(10),
+        ]
+        .into_iter()
+        .filter_map(|s| sql.session_setting(s))
+        .collect();
+        if !session.is_empty() {
+            w.exec(&session.join("; ")).await?;
+        }
+        if let Some(query) = sql.max_statement_bytes_query() {
+            let max = w.c.rows(query).await.map_err(|e| {
                 LoadError::Sql(format!(
                     "tpcc load: reading max_allowed_packet: {}",
                     e.message
@@ -637,10 +644,10 @@ impl Worker {
                 return self.exec(&sql).await;
             }
             Unit::Index(t) => {
-                let sql = schema::secondary_index(self.dialect, t).expect("an indexed table");
+                let sql = schema::secondary_index(t).expect("an indexed table");
                 return self.exec(&sql).await;
             }
-            Unit::Analyze(t) => return self.exec(&schema::analyze(self.dialect, t)).await,
+            Unit::Analyze(t) => return self.exec(&schema::analyze(self.sql, t)).await,
             _ => {}
         }
         let fills = unit.fills();
@@ -655,7 +662,7 @@ impl Worker {
                 for &t in fills {
                     let t = schema::TABLES[t];
                     sql.push(format!("DROP TABLE IF EXISTS {t}"));
-                    sql.push(schema::create_table_keyed(self.dialect, None, t, false));
+                    sql.push(schema::create_table_keyed(self.sql, None, t, false));
                 }
                 self.exec(&sql.join("; ")).await?
             }
@@ -744,16 +751,15 @@ impl Worker {
         if s.rows == 0 {
             return Ok(());
         }
-        let dialect = self.dialect;
         s.seal();
         let data = &s.buf;
 
-        let sent = match dialect {
-            Dialect::Postgres | Dialect::Sqlite => match self.c.copy_in(&s.head, data).await {
+        let sent = match s.format {
+            BulkLoad::Copy => match self.c.copy_in(&s.head, data).await {
                 Some(r) => r.map(|_| ()),
                 None => unreachable!("COPY on a PostgreSQL connection"),
             },
-            Dialect::Mysql => {
+            BulkLoad::MultiRowInsert => {
                 let sql = std::str::from_utf8(data).expect("generated rows are ASCII");
                 self.c.simple(sql).await
             }
@@ -978,7 +984,10 @@ const COPY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
 /// numbers or dates: a third less work than text COPY for these rows), one multi-row
 /// INSERT statement on MariaDB.
 struct Sink {
-    dialect: Dialect,
+    /// How the rows travel: the dialect's `bulk_load`.
+    format: BulkLoad,
+    /// String literals are the dialect's.
+    sql: &'static dyn SqlDialect,
     /// `COPY t (..) FROM STDIN (FORMAT binary[, FREEZE])` on PostgreSQL; the INSERT's start
     /// on MariaDB.
     head: String,
@@ -992,18 +1001,20 @@ struct Sink {
 
 impl Sink {
     /// `frozen`: the rows go in the transaction that created their table, as frozen rows.
-    fn new(dialect: Dialect, table: &str, frozen: bool, now: &LoadTime) -> Sink {
+    fn new(sql: &'static dyn SqlDialect, table: &str, frozen: bool, now: &LoadTime) -> Sink {
         let columns = schema::columns(table);
         let list = columns.join(", ");
-        let head = match dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
+        let format = sql.bulk_load();
+        let head = match format {
+            BulkLoad::Copy => {
                 let freeze = if frozen { ", FREEZE" } else { "" };
                 format!("COPY {table} ({list}) FROM STDIN (FORMAT binary{freeze})")
             }
-            Dialect::Mysql => format!("INSERT INTO {table} ({list}) VALUES "),
+            BulkLoad::MultiRowInsert => format!("INSERT INTO {table} ({list}) VALUES "),
         };
         let mut s = Sink {
-            dialect,
+            format,
+            sql,
             head,
             buf: Vec::with_capacity(FLUSH_BYTES + 4096),
             rows: 0,
@@ -1019,15 +1030,15 @@ impl Sink {
         self.buf.clear();
         self.rows = 0;
         self.field = 0;
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => self.buf.extend_from_slice(COPY_HEADER),
-            Dialect::Mysql => self.buf.extend_from_slice(self.head.as_bytes()),
+        match self.format {
+            BulkLoad::Copy => self.buf.extend_from_slice(COPY_HEADER),
+            BulkLoad::MultiRowInsert => self.buf.extend_from_slice(self.head.as_bytes()),
         }
     }
 
     /// Completes `buf` for sending: the binary COPY stream's trailer.
     fn seal(&mut self) {
-        if self.dialect == Dialect::Postgres {
+        if self.format == BulkLoad::Copy {
             self.buf.extend_from_slice(&(-1i16).to_be_bytes());
         }
     }
@@ -1035,22 +1046,22 @@ impl Sink {
     /// What goes before a field: the row's start (binary: its field count) or the
     /// separator.
     fn sep(&mut self) {
-        match (self.dialect, self.field) {
-            (Dialect::Postgres | Dialect::Sqlite, 0) => {
+        match (self.format, self.field) {
+            (BulkLoad::Copy, 0) => {
                 let n = self.columns as i16;
                 self.buf.extend_from_slice(&n.to_be_bytes());
             }
-            (Dialect::Postgres | Dialect::Sqlite, _) => {}
-            (Dialect::Mysql, 0) if self.rows > 0 => self.buf.extend_from_slice(b",("),
-            (Dialect::Mysql, 0) => self.buf.push(b'('),
-            (Dialect::Mysql, _) => self.buf.push(b','),
+            (BulkLoad::Copy, _) => {}
+            (BulkLoad::MultiRowInsert, 0) if self.rows > 0 => self.buf.extend_from_slice(b",("),
+            (BulkLoad::MultiRowInsert, 0) => self.buf.push(b'('),
+            (BulkLoad::MultiRowInsert, _) => self.buf.push(b','),
         }
         self.field += 1;
     }
 
     fn end(&mut self) {
         debug_assert_eq!(self.field, self.columns, "a row of {}", self.head);
-        if self.dialect == Dialect::Mysql {
+        if self.format == BulkLoad::MultiRowInsert {
             self.buf.push(b')');
         }
         self.rows += 1;
@@ -1065,23 +1076,23 @@ impl Sink {
     /// An `int` column's value.
     fn int(&mut self, v: u64) {
         self.sep();
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
+        match self.format {
+            BulkLoad::Copy => {
                 let v = i32::try_from(v).expect("int columns hold 32-bit values");
                 // The length (4) and the value in one store.
                 let field = (4u64 << 32) | u64::from(v as u32);
                 self.buf.extend_from_slice(&field.to_be_bytes());
             }
-            Dialect::Mysql => push_uint(&mut self.buf, v),
+            BulkLoad::MultiRowInsert => push_uint(&mut self.buf, v),
         }
     }
 
     /// An amount in cents, as a decimal with two places.
     fn money(&mut self, cents: i64) {
         self.sep();
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => self.numeric(cents, 2),
-            Dialect::Mysql => {
+        match self.format {
+            BulkLoad::Copy => self.numeric(cents, 2),
+            BulkLoad::MultiRowInsert => {
                 if cents < 0 {
                     self.buf.push(b'-');
                 }
@@ -1097,9 +1108,9 @@ impl Sink {
     fn frac4(&mut self, v: u64) {
         debug_assert!(v < 10_000);
         self.sep();
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => self.numeric(v as i64, 4),
-            Dialect::Mysql => {
+        match self.format {
+            BulkLoad::Copy => self.numeric(v as i64, 4),
+            BulkLoad::MultiRowInsert => {
                 self.buf.extend_from_slice(b"0.");
                 push_digits(&mut self.buf, v, 4);
             }
@@ -1139,14 +1150,14 @@ impl Sink {
 
     /// The load's date and time.
     fn date(&mut self) {
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
+        match self.format {
+            BulkLoad::Copy => {
                 self.sep();
                 self.len(8);
                 let us = self.now.pg_micros;
                 self.buf.extend_from_slice(&us.to_be_bytes());
             }
-            Dialect::Mysql => {
+            BulkLoad::MultiRowInsert => {
                 let text = std::mem::take(&mut self.now.text);
                 self.text(text.as_bytes());
                 self.now.text = text;
@@ -1156,33 +1167,21 @@ impl Sink {
 
     fn null(&mut self) {
         self.sep();
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
-                self.buf.extend_from_slice(&(-1i32).to_be_bytes())
-            }
-            Dialect::Mysql => self.buf.extend_from_slice(b"NULL"),
+        match self.format {
+            BulkLoad::Copy => self.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+            BulkLoad::MultiRowInsert => self.buf.extend_from_slice(b"NULL"),
         }
     }
 
     /// A text value: raw in binary COPY, quoted and escaped in SQL.
     fn text(&mut self, s: &[u8]) {
         self.sep();
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
+        match self.format {
+            BulkLoad::Copy => {
                 self.len(s.len());
                 self.buf.extend_from_slice(s);
             }
-            Dialect::Mysql => {
-                self.buf.push(b'\'');
-                for &b in s {
-                    match b {
-                        b'\\' => self.buf.extend_from_slice(b"\\\\"),
-                        b'\'' => self.buf.extend_from_slice(b"''"),
-                        _ => self.buf.push(b),
-                    }
-                }
-                self.buf.push(b'\'');
-            }
+            BulkLoad::MultiRowInsert => self.sql.push_string_literal(&mut self.buf, s),
         }
     }
 
@@ -1191,19 +1190,19 @@ impl Sink {
     fn gen(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
         self.sep();
         let at = self.buf.len();
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => self.len(0),
-            Dialect::Mysql => self.buf.push(b'\''),
+        match self.format {
+            BulkLoad::Copy => self.len(0),
+            BulkLoad::MultiRowInsert => self.buf.push(b'\''),
         }
         let start = self.buf.len();
         f(&mut self.buf);
         debug_assert!(self.buf[start..].iter().all(u8::is_ascii_alphanumeric));
-        match self.dialect {
-            Dialect::Postgres | Dialect::Sqlite => {
+        match self.format {
+            BulkLoad::Copy => {
                 let n = (self.buf.len() - start) as i32;
                 self.buf[at..start].copy_from_slice(&n.to_be_bytes());
             }
-            Dialect::Mysql => self.buf.push(b'\''),
+            BulkLoad::MultiRowInsert => self.buf.push(b'\''),
         }
     }
 }
@@ -1265,6 +1264,7 @@ fn is_leap(y: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_sqlclient::Dialect;
     use std::time::Duration;
 
     #[test]
@@ -1296,8 +1296,8 @@ mod tests {
     #[test]
     fn rows_in_both_formats() {
         let now = LoadTime::new(UNIX_EPOCH);
-        let mut pg = Sink::new(Dialect::Postgres, "new_order", false, &now);
-        let mut my = Sink::new(Dialect::Mysql, "new_order", false, &now);
+        let mut pg = Sink::new(Dialect::Postgres.sql(), "new_order", false, &now);
+        let mut my = Sink::new(Dialect::Mysql.sql(), "new_order", false, &now);
         for s in [&mut pg, &mut my] {
             s.int(2101);
             s.money(-10_05);
@@ -1365,15 +1365,19 @@ mod tests {
             }
         }
         assert_eq!(filled, [1; 9]);
-        assert!(whole_tables(Dialect::Postgres, 2) && whole_tables(Dialect::Postgres, 3));
-        assert!(!whole_tables(Dialect::Postgres, 4) && !whole_tables(Dialect::Mysql, 1));
+        assert!(
+            whole_tables(Dialect::Postgres.sql(), 2) && whole_tables(Dialect::Postgres.sql(), 3)
+        );
+        assert!(
+            !whole_tables(Dialect::Postgres.sql(), 4) && !whole_tables(Dialect::Mysql.sql(), 1)
+        );
     }
 
     /// With parts, finishing steps queue after the data left and bigger tables' first;
     /// the orders part takes up the streams the customers part passes on, once.
     #[test]
     fn parts_plan_data_first_then_big_tables_steps() {
-        let plan = Plan::new(Dialect::Postgres, 2, true);
+        let plan = Plan::new(Dialect::Postgres.sql(), 2, true);
         let customers = plan.next().unwrap();
         assert!(matches!(customers, Unit::Tables(Part::Customers)));
         let orders = plan.next().unwrap();

@@ -30,7 +30,7 @@
 //! MariaDB; fixed-length texts `char(n)` on MariaDB and `varchar(n)` on PostgreSQL (see
 //! `ty`), variable ones `varchar(n)`.
 
-use bakeoff_sqlclient::Dialect;
+use bakeoff_sqlclient::SqlDialect;
 
 /// The nine tables, in creation order.
 pub const TABLES: [&str; 9] = [
@@ -205,20 +205,17 @@ const DEFS: [TableDef; 9] = [
     ),
 ];
 
-/// The dialect's spelling of a column type from `DEFS`. PostgreSQL gets `varchar(n)` for
-/// `char(n)`: every value the loader and the transactions write has exactly n characters,
-/// so the two hold the same, but `char(n)` counts the characters of each value it
-/// receives (a fifth of the time the stock's COPY takes, whose rows are ten `char(24)`).
-fn ty(d: Dialect, t: &str) -> String {
-    if d == Dialect::Postgres && t.starts_with("char(") {
-        return format!("var{t}");
+/// The dialect's spelling of a column type from `DEFS`: `char(n)` is text of exactly n
+/// characters (the dialect's `fixed_text_type`: PostgreSQL gets `varchar(n)`), `TS` the
+/// date-and-time type, NULL spelled out (a MariaDB TIMESTAMP column would get an
+/// implicit default and ON UPDATE; DATETIME has neither).
+fn ty(sql: &dyn SqlDialect, t: &str) -> String {
+    if let Some(n) = t.strip_prefix("char(") {
+        let (n, rest) = n.split_once(')').expect("char(n) closes");
+        let n: u32 = n.parse().expect("char(n) has a length");
+        return format!("{}{rest}", sql.fixed_text_type(n));
     }
-    let ts = match d {
-        // NULL is spelled out: a MariaDB TIMESTAMP column would get an implicit default
-        // and ON UPDATE; DATETIME has neither.
-        Dialect::Mysql => "DATETIME",
-        Dialect::Postgres | Dialect::Sqlite => "timestamp",
-    };
+    let ts = sql.datetime_type();
     if t == TS {
         format!("{ts} NOT NULL")
     } else {
@@ -237,15 +234,20 @@ pub fn columns(table: &str) -> Vec<&'static str> {
     def(table).1.iter().map(|c| c.0).collect()
 }
 
-/// `CREATE TABLE` for one table, with its primary key; MariaDB tables get
-/// `ENGINE = engine` (InnoDB if None).
-pub fn create_table(d: Dialect, engine: Option<&str>, table: &str) -> String {
+/// `CREATE TABLE` for one table, with its primary key; where the server has storage
+/// engines (MariaDB) the table gets `engine`, or the transactional one (InnoDB) if None.
+pub fn create_table(d: &dyn SqlDialect, engine: Option<&str>, table: &str) -> String {
     create_table_keyed(d, engine, table, true)
 }
 
 /// `CREATE TABLE` with or without the primary key (a bulk load adds it afterwards with
 /// `add_primary_key`: one sorted build instead of an index insertion per row).
-pub fn create_table_keyed(d: Dialect, engine: Option<&str>, table: &str, key: bool) -> String {
+pub fn create_table_keyed(
+    d: &dyn SqlDialect,
+    engine: Option<&str>,
+    table: &str,
+    key: bool,
+) -> String {
     let (name, cols, pk) = def(table);
     let mut s = format!("CREATE TABLE {name} (");
     for (i, (c, t)) in cols.iter().enumerate() {
@@ -262,9 +264,11 @@ pub fn create_table_keyed(d: Dialect, engine: Option<&str>, table: &str, key: bo
         s.push(')');
     }
     s.push(')');
-    if d == Dialect::Mysql {
-        s.push_str(" ENGINE = ");
-        s.push_str(engine.unwrap_or("InnoDB"));
+    if let Some(clause) = engine
+        .or(d.transactional_engine())
+        .and_then(|e| d.storage_engine_clause(e))
+    {
+        s.push_str(&clause);
     }
     s
 }
@@ -277,22 +281,18 @@ pub fn add_primary_key(table: &str) -> Option<String> {
 }
 
 /// `CREATE TABLE` for all nine tables, in `TABLES` order.
-pub fn create_tables(d: Dialect, engine: Option<&str>) -> Vec<String> {
+pub fn create_tables(d: &dyn SqlDialect, engine: Option<&str>) -> Vec<String> {
     TABLES.iter().map(|t| create_table(d, engine, t)).collect()
 }
 
 /// The secondary indexes, created after the load (customer by last name for Payment and
 /// Order-Status; orders by customer for Order-Status's latest order).
-pub fn create_indexes(d: Dialect) -> Vec<String> {
-    TABLES
-        .iter()
-        .filter_map(|t| secondary_index(d, t))
-        .collect()
+pub fn create_indexes() -> Vec<String> {
+    TABLES.iter().filter_map(|t| secondary_index(t)).collect()
 }
 
-/// A table's secondary index, if it has one (the same text in both dialects).
-pub fn secondary_index(d: Dialect, table: &str) -> Option<String> {
-    let _ = d;
+/// A table's secondary index, if it has one (the same text in every dialect).
+pub fn secondary_index(table: &str) -> Option<String> {
     let sql = match table {
         "customer" => {
             "CREATE INDEX idx_customer_name ON customer (c_w_id, c_d_id, c_last, c_first)"
@@ -303,10 +303,11 @@ pub fn secondary_index(d: Dialect, table: &str) -> Option<String> {
     Some(sql.to_string())
 }
 
-/// The statement gathering a table's optimizer statistics. On PostgreSQL only for the
-/// columns the transactions search, join or group by: the wide random texts (S_DIST_xx,
-/// C_DATA, ...) would cost most of the sampling and sorting and steer no plan.
-pub fn analyze(d: Dialect, table: &str) -> String {
+/// The statement gathering a table's optimizer statistics. Where the server can limit it
+/// (PostgreSQL), only for the columns the transactions search, join or group by: the
+/// wide random texts (S_DIST_xx, C_DATA, ...) would cost most of the sampling and
+/// sorting and steer no plan.
+pub fn analyze(d: &dyn SqlDialect, table: &str) -> String {
     let searched: &[&str] = match table {
         "item" => &["i_id"],
         "stock" => &["s_w_id", "s_i_id", "s_quantity"],
@@ -316,11 +317,7 @@ pub fn analyze(d: Dialect, table: &str) -> String {
         "order_line" => &["ol_w_id", "ol_d_id", "ol_o_id", "ol_i_id"],
         _ => &[],
     };
-    match d {
-        Dialect::Mysql => format!("ANALYZE TABLE {table}"),
-        Dialect::Postgres if searched.is_empty() => format!("ANALYZE {table}"),
-        Dialect::Postgres | Dialect::Sqlite => format!("ANALYZE {table} ({})", searched.join(", ")),
-    }
+    d.analyze(table, searched)
 }
 
 /// `DROP TABLE IF EXISTS` for each table (their indexes go with them).
@@ -334,6 +331,7 @@ pub fn drop_tables() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_sqlclient::Dialect;
 
     #[test]
     fn every_table_has_a_definition() {
@@ -346,15 +344,15 @@ mod tests {
 
     #[test]
     fn dialects_differ_in_dates_and_engine() {
-        let my = create_table(Dialect::Mysql, Some("Aria"), "orders");
+        let my = create_table(Dialect::Mysql.sql(), Some("Aria"), "orders");
         assert!(my.contains("o_entry_d DATETIME NOT NULL"), "{my}");
         assert!(my.ends_with("ENGINE = Aria"), "{my}");
-        let pg = create_table(Dialect::Postgres, None, "order_line");
+        let pg = create_table(Dialect::Postgres.sql(), None, "order_line");
         assert!(pg.contains("ol_delivery_d timestamp NULL"), "{pg}");
         assert!(pg.contains("ol_dist_info varchar(24) NOT NULL"), "{pg}");
-        let my = create_table(Dialect::Mysql, None, "order_line");
+        let my = create_table(Dialect::Mysql.sql(), None, "order_line");
         assert!(my.contains("ol_dist_info char(24) NOT NULL"), "{my}");
         assert!(pg.contains("PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number)"));
-        assert!(!create_table(Dialect::Postgres, None, "history").contains("PRIMARY"));
+        assert!(!create_table(Dialect::Postgres.sql(), None, "history").contains("PRIMARY"));
     }
 }
