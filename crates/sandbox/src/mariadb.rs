@@ -101,7 +101,6 @@ impl Target for Mariadb {
 
     fn refuses(&self, ask: crate::Ask) -> Option<String> {
         match ask {
-            crate::Ask::MysqlProtocol => None,
             crate::Ask::Pgo => Some(
                 "pgo trains memcached, redis and postgres servers; mariadb is not supported yet"
                     .into(),

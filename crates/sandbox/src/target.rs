@@ -216,8 +216,6 @@ pub enum Ask {
     Sanitize,
     /// Concurrent transactions from many connections (oltp, tpcc, mysqlslap).
     ConcurrentSql,
-    /// The MySQL client protocol, for tools that speak only it (mariadb-slap).
-    MysqlProtocol,
 }
 
 /// The refusals every target shares unless it says otherwise: no bundled source; bolt
@@ -236,7 +234,6 @@ pub fn common_refusal(kind: TargetKind, sql: bool, ask: Ask) -> Option<String> {
             "layouts are built for memcached and redis targets; a {name} build installs a tree that each layout would copy: use layouts = 1"
         )),
         Ask::ConcurrentSql if !sql => Some(format!("{name} is not a SQL server")),
-        Ask::MysqlProtocol => Some(format!("{name} does not speak the MySQL protocol")),
         _ => None,
     }
 }

@@ -7,7 +7,8 @@ use crate::Workload;
 use bakeoff_plan::{
     fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
 };
-use bakeoff_sandbox::{Ask, Protocol, Target};
+use bakeoff_sandbox::{Protocol, Target};
+use bakeoff_sqlclient::Wire;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -54,11 +55,12 @@ impl KindSpec for ReplayKind {
             Sender::Native => Err("it speaks SQL".into()),
             Sender::Mysqlslap => {
                 sql_server(target)?;
-                match target.refuses(Ask::MysqlProtocol) {
-                    Some(why) => Err(format!(
-                        "mariadb-slap speaks the MySQL protocol only; {why}: use kind = \"replay\" there"
-                    )),
-                    None => Ok(()),
+                match target.dialect().map(|d| d.wire()) {
+                    Some(Wire::Mysql) => Ok(()),
+                    _ => Err(
+                        "mariadb-slap speaks the MySQL protocol only; use kind = \"replay\" there"
+                            .into(),
+                    ),
                 }
             }
         }
