@@ -5,10 +5,13 @@
 
 pub mod benchstat;
 pub mod csv;
+pub mod document;
+pub mod facts;
 pub mod html;
 pub mod markdown;
 pub mod markup;
 pub mod model;
+pub mod outline;
 pub mod replay;
 pub mod sections;
 pub mod sqlsuite;
@@ -16,9 +19,10 @@ pub mod summary;
 pub mod svg;
 pub mod sweep;
 pub mod table;
+pub mod terminal;
 pub mod tpcc;
-pub mod why;
 
+pub use document::{BuiltinKinds, Document, KindSections, Section};
 pub use model::Results;
 
 /// Turns results into one file's bytes.
@@ -42,27 +46,52 @@ impl Exporter for Json {
     }
 }
 
-/// report.md.
-pub struct Markdown;
+/// The workload kinds whose sections the report shows: the built-in ones, or a registry.
+pub type Kinds = &'static (dyn KindSections + Sync);
+
+/// report.md, with the sections of `kinds`.
+#[derive(Clone, Copy)]
+pub struct Markdown {
+    pub kinds: Kinds,
+}
+
+impl Default for Markdown {
+    fn default() -> Self {
+        Markdown {
+            kinds: &BuiltinKinds,
+        }
+    }
+}
 
 impl Exporter for Markdown {
     fn file_name(&self) -> &'static str {
         "report.md"
     }
     fn render(&self, r: &Results) -> Vec<u8> {
-        markdown::render(r).into_bytes()
+        markdown::render_with(r, self.kinds).into_bytes()
     }
 }
 
-/// report.html: self-contained, charts as inline SVG.
-pub struct Html;
+/// report.html: self-contained, charts as inline SVG, with the sections of `kinds`.
+#[derive(Clone, Copy)]
+pub struct Html {
+    pub kinds: Kinds,
+}
+
+impl Default for Html {
+    fn default() -> Self {
+        Html {
+            kinds: &BuiltinKinds,
+        }
+    }
+}
 
 impl Exporter for Html {
     fn file_name(&self) -> &'static str {
         "report.html"
     }
     fn render(&self, r: &Results) -> Vec<u8> {
-        html::render(r).into_bytes()
+        html::render_with(r, self.kinds).into_bytes()
     }
 }
 
@@ -90,44 +119,33 @@ impl Exporter for Benchstat {
     }
 }
 
-/// Every exporter that writes a file in the results folder.
+/// Every exporter that writes a file in the results folder, with the built-in kinds.
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    exporters_with(&BuiltinKinds)
+}
+
+/// Every exporter that writes a file in the results folder; report.md and report.html
+/// show the sections of `kinds`.
+pub fn exporters_with(kinds: Kinds) -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(Json),
-        Box::new(Markdown),
-        Box::new(Html),
+        Box::new(Markdown { kinds }),
+        Box::new(Html { kinds }),
         Box::new(Csv),
         Box::new(Benchstat),
     ]
 }
 
-/// The terminal summary: warnings first, then the headline table.
+/// The terminal summary (the document's blocks marked for the terminal): warnings, the
+/// headline table and how the rounds ended, each sweep, then what the built-in kinds
+/// show there.
 pub fn terminal(r: &Results, color: bool) -> String {
-    let mut s = String::new();
-    for w in &r.warnings {
-        s.push_str(&format!("warning: {}\n", summary::printable(w)));
-    }
-    if !r.warnings.is_empty() {
-        s.push('\n');
-    }
-    s.push_str(&summary::cells_table(r).terminal(color));
-    for line in summary::verdict_notes(r).split_inclusive('\n') {
-        s.push_str(&summary::printable(line.trim_end_matches('\n')));
-        if line.ends_with('\n') {
-            s.push('\n');
-        }
-    }
-    for sw in sweep::sweeps(r) {
-        s.push_str(&format!("\n{}: {} by connections\n", sw.workload, sw.unit));
-        s.push_str(&sw.table.plain());
-    }
-    if let Some(t) = sections::client_hosts(r) {
-        s.push_str("\nload by client host (medians over valid runs)\n");
-        s.push_str(&t.plain());
-    }
-    s.push_str(&tpcc::terminal(r));
-    s.push_str(&sqlsuite::terminal(r));
-    s
+    terminal_with(r, color, &BuiltinKinds)
+}
+
+/// The terminal summary with `kinds` adding their sections.
+pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> String {
+    terminal::render_document(&outline::document(r, kinds), color)
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! the first differing rows); per replayed statement class the count, total time and
 //! percentiles; the plans (EXPLAIN) of the heaviest classes per variant.
 
+use crate::document::{Block, Inline, Section, Span};
 use crate::model::{Cell, Results};
 use crate::table::{Table, Value};
-use std::fmt::Write;
 
 /// The verification table: one row per variant.
 pub fn verification_table(r: &Results) -> Table {
@@ -50,33 +50,6 @@ pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
         out.push(format!("- {row}"));
     }
     out
-}
-
-/// report.md: the verification section (only when something was verified).
-pub fn verification_markdown(s: &mut String, r: &Results) {
-    if r.verification.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        s,
-        "## Result verification (against {})\n",
-        crate::markup::md_code(&r.plan.baseline)
-    );
-    s.push_str(&verification_table(r).markdown());
-    s.push('\n');
-    for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
-        let _ = writeln!(s, "### {}: results differ\n", crate::markup::md(&v.variant));
-        for d in v.differences.iter().take(10) {
-            let _ = writeln!(
-                s,
-                "{}\n",
-                crate::markup::md_fence("", &difference_lines(d).join("\n"))
-            );
-        }
-        if v.differences.len() > 10 {
-            let _ = writeln!(s, "({} more in results.json)\n", v.differences.len() - 10);
-        }
-    }
 }
 
 /// The replayed workloads' cells (those whose runs carry classes).
@@ -124,47 +97,41 @@ pub fn class_table(c: &Cell) -> Table {
     t
 }
 
-/// report.md: per replay cell the class table, then each variant's plans.
-pub fn replay_markdown(s: &mut String, r: &Results) {
+/// The replay section: per replayed cell its heaviest statement classes, and after the
+/// first cell of each workload and variant the plans of those classes.
+pub fn section(r: &Results) -> Option<Section> {
     let cells = replay_cells(r);
     if cells.is_empty() {
-        return;
+        return None;
     }
-    let _ = writeln!(s, "## Replayed statement classes\n");
+    let mut s = Section::new("replay", "Replay", "Replayed statement classes");
+    let mut planned = Vec::new();
     for c in &cells {
-        let _ = writeln!(
-            s,
-            "### {} x{} on {}\n",
-            crate::markup::md(&c.workload),
-            c.connections,
-            crate::markup::md(&c.variant)
-        );
-        s.push_str(&class_table(c).markdown());
-        s.push('\n');
-    }
-    let mut shown = Vec::new();
-    for c in &cells {
-        let Some(run) = c.runs.iter().find(|x| !x.explains.is_empty()) else {
-            continue;
-        };
+        s.push(Block::Heading(
+            Inline::new()
+                .text(format!("{} ×{} on ", c.workload, c.connections))
+                .and(Span::Variant(c.variant.clone())),
+        ));
+        s.push(Block::Table(class_table(c)));
         let key = (c.workload.clone(), c.variant.clone());
-        if shown.contains(&key) {
+        if planned.contains(&key) {
             continue;
         }
-        shown.push(key);
-        let _ = writeln!(
-            s,
-            "### Plans: {} on {}\n",
-            crate::markup::md(&c.workload),
-            crate::markup::md(&c.variant)
-        );
-        for e in &run.explains {
-            let _ = writeln!(
-                s,
-                "{}\n\n{}\n",
-                crate::markup::md_code(&e.fingerprint),
-                crate::markup::md_fence("", e.plan.trim_end())
-            );
+        if let Some(run) = c.runs.iter().find(|r| !r.explains.is_empty()) {
+            planned.push(key);
+            let mut plans = Vec::new();
+            for e in &run.explains {
+                plans.push(Block::text(Inline::new().code(e.fingerprint.clone())));
+                plans.push(Block::Pre {
+                    lang: "",
+                    text: e.plan.trim_end().to_string(),
+                });
+            }
+            s.push(Block::Details {
+                summary: "Plans of the heaviest classes".into(),
+                blocks: plans,
+            });
         }
     }
+    Some(s)
 }

@@ -2,9 +2,9 @@
 //! CIs and each candidate's time relative to the baseline (= 1.00; below 1 took less
 //! time) with its CI and verdict; per operation the same, the largest change first.
 
+use crate::document::{Block, Section};
 use crate::model::{Results, SuiteRow};
 use crate::table::{Column, Table};
-use std::fmt::Write;
 
 /// The sqlsuite workloads, in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
@@ -110,30 +110,28 @@ pub fn table(r: &Results, w: &str, ops: bool) -> Table {
     ))
 }
 
-/// report.md: the group table and the operation table of each sqlsuite workload.
-pub fn markdown(s: &mut String, r: &Results) {
-    for w in workloads(r) {
-        let _ = writeln!(s, "## SQL suite: {}\n", crate::markup::md(&w));
+/// The SQL suite section: per sqlsuite workload the group table (the terminal shows it
+/// too) and the operation table.
+pub fn section(r: &Results) -> Option<Section> {
+    let workloads = workloads(r);
+    if workloads.is_empty() {
+        return None;
+    }
+    let mut s = Section::new("sqlsuite", "SQL suite", "SQL suite");
+    for w in &workloads {
         for ops in [false, true] {
-            let t = table(r, &w, ops);
-            let _ = writeln!(s, "### {}\n", crate::markup::md(&t.title));
-            s.push_str(&t.markdown());
-            s.push('\n');
+            let t = table(r, w, ops);
+            let heading = Block::Heading(t.title.clone().into());
+            let t = Block::Table(t);
+            if ops {
+                s.push(heading);
+                s.push(t);
+            } else {
+                s.push(heading.everywhere());
+                s.push(t.everywhere());
+            }
         }
-        let _ = writeln!(
-            s,
-            "Seconds: medians over valid runs with a distribution-free 95% CI. Ratio: this variant's median time / the baseline's (below 1 took less time), Hodges-Lehmann 95% CI; verdict \"same\" unless Mann-Whitney p < 0.05 and the CI excludes 1. Operations: largest change first.\n"
-        );
     }
-}
-
-/// The terminal: each sqlsuite workload's group table.
-pub fn terminal(r: &Results) -> String {
-    let mut s = String::new();
-    for w in workloads(r) {
-        let t = table(r, &w, false);
-        let _ = writeln!(s, "\n{}", t.title);
-        s.push_str(&t.plain());
-    }
-    s
+    s.push(Block::caption("Seconds: medians over valid runs with a distribution-free 95% CI. Ratio: this variant's median time / the baseline's (below 1 took less time), Hodges-Lehmann 95% CI; verdict \"same\" unless Mann-Whitney p < 0.05 and the CI excludes 1. Operations: largest change first."));
+    Some(s)
 }

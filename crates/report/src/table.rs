@@ -318,15 +318,17 @@ pub fn code(s: &str) -> String {
 /// A link to a file in the results folder, or plain code when the path is not a plain
 /// relative path (nothing that could be a URL with a scheme).
 pub fn file_link(path: &str, text: &str) -> String {
-    let relative = !path.is_empty()
-        && !path.contains(':')
-        && !path.starts_with('/')
-        && !path.starts_with('\\');
-    if relative {
+    if is_relative(path) {
         format!("<a href=\"{}\">{}</a>", escape(path), escape(text))
     } else {
         code(path)
     }
+}
+
+/// Whether `path` is a plain relative path (nothing that could be a URL with a scheme or
+/// leave the results folder from its root).
+pub fn is_relative(path: &str) -> bool {
+    !path.is_empty() && !path.contains(':') && !path.starts_with('/') && !path.starts_with('\\')
 }
 
 /// A figure with `digits` decimals, "-" when there is none.

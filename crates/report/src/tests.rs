@@ -455,7 +455,7 @@ fn tpcc_sample() -> Results {
 fn tpcc_sections_in_every_exporter() {
     let r = tpcc_sample();
     let md = markdown::render(&r);
-    assert!(md.contains("## TPC-C: tpcc"), "{md}");
+    assert!(md.contains("## TPC-C\n\n### tpcc: NOTPM"), "{md}");
     assert!(md.contains("| 2 | 8 | 5,200 [5,044, 5,356] | 5,720 [5,548, 5,892] | 1.100 [1.040, 1.160] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
     assert!(
         md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"),
@@ -471,9 +471,9 @@ fn tpcc_sections_in_every_exporter() {
         "{md}"
     );
     let term = terminal(&r, false);
-    assert!(term.contains("TPC-C tpcc: NOTPM"), "{term}");
+    assert!(term.contains("\ntpcc: NOTPM\n"), "{term}");
     assert!(
-        term.contains("largest passing W: clang-O3: W = 1"),
+        term.contains("Largest passing W:\n- gcc-O2: W = 2 is the largest that passes at 8 connections\n- clang-O3: W = 1"),
         "{term}"
     );
     let html = html::render(&r);
@@ -617,4 +617,85 @@ fn property_markdown_text_and_code_hold_any_string() {
         let fence = f.lines().next().unwrap();
         assert!(!s.contains(fence), "{f}");
     }
+}
+
+/// Issue: the outline was written three times and drifted. Every output now shows the
+/// document's sections in the document's order, under the same titles.
+#[test]
+fn every_output_follows_the_one_outline() {
+    for r in [sample(), sample_with_probes(), sql_sample(), tpcc_sample()] {
+        let d = outline::document(&r, &BuiltinKinds);
+        let md = markdown::render(&r);
+        let page = html::render(&r);
+        let (mut last_md, mut last_html) = (0, 0);
+        for sec in &d.sections {
+            let title = format!("\n## {}\n", markdown::inline(&sec.title));
+            if let Some(i) = md.find(&title) {
+                assert!(i > last_md, "{title} out of order in report.md");
+                last_md = i;
+            }
+            // A section of charts only is left out where nothing is drawn.
+            if let Some(i) = page.find(&format!("<section id=\"{}\"", sec.id)) {
+                assert!(i > last_html, "{} out of order in report.html", sec.id);
+                last_html = i;
+                assert!(page[i..].contains(&format!("<h2>{}</h2>", html_title(&d, sec))));
+            }
+            assert_eq!(md.matches(&title).count(), md.contains(&title) as usize);
+        }
+    }
+}
+
+fn html_title(d: &crate::document::Document, sec: &crate::document::Section) -> String {
+    let page = html::render_document(&crate::document::Document {
+        sections: vec![sec.clone()],
+        ..d.clone()
+    });
+    let at = page.find("<h2>").unwrap() + 4;
+    page[at..at + page[at..].find("</h2>").unwrap()].to_string()
+}
+
+/// A kind adds its sections through `KindSections`; the outline places them after the
+/// throughput sections in every output, the terminal showing what is marked for it.
+#[test]
+fn a_kind_adds_its_sections_without_touching_the_outline() {
+    use crate::document::{Block, Section};
+    struct Extra;
+    impl KindSections for Extra {
+        fn sections(&self, _: &Results) -> Vec<Section> {
+            let t = table::Table::new("extra", &["thing", "count#"]);
+            let mut t = t.titled("extra");
+            t.push(vec!["widgets".into(), "7".into()]);
+            vec![Section::new("extra", "Extra", "Extra kind")
+                .with(Block::Heading("extra figures".into()).everywhere())
+                .with(Block::Table(t).everywhere())
+                .with(Block::caption("Only on the page."))]
+        }
+    }
+    static EXTRA: Extra = Extra;
+    let r = tpcc_sample();
+    let md = markdown::render_with(&r, &EXTRA);
+    let cells = md.find("## All cells").unwrap();
+    let extra = md
+        .find("## Extra kind\n\n### extra figures\n\n| thing | count |")
+        .unwrap();
+    assert!(
+        cells < extra && extra < md.find("## Variants").unwrap(),
+        "{md}"
+    );
+    assert!(md.contains("Only on the page."));
+    // Its sections replace the built-in kinds' ones.
+    assert!(!md.contains("## TPC-C"), "{md}");
+    let page = String::from_utf8(Html { kinds: &EXTRA }.render(&r)).unwrap();
+    assert!(page.contains("<a href=\"#extra\">Extra</a>"));
+    assert!(page.contains("<section id=\"extra\">\n<h2>Extra kind</h2>\n<h3>extra figures</h3>"));
+    let term = terminal_with(&r, false, &EXTRA);
+    assert!(
+        term.contains("\nextra figures\nthing    count\n-------  -----\nwidgets      7\n"),
+        "{term}"
+    );
+    assert!(!term.contains("Only on the page."));
+    assert_eq!(
+        String::from_utf8(Markdown::default().render(&r)).unwrap(),
+        markdown::render(&r)
+    );
 }

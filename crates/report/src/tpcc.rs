@@ -3,10 +3,11 @@
 //! largest W that passes the response-time limits, per-kind response times against those
 //! limits, and whether the server was CPU-bound or I/O-bound while it ran.
 
+use crate::document::{Block, Chart, Charts, Inline, Media, Section, Span};
 use crate::model::{Cell, Results};
 use crate::summary::ops;
+use crate::svg::{LineChart, Series};
 use crate::table::{Column, Table};
-use std::fmt::Write;
 
 /// The tpcc workloads (as the experiment names them), in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
@@ -298,50 +299,109 @@ pub fn bound_by(iowait_pct: f64, idle_pct: f64, disk_util_max_pct: f64) -> &'sta
     }
 }
 
-/// The markdown section(s), one per tpcc workload.
-pub fn markdown(s: &mut String, r: &Results) {
-    for w in workloads(r) {
-        let _ = writeln!(s, "## TPC-C: {}\n", crate::markup::md(&w));
-        let t = notpm_table(r, &w);
-        s.push_str(&t.markdown());
-        let _ = writeln!(
-            s,
-            "\nNOTPM: New-Order transactions committed per minute, median over valid runs with a distribution-free 95% CI; ratio: Hodges-Lehmann 95% CI, verdict by Mann-Whitney as for throughput. Response times pass when every kind's 90th percentile is within its limit (5 s; Stock-Level 20 s).\n"
-        );
-        let lines = max_w_lines(r, &w);
-        if !lines.is_empty() {
-            let _ = writeln!(s, "Largest passing W:\n");
-            for l in lines {
-                let _ = writeln!(s, "- **{}**", crate::markup::md(&l));
+/// NOTPM by warehouses per variant (one line per connection count), drawn.
+fn notpm_chart(r: &Results, w: &str) -> Chart {
+    let cells = cells(r, w);
+    let spec = cells
+        .iter()
+        .any(|c| c.tpcc.as_ref().is_some_and(|k| k.think == "spec"));
+    let mut series: Vec<Series> = Vec::new();
+    for v in crate::document::variant_order(r) {
+        let mut by_conns: Vec<usize> = cells
+            .iter()
+            .filter(|c| c.variant == v)
+            .map(|c| c.connections)
+            .collect();
+        by_conns.sort_unstable();
+        by_conns.dedup();
+        let groups: Vec<Option<usize>> = if spec {
+            vec![None]
+        } else {
+            by_conns.into_iter().map(Some).collect()
+        };
+        let many = groups.len() > 1;
+        for g in groups {
+            let mine: Vec<_> = cells
+                .iter()
+                .filter(|c| c.variant == v && g.is_none_or(|n| c.connections == n))
+                .filter_map(|c| c.tpcc.as_ref().filter(|k| k.median_notpm > 0.0))
+                .collect();
+            if mine.is_empty() {
+                continue;
             }
-            s.push('\n');
-        }
-        let _ = writeln!(s, "### Response times\n");
-        s.push_str(&response_table(r, &w).markdown());
-        s.push('\n');
-        if let Some(b) = bound_table(r, &w) {
-            let _ = writeln!(s, "### CPU-bound or I/O-bound?\n");
-            s.push_str(&b.markdown());
-            let _ = writeln!(
-                s,
-                "\nbound by: I/O when iowait >= 20% or the disk was >= 80% busy at some second, CPU when idle < 15%, else neither (locks, terminals or think times set the pace).\n"
-            );
+            series.push(Series {
+                name: match (many, g) {
+                    (true, Some(n)) => format!("{v} x{n}"),
+                    _ => v.to_string(),
+                },
+                color: crate::document::color(r, &v),
+                points: mine
+                    .iter()
+                    .map(|k| (f64::from(k.warehouses), k.median_notpm))
+                    .collect(),
+                band: Some(
+                    mine.iter()
+                        .map(|k| (f64::from(k.warehouses), k.notpm_ci95[0], k.notpm_ci95[1]))
+                        .collect(),
+                ),
+                ..Series::default()
+            });
         }
     }
+    Chart::Line(LineChart {
+        title: format!("{w}: NOTPM by warehouses"),
+        x_label: "warehouses (W)".into(),
+        y_label: "NOTPM".into(),
+        y_zero: true,
+        series,
+        ..LineChart::default()
+    })
 }
 
-/// The terminal's tpcc summary: NOTPM tables and the largest passing W.
-pub fn terminal(r: &Results) -> String {
-    let mut s = String::new();
-    for w in workloads(r) {
-        let t = notpm_table(r, &w);
-        let _ = writeln!(s, "\n{}", t.title);
-        s.push_str(&t.plain());
-        for l in max_w_lines(r, &w) {
-            let _ = writeln!(s, "largest passing W: {l}");
+/// The TPC-C section: per tpcc workload, NOTPM against warehouses (drawn and as a table
+/// with verdicts; the terminal shows the table), the largest passing W, response times
+/// against their limits, and what bound the server.
+pub fn section(r: &Results) -> Option<Section> {
+    let workloads = workloads(r);
+    if workloads.is_empty() {
+        return None;
+    }
+    let mut s = Section::new("tpcc", "TPC-C", "TPC-C");
+    for w in &workloads {
+        s.push(Block::Heading(format!("{w}: NOTPM").into()).everywhere());
+        s.push(Block::Charts(Charts {
+            charts: vec![notpm_chart(r, w)],
+            caption: Some("Lines: medians over valid runs; shaded: their 95% CI.".into()),
+            ..Charts::default()
+        }));
+        s.push(Block::Table(notpm_table(r, w)).everywhere());
+        s.push(Block::caption("NOTPM: New-Order transactions committed per minute, median over valid runs with a distribution-free 95% CI; ratio: Hodges-Lehmann 95% CI, verdict by Mann-Whitney as for throughput. Response times pass when every kind's 90th percentile is within its limit (5 s; Stock-Level 20 s)."));
+        let lines = max_w_lines(r, w);
+        if !lines.is_empty() {
+            s.push(Block::Only(
+                Media::ALL,
+                vec![
+                    Block::text("Largest passing W:"),
+                    Block::bullets(
+                        lines
+                            .into_iter()
+                            .map(|l| Inline(vec![Span::Strong(l)]))
+                            .collect(),
+                    ),
+                ],
+            ));
+        }
+        s.push(Block::Heading(format!("{w}: response times").into()));
+        s.push(Block::Table(response_table(r, w)));
+        if let Some(b) = bound_table(r, w) {
+            s.push(Block::Heading(
+                format!("{w}: CPU-bound or I/O-bound?").into(),
+            ));
+            s.push(Block::Table(b));
+            s.push(Block::caption("bound by: I/O when iowait >= 20% or the disk was >= 80% busy at some second, CPU when idle < 15%, else neither (locks, terminals or think times set the pace)."));
         }
     }
-    s
+    Some(s)
 }
 
 #[cfg(test)]

@@ -541,7 +541,7 @@ fn compare_matches_cells_and_judges_b_against_a() {
         (4, 2, &r.plan.baseline)
     );
     let md = String::from_utf8(bakeoff_report::Exporter::render(
-        &bakeoff_report::Markdown,
+        &bakeoff_report::Markdown::default(),
         r,
     ))
     .unwrap();
