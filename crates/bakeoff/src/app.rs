@@ -219,7 +219,10 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
     match outcome {
         Ok(o) => {
             let color = !args.no_color && color.enabled(std::io::stdout().is_terminal());
-            print!("{}", bakeoff_report::terminal(&o.results, color));
+            print!(
+                "{}",
+                bakeoff_report::terminal_with(&o.results, color, &bakeoff_workloads::KINDS)
+            );
             println!("\nresults: {}", o.folder.display());
             if let Some((id, store)) = record(args, &o.results, &o.folder) {
                 println!("history: #{id} in {}", store.display());
@@ -249,7 +252,10 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
         Err(RunError::Unwritable { message, results }) => {
             // What was measured is shown, though the folder could not take it.
             let color = !args.no_color && color.enabled(std::io::stdout().is_terminal());
-            print!("{}", bakeoff_report::terminal(&results, color));
+            print!(
+                "{}",
+                bakeoff_report::terminal_with(&results, color, &bakeoff_workloads::KINDS)
+            );
             Err(Failure::Failed(message))
         }
         Err(RunError::BadInput(m)) => Err(Failure::BadInput(m)),
@@ -378,7 +384,7 @@ fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
     bakeoff_runner::analyze(&mut results);
     let mut wrote = Vec::new();
     // Every report from results.json, which is the input and stays as it is.
-    for ex in bakeoff_report::exporters() {
+    for ex in bakeoff_report::exporters_with(&bakeoff_workloads::KINDS) {
         if ex.file_name() == "results.json" {
             continue;
         }
@@ -393,7 +399,11 @@ fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
     }
     print!(
         "{}",
-        bakeoff_report::terminal(&results, color.enabled(std::io::stdout().is_terminal()))
+        bakeoff_report::terminal_with(
+            &results,
+            color.enabled(std::io::stdout().is_terminal()),
+            &bakeoff_workloads::KINDS
+        )
     );
     println!("\nwrote {} in {}", wrote.join(", "), dir.display());
     Ok(())
@@ -414,7 +424,11 @@ fn reanalyze_cmd(
     bakeoff_runner::analyze(&mut results);
     print!(
         "{}",
-        bakeoff_report::terminal(&results, color.enabled(std::io::stdout().is_terminal()))
+        bakeoff_report::terminal_with(
+            &results,
+            color.enabled(std::io::stdout().is_terminal()),
+            &bakeoff_workloads::KINDS
+        )
     );
     println!(
         "\n(re-decided with pairing {}; nothing written)",

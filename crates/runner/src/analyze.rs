@@ -605,10 +605,10 @@ mod tests {
             parsed += 1;
             let ok = std::panic::catch_unwind(move || {
                 analyze(&mut m);
-                for ex in bakeoff_report::exporters() {
+                for ex in bakeoff_report::exporters_with(&bakeoff_workloads::KINDS) {
                     let _ = ex.render(&m);
                 }
-                let _ = bakeoff_report::terminal(&m, false);
+                let _ = bakeoff_report::terminal_with(&m, false, &bakeoff_workloads::KINDS);
             });
             assert!(ok.is_ok(), "panic on a mutated results.json:\n{mutated}");
         }

@@ -58,7 +58,7 @@ impl Folder {
 
 /// Writes every exporter's file into the folder.
 pub fn write_results(folder: &Folder, r: &Results) -> Result<(), RunError> {
-    for ex in bakeoff_report::exporters() {
+    for ex in bakeoff_report::exporters_with(&bakeoff_workloads::KINDS) {
         folder.write(ex.file_name(), &ex.render(r)).map_err(|e| {
             RunError::Failed(format!(
                 "cannot write {} in {}: {e}",

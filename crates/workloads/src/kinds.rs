@@ -9,6 +9,7 @@ use crate::{kv, oltp, redis_benchmark, replay, sqlsuite, tpcc};
 use bakeoff_plan::OneOrMany;
 use bakeoff_plan::{KindSpec, Kinds, Loaded};
 use bakeoff_report::model::Results;
+use bakeoff_report::{KindSections, Section};
 use bakeoff_sandbox::{Ask, Protocol, Target};
 
 /// Every workload kind, in the order help texts list them.
@@ -50,6 +51,12 @@ pub trait Kind: KindSpec {
     fn warnings(&self, _r: &Results) -> Vec<String> {
         Vec::new()
     }
+
+    /// Its sections of the report (tables, charts, text), placed among the sections
+    /// every experiment has; markdown, HTML and the terminal render them alike.
+    fn sections(&self, _r: &Results) -> Vec<Section> {
+        Vec::new()
+    }
 }
 
 /// The kinds, as the plan reads a file with them.
@@ -74,6 +81,14 @@ impl Kinds for Registry {
 
     fn names(&self) -> Vec<&'static str> {
         self.0.iter().map(|k| k.name()).collect()
+    }
+}
+
+/// The report asks every kind for its sections, in the registry's order (a kind with no
+/// cells in the results adds none).
+impl KindSections for Registry {
+    fn sections(&self, r: &Results) -> Vec<Section> {
+        self.0.iter().flat_map(|k| k.sections(r)).collect()
     }
 }
 

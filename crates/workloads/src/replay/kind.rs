@@ -75,6 +75,14 @@ impl Kind for ReplayKind {
         let k = keys_of::<ReplayKeys>(l, i);
         Ok(vec![Box::new(Replay::from_plan(l, i, k, self.0)?)])
     }
+
+    /// The per-class table and plans, once for both senders (replay lists them).
+    fn sections(&self, r: &bakeoff_report::model::Results) -> Vec<bakeoff_report::Section> {
+        match self.0 {
+            Sender::Native => bakeoff_report::replay::section(r).into_iter().collect(),
+            Sender::Mysqlslap => Vec::new(),
+        }
+    }
 }
 
 impl KindKeys for ReplayKeys {

@@ -46,6 +46,10 @@ impl Kind for SuiteKind {
     fn summarize(&self, r: &mut Results) {
         figures::summarize_cells(r);
     }
+
+    fn sections(&self, r: &Results) -> Vec<bakeoff_report::Section> {
+        bakeoff_report::sqlsuite::section(r).into_iter().collect()
+    }
 }
 
 impl KindKeys for SuiteKeys {

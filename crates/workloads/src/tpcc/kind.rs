@@ -56,6 +56,10 @@ impl RegistryKind for TpccKind {
     fn warnings(&self, r: &Results) -> Vec<String> {
         figures::warnings(r)
     }
+
+    fn sections(&self, r: &Results) -> Vec<bakeoff_report::Section> {
+        bakeoff_report::tpcc::section(r).into_iter().collect()
+    }
 }
 
 impl KindKeys for TpccKeys {
