@@ -22,6 +22,7 @@ pub static KINDS: Registry = Registry(&[
     &replay::MYSQLSLAP,
     &sqlsuite::SuiteKind,
     &redis_benchmark::RedisBenchmarkKind,
+    &crate::ycsb::YcsbKind,
 ]);
 
 /// A workload kind: what the plan asks ([`KindSpec`]) and what the run asks.

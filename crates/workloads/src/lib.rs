@@ -25,6 +25,7 @@ mod tool;
 pub mod tpcc;
 pub mod verify;
 pub mod workload;
+pub mod ycsb;
 
 pub use workload::{AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload};
 

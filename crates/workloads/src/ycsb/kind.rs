@@ -1,0 +1,134 @@
+//! ycsb as a kind: the plan's half (its name, its keys read and checked, the targets it
+//! fits) and the run's (its workload here or on an agent).
+
+use super::{check, Protocol, Ycsb, YcsbKeys};
+use crate::kinds::{keys_of, Kind};
+use crate::Workload;
+use bakeoff_plan::{fields_of, key, Check, Experiment, KindKeys, KindSpec, Loaded};
+use bakeoff_sandbox::{target_for, Target};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// The kind in the registry.
+pub struct YcsbKind;
+
+impl KindSpec for YcsbKind {
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+
+    fn keys(&self) -> Vec<&'static str> {
+        fields_of::<YcsbKeys>().to_vec()
+    }
+
+    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
+        use serde::de::IntoDeserializer;
+        Ok(Box::new(YcsbKeys::deserialize(table.into_deserializer())?))
+    }
+
+    /// Every protocol bakeoff speaks: memcached's, RESP and SQL.
+    fn fits(&self, _target: &dyn Target) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn loads_from_hosts(&self) -> bool {
+        true
+    }
+}
+
+impl Kind for YcsbKind {
+    fn workloads(&self, l: &Loaded, i: usize) -> Result<Vec<Box<dyn Workload>>, String> {
+        let w = &l.experiment.workloads[i];
+        let protocol = Protocol::for_target(target_for(l.experiment.target.kind).protocol());
+        let keys = keys_of::<YcsbKeys>(l, i);
+        Ok(vec![Box::new(Ycsb::new(w.display_name(), keys, protocol))])
+    }
+
+    fn for_agent(
+        &self,
+        spec: &serde_json::Value,
+        _target: &dyn Target,
+        preload_only: bool,
+    ) -> Result<Box<dyn Workload>, String> {
+        Ok(Box::new(Ycsb::from_agent(spec)?.with_preload(preload_only)))
+    }
+}
+
+impl KindKeys for YcsbKeys {
+    fn check(&self, l: &Loaded, e: &Experiment, i: usize) -> Check {
+        let protocol = Protocol::for_target(target_for(e.target.kind).protocol());
+        check(self, protocol.scans()).map_err(|(k, m)| l.error_at(&key!["workload", i, k], m))
+    }
+
+    fn connections_swept(&self) -> Vec<usize> {
+        self.connections.to_vec()
+    }
+
+    fn client_threads(&self) -> Option<usize> {
+        self.client_threads
+    }
+
+    /// kv's short windows: the records sit in memory and are loaded before the runs.
+    fn windows(&self) -> (Duration, Duration) {
+        bakeoff_plan::KV_WINDOWS
+    }
+
+    bakeoff_plan::kind_keys_boilerplate!();
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::KINDS;
+    use std::path::Path;
+
+    fn file(target: &str, workload: &str) -> String {
+        format!(
+            "name = \"y\"\n[target]\nkind = \"{target}\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/true\"\n[[workload]]\nkind = \"ycsb\"\n{workload}\n"
+        )
+    }
+
+    fn load(target: &str, workload: &str) -> Result<bakeoff_plan::Loaded, String> {
+        bakeoff_plan::parse(Path::new("y.toml"), file(target, workload), &KINDS)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_plan_reads_ycsb_through_the_registry() {
+        let l = load("redis", "workload = \"e\"\nrecords = 500\nfields = 2").unwrap();
+        let w = &l.experiment.workloads[0];
+        let k = w.keys_as::<super::YcsbKeys>().unwrap();
+        assert_eq!((w.kind.name(), k.records, k.fields), ("ycsb", 500, 2));
+        assert_eq!(
+            l.experiment.measure(),
+            bakeoff_plan::MeasureFor::Time(bakeoff_plan::KV_WINDOWS.1)
+        );
+        assert!(load("postgres", "workload = \"a\"").is_ok());
+        assert_eq!(crate::from_plan(&l).unwrap()[0].name(), "ycsb");
+    }
+
+    #[test]
+    fn bad_keys_point_at_their_line() {
+        let e = load("memcached", "workload = \"e\"").unwrap_err();
+        assert!(
+            e.starts_with("y.toml:9:") && e.contains("pick a, b, c, d or f"),
+            "{e}"
+        );
+        let e = load("redis", "workload = \"g\"").unwrap_err();
+        assert!(
+            e.starts_with("y.toml:9:") && e.contains("unknown variant"),
+            "{e}"
+        );
+        let e = load("redis", "records = 0").unwrap_err();
+        assert!(
+            e.starts_with("y.toml:9:") && e.contains("records must be"),
+            "{e}"
+        );
+        let e = load("redis", "pipeline = 4").unwrap_err();
+        assert!(
+            e.contains("pipeline is a key of kv workloads") && e.contains("a ycsb workload takes"),
+            "{e}"
+        );
+        let e = load("redis", "distribution = \"normal\"").unwrap_err();
+        assert!(e.starts_with("y.toml:9:"), "{e}");
+    }
+}
