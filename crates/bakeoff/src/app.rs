@@ -93,9 +93,7 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
-        Command::Agent { root, run } => {
-            bakeoff_runner::agent::serve(&root, &run).map_err(Failure::Failed)
-        }
+        Command::Agent { root, run } => bakeoff_agent::serve(&root, &run).map_err(Failure::Failed),
     }
 }
 

@@ -1,18 +1,23 @@
 //! `bakeoff bisect`: the first commit of a git source where a cell's figure moved. Each
 //! step is an ordinary experiment (the template build at the good revision against the
 //! same build at one commit, on one cell, with the experiment's statistics and budget);
-//! the steps halve the commits between good and bad until one is left.
+//! the steps halve the commits between good and bad until one is left. The search itself
+//! (which commit next, what a step's CI says, skips, the conclusion) is
+//! `bakeoff_bisect::Search`; this file runs the steps and writes what they found.
 
 use crate::app::{load, options, progress_mode, read_results, record, Failure};
 use crate::cli::BisectArgs;
 use crate::progress::Bars;
+use bakeoff_bisect::{short, Next, NoCommits, Outcome, Search};
 use bakeoff_plan::derive::{bisect_step, Step};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::Verdict;
 use bakeoff_runner::RunError;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// One step's evidence.
 #[derive(Debug, Clone, Serialize)]
@@ -49,7 +54,75 @@ struct Found {
     steps: Vec<StepRecord>,
 }
 
+/// Everything a step needs, resolved once before the first.
+struct Setup {
+    loaded: Loaded,
+    /// The variant built at each commit (the first built from source).
+    template: usize,
+    workload: usize,
+    connections: usize,
+    cell_name: String,
+    opts: bakeoff_runner::Options,
+    /// The repository, checked out at the bad revision.
+    repo: PathBuf,
+    good: String,
+    bad: String,
+    /// The commits after good up to bad, oldest first.
+    commits: Vec<String>,
+    folder: PathBuf,
+}
+
 pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
+    let setup = setup(args)?;
+    eprintln!(
+        "bisect: {} commits from {} to {} on {}",
+        setup.commits.len(),
+        short(&setup.good),
+        short(&setup.bad),
+        setup.cell_name
+    );
+    let cancel = bakeoff_sandbox::install_signal_handler();
+    let mut search = Search::new(setup.commits.clone())
+        .map_err(|NoCommits| Failure::Failed("bisect: no commit between good and bad".into()))?;
+    let mut steps: Vec<StepRecord> = Vec::new();
+    let found = loop {
+        let commit = match search.next_step() {
+            Next::Measure(commit) => commit.to_string(),
+            Next::Done(found) => break found.clone(),
+        };
+        let rec = run_step(&setup, args, &commit, &cancel)?;
+        search.feed(outcome_of(&rec));
+        steps.push(rec);
+    };
+    let found = Found {
+        experiment: setup.loaded.experiment.name.clone(),
+        good: setup.good.clone(),
+        bad: setup.bad.clone(),
+        cell: setup.cell_name.clone(),
+        direction: found.direction,
+        halfway: found.halfway,
+        first: found.first,
+        unresolved: found.unresolved,
+        candidates: found.candidates,
+        steps,
+    };
+    let subject = found
+        .first
+        .as_ref()
+        .and_then(|c| git(&setup.repo, &["log", "-1", "--format=%h %s", c]).ok());
+    if let Some(s) = subject {
+        eprintln!(
+            "bisect: first commit where {} moved: {}",
+            setup.cell_name,
+            s.trim()
+        );
+    }
+    finish(&setup.folder, &found)
+}
+
+/// The experiment, its git source fetched at the bad revision, the commits between good
+/// and bad, the cell and the folder.
+fn setup(args: &BisectArgs) -> Result<Setup, Failure> {
     let loaded = load(&args.run.experiment, &args.run.set)?;
     let e = &loaded.experiment;
     let bad_input =
@@ -66,8 +139,7 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         .position(|v| v.is_build())
         .ok_or_else(|| bad_input("bakeoff bisect builds commits: give a variant built from source (compiler, cflags...)".into()))?;
     let (workload, connections) = cell(&loaded, args.cell.as_deref()).map_err(bad_input)?;
-    let w = &e.workloads[workload];
-    let cell_name = format!("{} x{connections}", w.display_name());
+    let cell_name = format!("{} x{connections}", e.workloads[workload].display_name());
 
     let opts = options(&args.run, &loaded);
     let cache = bakeoff_build::Cache::new(&opts.cache_root);
@@ -114,213 +186,125 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
     };
     std::fs::create_dir_all(&folder)
         .map_err(|err| Failure::Failed(format!("cannot create {}: {err}", folder.display())))?;
-    eprintln!(
-        "bisect: {} commits from {} to {} on {cell_name}",
-        commits.len(),
-        short(&good),
-        short(&bad)
-    );
+    Ok(Setup {
+        template,
+        workload,
+        connections,
+        cell_name,
+        opts,
+        repo: tree.dir,
+        good,
+        bad,
+        commits,
+        folder,
+        loaded,
+    })
+}
 
-    let cancel = bakeoff_sandbox::install_signal_handler();
-    let connections_key = w.keys.connections_key();
-    let mut steps: Vec<StepRecord> = Vec::new();
-    let run_step = |commit: &str| -> Result<StepRecord, Failure> {
-        let n = steps_len_hint(&folder);
-        let name = short(commit);
-        let text = bisect_step(
-            &loaded.text,
-            &Step {
-                template,
-                good: (&good, "good"),
-                candidate: (commit, &name),
-                workload,
-                connections: Some((connections_key, connections)),
-            },
-        )
-        .map_err(|m| Failure::Failed(format!("cannot write step {n}: {m}")))?;
-        let dir = folder.join(format!("step-{n}-{name}"));
-        // The step's file sits beside the original, so its relative paths (patches,
-        // files, a local git source) resolve the same.
-        let path = loaded.path.with_file_name(format!(
-            ".bakeoff-bisect-{}-{name}.toml",
-            std::process::id()
-        ));
-        std::fs::write(&path, &text)
-            .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
-        let step_loaded = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
-        let _ = std::fs::remove_file(&path);
-        let step_loaded = step_loaded.map_err(|err| Failure::BadInput(err.to_string()))?;
-        let mut step_opts = opts.clone();
-        step_opts.out = Some(dir.clone());
-        step_opts.every_variant = true;
-        let bars = Bars::new(progress_mode(&args.run));
-        let outcome =
-            bakeoff_runner::run_experiment(&step_loaded, &step_opts, &bars, cancel.clone());
-        bars.finish();
-        let subject = git(&tree.dir, &["log", "-1", "--format=%s", commit]).unwrap_or_default();
-        let mut rec = StepRecord {
-            commit: commit.to_string(),
-            subject: subject.trim().to_string(),
-            outcome: "measured".into(),
-            verdict: None,
-            ratio: None,
-            ci95: None,
-            rounds: None,
-            folder: dir.display().to_string(),
-            error: None,
-        };
-        match outcome {
-            Ok(o) => {
-                let _ = record(&args.run, &o.results, &o.folder);
-                match o.results.comparisons.iter().find(|k| k.variant == name) {
-                    Some(k) => {
-                        rec.verdict = Some(k.verdict);
-                        rec.ratio = Some(k.ratio);
-                        rec.ci95 = Some(k.ci95);
-                        rec.rounds = Some(k.rounds);
-                    }
-                    None => {
-                        rec.outcome = "failed".into();
-                        rec.error = Some("no comparison came out of the step".into());
-                    }
+/// One step: the template build at the good revision against the same build at
+/// `commit`, on the cell, as an experiment of its own in `step-<n>-<commit>`.
+fn run_step(
+    setup: &Setup,
+    args: &BisectArgs,
+    commit: &str,
+    cancel: &Arc<AtomicBool>,
+) -> Result<StepRecord, Failure> {
+    let loaded = &setup.loaded;
+    let n = steps_len_hint(&setup.folder);
+    let name = short(commit);
+    let connections_key = loaded.experiment.workloads[setup.workload]
+        .keys
+        .connections_key();
+    let text = bisect_step(
+        &loaded.text,
+        &Step {
+            template: setup.template,
+            good: (&setup.good, "good"),
+            candidate: (commit, &name),
+            workload: setup.workload,
+            connections: Some((connections_key, setup.connections)),
+        },
+    )
+    .map_err(|m| Failure::Failed(format!("cannot write step {n}: {m}")))?;
+    let dir = setup.folder.join(format!("step-{n}-{name}"));
+    // The step's file sits beside the original, so its relative paths (patches,
+    // files, a local git source) resolve the same.
+    let path = loaded.path.with_file_name(format!(
+        ".bakeoff-bisect-{}-{name}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&path, &text)
+        .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
+    let step_loaded = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
+    let _ = std::fs::remove_file(&path);
+    let step_loaded = step_loaded.map_err(|err| Failure::BadInput(err.to_string()))?;
+    let mut step_opts = setup.opts.clone();
+    step_opts.out = Some(dir.clone());
+    step_opts.every_variant = true;
+    let bars = Bars::new(progress_mode(&args.run));
+    let outcome = bakeoff_runner::run_experiment(&step_loaded, &step_opts, &bars, cancel.clone());
+    bars.finish();
+    let subject = git(&setup.repo, &["log", "-1", "--format=%s", commit]).unwrap_or_default();
+    let mut rec = StepRecord {
+        commit: commit.to_string(),
+        subject: subject.trim().to_string(),
+        outcome: "measured".into(),
+        verdict: None,
+        ratio: None,
+        ci95: None,
+        rounds: None,
+        folder: dir.display().to_string(),
+        error: None,
+    };
+    match outcome {
+        Ok(o) => {
+            let _ = record(&args.run, &o.results, &o.folder);
+            match o.results.comparisons.iter().find(|k| k.variant == name) {
+                Some(k) => {
+                    rec.verdict = Some(k.verdict);
+                    rec.ratio = Some(k.ratio);
+                    rec.ci95 = Some(k.ci95);
+                    rec.rounds = Some(k.rounds);
+                }
+                None => {
+                    rec.outcome = "failed".into();
+                    rec.error = Some("no comparison came out of the step".into());
                 }
             }
-            Err(RunError::Interrupted(f)) => {
-                if let Ok(r) = read_results(&f) {
-                    let _ = record(&args.run, &r, &f);
-                }
-                return Err(Failure::Interrupted(RunError::Interrupted(f).to_string()));
-            }
-            Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
-            Err(err) => {
-                let unbuilt = read_results(&dir).is_ok_and(|r| {
-                    r.variants
-                        .iter()
-                        .any(|v| v.name == name && v.status != "ok")
-                });
-                rec.outcome = if unbuilt { "does not build" } else { "failed" }.into();
-                rec.error = Some(err.to_string());
-            }
         }
-        eprintln!("bisect: {}", step_line(&rec));
-        Ok(rec)
-    };
-
-    // The bad revision fixes the direction.
-    let first = run_step(&bad)?;
-    let direction = first
-        .verdict
-        .filter(|v| matches!(v, Verdict::Slower | Verdict::Faster));
-    let mut found = Found {
-        experiment: e.name.clone(),
-        good: good.clone(),
-        bad: bad.clone(),
-        cell: cell_name.clone(),
-        direction,
-        halfway: None,
-        first: None,
-        unresolved: None,
-        candidates: Vec::new(),
-        steps: Vec::new(),
-    };
-    steps.push(first.clone());
-    let Some(direction) = direction else {
-        found.unresolved = Some(match &first.error {
-            Some(err) => format!("the bad revision could not be measured: {err}"),
-            None => format!(
-                "the bad revision is {} against the good one: nothing moved to look for",
-                first.verdict.map_or("not compared", |v| v.as_str())
-            ),
-        });
-        found.steps = steps;
-        return finish(&folder, &found);
-    };
-
-    // A commit moved when its ratio's 95% CI lies past the halfway point (geometric)
-    // between the good revision (1) and the bad one, did not when the CI lies on the good
-    // side of it: a step needs to tell "like good" from "like bad", not to find a 1%
-    // difference, so it is decided far sooner than its own verdict would be.
-    let halfway = first.ratio.map_or(1.0, f64::sqrt);
-    found.halfway = Some(halfway);
-    let side = |r: &StepRecord| -> Option<bool> {
-        let [lo, hi] = r.ci95?;
-        let past = |x: f64| {
-            if direction == Verdict::Slower {
-                x < halfway
-            } else {
-                x > halfway
+        Err(RunError::Interrupted(f)) => {
+            if let Ok(r) = read_results(&f) {
+                let _ = record(&args.run, &r, &f);
             }
-        };
-        match (past(lo), past(hi)) {
-            (true, true) => Some(true),
-            (false, false) => Some(false),
-            _ => None,
+            return Err(Failure::Interrupted(RunError::Interrupted(f).to_string()));
         }
-    };
-
-    // Invariant: commits[..=lo] did not move (lo = -1: good), commits[hi] moved.
-    let mut lo: isize = -1;
-    let mut hi: isize = commits.len() as isize - 1;
-    let mut skipped: Vec<isize> = Vec::new();
-    loop {
-        let open: Vec<isize> = (lo + 1..hi).filter(|i| !skipped.contains(i)).collect();
-        if open.is_empty() {
-            break;
-        }
-        let middle = (lo + hi) / 2;
-        let mid = *open
-            .iter()
-            .min_by_key(|i| (**i - middle).abs())
-            .unwrap_or(&open[0]);
-        let rec = run_step(&commits[mid as usize])?;
-        steps.push(rec.clone());
-        match (rec.outcome.as_str(), side(&rec)) {
-            ("does not build", _) => skipped.push(mid),
-            ("measured", Some(true)) => hi = mid,
-            ("measured", Some(false)) => lo = mid,
-            ("measured", None) => {
-                found.unresolved = Some(format!(
-                    "step {} ({}): its CI still straddles the halfway ratio {halfway:.3} after its budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)",
-                    steps.len(),
-                    short(&commits[mid as usize])
-                ));
-                break;
-            }
-            _ => {
-                found.unresolved = Some(format!(
-                    "step {} ({}) failed: {}",
-                    steps.len(),
-                    short(&commits[mid as usize]),
-                    rec.error.as_deref().unwrap_or("?")
-                ));
-                break;
-            }
+        Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
+        Err(err) => {
+            let unbuilt = read_results(&dir).is_ok_and(|r| {
+                r.variants
+                    .iter()
+                    .any(|v| v.name == name && v.status != "ok")
+            });
+            rec.outcome = if unbuilt { "does not build" } else { "failed" }.into();
+            rec.error = Some(err.to_string());
         }
     }
-    let range: Vec<String> = ((lo + 1)..=hi)
-        .map(|i| commits[i as usize].clone())
-        .collect();
-    if found.unresolved.is_none() {
-        if range.len() == 1 {
-            found.first = Some(range[0].clone());
-        } else {
-            found.unresolved = Some(format!(
-                "{} commit(s) before {} do not build: the change is one of them or it",
-                range.len() - 1,
-                short(&commits[hi as usize])
-            ));
-        }
+    eprintln!("bisect: {}", step_line(&rec));
+    Ok(rec)
+}
+
+/// What a step's record tells the search.
+fn outcome_of(rec: &StepRecord) -> Outcome {
+    let error = || rec.error.clone().unwrap_or_default();
+    match (rec.outcome.as_str(), rec.verdict, rec.ratio, rec.ci95) {
+        ("measured", Some(verdict), Some(ratio), Some(ci95)) => Outcome::Measured {
+            verdict,
+            ratio,
+            ci95,
+        },
+        ("does not build", ..) => Outcome::DoesNotBuild { error: error() },
+        _ => Outcome::Failed { error: error() },
     }
-    found.candidates = range;
-    found.steps = steps;
-    let subject = found
-        .first
-        .as_ref()
-        .and_then(|c| git(&tree.dir, &["log", "-1", "--format=%h %s", c]).ok());
-    if let Some(s) = subject {
-        eprintln!("bisect: first commit where {cell_name} moved: {}", s.trim());
-    }
-    finish(&folder, &found)
 }
 
 /// How many steps the folder holds (names the next one).
@@ -488,8 +472,4 @@ fn git(repo: &Path, args: &[&str]) -> Result<String, String> {
     } else {
         Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
     }
-}
-
-fn short(commit: &str) -> String {
-    commit.chars().take(10).collect()
 }

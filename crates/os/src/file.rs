@@ -1,4 +1,5 @@
-//! Durable, all-or-nothing file writes.
+//! Durable, all-or-nothing file writes, and the few folder helpers the runner and the
+//! agent share.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -32,6 +33,29 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Creates `dir` (and its parents) and opens it to every user (mode 0777): a server that
+/// runs as its own unprivileged user writes there (callgrind's output files).
+pub fn create_shared_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
+}
+
+/// The bytes of the regular files under `dir`, every level down (0 for what cannot be
+/// read); symbolic links count as their own size, never followed.
+pub fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 /// The directory `path` is in (`.` for a bare file name).
 fn parent_of(path: &Path) -> &Path {
     match path.parent() {
@@ -63,6 +87,24 @@ fn temp_beside(path: &Path) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dir_bytes_counts_files_at_every_level_and_a_shared_dir_is_open_to_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = std::env::temp_dir().join(format!("bakeoff-os-bytes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&t);
+        create_shared_dir(&t.join("a/b")).unwrap();
+        let mode = std::fs::metadata(t.join("a/b"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o777);
+        std::fs::write(t.join("a/one"), b"12345").unwrap();
+        std::fs::write(t.join("a/b/two"), b"123").unwrap();
+        assert_eq!(dir_bytes(&t), 8);
+        assert_eq!(dir_bytes(&t.join("missing")), 0);
+        std::fs::remove_dir_all(&t).unwrap();
+    }
 
     fn entries(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -2,14 +2,15 @@
 //! checkers installed, binaries that are programs, what a target needs on this machine),
 //! and the plan's workloads made (each kind checks its own settings, tools and files).
 
-use crate::RunError;
+use crate::error::RunError;
+use crate::ready::Workloads;
 use bakeoff_build as build;
 use bakeoff_plan::{key, Loaded};
-use bakeoff_workloads::Workload;
 use std::path::Path;
 
-/// The experiment's workloads, each behind the workloads crate's seam.
-pub type Workloads = Vec<Box<dyn Workload>>;
+/// BOLT's tools (Debian's bolt-16).
+pub const PERF2BOLT: &str = "perf2bolt-16";
+pub const LLVM_BOLT: &str = "llvm-bolt-16";
 
 /// The workloads that are measured: all but those declared only for training.
 pub fn measured(l: &Loaded, all: Workloads) -> Workloads {
@@ -59,8 +60,8 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
     if let Some(i) = e.variants.iter().position(|v| v.bolt.is_some()) {
         for (tool, package) in [
             ("perf", "linux-perf"),
-            (crate::training::PERF2BOLT, "bolt-16"),
-            (crate::training::LLVM_BOLT, "bolt-16"),
+            (PERF2BOLT, "bolt-16"),
+            (LLVM_BOLT, "bolt-16"),
         ] {
             if bakeoff_os::path::which(tool).is_none() {
                 return Err(RunError::BadInput(

@@ -7,10 +7,11 @@
 //! sandbox root, or with the server on another host under its agent's data root, made
 //! there through a [`DataPlace`]; they go away with the store.
 
-use crate::checks::Workloads;
 use crate::folder::safe_name;
-use crate::variants::ReadyVariant;
-use crate::{Observer, Options};
+use crate::observer::Observer;
+use crate::options::Options;
+use crate::ready::ReadyVariant;
+use crate::ready::Workloads;
 use bakeoff_plan::Loaded;
 use bakeoff_plan::TargetKind;
 use bakeoff_report::model::{DataRecord, Results};
@@ -93,11 +94,11 @@ impl DataPlace for Here {
     }
 
     fn copy(&self, from: &Path, to: &Path) -> Result<(), String> {
-        copy_dir(from, to)
+        bakeoff_sandbox::copy_tree(from, to)
     }
 
     fn bytes(&self, dir: &Path) -> u64 {
-        dir_bytes(dir)
+        bakeoff_os::file::dir_bytes(dir)
     }
 
     fn remove(&self, dir: &Path) {
@@ -403,7 +404,7 @@ pub(crate) fn load_with_env(
         opts,
         place: &Here,
         v,
-        observer: &crate::Quiet,
+        observer: &crate::observer::Quiet,
     };
     prep.load(binary, dir, set, env)
 }
@@ -488,7 +489,7 @@ pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf,
         return Ok(v.binary.clone());
     };
     let copy = vdir.join("install");
-    copy_dir(tree, &copy)?;
+    bakeoff_sandbox::copy_tree(tree, &copy)?;
     let out = std::process::Command::new("chmod")
         .args(["-R", "a+rX"])
         .arg(&copy)
@@ -498,38 +499,6 @@ pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf,
         return Err(format!("chmod of {} failed", copy.display()));
     }
     Ok(copy.join("bin").join(name))
-}
-
-/// `cp -a`: keeps the owner (the server's unprivileged user) and modes.
-pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    let out = std::process::Command::new("cp")
-        .args(["-a", "--reflink=auto"])
-        .arg(from)
-        .arg(to)
-        .output()
-        .map_err(|err| format!("cannot run cp: {err}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "copying {} failed: {}",
-            from.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-pub(crate) fn dir_bytes(p: &Path) -> u64 {
-    let Ok(rd) = std::fs::read_dir(p) else {
-        return 0;
-    };
-    rd.flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
-            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
-            Err(_) => 0,
-        })
-        .sum()
 }
 
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed

@@ -7,10 +7,11 @@
 //! difference fails that variant's verification; it is the first thing the terminal and
 //! the reports show.
 
-use crate::checks::Workloads;
 use crate::datadirs::{self, DataStore};
-use crate::variants::ReadyVariant;
-use crate::{Observer, Options};
+use crate::observer::Observer;
+use crate::options::Options;
+use crate::ready::ReadyVariant;
+use crate::ready::Workloads;
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
 use bakeoff_workloads::{replay, verify, QuerySet};

@@ -4,35 +4,21 @@
 //! folder rewritten after every run. A fault marks that run invalid and the experiment
 //! goes on. With `[measure] profile`, the profiling runs follow (`profiling.rs`).
 
-use crate::checks::Workloads;
-use crate::datadirs::DataStore;
-use crate::folder::{safe_name, write_results, Folder};
-use crate::probes::ProbePlan;
+use crate::analyze;
+use crate::context::Context;
+use crate::folder::write_results;
+use crate::observer::{Observer, RoundStatus};
 use crate::schedule::{round_fits, Rounds, Slot};
-use crate::variants::ReadyVariant;
-use crate::{analyze, Observer, Options, RoundStatus};
 use bakeoff_engine::Live;
-use bakeoff_plan::Loaded;
-use bakeoff_report::model::{Cell, Latency, MemoryError, Results};
-use std::sync::atomic::{AtomicBool, Ordering};
+use bakeoff_report::model::{Cell, Latency, Results};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub struct Context<'a> {
-    pub loaded: &'a Loaded,
-    pub opts: &'a Options,
-    pub folder: &'a Folder,
-    pub configs: &'a Workloads,
-    pub variants: &'a [ReadyVariant],
-    pub data: &'a DataStore,
-    pub cancel: Arc<AtomicBool>,
-    pub probes: &'a ProbePlan,
-    /// The agents on other hosts (none when all runs here).
-    pub remote: &'a std::sync::Arc<crate::remote::Hosts>,
-    /// The server's and the load's CPUs here (None: neither pinned).
-    pub placement: Option<&'a crate::placement::Placement>,
-    /// The first failed write to the results folder: it stops the rounds at once.
-    pub write_error: std::sync::Mutex<Option<String>>,
+/// Runs rounds until the plan's stopping rule says so (see `bakeoff_plan::Stopping`),
+/// then the profiling runs; false if interrupted.
+pub fn run_all(ctx: &Context<'_>, results: &mut Results, observer: &dyn Observer) -> bool {
+    ctx.rounds(results, observer)
 }
 
 impl Context<'_> {
@@ -40,7 +26,7 @@ impl Context<'_> {
     /// a point (workload x connections) whose comparisons all reached the precision target
     /// gets no more rounds; a round starts only if it fits in what is left of the budget.
     /// False if interrupted.
-    pub fn run_all(&self, results: &mut Results, observer: &dyn Observer) -> bool {
+    fn rounds(&self, results: &mut Results, observer: &dyn Observer) -> bool {
         let e = &self.loaded.experiment;
         let stop = e.plan.stopping();
         let points: Vec<(usize, usize)> = self
@@ -102,7 +88,7 @@ impl Context<'_> {
             return false;
         }
         if self.probes.profile {
-            return self.profile_cells(results, &points, observer);
+            return crate::profiling::profile_cells(self, results, &points, observer);
         }
         true
     }
@@ -126,7 +112,7 @@ impl Context<'_> {
         }
         let live = Arc::new(Live::default());
         observer.run_started(index, &label, &live);
-        let done = self.execute(slot, &live, false);
+        let done = crate::one_run::execute(self, slot, &live, false);
         let run = done.run;
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);
@@ -146,7 +132,7 @@ impl Context<'_> {
     }
 
     /// Keeps the first write error for run_experiment to report.
-    fn stop_on_write_error(&self, e: crate::RunError) {
+    fn stop_on_write_error(&self, e: crate::error::RunError) {
         let mut first = self.write_error.lock().unwrap_or_else(|p| p.into_inner());
         first.get_or_insert(e.to_string());
     }
@@ -257,31 +243,6 @@ impl Context<'_> {
         }
     }
 
-    /// Memory-error reports go to the variant; any one fails its verification.
-    pub(crate) fn record_findings(
-        &self,
-        results: &mut Results,
-        slot: &Slot,
-        found: Vec<MemoryError>,
-    ) {
-        let at = self.variants[slot.variant].record;
-        if let Some(v) = results.variants.get_mut(at) {
-            for f in found {
-                let seen = v
-                    .memory_errors
-                    .iter()
-                    .any(|g| g.kind == f.kind && g.stack.first() == f.stack.first());
-                if !seen {
-                    v.memory_errors.push(f);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn seconds_per_run(&self) -> f64 {
-        self.loaded.experiment.run_seconds_guess()
-    }
-
     fn empty_cells(&self, points: &[(usize, usize)]) -> Vec<Cell> {
         let mut cells = Vec::new();
         for &(w, connections) in points {
@@ -312,40 +273,6 @@ impl Context<'_> {
             }
         }
         cells
-    }
-
-    pub(crate) fn cell_index(&self, r: &Results, s: &Slot) -> usize {
-        let w = self.configs[s.workload].name();
-        let v = &self.variants[s.variant].name;
-        r.cells
-            .iter()
-            .position(|c| c.workload == w && &c.variant == v && c.connections == s.connections)
-            .unwrap_or(0)
-    }
-
-    /// The name of a run's files in the results folder (logs, histogram, series,
-    /// callgrind, perf data): each name made safe on its own and joined with '+', which
-    /// `safe_name` never writes, so that distinct runs never share a file (the check
-    /// refuses two variant or workload names that become one file name).
-    pub(crate) fn run_file(&self, s: &Slot, profiling: bool) -> String {
-        format!(
-            "{}+{}+x{}+r{}{}",
-            safe_name(&self.variants[s.variant].name),
-            safe_name(self.configs[s.workload].name()),
-            s.connections,
-            s.round + 1,
-            if profiling { "+profile" } else { "" }
-        )
-    }
-
-    pub fn label(&self, s: &Slot) -> String {
-        format!(
-            "{} {} x{} r{}",
-            self.variants[s.variant].name,
-            self.configs[s.workload].name(),
-            s.connections,
-            s.round + 1
-        )
     }
 }
 

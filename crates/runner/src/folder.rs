@@ -2,7 +2,9 @@
 //! `bakeoff_os::file::write_atomic` (a synced temporary name renamed into place), so a
 //! crash or kill -9 leaves the previous complete version, never a half-written one.
 
-use crate::{host, Options, RunError};
+use crate::error::RunError;
+use crate::host;
+use crate::options::Options;
 use bakeoff_plan::{Loaded, MeasureFor};
 use bakeoff_report::model::{ExperimentRecord, PlanRecord, Results, SCHEMA};
 use std::path::PathBuf;

@@ -4,7 +4,13 @@
 //! results folder rewritten after every run. It never reads CLI arguments; it reports
 //! progress through an [`Observer`].
 
-pub mod agent;
+// Leaves, used by the stages and using none of them: what they hand each other.
+mod context;
+mod error;
+mod observer;
+mod options;
+mod ready;
+
 mod analyze;
 mod checks;
 mod datadirs;
@@ -23,84 +29,17 @@ mod variants;
 
 pub use analyze::analyze;
 pub use bakeoff_engine::Live;
+pub use error::RunError;
 pub use folder::{write_results, Folder};
+pub use observer::{Observer, Quiet, RoundStatus};
+pub use options::Options;
 pub use schedule::{plan_runs, Rounds, Slot};
 
 use bakeoff_plan::Loaded;
-use bakeoff_report::model::{BuildRecord, CpuPlacement, Run};
+use bakeoff_report::model::CpuPlacement;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-/// Where things go; the CLI fills it from flags and defaults.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The results folder; None = `<results_root>/<name>-<UTC time>`.
-    pub out: Option<PathBuf>,
-    pub results_root: PathBuf,
-    pub cache_root: PathBuf,
-    pub sandbox_root: PathBuf,
-    /// Stop before any run when a variant could not be built or found (bisect: a commit
-    /// that does not build is skipped, not measured alone).
-    pub every_variant: bool,
-}
-
-/// Progress callbacks (the CLI draws bars from them). All optional.
-pub trait Observer: Sync {
-    /// A one-line notice (stale sandbox removed, source fetched, ...).
-    fn notice(&self, _line: &str) {}
-    fn builds_started(&self, _total: usize) {}
-    fn build_started(&self, _variant: &str) {}
-    fn build_finished(&self, _variant: &str, _outcome: Result<&BuildRecord, &str>) {}
-    fn runs_started(&self, _total: usize, _seconds_each: f64) {}
-    fn run_started(&self, _index: usize, _label: &str, _live: &Arc<Live>) {}
-    fn run_finished(&self, _index: usize, _label: &str, _run: &Run) {}
-    /// After every round of measured runs.
-    fn round_finished(&self, _status: &RoundStatus) {}
-}
-
-/// Where the measured rounds stand after a round.
-#[derive(Debug, Clone)]
-pub struct RoundStatus {
-    /// Rounds finished.
-    pub rounds: usize,
-    pub elapsed: std::time::Duration,
-    /// What is left of `[plan] budget`, if there is one.
-    pub budget_left: Option<std::time::Duration>,
-    /// The widest comparison CI so far (relative half-width) and where it is.
-    pub widest: Option<(f64, String)>,
-    /// The precision target, if rounds stop on it.
-    pub target: Option<f64>,
-    /// Runs the remaining budget or repetitions allow, at the pace so far (an upper
-    /// bound: points that reach the precision drop out).
-    pub runs_left: usize,
-}
-
-/// An observer that shows nothing.
-pub struct Quiet;
-impl Observer for Quiet {}
-
-/// Why an experiment did not finish; the CLI maps these to exit statuses.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Bad input found before anything ran (exit status 2).
-    #[error("{0}")]
-    BadInput(String),
-    /// The experiment could not finish (exit status 1).
-    #[error("{0}")]
-    Failed(String),
-    /// Ctrl-C or SIGTERM; what finished is in the folder (exit status 1).
-    #[error("interrupted; the runs that finished are in {}", .0.display())]
-    Interrupted(PathBuf),
-    /// A write to the results folder failed (a full disk, say): the experiment stopped
-    /// at once. The folder keeps its last complete version; `results` holds every run
-    /// measured, for the table.
-    #[error("{message}")]
-    Unwritable {
-        message: String,
-        results: Box<bakeoff_report::Results>,
-    },
-}
 
 /// A finished experiment: its folder and results.
 pub struct Outcome {
@@ -191,8 +130,8 @@ pub fn verify_experiment(
 fn place_and_prepare(
     loaded: &Loaded,
     opts: &Options,
-    configs: &checks::Workloads,
-    variants: &mut Vec<variants::ReadyVariant>,
+    configs: &ready::Workloads,
+    variants: &mut Vec<ready::ReadyVariant>,
     results: &mut bakeoff_report::Results,
     observer: &dyn Observer,
     hosts: &Arc<remote::Hosts>,
@@ -303,7 +242,7 @@ pub fn run_experiment(
         observer.notice(n);
     }
     results.notes.extend(probe_plan.notes.iter().cloned());
-    let ctx = execute::Context {
+    let ctx = context::Context {
         loaded,
         opts,
         folder: &folder,
@@ -318,7 +257,7 @@ pub fn run_experiment(
     };
     let finished = {
         let _pinned = placement.as_ref().map(|p| p.pin_load()).transpose()?;
-        ctx.run_all(&mut results, observer)
+        execute::run_all(&ctx, &mut results, observer)
     };
     let write_error = ctx
         .write_error

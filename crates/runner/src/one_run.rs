@@ -4,13 +4,13 @@
 //! engine's record and the workload's own figures turned into the run's record. Never
 //! fails: a fault becomes an invalid run.
 
-use crate::agent::protocol::LoadSpec;
+use crate::context::Context;
 use crate::datadirs;
-use crate::execute::Context;
 use crate::probes::{self, ProbeHooks, ServerWatch};
+use crate::ready::ReadyVariant;
 use crate::remote::RemoteServer;
 use crate::schedule::Slot;
-use crate::variants::ReadyVariant;
+use bakeoff_agent::protocol::LoadSpec;
 use bakeoff_engine::{Live, Measure, Phases, RunRecord};
 use bakeoff_plan::MeasureFor;
 use bakeoff_probe::{findings, profile};
@@ -68,10 +68,19 @@ pub(crate) struct Executed {
     pub findings: Vec<MemoryError>,
 }
 
+/// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
+/// the server is recorded with perf record over the measured window.
+pub(crate) fn execute(
+    ctx: &Context<'_>,
+    slot: &Slot,
+    live: &Arc<Live>,
+    profiling: bool,
+) -> Executed {
+    ctx.execute(slot, live, profiling)
+}
+
 impl Context<'_> {
-    /// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
-    /// the server is recorded with perf record over the measured window.
-    pub(crate) fn execute(&self, slot: &Slot, live: &Arc<Live>, profiling: bool) -> Executed {
+    fn execute(&self, slot: &Slot, live: &Arc<Live>, profiling: bool) -> Executed {
         let began = Instant::now();
         let v = &self.variants[slot.variant];
         let file = self.run_file(slot, profiling);
@@ -79,7 +88,7 @@ impl Context<'_> {
         let target = bakeoff_sandbox::target_for(kind);
         let callgrind_dir = self.folder.path.join("callgrind").join(&file);
         if self.probes.instructions {
-            let _ = open_dir(&callgrind_dir);
+            let _ = bakeoff_os::file::create_shared_dir(&callgrind_dir);
         }
         let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
@@ -468,12 +477,4 @@ pub(crate) fn invalid(slot: &Slot, reason: String) -> Run {
         invalid_reason: Some(reason),
         ..Run::default()
     }
-}
-
-/// Creates `dir` writable by anyone: a SQL server running as the unprivileged server
-/// user writes its callgrind files there.
-pub(crate) fn open_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
 }

@@ -12,7 +12,7 @@
 use bakeoff_os::cpus::{self, CpuSet};
 use bakeoff_plan::{key, Loaded};
 
-use crate::RunError;
+use crate::error::RunError;
 
 /// The CPU sets of one experiment on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -154,7 +154,7 @@ pub trait RemoteProbes: Send + Sync {
     /// and turns callgrind's counting on (`instrument`).
     fn start_perf(&self, events: &[String], profile: bool, instrument: bool) -> Result<(), String>;
     /// Stops them: the counts, and the profile as analyzed there.
-    fn stop_perf(&self) -> Result<crate::agent::protocol::Probed, String>;
+    fn stop_perf(&self) -> Result<bakeoff_agent::protocol::Probed, String>;
 }
 
 impl ServerWatch {

@@ -2,11 +2,11 @@
 //! figures never enter the statistics: recording costs the server a little), each
 //! profile's flamegraph kept, then a diff per cell against the baseline's profile.
 
-use crate::execute::Context;
+use crate::context::Context;
 use crate::folder::{safe_name, write_results};
+use crate::observer::Observer;
 use crate::probes;
 use crate::schedule::Slot;
-use crate::Observer;
 use bakeoff_engine::Live;
 use bakeoff_probe::profile;
 use bakeoff_report::model::Results;
@@ -14,10 +14,20 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// One extra run per cell under perf record, after the measured rounds; its figures
+/// never enter the statistics (recording costs the server a little). False if
+/// interrupted.
+pub(crate) fn profile_cells(
+    ctx: &Context<'_>,
+    results: &mut Results,
+    points: &[(usize, usize)],
+    observer: &dyn Observer,
+) -> bool {
+    ctx.profile_cells(results, points, observer)
+}
+
 impl Context<'_> {
-    /// One extra run per cell under perf record, after the measured rounds; its figures
-    /// never enter the statistics (recording costs the server a little).
-    pub(crate) fn profile_cells(
+    fn profile_cells(
         &self,
         results: &mut Results,
         points: &[(usize, usize)],
@@ -41,7 +51,7 @@ impl Context<'_> {
                 let label = format!("{} (profile)", self.label(&slot));
                 let live = Arc::new(Live::default());
                 observer.run_started(i, &label, &live);
-                let done = self.execute(&slot, &live, true);
+                let done = crate::one_run::execute(self, &slot, &live, true);
                 observer.run_finished(i, &label, &done.run);
                 i += 1;
                 self.record_findings(results, &slot, done.findings);

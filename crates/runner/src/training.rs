@@ -8,8 +8,9 @@
 //! branch records), then perf2bolt and llvm-bolt rewrite it; the result is cached the same
 //! way and measured and verified like any other variant.
 
-use crate::checks::Workloads;
-use crate::Options;
+use crate::checks::{LLVM_BOLT, PERF2BOLT};
+use crate::options::Options;
+use crate::ready::Workloads;
 use bakeoff_build::pgo::{self, Profile};
 use bakeoff_build::{self as build, BuildInfo, BuildSpec, Cache};
 use bakeoff_engine::{Live, Measure, NoHooks, Phases};
@@ -19,10 +20,6 @@ use bakeoff_workloads::workload::{RunContext, Server};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-/// BOLT's tools (Debian's bolt-16).
-pub const PERF2BOLT: &str = "perf2bolt-16";
-pub const LLVM_BOLT: &str = "llvm-bolt-16";
 
 /// What the final build is made with, and a line for its record.
 pub struct Trained {
@@ -103,7 +100,7 @@ pub fn train(
             data: Some(place.data.clone()),
         };
         run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
-        crate::datadirs::copy_dir(&place.profile, &data)?;
+        bakeoff_sandbox::copy_tree(&place.profile, &data)?;
     } else {
         std::fs::create_dir_all(&data)
             .map_err(|e| format!("cannot create {}: {e}", data.display()))?;
@@ -191,7 +188,7 @@ fn sql_place(
     std::fs::create_dir_all(&dir)
         .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
     let _ = std::fs::set_permissions(&opts.sandbox_root, std::fs::Permissions::from_mode(0o711));
-    let rv = crate::variants::ReadyVariant {
+    let rv = crate::ready::ReadyVariant {
         name: format!("{}-train", v.name),
         binary: binary.to_path_buf(),
         args: e.server_args(v),

@@ -48,7 +48,7 @@ pub use signals::{install_signal_handler, kill_all, try_install_signal_handler};
 /// Spawns a helper process (ssh) as servers are: its own process group, killed when
 /// bakeoff dies.
 pub use spawner::spawn as spawn_guarded;
-pub use sqldata::{init_data, read_login, server_user, DataSource, Login};
+pub use sqldata::{copy_tree, init_data, read_login, server_user, DataSource, Login};
 pub use sqlite::{host_binary, Sqlite};
 pub use stale::{reap_stale, StaleReport};
 pub use target::{

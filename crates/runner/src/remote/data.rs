@@ -4,9 +4,9 @@
 //! from its client host. Paths are relative to the agent's data root.
 
 use super::{Hosts, RemoteServer, Role};
-use crate::agent::protocol::{DataOp, Request};
 use crate::datadirs::{DataPlace, DataServer};
-use crate::variants::ReadyVariant;
+use crate::ready::ReadyVariant;
+use bakeoff_agent::protocol::{DataOp, Request};
 use bakeoff_plan::TargetKind;
 use bakeoff_sandbox::SandboxSpec;
 use bakeoff_sqlclient::Db;

@@ -12,8 +12,9 @@ mod session;
 pub use served::RemoteServer;
 pub use session::{reap_stale_sockets, CallError};
 
-use crate::agent::protocol::{Event, Request};
-use crate::{Observer, RunError};
+use crate::error::RunError;
+use crate::observer::Observer;
+use bakeoff_agent::protocol::{Event, Request};
 use bakeoff_plan::{key, Host, Loaded};
 use session::Session;
 use std::collections::{BTreeMap, HashMap};

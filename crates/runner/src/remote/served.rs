@@ -5,12 +5,12 @@
 //! clock, its records merged from their histograms.
 
 use super::{CallError, Hosts, Role};
-use crate::agent::protocol::{
+use crate::observer::Observer;
+use crate::probes::{RemoteProbes, ServerWatch};
+use crate::ready::ReadyVariant;
+use bakeoff_agent::protocol::{
     self, BuiltThere, Event, Installed, LoadSpec, Request, ServerSpec, Started, Stopped,
 };
-use crate::probes::{RemoteProbes, ServerWatch};
-use crate::variants::ReadyVariant;
-use crate::Observer;
 use bakeoff_engine::{Live, Phase, PhaseHooks};
 use bakeoff_plan::Loaded;
 use bakeoff_probe::sampler::{Sample, Summary};

@@ -5,7 +5,7 @@
 //! Every ssh process is spawned as servers are: its own process group and killed when
 //! bakeoff dies, which closes the agent's stdin, which stops everything it started.
 
-use crate::agent::protocol::{Event, Hello, Reply, Request, VERSION};
+use bakeoff_agent::protocol::{Event, Hello, Reply, Request, VERSION};
 use bakeoff_plan::Host;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;

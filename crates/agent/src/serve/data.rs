@@ -3,7 +3,7 @@
 //! reaped by the next agent of another run once no agent holds it.
 
 use super::{json, Agent};
-use crate::agent::protocol::DataOp;
+use crate::protocol::DataOp;
 use std::path::{Path, PathBuf};
 
 impl Agent {
@@ -31,9 +31,9 @@ impl Agent {
                     std::fs::create_dir_all(parent)
                         .map_err(|e| format!("{}: {e}", parent.display()))?;
                 }
-                json(crate::datadirs::copy_dir(&from, &to)?)
+                json(bakeoff_sandbox::copy_tree(&from, &to)?)
             }
-            DataOp::Bytes { dir } => json(crate::datadirs::dir_bytes(&self.data_path(&dir)?)),
+            DataOp::Bytes { dir } => json(bakeoff_os::file::dir_bytes(&self.data_path(&dir)?)),
             DataOp::Format {
                 kind,
                 binary,

@@ -6,7 +6,7 @@
 
 mod data;
 
-use super::protocol::{
+use crate::protocol::{
     now_ms, BuiltThere, Event, Hello, Installed, LoadSpec, Loaded, Probed, Reply, Request,
     ServerSpec, Started, Stopped, LOG_TAIL, VERSION,
 };
@@ -406,7 +406,8 @@ impl Agent {
         if s.callgrind {
             let dir = self.callgrind_dir(id);
             let _ = std::fs::remove_dir_all(&dir);
-            crate::one_run::open_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            bakeoff_os::file::create_shared_dir(&dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
             spec.wrapper = bakeoff_probe::callgrind::command_prefix(&dir);
         }
         spec.data = match &s.data {
@@ -517,7 +518,7 @@ impl Agent {
             connections: spec.connections,
             // A host that only loads gives the load every CPU it has.
             load_cpus: if spec.beside_server {
-                crate::placement::load_cpus(None)
+                bakeoff_workloads::oltp::unpinned_load_cpus()
             } else {
                 std::thread::available_parallelism().map_or(1, |n| n.get())
             },
@@ -556,7 +557,7 @@ impl Agent {
             hdr_log,
             system,
             samples,
-            extra: super::protocol::extra_fields(outcome.extra),
+            extra: crate::protocol::extra_fields(outcome.extra),
         })
     }
 }

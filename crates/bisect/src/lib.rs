@@ -1,0 +1,317 @@
+//! bakeoff-bisect: the search of `bakeoff bisect` as a state machine over step outcomes.
+//! It runs nothing: [`Search::next_step`] names the commit to measure, [`Search::feed`] takes
+//! what the step found, until [`Next::Done`] carries the [`Conclusion`].
+//!
+//! The first step is always the bad revision: its verdict against the good one fixes
+//! the direction, and its ratio the halfway point (geometric) between good (1) and bad.
+//! A later step moved when its ratio's 95% CI lies past the halfway point, did not move
+//! when the CI lies on the good side of it, and is inconclusive when it straddles it: a
+//! step has to tell "like good" from "like bad", not to find a 1% difference. The
+//! commits between the last that did not move and the first that moved are halved step
+//! by step; one that does not build is skipped (as `git bisect skip`) and the next
+//! nearest the middle is measured instead.
+
+use bakeoff_stats::Verdict;
+
+/// What one step found (the CLI decides it from the step's experiment).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The step's comparison of the commit against the good revision.
+    Measured {
+        verdict: Verdict,
+        /// The commit's figure over the good revision's.
+        ratio: f64,
+        ci95: [f64; 2],
+    },
+    /// The commit's variant could not be built.
+    DoesNotBuild { error: String },
+    /// The step gave no comparison (it failed, or none came out of it).
+    Failed { error: String },
+}
+
+/// A measured step read against the halfway point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judgement {
+    /// Its CI lies past the halfway point: like the bad revision.
+    Moved,
+    /// Its CI lies on the good side of the halfway point: like the good revision.
+    DidNotMove,
+    /// Its CI straddles the halfway point.
+    Inconclusive,
+    DoesNotBuild,
+    Failed,
+}
+
+/// What the search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conclusion {
+    /// Slower or faster: the bad revision's verdict, when it is one of those.
+    pub direction: Option<Verdict>,
+    /// The ratio halfway (geometrically) between good and bad.
+    pub halfway: Option<f64>,
+    /// The first commit where the figure moved, when one is named.
+    pub first: Option<String>,
+    /// Otherwise why not.
+    pub unresolved: Option<String>,
+    /// The commits the change is among (the named one alone when there is one).
+    pub candidates: Vec<String>,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next<'a> {
+    /// Measure this commit and feed its outcome.
+    Measure(&'a str),
+    Done(&'a Conclusion),
+}
+
+/// Why a search cannot start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoCommits;
+
+/// The search over the commits after good up to bad (oldest first, bad last).
+#[derive(Debug, Clone)]
+pub struct Search {
+    commits: Vec<String>,
+    /// Steps fed so far (the bad revision's counted).
+    steps: usize,
+    state: State,
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    /// The bad revision is measured first.
+    Bad,
+    Narrowing(Narrowing),
+    Done(Conclusion),
+}
+
+/// Invariant: `commits[..=lo]` did not move (`lo = -1`: only good), `commits[hi]` moved.
+#[derive(Debug, Clone)]
+struct Narrowing {
+    direction: Verdict,
+    halfway: f64,
+    lo: isize,
+    hi: isize,
+    skipped: Vec<isize>,
+    /// The commit being measured.
+    pending: Option<isize>,
+}
+
+impl Search {
+    /// A search over `commits` (oldest first; the last is the bad revision).
+    pub fn new(commits: Vec<String>) -> Result<Search, NoCommits> {
+        if commits.is_empty() {
+            return Err(NoCommits);
+        }
+        Ok(Search {
+            commits,
+            steps: 0,
+            state: State::Bad,
+        })
+    }
+
+    /// The commit to measure next, or the conclusion.
+    pub fn next_step(&mut self) -> Next<'_> {
+        if let State::Narrowing(n) = &mut self.state {
+            match n.pick() {
+                Some(i) => n.pending = Some(i),
+                None => {
+                    let c = n.conclude(&self.commits, None);
+                    self.state = State::Done(c);
+                }
+            }
+        }
+        match &self.state {
+            State::Bad => Next::Measure(self.commits.last().map_or("", String::as_str)),
+            State::Narrowing(n) => Next::Measure(&self.commits[n.pending.unwrap_or(n.hi) as usize]),
+            State::Done(c) => Next::Done(c),
+        }
+    }
+
+    /// How a step with this outcome reads (before the bad revision is measured, every
+    /// measured step reads as inconclusive: there is no halfway point yet).
+    pub fn judge(&self, outcome: &Outcome) -> Judgement {
+        match (&self.state, outcome) {
+            (_, Outcome::DoesNotBuild { .. }) => Judgement::DoesNotBuild,
+            (_, Outcome::Failed { .. }) => Judgement::Failed,
+            (State::Narrowing(n), Outcome::Measured { ci95, .. }) => n.side(*ci95),
+            (_, Outcome::Measured { .. }) => Judgement::Inconclusive,
+        }
+    }
+
+    /// Takes the outcome of the step [`Search::next_step`] named. Ignored once done.
+    pub fn feed(&mut self, outcome: Outcome) {
+        if matches!(self.state, State::Done(_)) {
+            return;
+        }
+        self.steps += 1;
+        let judged = self.judge(&outcome);
+        let state = std::mem::replace(&mut self.state, State::Bad);
+        self.state = match state {
+            State::Bad => self.after_bad(outcome),
+            State::Narrowing(mut n) => {
+                let Some(mid) = n.pending.take() else {
+                    // Fed without a step named: nothing to place it on.
+                    self.steps -= 1;
+                    self.state = State::Narrowing(n);
+                    return;
+                };
+                let commit = short(&self.commits[mid as usize]);
+                let why = match (judged, &outcome) {
+                    (Judgement::DoesNotBuild, _) => {
+                        n.skipped.push(mid);
+                        None
+                    }
+                    (Judgement::Moved, _) => {
+                        n.hi = mid;
+                        None
+                    }
+                    (Judgement::DidNotMove, _) => {
+                        n.lo = mid;
+                        None
+                    }
+                    (Judgement::Inconclusive, _) => Some(format!(
+                        "step {} ({commit}): its CI still straddles the halfway ratio {:.3} after its budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)",
+                        self.steps, n.halfway
+                    )),
+                    (Judgement::Failed, o) => Some(format!(
+                        "step {} ({commit}) failed: {}",
+                        self.steps,
+                        match o {
+                            Outcome::Failed { error } => error.as_str(),
+                            _ => "?",
+                        }
+                    )),
+                };
+                match why {
+                    Some(why) => State::Done(n.conclude(&self.commits, Some(why))),
+                    None => State::Narrowing(n),
+                }
+            }
+            done @ State::Done(_) => done,
+        };
+    }
+
+    /// The state after the bad revision's step: its verdict gives the direction.
+    fn after_bad(&self, outcome: Outcome) -> State {
+        let why = match outcome {
+            Outcome::Measured {
+                verdict: direction @ (Verdict::Slower | Verdict::Faster),
+                ratio,
+                ..
+            } => {
+                return State::Narrowing(Narrowing {
+                    direction,
+                    halfway: ratio.sqrt(),
+                    lo: -1,
+                    hi: self.commits.len() as isize - 1,
+                    skipped: Vec::new(),
+                    pending: None,
+                })
+            }
+            Outcome::Measured { verdict, .. } => format!(
+                "the bad revision is {} against the good one: nothing moved to look for",
+                verdict.as_str()
+            ),
+            Outcome::DoesNotBuild { error } | Outcome::Failed { error } => {
+                format!("the bad revision could not be measured: {error}")
+            }
+        };
+        State::Done(Conclusion {
+            direction: None,
+            halfway: None,
+            first: None,
+            unresolved: Some(why),
+            candidates: Vec::new(),
+        })
+    }
+
+    /// The conclusion, once [`Search::next_step`] returned [`Next::Done`].
+    pub fn conclusion(&self) -> Option<&Conclusion> {
+        match &self.state {
+            State::Done(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The ratio halfway (geometrically) between good and bad, once the bad revision
+    /// moved.
+    pub fn halfway(&self) -> Option<f64> {
+        match &self.state {
+            State::Narrowing(n) => Some(n.halfway),
+            State::Done(c) => c.halfway,
+            State::Bad => None,
+        }
+    }
+
+    /// The direction the bad revision fixed (once it is measured and moved).
+    pub fn direction(&self) -> Option<Verdict> {
+        match &self.state {
+            State::Narrowing(n) => Some(n.direction),
+            State::Done(c) => c.direction,
+            State::Bad => None,
+        }
+    }
+}
+
+impl Narrowing {
+    /// The open commit nearest the middle of (lo, hi), skipped ones left out; on a tie the
+    /// older one.
+    fn pick(&self) -> Option<isize> {
+        let middle = (self.lo + self.hi) / 2;
+        (self.lo + 1..self.hi)
+            .filter(|i| !self.skipped.contains(i))
+            .min_by_key(|i| (*i - middle).abs())
+    }
+
+    fn side(&self, [lo, hi]: [f64; 2]) -> Judgement {
+        let past = |x: f64| {
+            if self.direction == Verdict::Slower {
+                x < self.halfway
+            } else {
+                x > self.halfway
+            }
+        };
+        match (past(lo), past(hi)) {
+            (true, true) => Judgement::Moved,
+            (false, false) => Judgement::DidNotMove,
+            _ => Judgement::Inconclusive,
+        }
+    }
+
+    /// The commits from the first not known unmoved to the first known moved; one alone
+    /// is the answer, unless the search stopped for `why`.
+    fn conclude(&self, commits: &[String], why: Option<String>) -> Conclusion {
+        let range: Vec<String> = ((self.lo + 1)..=self.hi)
+            .map(|i| commits[i as usize].clone())
+            .collect();
+        let (first, unresolved) = match why {
+            Some(why) => (None, Some(why)),
+            None if range.len() == 1 => (Some(range[0].clone()), None),
+            None => (
+                None,
+                Some(format!(
+                    "{} commit(s) before {} do not build: the change is one of them or it",
+                    range.len() - 1,
+                    short(&commits[self.hi as usize])
+                )),
+            ),
+        };
+        Conclusion {
+            direction: Some(self.direction),
+            halfway: Some(self.halfway),
+            first,
+            unresolved,
+            candidates: range,
+        }
+    }
+}
+
+/// A commit's first ten characters, as messages name it.
+pub fn short(commit: &str) -> String {
+    commit.chars().take(10).collect()
+}
+
+#[cfg(test)]
+mod tests;

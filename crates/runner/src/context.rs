@@ -1,0 +1,96 @@
+//! What every run of the measured rounds reads: the experiment, its workloads and ready
+//! variants, the prepared data, the probes, the other hosts and the CPUs, and the names a
+//! run goes by (its label, its files, its cell). `execute.rs` runs the rounds on it,
+//! `one_run.rs` one run and `profiling.rs` the profiling runs; the methods they share are
+//! here, so those three modules reach each other only downwards.
+
+use crate::datadirs::DataStore;
+use crate::folder::{safe_name, Folder};
+use crate::options::Options;
+use crate::placement::Placement;
+use crate::probes::ProbePlan;
+use crate::ready::{ReadyVariant, Workloads};
+use crate::remote::Hosts;
+use crate::schedule::Slot;
+use bakeoff_plan::Loaded;
+use bakeoff_report::model::{MemoryError, Results};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+pub struct Context<'a> {
+    pub loaded: &'a Loaded,
+    pub opts: &'a Options,
+    pub folder: &'a Folder,
+    pub configs: &'a Workloads,
+    pub variants: &'a [ReadyVariant],
+    pub data: &'a DataStore,
+    pub cancel: Arc<AtomicBool>,
+    pub probes: &'a ProbePlan,
+    /// The agents on other hosts (none when all runs here).
+    pub remote: &'a Arc<Hosts>,
+    /// The server's and the load's CPUs here (None: neither pinned).
+    pub placement: Option<&'a Placement>,
+    /// The first failed write to the results folder: it stops the rounds at once.
+    pub write_error: Mutex<Option<String>>,
+}
+
+impl Context<'_> {
+    /// Memory-error reports go to the variant; any one fails its verification.
+    pub(crate) fn record_findings(
+        &self,
+        results: &mut Results,
+        slot: &Slot,
+        found: Vec<MemoryError>,
+    ) {
+        let at = self.variants[slot.variant].record;
+        if let Some(v) = results.variants.get_mut(at) {
+            for f in found {
+                let seen = v
+                    .memory_errors
+                    .iter()
+                    .any(|g| g.kind == f.kind && g.stack.first() == f.stack.first());
+                if !seen {
+                    v.memory_errors.push(f);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn seconds_per_run(&self) -> f64 {
+        self.loaded.experiment.run_seconds_guess()
+    }
+
+    pub(crate) fn cell_index(&self, r: &Results, s: &Slot) -> usize {
+        let w = self.configs[s.workload].name();
+        let v = &self.variants[s.variant].name;
+        r.cells
+            .iter()
+            .position(|c| c.workload == w && &c.variant == v && c.connections == s.connections)
+            .unwrap_or(0)
+    }
+
+    /// The name of a run's files in the results folder (logs, histogram, series,
+    /// callgrind, perf data): each name made safe on its own and joined with '+', which
+    /// `safe_name` never writes, so that distinct runs never share a file (the check
+    /// refuses two variant or workload names that become one file name).
+    pub(crate) fn run_file(&self, s: &Slot, profiling: bool) -> String {
+        format!(
+            "{}+{}+x{}+r{}{}",
+            safe_name(&self.variants[s.variant].name),
+            safe_name(self.configs[s.workload].name()),
+            s.connections,
+            s.round + 1,
+            if profiling { "+profile" } else { "" }
+        )
+    }
+
+    pub fn label(&self, s: &Slot) -> String {
+        format!(
+            "{} {} x{} r{}",
+            self.variants[s.variant].name,
+            self.configs[s.workload].name(),
+            s.connections,
+            s.round + 1
+        )
+    }
+}
