@@ -3,7 +3,26 @@
 # tests against real memcached, MariaDB, PostgreSQL, SQLite and Redis servers, sysbench and
 # redis-benchmark, which the tests start and stop themselves).
 # Fails if any server process outlives the tests.
+#
+# --fast: format, lints, and only the tests that build and start no server: every
+# crate's unit tests (--lib --bins: parsers, statistics, insta snapshots, the bisect
+# search, the runner's module graph...) except the unit-test modules named in
+# server_units, plus the integration-test files named in fast_targets (CLI tests that
+# only parse and validate, and the like). About 20 s with a warm build here; CI runs the
+# full suite (no flag).
 set -euo pipefail
+fast=0
+case "${1:-}" in
+  --fast) fast=1 ;;
+  "") ;;
+  *) echo "usage: bash scripts/test.sh [--fast]" >&2; exit 2 ;;
+esac
+# Integration-test files (crate:file under crates/<crate>/tests/) that start no server
+# and build nothing: the fast tier runs them. A new such file joins this list.
+fast_targets=(bakeoff:cli runner:module_graph probe:sampler store:kill workloads:plan)
+# Unit-test modules that start a real server: the fast tier skips them (cargo's --skip
+# matches the test's path).
+server_units=(kv::tests::)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -18,7 +37,25 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -q -- -D warnings
 log=$(mktemp)
 set +e
-cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" | grep -E '^(test result|running|error)'
+if [ "$fast" -eq 1 ]; then
+  targets=()
+  for t in "${fast_targets[@]}"; do
+    crate=${t%%:*}
+    [ "$crate" = bakeoff ] || crate="bakeoff-$crate"
+    targets+=(-p "$crate" --test "${t#*:}")
+  done
+  skips=()
+  for u in "${server_units[@]}"; do skips+=(--skip "$u"); done
+  {
+    cargo test --workspace --locked --no-fail-fast --lib --bins -- "${skips[@]}" 2>&1
+    s1=$?
+    cargo test --locked --no-fail-fast "${targets[@]}" 2>&1
+    s2=$?
+    [ "$s1" -eq 0 ] && [ "$s2" -eq 0 ]
+  } | tee "$log" | grep -E '^(test result|running|error)'
+else
+  cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" | grep -E '^(test result|running|error)'
+fi
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -ne 0 ]; then
