@@ -6,7 +6,7 @@ mod keys;
 pub mod kind;
 mod protocol;
 mod resp;
-mod value;
+pub(crate) mod value;
 mod workload;
 
 pub use keys::{KeyChooser, KeyDistribution};

@@ -8,7 +8,8 @@ use bakeoff_engine::rng::mix;
 use std::sync::OnceLock;
 
 pub const HEADER: usize = 16;
-const PERIOD: usize = 251;
+/// The pattern's period: a body starts at one of this many offsets.
+pub(crate) const PERIOD: usize = 251;
 const CHUNK: usize = 4096;
 
 fn pattern() -> &'static [u8] {
@@ -27,27 +28,43 @@ fn offset(key: u64, gen: u32) -> usize {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Appends a value of `len` bytes (at least [`HEADER`]) for `key`, generation `gen`.
-pub fn write(out: &mut Vec<u8>, key: u64, gen: u32, len: usize) {
-    let len = len.max(HEADER);
-    let mut head = [0u8; HEADER];
-    for (i, h) in head[..10].iter_mut().enumerate() {
-        *h = HEX[((key >> ((9 - i) * 4)) & 15) as usize];
+/// Writes `v` into `out` as lowercase hex, as many digits as `out` is long.
+pub(crate) fn put_hex(out: &mut [u8], v: u64) {
+    let n = out.len();
+    for (i, h) in out.iter_mut().enumerate() {
+        *h = HEX[((v >> ((n - 1 - i) * 4)) & 15) as usize];
     }
-    for (i, h) in head[10..].iter_mut().enumerate() {
-        *h = HEX[((gen >> ((5 - i) * 4)) & 15) as usize];
-    }
-    out.extend_from_slice(&head);
+}
+
+/// Appends `body` bytes of the pattern from offset `start` (below [`PERIOD`]).
+pub(crate) fn append_body(out: &mut Vec<u8>, start: usize, body: usize) {
     let p = pattern();
     let mut pos = 0;
-    let start = offset(key, gen & 0xFF_FFFF);
-    let body = len - HEADER;
     while pos < body {
         let o = (start + pos) % PERIOD;
         let n = (body - pos).min(CHUNK);
         out.extend_from_slice(&p[o..o + n]);
         pos += n;
     }
+}
+
+/// Whether `body` is the pattern from offset `start`, byte for byte.
+pub(crate) fn body_matches(body: &[u8], start: usize) -> bool {
+    let p = pattern();
+    body.chunks(CHUNK).enumerate().all(|(i, chunk)| {
+        let o = (start + i * CHUNK) % PERIOD;
+        chunk == &p[o..o + chunk.len()]
+    })
+}
+
+/// Appends a value of `len` bytes (at least [`HEADER`]) for `key`, generation `gen`.
+pub fn write(out: &mut Vec<u8>, key: u64, gen: u32, len: usize) {
+    let len = len.max(HEADER);
+    let mut head = [0u8; HEADER];
+    put_hex(&mut head[..10], key & 0xFF_FFFF_FFFF);
+    put_hex(&mut head[10..], u64::from(gen & 0xFF_FFFF));
+    out.extend_from_slice(&head);
+    append_body(out, offset(key, gen & 0xFF_FFFF), len - HEADER);
 }
 
 /// Each byte's value as a lowercase hex digit, 0xFF when it is not one.
@@ -63,7 +80,7 @@ const HEX_VALUE: [u8; 256] = {
 
 /// The number `bytes` spell in lowercase hex, without a branch per digit (this runs on
 /// every value read back).
-fn hex(bytes: &[u8]) -> Option<u64> {
+pub(crate) fn hex(bytes: &[u8]) -> Option<u64> {
     let mut acc = 0u64;
     let mut bad = 0u8;
     for &b in bytes {
@@ -82,12 +99,7 @@ pub fn check(data: &[u8], key: u64) -> bool {
     let Some(gen) = hex(&data[10..HEADER]) else {
         return false;
     };
-    let p = pattern();
-    let start = offset(key, gen as u32);
-    data[HEADER..].chunks(CHUNK).enumerate().all(|(i, chunk)| {
-        let o = (start + i * CHUNK) % PERIOD;
-        chunk == &p[o..o + chunk.len()]
-    })
+    body_matches(&data[HEADER..], offset(key, gen as u32))
 }
 
 #[cfg(test)]

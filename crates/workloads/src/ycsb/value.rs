@@ -5,36 +5,17 @@
 //! wrote for that record and field checks out, whichever update a read saw; another
 //! record's or another field's value, a flipped byte or a header from one write over a
 //! body from another does not. Writing is a memcpy from the pattern and checking a
-//! memcmp against it: no allocation.
+//! memcmp against it: no allocation. The pattern and its hex header are kv's
+//! (`kv/value.rs`).
 
+use crate::kv::value::{append_body, body_matches, hex, put_hex, PERIOD};
 use bakeoff_engine::rng::mix;
-use std::sync::OnceLock;
 
 /// The header's bytes: the shortest field.
 pub const HEADER: usize = 16;
-const PERIOD: usize = 251;
-const CHUNK: usize = 4096;
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-fn pattern() -> &'static [u8] {
-    static P: OnceLock<Vec<u8>> = OnceLock::new();
-    P.get_or_init(|| {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        (0..PERIOD + CHUNK)
-            .map(|i| ALPHABET[(i % PERIOD) * 11 % ALPHABET.len()])
-            .collect()
-    })
-}
 
 fn offset(key: u64, field: usize, gen: u16) -> usize {
     (mix(key ^ ((field as u64) << 40) ^ (u64::from(gen) << 48)) % PERIOD as u64) as usize
-}
-
-fn put_hex(out: &mut [u8], v: u64) {
-    let n = out.len();
-    for (i, h) in out.iter_mut().enumerate() {
-        *h = HEX[((v >> ((n - 1 - i) * 4)) & 15) as usize];
-    }
 }
 
 /// Appends field `field` of record `key`, generation `gen`, `len` bytes (at least
@@ -46,38 +27,7 @@ pub fn write_field(out: &mut Vec<u8>, key: u64, field: usize, gen: u16, len: usi
     put_hex(&mut head[10..12], field as u64 & 0xFF);
     put_hex(&mut head[12..], u64::from(gen));
     out.extend_from_slice(&head);
-    let p = pattern();
-    let start = offset(key, field, gen);
-    let body = len - HEADER;
-    let mut pos = 0;
-    while pos < body {
-        let o = (start + pos) % PERIOD;
-        let n = (body - pos).min(CHUNK);
-        out.extend_from_slice(&p[o..o + n]);
-        pos += n;
-    }
-}
-
-/// Each byte's value as a lowercase hex digit, 0xFF when it is not one.
-const HEX_VALUE: [u8; 256] = {
-    let mut t = [0xFF; 256];
-    let mut i = 0;
-    while i < 16 {
-        t[HEX[i] as usize] = i as u8;
-        i += 1;
-    }
-    t
-};
-
-fn hex(bytes: &[u8]) -> Option<u64> {
-    let mut acc = 0u64;
-    let mut bad = 0u8;
-    for &b in bytes {
-        let d = HEX_VALUE[b as usize];
-        bad |= d;
-        acc = acc << 4 | u64::from(d & 15);
-    }
-    (bad & 0x80 == 0).then_some(acc)
+    append_body(out, offset(key, field, gen), len - HEADER);
 }
 
 /// The key number a field's header names, if it has a header.
@@ -97,12 +47,7 @@ pub fn check_field(data: &[u8], key: u64, field: usize, len: usize) -> bool {
     let Some(gen) = hex(&data[12..HEADER]) else {
         return false;
     };
-    let p = pattern();
-    let start = offset(key, field, gen as u16);
-    data[HEADER..].chunks(CHUNK).enumerate().all(|(i, chunk)| {
-        let o = (start + i * CHUNK) % PERIOD;
-        chunk == &p[o..o + chunk.len()]
-    })
+    body_matches(&data[HEADER..], offset(key, field, gen as u16))
 }
 
 /// Appends a whole record (memcached's value: its fields one after another), every field
