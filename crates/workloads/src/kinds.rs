@@ -138,3 +138,18 @@ pub(crate) fn default_special_pct() -> f64 {
 pub(crate) fn default_special_res() -> f64 {
     75.0
 }
+
+/// A kind's keys read from its `[[workload]]` table into its struct `T`.
+pub(crate) fn read_keys<T: serde::de::DeserializeOwned>(
+    table: toml_edit::Value,
+) -> Result<T, toml_edit::de::Error> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(table.into_deserializer())
+}
+
+/// sysbench's hot-spot keys (kv and oltp): `special_pct` and `special_res`, percent.
+pub(crate) fn check_special(l: &Loaded, i: usize, pct: f64, res: f64) -> bakeoff_plan::Check {
+    let at = |k: &'static str| bakeoff_plan::key!["workload", i, k];
+    bakeoff_plan::range(l, &at("special_pct"), pct, 0.001, 100.0, "special_pct")?;
+    bakeoff_plan::range(l, &at("special_res"), res, 0.0, 100.0, "special_res")
+}

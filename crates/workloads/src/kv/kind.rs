@@ -5,7 +5,10 @@
 
 use super::protocol::{COMMANDS, MEMCACHED_COMMANDS};
 use super::Kv;
-use crate::kinds::{default_connections, default_special_pct, default_special_res, keys_of, Kind};
+use crate::kinds::{
+    check_special, default_connections, default_special_pct, default_special_res, keys_of,
+    read_keys, Kind,
+};
 use crate::Workload;
 use bakeoff_plan::{
     fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
@@ -28,8 +31,7 @@ impl KindSpec for KvKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        Ok(Box::new(KvKeys::deserialize(table.into_deserializer())?))
+        Ok(Box::new(read_keys::<KvKeys>(table)?))
     }
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
@@ -174,22 +176,7 @@ fn check_kv(l: &Loaded, e: &Experiment, i: usize, w: &KvKeys) -> Check {
             format!("zipf_theta must be in (0, 1), got {}", w.zipf_theta),
         ));
     }
-    range(
-        l,
-        &at("special_pct"),
-        w.special_pct,
-        0.001,
-        100.0,
-        "special_pct",
-    )?;
-    range(
-        l,
-        &at("special_res"),
-        w.special_res,
-        0.0,
-        100.0,
-        "special_res",
-    )?;
+    check_special(l, i, w.special_pct, w.special_res)?;
     let size = match w.value_size {
         ValueSize::Fixed(n) | ValueSize::Around { mean: n } => n,
     };

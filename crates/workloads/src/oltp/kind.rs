@@ -3,8 +3,8 @@
 
 use super::{Oltp, OltpTest, Sender};
 use crate::kinds::{
-    default_connections, default_special_pct, default_special_res, installed, keys_of, sql_server,
-    Kind,
+    check_special, default_connections, default_special_pct, default_special_res, installed,
+    keys_of, read_keys, sql_server, Kind,
 };
 use crate::Workload;
 use bakeoff_plan::{
@@ -34,8 +34,7 @@ impl KindSpec for OltpKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        let mut k = OltpKeys::deserialize(table.into_deserializer())?;
+        let mut k = read_keys::<OltpKeys>(table)?;
         k.sender = self.0;
         Ok(Box::new(k))
     }
@@ -229,22 +228,7 @@ fn check_sql(l: &Loaded, e: &Experiment, i: usize, w: &OltpKeys) -> Check {
     if let Some(n) = w.gaussian_iter {
         range(l, &at("gaussian_iter"), n, 1.0, 1000.0, "gaussian_iter")?;
     }
-    range(
-        l,
-        &at("special_pct"),
-        w.special_pct,
-        0.001,
-        100.0,
-        "special_pct",
-    )?;
-    range(
-        l,
-        &at("special_res"),
-        w.special_res,
-        0.0,
-        100.0,
-        "special_res",
-    )?;
+    check_special(l, i, w.special_pct, w.special_res)?;
     if w.engine.is_some() && !target_for(e.target.kind).has_storage_engines() {
         return Err(l.error_at(
             &at("engine"),

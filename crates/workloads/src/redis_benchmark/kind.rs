@@ -3,7 +3,7 @@
 //! size `-d`), the targets it fits (RESP), and its workload.
 
 use super::RedisBenchmark;
-use crate::kinds::{default_connections, installed, keys_of, Kind};
+use crate::kinds::{default_connections, installed, keys_of, read_keys, Kind};
 use crate::Workload;
 use bakeoff_plan::{
     fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany,
@@ -25,10 +25,7 @@ impl KindSpec for RedisBenchmarkKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        Ok(Box::new(RedisBenchmarkKeys::deserialize(
-            table.into_deserializer(),
-        )?))
+        Ok(Box::new(read_keys::<RedisBenchmarkKeys>(table)?))
     }
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! iterations), the targets they fit, and how a `[[workload]]` becomes a workload.
 
 use super::{Replay, Sender};
-use crate::kinds::{installed, keys_of, sql_server, Kind};
+use crate::kinds::{installed, keys_of, read_keys, sql_server, Kind};
 use crate::Workload;
 use bakeoff_plan::{
     fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
@@ -41,8 +41,7 @@ impl KindSpec for ReplayKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        let mut k = ReplayKeys::deserialize(table.into_deserializer())?;
+        let mut k = read_keys::<ReplayKeys>(table)?;
         k.sender = self.0;
         Ok(Box::new(k))
     }

@@ -2,7 +2,7 @@
 //! (any SQL target), and its figures (seconds per group and operation: `figures.rs`).
 
 use super::{figures, Group, Suite};
-use crate::kinds::{keys_of, Kind};
+use crate::kinds::{keys_of, read_keys, Kind};
 use crate::Workload;
 use bakeoff_plan::{fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded};
 use bakeoff_report::model::Results;
@@ -22,8 +22,7 @@ impl KindSpec for SuiteKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        Ok(Box::new(SuiteKeys::deserialize(table.into_deserializer())?))
+        Ok(Box::new(read_keys::<SuiteKeys>(table)?))
     }
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {

@@ -3,7 +3,7 @@
 //! (NOTPM, the response-time check, the largest passing W: `figures.rs`).
 
 use super::{figures, Kind, Tpcc};
-use crate::kinds::{default_connections, keys_of, sql_server, Kind as RegistryKind};
+use crate::kinds::{default_connections, keys_of, read_keys, sql_server, Kind as RegistryKind};
 use crate::Workload;
 use bakeoff_plan::{
     fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
@@ -30,8 +30,7 @@ impl KindSpec for TpccKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        Ok(Box::new(TpccKeys::deserialize(table.into_deserializer())?))
+        Ok(Box::new(read_keys::<TpccKeys>(table)?))
     }
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {

@@ -2,11 +2,10 @@
 //! fits) and the run's (its workload here or on an agent).
 
 use super::{check, Protocol, Ycsb, YcsbKeys};
-use crate::kinds::{keys_of, Kind};
+use crate::kinds::{keys_of, read_keys, Kind};
 use crate::Workload;
 use bakeoff_plan::{fields_of, key, Check, Experiment, KindKeys, KindSpec, Loaded};
 use bakeoff_sandbox::{target_for, Target};
-use serde::Deserialize;
 use std::time::Duration;
 
 /// The kind in the registry.
@@ -22,8 +21,7 @@ impl KindSpec for YcsbKind {
     }
 
     fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        use serde::de::IntoDeserializer;
-        Ok(Box::new(YcsbKeys::deserialize(table.into_deserializer())?))
+        Ok(Box::new(read_keys::<YcsbKeys>(table)?))
     }
 
     /// Every protocol bakeoff speaks: memcached's, RESP and SQL.
