@@ -15,30 +15,11 @@ use crate::workload::Tables;
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
 use bakeoff_sqlclient::driver::{self, ThreadRec};
-use bakeoff_sqlclient::{inline, Client, Db, DbError, Dialect, Param, Rows};
+use bakeoff_sqlclient::{inline, Client, Db, DbError, Param, Rows, SqlDialect};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The one place SQL servers differ for ycsb: placeholders as the server's prepared
-/// statements take them (`?` on MariaDB, `$1, $2, ...` over the PostgreSQL protocol).
-fn for_server(d: Dialect, sql: &str) -> String {
-    if !d.pg_wire() {
-        return sql.to_string();
-    }
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
 
 fn columns(fields: usize) -> String {
     let mut s = String::from("YCSB_KEY");
@@ -48,15 +29,16 @@ fn columns(fields: usize) -> String {
     s
 }
 
-/// `CREATE TABLE usertable`, with the variant's storage engine where it names one.
-pub fn create_table(fields: usize, engine: Option<&str>) -> String {
+/// `CREATE TABLE usertable`, with the variant's storage engine where it names one and
+/// the server has engines.
+pub fn create_table(dialect: &dyn SqlDialect, fields: usize, engine: Option<&str>) -> String {
     let mut s = String::from("CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY");
     for f in 0..fields {
         s.push_str(&format!(", FIELD{f} TEXT"));
     }
     s.push(')');
-    if let Some(e) = engine {
-        s.push_str(&format!(" ENGINE={e}"));
+    if let Some(clause) = engine.and_then(|e| dialect.storage_engine_clause(e)) {
+        s.push_str(&clause);
     }
     s
 }
@@ -106,7 +88,9 @@ impl Tables for UserTable {
 async fn load(db: &Db, c: &Config, engine: Option<&str>) -> Result<u64, DbError> {
     let mut client = Client::connect(db, 0, false).await?;
     client.simple("DROP TABLE IF EXISTS usertable").await?;
-    client.simple(&create_table(c.fields, engine)).await?;
+    client
+        .simple(&create_table(db.dialect.sql(), c.fields, engine))
+        .await?;
     let per_batch = (1_000_000 / (c.record_bytes() + 64)).clamp(1, 1000) as u64;
     let head = format!("INSERT INTO usertable ({}) VALUES ", columns(c.fields));
     let mut rng = Rng::new(0x9c5b);
@@ -173,7 +157,7 @@ impl Plan {
             ),
             writes: writes
                 .into_iter()
-                .map(|w| (for_server(db.dialect, &w), w))
+                .map(|w| (db.dialect.sql().placeholders(&w), w))
                 .collect(),
             inserts: Arc::new(Inserts::new(cfg.records)),
             chooser: Chooser::new(cfg.distribution, cfg.records),
@@ -448,6 +432,7 @@ fn check_row(row: &[Option<String>], key: Option<u64>, c: &Config) -> bool {
 mod tests {
     use super::*;
     use crate::ycsb::YcsbKeys;
+    use bakeoff_sqlclient::Dialect;
 
     fn cfg() -> Config {
         Config::from_keys(&YcsbKeys {
@@ -516,16 +501,12 @@ mod tests {
     #[test]
     fn statements() {
         assert_eq!(
-            create_table(2, Some("MyISAM")),
-            "CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 TEXT, FIELD1 TEXT) ENGINE=MyISAM"
+            create_table(Dialect::Mysql.sql(), 2, Some("MyISAM")),
+            "CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 TEXT, FIELD1 TEXT) ENGINE = MyISAM"
         );
         assert_eq!(
-            for_server(
-                Dialect::Postgres,
-                "UPDATE usertable SET FIELD0 = ? WHERE YCSB_KEY = ?"
-            ),
-            "UPDATE usertable SET FIELD0 = $1 WHERE YCSB_KEY = $2"
+            create_table(Dialect::Postgres.sql(), 1, Some("MyISAM")),
+            "CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 TEXT)"
         );
-        assert_eq!(for_server(Dialect::Mysql, "a = ?"), "a = ?");
     }
 }
