@@ -381,7 +381,7 @@ fn the_server_on_one_host_and_the_load_from_two() {
     assert_eq!(runs, 4);
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(
-        md.contains("## Hosts") && md.contains("## Load by client host"),
+        md.contains("## Hosts") && md.contains("### Load by client host"),
         "{md}"
     );
     let html = std::fs::read_to_string(s.out().join("report.html")).unwrap();

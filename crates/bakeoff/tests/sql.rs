@@ -117,7 +117,8 @@ duration = "2s"
         "same server version: the load is copied: {v}"
     );
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
-    assert!(report.contains("## TPS by connections: ro"), "{report}");
+    assert!(report.contains("## Throughput by connections"), "{report}");
+    assert!(report.contains("### ro: TPS by connections"), "{report}");
     no_server_left("mariadbd", &s);
 }
 

@@ -131,7 +131,11 @@ fn mariadb_innodb_against_myisam() {
         "{diffs:?}"
     );
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
-    assert!(report.contains("## SQL suite: sqlsuite"), "{report}");
+    assert!(report.contains("## SQL suite\n"), "{report}");
+    assert!(
+        report.contains("### sqlsuite: seconds per group"),
+        "{report}"
+    );
     assert!(report.contains("seconds per operation"), "{report}");
     no_server_left("mariadbd", &s);
 }

@@ -92,8 +92,9 @@ fn postgres_tpcc_w1_passes_consistency_and_limits() {
     let data = &r["variants"][0]["data"][0];
     assert!(data["rows"].as_u64().unwrap() > 500_000, "{data}");
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
-    assert!(report.contains("## TPC-C: tpcc"), "{report}");
-    assert!(report.contains("### Response times"), "{report}");
+    assert!(report.contains("## TPC-C\n"), "{report}");
+    assert!(report.contains("### tpcc: NOTPM"), "{report}");
+    assert!(report.contains("### tpcc: response times"), "{report}");
     let html = std::fs::read_to_string(s.out().join("report.html")).unwrap();
     assert!(html.contains("id=\"tpcc\""));
     no_server_left("postgres", &s);
