@@ -938,11 +938,20 @@ pub struct ComparisonRecord {
     /// Candidate over baseline (paired: the Hodges-Lehmann estimate of the per-round
     /// ratios; unpaired: the ratio of medians).
     pub ratio: f64,
-    /// The ratio's 95% CI (also written as `ci`).
+    /// The ratio's CI the verdict was decided with (also written as `ci`): at `ci_level`,
+    /// which is 95% for a lone comparison and adjusted for the comparisons decided
+    /// together otherwise (false-coverage-rate intervals, Benjamini and Yekutieli 2005).
+    /// The name stays for the files that carry it.
     pub ci95: [f64; 2],
-    /// The ratio CI's actual coverage; below 0.95 when there are too few runs.
+    /// The ratio CI's actual coverage; below `ci_level` when there are too few runs.
     #[serde(default)]
     pub ci_coverage: f64,
+    /// The nominal level of `ci95`.
+    #[serde(default = "ninety_five")]
+    pub ci_level: f64,
+    /// The plain 95% interval, where it differs from `ci95`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_unadjusted: Option<[f64; 2]>,
     /// The test's two-sided p-value, before FDR control (also written as `p`).
     pub p_value: f64,
     pub verdict: Verdict,
@@ -1006,6 +1015,8 @@ impl Default for ComparisonRecord {
             ratio: 1.0,
             ci95: [1.0, 1.0],
             ci_coverage: 0.0,
+            ci_level: 0.95,
+            ci95_unadjusted: None,
             p_value: 1.0,
             verdict: Verdict::Inconclusive,
             ci: [1.0, 1.0],
@@ -1024,6 +1035,10 @@ impl Default for ComparisonRecord {
             within_layout_spread: false,
         }
     }
+}
+
+fn ninety_five() -> f64 {
+    0.95
 }
 
 impl ComparisonRecord {
@@ -1047,6 +1062,9 @@ impl ComparisonRecord {
             ratio: k.ratio,
             ci95: ci,
             ci_coverage: k.ci_coverage,
+            ci_level: k.ci_level,
+            ci95_unadjusted: (k.ci_unadjusted != k.ci95)
+                .then_some([k.ci_unadjusted.0, k.ci_unadjusted.1]),
             p_value: k.p_value,
             verdict: k.verdict,
             ci,

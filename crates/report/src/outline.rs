@@ -268,13 +268,13 @@ fn verdicts(r: &Results) -> Option<Section> {
             color: verdict_color(c.verdict).to_string(),
             points: c.round_ratios.iter().map(|x| x.ratio).collect(),
             tip: format!(
-                "{} ×{}: {} vs {}: ratio {}, 95% CI {}, {}",
+                "{} ×{}: {} vs {}: ratio {}, CI {}, {}",
                 c.workload,
                 c.connections,
                 c.variant,
                 c.baseline,
                 fixed(c.ratio, 3),
-                summary::ci_text(c.ci95, c.ci_coverage),
+                summary::ratio_ci_text(c),
                 c.verdict.as_str()
             ),
         })
@@ -292,7 +292,7 @@ fn verdicts(r: &Results) -> Option<Section> {
         table: t,
         intervals,
         at: CHART_AT,
-        header: "ratio with 95% CI, per-round ratios below".into(),
+        header: "ratio with its CI, per-round ratios below".into(),
         axis_label: "ratio to baseline (1 = same)".into(),
         reference: 1.0,
         verdicts: r.comparisons.iter().map(|c| c.verdict).collect(),
@@ -553,7 +553,9 @@ fn relative(r: &Results) -> Option<Section> {
         .with(Block::Charts(Charts {
             charts: vec![Chart::Bars(BarChart {
                 title: format!("Median throughput relative to {}", r.plan.baseline),
-                x_label: "ratio to baseline (1 = baseline, > 1 faster), whiskers: 95% CI".into(),
+                x_label:
+                    "ratio to baseline (1 = baseline, > 1 faster), whiskers: the verdicts' CIs"
+                        .into(),
                 reference: 1.0,
                 groups,
             })],

@@ -29,7 +29,7 @@ pub fn verdicts(r: &Results) -> Option<Table> {
             "conns#",
             "variant",
             "ratio#",
-            "95% CI",
+            "CI",
             "p#",
             "p adjusted#",
             "rounds",
@@ -43,7 +43,7 @@ pub fn verdicts(r: &Results) -> Option<Table> {
             c.connections.to_string().into(),
             Value::Variant(c.variant.clone()),
             fixed(c.ratio, 3).into(),
-            summary::ci_text(c.ci95, c.ci_coverage).into(),
+            summary::ratio_ci_text(c).into(),
             fixed(c.p_value, 4).into(),
             fixed(c.p_adjusted, 4).into(),
             match c.layouts {

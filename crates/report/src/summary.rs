@@ -22,7 +22,7 @@ pub fn cells_table(r: &Results) -> Table {
             "p99 us#",
             "p99.9 us#",
             "ratio#",
-            "ratio 95% CI",
+            "ratio CI",
             "verdict",
             "notes",
         ],
@@ -40,7 +40,7 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
     let (ratio, ratio_ci, verdict) = match (cmp, c.variant == baseline) {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
-            ci_text(k.ci95, k.ci_coverage),
+            ratio_ci_text(k),
             Value::Verdict(k.verdict, verdict_text(k)),
         ),
         (None, true) => ("1.000".into(), String::new(), Value::Baseline),
@@ -177,8 +177,43 @@ pub fn ci_text(ci: [f64; 2], coverage: f64) -> String {
     }
 }
 
+/// A comparison's interval, with its level where the comparisons decided together moved
+/// it from 95% ("[0.981, 1.062] at 98.3%"), or its coverage where too few runs fell short.
+pub fn ratio_ci_text(k: &ComparisonRecord) -> String {
+    let ci = format!("[{:.3}, {:.3}]", k.ci95[0], k.ci95[1]);
+    if k.ci_coverage > 0.0 && k.ci_coverage < k.ci_level - 0.001 {
+        return format!("{ci} ({:.0}%)", k.ci_coverage * 100.0);
+    }
+    if (k.ci_level - 0.95).abs() > 1e-9 {
+        format!("{ci} at {}", level_text(k.ci_level))
+    } else {
+        ci
+    }
+}
+
+/// A confidence level as a percentage with as many decimals as it needs: "95%", "98.3%".
+pub fn level_text(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 0.05 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
+/// What an inconclusive comparison's interval still allows: "between 2.0% slower and
+/// 4.9% faster". None without a usable interval.
+pub fn hiding_text(k: &ComparisonRecord) -> Option<String> {
+    k.hiding?;
+    bakeoff_stats::Hiding::new(
+        (k.ci95[0], k.ci95[1]),
+        bakeoff_stats::Direction::HigherIsBetter,
+    )
+    .map(|h| h.to_string())
+}
+
 /// A comparison's answer in a few words: "slower -4.8%", "equivalent ±1.0%",
-/// "inconclusive ±6.2%" (the difference the CI still allows either way).
+/// "inconclusive -2.0% to +4.9%" (the differences the CI still allows, each way).
 pub fn verdict_text(k: &ComparisonRecord) -> String {
     let pct = |x: f64| format!("{:.1}%", x * 100.0);
     match k.verdict {
@@ -190,7 +225,11 @@ pub fn verdict_text(k: &ComparisonRecord) -> String {
             None => "equivalent".into(),
         },
         Verdict::Inconclusive => match k.hiding {
-            Some(h) => format!("inconclusive ±{}", pct(h)),
+            Some(_) => format!(
+                "inconclusive {:+.1}% to {:+.1}%",
+                (k.ci95[0] - 1.0) * 100.0,
+                (k.ci95[1] - 1.0) * 100.0
+            ),
             None => "inconclusive".into(),
         },
         Verdict::ClientBound => "client-bound".into(),
@@ -211,7 +250,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
         .filter(|k| k.verdict == Verdict::Inconclusive)
         .map(|k| {
             let at = format!("{} x{} {}", k.workload, k.connections, k.variant);
-            let Some(h) = k.hiding else {
+            let Some(hides) = hiding_text(k) else {
                 return format!("{at}: inconclusive: too few valid runs for a confidence interval");
             };
             let more = match (k.more_rounds, k.more_seconds) {
@@ -230,12 +269,21 @@ pub fn explanations(r: &Results) -> Vec<String> {
                     if k.paired { "paired rounds" } else { "runs per side" }
                 ),
             };
+            let level = level_text(k.ci_level);
+            let adjusted = match k.ci95_unadjusted {
+                Some([lo, hi]) if lo > 1.0 || hi < 1.0 => format!(
+                    " (alone, its 95% CI [{lo:.3}, {hi:.3}] excludes 1 at p {:.3}; over the {} comparisons decided together that p is {:.3} and the {level} CI covers 1)",
+                    k.p_value,
+                    r.comparisons.len(),
+                    k.p_adjusted
+                ),
+                _ => String::new(),
+            };
             format!(
-                "{at}: inconclusive: ratio {:.3}, CI [{:.3}, {:.3}] over {over}: a difference of up to {:.1}% either way could still hide there{more}",
+                "{at}: inconclusive: ratio {:.3}, {level} CI [{:.3}, {:.3}] over {over}: the true difference could be anywhere {hides}{adjusted}{more}",
                 k.ratio,
                 k.ci95[0],
                 k.ci95[1],
-                h * 100.0
             )
         })
         .collect();
@@ -397,8 +445,23 @@ pub fn legend(r: &Results) -> String {
     } else {
         String::new()
     };
+    let decided = if n > 1 {
+        let mut levels: Vec<String> = Vec::new();
+        for k in &r.comparisons {
+            let l = level_text(k.ci_level);
+            if !levels.contains(&l) {
+                levels.push(l);
+            }
+        }
+        format!(
+            "the p-value, adjusted over all {n} comparisons of this experiment (Benjamini-Hochberg, false discovery rate 5%), is below 0.05 and the ratio's CI excludes 1; each CI is at the level that goes with that adjustment (false-coverage-rate intervals, Benjamini-Yekutieli: 1 - R x 5%/{n} for the R comparisons selected, 1 - (R+1) x 5%/{n} for the others; here {}), so a CI excludes 1 exactly when its verdict is faster or slower",
+            levels.join(" and ")
+        )
+    } else {
+        "the ratio's 95% CI excludes 1 (p below 0.05)".to_string()
+    };
     format!(
-        "Verdicts: faster/slower when the ratio's 95% CI excludes 1 and the p-value, adjusted over all {n} comparison(s) of this experiment (Benjamini-Hochberg, false discovery rate 5%), is below 0.05; equivalent when the whole CI lies within ±{:.1}%; inconclusive otherwise, with the difference the CI still allows.{over_layouts} {paired} of {n} comparison(s) paired by round (Hodges-Lehmann estimate of the per-round ratios, Wilcoxon signed-rank test); the rest unpaired (ratio of medians, Mann-Whitney U). CV: run-to-run coefficient of variation of the cell.",
+        "Verdicts: faster/slower when {decided}; equivalent when the whole CI lies within ±{:.1}%; inconclusive otherwise, with the differences the CI still allows.{over_layouts} {paired} of {n} comparison(s) paired by round (Hodges-Lehmann estimate of the per-round ratios, Wilcoxon signed-rank test); the rest unpaired (ratio of medians, Mann-Whitney U). CV: run-to-run coefficient of variation of the cell.",
         r.plan.equivalence * 100.0
     )
 }

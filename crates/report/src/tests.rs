@@ -353,15 +353,28 @@ fn sql_sample() -> Results {
             baseline: "debian".into(),
             ratio: 1.04,
             ci95: [1.01, 1.07],
-            ci_coverage: 0.95,
+            ci_coverage: 0.97,
             p_value: 0.03,
-            verdict: if n == 1 {
-                Verdict::Inconclusive
-            } else {
-                Verdict::Faster
-            },
+            p_adjusted: 0.03,
+            // Two of three selected: their intervals are at 1 - 2(5%)/3.
+            ci_level: 1.0 - 0.1 / 3.0,
+            paired: true,
+            rounds: 12,
+            verdict: Verdict::Faster,
             ..Default::default()
         });
+        if n == 1 {
+            // Alone its 95% CI excludes 1; adjusted over the three comparisons it is the
+            // wider 98.3% one, which covers 1: inconclusive, and the note says why.
+            let k = r.comparisons.last_mut().expect("just pushed");
+            k.verdict = Verdict::Inconclusive;
+            k.p_adjusted = 0.09;
+            k.ci_level = 1.0 - 0.05 / 3.0;
+            k.ci95 = [0.995, 1.085];
+            k.ci_coverage = k.ci_level;
+            k.ci95_unadjusted = Some([1.01, 1.07]);
+            k.hiding = Some(0.085);
+        }
     }
     r
 }
@@ -375,6 +388,29 @@ fn sql_sweep_snapshots() {
     assert_eq!(sweeps[0].table.rows.len(), 3);
     insta::assert_snapshot!("sql_terminal", terminal(&r, false));
     insta::assert_snapshot!("sql_markdown", markdown::render(&r));
+}
+
+#[test]
+fn an_inconclusive_answer_names_the_direction_bounds_and_adjustment() {
+    let r = sql_sample();
+    let notes = summary::explanations(&r);
+    let line = notes
+        .iter()
+        .find(|l| l.contains("oltp_read_only x1 tuned"))
+        .expect("a note for the inconclusive comparison");
+    assert!(line.contains("98.3% CI [0.995, 1.085]"), "{line}");
+    assert!(
+        line.contains("between 0.5% slower and 8.5% faster"),
+        "{line}"
+    );
+    assert!(
+        line.contains("alone, its 95% CI [1.010, 1.070] excludes 1"),
+        "{line}"
+    );
+    assert!(!line.contains("either way"), "{line}");
+    let k = &r.comparisons[0];
+    assert_eq!(summary::ratio_ci_text(k), "[0.995, 1.085] at 98.3%");
+    assert_eq!(summary::verdict_text(k), "inconclusive -0.5% to +8.5%");
 }
 
 /// Two variants under TPC-C at W = 1 and 2: the sample's cells swapped for tpcc ones, with

@@ -16,6 +16,7 @@
 
 mod changes;
 mod fdr;
+mod hiding;
 mod mwu;
 mod nested;
 mod signed_rank;
@@ -25,6 +26,7 @@ use std::fmt;
 
 pub use changes::{change_points, ChangePoint};
 pub use fdr::benjamini_hochberg;
+pub use hiding::Hiding;
 pub use mwu::mann_whitney_u;
 pub use nested::{
     compare_layouts, layout_spread, t_interval, t_quantile, t_two_sided_p, variance_components,
@@ -161,10 +163,19 @@ pub struct Comparison {
     /// Candidate over baseline: paired, exp of the Hodges-Lehmann estimate of the per-round
     /// log ratios; unpaired, median(candidate) / median(baseline).
     pub ratio: f64,
+    /// The interval the verdict is decided with: at 95% until [`decide`] runs, then at
+    /// `ci_level`, the level adjusted for the comparisons decided together (see
+    /// [`fcr_levels`]). The name stays for the results files that carry it.
     pub ci95: (f64, f64),
-    /// The ratio CI's actual coverage: below 0.95 when there are too few runs for a 95%
-    /// interval (e.g. 2 vs 2 unpaired: 67%; 5 pairs: 93.75%).
+    /// The ratio CI's actual coverage: below its nominal level when there are too few runs
+    /// for it (e.g. 2 vs 2 unpaired: 67%; 5 pairs: 93.75%).
     pub ci_coverage: f64,
+    /// The nominal level of `ci95` (0.95 alone; above it once adjusted for multiplicity).
+    #[serde(default = "default_level")]
+    pub ci_level: f64,
+    /// The plain 95% interval, before any adjustment.
+    #[serde(default)]
+    pub ci_unadjusted: (f64, f64),
     /// Two-sided p-value of the test the CI inverts.
     pub p_value: f64,
     /// `p_value` after Benjamini-Hochberg over the comparisons decided together (equal to
@@ -185,6 +196,32 @@ pub struct Comparison {
     /// variants were each one binary.
     #[serde(default)]
     pub layouts: usize,
+    /// What the interval is computed from, so that [`decide`] can recompute it at the
+    /// adjusted level.
+    #[serde(skip)]
+    pub basis: Basis,
+}
+
+/// The data a comparison's interval comes from, kept to recompute it at another level.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Basis {
+    /// Nothing kept (a comparison read back from a file): the interval stays as it is.
+    #[default]
+    None,
+    /// Per-round log ratios: the Hodges-Lehmann interval of the signed-rank test.
+    Paired(Vec<f64>),
+    /// Both sides' runs, sorted: the Hodges-Lehmann interval of the Mann-Whitney test.
+    Unpaired {
+        baseline: Vec<f64>,
+        candidate: Vec<f64>,
+    },
+    /// The mean log ratio over layout slots, its standard error and degrees of freedom:
+    /// Student's t.
+    Slots { centre: f64, se: f64, df: f64 },
+}
+
+fn default_level() -> f64 {
+    1.0 - ALPHA
 }
 
 const ALPHA: f64 = 0.05;
@@ -285,11 +322,21 @@ pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Compa
         let (ci, coverage) = ratio_ci(&b, &c, mb);
         (mann_whitney_u(&b, &c), ci, coverage)
     };
+    let basis = if b.len() < 2 || c.len() < 2 {
+        Basis::None
+    } else {
+        Basis::Unpaired {
+            baseline: b.clone(),
+            candidate: c.clone(),
+        }
+    };
     Some(finish(
         Comparison {
             ratio,
             ci95,
             ci_coverage,
+            ci_level: 1.0 - ALPHA,
+            ci_unadjusted: ci95,
             p_value,
             p_adjusted: p_value,
             paired: false,
@@ -299,6 +346,7 @@ pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Compa
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
             layouts: 0,
+            basis,
         },
         rule,
     ))
@@ -341,6 +389,8 @@ pub fn compare_rounds(
             ratio: centre.exp(),
             ci95: (lo.exp(), hi.exp()),
             ci_coverage,
+            ci_level: 1.0 - ALPHA,
+            ci_unadjusted: (lo.exp(), hi.exp()),
             p_value,
             p_adjusted: p_value,
             paired: true,
@@ -350,6 +400,7 @@ pub fn compare_rounds(
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
             layouts: 0,
+            basis: Basis::Paired(d),
         },
         rule,
     ))
@@ -360,8 +411,10 @@ fn finish(mut k: Comparison, rule: &Rule) -> Comparison {
     k
 }
 
-/// Adjusts the p-values of comparisons decided together (Benjamini-Hochberg) and gives
-/// each its answer at the adjusted p.
+/// Adjusts the p-values of comparisons decided together (Benjamini-Hochberg), recomputes
+/// each interval at its false-coverage-rate level ([`fcr_levels`]) and gives each its
+/// answer from that interval: the interval shown beside a verdict is the one it was
+/// decided with, so one that excludes 1 never sits beside "inconclusive".
 pub fn decide<'a>(
     comparisons: impl IntoIterator<Item = &'a mut Comparison>,
     alpha: f64,
@@ -369,10 +422,33 @@ pub fn decide<'a>(
 ) {
     let mut ks: Vec<&mut Comparison> = comparisons.into_iter().collect();
     let p: Vec<f64> = ks.iter().map(|k| k.p_value).collect();
-    for (k, adj) in ks.iter_mut().zip(benjamini_hochberg(&p)) {
+    let adjusted = benjamini_hochberg(&p);
+    let levels = fcr_levels(&adjusted, alpha);
+    for ((k, adj), level) in ks.iter_mut().zip(adjusted).zip(levels) {
         k.p_adjusted = adj;
+        k.adjust_interval(level);
         k.verdict = k.verdict_at(adj, alpha, equivalence);
     }
+}
+
+/// Each comparison's interval level, from the BH-adjusted p-values of the m comparisons
+/// decided together: with R of them selected (adjusted p below `alpha`), a selected one's
+/// interval is at 1 - R alpha / m, Benjamini and Yekutieli's (2005) false-coverage-rate
+/// interval, which keeps the expected share of selected intervals that miss their true
+/// ratio at or below alpha. An unselected one's is at 1 - (R + 1) alpha / m: the level at
+/// which it would have been the next selected, so BH's step-up rule puts its p-value at
+/// or above that alpha and its interval covers 1, and it can only widen with m. With one
+/// comparison both are the plain 1 - alpha.
+pub fn fcr_levels(adjusted: &[f64], alpha: f64) -> Vec<f64> {
+    let m = adjusted.len().max(1) as f64;
+    let selected = adjusted.iter().filter(|p| **p < alpha).count() as f64;
+    adjusted
+        .iter()
+        .map(|p| {
+            let share = if *p < alpha { selected } else { selected + 1.0 };
+            1.0 - share.min(m) * alpha / m
+        })
+        .collect()
 }
 
 /// Share of a side's runs above which it counts as client-bound.
@@ -393,6 +469,43 @@ pub fn bounded(verdict: Verdict, baseline_held: bool, candidate_held: bool) -> V
 }
 
 impl Comparison {
+    /// The interval at confidence `level` and its actual coverage, from the comparison's
+    /// basis; None when no basis was kept.
+    pub fn interval_at(&self, level: f64) -> Option<((f64, f64), f64)> {
+        let alpha = (1.0 - level).clamp(1e-12, 1.0);
+        match &self.basis {
+            Basis::None => None,
+            Basis::Paired(d) => {
+                let (_, (lo, hi), coverage) = hodges_lehmann(d, alpha)?;
+                Some(((lo.exp(), hi.exp()), coverage))
+            }
+            Basis::Unpaired {
+                baseline,
+                candidate,
+            } => {
+                let mb = median_sorted(baseline);
+                Some(ratio_ci_at(baseline, candidate, mb, alpha))
+            }
+            Basis::Slots { centre, se, df } => {
+                let half = t_quantile(1.0 - alpha / 2.0, *df) * se;
+                Some((((centre - half).exp(), (centre + half).exp()), level))
+            }
+        }
+    }
+
+    /// Replaces the interval with the one at `level` (a no-op at the level it has, or
+    /// without a basis).
+    pub fn adjust_interval(&mut self, level: f64) {
+        if (level - self.ci_level).abs() < 1e-12 {
+            return;
+        }
+        if let Some((ci, coverage)) = self.interval_at(level) {
+            self.ci95 = ci;
+            self.ci_coverage = coverage;
+            self.ci_level = level;
+        }
+    }
+
     /// The answer at an (adjusted) p-value: faster or slower when significant and the CI
     /// excludes 1; equivalent when the whole CI lies within 1 +- `equivalence`;
     /// inconclusive otherwise, and always when the CI covers less than 90%.
@@ -454,6 +567,13 @@ impl Comparison {
         (1.0 - self.ci95.0).abs().max((self.ci95.1 - 1.0).abs())
     }
 
+    /// Whether the plain 95% interval excludes 1 while the decided one does not: the
+    /// difference looks real alone and is not, over the comparisons decided together.
+    pub fn excluded_only_unadjusted(&self) -> bool {
+        let excludes = |(lo, hi): (f64, f64)| lo > 1.0 || hi < 1.0;
+        excludes(self.ci_unadjusted) && !excludes(self.ci95)
+    }
+
     /// Rounds beyond `rounds` that would bring the CI's half-width to `target`, at the
     /// spread measured so far (the half-width shrinks as 1/sqrt(n)). None without a CI.
     pub fn more_rounds_for(&self, target: f64) -> Option<usize> {
@@ -488,6 +608,11 @@ impl Comparison {
 /// differences, cut at the Mann-Whitney critical value. Non-positive data fall back to
 /// raw differences relative to the baseline median.
 fn ratio_ci(b: &[f64], c: &[f64], mb: f64) -> ((f64, f64), f64) {
+    ratio_ci_at(b, c, mb, ALPHA)
+}
+
+/// [`ratio_ci`] at level `1 - alpha`.
+fn ratio_ci_at(b: &[f64], c: &[f64], mb: f64, alpha: f64) -> ((f64, f64), f64) {
     let logs = b.iter().chain(c).all(|x| *x > 0.0);
     let mut d: Vec<f64> = Vec::with_capacity(b.len() * c.len());
     for x in b {
@@ -496,7 +621,7 @@ fn ratio_ci(b: &[f64], c: &[f64], mb: f64) -> ((f64, f64), f64) {
         }
     }
     d.sort_by(f64::total_cmp);
-    let k = mwu::critical_count(b.len(), c.len(), ALPHA / 2.0).max(1);
+    let k = mwu::critical_count(b.len(), c.len(), alpha / 2.0).max(1);
     let coverage = mwu::interval_coverage(b.len(), c.len(), k);
     let (lo, hi) = (d[k - 1], d[d.len() - k]);
     let ci = if logs {
@@ -509,3 +634,6 @@ fn ratio_ci(b: &[f64], c: &[f64], mb: f64) -> ((f64, f64), f64) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fcr_tests;

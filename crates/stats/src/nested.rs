@@ -159,13 +159,15 @@ pub fn compare_layouts(
     if k < 2 {
         return None;
     }
-    let (centre, half, p_value) = slot_interval(&per_slot, &within, crate::ALPHA);
+    let (centre, half, p_value, se) = slot_interval(&per_slot, &within, crate::ALPHA);
     round_ratios.sort_by_key(|x| x.0);
     Some(finish(
         Comparison {
             ratio: centre.exp(),
             ci95: ((centre - half).exp(), (centre + half).exp()),
             ci_coverage: 1.0 - crate::ALPHA,
+            ci_level: 1.0 - crate::ALPHA,
+            ci_unadjusted: ((centre - half).exp(), (centre + half).exp()),
             p_value,
             p_adjusted: p_value,
             paired: !round_ratios.is_empty(),
@@ -175,18 +177,23 @@ pub fn compare_layouts(
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
             layouts: k,
+            basis: crate::Basis::Slots {
+                centre,
+                se,
+                df: k as f64 - 1.0,
+            },
         },
         rule,
     ))
 }
 
-/// The mean of the slot estimates, its CI half-width and p-value: Student's t with k - 1
+/// The mean of the slot estimates, its CI half-width, p-value and standard error: Student's t with k - 1
 /// degrees of freedom, its standard error the larger of the one the k estimates show
 /// and the one the rounds inside the slots imply (the pooled spread of their paired log
 /// ratios over each slot's rounds). With three or four slots, the estimates alone can
 /// agree by chance far more closely than their rounds allow; the floor keeps such a
 /// coincidence from passing for precision.
-fn slot_interval(estimates: &[f64], within: &[Vec<f64>], alpha: f64) -> (f64, f64, f64) {
+fn slot_interval(estimates: &[f64], within: &[Vec<f64>], alpha: f64) -> (f64, f64, f64, f64) {
     let k = estimates.len() as f64;
     let mean = estimates.iter().sum::<f64>() / k;
     let var = estimates.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0);
@@ -200,12 +207,13 @@ fn slot_interval(estimates: &[f64], within: &[Vec<f64>], alpha: f64) -> (f64, f6
     let se = (var / k).max(floor).sqrt();
     let df = k - 1.0;
     if se == 0.0 {
-        return (mean, 0.0, if mean == 0.0 { 1.0 } else { 0.0 });
+        return (mean, 0.0, if mean == 0.0 { 1.0 } else { 0.0 }, 0.0);
     }
     (
         mean,
         t_quantile(1.0 - alpha / 2.0, df) * se,
         t_two_sided_p(mean / se, df),
+        se,
     )
 }
 

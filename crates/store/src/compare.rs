@@ -135,7 +135,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
 
     let mut cells = Vec::new();
     let mut comparisons: Vec<ComparisonRecord> = Vec::new();
-    let mut decided: Vec<stats::Comparison> = Vec::new();
+    let mut decided: Vec<(&CellKey, stats::Comparison)> = Vec::new();
     // Per comparison: whether the load held back A's cell and B's.
     let mut held: Vec<(bool, bool)> = Vec::new();
     let mut warnings = Vec::new();
@@ -162,28 +162,33 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
                 if ia { "B" } else { "A" }
             ));
         } else if let Some(x) = stats::compare(&xa, &xb, &rule) {
-            comparisons.push(ComparisonRecord::new(
-                &k.workload,
-                k.connections,
-                &tagged("B", &k.variant),
-                &tagged("A", &k.variant),
-                &x,
-                rule.equivalence,
-            ));
             if x.smallest_p() >= 0.05 {
                 too_few.push((k.to_string(), xa.len(), xb.len()));
             }
-            decided.push(x);
+            decided.push((k, x));
             held.push((ca.held_back(), cb.held_back()));
         }
         cells.push(relabel(ca, "A", &a.folder));
         cells.push(relabel(cb, "B", &b.folder));
     }
 
-    stats::decide(&mut decided, rule.alpha, rule.equivalence);
-    for ((rec, k), (held_a, held_b)) in comparisons.iter_mut().zip(&decided).zip(held) {
-        rec.p_adjusted = k.p_adjusted;
-        rec.verdict = stats::bounded(k.verdict, held_a, held_b);
+    // Records are made once decided: their intervals are at the adjusted level.
+    stats::decide(
+        decided.iter_mut().map(|x| &mut x.1),
+        rule.alpha,
+        rule.equivalence,
+    );
+    for ((k, x), (held_a, held_b)) in decided.iter().zip(held) {
+        let mut rec = ComparisonRecord::new(
+            &k.workload,
+            k.connections,
+            &tagged("B", &k.variant),
+            &tagged("A", &k.variant),
+            x,
+            rule.equivalence,
+        );
+        rec.verdict = stats::bounded(x.verdict, held_a, held_b);
+        comparisons.push(rec);
     }
     if !too_few.is_empty() {
         warnings.insert(
