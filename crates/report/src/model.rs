@@ -830,7 +830,11 @@ pub struct TpccCell {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RatioRecord {
     pub ratio: f64,
+    /// The interval the verdict was decided with, at `ci_level` (adjusted over the
+    /// comparisons of its kind, as for throughput).
     pub ci95: [f64; 2],
+    #[serde(default = "ninety_five")]
+    pub ci_level: f64,
     pub p_value: f64,
     pub verdict: Verdict,
     /// `p_value` after Benjamini-Hochberg over the comparisons of its kind.
@@ -845,6 +849,7 @@ impl Default for RatioRecord {
         RatioRecord {
             ratio: 1.0,
             ci95: [1.0, 1.0],
+            ci_level: 0.95,
             p_value: 1.0,
             verdict: Verdict::Inconclusive,
             p_adjusted: 1.0,
@@ -858,6 +863,7 @@ impl RatioRecord {
         RatioRecord {
             ratio: k.ratio,
             ci95: [k.ci95.0, k.ci95.1],
+            ci_level: k.ci_level,
             p_value: k.p_value,
             verdict: k.verdict,
             p_adjusted: k.p_adjusted,

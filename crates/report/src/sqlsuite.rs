@@ -132,6 +132,6 @@ pub fn section(r: &Results) -> Option<Section> {
             }
         }
     }
-    s.push(Block::caption("Seconds: medians over valid runs with a distribution-free 95% CI. Ratio: this variant's median time / the baseline's (below 1 took less time), Hodges-Lehmann 95% CI; verdict \"same\" unless Mann-Whitney p < 0.05 and the CI excludes 1. Operations: largest change first."));
+    s.push(Block::caption("Seconds: medians over valid runs with a distribution-free 95% CI. Ratio: this variant's median time / the baseline's (below 1 took less time), Hodges-Lehmann CI at the level adjusted over all the suite's comparisons (false-coverage-rate intervals, as for throughput); faster/slower when the adjusted p < 0.05 and that CI excludes 1. Operations: largest change first."));
     Some(s)
 }
