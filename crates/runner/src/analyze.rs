@@ -507,6 +507,64 @@ mod tests {
         }
     }
 
+    /// A simulated experiment: three candidates over ten paired rounds, one a little
+    /// faster in nine of them. Its plain 95% interval excludes 1; over the three
+    /// comparisons its interval is the wider adjusted one, which covers 1, so its answer
+    /// (inconclusive) and the interval shown agree, and the explanation says both.
+    #[test]
+    fn an_interval_that_excludes_1_only_unadjusted_sits_beside_an_agreeing_answer() {
+        let rounds = |logs: &[f64]| -> Vec<Run> {
+            logs.iter()
+                .enumerate()
+                .map(|(i, x)| Run {
+                    round: i,
+                    ..run(1000.0 * x.exp(), true)
+                })
+                .collect()
+        };
+        let up = [
+            0.031, 0.024, 0.045, 0.012, -0.008, 0.038, -0.019, 0.027, 0.05, 0.002,
+        ];
+        let flat: Vec<f64> = up
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i % 2 == 0 { *x } else { -*x })
+            .collect();
+        let mut r = results(
+            10,
+            vec![
+                cell("a", rounds(&[0.0; 10])),
+                cell("b", rounds(&up)),
+                cell("c", rounds(&flat)),
+                cell("d", rounds(&flat)),
+            ],
+        );
+        analyze(&mut r);
+        let k = r.comparison("kv", "b", 16).unwrap();
+        let [lo, hi] = k
+            .ci95_unadjusted
+            .expect("adjusted, so the plain one is kept");
+        assert!(lo > 1.0 && hi > lo, "plain 95% [{lo}, {hi}]");
+        assert!((k.ci_level - (1.0 - 0.05 / 3.0)).abs() < 1e-9);
+        assert!(k.ci95[0] <= 1.0 && k.ci95[1] >= 1.0, "{:?}", k.ci95);
+        assert_eq!(k.verdict, Verdict::Inconclusive);
+        for k in &r.comparisons {
+            let excludes = k.ci95[0] > 1.0 || k.ci95[1] < 1.0;
+            assert_eq!(
+                excludes,
+                matches!(k.verdict, Verdict::Faster | Verdict::Slower),
+                "{k:?}"
+            );
+        }
+        let notes = bakeoff_report::summary::explanations(&r);
+        let line = notes.iter().find(|l| l.contains("kv x16 b")).unwrap();
+        assert!(
+            line.contains("between") && line.contains("faster"),
+            "{line}"
+        );
+        assert!(line.contains("excludes 1 at p"), "{line}");
+    }
+
     #[test]
     fn invalid_runs_are_left_out_and_reported() {
         let a = cell(
