@@ -298,6 +298,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         verification: Vec::new(),
         history: Vec::new(),
         hosts: Vec::new(),
+        aa: None,
     };
     Compared {
         results,

@@ -466,6 +466,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         verification: Vec::new(),
         history: Vec::new(),
         hosts: Vec::new(),
+        aa: None,
     }
 }
 
