@@ -1193,7 +1193,7 @@ fn aa_refuses_a_variant_that_takes_its_name() {
             .replace("name = \"clang-O3\"", &format!("name = {taken:?}"))
             .replace("seed = 7", "seed = 7\naa = true");
         let m = err(&text);
-        assert!(m.starts_with("exp.toml:37:6: aa = true"), "{m}");
+        assert!(m.starts_with("exp.toml:30:6: aa = true"), "{m}");
         assert!(
             m.contains("\"gcc-O2~aa\"") && m.contains(&format!("{taken:?}")),
             "{m}"
@@ -1204,5 +1204,5 @@ fn aa_refuses_a_variant_that_takes_its_name() {
         assert!(parse_str(&text.replace("aa = true", "")).is_ok());
     }
     let m = err(&GOOD.replace("seed = 7", "seed = 7\naa = \"yes\""));
-    assert!(m.starts_with("exp.toml:37:6:"), "{m}");
+    assert!(m.starts_with("exp.toml:30:6:"), "{m}");
 }
