@@ -128,8 +128,8 @@ pub(crate) fn warning(r: &Results) -> Option<String> {
 mod tests {
     use crate::analyze::analyze;
     use bakeoff_report::model::{
-        Cell, ExperimentRecord, Host, Latency, PlanRecord, Results, Run, VariantRecord,
-        Verdict, SCHEMA,
+        Cell, ExperimentRecord, Host, Latency, PlanRecord, Results, Run, VariantRecord, Verdict,
+        SCHEMA,
     };
 
     /// The baseline's figures per round, with some noise.
