@@ -125,7 +125,11 @@ fn aa_check_is_in_every_output() {
     assert_eq!(warned, differs, "{}", r["warnings"]);
 
     // Every output shows the check, labelled.
-    let verdict = if differs { "FAILED" } else { "passed" };
+    let verdict = match check["verdict"].as_str() {
+        _ if differs => "FAILED",
+        Some("client-bound") => "no answer",
+        _ => "passed",
+    };
     let line = format!("Machine check (A/A): {verdict}");
     for file in ["report.md", "report.html"] {
         let text = std::fs::read_to_string(s.out().join(file)).expect(file);

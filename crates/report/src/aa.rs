@@ -41,10 +41,20 @@ pub fn sentence(r: &Results) -> Option<String> {
         fixed(a.ci95[0], 3),
         fixed(a.ci95[1], 3)
     );
+    let held_back = r
+        .comparisons
+        .iter()
+        .filter(|k| k.aa && k.verdict == crate::model::Verdict::ClientBound)
+        .count();
     Some(if a.differs() {
         format!(
             "Machine check (A/A): FAILED. {} runs {}'s binary again in sandboxes of its own, and it came out {} at {} of {} point(s) (first: {at}). Two sandboxes of one binary should never differ: every verdict here is suspect, marked \"suspect: A/A\".",
             a.variant, a.baseline, a.verdict, a.differ, a.comparisons
+        )
+    } else if held_back > 0 {
+        format!(
+            "Machine check (A/A): no answer. {} runs {}'s binary again in sandboxes of its own, and the load engine, not the server, set the pace at {held_back} of {} point(s) (first shown: {at}): there the check says nothing about the machine; give the load more client threads and run again.",
+            a.variant, a.baseline, a.comparisons
         )
     } else {
         let floor = a
@@ -196,6 +206,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A check where the load set the pace: no answer, and no verdict marked.
+    #[test]
+    fn a_client_bound_check_is_no_answer() {
+        let r = with_aa(Verdict::ClientBound);
+        let line = super::sentence(&r).unwrap();
+        assert!(
+            line.starts_with("Machine check (A/A): no answer."),
+            "{line}"
+        );
+        assert!(r.comparisons.iter().all(|k| !k.suspect));
     }
 
     /// A check that came out inconclusive: shown as passed with its noise floor, and no
