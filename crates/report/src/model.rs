@@ -1241,6 +1241,11 @@ impl Results {
             name(&format!("comparisons[{i}].variant"), &c.variant)?;
             name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
         }
+        if let Some(a) = &self.aa {
+            name("aa.variant", &a.variant)?;
+            name("aa.workload", &a.workload)?;
+            name("aa.baseline", &a.baseline)?;
+        }
         Ok(())
     }
 }

@@ -12,6 +12,8 @@ mod options;
 mod ready;
 
 mod aa;
+#[cfg(test)]
+mod aa_tests;
 mod analyze;
 mod checks;
 mod datadirs;
