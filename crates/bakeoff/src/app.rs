@@ -302,13 +302,14 @@ pub(crate) fn no_valid_run(r: &Results) -> Option<String> {
     ))
 }
 
-/// What meets `--fail-on`, in one line; None when nothing does.
+/// What meets `--fail-on`, in one line; None when nothing does. The A/A check (`[plan]
+/// aa`) is the machine's, not a candidate: it never counts.
 fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
     use bakeoff_report::model::Verdict;
     let mut hits: Vec<String> = r
         .comparisons
         .iter()
-        .filter(|k| k.verdict == Verdict::Slower)
+        .filter(|k| k.verdict == Verdict::Slower && !k.aa)
         .map(|k| {
             format!(
                 "{} x{} {} {}",

@@ -474,6 +474,11 @@ pub struct Plan {
     /// disk (`/var/tmp/bakeoff-$UID`). `--sandbox-dir` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_dir: Option<String>,
+    /// The A/A check: the baseline runs twice, a second sandbox of the same binary as a
+    /// variant of its own in the rounds ([`Experiment::aa_variant`] names it), compared
+    /// with the baseline like any variant: the machine's own false-difference check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aa: bool,
 }
 
 /// `[plan] cpus`: CPU lists for the server and the load.
@@ -506,6 +511,7 @@ impl Default for Plan {
             layouts: 1,
             cpus: None,
             sandbox_dir: None,
+            aa: false,
         }
     }
 }

@@ -131,7 +131,7 @@ impl Experiment {
             .filter(|w| !w.train_only)
             .map(|w| w.connections_swept().len())
             .sum();
-        points * self.variants.len()
+        points * self.variants_run()
     }
 
     /// What one run should take before any has run: its windows plus starting and stopping
@@ -176,7 +176,7 @@ impl Experiment {
             self.runs_per_round(),
             self.run_seconds_guess()
         );
-        if rounds < DEFAULT_MIN_ROUNDS && self.variants.len() > 1 {
+        if rounds < DEFAULT_MIN_ROUNDS && self.variants_run() > 1 {
             s.push_str(&format!(
                 "; warning: fewer than the {DEFAULT_MIN_ROUNDS} rounds a paired comparison needs to decide: raise the budget or shorten the runs"
             ));
@@ -304,7 +304,28 @@ impl Experiment {
             .or(self.variants.first().map(|v| v.name.as_str()))
             .unwrap_or("")
     }
+
+    /// With `[plan] aa`, the name of the A/A variant: the baseline's name with
+    /// [`AA_SUFFIX`] (the baseline's name cut to make room when it is long). None without
+    /// `aa`. Validation refuses a file whose own variants already use that name or its
+    /// file name.
+    pub fn aa_variant(&self) -> Option<String> {
+        if !self.plan.aa {
+            return None;
+        }
+        let room = bakeoff_os::name::MAX_NAME_CHARS - AA_SUFFIX.chars().count();
+        let base: String = self.baseline().chars().take(room).collect();
+        Some(format!("{}{AA_SUFFIX}", base.trim_end()))
+    }
+
+    /// Variants that run in every round: the file's, plus the A/A variant with `aa`.
+    pub fn variants_run(&self) -> usize {
+        self.variants.len() + usize::from(self.plan.aa)
+    }
 }
+
+/// What `[plan] aa` adds to the baseline's name to name the A/A variant.
+pub const AA_SUFFIX: &str = "~aa";
 
 /// Parses "2s", "500ms", "1m 30s", or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -937,6 +937,28 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
             ));
         }
     }
+    check_aa(l, e)
+}
+
+/// `aa`: the A/A variant's name (and the file name it becomes) must be free.
+fn check_aa(l: &Loaded, e: &Experiment) -> Check {
+    let Some(aa) = e.aa_variant() else {
+        return Ok(());
+    };
+    let file = bakeoff_os::path::safe_name(&aa);
+    if let Some(v) = e
+        .variants
+        .iter()
+        .find(|v| v.name == aa || bakeoff_os::path::safe_name(&v.name) == file)
+    {
+        return Err(l.error_at(
+            &key!["plan", "aa"],
+            format!(
+                "aa = true runs the baseline again as the variant {aa:?} (files {file:?}), and variant {:?} already takes that name; rename that variant",
+                v.name
+            ),
+        ));
+    }
     Ok(())
 }
 

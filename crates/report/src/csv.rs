@@ -139,19 +139,29 @@ const COLUMNS: &[(&str, Getter)] = &[
     }),
 ];
 
+/// Columns read from the results around a run: `aa`, the run is of the A/A variant (the
+/// machine check of `[plan] aa`, not a candidate); `suspect`, the experiment's A/A check
+/// found a difference, so every verdict from these runs is suspect.
+const AA_COLUMNS: [&str; 2] = ["aa", "suspect"];
+
 /// One row per run, flat columns (see the module doc).
 pub fn render(r: &Results) -> String {
     let mut s = String::new();
     let header: Vec<String> = COLUMNS
         .iter()
-        .map(|(name, _)| quote(name.to_string()))
+        .map(|(name, _)| *name)
+        .chain(AA_COLUMNS)
+        .map(|name| quote(name.to_string()))
         .collect();
     push_row(&mut s, &header);
+    let suspect = r.aa.as_ref().is_some_and(|a| a.differs());
     for cell in &r.cells {
+        let aa = r.variants.iter().any(|v| v.aa && v.name == cell.variant);
         for run in &cell.runs {
             let row: Vec<String> = COLUMNS
                 .iter()
                 .map(|(_, get)| encode(get(cell, run)))
+                .chain([aa, suspect].map(|b| encode(boolean(b))))
                 .collect();
             push_row(&mut s, &row);
         }
@@ -339,9 +349,9 @@ mod tests {
         let rows = parse(&out);
         assert_eq!(rows.len(), 1 + 3, "header and one row per run");
         for row in &rows {
-            assert_eq!(row.len(), COLUMNS.len(), "{row:?}");
+            assert_eq!(row.len(), COLUMNS.len() + AA_COLUMNS.len(), "{row:?}");
         }
-        let header: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
+        let header: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).chain(AA_COLUMNS).collect();
         assert_eq!(rows[0], header);
     }
 

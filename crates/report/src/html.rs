@@ -625,6 +625,7 @@ mod tests {
             verification: Vec::new(),
             history: Vec::new(),
             hosts: Vec::new(),
+            aa: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! they read saved results and return bytes, so any results folder can be re-rendered
 //! offline (`bakeoff report DIR`).
 
+pub mod aa;
 pub mod benchstat;
 pub mod csv;
 pub mod document;

@@ -50,6 +50,41 @@ pub struct Results {
     /// The other hosts (`[[host]]`), as each described itself when reached.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostRecord>,
+    /// `[plan] aa`: the machine's own false-difference check, the A/A variant (a second
+    /// sandbox of the baseline's binary) against the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aa: Option<AaRecord>,
+}
+
+/// The A/A check in one record: the A/A variant against the baseline, its comparison
+/// furthest from "no difference" (the first that came out faster or slower, when any did).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AaRecord {
+    /// The A/A variant: the baseline's binary and options in a sandbox of its own.
+    pub variant: String,
+    pub baseline: String,
+    /// Where that comparison was: its workload and connections.
+    pub workload: String,
+    pub connections: usize,
+    /// Its ratio, CI and verdict (same meaning as a [`ComparisonRecord`]'s).
+    pub ratio: f64,
+    pub ci95: [f64; 2],
+    pub verdict: Verdict,
+    /// The CI's relative half-width: the smallest difference this machine could tell
+    /// from none here, its noise floor for this budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable: Option<f64>,
+    /// A/A comparisons in all (one per point) and those that came out faster or slower.
+    pub comparisons: usize,
+    pub differ: usize,
+}
+
+impl AaRecord {
+    /// True when two sandboxes of one binary came out faster or slower somewhere: every
+    /// verdict of the experiment is suspect.
+    pub fn differs(&self) -> bool {
+        self.differ > 0
+    }
 }
 
 /// Another host of the experiment.
@@ -281,6 +316,10 @@ pub struct VariantRecord {
     /// layout (round r ran layout r mod their count).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layouts: Vec<LayoutRecord>,
+    /// The A/A variant of `[plan] aa`: the baseline's binary and options again, in
+    /// sandboxes of its own; not a candidate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aa: bool,
 }
 
 /// One code layout of a build variant: the linker's shuffle seed and the binary it gave.
@@ -1009,6 +1048,14 @@ pub struct ComparisonRecord {
     /// variants: it may be where the linker put the code, not the change.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub within_layout_spread: bool,
+    /// The A/A check (`[plan] aa`): two sandboxes of the baseline's binary compared, the
+    /// machine's false-difference check, not a candidate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aa: bool,
+    /// The experiment's A/A check came out faster or slower: this verdict is suspect
+    /// (see `Results::aa` and the warning).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspect: bool,
 }
 
 impl Default for ComparisonRecord {
@@ -1039,6 +1086,8 @@ impl Default for ComparisonRecord {
             smallest_p: 0.0,
             layouts: None,
             within_layout_spread: false,
+            aa: false,
+            suspect: false,
         }
     }
 }
@@ -1091,6 +1140,8 @@ impl ComparisonRecord {
             smallest_p: k.smallest_p(),
             layouts: (k.layouts > 0).then_some(k.layouts),
             within_layout_spread: false,
+            aa: false,
+            suspect: false,
         }
     }
 }
@@ -1213,6 +1264,11 @@ impl Results {
             name(&format!("comparisons[{i}].workload"), &c.workload)?;
             name(&format!("comparisons[{i}].variant"), &c.variant)?;
             name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
+        }
+        if let Some(a) = &self.aa {
+            name("aa.variant", &a.variant)?;
+            name("aa.workload", &a.workload)?;
+            name("aa.baseline", &a.baseline)?;
         }
         Ok(())
     }

@@ -29,6 +29,7 @@ const BEFORE_KINDS: &[Part] = &[
     notes,
     verification,
     memory_errors,
+    crate::aa::section,
     verdicts,
     all_cells,
     throughput,

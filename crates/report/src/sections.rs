@@ -59,7 +59,7 @@ pub fn verdicts(r: &Results) -> Option<Table> {
                 .map(|d| format!("±{:.1}%", d * 100.0))
                 .unwrap_or_else(|| "-".into())
                 .into(),
-            Value::Verdict(c.verdict, summary::verdict_text(c)),
+            Value::Verdict(c.verdict, crate::aa::verdict_text(c)),
         ]);
     }
     Some(t)

@@ -41,7 +41,7 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
             ratio_ci_text(k),
-            Value::Verdict(k.verdict, verdict_text(k)),
+            Value::Verdict(k.verdict, crate::aa::verdict_text(k)),
         ),
         (None, true) => ("1.000".into(), String::new(), Value::Baseline),
         (None, false) => (String::new(), String::new(), "-".into()),
@@ -74,7 +74,13 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         ratio.into(),
         ratio_ci.into(),
         verdict,
-        Value::Long(notes(c).join("; ")),
+        Value::Long(
+            crate::aa::cell_note(r, c)
+                .into_iter()
+                .chain(notes(c))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
     ]
 }
 

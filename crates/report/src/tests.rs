@@ -168,6 +168,7 @@ pub(crate) fn sample() -> Results {
         verification: Vec::new(),
         history: Vec::new(),
         hosts: Vec::new(),
+        aa: None,
     }
 }
 

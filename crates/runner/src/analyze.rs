@@ -11,6 +11,7 @@ pub fn analyze(r: &mut Results) {
         summarize_cell(c);
     }
     r.comparisons = comparisons(r);
+    crate::aa::mark(r);
     bakeoff_workloads::summarize(r);
     r.warnings = warnings(r);
     r.warnings.extend(bakeoff_workloads::warnings(r));
@@ -312,6 +313,7 @@ fn durability_on_tmpfs(r: &Results) -> Option<String> {
 
 pub(crate) fn warnings(r: &Results) -> Vec<String> {
     let mut w = Vec::new();
+    w.extend(crate::aa::warning(r));
     w.extend(durability_on_tmpfs(r));
     for h in &r.hosts {
         let exposed = h.listen.as_ref().filter(|a| {
@@ -504,6 +506,7 @@ mod tests {
             verification: Vec::new(),
             history: Vec::new(),
             hosts: Vec::new(),
+            aa: None,
         }
     }
 

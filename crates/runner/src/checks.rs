@@ -159,7 +159,7 @@ pub fn sandbox_space(
         .filter_map(|w| w.tables(None))
         .map(|t| t.bytes())
         .sum();
-    let need = tables * (e.variants.len() as u64 + 1);
+    let need = tables * (e.variants_run() as u64 + 1);
     if fs.free_bytes >= need {
         return Ok(Some(fs));
     }
@@ -169,7 +169,7 @@ pub fn sandbox_space(
         gib(need),
         root.display(),
         gib(tables),
-        e.variants.len(),
+        e.variants_run(),
         fs.mount_point.display(),
         fs.fs_type,
         gib(fs.free_bytes)

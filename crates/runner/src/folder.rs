@@ -127,5 +127,6 @@ pub fn initial_results(l: &Loaded) -> Results {
         verification: Vec::new(),
         history: Vec::new(),
         hosts: Vec::new(),
+        aa: None,
     }
 }

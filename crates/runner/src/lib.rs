@@ -11,6 +11,9 @@ mod observer;
 mod options;
 mod ready;
 
+mod aa;
+#[cfg(test)]
+mod aa_tests;
 mod analyze;
 mod checks;
 mod datadirs;
@@ -191,6 +194,7 @@ pub fn run_experiment(
         &mut results,
         &hosts,
     )?;
+    aa::add(loaded, &mut variants, &mut results, observer);
     // Training-only workloads served the builds; the rest of the experiment measures.
     let configs = checks::measured(loaded, configs);
     write_results(&folder, &results)?;

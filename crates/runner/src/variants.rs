@@ -94,6 +94,7 @@ pub fn variants(
             memory_errors: Vec::new(),
             anatomy: None,
             layouts: Vec::new(),
+            aa: false,
         };
         match outcome {
             Ok((layouts, b)) => {

@@ -101,21 +101,26 @@ fn tagged(side: &str, variant: &str) -> String {
 /// Compares B's cells with A's; `now` (RFC 3339 UTC) stamps the outcome.
 pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     let (ra, rb) = (&a.results, &b.results);
+    // The A/A variant (`[plan] aa`) is each run's check of its machine, not a candidate.
+    let candidate = |r: &Results, c: &Cell| !r.variants.iter().any(|v| v.aa && v.name == c.variant);
     let matched: Vec<CellKey> = ra
         .cells
         .iter()
+        .filter(|c| candidate(ra, c))
         .map(CellKey::of)
         .filter(|k| rb.cells.iter().any(|c| k.is(c)))
         .collect();
     let only_a: Vec<CellKey> = ra
         .cells
         .iter()
+        .filter(|c| candidate(ra, c))
         .map(CellKey::of)
         .filter(|k| !matched.contains(k))
         .collect();
     let only_b: Vec<CellKey> = rb
         .cells
         .iter()
+        .filter(|c| candidate(rb, c))
         .map(CellKey::of)
         .filter(|k| !matched.contains(k))
         .collect();
@@ -138,7 +143,11 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     let mut decided: Vec<(&CellKey, stats::Comparison)> = Vec::new();
     // Per comparison: whether the load held back A's cell and B's.
     let mut held: Vec<(bool, bool)> = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = [("A", ra), ("B", rb)]
+        .into_iter()
+        .filter(|(_, r)| r.aa.as_ref().is_some_and(|x| x.differs()))
+        .map(|(side, _)| format!("{side}'s A/A check found a difference between two sandboxes of the same binary: its machine made differences of its own, so every figure of {side} is suspect"))
+        .collect();
     let mut too_few = Vec::new();
     // Two experiments' rounds were not run side by side: never paired.
     let rule = stats::Rule {
@@ -303,6 +312,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         verification: Vec::new(),
         history: Vec::new(),
         hosts: Vec::new(),
+        aa: None,
     };
     Compared {
         results,

@@ -466,6 +466,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         verification: Vec::new(),
         history: Vec::new(),
         hosts: Vec::new(),
+        aa: None,
     }
 }
 
@@ -667,4 +668,49 @@ fn trend_marks_where_a_series_shifted() {
         })
         .collect();
     assert!(trend("e2e", &flat, None, None).changes[0].is_empty());
+}
+
+/// `[plan] aa`: the A/A variant is each run's check of its own machine, never matched
+/// as a candidate; a side whose check differed is said first.
+#[test]
+fn compare_leaves_the_aa_check_out_and_says_when_it_differed() {
+    let side = |differ: usize, folder: &str| {
+        let mut r = results(
+            "e2e",
+            vec![
+                cell("base", 4, runs(100.0)),
+                cell("base~aa", 4, runs(100.0)),
+            ],
+        );
+        r.variants[1].aa = true;
+        r.aa = Some(bakeoff_report::model::AaRecord {
+            variant: "base~aa".into(),
+            baseline: "base".into(),
+            workload: "mixed".into(),
+            connections: 4,
+            ratio: 1.0,
+            ci95: [0.99, 1.01],
+            verdict: Verdict::Inconclusive,
+            detectable: None,
+            comparisons: 1,
+            differ,
+        });
+        Side {
+            results: r,
+            folder: folder.into(),
+            id: None,
+        }
+    };
+    let c = compare(&side(0, "/r/a"), &side(1, "/r/b"), "2024-06-01T10:20:30Z");
+    let keys: Vec<String> = c.matched.iter().map(|k| k.to_string()).collect();
+    assert_eq!(keys, ["mixed x4 base"]);
+    assert!(c.only_a.is_empty() && c.only_b.is_empty());
+    assert_eq!(c.results.plan.baseline, "A:base");
+    let w = &c.results.warnings;
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("B's A/A check found a difference")),
+        "{w:?}"
+    );
+    assert!(!w.iter().any(|w| w.starts_with("A's A/A")), "{w:?}");
 }

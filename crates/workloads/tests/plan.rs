@@ -1155,3 +1155,54 @@ fn regression_names_that_become_one_file_name_are_refused_both_named() {
         "{m}"
     );
 }
+
+/// `[plan] aa`: off by default; on, the A/A variant is the baseline's name with `~aa`
+/// and counts in every round.
+#[test]
+fn aa_names_a_second_baseline_that_runs_every_round() {
+    let e = parse_str(GOOD).unwrap().experiment;
+    assert!(!e.plan.aa);
+    assert_eq!(e.aa_variant(), None);
+    assert_eq!(e.runs_per_round(), 3 * 2);
+    let e = parse_str(&GOOD.replace("seed = 7", "seed = 7\naa = true"))
+        .unwrap()
+        .experiment;
+    assert!(e.plan.aa);
+    assert_eq!(e.aa_variant().as_deref(), Some("gcc-O2~aa"));
+    assert_eq!(e.runs_per_round(), 3 * 3);
+    // A long baseline name is cut to leave room: the name stays a valid one.
+    let long = "b".repeat(64);
+    let e = parse_str(
+        &GOOD
+            .replace("\"gcc-O2\"", &format!("{long:?}"))
+            .replace("seed = 7", "seed = 7\naa = true"),
+    )
+    .unwrap()
+    .experiment;
+    let aa = e.aa_variant().unwrap();
+    assert!(bakeoff_os::name::valid_name(&aa), "{aa}");
+    assert!(aa.ends_with("~aa") && aa.chars().count() == 64, "{aa}");
+}
+
+/// A variant of the file that already has the A/A variant's name, or its file name, is
+/// refused at `aa`, naming both; `aa = "yes"` is a type error at its value.
+#[test]
+fn aa_refuses_a_variant_that_takes_its_name() {
+    for taken in ["gcc-O2~aa", "gcc-O2_aa"] {
+        let text = GOOD
+            .replace("name = \"clang-O3\"", &format!("name = {taken:?}"))
+            .replace("seed = 7", "seed = 7\naa = true");
+        let m = err(&text);
+        assert!(m.starts_with("exp.toml:30:6: aa = true"), "{m}");
+        assert!(
+            m.contains("\"gcc-O2~aa\"") && m.contains(&format!("{taken:?}")),
+            "{m}"
+        );
+        assert!(m.contains("rename"), "{m}");
+        assert_eq!(m.lines().count(), 1);
+        // Without aa the same variants are fine.
+        assert!(parse_str(&text.replace("aa = true", "")).is_ok());
+    }
+    let m = err(&GOOD.replace("seed = 7", "seed = 7\naa = \"yes\""));
+    assert!(m.starts_with("exp.toml:30:6:"), "{m}");
+}

@@ -52,12 +52,18 @@ impl Hosts {
         let Some(host) = self.server.clone() else {
             return;
         };
+        // The A/A variant runs the baseline's binary: staged as the baseline is.
+        let aa = l.experiment.aa_variant();
         variants.retain(|v| {
+            let name = match &aa {
+                Some(aa) if *aa == v.name => l.experiment.baseline(),
+                _ => v.name.as_str(),
+            };
             let built = l
                 .experiment
                 .variants
                 .iter()
-                .find(|p| p.name == v.name)
+                .find(|p| p.name == name)
                 .is_none_or(|p| p.is_build());
             let mut binaries: Vec<&Path> = v.layouts.iter().map(|b| b.binary.as_path()).collect();
             if binaries.is_empty() {

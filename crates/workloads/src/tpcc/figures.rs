@@ -322,6 +322,7 @@ mod tests {
             verification: Vec::new(),
             history: Vec::new(),
             hosts: Vec::new(),
+            aa: None,
         }
     }
 
