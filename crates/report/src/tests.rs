@@ -705,8 +705,7 @@ fn a_forecast_is_said_beside_an_inconclusive_answer_and_kept_in_json() {
     let mut r = sample();
     r.plan.precision = Some(0.01);
     let k = &mut r.comparisons[0];
-    (k.ratio, k.ci95, k.ci_coverage, k.verdict) =
-        (1.02, [0.97, 1.07], 0.96, Verdict::Inconclusive);
+    (k.ratio, k.ci95, k.ci_coverage, k.verdict) = (1.02, [0.97, 1.07], 0.96, Verdict::Inconclusive);
     (k.hiding, k.rounds, k.paired) = (Some(0.07), 6, true);
     k.forecast = Some(Forecast {
         noise: 0.061,

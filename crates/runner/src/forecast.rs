@@ -59,10 +59,7 @@ fn round_time(r: &Results) -> f64 {
         .collect();
     points.sort();
     points.dedup();
-    points
-        .iter()
-        .map(|(w, c)| round_seconds(r, w, *c))
-        .sum()
+    points.iter().map(|(w, c)| round_seconds(r, w, *c)).sum()
 }
 
 /// Rounds still to come by the plan: what fits in what is left of the budget at
@@ -304,7 +301,10 @@ mod tests {
         let mut late = results(8, 0.03);
         late.rounds_s = Some(700.0);
         update(&mut late);
-        assert_eq!(late.comparisons[0].forecast.as_ref().unwrap().budget_rounds, Some(8));
+        assert_eq!(
+            late.comparisons[0].forecast.as_ref().unwrap().budget_rounds,
+            Some(8)
+        );
         // In results.json under `forecast`.
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(
