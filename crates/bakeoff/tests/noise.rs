@@ -94,6 +94,7 @@ fn check_noise_runs_the_baseline_and_prints_a_forecast() {
         "{line}"
     );
     assert!(line.contains("the budget ("), "{line}");
+    assert!(line.contains("a round (run-to-run CV "), "{line}");
     // Nothing left beside the file or in the temporary folder.
     let left: Vec<String> = std::fs::read_dir(s.path())
         .unwrap()

@@ -424,8 +424,8 @@ pub fn stopping_text(r: &Results) -> String {
     }
 }
 
-/// A forecast in a few words: "noise 6.1% a round: the budget (37 rounds) reaches about
-/// ±5.0%; ±1.0% needs about 548 rounds (55m04s)".
+/// A forecast in a few words: "noise 6.1% a round (run-to-run CV 4.3% and 5.0%): the
+/// budget (37 rounds) reaches about ±5.0%; ±1.0% needs about 548 rounds (55m04s)".
 pub fn forecast_text(f: &crate::model::Forecast) -> String {
     let pct = |x: f64| format!("{:.1}%", x * 100.0);
     let budget = match (f.budget_rounds, f.reaches) {
@@ -441,7 +441,12 @@ pub fn forecast_text(f: &crate::model::Forecast) -> String {
         ),
         _ => format!("±{} is out of reach", pct(f.target)),
     };
-    format!("noise {} a round: {budget}; {need}", pct(f.noise))
+    let cv: Vec<String> = f.cv.iter().flatten().map(|x| pct(*x)).collect();
+    let cv = match cv.len() {
+        0 => String::new(),
+        _ => format!(" (run-to-run CV {})", cv.join(" and ")),
+    };
+    format!("noise {} a round{cv}: {budget}; {need}", pct(f.noise))
 }
 
 /// One sentence per comparison left inconclusive that has a forecast: what was forecast

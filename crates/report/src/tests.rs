@@ -719,7 +719,7 @@ fn a_forecast_is_said_beside_an_inconclusive_answer_and_kept_in_json() {
         seconds_for_target: Some(3288.0),
         level: 0.95,
     });
-    let line = "get90|set10 x16 clang-O3: forecast after 6 rounds: noise 6.1% a round: the budget (37 rounds) reaches about ±5.0%; ±1.0% needs about 548 rounds (54m48s)";
+    let line = "get90|set10 x16 clang-O3: forecast after 6 rounds: noise 6.1% a round (run-to-run CV 4.3% and 5.0%): the budget (37 rounds) reaches about ±5.0%; ±1.0% needs about 548 rounds (54m48s)";
     let md = markdown::render(&r);
     assert!(md.contains(line), "{md}");
     let term = terminal(&r, false);
@@ -728,6 +728,7 @@ fn a_forecast_is_said_beside_an_inconclusive_answer_and_kept_in_json() {
     assert_eq!(back.comparisons[0].forecast, r.comparisons[0].forecast);
     // Out of reach, and a budget too short for an interval.
     let f = Forecast {
+        cv: [None, None],
         budget_rounds: Some(4),
         reaches: None,
         rounds_for_target: None,
