@@ -55,7 +55,13 @@ pub fn run() -> Result<(), Failure> {
     match cli.command {
         Command::Run(args) => run_cmd(&args, color),
         Command::Verify(args) => verify_cmd(&args),
-        Command::Check { experiment, set } => {
+        Command::Check {
+            experiment,
+            set,
+            noise,
+            cache,
+            sandbox_dir,
+        } => {
             let l = load(&experiment, &set)?;
             let root = sandbox_root(None, &l);
             let hosts = bakeoff_runner::check(&l, &root).map_err(|e| match e {
@@ -71,6 +77,10 @@ pub fn run() -> Result<(), Failure> {
             );
             for h in hosts {
                 println!("{h}\n  ran: {}", h.command);
+            }
+            if noise {
+                let root = sandbox_root(sandbox_dir.as_deref(), &l);
+                return noise_cmd(&l, cache, root);
             }
             Ok(())
         }
@@ -95,6 +105,117 @@ pub fn run() -> Result<(), Failure> {
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
         Command::Agent { root, run } => bakeoff_agent::serve(&root, &run).map_err(Failure::Failed),
     }
+}
+
+/// `bakeoff check --noise`: the baseline alone, `NOISE_RUNS` runs of the plan's first
+/// point as an experiment of its own (the file reduced by `plan::derive::noise_check`, run
+/// by the runner into a temporary folder, removed after), then the forecast per
+/// comparison of the whole experiment at the noise measured.
+fn noise_cmd(
+    loaded: &bakeoff_plan::Loaded,
+    cache: Option<PathBuf>,
+    sandbox_root: PathBuf,
+) -> Result<(), Failure> {
+    use bakeoff_plan::derive::{noise_check, NoiseCheck};
+    let e = &loaded.experiment;
+    let Some((workload, w)) = e.workloads.iter().enumerate().find(|(_, w)| !w.train_only) else {
+        return Err(Failure::BadInput(format!(
+            "{}: no workload is measured (every one is train_only)",
+            loaded.path.display()
+        )));
+    };
+    let connections = w.connections_swept().first().copied();
+    let runs = bakeoff_runner::NOISE_RUNS;
+    let text = noise_check(
+        &loaded.text,
+        &NoiseCheck {
+            baseline: e.baseline(),
+            workload,
+            connections: connections.map(|n| (w.keys.connections_key(), n)),
+            runs,
+        },
+    )
+    .map_err(|m| Failure::Failed(format!("cannot derive the noise check: {m}")))?;
+    // Beside the original, so its relative paths (patches, files, a local source) resolve
+    // the same.
+    let stamp = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    );
+    let path = loaded
+        .path
+        .with_file_name(format!(".bakeoff-noise-{stamp}.toml"));
+    std::fs::write(&path, &text)
+        .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
+    let reduced = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
+    let _ = std::fs::remove_file(&path);
+    let reduced = reduced.map_err(|err| Failure::BadInput(err.to_string()))?;
+    let folder = std::env::temp_dir().join(format!("bakeoff-noise-{stamp}"));
+    let opts = Options {
+        out: Some(folder.clone()),
+        results_root: std::env::temp_dir(),
+        cache_root: cache.unwrap_or_else(bakeoff_build::Cache::default_root),
+        sandbox_root,
+        every_variant: true,
+    };
+    eprintln!(
+        "noise check: {} alone, {runs} runs of {}{} with the plan's windows",
+        e.baseline(),
+        w.display_name(),
+        connections.map(|n| format!(" x{n}")).unwrap_or_default()
+    );
+    let cancel = bakeoff_sandbox::install_signal_handler();
+    let show = if std::io::stderr().is_terminal() {
+        crate::progress::Show::Bars
+    } else {
+        crate::progress::Show::Lines
+    };
+    let bars = Bars::new(show);
+    let outcome = bakeoff_runner::run_experiment(&reduced, &opts, &bars, cancel);
+    bars.finish();
+    let _ = std::fs::remove_dir_all(&folder);
+    let o = match outcome {
+        Ok(o) => o,
+        Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
+        Err(e @ RunError::Interrupted(_)) => return Err(Failure::Interrupted(e.to_string())),
+        Err(e) => return Err(Failure::Failed(e.to_string())),
+    };
+    let Some(cell) = o.results.cells.iter().find(|c| c.valid_runs >= 2) else {
+        return Err(Failure::Failed(format!(
+            "the baseline {} had fewer than 2 valid runs in the noise check; see `bakeoff run` for why",
+            e.baseline()
+        )));
+    };
+    let forecasts = bakeoff_runner::baseline_forecast(loaded, &o.results);
+    let noise = forecasts.first().map_or(0.0, |f| f.1.noise);
+    println!(
+        "noise: {} x{} {}: {} valid runs, {} ops/s median, run-to-run CV {:.1}%",
+        cell.workload,
+        cell.connections,
+        cell.variant,
+        cell.valid_runs,
+        bakeoff_report::summary::ops(cell.median_ops_per_s),
+        cell.cv * 100.0
+    );
+    if forecasts.is_empty() {
+        println!("no comparison to forecast: the experiment has one variant");
+        return Ok(());
+    }
+    println!(
+        "a round's ratio of two independent runs spreads about sqrt(2) x the runs' spread = {:.1}% (pairing within rounds narrows it where the noise is shared); the budget and the precision target are the experiment's ({})",
+        noise * 100.0,
+        e.stopping_summary()
+    );
+    for (at, f) in &forecasts {
+        println!(
+            "forecast: {at}: {}",
+            bakeoff_report::summary::forecast_text(f)
+        );
+    }
+    Ok(())
 }
 
 /// A clap usage error in one line: its message (with the tip, if any) and where help is.

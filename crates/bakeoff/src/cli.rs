@@ -89,10 +89,27 @@ pub enum Command {
     ///
     /// Compilers are found on PATH, not run; a `[[host]]` is reached with ssh and the
     /// command line is printed.
+    ///
+    /// With `--noise`, also measure what the budget buys before a long experiment: the
+    /// baseline variant alone (built if needed, as `run` does) runs 6 times on the plan's
+    /// first point with the plan's windows, each run in a fresh sandbox, and its run-to-run
+    /// CV gives the forecast the experiment would make per comparison (the half-width the
+    /// budget reaches, the rounds and time the precision target needs). Exit status 0
+    /// when it measured, 1 when it could not, 2 for bad input.
     Check {
         /// Override a key before validation, e.g. --set plan.repetitions=1 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Run the baseline alone a few times and print the forecast per comparison.
+        #[arg(long)]
+        noise: bool,
+        /// With --noise: the build cache (default: ~/.cache/bakeoff).
+        #[arg(long, value_name = "DIR", requires = "noise")]
+        cache: Option<PathBuf>,
+        /// With --noise: where the sandboxes go (default: the plan's sandbox_dir, else
+        /// the system's default).
+        #[arg(long, value_name = "DIR", requires = "noise")]
+        sandbox_dir: Option<PathBuf>,
         /// The experiment file (TOML).
         experiment: PathBuf,
     },

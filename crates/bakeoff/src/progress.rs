@@ -1,9 +1,9 @@
 //! Progress on the terminal: a spinner per build, then one bar over all runs with its ETA
 //! and the current run's live ops/s, refreshed by a ticker thread (never by the engine).
 
-use bakeoff_report::model::{BuildRecord, Run};
-use bakeoff_report::summary::duration_text;
+use bakeoff_report::model::{BuildRecord, Forecast, Run};
 use bakeoff_report::summary::ops;
+use bakeoff_report::summary::{duration_text, forecast_text};
 use bakeoff_runner::{Live, Observer, RoundStatus};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::{Arc, Mutex};
@@ -22,6 +22,8 @@ pub struct Bars {
     started: std::time::Instant,
     /// Without a terminal: one plain line per run and per round (false with --quiet).
     lines: bool,
+    /// Whether the forecast lines were printed (once, when the minimum rounds are in).
+    forecast_said: std::sync::atomic::AtomicBool,
 }
 
 /// How progress is shown.
@@ -50,6 +52,7 @@ impl Bars {
             standing: Arc::new(Mutex::new(String::new())),
             started: std::time::Instant::now(),
             lines: show == Show::Lines,
+            forecast_said: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -216,7 +219,7 @@ impl Bars {
             (Some((w, at)), None) => format!("widest CI ±{:.1}% ({at})", w * 100.0),
             _ => "no CI yet".to_string(),
         };
-        let line = format!("{budget}{widest}");
+        let line = format!("{budget}{widest}{}", forecast_short(s));
         if let Ok(mut g) = self.standing.lock() {
             *g = format!("{line} · ");
         }
@@ -230,5 +233,56 @@ impl Bars {
                 s.rounds
             ));
         }
+        self.say_forecast(s);
     }
+
+    /// The forecast of every comparison, in full, once: when the minimum rounds are in
+    /// (on the terminal above the bars, or as plain lines; not with --quiet).
+    fn say_forecast(&self, s: &RoundStatus) {
+        let shown = self.lines || !self.multi.is_hidden();
+        if !shown || s.forecasts.is_empty() {
+            return;
+        }
+        if self
+            .forecast_said
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        for (at, f) in &s.forecasts {
+            self.println(&format!(
+                "[{}] forecast after {} rounds: {at}: {}",
+                duration_text(self.started.elapsed().as_secs_f64()),
+                s.rounds,
+                forecast_text(f)
+            ));
+        }
+    }
+}
+
+/// The forecast for the bar, updated every round: the comparison the budget resolves
+/// least, in a few words ("noise 6.1%: the budget reaches about ±5.0%; ±1.0% needs about
+/// 55m04s"); empty before the minimum rounds are in.
+fn forecast_short(s: &RoundStatus) -> String {
+    let widest = s.forecasts.iter().map(|x| &x.1).max_by(|a, b| {
+        let w = |f: &Forecast| f.reaches.unwrap_or(f64::INFINITY);
+        w(a).total_cmp(&w(b))
+    });
+    let Some(f) = widest else {
+        return String::new();
+    };
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let reaches = f
+        .reaches
+        .map_or("too few rounds for an interval".into(), |h| {
+            format!("the budget reaches about ±{}", pct(h))
+        });
+    let need = f.seconds_for_target.map_or("out of reach".into(), |t| {
+        format!("needs about {}", duration_text(t))
+    });
+    format!(
+        " · noise {}: {reaches}; ±{} {need}",
+        pct(f.noise),
+        pct(f.target)
+    )
 }

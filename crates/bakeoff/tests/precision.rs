@@ -108,6 +108,19 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     ] {
         assert!(!work[key].is_null(), "{key} missing: {work}");
     }
+    // The forecast made once the minimum rounds were in, the last one kept.
+    let f = &work["forecast"];
+    assert!(f["noise"].as_f64().is_some_and(|x| x > 0.0), "{work}");
+    assert_eq!(f["target"].as_f64(), Some(0.01), "{work}");
+    assert!(f["rounds"].as_u64().is_some_and(|n| n >= 6), "{work}");
+    assert!(
+        f["budget_rounds"].as_u64() >= f["rounds"].as_u64(),
+        "{work}"
+    );
+    assert!(
+        f["round_seconds"].as_f64().is_some_and(|s| s > 0.0),
+        "{work}"
+    );
     assert_eq!(work["verdict"], "slower", "{work}");
     assert_eq!(work["paired"], true, "{work}");
     assert!(work["ci"][1].as_f64().unwrap_or(1.0) < 1.0, "{work}");

@@ -1,6 +1,7 @@
 //! Experiments derived from another by editing its document (comments and every other key
 //! kept): a bisect step is the experiment with two variants, the template build at the good
 //! revision and at the step's commit, and one cell.
+//! `bakeoff check --noise` runs the experiment reduced to its baseline on one point.
 
 use toml_edit::{value, Array, DocumentMut, Item};
 
@@ -57,6 +58,74 @@ pub fn bisect_step(text: &str, step: &Step) -> Result<String, String> {
     Ok(doc.to_string())
 }
 
+/// What `bakeoff check --noise` keeps of the experiment: the baseline variant alone, on
+/// one point, for a fixed number of runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoiseCheck<'a> {
+    /// The baseline variant's name.
+    pub baseline: &'a str,
+    /// Index of the workload measured; workloads only trained on (`train_only`) stay too,
+    /// a build may need them.
+    pub workload: usize,
+    /// Its connections key set to this one count.
+    pub connections: Option<(&'static str, usize)>,
+    /// Rounds (one run each): `[plan] repetitions`, with no budget, precision, minimum
+    /// rounds, A/A twin or profiling runs.
+    pub runs: usize,
+}
+
+/// The experiment text `bakeoff check --noise` runs.
+pub fn noise_check(text: &str, check: &NoiseCheck) -> Result<String, String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.message().to_string())?;
+    let variants = doc
+        .get_mut("variant")
+        .and_then(Item::as_array_of_tables_mut)
+        .ok_or("the experiment has no [[variant]] tables")?;
+    let named = |t: &toml_edit::Table| t.get("name").and_then(Item::as_str) == Some(check.baseline);
+    if !variants.iter().any(named) {
+        return Err(format!("no [[variant]] is named {:?}", check.baseline));
+    }
+    variants.retain(named);
+    let workloads = doc
+        .get_mut("workload")
+        .and_then(Item::as_array_of_tables_mut)
+        .ok_or("the experiment has no [[workload]] tables")?;
+    if check.workload >= workloads.len() {
+        return Err("no such workload".into());
+    }
+    let mut at = 0;
+    workloads.retain(|t| {
+        let keep =
+            at == check.workload || t.get("train_only").and_then(Item::as_bool) == Some(true);
+        at += 1;
+        keep
+    });
+    if let Some((key, n)) = check.connections {
+        let mut one = Array::new();
+        one.push(n as i64);
+        if let Some(t) = workloads
+            .iter_mut()
+            .find(|t| t.get("train_only").and_then(Item::as_bool) != Some(true))
+        {
+            t.insert(key, value(one));
+        }
+    }
+    let plan = doc["plan"].or_insert(toml_edit::table());
+    if let Some(plan) = plan.as_table_like_mut() {
+        for key in ["budget", "precision", "min_repetitions", "aa"] {
+            plan.remove(key);
+        }
+        plan.insert("repetitions", value(check.runs as i64));
+        plan.insert("baseline", value(check.baseline));
+    }
+    if let Some(measure) = doc.get_mut("measure").and_then(Item::as_table_like_mut) {
+        measure.remove("profile");
+    }
+    Ok(doc.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +158,45 @@ mod tests {
         assert_eq!(w.get(0).unwrap()["connections"].to_string().trim(), "[16]");
         assert_eq!(doc["plan"]["baseline"].as_str(), Some("good"));
         assert_eq!(doc["plan"]["budget"].as_str(), Some("1m"));
+    }
+
+    #[test]
+    fn a_noise_check_keeps_the_baseline_alone_on_one_point() {
+        let text = TEXT.replace(
+            "budget = \"1m\"",
+            "budget = \"1m\"\nprecision = 0.02\nbaseline = \"o2\"",
+        );
+        let out = noise_check(
+            &text,
+            &NoiseCheck {
+                baseline: "o2",
+                workload: 1,
+                connections: Some(("connections", 1)),
+                runs: 6,
+            },
+        )
+        .unwrap();
+        let doc: DocumentMut = out.parse().unwrap();
+        let v = doc["variant"].as_array_of_tables().unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v.get(0).unwrap()["name"].as_str(), Some("o2"));
+        assert_eq!(v.get(0).unwrap()["cflags"].as_str(), Some("-O2"));
+        let w = doc["workload"].as_array_of_tables().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.get(0).unwrap()["name"].as_str(), Some("b"));
+        assert_eq!(w.get(0).unwrap()["connections"].to_string().trim(), "[1]");
+        assert_eq!(doc["plan"]["repetitions"].as_integer(), Some(6));
+        assert!(doc["plan"].get("budget").is_none() && doc["plan"].get("precision").is_none());
+        assert!(out.contains("# the build"), "comments are kept: {out}");
+        assert!(noise_check(
+            TEXT,
+            &NoiseCheck {
+                baseline: "nobody",
+                workload: 0,
+                connections: None,
+                runs: 6
+            }
+        )
+        .is_err());
     }
 }

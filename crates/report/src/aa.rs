@@ -84,7 +84,7 @@ pub fn section(r: &Results) -> Option<Section> {
             "workload",
             "conns#",
             "ratio#",
-            "95% CI",
+            "CI",
             "p adjusted#",
             "detectable#",
             "verdict",
@@ -95,7 +95,7 @@ pub fn section(r: &Results) -> Option<Section> {
             k.workload.clone().into(),
             k.connections.to_string().into(),
             fixed(k.ratio, 3).into(),
-            summary::ci_text(k.ci95, k.ci_coverage).into(),
+            summary::ratio_ci_text(k).into(),
             fixed(k.p_adjusted, 4).into(),
             k.detectable
                 .map(|d| format!("±{:.1}%", d * 100.0))

@@ -1056,6 +1056,42 @@ pub struct ComparisonRecord {
     /// (see `Results::aa` and the warning).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub suspect: bool,
+    /// What the budget can resolve at the noise measured, said once the minimum rounds
+    /// are in and updated after every round (the last one is kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<Forecast>,
+}
+
+/// What a comparison's budget buys, forecast from the noise measured so far: the
+/// half-width the whole budget should reach, and the rounds and time the precision target
+/// needs (`bakeoff_stats::predicted_half_width`, `rounds_to_reach`). Half-widths are
+/// relative, as `detectable` is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Forecast {
+    /// Spread of one round's ratio: the standard deviation of the per-round log ratios
+    /// (from `bakeoff check --noise`: sqrt(2) times the baseline's run-to-run CV, the
+    /// spread of the ratio of two independent runs).
+    pub noise: f64,
+    /// Run-to-run coefficient of variation of the baseline's and the candidate's cells
+    /// (the candidate's is absent from `bakeoff check --noise`, which runs the baseline).
+    pub cv: [Option<f64>; 2],
+    /// Rounds measured when the forecast was made.
+    pub rounds: usize,
+    /// Seconds one round of the experiment takes at the pace so far.
+    pub round_seconds: f64,
+    /// Rounds the whole budget (or `repetitions`) allows, those measured included.
+    pub budget_rounds: Option<usize>,
+    /// The half-width those rounds should reach; None where they are too few for an
+    /// interval at the level.
+    pub reaches: Option<f64>,
+    /// The precision target (`[plan] precision`, else the equivalence band).
+    pub target: f64,
+    /// Rounds in all that bring the half-width to the target, and their time from the
+    /// first round on; None when out of reach (more than a hundred million rounds).
+    pub rounds_for_target: Option<usize>,
+    pub seconds_for_target: Option<f64>,
+    /// The interval's confidence level the forecast is made for.
+    pub level: f64,
 }
 
 impl Default for ComparisonRecord {
@@ -1088,6 +1124,7 @@ impl Default for ComparisonRecord {
             within_layout_spread: false,
             aa: false,
             suspect: false,
+            forecast: None,
         }
     }
 }
@@ -1142,6 +1179,7 @@ impl ComparisonRecord {
             within_layout_spread: false,
             aa: false,
             suspect: false,
+            forecast: None,
         }
     }
 }

@@ -301,6 +301,7 @@ fn verdicts(r: &Results) -> Option<Section> {
     })))
     .with(Block::caption(format!("{}.", summary::stopping_text(r))));
     let mut notes = summary::explanations(r);
+    notes.extend(summary::forecast_lines(r));
     notes.extend(summary::disturbed(r));
     if !notes.is_empty() {
         s.push(Block::List {

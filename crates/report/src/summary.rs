@@ -350,6 +350,9 @@ pub fn verdict_notes(r: &Results) -> String {
     for line in explanations(r) {
         s.push_str(&format!("  {line}\n"));
     }
+    for line in forecast_lines(r) {
+        s.push_str(&format!("  {line}\n"));
+    }
     for line in disturbed(r) {
         s.push_str(&format!("  {line}\n"));
     }
@@ -488,6 +491,52 @@ pub fn stopping_text(r: &Results) -> String {
         Some(by) => format!("stopped by {by} after {rounds} round(s){took}{budget}"),
         None => format!("{rounds} round(s) so far{took}{budget}"),
     }
+}
+
+/// A forecast in a few words: "noise 6.1% a round (run-to-run CV 4.3% and 5.0%): the
+/// budget (37 rounds) reaches about ±5.0%; ±1.0% needs about 548 rounds (55m04s)".
+pub fn forecast_text(f: &crate::model::Forecast) -> String {
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let budget = match (f.budget_rounds, f.reaches) {
+        (Some(n), Some(h)) => format!("the budget ({n} rounds) reaches about ±{}", pct(h)),
+        (Some(n), None) => format!("the budget's {n} rounds are too few for an interval"),
+        (None, _) => "no budget or repetitions bound the rounds".into(),
+    };
+    let need = match (f.rounds_for_target, f.seconds_for_target) {
+        (Some(n), Some(s)) => format!(
+            "±{} needs about {n} rounds ({})",
+            pct(f.target),
+            duration_text(s)
+        ),
+        _ => format!("±{} is out of reach", pct(f.target)),
+    };
+    let cv: Vec<String> = f.cv.iter().flatten().map(|x| pct(*x)).collect();
+    let cv = match cv.len() {
+        0 => String::new(),
+        _ => format!(" (run-to-run CV {})", cv.join(" and ")),
+    };
+    format!("noise {} a round{cv}: {budget}; {need}", pct(f.noise))
+}
+
+/// One sentence per comparison left inconclusive that has a forecast: what was forecast
+/// once the minimum rounds were in (the last forecast made), beside what more rounds
+/// would bring.
+pub fn forecast_lines(r: &Results) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .filter(|k| k.verdict == Verdict::Inconclusive)
+        .filter_map(|k| {
+            let f = k.forecast.as_ref()?;
+            Some(format!(
+                "{} x{} {}: forecast after {} rounds: {}",
+                k.workload,
+                k.connections,
+                k.variant,
+                f.rounds,
+                forecast_text(f)
+            ))
+        })
+        .collect()
 }
 
 /// The plan in one line: how rounds are bounded, the targets, the windows.

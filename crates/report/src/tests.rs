@@ -736,3 +736,47 @@ fn a_kind_adds_its_sections_without_touching_the_outline() {
         markdown::render(&r)
     );
 }
+
+#[test]
+fn a_forecast_is_said_beside_an_inconclusive_answer_and_kept_in_json() {
+    let mut r = sample();
+    r.plan.precision = Some(0.01);
+    let k = &mut r.comparisons[0];
+    (k.ratio, k.ci95, k.ci_coverage, k.verdict) = (1.02, [0.97, 1.07], 0.96, Verdict::Inconclusive);
+    (k.hiding, k.rounds, k.paired) = (Some(0.07), 6, true);
+    k.forecast = Some(Forecast {
+        noise: 0.061,
+        cv: [Some(0.043), Some(0.05)],
+        rounds: 6,
+        round_seconds: 6.0,
+        budget_rounds: Some(37),
+        reaches: Some(0.0503),
+        target: 0.01,
+        rounds_for_target: Some(548),
+        seconds_for_target: Some(3288.0),
+        level: 0.95,
+    });
+    let line = "get90|set10 x16 clang-O3: forecast after 6 rounds: noise 6.1% a round (run-to-run CV 4.3% and 5.0%): the budget (37 rounds) reaches about ±5.0%; ±1.0% needs about 548 rounds (54m48s)";
+    let md = markdown::render(&r);
+    assert!(md.contains(line), "{md}");
+    let term = terminal(&r, false);
+    assert!(term.contains(line), "{term}");
+    let back = Results::from_json(&String::from_utf8(Json.render(&r)).unwrap()).unwrap();
+    assert_eq!(back.comparisons[0].forecast, r.comparisons[0].forecast);
+    // Out of reach, and a budget too short for an interval.
+    let f = Forecast {
+        cv: [None, None],
+        budget_rounds: Some(4),
+        reaches: None,
+        rounds_for_target: None,
+        seconds_for_target: None,
+        ..r.comparisons[0].forecast.clone().unwrap()
+    };
+    assert_eq!(
+        summary::forecast_text(&f),
+        "noise 6.1% a round: the budget's 4 rounds are too few for an interval; ±1.0% is out of reach"
+    );
+    // A decided comparison says nothing more.
+    r.comparisons[0].verdict = Verdict::Faster;
+    assert!(summary::forecast_lines(&r).is_empty());
+}

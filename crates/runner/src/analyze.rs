@@ -10,11 +10,26 @@ pub fn analyze(r: &mut Results) {
     for c in &mut r.cells {
         summarize_cell(c);
     }
+    let before = std::mem::take(&mut r.comparisons);
     r.comparisons = comparisons(r);
     crate::aa::mark(r);
+    keep_forecasts(&before, &mut r.comparisons);
     bakeoff_workloads::summarize(r);
     r.warnings = warnings(r);
     r.warnings.extend(bakeoff_workloads::warnings(r));
+}
+
+/// The forecasts the rounds made (`forecast.rs`), kept across a recomputation until the
+/// next round replaces them.
+fn keep_forecasts(before: &[ComparisonRecord], now: &mut [ComparisonRecord]) {
+    for k in now {
+        k.forecast = before
+            .iter()
+            .find(|b| {
+                b.workload == k.workload && b.connections == k.connections && b.variant == k.variant
+            })
+            .and_then(|b| b.forecast.clone());
+    }
 }
 
 /// CPU steal above this share of the machine during the window marks a run disturbed.

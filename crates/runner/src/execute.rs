@@ -76,6 +76,9 @@ impl Context<'_> {
             }
             round += 1;
             results.rounds_s = Some(started.elapsed().as_secs_f64());
+            if round >= stop.min_rounds {
+                crate::forecast::update(results);
+            }
             observer.round_finished(&self.status(results, round, started, &stop, &points));
         };
         results.stopped_by = Some(stopped_by.into());
@@ -240,6 +243,14 @@ impl Context<'_> {
             widest,
             target: stop.precision,
             runs_left,
+            forecasts: results
+                .comparisons
+                .iter()
+                .filter_map(|k| {
+                    let at = format!("{} x{} {}", k.workload, k.connections, k.variant);
+                    k.forecast.clone().map(|f| (at, f))
+                })
+                .collect(),
         }
     }
 

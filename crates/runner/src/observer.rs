@@ -2,7 +2,7 @@
 //! leaf: every stage reports through it, it uses nothing of the runner.
 
 use bakeoff_engine::Live;
-use bakeoff_report::model::{BuildRecord, Run};
+use bakeoff_report::model::{BuildRecord, Forecast, Run};
 use std::sync::Arc;
 
 /// Progress callbacks (the CLI draws bars from them). All optional.
@@ -34,6 +34,9 @@ pub struct RoundStatus {
     /// Runs the remaining budget or repetitions allow, at the pace so far (an upper
     /// bound: points that reach the precision drop out).
     pub runs_left: usize,
+    /// What the budget buys per comparison (where it is, its forecast), from the rounds
+    /// so far; empty until the minimum rounds are in.
+    pub forecasts: Vec<(String, Forecast)>,
 }
 
 /// An observer that shows nothing.

@@ -11,11 +11,14 @@
 //!   answers: faster, slower, equivalent (the whole CI inside +-equivalence) or
 //!   inconclusive (neither), with the difference the CI could still hide and the rounds
 //!   that would reach a target precision.
+//! - Forecasts before the rounds are run: the paired interval's half-width at n rounds of
+//!   a given spread, and the rounds a target half-width needs (`forecast.rs`).
 //!
 //! Pure functions; deterministic; non-finite inputs are ignored, never a panic.
 
 mod changes;
 mod fdr;
+mod forecast;
 mod hiding;
 mod mwu;
 mod nested;
@@ -26,6 +29,7 @@ use std::fmt;
 
 pub use changes::{change_points, ChangePoint};
 pub use fdr::benjamini_hochberg;
+pub use forecast::{fewest_rounds, predicted_half_width, rounds_to_reach};
 pub use hiding::Hiding;
 pub use mwu::mann_whitney_u;
 pub use nested::{

@@ -113,7 +113,7 @@ pub fn critical_count(n: usize, tail: f64) -> usize {
 }
 
 /// z with 1 - Phi(z) = tail, by bisection on `normal_cdf`.
-fn inverse_normal_tail(tail: f64) -> f64 {
+pub(crate) fn inverse_normal_tail(tail: f64) -> f64 {
     let (mut lo, mut hi) = (0.0, 10.0);
     for _ in 0..60 {
         let mid = (lo + hi) / 2.0;
