@@ -16,6 +16,8 @@
 //! bisect's [`Budget`] allows, and stops as soon as the interval lies on one side.
 
 use bakeoff_stats::Verdict;
+/// The most rounds a step runs (the runner's own limit).
+pub use bakeoff_stats::MAX_ROUNDS;
 
 mod sequential;
 pub use sequential::{
@@ -233,6 +235,13 @@ impl Search {
                     pending: None,
                 })
             }
+            Outcome::Measured {
+                verdict: Verdict::Inconclusive,
+                ratio,
+                ci95: [lo, hi],
+            } => format!(
+                "the budget is too small to measure the ends: the bad revision could not be told from the good one (ratio {ratio:.3}, CI [{lo:.3}, {hi:.3}]), so no commit can be judged against them; nothing is named (raise plan.budget)"
+            ),
             Outcome::Measured { verdict, .. } => format!(
                 "the bad revision is {} against the good one: nothing moved to look for",
                 verdict.as_str()

@@ -361,7 +361,12 @@ fn a_bad_revision_that_did_not_move_ends_the_search() {
             ci95: [0.4, 0.6],
         });
         assert_eq!(s.direction(), None);
-        assert!(s.conclusion().is_some());
+        let why = s.conclusion().unwrap().unresolved.clone().unwrap();
+        assert_eq!(
+            why.starts_with("the budget is too small to measure the ends"),
+            verdict == Verdict::Inconclusive,
+            "{why}"
+        );
     }
 }
 
