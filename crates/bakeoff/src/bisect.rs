@@ -585,6 +585,15 @@ fn outcome_of(rec: &StepRecord) -> Outcome {
             },
         };
     }
+    let fewest = fewest_rounds(bakeoff_bisect::ALPHA);
+    if rec.outcome == "measured" && rec.rounds.is_some_and(|n| n < fewest) {
+        return Outcome::Undecided {
+            why: format!(
+                "the bad revision's step fitted {} round(s) in its share of the budget, fewer than the {fewest} a comparison needs to tell it from the good one",
+                rec.rounds.unwrap_or(0)
+            ),
+        };
+    }
     match (rec.outcome.as_str(), rec.verdict, rec.ratio, rec.ci95) {
         ("measured", Some(verdict), Some(ratio), Some(ci95)) => Outcome::Measured {
             verdict,

@@ -249,7 +249,9 @@ impl Search {
             Outcome::DoesNotBuild { error } | Outcome::Failed { error } => {
                 format!("the bad revision could not be measured: {error}")
             }
-            Outcome::Undecided { why } => format!("the bad revision could not be judged: {why}"),
+            Outcome::Undecided { why } => format!(
+                "the budget is too small to measure the ends: {why}; nothing is named (raise plan.budget)"
+            ),
         };
         State::Done(Conclusion {
             direction: None,

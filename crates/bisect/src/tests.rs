@@ -351,6 +351,16 @@ fn a_bad_revision_that_did_not_move_ends_the_search() {
     assert_eq!(found.direction, None);
     assert_eq!(found.halfway, None);
     assert!(found.candidates.is_empty());
+    // Too few rounds for the bad revision: the budget cannot measure the ends.
+    let mut s = Search::new(commits(2)).unwrap();
+    s.next_step();
+    s.feed(Outcome::Undecided {
+        why: "2 rounds".into(),
+    });
+    assert_eq!(
+        s.conclusion().unwrap().unresolved.as_deref(),
+        Some("the budget is too small to measure the ends: 2 rounds; nothing is named (raise plan.budget)")
+    );
     // A client-bound or inconclusive bad revision gives no direction either.
     for verdict in [Verdict::Inconclusive, Verdict::ClientBound] {
         let mut s = Search::new(commits(2)).unwrap();
