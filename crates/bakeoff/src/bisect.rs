@@ -136,7 +136,8 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         .map_err(|NoCommits| Failure::Failed("bisect: no commit between good and bad".into()))?;
     let stop = setup.loaded.experiment.plan.stopping();
     let per_step = stop.budget.map(|b| b.as_secs_f64());
-    let mut budget = Budget::new(per_step.map_or(f64::INFINITY, |b| b * search.steps_left() as f64));
+    let mut budget =
+        Budget::new(per_step.map_or(f64::INFINITY, |b| b * search.steps_left() as f64));
     eprintln!(
         "bisect: {} commits from {} to {} on {}{}",
         setup.commits.len(),
@@ -251,7 +252,11 @@ fn say_forecast(
     let smallest = smallest_change(spread, rounds, search.step_alpha(), direction);
     let ratio = bad.ratio?;
     let measured = (ratio - 1.0).abs();
-    let how = if direction == Verdict::Faster { "faster" } else { "slower" };
+    let how = if direction == Verdict::Faster {
+        "faster"
+    } else {
+        "slower"
+    };
     let budget_text = if left.is_finite() {
         format!("the {} left", seconds_text(left))
     } else {
@@ -462,9 +467,11 @@ fn run_step(
                     if let Some(rule) = rule {
                         // Decided after a round, or the budget ended first: its last look.
                         let decided = watch.decision.lock().map(|d| d.clone()).ok().flatten();
-                        let d = decided.unwrap_or_else(|| match rule.call(&ratios(&o.results, &name), true) {
-                            Call::Decide(d) => d,
-                            Call::More => unreachable!("a last look decides"),
+                        let d = decided.unwrap_or_else(|| {
+                            match rule.call(&ratios(&o.results, &name), true) {
+                                Call::Decide(d) => d,
+                                Call::More => unreachable!("a last look decides"),
+                            }
                         });
                         rec.judged = Some(judged_text(d.judgement).into());
                         rec.interval = d.interval;

@@ -107,7 +107,10 @@ fn bisect_names_the_commit_that_slowed_every_command() {
     let found: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(s.out().join("bisect.json")).unwrap())
             .unwrap();
-    assert_eq!(found["direction"], "slower", "the ends were not measured: {found}");
+    assert_eq!(
+        found["direction"], "slower",
+        "the ends were not measured: {found}"
+    );
     // The right commit, or a range that holds it; never another commit.
     match found["first"].as_str() {
         Some(first) => {
@@ -135,9 +138,17 @@ fn bisect_names_the_commit_that_slowed_every_command() {
         forecast.starts_with("at this noise (") && forecast.contains("can localize a change of"),
         "{found}"
     );
-    let said = stderr.find(&format!("bisect: {forecast}")).expect("forecast printed");
-    let second_step = stderr.match_indices("bisect: ").nth(3).map_or(usize::MAX, |m| m.0);
-    assert!(said < second_step, "the forecast comes before the halving: {stderr}");
+    let said = stderr
+        .find(&format!("bisect: {forecast}"))
+        .expect("forecast printed");
+    let second_step = stderr
+        .match_indices("bisect: ")
+        .nth(3)
+        .map_or(usize::MAX, |m| m.0);
+    assert!(
+        said < second_step,
+        "the forecast comes before the halving: {stderr}"
+    );
     let steps = found["steps"].as_array().unwrap();
     assert!(
         steps.iter().any(|s| s["outcome"] == "does not build"),
@@ -150,7 +161,10 @@ fn bisect_names_the_commit_that_slowed_every_command() {
     }
     // After the bad revision, each step was judged sequentially within its cap.
     for step in steps[1..].iter().filter(|s| s["outcome"] == "measured") {
-        let (rounds, cap) = (step["rounds"].as_u64().unwrap(), step["cap"].as_u64().unwrap());
+        let (rounds, cap) = (
+            step["rounds"].as_u64().unwrap(),
+            step["cap"].as_u64().unwrap(),
+        );
         assert!(rounds <= cap, "{step}");
         assert!(!step["judged"].is_null(), "{step}");
     }
@@ -162,8 +176,7 @@ fn bisect_names_the_commit_that_slowed_every_command() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let found: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tiny.join("bisect.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(tiny.join("bisect.json")).unwrap()).unwrap();
     assert!(found["first"].is_null(), "{found}");
     assert!(
         found["unresolved"]

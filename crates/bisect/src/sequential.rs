@@ -41,7 +41,9 @@ pub fn side(direction: Verdict, halfway: f64, [lo, hi]: [f64; 2]) -> Judgement {
 /// The fewest rounds whose exact signed-rank interval reaches `1 - alpha` (one pair on
 /// each side cut off: 2 / 2^n <= alpha).
 pub fn fewest_rounds(alpha: f64) -> usize {
-    (1..64).find(|n| 2.0 / 2f64.powi(*n as i32) <= alpha).unwrap_or(64)
+    (1..64)
+        .find(|n| 2.0 / 2f64.powi(*n as i32) <= alpha)
+        .unwrap_or(64)
 }
 
 /// The round counts a step of at most `cap` rounds looks at with an error of `alpha`
