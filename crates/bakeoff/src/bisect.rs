@@ -168,12 +168,12 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         let share = budget.share_s(steps_left, floor);
         let cap = pace.map_or(most, |p| ((share / p).floor() as usize).min(most));
         let rule = search.rule(cap);
-        if let Some(r) = rule.as_ref().filter(|r| r.cap() == 0) {
+        if rule.as_ref().is_some_and(|r| r.cap() == 0) {
             search.stop(format!(
                 "the budget left ({}) allows {cap} round(s) for step {}, fewer than the {} a step needs to be judged; nothing more can be told apart (raise plan.budget)",
                 seconds_text(budget.left_s()),
                 steps.len() + 1,
-                fewest_rounds(search.step_alpha()).max(r.cap())
+                fewest_rounds(search.step_alpha())
             ));
             continue;
         }
@@ -244,8 +244,10 @@ fn say_forecast(
     let round_s = pace?;
     let steps = search.steps_left().max(1);
     let left = budget.left_s();
+    // As the steps will get it: their share, at least the fewest rounds while they last.
+    let floor = round_s * fewest_rounds(search.step_alpha()) as f64;
     let rounds = if left.is_finite() {
-        ((left / steps as f64 / round_s).floor() as usize).min(most)
+        ((budget.share_s(steps, floor) / round_s).floor() as usize).min(most)
     } else {
         most
     };
