@@ -21,8 +21,8 @@ pub use bakeoff_stats::MAX_ROUNDS;
 
 mod sequential;
 pub use sequential::{
-    fewest_rounds, looks_for, side, smallest_change, steps_for, Budget, Call, Decision, StepRule,
-    ALPHA, MOST_LOOKS,
+    fewest_rounds, half_width, looks_for, side, smallest_change, steps_for, Budget, Call, Decision,
+    StepRule, ALPHA, MOST_LOOKS,
 };
 
 /// What one step found (the CLI decides it from the step's experiment).

@@ -265,53 +265,73 @@ fn never_a_wrong_commit_over_many_seeds() {
             }
         }
     }
-    eprintln!("named {named}, ranges {ranges}");
     // Both kinds of answer came up: the test saw clear and too-noisy cases.
     assert!(named > 200, "{named} named");
     assert!(ranges > 20, "{ranges} ranges");
 }
 
+/// Of `trials` steps at 6% per round, alternately at a good commit and a bad one whose
+/// change is `change`, the share judged on the right side (a wrong side stays within the
+/// step's error).
+fn decided(cap: usize, alpha: f64, change: f64, seed: u64) -> f64 {
+    let bad = 1.0 - change;
+    let rule = StepRule::new(Verdict::Slower, bad.sqrt(), cap, alpha);
+    let mut noise = Noise(seed);
+    let (mut right, mut wrong) = (0, 0);
+    let trials = 1000;
+    for i in 0..trials {
+        let truth = if i % 2 == 0 { 1.0 } else { bad };
+        let (expected, opposite) = if truth < 1.0 {
+            (Judgement::Moved, Judgement::DidNotMove)
+        } else {
+            (Judgement::DidNotMove, Judgement::Moved)
+        };
+        let d = run_step(&rule, truth, 0.06, &mut noise);
+        right += usize::from(d.judgement == expected);
+        wrong += usize::from(d.judgement == opposite);
+    }
+    assert!(
+        (wrong as f64) <= alpha / 2.0 * trials as f64,
+        "{wrong} wrong sides in {trials} steps"
+    );
+    right as f64 / trials as f64
+}
+
 #[test]
 fn the_forecast_matches_what_steps_manage() {
-    // A step of 24 rounds at 6% per round, in a bisect of three steps: the forecast's
-    // smallest change, then steps at 1.5 times it (they should mostly decide, on both
-    // sides) and at half of it (mostly not). A wrong side stays within the step's error.
-    let (cap, spread, alpha) = (24, 0.06, ALPHA / 3.0);
-    let smallest = smallest_change(spread, cap, alpha, Verdict::Slower).unwrap();
-    // z = 2.7729 at 1 - 0.05 / 9 / 2 (three looks of a three-step bisect), worked out
-    // apart from this code: 1 - exp(-2 * z * 0.06 * sqrt(pi / 72)) = 0.0671.
-    assert!((smallest - 0.0671).abs() < 0.0005, "{smallest}");
-    let decided = |change: f64, seed: u64| {
-        let bad = 1.0 - change;
-        let rule = StepRule::new(Verdict::Slower, bad.sqrt(), cap, alpha);
-        let mut noise = Noise(seed);
-        let (mut right, mut wrong) = (0, 0);
-        let trials = 1000;
-        for i in 0..trials {
-            let truth = if i % 2 == 0 { 1.0 } else { bad };
-            let (expected, opposite) = if truth < 1.0 {
-                (Judgement::Moved, Judgement::DidNotMove)
-            } else {
-                (Judgement::DidNotMove, Judgement::Moved)
-            };
-            let d = run_step(&rule, truth, spread, &mut noise);
-            right += usize::from(d.judgement == expected);
-            wrong += usize::from(d.judgement == opposite);
-        }
+    // Steps in a bisect of three: the forecast's smallest change, then steps at 1.5 times
+    // it (they should mostly decide, on both sides) and at half of it (mostly not), for a
+    // short cap (one look over the whole range of the rounds) and a longer one.
+    let alpha = ALPHA / 3.0;
+    for cap in [7, 24] {
+        let smallest = smallest_change(0.06, cap, alpha, Verdict::Slower).unwrap();
+        let above = decided(cap, alpha, 1.0 - (1.0 - smallest).powf(1.5), 3);
+        let below = decided(cap, alpha, 1.0 - (1.0 - smallest).powf(0.5), 5);
         assert!(
-            (wrong as f64) <= alpha / 2.0 * trials as f64,
-            "{wrong} wrong sides in {trials} steps"
+            above >= 0.8,
+            "cap {cap}, 1.5x the forecast {smallest}: {above}"
         );
-        right as f64 / trials as f64
-    };
-    let above = decided(1.0 - (1.0 - smallest).powf(1.5), 3);
-    let below = decided(1.0 - (1.0 - smallest).powf(0.5), 5);
-    assert!(above >= 0.8, "1.5x the forecast: {above}");
-    assert!(below <= 0.5, "0.5x the forecast: {below}");
+        assert!(
+            below <= 0.5,
+            "cap {cap}, 0.5x the forecast {smallest}: {below}"
+        );
+    }
+    // Past the simulated counts, the formula: z = 2.7729 at 1 - 0.05 / 9 / 2 (three looks
+    // of a three-step bisect), worked out apart from this code:
+    // 1 - exp(-2 * z * 0.06 * sqrt(pi / 600)) = 0.02379 at 200 rounds.
+    let long = smallest_change(0.06, 200, alpha, Verdict::Slower).unwrap();
+    assert!((long - 0.02379).abs() < 0.0002, "{long}");
+    // The simulation and the formula meet where one hands over to the other.
+    let (sim, formula) = (
+        half_width(60, 0.01),
+        half_width(61, 0.01) * (61.0f64 / 60.0).sqrt(),
+    );
+    assert!((sim / formula - 1.0).abs() < 0.1, "{sim} against {formula}");
     // Faster mirrors it; and no step fits below the fewest rounds.
-    let faster = smallest_change(spread, cap, alpha, Verdict::Faster).unwrap();
-    assert!(((1.0 + faster) * (1.0 - smallest) - 1.0).abs() < 1e-9);
-    assert_eq!(smallest_change(spread, 5, alpha, Verdict::Slower), None);
+    let slower = smallest_change(0.06, 24, alpha, Verdict::Slower).unwrap();
+    let faster = smallest_change(0.06, 24, alpha, Verdict::Faster).unwrap();
+    assert!(((1.0 + faster) * (1.0 - slower) - 1.0).abs() < 1e-9);
+    assert_eq!(smallest_change(0.06, 5, alpha, Verdict::Slower), None);
 }
 
 /// Bisects per setting (`REPS=60` for a longer run: 7200 bisects).
