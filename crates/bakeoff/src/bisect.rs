@@ -177,7 +177,11 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
             ));
             continue;
         }
-        let share = share.is_finite().then_some((share, cap));
+        // The rounds are bounded by the cap; the step's time gets one round's slack, so a
+        // slow round does not cost the step its last look.
+        let share = share
+            .is_finite()
+            .then_some((share + pace.unwrap_or(0.0), cap));
         let rec = run_step(&setup, args, &commit, share, rule.as_ref(), &cancel)?;
         budget.spend(rec.rounds_s.unwrap_or(0.0));
         search.feed(outcome_of(&rec));
