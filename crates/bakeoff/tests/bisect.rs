@@ -1,7 +1,9 @@
 //! End-to-end bisect: a git repository made from Debian's memcached source, eight commits
 //! after the good one; the fifth adds a fixed loop of work to every command (a large,
 //! known slowdown), the sixth does not build and the seventh repairs it. `bakeoff bisect`
-//! names the fifth, skipping the one that does not build, with the evidence per step.
+//! on a small budget names the fifth or a range that holds it (never another commit),
+//! skipping the one that does not build, with the forecast up front and the evidence per
+//! step; on a budget too small to measure the ends it names nothing and says so.
 
 mod common;
 
@@ -57,12 +59,10 @@ fn repository(s: &Scratch) -> std::path::PathBuf {
     repo
 }
 
-#[test]
-fn bisect_names_the_commit_that_slowed_every_command() {
-    let s = Scratch::new();
-    let repo = repository(&s);
+/// `bakeoff bisect` on the repository with `[plan] budget` per step, into `out`.
+fn bisect(s: &Scratch, repo: &Path, budget: &str, out: &Path) -> std::process::Output {
     let text = format!(
-        "name = \"bisect-e2e\"\n[target]\nkind = \"memcached\"\nsource = {{ git = \"{}\", rev = \"good\" }}\nargs = [\"-t\", \"1\"]\n\n[[variant]]\nname = \"o2\"\ncompiler = \"gcc-12\"\ncflags = \"-O2\"\n\n[[workload]]\nkind = \"kv\"\nname = \"kv\"\nconnections = [8]\nkeys = 5000\n\n[plan]\nbudget = \"30s\"\nprecision = 0.1\nwarmup = \"100ms\"\nduration = \"500ms\"\n",
+        "name = \"bisect-e2e\"\n[target]\nkind = \"memcached\"\nsource = {{ git = \"{}\", rev = \"good\" }}\nargs = [\"-t\", \"1\"]\n\n[[variant]]\nname = \"o2\"\ncompiler = \"gcc-12\"\ncflags = \"-O2\"\n\n[[workload]]\nkind = \"kv\"\nname = \"kv\"\nconnections = [8]\nkeys = 5000\n\n[plan]\nbudget = \"{budget}\"\nprecision = 0.1\nwarmup = \"100ms\"\nduration = \"500ms\"\n",
         repo.display()
     );
     let f = s.write("bisect.toml", &text);
@@ -73,7 +73,7 @@ fn bisect_names_the_commit_that_slowed_every_command() {
             "--good", "good", "--bad", "HEAD", "--cell", "kv:8", "--quiet",
         ])
         .arg("--out")
-        .arg(s.out())
+        .arg(out)
         .arg("--cache")
         .arg(cache_dir())
         .arg("--sandbox-dir")
@@ -81,10 +81,18 @@ fn bisect_names_the_commit_that_slowed_every_command() {
         .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
         .output()
         .expect("run bakeoff bisect");
-    no_server_left("memcached", &s);
+    no_server_left("memcached", s);
+    out
+}
+
+#[test]
+fn bisect_names_the_commit_that_slowed_every_command() {
+    let s = Scratch::new();
+    let repo = repository(&s);
+    // 20 s a step on average: 80 s for the bad revision's step and three halvings.
+    let out = bisect(&s, &repo, "20s", &s.out());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
     let fifth = String::from_utf8(
         Command::new("git")
             .arg("-C")
@@ -95,11 +103,55 @@ fn bisect_names_the_commit_that_slowed_every_command() {
             .stdout,
     )
     .unwrap();
+    let fifth = fifth.trim();
     let found: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(s.out().join("bisect.json")).unwrap())
             .unwrap();
-    assert_eq!(found["first"].as_str(), Some(fifth.trim()), "{found}");
-    assert_eq!(found["direction"], "slower", "{found}");
+    assert_eq!(
+        found["direction"], "slower",
+        "the ends were not measured: {found}"
+    );
+    // The right commit, or a range that holds it; never another commit.
+    match found["first"].as_str() {
+        Some(first) => {
+            assert_eq!(first, fifth, "a wrong commit: {found}");
+            assert!(out.status.success(), "{stdout}\n{stderr}");
+            assert!(
+                stdout.contains("First commit where the figure moved"),
+                "{stdout}"
+            );
+        }
+        None => {
+            let candidates: Vec<&str> = found["candidates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|c| c.as_str())
+                .collect();
+            assert!(candidates.contains(&fifth), "the range lost it: {found}");
+            assert!(!out.status.success(), "{stdout}\n{stderr}");
+        }
+    }
+    // Up front, once the ends are measured: what the budget can localize at this noise
+    // (or that it is too small to localize anything, on a machine too noisy for it).
+    let forecast = found["forecast"]["text"].as_str().unwrap_or_default();
+    assert!(
+        forecast.starts_with("at this noise (")
+            && (forecast.contains("can localize a change of")
+                || forecast.contains("too small to localize anything")),
+        "{found}"
+    );
+    let said = stderr
+        .find(&format!("bisect: {forecast}"))
+        .expect("forecast printed");
+    let second_step = stderr
+        .match_indices("bisect: ")
+        .nth(3)
+        .map_or(usize::MAX, |m| m.0);
+    assert!(
+        said < second_step,
+        "the forecast comes before the halving: {stderr}"
+    );
     let steps = found["steps"].as_array().unwrap();
     assert!(
         steps.iter().any(|s| s["outcome"] == "does not build"),
@@ -110,9 +162,30 @@ fn bisect_names_the_commit_that_slowed_every_command() {
             assert!(!step[key].is_null(), "{key}: {step}");
         }
     }
-    assert!(
-        stdout.contains("First commit where the figure moved"),
-        "{stdout}"
-    );
+    // After the bad revision, each step was judged sequentially within its cap.
+    for step in steps[1..].iter().filter(|s| s["outcome"] == "measured") {
+        let (rounds, cap) = (
+            step["rounds"].as_u64().unwrap(),
+            step["cap"].as_u64().unwrap(),
+        );
+        assert!(rounds <= cap, "{step}");
+        assert!(!step["judged"].is_null(), "{step}");
+    }
     assert!(s.out().join("bisect.md").is_file());
+
+    // A budget too small to tell the bad revision from the good one names nothing.
+    let tiny = s.path().join("tiny");
+    let out = bisect(&s, &repo, "1s", &tiny);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let found: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny.join("bisect.json")).unwrap()).unwrap();
+    assert!(found["first"].is_null(), "{found}");
+    assert!(
+        found["unresolved"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("the budget is too small to measure the ends"),
+        "{found}"
+    );
 }

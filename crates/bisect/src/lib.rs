@@ -10,8 +10,20 @@
 //! commits between the last that did not move and the first that moved are halved step
 //! by step; one that does not build is skipped (as `git bisect skip`) and the next
 //! nearest the middle is measured instead.
+//!
+//! A step uses its budget sequentially ([`StepRule`], `sequential.rs`): it adds rounds
+//! while its interval straddles the halfway point, up to the cap its share of the whole
+//! bisect's [`Budget`] allows, and stops as soon as the interval lies on one side.
 
 use bakeoff_stats::Verdict;
+/// The most rounds a step runs (the runner's own limit).
+pub use bakeoff_stats::MAX_ROUNDS;
+
+mod sequential;
+pub use sequential::{
+    fewest_rounds, half_width, looks_for, side, smallest_change, steps_for, Budget, Call, Decision,
+    StepRule, ALPHA, MOST_LOOKS,
+};
 
 /// What one step found (the CLI decides it from the step's experiment).
 #[derive(Debug, Clone, PartialEq)]
@@ -21,8 +33,13 @@ pub enum Outcome {
         verdict: Verdict,
         /// The commit's figure over the good revision's.
         ratio: f64,
+        /// The interval the step is judged by (with [`StepRule`], its interval over all
+        /// its looks).
         ci95: [f64; 2],
     },
+    /// The step ended without an interval that could be judged (too few rounds fitted in
+    /// its share of the budget): inconclusive, for this reason.
+    Undecided { why: String },
     /// The commit's variant could not be built.
     DoesNotBuild { error: String },
     /// The step gave no comparison (it failed, or none came out of it).
@@ -94,6 +111,8 @@ struct Narrowing {
     lo: isize,
     hi: isize,
     skipped: Vec<isize>,
+    /// Steps the halving needed when it began (the error is shared among them).
+    planned: usize,
     /// The commit being measured.
     pending: Option<isize>,
 }
@@ -135,6 +154,7 @@ impl Search {
         match (&self.state, outcome) {
             (_, Outcome::DoesNotBuild { .. }) => Judgement::DoesNotBuild,
             (_, Outcome::Failed { .. }) => Judgement::Failed,
+            (_, Outcome::Undecided { .. }) => Judgement::Inconclusive,
             (State::Narrowing(n), Outcome::Measured { ci95, .. }) => n.side(*ci95),
             (_, Outcome::Measured { .. }) => Judgement::Inconclusive,
         }
@@ -171,8 +191,12 @@ impl Search {
                         n.lo = mid;
                         None
                     }
+                    (Judgement::Inconclusive, Outcome::Undecided { why }) => Some(format!(
+                        "step {} ({commit}): {why}; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)",
+                        self.steps
+                    )),
                     (Judgement::Inconclusive, _) => Some(format!(
-                        "step {} ({commit}): its CI still straddles the halfway ratio {:.3} after its budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)",
+                        "step {} ({commit}): its CI still straddles the halfway ratio {:.3} after its share of the budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)",
                         self.steps, n.halfway
                     )),
                     (Judgement::Failed, o) => Some(format!(
@@ -199,17 +223,25 @@ impl Search {
             Outcome::Measured {
                 verdict: direction @ (Verdict::Slower | Verdict::Faster),
                 ratio,
-                ..
+                ci95: [lo, hi],
             } => {
                 return State::Narrowing(Narrowing {
                     direction,
-                    halfway: ratio.sqrt(),
+                    halfway: halfway(direction, ratio, [lo, hi]),
                     lo: -1,
                     hi: self.commits.len() as isize - 1,
                     skipped: Vec::new(),
+                    planned: steps_for(self.commits.len()),
                     pending: None,
                 })
             }
+            Outcome::Measured {
+                verdict: Verdict::Inconclusive,
+                ratio,
+                ci95: [lo, hi],
+            } => format!(
+                "the budget is too small to measure the ends: the bad revision could not be told from the good one (ratio {ratio:.3}, CI [{lo:.3}, {hi:.3}]), so no commit can be judged against them; nothing is named (raise plan.budget)"
+            ),
             Outcome::Measured { verdict, .. } => format!(
                 "the bad revision is {} against the good one: nothing moved to look for",
                 verdict.as_str()
@@ -217,6 +249,9 @@ impl Search {
             Outcome::DoesNotBuild { error } | Outcome::Failed { error } => {
                 format!("the bad revision could not be measured: {error}")
             }
+            Outcome::Undecided { why } => format!(
+                "the budget is too small to measure the ends: {why}; nothing is named (raise plan.budget)"
+            ),
         };
         State::Done(Conclusion {
             direction: None,
@@ -245,6 +280,57 @@ impl Search {
         }
     }
 
+    /// Steps still expected before a commit is named: the bad revision's (until it is
+    /// measured) and one per halving of the commits left; 0 once done.
+    pub fn steps_left(&self) -> usize {
+        match &self.state {
+            State::Bad => 1 + steps_for(self.commits.len()),
+            State::Narrowing(n) => steps_for((n.hi - n.lo) as usize),
+            State::Done(_) => 0,
+        }
+    }
+
+    /// The sequential rule for the next step, at most `cap` rounds (None before the bad
+    /// revision fixed the direction and the halfway point). Each step may be wrong
+    /// [`Search::step_alpha`] of the time, so the whole search [`ALPHA`].
+    pub fn rule(&self, cap: usize) -> Option<StepRule> {
+        match &self.state {
+            State::Narrowing(n) => Some(StepRule::new(
+                n.direction,
+                n.halfway,
+                cap,
+                self.step_alpha(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// The error each step after the bad revision's is allowed: [`ALPHA`] over the steps
+    /// the commits needed when the halving began (at least one).
+    pub fn step_alpha(&self) -> f64 {
+        let steps = match &self.state {
+            State::Narrowing(n) => n.planned,
+            _ => steps_for(self.commits.len()),
+        };
+        ALPHA / steps.max(1) as f64
+    }
+
+    /// Ends the search now, for `why` (the budget cannot judge a step): no commit is
+    /// named, the range left is the candidates.
+    pub fn stop(&mut self, why: String) {
+        self.state = match std::mem::replace(&mut self.state, State::Bad) {
+            State::Narrowing(n) => State::Done(n.conclude(&self.commits, Some(why))),
+            State::Bad => State::Done(Conclusion {
+                direction: None,
+                halfway: None,
+                first: None,
+                unresolved: Some(why),
+                candidates: self.commits.clone(),
+            }),
+            done @ State::Done(_) => done,
+        };
+    }
+
     /// The direction the bad revision fixed (once it is measured and moved).
     pub fn direction(&self) -> Option<Verdict> {
         match &self.state {
@@ -265,19 +351,8 @@ impl Narrowing {
             .min_by_key(|i| (*i - middle).abs())
     }
 
-    fn side(&self, [lo, hi]: [f64; 2]) -> Judgement {
-        let past = |x: f64| {
-            if self.direction == Verdict::Slower {
-                x < self.halfway
-            } else {
-                x > self.halfway
-            }
-        };
-        match (past(lo), past(hi)) {
-            (true, true) => Judgement::Moved,
-            (false, false) => Judgement::DidNotMove,
-            _ => Judgement::Inconclusive,
-        }
+    fn side(&self, ci: [f64; 2]) -> Judgement {
+        side(self.direction, self.halfway, ci)
     }
 
     /// The commits from the first not known unmoved to the first known moved; one alone
@@ -305,6 +380,19 @@ impl Narrowing {
             unresolved,
             candidates: range,
         }
+    }
+}
+
+/// The ratio a step is judged against: geometrically halfway between good (1) and the
+/// bad revision's `ratio`, unless the bad revision's own CI reaches past that point (a
+/// noisy measurement of the bad end): then the CI's edge nearest 1, so that every ratio
+/// the bad revision may have lies past it and a commit like the bad one is never read
+/// as like the good one.
+pub fn halfway(direction: Verdict, ratio: f64, [lo, hi]: [f64; 2]) -> f64 {
+    if direction == Verdict::Faster {
+        ratio.sqrt().min(lo.sqrt())
+    } else {
+        ratio.sqrt().max(hi.sqrt())
     }
 }
 

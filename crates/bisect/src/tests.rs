@@ -47,7 +47,7 @@ impl History {
             1.25
         };
         if self.inconclusive.contains(&i) {
-            // Straddles the halfway point (sqrt(0.8) = 0.894, sqrt(1.25) = 1.118).
+            // Straddles the halfway point (sqrt(0.824) = 0.908, sqrt(1.2125) = 1.101).
             let ci: [f64; 2] = if self.direction == Verdict::Slower {
                 [0.85, 0.95]
             } else {
@@ -139,7 +139,8 @@ fn the_steps_halve_the_range_the_way_they_always_have() {
     let (measured, found) = History::new(8, 5).bisect();
     assert_eq!(measured, [7, 3, 5, 4]);
     assert_eq!(found.first, Some(c(5)));
-    assert_eq!(found.halfway, Some(0.8f64.sqrt()));
+    // Halfway between good and the bad revision's CI edge nearest 1.
+    assert_eq!(found.halfway, Some((0.8f64 * 1.03).sqrt()));
 }
 
 #[test]
@@ -169,8 +170,20 @@ fn the_faster_direction_is_found_too() {
         let (_, found) = h.bisect();
         assert_eq!(found.first, Some(c(culprit)));
         assert_eq!(found.direction, Some(Verdict::Faster));
-        assert_eq!(found.halfway, Some(1.25f64.sqrt()));
+        assert_eq!(found.halfway, Some((1.25f64 * 0.97).sqrt()));
     }
+}
+
+#[test]
+fn the_halfway_point_leaves_every_ratio_the_bad_revision_may_have_past_it() {
+    // A precise bad revision: about the geometric midpoint of its ratio and 1.
+    let h = halfway(Verdict::Slower, 0.5, [0.49, 0.51]);
+    assert!((h - 0.51f64.sqrt()).abs() < 1e-12 && (h - 0.5f64.sqrt()).abs() < 0.01);
+    // A noisy one (ratio 0.90, CI up to 0.99): the point moves towards 1, past 0.99.
+    let h = halfway(Verdict::Slower, 0.9, [0.8, 0.99]);
+    assert!(h > 0.99 && h < 1.0, "{h}");
+    let h = halfway(Verdict::Faster, 1.2, [1.01, 1.4]);
+    assert!(h > 1.0 && h < 1.01, "{h}");
 }
 
 #[test]
@@ -192,11 +205,12 @@ fn a_step_is_judged_by_its_ci_against_the_halfway_point_not_by_its_verdict() {
         ratio: 0.64,
         ci95: [0.62, 0.66],
     });
+    // Halfway between good and the least slowdown the bad revision's CI allows.
     let halfway = s.halfway().unwrap();
-    assert!((halfway - 0.8).abs() < 1e-12);
+    assert!((halfway - 0.66f64.sqrt()).abs() < 1e-12);
     let j = |v, lo, hi| s.judge(&measured(v, lo, hi));
     assert_eq!(j(Verdict::Inconclusive, 0.7, 0.79), Judgement::Moved);
-    assert_eq!(j(Verdict::Slower, 0.81, 0.9), Judgement::DidNotMove);
+    assert_eq!(j(Verdict::Slower, 0.82, 0.9), Judgement::DidNotMove);
     // Faster than good is still on good's side of a slowdown.
     assert_eq!(j(Verdict::Faster, 1.1, 1.2), Judgement::DidNotMove);
     assert_eq!(j(Verdict::Slower, 0.7, 0.9), Judgement::Inconclusive);
@@ -299,7 +313,7 @@ fn an_inconclusive_step_stops_the_search_with_the_range_left() {
     assert_eq!(
         found.unresolved.as_deref(),
         Some(
-            "step 3 (c050000000): its CI still straddles the halfway ratio 0.894 after its budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)"
+            "step 3 (c050000000): its CI still straddles the halfway ratio 0.908 after its share of the budget, so it is neither like good nor like bad; the change is among the commits listed (raise plan.budget, or give --cell a steadier cell)"
         )
     );
 }
@@ -337,6 +351,16 @@ fn a_bad_revision_that_did_not_move_ends_the_search() {
     assert_eq!(found.direction, None);
     assert_eq!(found.halfway, None);
     assert!(found.candidates.is_empty());
+    // Too few rounds for the bad revision: the budget cannot measure the ends.
+    let mut s = Search::new(commits(2)).unwrap();
+    s.next_step();
+    s.feed(Outcome::Undecided {
+        why: "2 rounds".into(),
+    });
+    assert_eq!(
+        s.conclusion().unwrap().unresolved.as_deref(),
+        Some("the budget is too small to measure the ends: 2 rounds; nothing is named (raise plan.budget)")
+    );
     // A client-bound or inconclusive bad revision gives no direction either.
     for verdict in [Verdict::Inconclusive, Verdict::ClientBound] {
         let mut s = Search::new(commits(2)).unwrap();
@@ -347,7 +371,12 @@ fn a_bad_revision_that_did_not_move_ends_the_search() {
             ci95: [0.4, 0.6],
         });
         assert_eq!(s.direction(), None);
-        assert!(s.conclusion().is_some());
+        let why = s.conclusion().unwrap().unresolved.clone().unwrap();
+        assert_eq!(
+            why.starts_with("the budget is too small to measure the ends"),
+            verdict == Verdict::Inconclusive,
+            "{why}"
+        );
     }
 }
 
@@ -365,7 +394,7 @@ fn a_bad_revision_that_cannot_be_measured_ends_the_search() {
         s.next_step();
         let error = match &outcome {
             Outcome::DoesNotBuild { error } | Outcome::Failed { error } => error.clone(),
-            Outcome::Measured { .. } => unreachable!(),
+            Outcome::Measured { .. } | Outcome::Undecided { .. } => unreachable!(),
         };
         s.feed(outcome);
         let Next::Done(found) = s.next_step() else {

@@ -6,7 +6,7 @@
 use toml_edit::{value, Array, DocumentMut, Item};
 
 /// What a bisect step keeps of the experiment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Step<'a> {
     /// Index of the build variant whose keys both variants take.
     pub template: usize,
@@ -17,6 +17,9 @@ pub struct Step<'a> {
     pub workload: usize,
     /// Its connections key (`connections`, or `concurrency`) set to this one count.
     pub connections: Option<(&'static str, usize)>,
+    /// The step's share of the bisect: `budget` (seconds) and `repetitions` (None: the
+    /// file's own).
+    pub share: Option<(f64, usize)>,
 }
 
 /// The experiment text of a bisect step.
@@ -55,6 +58,10 @@ pub fn bisect_step(text: &str, step: &Step) -> Result<String, String> {
     workloads.clear();
     workloads.push(kept);
     doc["plan"]["baseline"] = value(step.good.1);
+    if let Some((budget_s, rounds)) = step.share {
+        doc["plan"]["budget"] = value(format!("{budget_s:.3}"));
+        doc["plan"]["repetitions"] = value(rounds as i64);
+    }
     Ok(doc.to_string())
 }
 
@@ -142,6 +149,7 @@ mod tests {
                 candidate: ("abc123", "abc123"),
                 workload: 1,
                 connections: Some(("connections", 16)),
+                share: None,
             },
         )
         .unwrap();
@@ -158,6 +166,26 @@ mod tests {
         assert_eq!(w.get(0).unwrap()["connections"].to_string().trim(), "[16]");
         assert_eq!(doc["plan"]["baseline"].as_str(), Some("good"));
         assert_eq!(doc["plan"]["budget"].as_str(), Some("1m"));
+        assert!(doc["plan"].get("repetitions").is_none());
+    }
+
+    #[test]
+    fn a_step_takes_its_share_of_the_bisect() {
+        let out = bisect_step(
+            TEXT,
+            &Step {
+                template: 1,
+                good: ("v1", "good"),
+                candidate: ("abc123", "abc123"),
+                workload: 0,
+                connections: None,
+                share: Some((12.5, 20)),
+            },
+        )
+        .unwrap();
+        let doc: DocumentMut = out.parse().unwrap();
+        assert_eq!(doc["plan"]["budget"].as_str(), Some("12.500"));
+        assert_eq!(doc["plan"]["repetitions"].as_integer(), Some(20));
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub struct Results {
     pub cells: Vec<Cell>,
     pub comparisons: Vec<ComparisonRecord>,
     /// What ended the measured rounds: precision | budget | repetitions (None while
-    /// running).
+    /// running), or the caller's own rule (bisect's steps: decided).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
     /// Wall time the measured rounds took, seconds.

@@ -28,7 +28,10 @@ impl Context<'_> {
     /// False if interrupted.
     fn rounds(&self, results: &mut Results, observer: &dyn Observer) -> bool {
         let e = &self.loaded.experiment;
-        let stop = e.plan.stopping();
+        let mut stop = e.plan.stopping();
+        if observer.own_rule() {
+            stop.precision = None;
+        }
         let points: Vec<(usize, usize)> = self
             .configs
             .iter()
@@ -46,9 +49,9 @@ impl Context<'_> {
         let mut order = Rounds::new(e.plan.seed);
         let started = Instant::now();
         let (mut index, mut round) = (0, 0);
-        let stopped_by = loop {
+        let stopped_by: String = loop {
             if round >= stop.max_rounds.unwrap_or(bakeoff_stats::MAX_ROUNDS) {
-                break "repetitions";
+                break "repetitions".into();
             }
             let open: Vec<(usize, usize)> = points
                 .iter()
@@ -56,12 +59,12 @@ impl Context<'_> {
                 .filter(|p| !self.point_done(results, *p, round, &stop))
                 .collect();
             if open.is_empty() {
-                break "precision";
+                break "precision".into();
             }
             let next = self.round_estimate(results, &open, guess);
             let budget = stop.budget.map(|b| b.as_secs_f64());
             if !round_fits(round, started.elapsed().as_secs_f64(), next, budget) {
-                break "budget";
+                break "budget".into();
             }
             let slots = order.next(round, &open, &indices);
             results
@@ -80,11 +83,14 @@ impl Context<'_> {
                 crate::forecast::update(results);
             }
             observer.round_finished(&self.status(results, round, started, &stop, &points));
+            if let Some(why) = observer.enough(results) {
+                break why;
+            }
         };
-        results.stopped_by = Some(stopped_by.into());
+        results.stopped_by = Some(stopped_by.clone());
         results.rounds_s = Some(started.elapsed().as_secs_f64());
         for c in results.cells.iter_mut().filter(|c| c.stop_reason.is_none()) {
-            c.stop_reason = Some(stopped_by.into());
+            c.stop_reason = Some(stopped_by.clone());
         }
         if let Err(e) = write_results(self.folder, results) {
             self.stop_on_write_error(e);

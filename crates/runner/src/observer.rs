@@ -2,7 +2,7 @@
 //! leaf: every stage reports through it, it uses nothing of the runner.
 
 use bakeoff_engine::Live;
-use bakeoff_report::model::{BuildRecord, Forecast, Run};
+use bakeoff_report::model::{BuildRecord, Forecast, Results, Run};
 use std::sync::Arc;
 
 /// Progress callbacks (the CLI draws bars from them). All optional.
@@ -17,6 +17,17 @@ pub trait Observer: Sync {
     fn run_finished(&self, _index: usize, _label: &str, _run: &Run) {}
     /// After every round of measured runs.
     fn round_finished(&self, _status: &RoundStatus) {}
+    /// Whether the caller stops the rounds by its own rule ([`Observer::enough`]) instead
+    /// of the precision target (bisect's steps); the budget and repetitions still bound
+    /// them.
+    fn own_rule(&self) -> bool {
+        false
+    }
+    /// After every round, with the results so far: Some(why) stops the rounds there
+    /// (`why` becomes `stopped_by`).
+    fn enough(&self, _results: &Results) -> Option<String> {
+        None
+    }
 }
 
 /// Where the measured rounds stand after a round.
