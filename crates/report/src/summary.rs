@@ -440,6 +440,7 @@ pub fn plan_text(p: &PlanRecord) -> String {
     parts.push(format!("equivalence ±{:.1}%", p.equivalence * 100.0));
     parts.push(format!("pairing {}", p.pairing));
     let measure = match (p.duration_s, p.ops) {
+        (Some(d), Some(n)) => format!("{d} s (instruction-count runs {n} ops)"),
         (_, Some(n)) => format!("{n} ops"),
         (Some(d), None) => format!("{d} s"),
         _ => "?".into(),

@@ -13,6 +13,7 @@ mod ready;
 
 mod analyze;
 mod checks;
+mod counting;
 mod datadirs;
 mod equivalence;
 mod execute;

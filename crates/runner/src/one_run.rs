@@ -182,6 +182,7 @@ impl Context<'_> {
         let found = self.findings_in(&stderr_rel, v);
         let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
         run.wall_s = Some(began.elapsed().as_secs_f64());
+        run.instruction_run = self.instruction_run();
         Executed {
             run,
             profile,
@@ -393,11 +394,13 @@ impl Context<'_> {
 
     fn phases(&self) -> Phases {
         let e = &self.loaded.experiment;
+        let counted = e.instruction_ops().filter(|_| self.probes.instructions);
         Phases {
             warmup: e.warmup(),
-            measure: match e.measure() {
-                MeasureFor::Time(d) => Measure::Duration(d),
-                MeasureFor::Ops(n) => Measure::Ops(n),
+            measure: match (counted, e.measure()) {
+                (Some(n), _) => Measure::Ops(n),
+                (None, MeasureFor::Time(d)) => Measure::Duration(d),
+                (None, MeasureFor::Ops(n)) => Measure::Ops(n),
             },
         }
     }
