@@ -259,7 +259,7 @@ fn run_step(
     match outcome {
         Ok(o) => {
             let _ = record(&args.run, &o.results, &o.folder);
-            match o.results.comparisons.iter().find(|k| k.variant == name) {
+            match o.results.headline_comparisons().find(|k| k.variant == name) {
                 Some(k) => {
                     rec.verdict = Some(k.verdict);
                     rec.ratio = Some(k.ratio);

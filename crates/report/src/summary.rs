@@ -41,7 +41,14 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
             ci_text(k.ci95, k.ci_coverage),
-            Value::Verdict(k.verdict, verdict_text(k)),
+            // Mode both: the instruction count's answer beside the throughput one.
+            Value::Verdict(
+                k.verdict,
+                match r.instructions_beside(k) {
+                    Some(i) => format!("{} · {}", verdict_text(k), instructions_text(i)),
+                    None => verdict_text(k),
+                },
+            ),
         ),
         (None, true) => ("1.000".into(), String::new(), Value::Baseline),
         (None, false) => (String::new(), String::new(), "-".into()),
@@ -74,7 +81,13 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         ratio.into(),
         ratio_ci.into(),
         verdict,
-        Value::Long(notes(c).join("; ")),
+        Value::Long({
+            let mut n = notes(c);
+            if cmp.is_some_and(|k| k.disagrees.is_some()) {
+                n.push("metrics disagree".into());
+            }
+            n.join("; ")
+        }),
     ]
 }
 
@@ -197,6 +210,34 @@ pub fn verdict_text(k: &ComparisonRecord) -> String {
     }
 }
 
+/// An instruction-count comparison as instructions per operation, candidate over
+/// baseline (the record's ratio is operations per instruction, so this is its inverse):
+/// "instructions 1.200/op [1.199, 1.201] slower".
+pub fn instructions_text(k: &ComparisonRecord) -> String {
+    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { f64::INFINITY };
+    format!(
+        "instructions {:.3}/op [{:.3}, {:.3}] {}",
+        inv(k.ratio),
+        inv(k.ci95[1]),
+        inv(k.ci95[0]),
+        k.verdict
+    )
+}
+
+/// One sentence per comparison whose two metrics point opposite ways (mode both).
+pub fn disagreements(r: &Results) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .filter_map(|k| {
+            let why = k.disagrees.as_deref()?;
+            Some(format!(
+                "{} x{} {}: the metrics disagree: {why}",
+                k.workload, k.connections, k.variant
+            ))
+        })
+        .collect()
+}
+
 /// The band an equivalent comparison is inside: the larger distance of its CI from 1.
 fn equivalence_shown(k: &ComparisonRecord) -> f64 {
     (1.0 - k.ci95[0]).abs().max((k.ci95[1] - 1.0).abs())
@@ -210,7 +251,19 @@ pub fn explanations(r: &Results) -> Vec<String> {
         .iter()
         .filter(|k| k.verdict == Verdict::Inconclusive)
         .map(|k| {
-            let at = format!("{} x{} {}", k.workload, k.connections, k.variant);
+            let at = format!(
+                "{} x{} {}{}",
+                k.workload,
+                k.connections,
+                k.variant,
+                if k.is_instructions()
+                    && r.comparisons.iter().any(|t| !t.is_instructions() && t.same_cell(k))
+                {
+                    " (instructions)"
+                } else {
+                    ""
+                }
+            );
             let Some(h) = k.hiding else {
                 return format!("{at}: inconclusive: too few valid runs for a confidence interval");
             };
@@ -240,6 +293,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
         })
         .collect();
     lines.extend(held_back_lines(r));
+    lines.extend(disagreements(r));
     lines
 }
 
@@ -335,8 +389,7 @@ pub fn layout_lines(r: &Results) -> Vec<String> {
 pub fn detectable_range(r: &Results) -> Option<String> {
     let at = |k: &ComparisonRecord| format!("{} x{} {}", k.workload, k.connections, k.variant);
     let mut ds: Vec<(f64, String)> = r
-        .comparisons
-        .iter()
+        .headline_comparisons()
         .filter_map(|k| k.detectable.map(|d| (d, at(k))))
         .collect();
     ds.sort_by(|a, b| a.0.total_cmp(&b.0));

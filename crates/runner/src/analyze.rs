@@ -271,7 +271,18 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
         let why = beside.and_then(|i| disagreement(&records[at], i));
         records[at].disagrees = why;
     }
-    records
+    // Each instruction record right after its throughput record: the second line of the
+    // same comparison wherever they are listed.
+    let (time, mut counted): (Vec<_>, Vec<_>) =
+        records.into_iter().partition(|k| !k.is_instructions());
+    let mut ordered = Vec::with_capacity(time.len() + counted.len());
+    for k in time {
+        let beside = counted.iter().position(|i| i.same_cell(&k));
+        ordered.push(k);
+        ordered.extend(beside.map(|i| counted.remove(i)));
+    }
+    ordered.extend(counted);
+    ordered
 }
 
 /// Why a throughput answer and the instruction count's answer of the same cell point
