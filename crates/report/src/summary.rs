@@ -428,7 +428,7 @@ pub fn disturbed(r: &Results) -> Vec<String> {
                     c.connections,
                     c.variant,
                     hit.len(),
-                    c.runs.len(),
+                    c.runs.iter().filter(|x| !x.instruction_run).count(),
                     hit.join("; ")
                 )
             })

@@ -86,7 +86,9 @@ impl Context<'_> {
         let file = self.run_file(slot, profiling);
         let kind = self.loaded.experiment.target.kind;
         let target = bakeoff_sandbox::target_for(kind);
+        // Absolute: callgrind writes it from the server's own working directory.
         let callgrind_dir = self.folder.path.join("callgrind").join(&file);
+        let callgrind_dir = std::path::absolute(&callgrind_dir).unwrap_or(callgrind_dir);
         if self.probes.instructions {
             let _ = bakeoff_os::file::create_shared_dir(&callgrind_dir);
         }
@@ -206,7 +208,8 @@ impl Context<'_> {
         Some(bakeoff_engine::rng::Rng::new(mix).below(4096) as usize)
     }
 
-    fn no_extras(&self, run: Run) -> Executed {
+    fn no_extras(&self, mut run: Run) -> Executed {
+        run.instruction_run = self.instruction_run();
         Executed {
             run,
             profile: None,
