@@ -3,6 +3,9 @@
 //! identical build, and one with a patch that adds 20,000 additions to every command. The
 //! patched build must come out `slower` on both metrics (wall-clock throughput and
 //! instructions per operation); the identical one neither faster nor slower on either.
+//! A round of three variants takes about 15 s here (a callgrind run about 3 s, mostly
+//! valgrind starting memcached), and 4 comparisons decided together need 7 pairs each for
+//! p < 0.05 after the adjustment: hence 120 s.
 
 mod common;
 
@@ -42,11 +45,11 @@ mix = { get = 90, set = 10 }
 
 [plan]
 mode = "both"
-budget = "90s"
+budget = "120s"
 precision = 0.01
 warmup = "300ms"
-duration = "1s"
-ops = 2000
+duration = "500ms"
+ops = 1000
 seed = 11
 "#;
 
@@ -63,7 +66,7 @@ fn mode_both_calls_added_work_slower_on_both_metrics_and_an_identical_build_neit
     let took = r["rounds_s"].as_f64().unwrap_or(f64::MAX);
     let rounds = r["plan"]["rounds"].as_array().map_or(1, |a| a.len().max(1));
     assert!(
-        took <= 90.0 + took / rounds as f64 * 1.5,
+        took <= 120.0 + took / rounds as f64 * 1.5,
         "{took} s for {rounds} rounds: the budget covers the instruction runs too"
     );
     // Instruction-count runs are marked, carry instructions, and are at least the
