@@ -925,7 +925,12 @@ impl Cell {
     /// client-bound ([`bakeoff_stats::CLIENT_BOUND_SHARE`]). Instruction counts do not
     /// depend on the pace, so a counted cell never is.
     pub fn held_back(&self) -> bool {
-        let valid: Vec<&Run> = self.runs.iter().filter(|x| x.valid).collect();
+        // Mode both's instruction-count runs (under callgrind) say nothing of the load.
+        let valid: Vec<&Run> = self
+            .runs
+            .iter()
+            .filter(|x| x.valid && !x.instruction_run)
+            .collect();
         let bound = valid.iter().filter(|x| x.client_bound).count();
         let counted = valid.iter().any(|x| x.instructions.is_some());
         !counted && bound as f64 > bakeoff_stats::CLIENT_BOUND_SHARE * valid.len() as f64

@@ -103,7 +103,9 @@ pub fn notes(c: &Cell) -> Vec<String> {
         n.push(format!("invalid {invalid}/{total}"));
     }
     if c.client_bound_runs > 0 {
-        n.push(format!("client-bound {}/{total}", c.client_bound_runs));
+        // Of the wall-clock runs (mode both's instruction-count runs never count).
+        let timed = c.runs.iter().filter(|x| !x.instruction_run).count();
+        n.push(format!("client-bound {}/{timed}", c.client_bound_runs));
     }
     if c.cv > 0.05 && c.valid_runs >= 3 {
         n.push(format!("noisy (CV {:.0}%)", c.cv * 100.0));
@@ -306,7 +308,7 @@ fn held_back_lines(r: &Results) -> Vec<String> {
         .map(|k| {
             let side = |variant: &str| {
                 let c = r.cell(&k.workload, variant, k.connections)?;
-                let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+                let valid: Vec<_> = c.runs.iter().filter(|x| x.valid && !x.instruction_run).collect();
                 let bound = valid.iter().filter(|x| x.client_bound).count();
                 let threads = valid.iter().map(|x| x.client_threads).max().unwrap_or(0);
                 Some((format!("{variant} {bound} of {}", valid.len()), threads, connections_per(k.connections, threads)))

@@ -497,7 +497,7 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
             w.push(format!(
                 "{at}: {} of {} runs client-bound: the load engine, not the server, set the pace",
                 c.client_bound_runs,
-                c.runs.len()
+                c.runs.iter().filter(|x| !x.instruction_run).count()
             ));
         }
     }
@@ -757,6 +757,34 @@ mod tests {
             .iter()
             .filter(|k| k.is_instructions())
             .all(|k| k.disagrees.is_none()));
+    }
+
+    #[test]
+    fn mode_both_client_bound_rounds_void_throughput_only() {
+        let bound = |c: &mut Cell| {
+            for x in c.runs.iter_mut().filter(|x| !x.instruction_run) {
+                x.client_bound = true;
+            }
+        };
+        let mut a = both_cell("a", 100_000.0, 5_000.0, 10, 8);
+        let mut b = both_cell("b", 90_000.0, 6_000.0, 10, 8);
+        bound(&mut a);
+        bound(&mut b);
+        let mut r = results(10, vec![a, b]);
+        analyze(&mut r);
+        let head = r.comparison("kv", "b", 16).unwrap();
+        assert_eq!(head.verdict, Verdict::ClientBound);
+        assert_eq!(
+            r.instructions_beside(head).unwrap().verdict,
+            Verdict::Slower
+        );
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("10 of 10 runs client-bound")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]

@@ -104,8 +104,17 @@ impl Counting {
             .filter(|p| {
                 let done = self.done.get(p).copied().unwrap_or(0);
                 let name = ctx.configs[p.0].name();
+                // A variant none of whose instruction runs was valid after the fewest
+                // rounds (valgrind refusing the build: SIGILL on -march=native code)
+                // leaves nothing to compare: no more runs there.
+                let hopeless = results
+                    .cells
+                    .iter()
+                    .filter(|c| c.workload == name && c.connections == p.1)
+                    .any(|c| !c.runs.iter().any(|x| x.instruction_run && x.valid));
                 done < self.min
                     || (done < MAX_INSTRUCTION_RUNS
+                        && !hopeless
                         && ctx.variants.len() > 1
                         && !decidable(
                             &results.comparisons,
