@@ -427,18 +427,29 @@ pub(crate) fn no_valid_run(r: &Results) -> Option<String> {
 /// aa`) is the machine's, not a candidate: it never counts.
 fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
     use bakeoff_report::model::Verdict;
+    // One hit per comparison: in mode both, slower on either metric (the instruction
+    // count's answer said beside the throughput one).
     let mut hits: Vec<String> = r
-        .comparisons
-        .iter()
-        .filter(|k| k.verdict == Verdict::Slower && !k.aa)
-        .map(|k| {
-            format!(
-                "{} x{} {} {}",
+        .headline_comparisons()
+        .filter(|k| !k.aa)
+        .filter_map(|k| {
+            let counted = r
+                .instructions_beside(k)
+                .filter(|i| i.verdict == Verdict::Slower);
+            if k.verdict != Verdict::Slower && counted.is_none() {
+                return None;
+            }
+            Some(format!(
+                "{} x{} {} {}{}",
                 k.workload,
                 k.connections,
                 k.variant,
-                bakeoff_report::summary::verdict_text(k)
-            )
+                bakeoff_report::summary::verdict_text(k),
+                counted.map_or(String::new(), |i| format!(
+                    " (instructions {})",
+                    bakeoff_report::summary::verdict_text(i)
+                ))
+            ))
         })
         .collect();
     if what == crate::cli::FailOn::Any {

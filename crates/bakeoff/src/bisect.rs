@@ -463,7 +463,7 @@ fn run_step(
         Ok(o) => {
             let _ = record(&args.run, &o.results, &o.folder);
             rec.rounds_s = o.results.rounds_s;
-            match o.results.comparisons.iter().find(|k| k.variant == name) {
+            match o.results.headline_comparisons().find(|k| k.variant == name) {
                 Some(k) => {
                     rec.verdict = Some(k.verdict);
                     rec.ratio = Some(k.ratio);

@@ -96,6 +96,16 @@ pub enum Mode {
     Time,
     /// A fixed op count with the server under valgrind callgrind: instructions per op.
     Instructions,
+    /// Both: the wall-clock rounds as in `Time`, plus instruction-count runs (callgrind,
+    /// a fixed `ops` count) per variant and point; one answer per metric.
+    Both,
+}
+
+impl Mode {
+    /// Whether some runs count instructions under callgrind (`instructions` or `both`).
+    pub fn counts_instructions(self) -> bool {
+        matches!(self, Mode::Instructions | Mode::Both)
+    }
 }
 
 /// How SQL clients reach the server.
@@ -457,7 +467,8 @@ pub struct Plan {
     /// the signed-rank test can decide with).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_repetitions: Option<usize>,
-    /// `time` (wall clock, the default) or `instructions` (callgrind, fixed `ops`).
+    /// `time` (wall clock, the default), `instructions` (callgrind, fixed `ops`) or
+    /// `both` (the wall-clock rounds plus instruction-count runs of `ops` each).
     #[serde(default)]
     pub mode: Mode,
     /// Code layouts per build variant: each built this many times with its functions in

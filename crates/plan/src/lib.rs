@@ -205,15 +205,26 @@ impl Experiment {
             .unwrap_or(self.default_windows().0)
     }
 
-    /// The measured phase: `ops` if given, else `duration`, else the default window.
+    /// The measured phase: `ops` if given, else `duration`, else the default window. In
+    /// `mode = "both"`, `ops` belongs to the instruction runs and this is the wall-clock
+    /// runs' window (`duration`, else the default).
     pub fn measure(&self) -> MeasureFor {
-        match (self.plan.ops, &self.plan.duration) {
+        let ops = self.plan.ops.filter(|_| self.plan.mode != Mode::Both);
+        match (ops, &self.plan.duration) {
             (Some(n), _) => MeasureFor::Ops(n),
             (None, Some(d)) => {
                 MeasureFor::Time(parse_duration(d).unwrap_or(self.default_windows().1))
             }
             (None, None) => MeasureFor::Time(self.default_windows().1),
         }
+    }
+
+    /// The operations an instruction-count run measures (`[plan] ops`), in the modes that
+    /// count instructions; None otherwise.
+    pub fn instruction_ops(&self) -> Option<u64> {
+        self.plan
+            .ops
+            .filter(|_| self.plan.mode.counts_instructions())
     }
 }
 

@@ -207,19 +207,28 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
             ),
         ));
     }
-    if e.plan.mode == Mode::Instructions {
-        if e.plan.ops.is_none() {
-            return Err(l.error_at(
-                &key!["plan", "mode"],
-                "mode = \"instructions\" counts a fixed amount of work: set [plan] ops = N (e.g. 20000) instead of duration",
-            ));
-        }
-        if e.measure.profile {
-            return Err(l.error_at(
-                &key!["measure", "profile"],
-                "profile and mode = \"instructions\" do not go together (the server runs under valgrind); the instruction counts already come per function",
-            ));
-        }
+    if e.plan.mode == Mode::Instructions && e.plan.ops.is_none() {
+        return Err(l.error_at(
+            &key!["plan", "mode"],
+            "mode = \"instructions\" counts a fixed amount of work: set [plan] ops = N (e.g. 20000) instead of duration",
+        ));
+    }
+    if e.plan.mode == Mode::Both && e.plan.ops.is_none() {
+        return Err(l.error_at(
+            &key!["plan", "mode"],
+            "mode = \"both\" counts instructions over a fixed amount of work: set [plan] ops = N (e.g. 5000) for the instruction runs (duration stays the wall-clock runs' window)",
+        ));
+    }
+    let mode = if e.plan.mode == Mode::Both {
+        "mode = \"both\""
+    } else {
+        "mode = \"instructions\""
+    };
+    if e.plan.mode.counts_instructions() && e.measure.profile {
+        return Err(l.error_at(
+            &key!["measure", "profile"],
+            format!("profile and {mode} do not go together (the server runs under valgrind); the instruction counts already come per function"),
+        ));
     }
     for (i, v) in e.variants.iter().enumerate() {
         if !v.sanitize.is_empty() && !v.is_build() {
@@ -234,10 +243,10 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
                 format!("variant {:?} sets both sanitize and run_under: valgrind and sanitizers do not run together; use one", v.name),
             ));
         }
-        if v.run_under.is_some() && e.plan.mode == Mode::Instructions {
+        if v.run_under.is_some() && e.plan.mode.counts_instructions() {
             return Err(l.error_at(
                 &key!["variant", i, "run_under"],
-                "run_under and mode = \"instructions\" both run the server under valgrind; use one",
+                format!("run_under and {mode} both run the server under valgrind; use one"),
             ));
         }
     }
@@ -897,22 +906,20 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     if let Some(w) = &p.warmup {
         crate::parse_duration(w).map_err(|m| l.error_at(&key!["plan", "warmup"], m))?;
     }
-    match (&p.duration, p.ops) {
-        (Some(_), Some(_)) => {
-            return Err(l.error_at(&key!["plan", "ops"], "give duration or ops, not both"));
+    if p.duration.is_some() && p.ops.is_some() && p.mode != Mode::Both {
+        return Err(l.error_at(&key!["plan", "ops"], "give duration or ops, not both"));
+    }
+    if let Some(d) = &p.duration {
+        let d = crate::parse_duration(d).map_err(|m| l.error_at(&key!["plan", "duration"], m))?;
+        if d < std::time::Duration::from_millis(10) {
+            return Err(l.error_at(
+                &key!["plan", "duration"],
+                format!("duration {d:?} is too short: at least 10ms (a shorter window measures the clock, not the server)"),
+            ));
         }
-        (Some(d), None) => {
-            let d =
-                crate::parse_duration(d).map_err(|m| l.error_at(&key!["plan", "duration"], m))?;
-            if d < std::time::Duration::from_millis(10) {
-                return Err(l.error_at(
-                    &key!["plan", "duration"],
-                    format!("duration {d:?} is too short: at least 10ms (a shorter window measures the clock, not the server)"),
-                ));
-            }
-        }
-        (None, Some(0)) => return Err(l.error_at(&key!["plan", "ops"], "ops must be at least 1")),
-        _ => {}
+    }
+    if p.ops == Some(0) {
+        return Err(l.error_at(&key!["plan", "ops"], "ops must be at least 1"));
     }
     check_layouts(l, e)?;
     check_cpus(l, e)?;

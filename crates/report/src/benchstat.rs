@@ -33,11 +33,16 @@ fn verdicts(s: &mut String, r: &Results) {
     for k in &r.comparisons {
         let _ = writeln!(
             s,
-            "# verdict: {}/conns={}/variant={} vs {}: {}, ratio {:.4} CI [{:.4}, {:.4}], p_adjusted {:.4}, {} {}",
+            "# verdict: {}/conns={}/variant={} vs {}: {}{}, ratio {:.4} CI [{:.4}, {:.4}], p_adjusted {:.4}, {} {}",
             sanitize(&k.workload, "workload"),
             k.connections,
             sanitize(&k.variant, "variant"),
             sanitize(&k.baseline, "variant"),
+            if k.is_instructions() {
+                "instructions "
+            } else {
+                ""
+            },
             crate::summary::verdict_text(k),
             k.ratio,
             k.ci95[0],
@@ -79,8 +84,14 @@ pub fn render(r: &Results) -> String {
     let (base, others): (Vec<&Cell>, Vec<&Cell>) =
         r.cells.iter().partition(|c| c.variant == r.plan.baseline);
     for cell in base.into_iter().chain(others) {
-        let name = format!("{}-{procs}", name(cell));
         for run in &cell.runs {
+            // Mode both's instruction-count runs ran under callgrind: a benchmark of their
+            // own, with instructions per op alone (their clock figures measure valgrind).
+            let name = if run.instruction_run {
+                format!("{}/runs=callgrind-{procs}", name(cell))
+            } else {
+                format!("{}-{procs}", name(cell))
+            };
             let round = run.round.saturating_add(1);
             if !run.valid {
                 let reason = one_line(run.invalid_reason.as_deref().unwrap_or("no reason given"));
@@ -118,6 +129,9 @@ fn line(name: &str, run: &Run) -> String {
         (run.client_cpu_us_per_op, "client-us/op"),
         (run.server_cpu_us_per_op, "server-us/op"),
     ];
+    if run.instruction_run {
+        values.clear();
+    }
     let instr = run
         .instructions
         .as_ref()

@@ -217,6 +217,7 @@ pub fn plan(r: &Results) -> Option<Section> {
     let p = &r.plan;
     let h = &r.host;
     let measure = match (p.duration_s, p.ops) {
+        (Some(d), Some(n)) => format!("{d} s; instruction-count runs {} ops", ops(n as f64)),
         (_, Some(n)) => format!("{} ops", ops(n as f64)),
         (Some(d), None) => format!("{d} s"),
         _ => "?".into(),

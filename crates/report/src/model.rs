@@ -639,6 +639,11 @@ pub struct Run {
     /// mode = "instructions": callgrind's counts over the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionsRecord>,
+    /// mode = "both": an instruction-count run (the server under callgrind for `[plan]
+    /// ops` operations) beside the wall-clock rounds, not one of them: its `round`
+    /// numbers the instruction runs, and its figures decide the `instructions` metric only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub instruction_run: bool,
     /// Probes that failed in this run (the run itself stays valid).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probe_errors: Vec<String>,
@@ -965,7 +970,12 @@ impl Cell {
     /// client-bound ([`bakeoff_stats::CLIENT_BOUND_SHARE`]). Instruction counts do not
     /// depend on the pace, so a counted cell never is.
     pub fn held_back(&self) -> bool {
-        let valid: Vec<&Run> = self.runs.iter().filter(|x| x.valid).collect();
+        // Mode both's instruction-count runs (under callgrind) say nothing of the load.
+        let valid: Vec<&Run> = self
+            .runs
+            .iter()
+            .filter(|x| x.valid && !x.instruction_run)
+            .collect();
         let bound = valid.iter().filter(|x| x.client_bound).count();
         let counted = valid.iter().any(|x| x.instructions.is_some());
         !counted && bound as f64 > bakeoff_stats::CLIENT_BOUND_SHARE * valid.len() as f64
@@ -1060,6 +1070,43 @@ pub struct ComparisonRecord {
     /// are in and updated after every round (the last one is kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<Forecast>,
+    /// What was compared: `throughput` (the wall-clock runs) or `instructions`
+    /// (operations per billion instructions, from callgrind's runs; faster: fewer
+    /// instructions per operation). Results written before the key compared throughput.
+    #[serde(default = "throughput")]
+    pub metric: String,
+    /// On a throughput record in `mode = "both"`: why its answer and the instruction
+    /// count's point opposite ways (where the cost lies then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagrees: Option<String>,
+}
+
+/// The `metric` of a comparison of wall-clock throughput.
+pub const THROUGHPUT: &str = "throughput";
+/// The `metric` of a comparison of instruction counts per operation.
+pub const INSTRUCTIONS: &str = "instructions";
+
+fn throughput() -> String {
+    THROUGHPUT.to_string()
+}
+
+/// The most instruction-count runs one cell holds in `mode = "both"` (the runner's cap
+/// per variant and point).
+pub const MAX_INSTRUCTION_RUNS: usize = 12;
+
+impl ComparisonRecord {
+    /// Whether this compares instruction counts (not wall-clock throughput).
+    pub fn is_instructions(&self) -> bool {
+        self.metric == INSTRUCTIONS
+    }
+
+    /// Whether `other` compares the same cell (workload, connections, variant, baseline).
+    pub fn same_cell(&self, other: &ComparisonRecord) -> bool {
+        self.workload == other.workload
+            && self.connections == other.connections
+            && self.variant == other.variant
+            && self.baseline == other.baseline
+    }
 }
 
 /// What a comparison's budget buys, forecast from the noise measured so far: the
@@ -1125,6 +1172,8 @@ impl Default for ComparisonRecord {
             aa: false,
             suspect: false,
             forecast: None,
+            metric: throughput(),
+            disagrees: None,
         }
     }
 }
@@ -1180,6 +1229,8 @@ impl ComparisonRecord {
             aa: false,
             suspect: false,
             forecast: None,
+            metric: throughput(),
+            disagrees: None,
         }
     }
 }
@@ -1199,16 +1250,42 @@ impl Results {
         })
     }
 
-    /// The comparison of (workload, variant, connections) against the baseline, if any.
+    /// The comparison of (workload, variant, connections) against the baseline, if any:
+    /// the headline one (throughput in `mode = "both"`; see `headline_comparisons`).
     pub fn comparison(
         &self,
         workload: &str,
         variant: &str,
         connections: usize,
     ) -> Option<&ComparisonRecord> {
-        self.comparisons.iter().find(|c| {
+        self.headline_comparisons().find(|c| {
             c.workload == workload && c.variant == variant && c.connections == connections
         })
+    }
+
+    /// The comparisons that answer for their cell, one each: every throughput record,
+    /// and an instruction record only where no throughput record sits beside it
+    /// (`mode = "instructions"`). In `mode = "both"` the instruction records are the
+    /// second answer shown beside the first (`instructions_beside`), never counted as
+    /// comparisons of their own.
+    pub fn headline_comparisons(&self) -> impl Iterator<Item = &ComparisonRecord> {
+        self.comparisons.iter().filter(|k| {
+            !k.is_instructions()
+                || !self
+                    .comparisons
+                    .iter()
+                    .any(|t| !t.is_instructions() && t.same_cell(k))
+        })
+    }
+
+    /// In `mode = "both"`, the instruction-count record beside throughput record `k`.
+    pub fn instructions_beside(&self, k: &ComparisonRecord) -> Option<&ComparisonRecord> {
+        if k.is_instructions() {
+            return None;
+        }
+        self.comparisons
+            .iter()
+            .find(|i| i.is_instructions() && i.same_cell(k))
     }
 
     /// The rule comparisons are decided by, from the plan as recorded.
@@ -1282,7 +1359,10 @@ impl Results {
         for (i, c) in self.cells.iter().enumerate() {
             name(&format!("cells[{i}].workload"), &c.workload)?;
             name(&format!("cells[{i}].variant"), &c.variant)?;
-            if c.runs.len() > bakeoff_stats::MAX_ROUNDS {
+            let rounds = c.runs.iter().filter(|x| !x.instruction_run).count();
+            if rounds > bakeoff_stats::MAX_ROUNDS
+                || c.runs.len() - rounds > crate::model::MAX_INSTRUCTION_RUNS
+            {
                 return Err(format!(
                     "cells[{i}].runs holds {} runs, more than the {} rounds a run makes; use a folder written by `bakeoff run`",
                     c.runs.len(),
@@ -1302,6 +1382,12 @@ impl Results {
             name(&format!("comparisons[{i}].workload"), &c.workload)?;
             name(&format!("comparisons[{i}].variant"), &c.variant)?;
             name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
+            if c.metric != THROUGHPUT && c.metric != INSTRUCTIONS {
+                return Err(format!(
+                    "comparisons[{i}].metric {:?} is neither {THROUGHPUT:?} nor {INSTRUCTIONS:?}; use a folder written by `bakeoff run`",
+                    c.metric
+                ));
+            }
         }
         if let Some(a) = &self.aa {
             name("aa.variant", &a.variant)?;

@@ -532,8 +532,7 @@ fn relative(r: &Results) -> Option<Section> {
         .map(|(w, n)| BarGroup {
             label: format!("{w} ×{n}"),
             bars: r
-                .comparisons
-                .iter()
+                .headline_comparisons()
                 .filter(|c| c.workload == *w && c.connections == *n)
                 .map(|c| Bar {
                     label: c.variant.clone(),

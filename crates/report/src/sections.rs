@@ -59,7 +59,19 @@ pub fn verdicts(r: &Results) -> Option<Table> {
                 .map(|d| format!("±{:.1}%", d * 100.0))
                 .unwrap_or_else(|| "-".into())
                 .into(),
-            Value::Verdict(c.verdict, crate::aa::verdict_text(c)),
+            Value::Verdict(
+                c.verdict,
+                // Mode both: the instruction record is the second line of its comparison.
+                if c.is_instructions()
+                    && r.comparisons
+                        .iter()
+                        .any(|t| t.same_cell(c) && !t.is_instructions())
+                {
+                    summary::instructions_text(c)
+                } else {
+                    crate::aa::verdict_text(c)
+                },
+            ),
         ]);
     }
     Some(t)

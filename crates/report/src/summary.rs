@@ -41,7 +41,14 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         (Some(k), _) => (
             format!("{:.3}", k.ratio),
             ratio_ci_text(k),
-            Value::Verdict(k.verdict, crate::aa::verdict_text(k)),
+            // Mode both: the instruction count's answer beside the throughput one.
+            Value::Verdict(
+                k.verdict,
+                match r.instructions_beside(k) {
+                    Some(i) => format!("{} · {}", crate::aa::verdict_text(k), instructions_text(i)),
+                    None => crate::aa::verdict_text(k),
+                },
+            ),
         ),
         (None, true) => ("1.000".into(), String::new(), Value::Baseline),
         (None, false) => (String::new(), String::new(), "-".into()),
@@ -74,13 +81,16 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         ratio.into(),
         ratio_ci.into(),
         verdict,
-        Value::Long(
-            crate::aa::cell_note(r, c)
+        Value::Long({
+            let mut n: Vec<String> = crate::aa::cell_note(r, c)
                 .into_iter()
                 .chain(notes(c))
-                .collect::<Vec<_>>()
-                .join("; "),
-        ),
+                .collect();
+            if cmp.is_some_and(|k| k.disagrees.is_some()) {
+                n.push("metrics disagree".into());
+            }
+            n.join("; ")
+        }),
     ]
 }
 
@@ -96,7 +106,9 @@ pub fn notes(c: &Cell) -> Vec<String> {
         n.push(format!("invalid {invalid}/{total}"));
     }
     if c.client_bound_runs > 0 {
-        n.push(format!("client-bound {}/{total}", c.client_bound_runs));
+        // Of the wall-clock runs (mode both's instruction-count runs never count).
+        let timed = c.runs.iter().filter(|x| !x.instruction_run).count();
+        n.push(format!("client-bound {}/{timed}", c.client_bound_runs));
     }
     if c.cv > 0.05 && c.valid_runs >= 3 {
         n.push(format!("noisy (CV {:.0}%)", c.cv * 100.0));
@@ -242,6 +254,34 @@ pub fn verdict_text(k: &ComparisonRecord) -> String {
     }
 }
 
+/// An instruction-count comparison as instructions per operation, candidate over
+/// baseline (the record's ratio is operations per instruction, so this is its inverse):
+/// "instructions 1.200/op [1.199, 1.201] slower".
+pub fn instructions_text(k: &ComparisonRecord) -> String {
+    let inv = |x: f64| if x > 0.0 { 1.0 / x } else { f64::INFINITY };
+    format!(
+        "instructions {:.3}/op [{:.3}, {:.3}] {}",
+        inv(k.ratio),
+        inv(k.ci95[1]),
+        inv(k.ci95[0]),
+        k.verdict
+    )
+}
+
+/// One sentence per comparison whose two metrics point opposite ways (mode both).
+pub fn disagreements(r: &Results) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .filter_map(|k| {
+            let why = k.disagrees.as_deref()?;
+            Some(format!(
+                "{} x{} {}: the metrics disagree: {why}",
+                k.workload, k.connections, k.variant
+            ))
+        })
+        .collect()
+}
+
 /// The band an equivalent comparison is inside: the larger distance of its CI from 1.
 fn equivalence_shown(k: &ComparisonRecord) -> f64 {
     (1.0 - k.ci95[0]).abs().max((k.ci95[1] - 1.0).abs())
@@ -255,7 +295,19 @@ pub fn explanations(r: &Results) -> Vec<String> {
         .iter()
         .filter(|k| k.verdict == Verdict::Inconclusive)
         .map(|k| {
-            let at = format!("{} x{} {}", k.workload, k.connections, k.variant);
+            let at = format!(
+                "{} x{} {}{}",
+                k.workload,
+                k.connections,
+                k.variant,
+                if k.is_instructions()
+                    && r.comparisons.iter().any(|t| !t.is_instructions() && t.same_cell(k))
+                {
+                    " (instructions)"
+                } else {
+                    ""
+                }
+            );
             let Some(hides) = hiding_text(k) else {
                 return format!("{at}: inconclusive: too few valid runs for a confidence interval");
             };
@@ -294,6 +346,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
         })
         .collect();
     lines.extend(held_back_lines(r));
+    lines.extend(disagreements(r));
     lines
 }
 
@@ -306,7 +359,7 @@ fn held_back_lines(r: &Results) -> Vec<String> {
         .map(|k| {
             let side = |variant: &str| {
                 let c = r.cell(&k.workload, variant, k.connections)?;
-                let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+                let valid: Vec<_> = c.runs.iter().filter(|x| x.valid && !x.instruction_run).collect();
                 let bound = valid.iter().filter(|x| x.client_bound).count();
                 let threads = valid.iter().map(|x| x.client_threads).max().unwrap_or(0);
                 Some((format!("{variant} {bound} of {}", valid.len()), threads, connections_per(k.connections, threads)))
@@ -392,8 +445,7 @@ pub fn layout_lines(r: &Results) -> Vec<String> {
 pub fn detectable_range(r: &Results) -> Option<String> {
     let at = |k: &ComparisonRecord| format!("{} x{} {}", k.workload, k.connections, k.variant);
     let mut ds: Vec<(f64, String)> = r
-        .comparisons
-        .iter()
+        .headline_comparisons()
         .filter_map(|k| k.detectable.map(|d| (d, at(k))))
         .collect();
     ds.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -432,7 +484,7 @@ pub fn disturbed(r: &Results) -> Vec<String> {
                     c.connections,
                     c.variant,
                     hit.len(),
-                    c.runs.len(),
+                    c.runs.iter().filter(|x| !x.instruction_run).count(),
                     hit.join("; ")
                 )
             })
@@ -558,6 +610,7 @@ pub fn plan_text(p: &PlanRecord) -> String {
     parts.push(format!("equivalence ±{:.1}%", p.equivalence * 100.0));
     parts.push(format!("pairing {}", p.pairing));
     let measure = match (p.duration_s, p.ops) {
+        (Some(d), Some(n)) => format!("{d} s (instruction-count runs {n} ops)"),
         (_, Some(n)) => format!("{n} ops"),
         (Some(d), None) => format!("{d} s"),
         _ => "?".into(),

@@ -266,6 +266,67 @@ fn terminal_snapshot() {
     insta::assert_snapshot!(terminal(&sample(), false));
 }
 
+/// Mode both: the sample's comparison with its instruction-count record beside it; the
+/// two metrics disagree (faster on the clock, more instructions per operation).
+fn sample_both() -> Results {
+    let mut r = sample();
+    r.plan.ops = Some(3000);
+    let head = &mut r.comparisons[0];
+    head.disagrees = Some("faster although it runs more instructions per operation (4.2% more): the time goes to cache misses, branch mispredictions, locks or I/O rather than to instructions; [measure] counters = true, or profile = true in a mode = \"time\" experiment, shows which".into());
+    let counted = ComparisonRecord {
+        ratio: 0.96,
+        ci95: [0.958, 0.962],
+        ci_coverage: 0.96,
+        p_value: 0.0078,
+        p_adjusted: 0.0156,
+        paired: true,
+        rounds: 8,
+        detectable: Some(0.002),
+        verdict: Verdict::Slower,
+        metric: INSTRUCTIONS.into(),
+        disagrees: None,
+        ..head.clone()
+    };
+    head.p_adjusted = 0.0156;
+    r.comparisons.push(counted);
+    r
+}
+
+#[test]
+fn mode_both_shows_both_metrics_and_the_disagreement() {
+    let r = sample_both();
+    let text = terminal(&r, false);
+    assert!(
+        text.contains("instructions 1.042/op [1.040, 1.044] slower"),
+        "{text}"
+    );
+    assert!(text.contains("the metrics disagree"), "{text}");
+    insta::assert_snapshot!("both_terminal", text);
+    let md = markdown::render(&r);
+    assert!(md.contains("instructions 1.042/op"), "{md}");
+    assert!(md.contains("more instructions per operation"), "{md}");
+    insta::assert_snapshot!("both_markdown", md);
+    // One row per cell in the headline table; the instruction record is not a comparison
+    // of its own there.
+    assert_eq!(r.headline_comparisons().count(), 1);
+    let back = Results::from_json(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(back.comparisons[1].metric, INSTRUCTIONS);
+}
+
+#[test]
+fn old_comparisons_read_as_throughput() {
+    let mut v = serde_json::to_value(sample()).unwrap();
+    v["comparisons"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("metric");
+    let r = Results::from_json(&v.to_string()).unwrap();
+    assert_eq!(r.comparisons[0].metric, THROUGHPUT);
+    v["comparisons"][0]["metric"] = "latency".into();
+    let e = Results::from_json(&v.to_string()).unwrap_err();
+    assert!(e.contains("metric"), "{e}");
+}
+
 #[test]
 fn json_round_trips() {
     let r = sample();

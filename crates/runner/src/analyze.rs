@@ -2,7 +2,9 @@
 //! comparison the ratio to the baseline, its CI, the p-value and the verdict; plus the
 //! warnings a reader must see first. Pure: results in, results out.
 
-use bakeoff_report::model::{Cell, ComparisonRecord, Latency, Results, SystemRecord};
+use bakeoff_report::model::{
+    Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, INSTRUCTIONS,
+};
 use bakeoff_stats::{self as stats, Direction};
 
 /// Recomputes every cell's figures, the comparisons and the warnings.
@@ -52,10 +54,14 @@ fn mark_disturbed(c: &mut Cell) {
             .filter_map(|x| x.system.as_ref().map(|s| s.cpu_softirq_pct))
             .collect(),
     );
-    let ops: Vec<f64> = valid().map(|x| x.ops_per_s).collect();
+    let ops: Vec<f64> = valid()
+        .filter(|x| !x.instruction_run)
+        .map(|x| x.ops_per_s)
+        .collect();
     let centre = median_of(ops.clone());
     let mad = centre.and_then(|m| median_of(ops.iter().map(|x| (x - m).abs()).collect()));
-    for run in c.runs.iter_mut() {
+    // Mode both's instruction-count runs ran under valgrind: their clock says nothing.
+    for run in c.runs.iter_mut().filter(|x| !x.instruction_run) {
         let mut why = Vec::new();
         if let Some(s) = &run.system {
             if s.cpu_steal_pct > STEAL_PCT {
@@ -70,6 +76,7 @@ fn mark_disturbed(c: &mut Cell) {
         }
         if let (Some(m), Some(d)) = (centre, mad) {
             if run.valid
+                && !run.instruction_run
                 && ops.len() >= 5
                 && d > 0.0
                 && (run.ops_per_s - m).abs() > OUTLIER_SIGMAS * 1.4826 * d
@@ -94,9 +101,16 @@ fn summarize_cell(c: &mut Cell) {
         .filter_map(|x| x.instructions.as_ref().map(|i| i.instructions_per_op))
         .collect();
     c.instructions_per_op = stats::summarize(&ipo).map(|s| s.median);
+    // The cell's throughput and latency come from the wall-clock runs alone; in mode
+    // both, the instruction runs (under callgrind) only give instructions per op.
+    let valid: Vec<_> = valid.into_iter().filter(|x| !x.instruction_run).collect();
     let ops: Vec<f64> = valid.iter().map(|x| x.ops_per_s).collect();
     c.valid_runs = valid.len();
-    c.client_bound_runs = c.runs.iter().filter(|x| x.client_bound).count();
+    c.client_bound_runs = c
+        .runs
+        .iter()
+        .filter(|x| x.client_bound && !x.instruction_run)
+        .count();
     c.verify_failures = c.runs.iter().map(|x| x.verify_failures).sum();
     match stats::summarize(&ops) {
         Some(s) => {
@@ -128,15 +142,11 @@ fn summarize_cell(c: &mut Cell) {
 
 /// The figure runs are compared by: throughput, or in instructions mode operations per
 /// billion instructions (so "faster" still means a higher figure).
-fn valid_ops(c: &Cell) -> Vec<f64> {
-    c.runs
-        .iter()
-        .filter(|x| x.valid)
-        .map(|x| match &x.instructions {
-            Some(i) if i.instructions_per_op > 0.0 => 1e9 / i.instructions_per_op,
-            _ => x.ops_per_s,
-        })
-        .collect()
+fn compared_figure(x: &Run) -> f64 {
+    match &x.instructions {
+        Some(i) if i.instructions_per_op > 0.0 => 1e9 / i.instructions_per_op,
+        _ => x.ops_per_s,
+    }
 }
 
 /// Means of the runs' sampler summaries (maxima for the max fields).
@@ -174,7 +184,7 @@ fn layout_spread(c: &Cell) -> Option<bakeoff_report::model::LayoutSpreadRecord> 
     let runs: Vec<(usize, f64)> = c
         .runs
         .iter()
-        .filter(|x| x.valid)
+        .filter(|x| x.valid && !x.instruction_run)
         .filter_map(|x| x.layout.map(|l| (l, x.ops_per_s)))
         .collect();
     let s = stats::layout_spread(&runs)?;
@@ -187,51 +197,65 @@ fn layout_spread(c: &Cell) -> Option<bakeoff_report::model::LayoutSpreadRecord> 
     })
 }
 
-/// A cell's valid figures tagged with their round, for pairing.
-fn by_round(c: &Cell) -> Vec<(usize, f64)> {
-    let rounds = c.runs.iter().filter(|x| x.valid).map(|x| x.round);
-    rounds.zip(valid_ops(c)).collect()
+/// A cell's valid figures tagged with their round, for pairing: those of its wall-clock
+/// runs (`instruction_runs` false: throughput, or in mode instructions operations per
+/// billion instructions), or of its instruction-count runs in mode both (operations per
+/// billion instructions), each numbered by its own rounds.
+fn by_round(c: &Cell, instruction_runs: bool) -> Vec<(usize, f64)> {
+    c.runs
+        .iter()
+        .filter(|x| x.valid && x.instruction_run == instruction_runs)
+        .map(|x| (x.round, compared_figure(x)))
+        .collect()
 }
 
 /// Every cell against the baseline's cell of the same point, decided together: one
-/// false-discovery-rate family per experiment.
+/// false-discovery-rate family per experiment, holding both metrics in mode both (a
+/// throughput record per cell, then an instruction-count record per cell).
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let baseline = &r.plan.baseline;
     let rule = r.rule(Direction::HigherIsBetter);
-    let mut found: Vec<(&Cell, stats::Comparison)> = Vec::new();
+    // (cell, compared the instruction runs of mode both, the comparison)
+    let mut found: Vec<(&Cell, bool, stats::Comparison)> = Vec::new();
     let layouts = |name: &str| {
         r.variants
             .iter()
             .find(|v| v.name == name)
             .map_or(0, |v| v.layouts.len())
     };
-    for c in r.cells.iter().filter(|c| &c.variant != baseline) {
-        let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
-            continue;
-        };
-        let (b, c_) = (by_round(b), by_round(c));
-        // Over layouts when either side was built in several: a layout's luck is drawn
-        // once per binary, so the layout slots, not the rounds, are the repetitions.
-        let nested = (layouts(baseline).max(layouts(&c.variant)) > 1)
-            .then(|| stats::compare_layouts(&b, &c_, r.plan.layouts, &rule))
-            .flatten();
-        if let Some(k) = nested.or_else(|| stats::compare_rounds(&b, &c_, &rule)) {
-            found.push((c, k));
+    for instruction_runs in [false, true] {
+        for c in r.cells.iter().filter(|c| &c.variant != baseline) {
+            let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
+                continue;
+            };
+            let (b, c_) = (by_round(b, instruction_runs), by_round(c, instruction_runs));
+            // Over layouts when either side was built in several: a layout's luck is drawn
+            // once per binary, so the layout slots, not the rounds, are the repetitions.
+            let nested = (!instruction_runs && layouts(baseline).max(layouts(&c.variant)) > 1)
+                .then(|| stats::compare_layouts(&b, &c_, r.plan.layouts, &rule))
+                .flatten();
+            if let Some(k) = nested.or_else(|| stats::compare_rounds(&b, &c_, &rule)) {
+                found.push((c, instruction_runs, k));
+            }
         }
     }
     stats::decide(
-        found.iter_mut().map(|x| &mut x.1),
+        found.iter_mut().map(|x| &mut x.2),
         rule.alpha,
         rule.equivalence,
     );
-    for (c, k) in found.iter_mut() {
+    for (c, instruction_runs, k) in found.iter_mut() {
+        if *instruction_runs {
+            // Under callgrind the server, never the load, sets the pace.
+            continue;
+        }
         let base = r.cell(&c.workload, baseline, c.connections);
         k.verdict = stats::bounded(k.verdict, base.is_some_and(Cell::held_back), c.held_back());
     }
     let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
-    found
+    let mut records: Vec<ComparisonRecord> = found
         .iter()
-        .map(|(c, k)| {
+        .map(|(c, instruction_runs, k)| {
             let mut rec = ComparisonRecord::new(
                 &c.workload,
                 c.connections,
@@ -240,13 +264,64 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
                 k,
                 precision,
             );
-            rec.more_seconds = rec
-                .more_rounds
-                .map(|n| n as f64 * round_seconds(r, &c.workload, c.connections));
-            rec.within_layout_spread = within_layout_spread(r, c, &rec);
+            let counted = |cell: &Cell| {
+                cell.runs
+                    .iter()
+                    .filter(|x| x.valid && x.instruction_run == *instruction_runs)
+                    .all(|x| x.instructions.is_some())
+            };
+            if *instruction_runs || counted(c) {
+                rec.metric = INSTRUCTIONS.to_string();
+            }
+            let round = round_seconds_of(r, &c.workload, c.connections, *instruction_runs);
+            rec.more_seconds = rec.more_rounds.map(|n| n as f64 * round);
+            if !*instruction_runs {
+                rec.within_layout_spread = within_layout_spread(r, c, &rec);
+            }
             rec
         })
-        .collect()
+        .collect();
+    for at in 0..records.len() {
+        let beside = records.iter().find(|i| {
+            i.is_instructions() && !records[at].is_instructions() && i.same_cell(&records[at])
+        });
+        let why = beside.and_then(|i| disagreement(&records[at], i));
+        records[at].disagrees = why;
+    }
+    // Each instruction record right after its throughput record: the second line of the
+    // same comparison wherever they are listed.
+    let (time, mut counted): (Vec<_>, Vec<_>) =
+        records.into_iter().partition(|k| !k.is_instructions());
+    let mut ordered = Vec::with_capacity(time.len() + counted.len());
+    for k in time {
+        let beside = counted.iter().position(|i| i.same_cell(&k));
+        ordered.push(k);
+        ordered.extend(beside.map(|i| counted.remove(i)));
+    }
+    ordered.extend(counted);
+    ordered
+}
+
+/// Why a throughput answer and the instruction count's answer of the same cell point
+/// opposite ways, when they do (one faster, the other slower); None otherwise.
+pub fn disagreement(time: &ComparisonRecord, counted: &ComparisonRecord) -> Option<String> {
+    use bakeoff_report::model::Verdict::{Faster, Slower};
+    let per_op = |k: &ComparisonRecord| (1.0 / k.ratio - 1.0).abs() * 100.0;
+    let (what, how) = match (time.verdict, counted.verdict) {
+        (Slower, Faster) => (
+            "slower although it runs fewer instructions per operation",
+            per_op(counted),
+        ),
+        (Faster, Slower) => (
+            "faster although it runs more instructions per operation",
+            per_op(counted),
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "{what} ({how:.1}% {}): the time goes to cache misses, branch mispredictions, locks or I/O rather than to instructions; [measure] counters = true, or profile = true in a mode = \"time\" experiment, shows which",
+        if counted.verdict == Faster { "fewer" } else { "more" }
+    ))
 }
 
 /// Whether a comparison's difference is no larger than the difference between two
@@ -262,8 +337,19 @@ fn within_layout_spread(r: &Results, c: &Cell, k: &ComparisonRecord) -> bool {
 }
 
 /// How long one round of a point takes: the median wall time of each variant's runs
-/// there, summed (None-timed runs count as their measured window).
+/// there, summed (None-timed runs count as their measured window). The wall-clock rounds
+/// only; `instruction_round_seconds` for the instruction runs of mode both.
 pub fn round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
+    round_seconds_of(r, workload, connections, false)
+}
+
+/// How long one round of a point's instruction-count runs takes (mode both), as
+/// `round_seconds`; 0 before any ran.
+pub fn instruction_round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
+    round_seconds_of(r, workload, connections, true)
+}
+
+fn round_seconds_of(r: &Results, workload: &str, connections: usize, counted: bool) -> f64 {
     r.cells
         .iter()
         .filter(|c| c.workload == workload && c.connections == connections)
@@ -271,6 +357,7 @@ pub fn round_seconds(r: &Results, workload: &str, connections: usize) -> f64 {
             let walls: Vec<f64> = c
                 .runs
                 .iter()
+                .filter(|x| x.instruction_run == counted)
                 .map(|x| x.wall_s.unwrap_or(x.elapsed_s))
                 .collect();
             stats::summarize(&walls).map_or(0.0, |s| s.median)
@@ -427,7 +514,7 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
             w.push(format!(
                 "{at}: {} of {} runs client-bound: the load engine, not the server, set the pace",
                 c.client_bound_runs,
-                c.runs.len()
+                c.runs.iter().filter(|x| !x.instruction_run).count()
             ));
         }
     }
@@ -623,6 +710,183 @@ mod tests {
         assert!(r.warnings[0].contains("too few"), "{:?}", r.warnings);
         assert!(r.warnings.iter().any(|w| w.contains("wrong answers")));
         assert_eq!(r.cell("kv", "b", 16).unwrap().verify_failures, 3);
+    }
+
+    /// Mode both: `rounds` wall-clock runs per variant at `ops` (+-1% by round) and
+    /// `counted` instruction-count runs at `per_op` instructions per operation.
+    fn both_cell(variant: &str, ops: f64, per_op: f64, rounds: usize, counted: usize) -> Cell {
+        let wobble = |i: usize| 1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0) / 2.0;
+        let mut runs: Vec<Run> = (0..rounds)
+            .map(|i| Run {
+                round: i,
+                wall_s: Some(1.5),
+                ..run(ops * wobble(i), true)
+            })
+            .collect();
+        runs.extend((0..counted).map(|i| Run {
+            round: i,
+            instruction_run: true,
+            wall_s: Some(6.0),
+            instructions: Some(bakeoff_report::model::InstructionsRecord {
+                instructions: (per_op * 3000.0) as u64,
+                instructions_per_op: per_op * (1.0 + 1e-4 * (i % 3) as f64),
+                ..Default::default()
+            }),
+            // Under callgrind the server is ~50 times slower.
+            ..run(ops / 50.0, true)
+        }));
+        cell(variant, runs)
+    }
+
+    #[test]
+    fn mode_both_gives_one_record_per_metric_decided_together() {
+        // "work" is 10% slower and runs 20% more instructions per op: both slower, and
+        // the identical build neither faster nor slower on either.
+        let mut r = results(
+            10,
+            vec![
+                both_cell("a", 100_000.0, 5_000.0, 10, 8),
+                both_cell("same", 100_000.0, 5_000.0, 10, 8),
+                both_cell("work", 90_000.0, 6_000.0, 10, 8),
+            ],
+        );
+        analyze(&mut r);
+        assert_eq!(r.comparisons.len(), 4, "{:?}", r.comparisons);
+        let of = |variant: &str, metric: &str| {
+            r.comparisons
+                .iter()
+                .find(|k| k.variant == variant && k.metric == metric)
+                .unwrap_or_else(|| panic!("no {metric} record for {variant}"))
+        };
+        let (time, counted) = (of("work", "throughput"), of("work", INSTRUCTIONS));
+        assert_eq!(
+            (time.verdict, counted.verdict),
+            (Verdict::Slower, Verdict::Slower)
+        );
+        assert!((time.ratio - 0.9).abs() < 0.01, "{}", time.ratio);
+        assert!(
+            (counted.ratio - 5.0 / 6.0).abs() < 0.001,
+            "{}",
+            counted.ratio
+        );
+        assert_eq!((counted.rounds, counted.paired), (8, true));
+        assert!(time.disagrees.is_none());
+        for metric in ["throughput", INSTRUCTIONS] {
+            let k = of("same", metric);
+            assert!(
+                !matches!(k.verdict, Verdict::Faster | Verdict::Slower),
+                "{metric}: {:?}",
+                k.verdict
+            );
+        }
+        // One family: the p-values are adjusted over all four, both metrics together.
+        let p: Vec<f64> = r.comparisons.iter().map(|k| k.p_value).collect();
+        let adjusted: Vec<f64> = r.comparisons.iter().map(|k| k.p_adjusted).collect();
+        assert_eq!(adjusted, stats::benjamini_hochberg(&p));
+        // The cell's throughput and latency come from the wall-clock runs alone.
+        let a = r.cell("kv", "a", 16).unwrap();
+        assert_eq!(a.valid_runs, 10);
+        assert!(a.median_ops_per_s > 99_000.0, "{}", a.median_ops_per_s);
+        assert!((a.instructions_per_op.unwrap() - 5_000.0).abs() < 1.0);
+        // Each metric's round time: the wall-clock rounds and the counted ones apart.
+        assert!((round_seconds(&r, "kv", 16) - 4.5).abs() < 1e-9);
+        assert!((instruction_round_seconds(&r, "kv", 16) - 18.0).abs() < 1e-9);
+        // The headline is the throughput record; the instruction one sits beside it.
+        let head = r.comparison("kv", "work", 16).unwrap();
+        assert_eq!(head.metric, "throughput");
+        assert_eq!(r.headline_comparisons().count(), 2);
+        assert_eq!(r.instructions_beside(head).unwrap().metric, INSTRUCTIONS);
+    }
+
+    #[test]
+    fn mode_both_flags_fewer_instructions_but_slower() {
+        // "lean" runs 10% fewer instructions per op but is 10% slower on the clock (the
+        // cost is elsewhere: cache misses, locks); "heavy" the reverse.
+        let mut r = results(
+            10,
+            vec![
+                both_cell("a", 100_000.0, 5_000.0, 10, 8),
+                both_cell("lean", 90_000.0, 4_500.0, 10, 8),
+                both_cell("heavy", 110_000.0, 5_500.0, 10, 8),
+            ],
+        );
+        analyze(&mut r);
+        let lean = r.comparison("kv", "lean", 16).unwrap();
+        assert_eq!(lean.verdict, Verdict::Slower);
+        assert_eq!(
+            r.instructions_beside(lean).unwrap().verdict,
+            Verdict::Faster
+        );
+        let why = lean.disagrees.as_deref().expect("a disagreement");
+        assert!(why.contains("fewer instructions per operation"), "{why}");
+        assert!(
+            why.contains("cache misses") && why.contains("counters"),
+            "{why}"
+        );
+        let heavy = r.comparison("kv", "heavy", 16).unwrap();
+        assert_eq!(heavy.verdict, Verdict::Faster);
+        let why = heavy.disagrees.as_deref().expect("a disagreement");
+        assert!(why.contains("more instructions per operation"), "{why}");
+        // Only the throughput record carries the flag.
+        assert!(r
+            .comparisons
+            .iter()
+            .filter(|k| k.is_instructions())
+            .all(|k| k.disagrees.is_none()));
+    }
+
+    #[test]
+    fn mode_both_client_bound_rounds_void_throughput_only() {
+        let bound = |c: &mut Cell| {
+            for x in c.runs.iter_mut().filter(|x| !x.instruction_run) {
+                x.client_bound = true;
+            }
+        };
+        let mut a = both_cell("a", 100_000.0, 5_000.0, 10, 8);
+        let mut b = both_cell("b", 90_000.0, 6_000.0, 10, 8);
+        bound(&mut a);
+        bound(&mut b);
+        let mut r = results(10, vec![a, b]);
+        analyze(&mut r);
+        let head = r.comparison("kv", "b", 16).unwrap();
+        assert_eq!(head.verdict, Verdict::ClientBound);
+        assert_eq!(
+            r.instructions_beside(head).unwrap().verdict,
+            Verdict::Slower
+        );
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("10 of 10 runs client-bound")),
+            "{:?}",
+            r.warnings
+        );
+    }
+
+    #[test]
+    fn mode_instructions_records_say_instructions() {
+        let counted = |variant: &str, per_op: f64| {
+            let runs = (0..8)
+                .map(|i| Run {
+                    round: i,
+                    instructions: Some(bakeoff_report::model::InstructionsRecord {
+                        instructions_per_op: per_op + i as f64,
+                        ..Default::default()
+                    }),
+                    ..run(2_000.0, true)
+                })
+                .collect();
+            cell(variant, runs)
+        };
+        let mut r = results(8, vec![counted("a", 5_000.0), counted("b", 6_000.0)]);
+        analyze(&mut r);
+        assert_eq!(r.comparisons.len(), 1);
+        let k = &r.comparisons[0];
+        assert_eq!(
+            (k.metric.as_str(), k.verdict),
+            (INSTRUCTIONS, Verdict::Slower)
+        );
+        assert_eq!(r.headline_comparisons().count(), 1);
     }
 
     /// Random mutations of a results.json's numbers and structure: reading, analyzing and

@@ -37,15 +37,14 @@ pub enum Programs {
 /// installed. Returns what the runner runs, in file order.
 pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunError> {
     let e = &l.experiment;
-    let valgrind_at: Option<Vec<bakeoff_plan::Key>> =
-        if e.plan.mode == bakeoff_plan::Mode::Instructions {
-            Some(key!["plan", "mode"].to_vec())
-        } else {
-            e.variants
-                .iter()
-                .position(|v| v.run_under.is_some())
-                .map(|i| key!["variant", i, "run_under"].to_vec())
-        };
+    let valgrind_at: Option<Vec<bakeoff_plan::Key>> = if e.plan.mode.counts_instructions() {
+        Some(key!["plan", "mode"].to_vec())
+    } else {
+        e.variants
+            .iter()
+            .position(|v| v.run_under.is_some())
+            .map(|i| key!["variant", i, "run_under"].to_vec())
+    };
     if let Some(at) = valgrind_at {
         if bakeoff_os::path::which("valgrind").is_none() {
             return Err(RunError::BadInput(

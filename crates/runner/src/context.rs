@@ -75,22 +75,40 @@ impl Context<'_> {
     /// refuses two variant or workload names that become one file name).
     pub(crate) fn run_file(&self, s: &Slot, profiling: bool) -> String {
         format!(
-            "{}+{}+x{}+r{}{}",
+            "{}+{}+x{}+r{}{}{}",
             safe_name(&self.variants[s.variant].name),
             safe_name(self.configs[s.workload].name()),
             s.connections,
             s.round + 1,
-            if profiling { "+profile" } else { "" }
+            if profiling { "+profile" } else { "" },
+            if self.instruction_run() {
+                "+instructions"
+            } else {
+                ""
+            }
         )
     }
 
+    /// A run's name in the progress display and the order of runs; an instruction-count
+    /// run of mode both says so ("instructions r2": its own rounds).
     pub fn label(&self, s: &Slot) -> String {
         format!(
-            "{} {} x{} r{}",
+            "{} {} x{} {}r{}",
             self.variants[s.variant].name,
             self.configs[s.workload].name(),
             s.connections,
+            if self.instruction_run() {
+                "instructions "
+            } else {
+                ""
+            },
             s.round + 1
         )
+    }
+
+    /// Whether this context's runs are the instruction-count runs of mode both (the
+    /// server under callgrind beside the wall-clock rounds; `counting.rs`).
+    pub(crate) fn instruction_run(&self) -> bool {
+        self.probes.instructions && self.loaded.experiment.plan.mode == bakeoff_plan::Mode::Both
     }
 }

@@ -42,8 +42,11 @@ impl Context<'_> {
         results.cells = self.empty_cells(&points);
         let guess = self.seconds_per_run();
         let per_round = points.len() * indices.len();
+        // Mode both: the instruction-count runs beside the rounds (counting.rs).
+        let mut counting = crate::counting::Counting::new(self, &stop);
         observer.runs_started(
-            expected_rounds(&stop, guess * per_round as f64) * per_round,
+            expected_rounds(&stop, guess * per_round as f64) * per_round
+                + counting.as_ref().map_or(0, |c| c.expected(per_round)),
             guess,
         );
         let mut order = Rounds::new(e.plan.seed);
@@ -58,10 +61,17 @@ impl Context<'_> {
                 .copied()
                 .filter(|p| !self.point_done(results, *p, round, &stop))
                 .collect();
-            if open.is_empty() {
+            let counted = match &counting {
+                Some(c) => c.open(self, results, &points, &stop),
+                None => Vec::new(),
+            };
+            if open.is_empty() && counted.is_empty() {
                 break "precision".into();
             }
-            let next = self.round_estimate(results, &open, guess);
+            let next = self.round_estimate(results, &open, guess)
+                + counting
+                    .as_ref()
+                    .map_or(0.0, |c| c.estimate(self, results, &counted));
             let budget = stop.budget.map(|b| b.as_secs_f64());
             if !round_fits(round, started.elapsed().as_secs_f64(), next, budget) {
                 break "budget".into();
@@ -76,6 +86,21 @@ impl Context<'_> {
                     return false;
                 }
                 index += 1;
+            }
+            if let Some(c) = counting.as_mut().filter(|_| !counted.is_empty()) {
+                let slots = c.next(&counted, &indices);
+                let sub = c.context(self);
+                if let Some(round) = results.plan.rounds.last_mut() {
+                    round.extend(slots.iter().map(|s| sub.label(s)));
+                }
+                for slot in &slots {
+                    if !sub.run_slot(slot, index, results, observer) {
+                        crate::counting::Counting::hand_back(sub, self);
+                        return false;
+                    }
+                    index += 1;
+                }
+                crate::counting::Counting::hand_back(sub, self);
             }
             round += 1;
             results.rounds_s = Some(started.elapsed().as_secs_f64());
@@ -165,10 +190,12 @@ impl Context<'_> {
         let name = self.configs[w].name();
         let at = |workload: &str, c: usize| workload == name && c == connections;
         let done = if self.variants.len() > 1 {
+            // In mode both, the instruction-count records stop their own runs (counting.rs).
+            let both = self.loaded.experiment.plan.mode == bakeoff_plan::Mode::Both;
             let ks: Vec<_> = results
                 .comparisons
                 .iter()
-                .filter(|k| at(&k.workload, k.connections))
+                .filter(|k| at(&k.workload, k.connections) && !(both && k.is_instructions()))
                 .collect();
             ks.len() + 1 == self.variants.len()
                 && ks.iter().all(|k| k.detectable.is_some_and(|d| d <= target))

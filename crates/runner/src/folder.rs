@@ -83,7 +83,8 @@ pub use bakeoff_os::path::safe_name;
 pub fn initial_results(l: &Loaded) -> Results {
     let e = &l.experiment;
     let (duration_s, ops) = match e.measure() {
-        MeasureFor::Time(d) => (Some(d.as_secs_f64()), None),
+        // In mode both, ops is what each instruction-count run measures.
+        MeasureFor::Time(d) => (Some(d.as_secs_f64()), e.instruction_ops()),
         MeasureFor::Ops(n) => (None, Some(n)),
     };
     let stop = e.plan.stopping();

@@ -16,6 +16,7 @@ mod aa;
 mod aa_tests;
 mod analyze;
 mod checks;
+mod counting;
 mod datadirs;
 mod equivalence;
 mod execute;

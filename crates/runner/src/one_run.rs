@@ -86,7 +86,9 @@ impl Context<'_> {
         let file = self.run_file(slot, profiling);
         let kind = self.loaded.experiment.target.kind;
         let target = bakeoff_sandbox::target_for(kind);
+        // Absolute: callgrind writes it from the server's own working directory.
         let callgrind_dir = self.folder.path.join("callgrind").join(&file);
+        let callgrind_dir = std::path::absolute(&callgrind_dir).unwrap_or(callgrind_dir);
         if self.probes.instructions {
             let _ = bakeoff_os::file::create_shared_dir(&callgrind_dir);
         }
@@ -182,6 +184,7 @@ impl Context<'_> {
         let found = self.findings_in(&stderr_rel, v);
         let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
         run.wall_s = Some(began.elapsed().as_secs_f64());
+        run.instruction_run = self.instruction_run();
         Executed {
             run,
             profile,
@@ -205,7 +208,8 @@ impl Context<'_> {
         Some(bakeoff_engine::rng::Rng::new(mix).below(4096) as usize)
     }
 
-    fn no_extras(&self, run: Run) -> Executed {
+    fn no_extras(&self, mut run: Run) -> Executed {
+        run.instruction_run = self.instruction_run();
         Executed {
             run,
             profile: None,
@@ -393,11 +397,13 @@ impl Context<'_> {
 
     fn phases(&self) -> Phases {
         let e = &self.loaded.experiment;
+        let counted = e.instruction_ops().filter(|_| self.probes.instructions);
         Phases {
             warmup: e.warmup(),
-            measure: match e.measure() {
-                MeasureFor::Time(d) => Measure::Duration(d),
-                MeasureFor::Ops(n) => Measure::Ops(n),
+            measure: match (counted, e.measure()) {
+                (Some(n), _) => Measure::Ops(n),
+                (None, MeasureFor::Time(d)) => Measure::Duration(d),
+                (None, MeasureFor::Ops(n)) => Measure::Ops(n),
             },
         }
     }

@@ -52,7 +52,7 @@ impl ProbePlan {
             valgrind_fd_limit: None,
             notes: Vec::new(),
         };
-        if p.instructions || e.variants.iter().any(|v| v.run_under.is_some()) {
+        if e.plan.mode.counts_instructions() || e.variants.iter().any(|v| v.run_under.is_some()) {
             p.valgrind_fd_limit = callgrind::fd_limit_under_valgrind().ok();
         }
         if e.measure.counters {

@@ -325,7 +325,12 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
 /// The figures a run compares (analyze.rs): valid runs' throughput, or in instructions
 /// mode operations per billion instructions; and whether it was instructions.
 fn figures(c: &Cell) -> (Vec<f64>, bool) {
-    let valid: Vec<_> = c.runs.iter().filter(|r| r.valid).collect();
+    // Mode both's instruction-count runs stay out: the wall-clock runs are compared.
+    let valid: Vec<_> = c
+        .runs
+        .iter()
+        .filter(|r| r.valid && !r.instruction_run)
+        .collect();
     let instructions = valid.iter().any(|r| r.instructions.is_some());
     let xs = valid
         .iter()

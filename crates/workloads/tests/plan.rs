@@ -181,6 +181,30 @@ fn durations_and_ops() {
 }
 
 #[test]
+fn mode_both_takes_duration_for_rounds_and_ops_for_instruction_runs() {
+    let both = GOOD.replace(
+        "duration = \"2s\"",
+        "duration = \"2s\"\nops = 3000\nmode = \"both\"",
+    );
+    let l = parse_str(&both).unwrap();
+    let e = &l.experiment;
+    assert_eq!(
+        e.measure(),
+        MeasureFor::Time(std::time::Duration::from_secs(2))
+    );
+    assert_eq!(e.instruction_ops(), Some(3000));
+    let m = err(&GOOD.replace("duration = \"2s\"", "duration = \"2s\"\nmode = \"both\""));
+    assert!(
+        m.contains("mode = \"both\" counts instructions") && m.contains("ops = N"),
+        "{m}"
+    );
+    let m = err(&both.replace("[plan]", "[measure]\nprofile = true\n\n[plan]"));
+    assert!(m.contains("profile and mode = \"both\""), "{m}");
+    let m = err(&both.replace("ops = 3000", "ops = 0"));
+    assert!(m.contains("ops must be at least 1"), "{m}");
+}
+
+#[test]
 fn syntax_error_has_position() {
     let m = err("name = \"x\"\n[target\nkind = 1\n");
     assert!(m.starts_with("exp.toml:2:"), "{m}");
