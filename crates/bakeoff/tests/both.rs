@@ -9,42 +9,9 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{no_server_left, three_builds, Scratch, ADDED_WORK};
 
-/// The patch of precision.rs: 20,000 volatile additions per command.
-const WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 20000; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
-
-const EXPERIMENT: &str = r#"name = "both-e2e"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1", "-m", "64"]
-
-[[variant]]
-name = "base"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "same"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "work"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["work.patch"]
-
-[[workload]]
-kind = "kv"
-name = "kv"
-connections = [8]
-keys = 5000
-mix = { get = 90, set = 10 }
-
-[plan]
-mode = "both"
+const PLAN: &str = r#"mode = "both"
 budget = "120s"
 precision = 0.01
 warmup = "300ms"
@@ -56,8 +23,8 @@ seed = 11
 #[test]
 fn mode_both_calls_added_work_slower_on_both_metrics_and_an_identical_build_neither() {
     let s = Scratch::new();
-    s.write("work.patch", WORK);
-    let f = s.write("both.toml", EXPERIMENT);
+    s.write("work.patch", ADDED_WORK);
+    let f = s.write("both.toml", &three_builds("both-e2e", PLAN));
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     no_server_left("memcached", &s);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -7,45 +7,9 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{no_server_left, three_builds, Scratch, ADDED_WORK};
 
-/// 20,000 volatile additions per command: several times memcached's own work per request,
-/// so the patched server is the bottleneck even against the tests' debug-built load engine
-/// (with a smaller patch a client-bound run can even come out faster: a slower server
-/// batches more requests per wakeup).
-const WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 20000; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
-
-const EXPERIMENT: &str = r#"name = "precision-e2e"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1", "-m", "64"]
-
-[[variant]]
-name = "base"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "same"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "work"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["work.patch"]
-
-[[workload]]
-kind = "kv"
-name = "kv"
-connections = [8]
-keys = 5000
-mix = { get = 90, set = 10 }
-
-[plan]
-budget = "60s"
+const PLAN: &str = r#"budget = "60s"
 precision = 0.01
 warmup = "300ms"
 duration = "1s"
@@ -55,8 +19,8 @@ seed = 11
 #[test]
 fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     let s = Scratch::new();
-    s.write("work.patch", WORK);
-    let f = s.write("precision.toml", EXPERIMENT);
+    s.write("work.patch", ADDED_WORK);
+    let f = s.write("precision.toml", &three_builds("precision-e2e", PLAN));
     // As CI would run it: a slower comparison fails the job with exit status 3.
     let out = s
         .run_cmd(&f)

@@ -197,7 +197,7 @@ pub struct CpuPlacement {
     pub by: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ExperimentRecord {
     /// The experiment file as given.
     pub file: String,
@@ -1240,6 +1240,65 @@ pub struct RoundRatio {
     /// 0-based.
     pub round: usize,
     pub ratio: f64,
+}
+
+/// A results model with nothing measured yet: the current schema, status "running", no
+/// plan, variants, cells or comparisons (what tests and the runner fill in).
+impl Default for Results {
+    fn default() -> Self {
+        Results {
+            schema: SCHEMA.into(),
+            name: String::new(),
+            description: None,
+            status: "running".into(),
+            bakeoff_version: String::new(),
+            started_utc: String::new(),
+            finished_utc: None,
+            host: Host::default(),
+            experiment: ExperimentRecord::default(),
+            plan: PlanRecord::default(),
+            source: None,
+            variants: Vec::new(),
+            cells: Vec::new(),
+            comparisons: Vec::new(),
+            stopped_by: None,
+            rounds_s: None,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+            verification: Vec::new(),
+            history: Vec::new(),
+            hosts: Vec::new(),
+            aa: None,
+        }
+    }
+}
+
+impl Cell {
+    /// The cell of (workload, variant, connections) with its runs and nothing summarized
+    /// yet (the analysis fills in the figures).
+    pub fn new(workload: &str, variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
+        Cell {
+            workload: workload.to_string(),
+            variant: variant.to_string(),
+            connections,
+            runs,
+            median_ops_per_s: 0.0,
+            ci95: [0.0, 0.0],
+            ci_coverage: 0.0,
+            cv: 0.0,
+            valid_runs: 0,
+            latency_us: Latency::default(),
+            client_bound_runs: 0,
+            verify_failures: 0,
+            stop_reason: None,
+            system: None,
+            instructions_per_op: None,
+            profile: None,
+            tpcc: None,
+            sqlsuite: None,
+            layouts: None,
+        }
+    }
 }
 
 impl Results {

@@ -2,45 +2,24 @@
 //! of its own, used by neither, so the modules stay a DAG.
 
 use crate::analyze::analyze;
-use bakeoff_report::model::{
-    Cell, ExperimentRecord, Host, Latency, PlanRecord, Results, Run, VariantRecord, Verdict, SCHEMA,
-};
+use bakeoff_report::model::{Cell, PlanRecord, Results, Run, VariantRecord, Verdict};
 
 /// The baseline's figures per round, with some noise.
 const BASE: [f64; 8] = [100.0, 101.0, 99.0, 100.5, 102.0, 98.0, 100.0, 101.5];
 
 fn cell(variant: &str, factors: &[f64]) -> Cell {
-    Cell {
-        workload: "kv".into(),
-        variant: variant.into(),
-        connections: 16,
-        runs: BASE
-            .iter()
-            .zip(factors.iter().cycle())
-            .enumerate()
-            .map(|(round, (b, f))| Run {
-                round,
-                ops_per_s: b * f,
-                valid: true,
-                ..Run::default()
-            })
-            .collect(),
-        median_ops_per_s: 0.0,
-        ci95: [0.0, 0.0],
-        ci_coverage: 0.0,
-        cv: 0.0,
-        valid_runs: 0,
-        latency_us: Latency::default(),
-        client_bound_runs: 0,
-        verify_failures: 0,
-        stop_reason: None,
-        system: None,
-        instructions_per_op: None,
-        profile: None,
-        tpcc: None,
-        sqlsuite: None,
-        layouts: None,
-    }
+    let runs = BASE
+        .iter()
+        .zip(factors.iter().cycle())
+        .enumerate()
+        .map(|(round, (b, f))| Run {
+            round,
+            ops_per_s: b * f,
+            valid: true,
+            ..Run::default()
+        })
+        .collect();
+    Cell::new("kv", variant, 16, runs)
 }
 
 fn variant(name: &str, aa: bool) -> VariantRecord {
@@ -62,19 +41,8 @@ fn experiment(b: &[f64], aa: Option<&[f64]>) -> Results {
         variants.push(variant("a~aa", true));
     }
     let mut r = Results {
-        schema: SCHEMA.into(),
         name: "t".into(),
-        description: None,
         status: "complete".into(),
-        bakeoff_version: "0".into(),
-        started_utc: String::new(),
-        finished_utc: None,
-        host: Host::default(),
-        experiment: ExperimentRecord {
-            file: String::new(),
-            text: String::new(),
-            resolved: serde_json::Value::Null,
-        },
         plan: PlanRecord {
             repetitions: Some(BASE.len()),
             duration_s: Some(1.0),
@@ -82,18 +50,9 @@ fn experiment(b: &[f64], aa: Option<&[f64]>) -> Results {
             equivalence: 0.01,
             ..PlanRecord::default()
         },
-        source: None,
         variants,
         cells,
-        comparisons: vec![],
-        stopped_by: None,
-        rounds_s: None,
-        warnings: vec![],
-        notes: Vec::new(),
-        verification: Vec::new(),
-        history: Vec::new(),
-        hosts: Vec::new(),
-        aa: None,
+        ..Results::default()
     };
     analyze(&mut r);
     r

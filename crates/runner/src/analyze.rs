@@ -532,7 +532,7 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
 mod tests {
     use super::*;
     use bakeoff_report::model::Verdict;
-    use bakeoff_report::model::{ExperimentRecord, Host, PlanRecord, Run, SCHEMA};
+    use bakeoff_report::model::{PlanRecord, Run};
 
     fn run(ops: f64, valid: bool) -> Run {
         Run {
@@ -549,44 +549,12 @@ mod tests {
     }
 
     fn cell(variant: &str, runs: Vec<Run>) -> Cell {
-        Cell {
-            workload: "kv".into(),
-            variant: variant.into(),
-            connections: 16,
-            runs,
-            median_ops_per_s: 0.0,
-            ci95: [0.0, 0.0],
-            ci_coverage: 0.0,
-            cv: 0.0,
-            valid_runs: 0,
-            latency_us: Latency::default(),
-            client_bound_runs: 0,
-            verify_failures: 0,
-            stop_reason: None,
-            system: None,
-            instructions_per_op: None,
-            profile: None,
-            tpcc: None,
-            sqlsuite: None,
-            layouts: None,
-        }
+        Cell::new("kv", variant, 16, runs)
     }
 
     fn results(repetitions: usize, cells: Vec<Cell>) -> Results {
         Results {
-            schema: SCHEMA.into(),
             name: "t".into(),
-            description: None,
-            status: "running".into(),
-            bakeoff_version: "0".into(),
-            started_utc: String::new(),
-            finished_utc: None,
-            host: Host::default(),
-            experiment: ExperimentRecord {
-                file: String::new(),
-                text: String::new(),
-                resolved: serde_json::Value::Null,
-            },
             plan: PlanRecord {
                 repetitions: Some(repetitions),
                 warmup_s: 0.0,
@@ -597,18 +565,8 @@ mod tests {
                 rounds: vec![],
                 ..PlanRecord::default()
             },
-            source: None,
-            variants: vec![],
             cells,
-            comparisons: vec![],
-            stopped_by: None,
-            rounds_s: None,
-            warnings: vec![],
-            notes: Vec::new(),
-            verification: Vec::new(),
-            history: Vec::new(),
-            hosts: Vec::new(),
-            aa: None,
+            ..Results::default()
         }
     }
 

@@ -10,7 +10,7 @@ use crate::folder::write_results;
 use crate::observer::{Observer, RoundStatus};
 use crate::schedule::{round_fits, Rounds, Slot};
 use bakeoff_engine::Live;
-use bakeoff_report::model::{Cell, Latency, Results};
+use bakeoff_report::model::{Cell, Results};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -291,27 +291,7 @@ impl Context<'_> {
         let mut cells = Vec::new();
         for &(w, connections) in points {
             for v in self.variants {
-                let mut cell = Cell {
-                    workload: self.configs[w].name().to_string(),
-                    variant: v.name.clone(),
-                    connections,
-                    runs: Vec::new(),
-                    median_ops_per_s: 0.0,
-                    ci95: [0.0, 0.0],
-                    ci_coverage: 0.0,
-                    cv: 0.0,
-                    valid_runs: 0,
-                    latency_us: Latency::default(),
-                    client_bound_runs: 0,
-                    verify_failures: 0,
-                    stop_reason: None,
-                    system: None,
-                    instructions_per_op: None,
-                    profile: None,
-                    tpcc: None,
-                    sqlsuite: None,
-                    layouts: None,
-                };
+                let mut cell = Cell::new(self.configs[w].name(), &v.name, connections, Vec::new());
                 self.configs[w].plan_cell(&mut cell);
                 cells.push(cell);
             }

@@ -180,7 +180,7 @@ pub fn from_baseline(loaded: &Loaded, measured: &Results) -> Vec<(String, Foreca
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bakeoff_report::model::{ExperimentRecord, Host, Latency, PlanRecord, Run, SCHEMA};
+    use bakeoff_report::model::{PlanRecord, Run};
 
     fn run(round: usize, ops: f64) -> Run {
         Run {
@@ -194,27 +194,7 @@ mod tests {
     }
 
     fn cell(variant: &str, runs: Vec<Run>) -> Cell {
-        Cell {
-            workload: "w".into(),
-            variant: variant.into(),
-            connections: 16,
-            runs,
-            median_ops_per_s: 0.0,
-            ci95: [0.0, 0.0],
-            ci_coverage: 0.0,
-            cv: 0.0,
-            valid_runs: 0,
-            latency_us: Latency::default(),
-            client_bound_runs: 0,
-            verify_failures: 0,
-            stop_reason: None,
-            system: None,
-            instructions_per_op: None,
-            profile: None,
-            tpcc: None,
-            sqlsuite: None,
-            layouts: None,
-        }
+        Cell::new("w", variant, 16, runs)
     }
 
     /// Two variants at one point after `rounds` rounds of 20 s in a 600 s budget: the
@@ -228,19 +208,7 @@ mod tests {
             })
             .collect();
         let mut r = Results {
-            schema: SCHEMA.into(),
             name: "t".into(),
-            description: None,
-            status: "running".into(),
-            bakeoff_version: "0".into(),
-            started_utc: String::new(),
-            finished_utc: None,
-            host: Host::default(),
-            experiment: ExperimentRecord {
-                file: String::new(),
-                text: String::new(),
-                resolved: serde_json::Value::Null,
-            },
             plan: PlanRecord {
                 budget_s: Some(600.0),
                 precision: Some(0.01),
@@ -249,21 +217,12 @@ mod tests {
                 rounds: vec![Vec::new(); rounds],
                 ..PlanRecord::default()
             },
-            source: None,
-            variants: vec![],
             cells: vec![
                 cell("a", (0..rounds).map(|i| run(i, 100_000.0)).collect()),
                 cell("b", candidate),
             ],
-            comparisons: vec![],
-            stopped_by: None,
             rounds_s: Some(20.0 * rounds as f64),
-            warnings: vec![],
-            notes: Vec::new(),
-            verification: Vec::new(),
-            history: Vec::new(),
-            hosts: Vec::new(),
-            aa: None,
+            ..Results::default()
         };
         crate::analyze(&mut r);
         r

@@ -186,3 +186,49 @@ pub fn assert_loopback_only(run: &serde_json::Value) {
         assert!(proto == "tcp" || proto == "udp", "{text}");
     }
 }
+
+/// 20,000 volatile additions per command: several times memcached's own work per request,
+/// so the patched server is the bottleneck even against the tests' debug-built load engine
+/// (with a smaller patch a client-bound run can even come out faster: a slower server
+/// batches more requests per wakeup).
+pub const ADDED_WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 20000; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
+
+/// An experiment named `name` over three gcc-12 -O2 builds of Debian's memcached (`base`,
+/// an identical `same`, and `work` with [`ADDED_WORK`] as work.patch) on kv at 8
+/// connections, with `plan` as its `[plan]` table: the same builds for every test that
+/// uses it, so the shared build cache serves them.
+pub fn three_builds(name: &str, plan: &str) -> String {
+    format!(
+        r#"name = "{name}"
+[target]
+kind = "memcached"
+source = {{ debian = "memcached" }}
+args = ["-t", "1", "-m", "64"]
+
+[[variant]]
+name = "base"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "same"
+compiler = "gcc-12"
+cflags = "-O2"
+
+[[variant]]
+name = "work"
+compiler = "gcc-12"
+cflags = "-O2"
+patches = ["work.patch"]
+
+[[workload]]
+kind = "kv"
+name = "kv"
+connections = [8]
+keys = 5000
+mix = {{ get = 90, set = 10 }}
+
+[plan]
+{plan}"#
+    )
+}
