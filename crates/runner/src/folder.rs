@@ -117,17 +117,6 @@ pub fn initial_results(l: &Loaded) -> Results {
             layouts: e.plan.layouts,
             rounds: Vec::new(),
         },
-        source: None,
-        variants: Vec::new(),
-        cells: Vec::new(),
-        comparisons: Vec::new(),
-        stopped_by: None,
-        rounds_s: None,
-        warnings: Vec::new(),
-        notes: Vec::new(),
-        verification: Vec::new(),
-        history: Vec::new(),
-        hosts: Vec::new(),
-        aa: None,
+        ..Results::default()
     }
 }

@@ -206,27 +206,7 @@ pub fn warnings(r: &Results) -> Vec<String> {
 /// An empty cell for other modules' tests.
 #[cfg(test)]
 pub(crate) fn tests_cell(variant: &str) -> Cell {
-    Cell {
-        workload: "w".into(),
-        variant: variant.into(),
-        connections: 1,
-        runs: Vec::new(),
-        median_ops_per_s: 0.0,
-        ci95: [0.0, 0.0],
-        ci_coverage: 0.0,
-        cv: 0.0,
-        valid_runs: 0,
-        latency_us: bakeoff_report::model::Latency::default(),
-        client_bound_runs: 0,
-        verify_failures: 0,
-        stop_reason: None,
-        system: None,
-        instructions_per_op: None,
-        profile: None,
-        tpcc: None,
-        sqlsuite: None,
-        layouts: None,
-    }
+    Cell::new("w", variant, 1, Vec::new())
 }
 
 #[cfg(test)]
