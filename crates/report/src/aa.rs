@@ -34,7 +34,7 @@ pub fn cell_note(r: &Results, c: &Cell) -> Option<String> {
 pub fn sentence(r: &Results) -> Option<String> {
     let a = r.aa.as_ref()?;
     let at = format!(
-        "{} x{}: ratio {}, 95% CI [{}, {}]",
+        "{} x{}: ratio {}, CI [{}, {}]",
         a.workload,
         a.connections,
         fixed(a.ratio, 3),

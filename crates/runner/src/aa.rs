@@ -107,7 +107,7 @@ fn summary(r: &Results) -> Option<AaRecord> {
 pub(crate) fn warning(r: &Results) -> Option<String> {
     let a = r.aa.as_ref().filter(|a| a.differs())?;
     Some(format!(
-        "the A/A check found a difference between two sandboxes of the same binary: {} came out {} than {} at {} x{} (ratio {:.3}, 95% CI [{:.3}, {:.3}]){}; every verdict here is suspect: the machine, not the variants, may have made the differences. Look for what else ran (CPU steal, other load, frequency scaling, thermal limits), pin the server and the load with [plan] cpus, and run again; trust a verdict only from a run whose A/A check came out inconclusive or equivalent",
+        "the A/A check found a difference between two sandboxes of the same binary: {} came out {} than {} at {} x{} (ratio {:.3}, CI [{:.3}, {:.3}]){}; every verdict here is suspect: the machine, not the variants, may have made the differences. Look for what else ran (CPU steal, other load, frequency scaling, thermal limits), pin the server and the load with [plan] cpus, and run again; trust a verdict only from a run whose A/A check came out inconclusive or equivalent",
         a.variant,
         a.verdict,
         a.baseline,
