@@ -255,7 +255,17 @@ impl Context<'_> {
             .map(|(d, k)| {
                 (
                     d,
-                    format!("{} x{} {}", k.workload, k.connections, k.variant),
+                    format!(
+                        "{} x{} {}{}",
+                        k.workload,
+                        k.connections,
+                        k.variant,
+                        if k.is_instructions() {
+                            " instructions"
+                        } else {
+                            ""
+                        }
+                    ),
                 )
             });
         let next = self.round_estimate(results, points, self.seconds_per_run());
