@@ -84,9 +84,15 @@ pub fn run() -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::Report { dir, pairing } => match pairing {
-            Some(how) => reanalyze_cmd(&dir, how, color),
-            None => report_cmd(&dir, color),
+        Command::Report {
+            dir,
+            pairing,
+            baseline,
+            out,
+        } => match (baseline, pairing) {
+            (Some(name), how) => rebase_cmd(&dir, &name, how, out.as_deref(), color),
+            (None, Some(how)) => reanalyze_cmd(&dir, how, color),
+            (None, None) => report_cmd(&dir, color),
         },
         Command::History(args) => history_cmd(&args),
         Command::Compare(args) => compare_cmd(&args, color),
@@ -540,6 +546,108 @@ fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The comparisons re-decided from the saved runs against another variant (and pairing,
+/// if given): printed, and written beside the folder's own reports with the baseline in
+/// their names (`report.baseline-NAME.html`: the links to the folder's series, logs and
+/// profiles still work), or under their usual names into `out`.
+fn rebase_cmd(
+    dir: &Path,
+    name: &str,
+    how: Option<crate::cli::PairingArg>,
+    out: Option<&Path>,
+    color: ColorChoice,
+) -> Result<(), Failure> {
+    let mut results = read_results(dir).map_err(Failure::BadInput)?;
+    let at = dir.join("results.json");
+    let Some(v) = results.variants.iter().find(|v| v.name == name) else {
+        let names: Vec<&str> = results.variants.iter().map(|v| v.name.as_str()).collect();
+        return Err(Failure::BadInput(format!(
+            "{}: --baseline {name:?} is no variant of this experiment; give one of {}",
+            at.display(),
+            names.join(", ")
+        )));
+    };
+    if v.aa {
+        return Err(Failure::BadInput(format!(
+            "{}: --baseline {name:?} is the A/A check (the baseline's binary again), not a variant to compare against; give one of the experiment's own variants",
+            at.display()
+        )));
+    }
+    if !results
+        .cells
+        .iter()
+        .any(|c| c.variant == name && c.runs.iter().any(|x| x.valid))
+    {
+        return Err(Failure::BadInput(format!(
+            "{}: --baseline {name:?} has no valid run to compare against; give a variant that ran",
+            at.display()
+        )));
+    }
+    let was = std::mem::replace(&mut results.plan.baseline, name.to_string());
+    if let Some(how) = how {
+        results.plan.pairing = pairing_of(how);
+    }
+    bakeoff_runner::analyze(&mut results);
+    results.notes.push(format!(
+        "re-decided by `bakeoff report --baseline {name}` against {name}; the experiment ran with {was} as its baseline"
+    ));
+    let (folder, suffix) = match out {
+        Some(o) => {
+            std::fs::create_dir_all(o).map_err(|e| {
+                Failure::BadInput(format!(
+                    "cannot create {}: {e}; give a folder you can write",
+                    o.display()
+                ))
+            })?;
+            (o.to_path_buf(), None)
+        }
+        None => (
+            dir.to_path_buf(),
+            Some(format!("baseline-{}", bakeoff_os::path::safe_name(name))),
+        ),
+    };
+    let mut wrote = Vec::new();
+    for ex in bakeoff_report::exporters_with(&bakeoff_workloads::KINDS) {
+        let file = match &suffix {
+            Some(tag) => match ex.file_name().rsplit_once('.') {
+                Some((stem, ext)) => format!("{stem}.{tag}.{ext}"),
+                None => format!("{}.{tag}", ex.file_name()),
+            },
+            None => ex.file_name().to_string(),
+        };
+        let path = folder.join(&file);
+        if let Err(e) = bakeoff_os::file::write_atomic(&path, &ex.render(&results)) {
+            return Err(Failure::Failed(format!(
+                "cannot write {}: {e}; check that the folder is writable",
+                path.display()
+            )));
+        }
+        wrote.push(file);
+    }
+    print!(
+        "{}",
+        bakeoff_report::terminal_with(
+            &results,
+            color.enabled(std::io::stdout().is_terminal()),
+            &bakeoff_workloads::KINDS
+        )
+    );
+    println!(
+        "\n(re-decided against {name}, the experiment's baseline being {was}) wrote {} in {}",
+        wrote.join(", "),
+        folder.display()
+    );
+    Ok(())
+}
+
+fn pairing_of(how: crate::cli::PairingArg) -> bakeoff_report::model::Pairing {
+    match how {
+        crate::cli::PairingArg::Auto => bakeoff_report::model::Pairing::Auto,
+        crate::cli::PairingArg::Paired => bakeoff_report::model::Pairing::Paired,
+        crate::cli::PairingArg::Unpaired => bakeoff_report::model::Pairing::Unpaired,
+    }
+}
+
 /// The comparisons re-decided from the saved runs with another pairing, printed only.
 fn reanalyze_cmd(
     dir: &Path,
@@ -547,11 +655,7 @@ fn reanalyze_cmd(
     color: ColorChoice,
 ) -> Result<(), Failure> {
     let mut results = read_results(dir).map_err(Failure::BadInput)?;
-    results.plan.pairing = match how {
-        crate::cli::PairingArg::Auto => bakeoff_report::model::Pairing::Auto,
-        crate::cli::PairingArg::Paired => bakeoff_report::model::Pairing::Paired,
-        crate::cli::PairingArg::Unpaired => bakeoff_report::model::Pairing::Unpaired,
-    };
+    results.plan.pairing = pairing_of(how);
     bakeoff_runner::analyze(&mut results);
     print!(
         "{}",

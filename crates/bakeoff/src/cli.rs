@@ -119,9 +119,18 @@ pub enum Command {
         /// A results folder written by `bakeoff run`.
         dir: PathBuf,
         /// Re-decide every comparison from the saved runs with this pairing (auto, paired
-        /// or unpaired) and print the table; writes nothing.
+        /// or unpaired) and print the table; writes nothing (unless with --baseline).
         #[arg(long, value_name = "HOW")]
         pairing: Option<PairingArg>,
+        /// Re-decide every comparison against this variant instead of the plan's baseline
+        /// (a three-way table from one run), print the table and write the reports beside
+        /// the folder's own as report.baseline-NAME.md and so on (or, with --out, under
+        /// their usual names into that folder).
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+        /// With --baseline: the folder to write the re-decided reports into.
+        #[arg(long, value_name = "DIR", requires = "baseline")]
+        out: Option<PathBuf>,
     },
     /// List the experiments recorded in the history, newest first.
     ///

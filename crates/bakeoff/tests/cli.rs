@@ -461,3 +461,115 @@ fn regression_a_results_folder_with_escape_sequences_or_bidi_overrides_in_names_
         assert!(!dir.join("report.md").exists());
     }
 }
+
+/// A results folder of three variants over eight paired rounds: `a` the baseline, `b` 5%
+/// and `c` 12% faster than `a`.
+fn three_variant_folder(s: &common::Scratch) -> std::path::PathBuf {
+    use bakeoff_report::model::{Cell, PlanRecord, Results, Run, VariantRecord};
+    let noise = [1.0, 1.01, 0.99, 1.005, 0.995, 1.02, 0.98, 1.0];
+    let cell = |v: &str, f: f64| {
+        let runs = noise
+            .iter()
+            .enumerate()
+            .map(|(round, n)| Run {
+                round,
+                ops_per_s: 100_000.0 * f * n * (1.0 + 0.002 * round as f64 * f),
+                valid: true,
+                ..Run::default()
+            })
+            .collect();
+        Cell::new("kv", v, 16, runs)
+    };
+    let variant = |name: &str| VariantRecord {
+        name: name.into(),
+        status: "ok".into(),
+        ..VariantRecord::default()
+    };
+    let r = Results {
+        name: "three".into(),
+        status: "complete".into(),
+        plan: PlanRecord {
+            repetitions: Some(8),
+            duration_s: Some(1.0),
+            baseline: "a".into(),
+            equivalence: 0.01,
+            rounds: vec![Vec::new(); 8],
+            ..PlanRecord::default()
+        },
+        variants: vec![variant("a"), variant("b"), variant("c")],
+        cells: vec![cell("a", 1.0), cell("b", 1.05), cell("c", 1.12)],
+        ..Results::default()
+    };
+    let dir = s.path().join("three");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("results.json"),
+        serde_json::to_string_pretty(&r).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn report_re_decides_a_folder_against_another_baseline() {
+    let s = common::Scratch::new();
+    let dir = three_variant_folder(&s);
+    let before = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    let out = bakeoff()
+        .args(["report", dir.to_str().unwrap(), "--baseline", "b"])
+        .output()
+        .expect("report");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("re-decided against b"), "{stdout}");
+    // The folder's own results and reports stay; the re-decided ones sit beside them.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("results.json")).unwrap(),
+        before
+    );
+    for f in [
+        "report.baseline-b.md",
+        "report.baseline-b.html",
+        "results.baseline-b.csv",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    let r: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.baseline-b.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["plan"]["baseline"], "b");
+    let verdict = |v: &str| {
+        r["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["variant"] == v)
+            .map(|k| (k["baseline"].clone(), k["verdict"].clone()))
+            .unwrap_or_else(|| panic!("no comparison for {v}"))
+    };
+    assert_eq!(verdict("a"), ("b".into(), "slower".into()));
+    assert_eq!(verdict("c"), ("b".into(), "faster".into()));
+    // --out writes the usual names into another folder.
+    let other = s.path().join("vs-c");
+    let out = bakeoff()
+        .args(["report", dir.to_str().unwrap(), "--baseline", "c", "--out"])
+        .arg(&other)
+        .output()
+        .expect("report");
+    assert!(out.status.success());
+    assert!(other.join("report.md").exists() && other.join("results.json").exists());
+    // A name that is no variant: one line, exit 2.
+    let out = bakeoff()
+        .args(["report", dir.to_str().unwrap(), "--baseline", "z"])
+        .output()
+        .expect("report");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\"z\" is no variant") && stderr.contains("a, b, c"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
