@@ -534,14 +534,7 @@ fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
         }
         wrote.push(ex.file_name());
     }
-    print!(
-        "{}",
-        bakeoff_report::terminal_with(
-            &results,
-            color.enabled(std::io::stdout().is_terminal()),
-            &bakeoff_workloads::KINDS
-        )
-    );
+    print_table(&results, color);
     println!("\nwrote {} in {}", wrote.join(", "), dir.display());
     Ok(())
 }
@@ -624,20 +617,25 @@ fn rebase_cmd(
         }
         wrote.push(file);
     }
-    print!(
-        "{}",
-        bakeoff_report::terminal_with(
-            &results,
-            color.enabled(std::io::stdout().is_terminal()),
-            &bakeoff_workloads::KINDS
-        )
-    );
+    print_table(&results, color);
     println!(
         "\n(re-decided against {name}, the experiment's baseline being {was}) wrote {} in {}",
         wrote.join(", "),
         folder.display()
     );
     Ok(())
+}
+
+/// The results' terminal table and notes, on stdout.
+fn print_table(results: &Results, color: ColorChoice) {
+    print!(
+        "{}",
+        bakeoff_report::terminal_with(
+            results,
+            color.enabled(std::io::stdout().is_terminal()),
+            &bakeoff_workloads::KINDS
+        )
+    );
 }
 
 fn pairing_of(how: crate::cli::PairingArg) -> bakeoff_report::model::Pairing {
@@ -657,14 +655,7 @@ fn reanalyze_cmd(
     let mut results = read_results(dir).map_err(Failure::BadInput)?;
     results.plan.pairing = pairing_of(how);
     bakeoff_runner::analyze(&mut results);
-    print!(
-        "{}",
-        bakeoff_report::terminal_with(
-            &results,
-            color.enabled(std::io::stdout().is_terminal()),
-            &bakeoff_workloads::KINDS
-        )
-    );
+    print_table(&results, color);
     println!(
         "\n(re-decided with pairing {}; nothing written)",
         results.plan.pairing
