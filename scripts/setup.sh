@@ -21,13 +21,15 @@ fi
 # 2. Debian packages: servers, peer load tools, compilers, build tools, profilers.
 # The MariaDB recipe's cmake (a server from `apt-get source mariadb`) needs cmake, the system
 # libfmt and PCRE2 it asks for (WITH_LIBFMT/WITH_PCRE=system: nothing downloaded), OpenSSL,
-# zlib and curses; the source ships its bison output, so bison is not needed.
+# zlib and curses; the source ships its bison output, so bison is not needed. The real
+# sql-bench (Perl, from that source tree) talks to the servers through DBI: DBD::mysql, DBD::Pg.
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       cmake libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev
       memcached libmemcached-tools libevent-dev
       mariadb-server mariadb-client postgresql-15 sysbench libsqlite3-0 sqlite3
       redis-server redis-tools libjemalloc-dev
       gcc-12 clang-16 libclang-rt-16-dev llvm-16 lld-16 bolt-16 mold openssh-server
+      libdbi-perl libdbd-mysql-perl libdbd-pg-perl
       linux-perf valgrind hyperfine strace
       chromium chromium-driver)
 missing=()
