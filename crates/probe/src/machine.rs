@@ -195,8 +195,8 @@ pub fn collect_under(root: &Path, dir: &Path, dev: Option<(u32, u32)>) -> Machin
     };
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     m.cpu_model = cpuinfo_field(&cpuinfo, "model name");
-    m.hypervisor = cpuinfo_field(&cpuinfo, "flags")
-        .map(|f| f.split_whitespace().any(|x| x == "hypervisor"));
+    m.hypervisor =
+        cpuinfo_field(&cpuinfo, "flags").map(|f| f.split_whitespace().any(|x| x == "hypervisor"));
     cpus(&at("/sys/devices/system/cpu"), &cpuinfo, &mut m);
     let meminfo = read("/proc/meminfo").unwrap_or_default();
     m.memory_bytes = meminfo_kb(&meminfo, "MemTotal:").map(|k| k * 1024);
@@ -390,7 +390,8 @@ fn cpus(dir: &Path, cpuinfo: &str, m: &mut Machine) {
             });
         }
     }
-    m.caches.sort_by(|a, b| (a.level, &a.kind).cmp(&(b.level, &b.kind)));
+    m.caches
+        .sort_by(|a, b| (a.level, &a.kind).cmp(&(b.level, &b.kind)));
 }
 
 /// A folder's entries, sorted by name (none when it cannot be read).
@@ -528,10 +529,7 @@ fn stack(dev: &Path, whole: &mut Vec<PathBuf>, depth: usize) -> String {
         .filter_map(|s| fs::canonicalize(s).ok())
         .collect();
     if !slaves.is_empty() && depth < 8 {
-        let under: Vec<String> = slaves
-            .iter()
-            .map(|s| stack(s, whole, depth + 1))
-            .collect();
+        let under: Vec<String> = slaves.iter().map(|s| stack(s, whole, depth + 1)).collect();
         return format!("{label} on {}", under.join(" + "));
     }
     if dev.join("partition").exists() {

@@ -217,7 +217,12 @@ pub fn table(r: &Results) -> Option<Table> {
         t.push(row);
     };
     for (label, wraps, f) in BEFORE_CACHES {
-        push(&mut t, label.to_string(), *wraps, machines.iter().map(f).collect());
+        push(
+            &mut t,
+            label.to_string(),
+            *wraps,
+            machines.iter().map(f).collect(),
+        );
     }
     // Every cache any machine has, in level order: L1d, L1i, L2, L3.
     let mut caches: Vec<(u8, String, String)> = machines
@@ -230,16 +235,24 @@ pub fn table(r: &Results) -> Option<Table> {
         let values = machines
             .iter()
             .map(|m| {
-                m.caches.iter().find(|c| c.name() == name).map(|c| match c.instances {
-                    Some(n) if n > 1 => format!("{} ×{n}", binary(c.bytes)),
-                    _ => binary(c.bytes),
-                })
+                m.caches
+                    .iter()
+                    .find(|c| c.name() == name)
+                    .map(|c| match c.instances {
+                        Some(n) if n > 1 => format!("{} ×{n}", binary(c.bytes)),
+                        _ => binary(c.bytes),
+                    })
             })
             .collect();
         push(&mut t, format!("{name} cache"), false, values);
     }
     for (label, wraps, f) in AFTER_CACHES {
-        push(&mut t, label.to_string(), *wraps, machines.iter().map(f).collect());
+        push(
+            &mut t,
+            label.to_string(),
+            *wraps,
+            machines.iter().map(f).collect(),
+        );
     }
     Some(t)
 }

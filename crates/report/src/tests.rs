@@ -978,7 +978,10 @@ fn machines_side_by_side() {
     assert!(md.contains("## Machines"), "{md}");
     // Between the pictures of throughput and the system during the runs.
     let html = html::render(&r);
-    assert!(html.contains("class=\"machines\""), "machine table in report.html");
+    assert!(
+        html.contains("class=\"machines\""),
+        "machine table in report.html"
+    );
     // A results.json from before the machine table still loads, and a new one round-trips.
     let text = serde_json::to_string(&r).unwrap();
     let back: Results = serde_json::from_str(&text).unwrap();

@@ -36,17 +36,17 @@ impl Tree {
     /// `n` online CPUs, each with its package and core, L1d/L1i/L2 per core and one L3
     /// per package.
     fn cpus(&self, n: usize, package: impl Fn(usize) -> usize, core: impl Fn(usize) -> usize) {
-        self.file(
-            "/sys/devices/system/cpu/online",
-            &format!("0-{}\n", n - 1),
-        );
+        self.file("/sys/devices/system/cpu/online", &format!("0-{}\n", n - 1));
         for c in 0..n {
             let base = format!("/sys/devices/system/cpu/cpu{c}");
             self.file(
                 &format!("{base}/topology/physical_package_id"),
                 &format!("{}\n", package(c)),
             );
-            self.file(&format!("{base}/topology/core_id"), &format!("{}\n", core(c)));
+            self.file(
+                &format!("{base}/topology/core_id"),
+                &format!("{}\n", core(c)),
+            );
             let siblings: Vec<String> = (0..n)
                 .filter(|o| package(*o) == package(c) && core(*o) == core(c))
                 .map(|o| o.to_string())
@@ -280,12 +280,20 @@ fn device_mapper_tree() -> Tree {
     t.file(&format!("{dm}/dm/name"), "vg0-root\n");
     t.file(&format!("{md}/md/level"), "raid1\n");
     t.disk(sda, Some("Samsung SSD 860"), false, "[mq-deadline] none\n");
-    t.disk(nvme, Some("INTEL SSDPE2KX040T8"), false, "[none] mq-deadline\n");
+    t.disk(
+        nvme,
+        Some("INTEL SSDPE2KX040T8"),
+        false,
+        "[none] mq-deadline\n",
+    );
     t.file(&format!("{sda}/sda1/partition"), "1\n");
     t.file(&format!("{nvme}/nvme0n1p1/partition"), "1\n");
     t.link(&format!("{dm}/slaves/md0"), md);
     t.link(&format!("{md}/slaves/sda1"), &format!("{sda}/sda1"));
-    t.link(&format!("{md}/slaves/nvme0n1p1"), &format!("{nvme}/nvme0n1p1"));
+    t.link(
+        &format!("{md}/slaves/nvme0n1p1"),
+        &format!("{nvme}/nvme0n1p1"),
+    );
     t.link("/sys/dev/block/253:0", dm);
     t.link("/sys/class/block/dm-0", dm);
     t.dir("/dev/mapper");
@@ -305,7 +313,8 @@ fn device_mapper_on_md_on_two_partitions() {
         m.block_device.as_deref(),
         Some("dm-0 (vg0-root) on md0 (raid1) on nvme0n1p1 + sda1")
     );
-    let disks: Vec<(&str, Option<&str>, Option<bool>, Option<&str>)> = m
+    type Seen<'a> = (&'a str, Option<&'a str>, Option<bool>, Option<&'a str>);
+    let disks: Vec<Seen> = m
         .disks
         .iter()
         .map(|d| {
