@@ -3,15 +3,83 @@
 //! Any number of hosts are columns; a row none of them has a fact for is left out, and a
 //! fact one machine lacks is "-" (never guessed).
 
-use crate::document::{Block, Section};
+use crate::document::{Block, Media, Section};
 use crate::model::{Host, HostRecord, Machine, Results};
 use crate::table::{Table, Value};
 
 /// The section, when some machine's facts were read (results from before the machine
-/// table show the host line of the intro only).
+/// table show the host line of the intro only). With other hosts, the terminal shows a
+/// line per machine.
 pub fn section(r: &Results) -> Option<Section> {
     let t = table(r)?;
-    Some(Section::new("machines", "Machines", "Machines").with(Block::Table(t)))
+    let mut s = Section::new("machines", "Machines", "Machines").with(Block::Table(t));
+    if !r.hosts.is_empty() {
+        let (names, machines) = columns(r);
+        let lines = names
+            .iter()
+            .zip(&machines)
+            .map(|(n, m)| Block::text(format!("{n}: {}", short(m))))
+            .collect();
+        s.push(Block::Only(Media::TERMINAL, lines));
+    }
+    Some(s)
+}
+
+/// A machine in one line: CPU, cores and threads, memory, L3, the data folder's
+/// filesystem and disks, kernel.
+fn short(m: &Machine) -> String {
+    let mut parts = Vec::new();
+    parts.extend(m.cpu_model.clone());
+    match (m.cores, m.threads) {
+        (Some(c), Some(t)) => parts.push(format!("{c} cores/{t} threads")),
+        (None, Some(t)) => parts.push(format!("{t} threads")),
+        _ => {}
+    }
+    parts.extend(m.memory_bytes.map(binary));
+    if let Some(l3) = m.caches.iter().find(|c| c.level == 3) {
+        parts.push(format!("L3 {}", binary(l3.bytes)));
+    }
+    if let Some(f) = &m.filesystem {
+        let on: Vec<String> = m
+            .disks
+            .iter()
+            .map(|d| match d.rotational {
+                Some(true) => format!("{} rotational", d.name),
+                Some(false) => format!("{} non-rotational", d.name),
+                None => d.name.clone(),
+            })
+            .collect();
+        if on.is_empty() {
+            parts.push(f.clone());
+        } else {
+            parts.push(format!("{f} on {}", on.join(" + ")));
+        }
+    }
+    parts.extend(m.kernel.as_ref().map(|k| format!("kernel {k}")));
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The columns: their names and machines, this one first.
+fn columns(r: &Results) -> (Vec<String>, Vec<Machine>) {
+    let mut names = vec![if r.host.hostname.is_empty() {
+        "this machine".to_string()
+    } else {
+        format!("this machine ({})", r.host.hostname)
+    }];
+    let mut machines = vec![here(&r.host)];
+    for h in &r.hosts {
+        names.push(if h.roles.is_empty() {
+            h.name.clone()
+        } else {
+            format!("{} ({})", h.name, h.roles.join(", "))
+        });
+        machines.push(there(h));
+    }
+    (names, machines)
 }
 
 /// This machine's column: its facts, the older `host` fields filling what they say.
@@ -182,20 +250,7 @@ pub fn table(r: &Results) -> Option<Table> {
     if !read {
         return None;
     }
-    let mut names = vec![if r.host.hostname.is_empty() {
-        "this machine".to_string()
-    } else {
-        format!("this machine ({})", r.host.hostname)
-    }];
-    let mut machines = vec![here(&r.host)];
-    for h in &r.hosts {
-        names.push(if h.roles.is_empty() {
-            h.name.clone()
-        } else {
-            format!("{} ({})", h.name, h.roles.join(", "))
-        });
-        machines.push(there(h));
-    }
+    let (names, machines) = columns(r);
     let mut columns = vec!["fact"];
     columns.extend(names.iter().map(String::as_str));
     let mut t = Table::new("machines", &columns).note(

@@ -974,6 +974,19 @@ fn machines_side_by_side() {
     let r = machines_sample();
     let t = crate::machines::table(&r).unwrap();
     insta::assert_snapshot!("machines_table", t.markdown_with_notes());
+    // The terminal: a line per machine, only with other hosts.
+    let text = terminal(&r, false);
+    assert!(
+        text.contains("s1 (server): Big CPU, 8 cores/16 threads, 64 GiB, L3 16 MiB, xfs on sda rotational, kernel 5.10.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("c1 (load): Load CPU, 4 threads, 8 GiB, kernel 6.1.0"),
+        "{text}"
+    );
+    let mut alone = r.clone();
+    alone.hosts.clear();
+    assert!(!terminal(&alone, false).contains("this machine"));
     let md = markdown::render(&r);
     assert!(md.contains("## Machines"), "{md}");
     // Between the pictures of throughput and the system during the runs.
