@@ -989,7 +989,6 @@ fn machines_side_by_side() {
     assert!(!terminal(&alone, false).contains("this machine"));
     let md = markdown::render(&r);
     assert!(md.contains("## Machines"), "{md}");
-    // Between the pictures of throughput and the system during the runs.
     let html = html::render(&r);
     assert!(
         html.contains("class=\"machines\""),
