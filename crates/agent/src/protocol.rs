@@ -72,6 +72,9 @@ pub enum Request {
     Load(LoadSpec),
     /// Stops the load under way (handled as soon as it arrives).
     Cancel,
+    /// The host's machine facts ([`bakeoff_probe::machine::Machine`]), its disk and
+    /// filesystem those of the folder the agent keeps its sandboxes in.
+    Machine,
 }
 
 /// What a SQL target's prepared data needs done on the server's host. Every `dir` is

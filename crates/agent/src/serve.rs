@@ -158,6 +158,7 @@ impl Agent {
                 pid: std::process::id(),
             }),
             Request::Clock => json(now_ms()),
+            Request::Machine => json(bakeoff_probe::machine::collect(&self.sandboxes)),
             Request::Have { sha256, name } => {
                 let path = self.stored(&sha256, &name)?;
                 let have =

@@ -329,6 +329,22 @@ fn the_server_on_one_host_and_the_load_from_two() {
     assert_eq!(hosts[0]["listen"], "127.0.0.2");
     assert!(hosts[1].get("listen").is_none());
     assert!(!r["warnings"].to_string().contains("not on loopback"));
+    // Each host's machine facts, read by its agent about its own sandbox folder: the
+    // same machine as this one here (sshd on loopback), another folder.
+    let here = &r["host"]["machine"];
+    assert!(here["threads"].as_u64().unwrap() > 0, "{here}");
+    for (h, name) in hosts.iter().zip(["db", "l1"]) {
+        let m = &h["machine"];
+        assert_eq!(m["threads"], here["threads"], "{m}");
+        assert_eq!(m["memory_bytes"], here["memory_bytes"], "{m}");
+        assert_eq!(m["kernel"], here["kernel"], "{m}");
+        let dir = m["data_dir"].as_str().unwrap();
+        assert!(
+            dir.starts_with(s.path().join("hosts").join(name).to_str().unwrap())
+                && dir.ends_with("sandboxes"),
+            "{dir}"
+        );
+    }
 
     let mut runs = 0;
     for cell in r["cells"].as_array().unwrap() {
@@ -382,6 +398,10 @@ fn the_server_on_one_host_and_the_load_from_two() {
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(
         md.contains("## Hosts") && md.contains("### Load by client host"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Machines") && md.contains("| db (server, load) | l1 (load) |"),
         "{md}"
     );
     let html = std::fs::read_to_string(s.out().join("report.html")).unwrap();

@@ -12,11 +12,15 @@
 //!   measured window, in total and per function.
 //! - `findings`: memory errors reported by AddressSanitizer, UndefinedBehaviorSanitizer
 //!   and valgrind memcheck in a server's log.
+//! - `machine`: the machine itself, once per host: CPU, caches, memory, NUMA, the disks
+//!   and filesystem behind the data folder, kernel, OS, governor, huge pages,
+//!   virtualization.
 //!
 //! Probes never fail a run: what cannot be measured is reported as unsupported, once.
 
 pub mod callgrind;
 pub mod findings;
+pub mod machine;
 pub mod perfstat;
 pub mod profile;
 pub mod sampler;

@@ -9,6 +9,7 @@ pub mod csv;
 pub mod document;
 pub mod facts;
 pub mod html;
+pub mod machines;
 pub mod markdown;
 pub mod markup;
 pub mod model;

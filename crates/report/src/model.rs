@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A machine's facts (the machine table), as `bakeoff_probe::machine` reads them.
+pub use bakeoff_probe::machine::{Cache, Disk, Machine, NumaNode};
+
 pub const SCHEMA: &str = "bakeoff.results/1";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -102,6 +105,10 @@ pub struct HostRecord {
     /// loopback is a warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen: Option<String>,
+    /// Its machine facts, read by its agent about the folder it keeps its sandboxes in
+    /// (absent: no agent ran there, or results from before).
+    #[serde(default, skip_serializing_if = "Machine::is_empty")]
+    pub machine: Machine,
 }
 
 /// One client host's part of a run loaded from several.
@@ -186,6 +193,10 @@ pub struct Host {
     pub sandbox_device: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_free_bytes: Option<u64>,
+    /// The machine table's facts (caches, NUMA, disks and filesystem behind the sandbox
+    /// folder, governor, huge pages, virtualization), each absent when unread.
+    #[serde(default, skip_serializing_if = "Machine::is_empty")]
+    pub machine: Machine,
 }
 
 /// Where the server and the load ran on the machine, as CPU lists.

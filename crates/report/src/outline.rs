@@ -1,7 +1,7 @@
 //! The report's outline, decided once: which sections, in which order, under which
 //! titles, each built from the results as blocks ([`crate::document`]). Warnings and
 //! verdicts first, then the headline table and the pictures of throughput, then each
-//! workload kind's own sections ([`KindSections`]), then the "why" (system, hosts,
+//! workload kind's own sections ([`KindSections`]), then the "why" (machines, system, hosts,
 //! memory, counters, instructions, hotspots, binaries, layouts), then every statement and
 //! run, and finally how everything was built and run, with the exact experiment file.
 //! A section is left out when the results have nothing for it.
@@ -41,6 +41,7 @@ const AFTER_KINDS: &[Part] = &[
     relative,
     latency,
     over_time,
+    crate::machines::section,
     system,
     hosts,
     memory,

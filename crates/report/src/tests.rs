@@ -841,3 +841,163 @@ fn a_forecast_is_said_beside_an_inconclusive_answer_and_kept_in_json() {
     r.comparisons[0].verdict = Verdict::Faster;
     assert!(summary::forecast_lines(&r).is_empty());
 }
+
+/// This machine (a VM without cpufreq) and two hosts: a bare-metal server with NUMA and
+/// a rotational disk behind LVM, and a load host whose agent read less.
+fn machines_sample() -> Results {
+    let mut r = sample();
+    let cache = |level, kind: &str, bytes, instances| Cache {
+        level,
+        kind: kind.into(),
+        bytes,
+        instances: Some(instances),
+    };
+    r.host.machine = Machine {
+        cpu_model: Some("Test CPU".into()),
+        sockets: Some(1),
+        cores: Some(2),
+        threads: Some(2),
+        threads_per_core: Some(1),
+        caches: vec![
+            cache(1, "data", 48 << 10, 2),
+            cache(1, "instruction", 32 << 10, 2),
+            cache(2, "unified", 2 << 20, 2),
+            cache(3, "unified", 300 << 20, 1),
+        ],
+        memory_bytes: Some(24 << 30),
+        numa: vec![NumaNode {
+            node: 0,
+            cpus: "0-1".into(),
+            memory_bytes: Some(24 << 30),
+        }],
+        data_dir: Some("/var/tmp/bakeoff-1000".into()),
+        filesystem: Some("ext4".into()),
+        mount_point: Some("/".into()),
+        mount_source: Some("/dev/vda".into()),
+        mount_options: Some("rw,relatime,discard".into()),
+        block_device: Some("vda".into()),
+        disks: vec![Disk {
+            name: "vda".into(),
+            model: None,
+            rotational: Some(true),
+            scheduler: Some("mq-deadline".into()),
+            size_bytes: Some(256 << 30),
+        }],
+        kernel: Some("6.1.0".into()),
+        os: Some("Debian GNU/Linux 12 (bookworm)".into()),
+        thp_enabled: Some("madvise".into()),
+        thp_defrag: Some("madvise".into()),
+        hypervisor: Some(true),
+        vm: Some("kvm".into()),
+        container: Some("none".into()),
+        ..Machine::default()
+    };
+    r.hosts = vec![
+        HostRecord {
+            name: "s1".into(),
+            ssh: "bench@s1".into(),
+            cpu_model: "Big CPU".into(),
+            cores: 16,
+            kernel: "5.10.0".into(),
+            roles: vec!["server".into()],
+            listen: None,
+            machine: Machine {
+                cpu_model: Some("Big CPU".into()),
+                sockets: Some(2),
+                cores: Some(8),
+                threads: Some(16),
+                threads_per_core: Some(2),
+                caches: vec![
+                    cache(1, "data", 32 << 10, 8),
+                    cache(1, "instruction", 32 << 10, 8),
+                    cache(2, "unified", 1 << 20, 8),
+                    cache(3, "unified", 16 << 20, 2),
+                ],
+                memory_bytes: Some(64 << 30),
+                numa: vec![
+                    NumaNode {
+                        node: 0,
+                        cpus: "0-3,8-11".into(),
+                        memory_bytes: Some(32 << 30),
+                    },
+                    NumaNode {
+                        node: 1,
+                        cpus: "4-7,12-15".into(),
+                        memory_bytes: Some(32 << 30),
+                    },
+                ],
+                data_dir: Some("/home/bench/.cache/bakeoff/sandboxes".into()),
+                filesystem: Some("xfs".into()),
+                mount_point: Some("/home".into()),
+                mount_source: Some("/dev/mapper/vg0-home".into()),
+                mount_options: Some("rw,noatime,attr2,inode64".into()),
+                block_device: Some("dm-1 (vg0-home) on sda2".into()),
+                disks: vec![Disk {
+                    name: "sda".into(),
+                    model: Some("ST4000NM0035-1V4".into()),
+                    rotational: Some(true),
+                    scheduler: Some("bfq".into()),
+                    size_bytes: Some(4_000_787_030_016),
+                }],
+                kernel: Some("5.10.0".into()),
+                os: Some("Debian GNU/Linux 11 (bullseye)".into()),
+                governor: Some("performance".into()),
+                cpufreq_driver: Some("intel_pstate".into()),
+                thp_enabled: Some("always".into()),
+                thp_defrag: Some("madvise".into()),
+                hypervisor: Some(false),
+                vm: Some("none".into()),
+                container: Some("none".into()),
+                system: Some("Dell Inc. PowerEdge R740".into()),
+            },
+        },
+        HostRecord {
+            name: "c1".into(),
+            ssh: "bench@c1".into(),
+            cpu_model: "Load CPU".into(),
+            cores: 4,
+            kernel: "6.1.0".into(),
+            roles: vec!["load".into()],
+            listen: None,
+            machine: Machine {
+                threads: Some(4),
+                memory_bytes: Some(8 << 30),
+                ..Machine::default()
+            },
+        },
+    ];
+    r
+}
+
+#[test]
+fn machines_side_by_side() {
+    let r = machines_sample();
+    let t = crate::machines::table(&r).unwrap();
+    insta::assert_snapshot!("machines_table", t.markdown_with_notes());
+    // The terminal: a line per machine, only with other hosts.
+    let text = terminal(&r, false);
+    assert!(
+        text.contains("s1 (server): Big CPU, 8 cores/16 threads, 64 GiB, L3 16 MiB, xfs on sda rotational, kernel 5.10.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("c1 (load): Load CPU, 4 threads, 8 GiB, kernel 6.1.0"),
+        "{text}"
+    );
+    let mut alone = r.clone();
+    alone.hosts.clear();
+    assert!(!terminal(&alone, false).contains("this machine"));
+    let md = markdown::render(&r);
+    assert!(md.contains("## Machines"), "{md}");
+    let html = html::render(&r);
+    assert!(
+        html.contains("class=\"machines\""),
+        "machine table in report.html"
+    );
+    // A results.json from before the machine table still loads, and a new one round-trips.
+    let text = serde_json::to_string(&r).unwrap();
+    let back: Results = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.hosts[0].machine, r.hosts[0].machine);
+    let old = serde_json::to_string(&sample()).unwrap();
+    assert!(!old.contains("\"machine\""), "{old}");
+}

@@ -278,12 +278,14 @@ fn argument_room(l: &Loaded) -> Result<(), RunError> {
     Ok(())
 }
 
-/// What results.json says of the sandbox folder's filesystem.
+/// What results.json says of the sandbox folder's filesystem, and this machine's facts
+/// (the machine table), its disk and filesystem those of that folder.
 pub fn record_sandbox(
     host: &mut bakeoff_report::model::Host,
     root: &std::path::Path,
     fs: Option<bakeoff_sandbox::Filesystem>,
 ) {
+    host.machine = bakeoff_probe::machine::collect(root);
     let Some(fs) = fs else { return };
     host.sandbox_fs = Some(fs.fs_type);
     host.sandbox_dir = Some(root.display().to_string());

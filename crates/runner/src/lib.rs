@@ -185,6 +185,7 @@ pub fn run_experiment(
         by: if p.asked { "plan" } else { "split" }.into(),
     });
     results.hosts = remote::records(loaded, &facts);
+    hosts.machines_into(&mut results.hosts);
     // Said from the start (analyze says it again with the rest).
     results.warnings = analyze::warnings(&results);
     write_results(&folder, &results)?;

@@ -145,6 +145,7 @@ pub fn records(l: &Loaded, facts: &[HostFacts]) -> Vec<bakeoff_report::model::Ho
                 kernel: f.kernel.clone(),
                 roles,
                 listen: h.listen.map(|a| a.to_string()),
+                machine: Default::default(),
             }
         })
         .collect()
@@ -183,6 +184,8 @@ pub struct Hosts {
     staged: Mutex<HashMap<PathBuf, String>>,
     /// The host that serves, if not this machine.
     pub server: Option<String>,
+    /// Each host's machine facts, asked of its first agent once.
+    machines: BTreeMap<String, bakeoff_report::model::Machine>,
 }
 
 impl Hosts {
@@ -227,12 +230,33 @@ impl Hosts {
                 let i = e.hosts.iter().position(|x| x.name == name).unwrap_or(0);
                 RunError::BadInput(l.error_at(&key!["host", i, "work_dir"], m).to_string())
             })?;
+            if !hosts.machines.contains_key(&name) {
+                // Facts, not a condition of the run: an agent that cannot say them
+                // leaves the host's column empty.
+                match s.call_as(&Request::Machine, &mut |_| {}) {
+                    Ok(m) => {
+                        hosts.machines.insert(name.clone(), m);
+                    }
+                    Err(e) => observer.notice(&format!(
+                        "host {name}: its machine facts were not read: {e}"
+                    )),
+                }
+            }
             hosts
                 .sessions
                 .insert((name, role), Mutex::new(Some(Arc::new(s))));
         }
         hosts.exe = Some(exe);
         Ok(hosts)
+    }
+
+    /// Each host's machine facts into its record (hosts without an agent have none).
+    pub fn machines_into(&self, records: &mut [bakeoff_report::model::HostRecord]) {
+        for r in records {
+            if let Some(m) = self.machines.get(&r.name) {
+                r.machine = m.clone();
+            }
+        }
     }
 
     /// Why the experiment must stop, if a host was lost for good.
