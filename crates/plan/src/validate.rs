@@ -87,7 +87,11 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
 /// Machines as variants (`[[variant]] host`, `clients`): what can run on a variant's own
 /// host, and whether each variant's load reaches its server.
 fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
-    if !e.variants.iter().any(|v| v.host.is_some() || !v.clients.is_empty()) {
+    if !e
+        .variants
+        .iter()
+        .any(|v| v.host.is_some() || !v.clients.is_empty())
+    {
         return Ok(());
     }
     let target = target_for(e.target.kind);

@@ -84,7 +84,10 @@ fn variants_table(r: &Results) -> Table {
         if hosts {
             row.insert(
                 1,
-                v.host.clone().unwrap_or_else(|| "this machine".into()).into(),
+                v.host
+                    .clone()
+                    .unwrap_or_else(|| "this machine".into())
+                    .into(),
             );
         }
         t.push(row);

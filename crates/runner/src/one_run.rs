@@ -279,17 +279,15 @@ impl Context<'_> {
                 beside_server: false,
             };
             spec.set_phases(&self.phases());
-            let mut out = self
-                .remote
-                .load(
-                    e.server_host(&v.name),
-                    &clients,
-                    &agent,
-                    spec,
-                    hooks,
-                    live,
-                    &self.cancel,
-                )?;
+            let mut out = self.remote.load(
+                e.server_host(&v.name),
+                &clients,
+                &agent,
+                spec,
+                hooks,
+                live,
+                &self.cancel,
+            )?;
             // The workload's figures from the merged record, over the first host's own.
             let (first, merged) = (out.extra, workload.merged(&out.rec));
             out.extra = Box::new(move |run| {

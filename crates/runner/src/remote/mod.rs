@@ -132,7 +132,9 @@ pub fn records(l: &Loaded, facts: &[HostFacts]) -> Vec<bakeoff_report::model::Ho
         .map(|(h, f)| {
             let mut roles = Vec::new();
             let name = Some(h.name.as_str());
-            if e.target.host.as_deref() == name || e.variants.iter().any(|v| v.host.as_deref() == name) {
+            if e.target.host.as_deref() == name
+                || e.variants.iter().any(|v| v.host.as_deref() == name)
+            {
                 roles.push("server".to_string());
             }
             let loads = e.workloads.iter().any(|w| w.clients.contains(&h.name))

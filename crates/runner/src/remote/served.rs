@@ -341,7 +341,11 @@ impl Hosts {
     }
 
     /// Starts the run's server on `host`, as `spec` describes it here.
-    pub fn start_on(self: &Arc<Self>, host: &str, spec: &SandboxSpec) -> Result<RemoteServer, String> {
+    pub fn start_on(
+        self: &Arc<Self>,
+        host: &str,
+        spec: &SandboxSpec,
+    ) -> Result<RemoteServer, String> {
         let host = host.to_string();
         let req = self.start_request(&host, spec);
         let started: Started = self
