@@ -144,7 +144,7 @@ pub fn sandbox_space(
     root: &std::path::Path,
 ) -> Result<Option<bakeoff_sandbox::Filesystem>, RunError> {
     let e = &l.experiment;
-    if e.target.host.is_some() {
+    if e.variants.iter().all(|v| e.server_host(&v.name).is_some()) {
         return Ok(None);
     }
     let Some(fs) = bakeoff_sandbox::filesystem_of(root) else {

@@ -190,8 +190,9 @@ pub struct Hosts {
     gone: Mutex<Option<String>>,
     /// Built binaries already on a server's host: (host, local path) to its path there.
     staged: Mutex<HashMap<(String, PathBuf), String>>,
-    /// The host that serves (`[target] host`), if not this machine. A variant with a
-    /// `host` of its own serves there instead ([`bakeoff_plan::Experiment::server_host`]).
+    /// The host that serves (`[target] host`, or the one `host` every variant names),
+    /// if not this machine. A variant with a `host` of its own serves there
+    /// ([`bakeoff_plan::Experiment::server_host`]).
     pub server: Option<String>,
 }
 
@@ -223,8 +224,17 @@ impl Hosts {
                 }
             }
         }
+        // Every variant on one host of their own: that host serves (a SQL target's data
+        // is made there).
+        let mut placed: Vec<Option<&str>> =
+            e.variants.iter().map(|v| e.server_host(&v.name)).collect();
+        placed.dedup();
+        let server = match placed[..] {
+            [Some(h)] => Some(h.to_string()),
+            _ => e.target.host.clone(),
+        };
         let mut hosts = Hosts {
-            server: e.target.host.clone(),
+            server,
             ..Hosts::default()
         };
         if want.is_empty() {
