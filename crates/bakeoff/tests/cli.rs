@@ -81,7 +81,7 @@ fn missing_file_and_check() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     for entry in std::fs::read_dir(root).expect("examples/") {
         let p = entry.expect("entry").path();
-        if !p.extension().is_some_and(|e| e == "toml") {
+        if p.extension().is_none_or(|e| e != "toml") {
             continue;
         }
         let text = std::fs::read_to_string(&p).expect("example");

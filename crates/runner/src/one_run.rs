@@ -253,7 +253,7 @@ impl Context<'_> {
         let workload = &self.configs[slot.workload];
         let name = workload.name();
         let e = &self.loaded.experiment;
-        let clients = Some(e.load_hosts(&v.name, &name)).filter(|c| !c.is_empty());
+        let clients = Some(e.load_hosts(&v.name, name)).filter(|c| !c.is_empty());
         if let Some(clients) = clients {
             let agent = workload
                 .agent_spec()
@@ -280,8 +280,7 @@ impl Context<'_> {
             };
             spec.set_phases(&self.phases());
             let mut out = self.remote.load(
-                e.server_host(&v.name),
-                &clients,
+                (e.server_host(&v.name), &clients),
                 &agent,
                 spec,
                 hooks,

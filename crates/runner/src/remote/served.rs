@@ -390,15 +390,14 @@ impl Hosts {
             .ok_or_else(|| format!("cannot resolve host {host}'s address {name:?}"))
     }
 
-    /// A load from `clients` against the server on `server` as `spec` describes it (its server, its connections in all,
+    /// A load from `clients` against the server on host `server` as `spec` describes it (its server, its connections in all,
     /// its phases and seed): connections split between the hosts (the first hosts get
     /// one more when they do not divide evenly), the preload done once by the first,
     /// every host started at the same instant, the first host's window edges calling
     /// `hooks`, the records merged.
     pub fn load(
         &self,
-        server: Option<&str>,
-        clients: &[String],
+        (server, clients): (Option<&str>, &[String]),
         workload: &AgentSpec,
         mut spec: LoadSpec,
         hooks: &dyn PhaseHooks,
