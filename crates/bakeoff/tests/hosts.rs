@@ -1116,3 +1116,110 @@ fn checkers_and_instructions_run_on_the_host() {
     assert!(!run["instructions"]["top"].as_array().unwrap().is_empty());
     assert!(servers_under(s.path()).is_empty());
 }
+
+/// Machines as variants: Debian's memcached on "s1" (127.0.0.2) and on "s2" (127.0.0.3),
+/// each variant served on its own `host` and loaded from there, the rounds interleaving
+/// them; s2 is decided against s1 like any variant against its baseline.
+#[test]
+fn the_same_server_on_two_machines_is_compared() {
+    let s = Scratch::new();
+    let s1 = Sshd::start(s.path(), "127.0.0.2");
+    let s2 = Sshd::start(s.path(), "127.0.0.3");
+    let work = s.path().join("hosts");
+    let text = format!(
+        r#"name = "two-machines"
+[target]
+kind = "memcached"
+
+[[variant]]
+name = "on-s1"
+binary = "/usr/bin/memcached"
+host = "s1"
+
+[[variant]]
+name = "on-s2"
+binary = "/usr/bin/memcached"
+host = "s2"
+
+[[workload]]
+kind = "kv"
+connections = [2]
+keys = 2000
+
+[plan]
+repetitions = 2
+warmup = "200ms"
+duration = "700ms"
+
+{}{}"#,
+        s1.host("s1", &work, None),
+        s2.host("s2", &work, None)
+    );
+    let f = s.write("two.toml", &text);
+    let r = run_ok(&s, &f);
+    assert_eq!(r["status"], "complete");
+    assert!(servers_under(s.path()).is_empty());
+    common::no_server_left("memcached", &s);
+
+    // Each variant names its machine; both machines are in the hosts table, each the
+    // server and the load of its variant.
+    let hosts: Vec<(String, String)> = r["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["host"].as_str().unwrap_or("here").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hosts,
+        [("on-s1".into(), "s1".into()), ("on-s2".into(), "s2".into())]
+    );
+    let machines = r["hosts"].as_array().unwrap();
+    assert_eq!(machines.len(), 2);
+    for (m, name) in machines.iter().zip(["s1", "s2"]) {
+        assert_eq!(m["name"], name);
+        assert_eq!(m["roles"], serde_json::json!(["server", "load"]));
+    }
+
+    // Every run valid, on its variant's machine, loaded from there; both variants ran
+    // in both rounds.
+    assert_eq!(all_runs(&r).len(), 4);
+    for cell in r["cells"].as_array().unwrap() {
+        let machine = if cell["variant"] == "on-s1" {
+            "s1"
+        } else {
+            "s2"
+        };
+        for run in cell["runs"].as_array().unwrap() {
+            assert_eq!(run["valid"], true, "{run}");
+            assert_eq!(run["server_host"], machine, "{run}");
+            let clients: Vec<&str> = run["clients"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["host"].as_str().unwrap())
+                .collect();
+            assert_eq!(clients, [machine], "{run}");
+            assert!(run["ops_per_s"].as_f64().unwrap() > 0.0);
+        }
+    }
+    // The comparison across machines: s2 against s1.
+    let k = r["comparisons"].as_array().unwrap();
+    assert_eq!(k.len(), 1, "{k:?}");
+    assert_eq!(k[0]["variant"], "on-s2");
+    assert_eq!(k[0]["baseline"], "on-s1");
+    assert!(k[0]["verdict"].is_string(), "{}", k[0]);
+    // The report's variants table says where each ran.
+    let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    let variants = &md[md.find("## Variants").expect("a variants section")..];
+    assert!(
+        variants.contains("| variant | host | status |")
+            && variants.contains("| on-s1 | s1 | ok |")
+            && variants.contains("| on-s2 | s2 | ok |"),
+        "{variants}"
+    );
+}

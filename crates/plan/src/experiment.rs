@@ -280,6 +280,14 @@ pub struct Variant {
     /// instead of the source's `rev`, so two commits meet in one experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
+    /// The `[[host]]` this variant's server runs on, over `[target] host`: the same
+    /// server measured on another machine (its load from there too, unless `clients`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The `[[host]]`s that drive this variant's load, over the workloads' `clients`;
+    /// default its `host` itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<String>,
 }
 
 /// `pgo = { workload = "kv", duration = "30s" }`: the training run.

@@ -329,6 +329,47 @@ impl Experiment {
         Some(format!("{}{AA_SUFFIX}", base.trim_end()))
     }
 
+    /// The `[[host]]` that serves variant `name` (the A/A variant: its baseline's): its
+    /// own `host`, else `[target] host`; None on this machine.
+    pub fn server_host(&self, name: &str) -> Option<&str> {
+        let name = match self.aa_variant() {
+            Some(aa) if aa == name => self.baseline(),
+            _ => name,
+        };
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.host.as_deref())
+            .or(self.target.host.as_deref())
+    }
+
+    /// The `[[host]]`s that drive variant `name`'s load of `workload` (a display name):
+    /// the variant's `clients`, else the workload's, else the variant's own `host`.
+    /// Empty: from this machine.
+    pub fn load_hosts(&self, name: &str, workload: &str) -> Vec<String> {
+        let name = match self.aa_variant() {
+            Some(aa) if aa == name => self.baseline().to_string(),
+            _ => name.to_string(),
+        };
+        let v = self.variants.iter().find(|v| v.name == name);
+        if let Some(v) = v.filter(|v| !v.clients.is_empty()) {
+            return v.clients.clone();
+        }
+        let w = self
+            .workloads
+            .iter()
+            .find(|w| !w.clients.is_empty() && !w.train_only && w.display_name() == workload);
+        if let Some(w) = w {
+            return w.clients.clone();
+        }
+        v.and_then(|v| v.host.clone()).into_iter().collect()
+    }
+
+    /// Whether some variant names a `host` of its own (machines as variants).
+    pub fn hosts_as_variants(&self) -> bool {
+        self.variants.iter().any(|v| v.host.is_some())
+    }
+
     /// Variants that run in every round: the file's, plus the A/A variant with `aa`.
     pub fn variants_run(&self) -> usize {
         self.variants.len() + usize::from(self.plan.aa)

@@ -72,7 +72,131 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
             return Err(unknown(&key!["workload", i, "clients"], h));
         }
     }
-    check_placement(l, e)
+    for (i, v) in e.variants.iter().enumerate() {
+        if let Some(h) = v.host.as_deref().filter(|h| !known(h)) {
+            return Err(unknown(&key!["variant", i, "host"], h));
+        }
+        if let Some(h) = v.clients.iter().find(|h| !known(h)) {
+            return Err(unknown(&key!["variant", i, "clients"], h));
+        }
+    }
+    check_placement(l, e)?;
+    check_variant_placement(l, e)
+}
+
+/// Machines as variants (`[[variant]] host`, `clients`): what can run on a variant's own
+/// host, and whether each variant's load reaches its server.
+fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
+    if !e
+        .variants
+        .iter()
+        .any(|v| v.host.is_some() || !v.clients.is_empty())
+    {
+        return Ok(());
+    }
+    let target = target_for(e.target.kind);
+    let servers: BTreeSet<Option<&str>> = e
+        .variants
+        .iter()
+        .map(|v| v.host.as_deref().or(e.target.host.as_deref()))
+        .collect();
+    for (i, v) in e.variants.iter().enumerate() {
+        let at = key!["variant", i, "host"];
+        if v.host.is_some() {
+            if let Some(why) = target.refuses(Ask::OtherHost) {
+                return Err(l.error_at(&at, why));
+            }
+            let refused = [
+                (
+                    e.plan.mode == Mode::Instructions,
+                    "mode = \"instructions\" counts the same binary's instructions under valgrind, which no machine changes; compare machines with mode = \"time\" (or \"both\")",
+                ),
+                (
+                    e.target.build_on == Some(BuildOn::Host)
+                        && v.host.as_deref() != e.target.host.as_deref(),
+                    "build_on = \"host\" builds on [target] host only; remove build_on (builds are made here and copied to each variant's host)",
+                ),
+                (
+                    e.target.kind.is_sql() && servers.len() > 1,
+                    "a SQL target's data is prepared in one place, and these variants serve from more than one machine; serve them all from one host ([target] host), one experiment per machine, and compare the results folders with bakeoff compare",
+                ),
+            ];
+            if let Some((_, why)) = refused.into_iter().find(|(on, _)| *on) {
+                return Err(l.error_at(&at, why));
+            }
+        }
+        let cat = key!["variant", i, "clients"];
+        if v.clients
+            .iter()
+            .enumerate()
+            .any(|(j, c)| v.clients[..j].contains(c))
+        {
+            return Err(l.error_at(&cat, "a host is named twice in clients"));
+        }
+        let server = v.host.as_deref().or(e.target.host.as_deref());
+        for (wi, w) in e.workloads.iter().enumerate() {
+            if w.train_only {
+                continue;
+            }
+            let load = e.load_hosts(&v.name, &w.display_name());
+            // Where the load's hosts came from: the variant's clients or its host.
+            let from = if !v.clients.is_empty() { &cat } else { &at };
+            if load.is_empty() {
+                if server.is_some() && v.host.is_some() {
+                    let h = e.hosts.iter().position(|h| Some(h.name.as_str()) == server);
+                    if let Some(h) = h.filter(|h| e.hosts[*h].listen.is_none()) {
+                        return Err(l.error_at(
+                            &key!["host", h, "listen"],
+                            format!("the server on host {} listens on 127.0.0.1 only, so the load from this machine cannot reach it: set listen = \"0.0.0.0\" (or that host's address) here", e.hosts[h].name),
+                        ));
+                    }
+                }
+                continue;
+            }
+            if !w.kind.loads_from_hosts() {
+                let kinds = l.kinds();
+                let able: Vec<&str> = kinds
+                    .names()
+                    .into_iter()
+                    .filter(|k| kinds.find(k).is_some_and(|k| k.loads_from_hosts()))
+                    .collect();
+                return Err(l.error_at(
+                    from,
+                    format!(
+                        "workload {} ({}) loads only from this machine, and this variant's load would come from host {}; only kinds {} load from other hosts: serve this variant here, or drop that workload",
+                        w.display_name(),
+                        w.kind.name(),
+                        load.join(", "),
+                        able.join(" and ")
+                    ),
+                ));
+            }
+            let Some(server) = server else {
+                return Err(l.error_at(
+                    from,
+                    "the load is on other hosts but the server is on this machine, listening on loopback: give the variant a host too",
+                ));
+            };
+            if w.keys.transport() == Some(crate::Transport::Unix) {
+                return Err(l.error_at(
+                    &key!["workload", wi, "transport"],
+                    "transport = \"unix\" needs the load on this machine with the server",
+                ));
+            }
+            let h = e.hosts.iter().position(|h| h.name == server).unwrap_or(0);
+            if let Some(c) = load.iter().find(|c| *c != server) {
+                if e.hosts[h].listen.is_none() {
+                    return Err(l.error_at(
+                        &key!["host", h, "listen"],
+                        format!(
+                            "the server on host {server} listens on 127.0.0.1 only, so the load from host {c} cannot reach it: set listen = \"0.0.0.0\" (or that host's address) here, or load from {server} itself (clients = [\"{server}\"] or no clients)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `build_on = "host"`: what the host can build from (a source it fetches itself, no
@@ -157,12 +281,6 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
                 ),
             ));
         }
-        let Some(server) = server else {
-            return Err(l.error_at(
-                &at,
-                "the load is on other hosts but the server is on this machine, listening on loopback: put the server on a [[host]] too ([target] host)",
-            ));
-        };
         if w.clients
             .iter()
             .enumerate()
@@ -170,6 +288,16 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
         {
             return Err(l.error_at(&at, "a host is named twice in clients"));
         }
+        if e.hosts_as_variants() {
+            // Each variant's server and load: `check_variant_placement`.
+            continue;
+        }
+        let Some(server) = server else {
+            return Err(l.error_at(
+                &at,
+                "the load is on other hosts but the server is on this machine, listening on loopback: put the server on a [[host]] too ([target] host)",
+            ));
+        };
         if w.keys.transport() == Some(crate::Transport::Unix) {
             return Err(l.error_at(
                 &key!["workload", i, "transport"],
@@ -668,7 +796,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
                 format!("variant {:?} has both binary and {k}: a binary variant is not built; remove one", v.name),
             ));
         }
-        if let Some(host) = &e.target.host {
+        if let Some(host) = v.host.as_ref().or(e.target.host.as_ref()) {
             // It is looked up there, before anything is built.
             if !std::path::Path::new(b).is_absolute() {
                 return Err(l.error_at(
@@ -975,7 +1103,7 @@ fn check_cpus(l: &Loaded, e: &Experiment) -> Check {
     let Some(c) = &e.plan.cpus else {
         return Ok(());
     };
-    if e.target.host.is_some() {
+    if e.target.host.is_some() || e.hosts_as_variants() {
         return Err(l.error_at(
             &key!["plan", "cpus"],
             "cpus pins the server and the load on this machine, and this server runs on a [[host]]; remove cpus",

@@ -32,23 +32,26 @@ pub fn variants(r: &Results) -> Option<Section> {
 }
 
 fn variants_table(r: &Results) -> Table {
-    let mut t = Table::new(
-        "variants",
-        &[
-            "variant",
-            "status",
-            "kind",
-            "compiler",
-            "flags",
-            "binary bytes#",
-            "sha256",
-            "build s#",
-            "server args",
-        ],
-    );
+    // Machines as variants: which machine each served on, where any ran elsewhere.
+    let hosts = r.variants.iter().any(|v| v.host.is_some());
+    let mut columns = vec![
+        "variant",
+        "status",
+        "kind",
+        "compiler",
+        "flags",
+        "binary bytes#",
+        "sha256",
+        "build s#",
+        "server args",
+    ];
+    if hosts {
+        columns.insert(1, "host");
+    }
+    let mut t = Table::new("variants", &columns);
     for v in &r.variants {
         let b = v.build.clone().unwrap_or_default();
-        t.push(vec![
+        let mut row: Vec<Value> = vec![
             Value::Variant(v.name.clone()),
             (v.status.clone()
                 + &v.error
@@ -77,7 +80,17 @@ fn variants_table(r: &Results) -> Table {
             }
             .into(),
             v.args.join(" ").into(),
-        ]);
+        ];
+        if hosts {
+            row.insert(
+                1,
+                v.host
+                    .clone()
+                    .unwrap_or_else(|| "this machine".into())
+                    .into(),
+            );
+        }
+        t.push(row);
     }
     t
 }
@@ -116,6 +129,9 @@ fn build_card(r: &Results, v: &crate::model::VariantRecord) -> Card {
     }
     let mut rows: Vec<(String, Inline)> = vec![("status".into(), status)];
     let mut row = |k: &str, v: Inline| rows.push((k.to_string(), v));
+    if let Some(host) = &v.host {
+        row("host", host.as_str().into());
+    }
     if let Some(bin) = &v.binary {
         row("binary", code(bin.clone()));
     }

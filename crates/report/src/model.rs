@@ -331,6 +331,10 @@ pub struct VariantRecord {
     /// sandboxes of its own; not a candidate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa: bool,
+    /// The `[[host]]` its server ran on (its own `host`, or `[target] host`); absent:
+    /// this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// One code layout of a build variant: the linker's shuffle seed and the binary it gave.

@@ -112,12 +112,12 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
     argument_room(l)?;
     let library = e.target.kind.binary_is_library();
     // A server on another host is looked up there, once its agent runs.
-    let here = if e.target.host.is_none() {
-        &e.variants[..]
-    } else {
-        &[]
-    };
-    for (i, v) in here.iter().enumerate() {
+    let here = e
+        .variants
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| e.server_host(&v.name).is_none());
+    for (i, v) in here {
         if let Some(b) = &v.binary {
             check_program(&l.resolve(b), library).map_err(|m| {
                 RunError::BadInput(
@@ -144,7 +144,7 @@ pub fn sandbox_space(
     root: &std::path::Path,
 ) -> Result<Option<bakeoff_sandbox::Filesystem>, RunError> {
     let e = &l.experiment;
-    if e.target.host.is_some() {
+    if e.variants.iter().all(|v| e.server_host(&v.name).is_some()) {
         return Ok(None);
     }
     let Some(fs) = bakeoff_sandbox::filesystem_of(root) else {

@@ -426,7 +426,13 @@ fn options_start(
         return;
     }
     let mut failed = Vec::new();
-    for v in variants.iter().filter(|v| !v.options.is_empty()) {
+    // One on another host was started there once already (`Hosts::stage`).
+    let here = |v: &&ReadyVariant| l.experiment.server_host(&v.name).is_none();
+    for v in variants
+        .iter()
+        .filter(|v| !v.options.is_empty())
+        .filter(here)
+    {
         let mut spec = sql_spec(
             l,
             opts,

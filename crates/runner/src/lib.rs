@@ -152,6 +152,46 @@ fn place_and_prepare(
     )
 }
 
+/// The probes of every run: CPU counters that count wherever a variant serves (this
+/// machine, `[target] host`, variants' own hosts), the events all of them count.
+fn probe_plan(loaded: &Loaded, hosts: &remote::Hosts) -> probes::ProbePlan {
+    let e = &loaded.experiment;
+    let mut places: Vec<Option<&str>> = Vec::new();
+    for v in &e.variants {
+        let p = e.server_host(&v.name);
+        if !places.contains(&p) {
+            places.push(p);
+        }
+    }
+    let name = |p: &Option<&str>| p.map_or("this machine".to_string(), |h| format!("host {h}"));
+    let support = |p: &Option<&str>| match p {
+        Some(h) => hosts.perf_support(h),
+        None => bakeoff_probe::perfstat::detect(),
+    };
+    let place = places.iter().map(name).collect::<Vec<_>>().join(" and ");
+    probes::ProbePlan::new(e, &place, &|| {
+        // An event is counted only where every server counts it.
+        let mut all: Option<bakeoff_probe::perfstat::Support> = None;
+        for p in &places {
+            let s = support(p)?;
+            all = Some(match all {
+                None => s,
+                Some(mut a) => {
+                    a.supported.retain(|x| s.supported.contains(x));
+                    for u in s.unsupported {
+                        if !a.unsupported.contains(&u) {
+                            a.unsupported.push(u);
+                        }
+                    }
+                    a.supported.retain(|x| !a.unsupported.contains(x));
+                    a
+                }
+            });
+        }
+        all.ok_or_else(|| "no variant to count on".to_string())
+    })
+}
+
 /// Runs the whole experiment. `cancel` is set by the signal handler.
 pub fn run_experiment(
     loaded: &Loaded,
@@ -236,16 +276,7 @@ pub fn run_experiment(
         observer,
     );
     write_results(&folder, &results)?;
-    let probe_plan = match &hosts.server {
-        Some(h) => probes::ProbePlan::new(&loaded.experiment, &format!("host {h}"), &|| {
-            hosts.perf_support()
-        }),
-        None => probes::ProbePlan::new(
-            &loaded.experiment,
-            "this machine",
-            &bakeoff_probe::perfstat::detect,
-        ),
-    };
+    let probe_plan = probe_plan(loaded, &hosts);
     for n in &probe_plan.notes {
         observer.notice(n);
     }

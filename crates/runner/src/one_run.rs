@@ -125,7 +125,8 @@ impl Context<'_> {
             listen: bakeoff_sandbox::LOOPBACK,
             cpus: self.placement.map(|p| p.server.clone()),
         };
-        let served = match self.start_server(&spec) {
+        let host = self.loaded.experiment.server_host(&v.name);
+        let served = match self.start_server(host, &spec) {
             Ok(s) => s,
             Err(e) => return self.no_extras(invalid(slot, format!("server did not start: {e}"))),
         };
@@ -175,7 +176,7 @@ impl Context<'_> {
                     .get_or_insert(format!("the server could not be stopped: {e}"));
             }
         }
-        run.server_host = self.remote.server.clone();
+        run.server_host = host.map(str::to_string);
         run.listens = listens;
         if let Some(p) = self.placement {
             run.server_cpus = Some(p.server.to_string());
@@ -217,10 +218,10 @@ impl Context<'_> {
         }
     }
 
-    /// The run's server: a sandbox here, or one on the server's host.
-    fn start_server(&self, spec: &SandboxSpec) -> Result<Served, String> {
-        if self.remote.server.is_some() {
-            return self.remote.start(spec).map(Served::Remote);
+    /// The run's server: a sandbox here, or one on its variant's server host.
+    fn start_server(&self, host: Option<&str>, spec: &SandboxSpec) -> Result<Served, String> {
+        if let Some(host) = host {
+            return self.remote.start_on(host, spec).map(Served::Remote);
         }
         Sandbox::start(spec)
             .map(Served::Local)
@@ -251,13 +252,8 @@ impl Context<'_> {
         };
         let workload = &self.configs[slot.workload];
         let name = workload.name();
-        let clients = self
-            .loaded
-            .experiment
-            .workloads
-            .iter()
-            .find(|w| !w.clients.is_empty() && !w.train_only && w.display_name() == name)
-            .map(|w| &w.clients);
+        let e = &self.loaded.experiment;
+        let clients = Some(e.load_hosts(&v.name, name)).filter(|c| !c.is_empty());
         if let Some(clients) = clients {
             let agent = workload
                 .agent_spec()
@@ -283,9 +279,14 @@ impl Context<'_> {
                 beside_server: false,
             };
             spec.set_phases(&self.phases());
-            let mut out = self
-                .remote
-                .load(clients, &agent, spec, hooks, live, &self.cancel)?;
+            let mut out = self.remote.load(
+                (e.server_host(&v.name), &clients),
+                &agent,
+                spec,
+                hooks,
+                live,
+                &self.cancel,
+            )?;
             // The workload's figures from the merged record, over the first host's own.
             let (first, merged) = (out.extra, workload.merged(&out.rec));
             out.extra = Box::new(move |run| {

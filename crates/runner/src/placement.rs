@@ -31,8 +31,9 @@ pub fn resolve(l: &Loaded) -> Result<Option<Placement>, RunError> {
         RunError::Failed(format!("cannot read this process's CPU affinity: {err}"))
     })?;
     let Some(c) = &e.plan.cpus else {
-        let elsewhere =
-            e.target.host.is_some() || e.workloads.iter().any(|w| !w.clients.is_empty());
+        let elsewhere = e.target.host.is_some()
+            || e.hosts_as_variants()
+            || e.workloads.iter().any(|w| !w.clients.is_empty());
         if elsewhere {
             return Ok(None);
         }

@@ -69,7 +69,7 @@ pub fn variants(
     for v in &e.variants {
         let args = e.server_args(v);
         let outcome = match (&tree, &v.binary, &v.rev) {
-            (_, Some(b), _) => describe_binary(&l.resolve(b), remote),
+            (_, Some(b), _) => describe_binary(&l.resolve(b), e.server_host(&v.name), remote),
             (Some(t), None, None) => b.variant(v, t),
             (Some(_), None, Some(rev)) => match own_revision(l, rev, &cache) {
                 Ok(t) => b.variant(v, &t).map(|(p, mut b)| {
@@ -95,6 +95,7 @@ pub fn variants(
             anatomy: None,
             layouts: Vec::new(),
             aa: false,
+            host: e.server_host(&v.name).map(str::to_string),
         };
         match outcome {
             Ok((layouts, b)) => {
@@ -149,7 +150,7 @@ pub fn variants(
     let here: Vec<&ReadyVariant> = ready
         .iter()
         .filter(|v| {
-            e.target.host.is_none()
+            e.server_host(&v.name).is_none()
                 || (b.remote.is_none()
                     && e.variants.iter().any(|p| p.name == v.name && p.is_build()))
         })
@@ -457,10 +458,14 @@ impl Builder<'_> {
     }
 }
 
-/// An installed server: here, or on the server's host when it runs there.
-fn describe_binary(path: &std::path::Path, remote: &Hosts) -> Result<Built, String> {
-    let (bytes, sha) = match remote.server {
-        Some(_) => remote.describe(path)?,
+/// An installed server: here, or on its variant's server host when it runs there.
+fn describe_binary(
+    path: &std::path::Path,
+    host: Option<&str>,
+    remote: &Hosts,
+) -> Result<Built, String> {
+    let (bytes, sha) = match host {
+        Some(h) => remote.describe(h, path)?,
         None => build::describe_binary(path).map_err(|e| e.to_string())?,
     };
     let rec = BuildRecord {

@@ -1230,3 +1230,135 @@ fn aa_refuses_a_variant_that_takes_its_name() {
     let m = err(&GOOD.replace("seed = 7", "seed = 7\naa = \"yes\""));
     assert!(m.starts_with("exp.toml:30:6:"), "{m}");
 }
+
+/// Machines as variants: `[[variant]] host` and `clients`, each refusal one line at its
+/// key with what to do instead.
+#[test]
+fn variants_on_hosts_are_checked() {
+    const TWO: &str = r#"name = "m"
+[target]
+kind = "memcached"
+TARGET
+[[variant]]
+name = "a"
+binary = "/usr/bin/memcached"
+host = "s1"
+[[variant]]
+name = "b"
+binary = "/usr/bin/memcached"
+host = "s2"
+B
+[[workload]]
+kind = "kv"
+connections = [2]
+W
+[plan]
+repetitions = 2
+PLAN
+[[host]]
+name = "s1"
+ssh = "s1.example.org"
+S1
+[[host]]
+name = "s2"
+ssh = "s2.example.org"
+"#;
+    let file = |target: &str, b: &str, w: &str, plan: &str, s1: &str| {
+        TWO.replace("TARGET", target)
+            .replace("\nB\n", &format!("\n{b}\n"))
+            .replace("\nW\n", &format!("\n{w}\n"))
+            .replace("PLAN", plan)
+            .replace("S1", s1)
+    };
+    // Two variants identical but for their machine: a valid experiment, each loaded
+    // from its own host by default.
+    let ok = parse_str(&file("", "", "", "", "")).unwrap();
+    let e = &ok.experiment;
+    assert_eq!(e.server_host("a"), Some("s1"));
+    assert_eq!(e.server_host("b"), Some("s2"));
+    assert_eq!(e.load_hosts("b", "kv"), ["s2"]);
+    assert!(e.hosts_as_variants());
+    // A variant without host serves where [target] host says, loaded as before.
+    let mixed = parse_str(
+        &file("host = \"s2\"", "", "", "", "listen = \"0.0.0.0\"")
+            .replace("host = \"s2\"\n\n", "\n\n"),
+    )
+    .unwrap();
+    assert_eq!(mixed.experiment.server_host("b"), Some("s2"));
+    assert_eq!(mixed.experiment.load_hosts("b", "kv"), Vec::<String>::new());
+
+    // An unknown host, at the variant's key.
+    let m = err(&TWO
+        .replace("host = \"s2\"", "host = \"s3\"")
+        .replace("\nTARGET", "")
+        .replace("\nB", "")
+        .replace("\nW", "")
+        .replace("\nPLAN", "")
+        .replace("\nS1", ""));
+    assert!(
+        m.starts_with("exp.toml:11:")
+            && m.contains("no [[host]] named \"s3\"; the hosts are s1, s2"),
+        "{m}"
+    );
+    let m = err(&file("", "clients = [\"c9\"]", "", "", ""));
+    assert!(m.contains("no [[host]] named \"c9\""), "{m}");
+
+    // The load from another host needs the server listening beyond loopback there.
+    let m = err(&file("", "clients = [\"s1\"]", "", "", ""));
+    assert!(
+        m.contains("the server on host s2 listens on 127.0.0.1 only") && m.contains("from host s1"),
+        "{m}"
+    );
+    parse_str(&file("", "clients = [\"s1\"]", "", "", "").replace(
+        "ssh = \"s2.example.org\"",
+        "ssh = \"s2.example.org\"\nlisten = \"0.0.0.0\"",
+    ))
+    .unwrap();
+    let m = err(&file("", "clients = [\"s2\", \"s2\"]", "", "", ""));
+    assert!(m.contains("named twice in clients"), "{m}");
+
+    // What cannot run on a variant's own host, and what to do.
+    let m = err(&file("", "", "", "cpus = { server = \"0\" }", ""));
+    assert!(m.contains("remove cpus"), "{m}");
+    let m = err(&file("", "", "", "mode = \"instructions\"\nops = 1000", ""));
+    assert!(
+        m.contains("exp.toml:8:") && m.contains("compare machines with mode = \"time\""),
+        "{m}"
+    );
+    // Instructions counted beside the wall-clock rounds are fine.
+    parse_str(&file("", "", "", "mode = \"both\"\nops = 1000", "")).unwrap();
+    // A binary there is named by its path there.
+    let m = err(&file("", "", "", "", "").replace(
+        "binary = \"/usr/bin/memcached\"\nhost = \"s2\"",
+        "binary = \"memcached\"\nhost = \"s2\"",
+    ));
+    assert!(
+        m.contains("the server runs on host s2") && m.contains("absolute path there"),
+        "{m}"
+    );
+
+    // A SQL target's data is made in one place.
+    let sql = "name = \"x\"\n[target]\nkind = \"postgres\"\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/x\"\nhost = \"s1\"\n[[variant]]\nname = \"b\"\nbinary = \"/usr/bin/x\"\nhost = \"s2\"\n[[workload]]\nkind = \"oltp\"\n[[host]]\nname = \"s1\"\nssh = \"s1\"\n[[host]]\nname = \"s2\"\nssh = \"s2\"\n";
+    let m = err(sql);
+    assert!(
+        m.contains("exp.toml:7:")
+            && m.contains("prepared in one place")
+            && m.contains("bakeoff compare"),
+        "{m}"
+    );
+    // ... which one host for all is.
+    parse_str(&sql.replace("host = \"s2\"", "host = \"s1\"")).unwrap();
+    // Its unix socket is on the host.
+    let m = err(&sql
+        .replace("host = \"s2\"", "host = \"s1\"")
+        .replace("kind = \"oltp\"", "kind = \"oltp\"\ntransport = \"unix\""));
+    assert!(m.contains("transport = \"unix\" needs the load"), "{m}");
+    // A workload that loads only from this machine.
+    let m = err(&sql
+        .replace("host = \"s2\"", "host = \"s1\"")
+        .replace("oltp", "sqlsuite"));
+    assert!(
+        m.contains("loads only from this machine") && m.contains("serve this variant here"),
+        "{m}"
+    );
+}

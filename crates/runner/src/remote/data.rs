@@ -59,7 +59,7 @@ impl DataPlace for HostData {
     ) -> Option<String> {
         self.data(DataOp::Format {
             kind,
-            binary: self.hosts.path_there(binary),
+            binary: self.hosts.path_there(&self.host, binary),
             options: options.clone(),
             configure_args: configure_args.to_vec(),
         })
@@ -70,7 +70,7 @@ impl DataPlace for HostData {
     fn init(&self, kind: TargetKind, binary: &Path, dir: &Path) -> Result<(), String> {
         self.data(DataOp::Init {
             kind,
-            binary: self.hosts.path_there(binary),
+            binary: self.hosts.path_there(&self.host, binary),
             dir: text(dir),
         })
     }

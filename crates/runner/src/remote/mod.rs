@@ -131,10 +131,19 @@ pub fn records(l: &Loaded, facts: &[HostFacts]) -> Vec<bakeoff_report::model::Ho
         .zip(facts)
         .map(|(h, f)| {
             let mut roles = Vec::new();
-            if e.target.host.as_deref() == Some(h.name.as_str()) {
+            let name = Some(h.name.as_str());
+            if e.target.host.as_deref() == name
+                || e.variants.iter().any(|v| v.host.as_deref() == name)
+            {
                 roles.push("server".to_string());
             }
-            if e.workloads.iter().any(|w| w.clients.contains(&h.name)) {
+            let loads = e.workloads.iter().any(|w| w.clients.contains(&h.name))
+                || e.variants.iter().any(|v| {
+                    e.workloads
+                        .iter()
+                        .any(|w| e.load_hosts(&v.name, &w.display_name()).contains(&h.name))
+                });
+            if loads {
                 roles.push("load".to_string());
             }
             bakeoff_report::model::HostRecord {
@@ -180,9 +189,11 @@ pub struct Hosts {
     exe: Option<(PathBuf, String)>,
     /// Set when a host was lost and did not come back: the experiment stops.
     gone: Mutex<Option<String>>,
-    /// Built binaries already on the server's host: local path to its path there.
-    staged: Mutex<HashMap<PathBuf, String>>,
-    /// The host that serves, if not this machine.
+    /// Built binaries already on a server's host: (host, local path) to its path there.
+    staged: Mutex<HashMap<(String, PathBuf), String>>,
+    /// The host that serves (`[target] host`, or the one `host` every variant names),
+    /// if not this machine. A variant with a `host` of its own serves there
+    /// ([`bakeoff_plan::Experiment::server_host`]).
     pub server: Option<String>,
     /// Each host's machine facts, asked of its first agent once.
     machines: BTreeMap<String, bakeoff_report::model::Machine>,
@@ -196,15 +207,37 @@ impl Hosts {
         if let Some(h) = &e.target.host {
             want.push((h.clone(), Role::Server));
         }
-        for w in &e.workloads {
-            for c in &w.clients {
-                if !want.contains(&(c.clone(), Role::Load)) {
-                    want.push((c.clone(), Role::Load));
+        for v in &e.variants {
+            if let Some(h) = &v.host {
+                if !want.contains(&(h.clone(), Role::Server)) {
+                    want.push((h.clone(), Role::Server));
                 }
             }
         }
+        for w in &e.workloads {
+            let mut load: Vec<String> = w.clients.clone();
+            if !w.train_only {
+                for v in &e.variants {
+                    load.extend(e.load_hosts(&v.name, &w.display_name()));
+                }
+            }
+            for c in load {
+                if !want.contains(&(c.clone(), Role::Load)) {
+                    want.push((c, Role::Load));
+                }
+            }
+        }
+        // Every variant on one host of their own: that host serves (a SQL target's data
+        // is made there).
+        let mut placed: Vec<Option<&str>> =
+            e.variants.iter().map(|v| e.server_host(&v.name)).collect();
+        placed.dedup();
+        let server = match placed[..] {
+            [Some(h)] => Some(h.to_string()),
+            _ => e.target.host.clone(),
+        };
         let mut hosts = Hosts {
-            server: e.target.host.clone(),
+            server,
             ..Hosts::default()
         };
         if want.is_empty() {

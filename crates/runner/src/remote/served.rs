@@ -49,12 +49,13 @@ impl Hosts {
         results: &mut Results,
         observer: &dyn Observer,
     ) {
-        let Some(host) = self.server.clone() else {
-            return;
-        };
         // The A/A variant runs the baseline's binary: staged as the baseline is.
         let aa = l.experiment.aa_variant();
         variants.retain(|v| {
+            // Each variant on its server's host: its own `host`, or `[target] host`.
+            let Some(host) = l.experiment.server_host(&v.name).map(str::to_string) else {
+                return true;
+            };
             let name = match &aa {
                 Some(aa) if *aa == v.name => l.experiment.baseline(),
                 _ => v.name.as_str(),
@@ -70,7 +71,11 @@ impl Hosts {
                 binaries.push(&v.binary);
             }
             // A build made on the host is there already.
-            let there = |b: &Path| self.staged.lock().is_ok_and(|s| s.contains_key(b));
+            let there = |b: &Path| {
+                self.staged
+                    .lock()
+                    .is_ok_and(|s| s.contains_key(&(host.clone(), b.to_path_buf())))
+            };
             let staged = binaries.iter().try_for_each(|b| {
                 match (built, there(b)) {
                     (true, false) => self.put(&host, l.experiment.target.kind, b)?,
@@ -82,7 +87,7 @@ impl Hosts {
                 if l.experiment.target.kind.is_sql() {
                     return Ok(());
                 }
-                self.try_start(l, v, b)
+                self.try_start(l, v, &host, b)
             });
             match staged {
                 Ok(()) => true,
@@ -120,7 +125,7 @@ impl Hosts {
         if let Ok(mut s) = self.staged.lock() {
             // Already there: nothing to copy.
             s.insert(
-                built.info.binary.clone(),
+                (host.clone(), built.info.binary.clone()),
                 built.info.binary.display().to_string(),
             );
         }
@@ -181,7 +186,7 @@ impl Hosts {
             }
         };
         if let Ok(mut s) = self.staged.lock() {
-            s.insert(binary.to_path_buf(), path);
+            s.insert((host.to_string(), binary.to_path_buf()), path);
         }
         Ok(())
     }
@@ -226,12 +231,12 @@ impl Hosts {
         Ok((sha256, path))
     }
 
-    /// An installed server on the server's host: its size and sha256 there.
-    pub fn describe(&self, binary: &Path) -> Result<(u64, String), String> {
-        let host = self.server.clone().ok_or("no server host")?;
+    /// An installed server on `host` (where its variant serves): its size and sha256
+    /// there.
+    pub fn describe(&self, host: &str, binary: &Path) -> Result<(u64, String), String> {
         let found: Option<Installed> = self
             .call_as(
-                &host,
+                host,
                 Role::Server,
                 &Request::Which {
                     program: binary.display().to_string(),
@@ -251,7 +256,13 @@ impl Hosts {
     /// Starts and stops `binary` once on the server's host: a binary that does not run
     /// there (another libc, another CPU) fails its variant with the host's message
     /// before any run.
-    fn try_start(&self, l: &Loaded, v: &ReadyVariant, binary: &Path) -> Result<(), String> {
+    fn try_start(
+        &self,
+        l: &Loaded,
+        v: &ReadyVariant,
+        host: &str,
+        binary: &Path,
+    ) -> Result<(), String> {
         let kind = l.experiment.target.kind;
         let target = bakeoff_sandbox::target_for(kind);
         let mut spec = SandboxSpec::new(format!("{}-try", v.name), kind, binary, "");
@@ -259,18 +270,17 @@ impl Hosts {
         spec.options = v.options.clone();
         spec.ready_timeout = target.ready_timeout();
         spec.stop_grace = target.stop_grace();
-        let host = self.server.clone().unwrap_or_default();
         let started: Started = self
             .call_as(
-                &host,
+                host,
                 Role::Server,
-                &self.start_request(&host, &spec),
+                &self.start_request(host, &spec),
                 &mut |_| {},
             )
             .map_err(|e| format!("it does not start on host {host}: {e}"))?;
         let _: Stopped = self
             .call_as(
-                &host,
+                host,
                 Role::Server,
                 &Request::Stop { id: started.id },
                 &mut |_| {},
@@ -279,26 +289,25 @@ impl Hosts {
         Ok(())
     }
 
-    /// Which perf stat events count on the server's host.
-    pub fn perf_support(&self) -> Result<bakeoff_probe::perfstat::Support, String> {
-        let host = self.server.clone().ok_or("no server host")?;
-        self.call_as(&host, Role::Server, &Request::PerfSupport, &mut |_| {})
+    /// Which perf stat events count on `host` (one that serves).
+    pub fn perf_support(&self, host: &str) -> Result<bakeoff_probe::perfstat::Support, String> {
+        self.call_as(host, Role::Server, &Request::PerfSupport, &mut |_| {})
             .map_err(|e| format!("host {host}: {e}"))
     }
 
-    /// Where `binary` (a path here) is on the server's host: its copy in the store, or
-    /// the same path (an installed program, a build made there).
-    pub(crate) fn path_there(&self, binary: &Path) -> String {
+    /// Where `binary` (a path here) is on `host`: its copy in the store, or the same
+    /// path (an installed program, a build made there).
+    pub(crate) fn path_there(&self, host: &str, binary: &Path) -> String {
         self.staged
             .lock()
             .ok()
-            .and_then(|s| s.get(binary).cloned())
+            .and_then(|s| s.get(&(host.to_string(), binary.to_path_buf())).cloned())
             .unwrap_or_else(|| binary.display().to_string())
     }
 
     /// The agent's request for `spec`, a server described as it would run here.
     fn start_request(&self, host: &str, spec: &SandboxSpec) -> Request {
-        let binary = self.path_there(&spec.binary);
+        let binary = self.path_there(host, &spec.binary);
         let listen = self
             .host(host)
             .and_then(|h| h.listen)
@@ -324,9 +333,20 @@ impl Hosts {
         })
     }
 
-    /// Starts the run's server on the server's host, as `spec` describes it here.
+    /// Starts the run's server on the server's host (`[target] host`), as `spec`
+    /// describes it here.
     pub fn start(self: &Arc<Self>, spec: &SandboxSpec) -> Result<RemoteServer, String> {
         let host = self.server.clone().ok_or("no server host")?;
+        self.start_on(&host, spec)
+    }
+
+    /// Starts the run's server on `host`, as `spec` describes it here.
+    pub fn start_on(
+        self: &Arc<Self>,
+        host: &str,
+        spec: &SandboxSpec,
+    ) -> Result<RemoteServer, String> {
+        let host = host.to_string();
         let req = self.start_request(&host, spec);
         let started: Started = self
             .call_as(&host, Role::Server, &req, &mut |_| {})
@@ -370,14 +390,14 @@ impl Hosts {
             .ok_or_else(|| format!("cannot resolve host {host}'s address {name:?}"))
     }
 
-    /// A load from `clients` as `spec` describes it (its server, its connections in all,
+    /// A load from `clients` against the server on host `server` as `spec` describes it (its server, its connections in all,
     /// its phases and seed): connections split between the hosts (the first hosts get
     /// one more when they do not divide evenly), the preload done once by the first,
     /// every host started at the same instant, the first host's window edges calling
     /// `hooks`, the records merged.
     pub fn load(
         &self,
-        clients: &[String],
+        (server, clients): (Option<&str>, &[String]),
         workload: &AgentSpec,
         mut spec: LoadSpec,
         hooks: &dyn PhaseHooks,
@@ -436,7 +456,7 @@ impl Hosts {
                 .map(|(i, (host, c))| {
                     let mut s = spec.clone();
                     s.connections = *c;
-                    s.beside_server = self.server.as_deref() == Some(host.as_str());
+                    s.beside_server = server == Some(host.as_str());
                     s.seed = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     s.start_at_ms = Some(start + offsets[i]);
                     s.events = i == 0;
