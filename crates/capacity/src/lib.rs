@@ -1,5 +1,5 @@
 //! bakeoff-capacity: the search behind `[[workload]] slo` as a state machine over trial
-//! outcomes. It runs nothing: [`Search::next`] names the offered rate of the next trial,
+//! outcomes. It runs nothing: [`Search::next_step`] names the offered rate of the next trial,
 //! [`Search::feed`] takes what the trial measured, until [`Next::Done`] carries what was
 //! [`Found`].
 //!
@@ -284,7 +284,7 @@ impl Search {
     }
 
     /// What to do next.
-    pub fn next(&mut self) -> Next {
+    pub fn next_step(&mut self) -> Next {
         if let Some(found) = self.done {
             return Next::Done(found);
         }
@@ -315,7 +315,7 @@ impl Search {
         }
     }
 
-    /// Takes the outcome of the trial [`Search::next`] asked for.
+    /// Takes the outcome of the trial [`Search::next_step`] asked for.
     pub fn feed(&mut self, trial: Trial) {
         let Some(i) = self.pending else {
             return;

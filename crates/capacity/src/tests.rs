@@ -82,7 +82,7 @@ impl Server {
 
 fn run(search: &mut Search, server: &mut Server) -> Found {
     for _ in 0..10_000 {
-        match search.next() {
+        match search.next_step() {
             Next::Trial(rate) => search.feed(server.trial(rate)),
             Next::Done(found) => return found,
         }
@@ -277,12 +277,12 @@ fn a_batch_ends_as_soon_as_its_answer_is_known() {
         latency_us: 10.0,
         valid: true,
     };
-    assert_eq!(s.next(), Next::Trial(100.0));
+    assert_eq!(s.next_step(), Next::Trial(100.0));
     s.feed(pass);
-    assert_eq!(s.next(), Next::Trial(100.0));
+    assert_eq!(s.next_step(), Next::Trial(100.0));
     s.feed(pass);
     // Two passes of three: the rate passed; the search doubles up.
-    assert_eq!(s.next(), Next::Trial(200.0));
+    assert_eq!(s.next_step(), Next::Trial(200.0));
     assert_eq!(s.rates()[0].batches, vec![true]);
     assert!(settings.expected_trials(false) > settings.expected_trials(true));
 }
