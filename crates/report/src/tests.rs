@@ -55,6 +55,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
         tpcc: None,
         sqlsuite: None,
         layouts: None,
+        capacity: None,
     }
 }
 

@@ -15,6 +15,7 @@ mod aa;
 #[cfg(test)]
 mod aa_tests;
 mod analyze;
+mod capacity;
 mod checks;
 mod counting;
 mod datadirs;
