@@ -7,10 +7,11 @@
 //!
 //! A search ends at `[plan] precision` (its bracket's relative width) or its trial cap;
 //! searches repeat, each from its previous bracket, until the budget or `repetitions`
-//! ends them or every capacity comparison at the point reaches the precision. A cell's
-//! capacity is the median of its searches' capacities with the median's order-statistic
-//! interval; comparisons pair the searches by index (`comparisons`, used by
-//! `analyze`), as rounds pair runs.
+//! ends them or every capacity comparison at the point reaches the precision; each starts
+//! afresh from the peak, so the searches are independent replicates. A cell's capacity is
+//! the median of its searches' capacities with the median's order-statistic interval;
+//! comparisons pair the searches by index (`comparisons`, used by `analyze`), as rounds
+//! pair runs.
 
 use crate::context::Context;
 use crate::folder::write_results;
@@ -29,6 +30,8 @@ use std::time::Instant;
 
 /// The bracket's width when the plan sets no precision.
 pub const DEFAULT_PRECISION: f64 = 0.05;
+/// The 95% intervals of the comparisons before their adjustment.
+const ALPHA: f64 = 0.05;
 /// The most trials one search runs.
 pub const MAX_TRIALS: usize = 60;
 /// The most searches per point.
@@ -59,19 +62,17 @@ fn percentile(l: &Latency, p: f64) -> f64 {
     }
 }
 
-/// The capacities compared with the baseline's, paired by search.
+/// The capacities compared with the baseline's, paired by search: Student's t over the
+/// per-search log ratios (df = searches - 1), its standard error at least what the
+/// brackets' widths imply (a search's capacity is known only to its bracket: a uniform
+/// spread over it, variance ln(upper/lower)^2 / 12 per side), so searches that land on
+/// the same rates never pass for more precision than their brackets hold. With a single
+/// search, the interval is the brackets' ([lower / baseline's upper, upper / baseline's
+/// lower]) and no verdict other than inconclusive.
 pub(crate) fn comparisons<'a>(
     r: &'a Results,
     rule: &stats::Rule,
 ) -> Vec<(&'a Cell, stats::Comparison)> {
-    let of = |c: &Cell| -> Vec<(usize, f64)> {
-        c.capacity.as_ref().map_or(Vec::new(), |k| {
-            k.searches
-                .iter()
-                .filter_map(|s| s.capacity.map(|x| (s.search, x)))
-                .collect()
-        })
-    };
     let mut out = Vec::new();
     for c in r
         .cells
@@ -81,11 +82,97 @@ pub(crate) fn comparisons<'a>(
         let Some(b) = r.cell(&c.workload, &r.plan.baseline, c.connections) else {
             continue;
         };
-        if let Some(k) = stats::compare_rounds(&of(b), &of(c), rule) {
+        let (Some(kb), Some(kc)) = (&b.capacity, &c.capacity) else {
+            continue;
+        };
+        if let Some(k) = compare_searches(&kb.searches, &kc.searches, rule) {
             out.push((c, k));
         }
     }
     out
+}
+
+/// One capacity comparison from the two sides' searches (see [`comparisons`]).
+pub fn compare_searches(
+    baseline: &[CapacitySearch],
+    candidate: &[CapacitySearch],
+    rule: &stats::Rule,
+) -> Option<stats::Comparison> {
+    let width = |s: &CapacitySearch| match (s.capacity, s.upper) {
+        (Some(lo), Some(hi)) if hi > lo => (hi / lo).ln(),
+        _ => 0.0,
+    };
+    // (search, log ratio, the pair's bracket variance)
+    let pairs: Vec<(usize, f64, f64)> = candidate
+        .iter()
+        .filter_map(|c| {
+            let b = baseline.iter().find(|b| b.search == c.search)?;
+            let (x, y) = (b.capacity?, c.capacity?);
+            (x > 0.0 && y > 0.0).then(|| {
+                let v = (width(b).powi(2) + width(c).powi(2)) / 12.0;
+                (c.search, y.ln() - x.ln(), v)
+            })
+        })
+        .collect();
+    let n = pairs.len();
+    if n == 0 {
+        return None;
+    }
+    let d: Vec<f64> = pairs.iter().map(|x| x.1).collect();
+    let mean = d.iter().sum::<f64>() / n as f64;
+    let round_ratios: Vec<(usize, f64)> = pairs.iter().map(|x| (x.0, x.1.exp())).collect();
+    let mut k = stats::Comparison {
+        ratio: mean.exp(),
+        ci95: (mean.exp(), mean.exp()),
+        ci_coverage: 0.0,
+        ci_level: 1.0 - ALPHA,
+        ci_unadjusted: (mean.exp(), mean.exp()),
+        p_value: 1.0,
+        p_adjusted: 1.0,
+        paired: true,
+        rounds: n,
+        sizes: (n, n),
+        round_ratios,
+        direction: rule.direction,
+        verdict: stats::Verdict::Inconclusive,
+        layouts: 0,
+        basis: stats::Basis::None,
+    };
+    if n == 1 {
+        let (b, c) = (
+            baseline.iter().find(|b| b.search == pairs[0].0)?,
+            candidate.iter().find(|c| c.search == pairs[0].0)?,
+        );
+        let (bl, cl) = (b.capacity?, c.capacity?);
+        let (bu, cu) = (b.upper.unwrap_or(bl), c.upper.unwrap_or(cl));
+        k.ci95 = (cl / bu, cu / bl);
+        k.ci_unadjusted = k.ci95;
+        return Some(k);
+    }
+    let df = (n - 1) as f64;
+    let spread = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / df;
+    let floor = pairs.iter().map(|x| x.2).sum::<f64>() / n as f64;
+    let se = (spread.max(floor) / n as f64).sqrt();
+    let (half, p) = if se > 0.0 {
+        (
+            stats::t_quantile(1.0 - ALPHA / 2.0, df) * se,
+            stats::t_two_sided_p(mean / se, df),
+        )
+    } else {
+        (0.0, if mean == 0.0 { 1.0 } else { 0.0 })
+    };
+    k.ci95 = ((mean - half).exp(), (mean + half).exp());
+    k.ci_unadjusted = k.ci95;
+    k.ci_coverage = 1.0 - ALPHA;
+    k.p_value = p;
+    k.p_adjusted = p;
+    k.basis = stats::Basis::Slots {
+        centre: mean,
+        se,
+        df,
+    };
+    k.verdict = k.verdict_at(p, rule.alpha, rule.equivalence);
+    Some(k)
 }
 
 /// A capacity's figure and interval from its searches: the median of their capacities
@@ -218,12 +305,9 @@ impl Context<'_> {
             let mut searching: Vec<Searching> = indices
                 .iter()
                 .filter_map(|&v| {
-                    let peak = peak(results, v)?;
-                    let prev = self.previous_bracket(results, w, connections, v);
-                    let search = match prev {
-                        Some(b) => Search::resume(limit, settings, peak, b),
-                        None => Search::new(limit, settings, peak),
-                    };
+                    // Each search starts afresh from the peak: the searches are
+                    // independent replicates, which the interval over them needs.
+                    let search = Search::new(limit, settings, peak(results, v)?);
                     Some(Searching {
                         variant: v,
                         search,
@@ -295,19 +379,6 @@ impl Context<'_> {
             }
         }
         Some("repetitions".into())
-    }
-
-    /// The last search's bracket of a variant at a point, when it had both bounds.
-    fn previous_bracket(
-        &self,
-        results: &Results,
-        w: usize,
-        connections: usize,
-        v: usize,
-    ) -> Option<(f64, f64)> {
-        let c = results.cell(self.configs[w].name(), &self.variants[v].name, connections)?;
-        let last = c.capacity.as_ref()?.searches.last()?;
-        Some((last.capacity?, last.upper?))
     }
 
     /// Whether every capacity comparison at the point has reached the precision (with a
