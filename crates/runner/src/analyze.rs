@@ -244,7 +244,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             }
         }
     }
-    let mut capacities = crate::capacity::comparisons(r, &rule);
+    let mut capacities = crate::capacity_figures::comparisons(r, &rule);
     stats::decide(
         found
             .iter_mut()

@@ -17,25 +17,14 @@ use crate::context::Context;
 use crate::folder::write_results;
 use crate::observer::Observer;
 use crate::schedule::{Rounds, Slot};
+use crate::capacity_figures::{precision_of, summarize, MAX_SEARCHES, MAX_TRIALS};
 use bakeoff_capacity::{Limit, Next, Search, Settings, Trial};
 use bakeoff_engine::Live;
 use bakeoff_plan::Slo;
-use bakeoff_report::model::{
-    CapacityRecord, CapacitySearch, CapacityTrial, Cell, Latency, Results, Run,
-};
-use bakeoff_stats as stats;
+use bakeoff_report::model::{CapacityRecord, CapacitySearch, CapacityTrial, Latency, Results, Run};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The bracket's width when the plan sets no precision.
-pub const DEFAULT_PRECISION: f64 = 0.05;
-/// The 95% intervals of the comparisons before their adjustment.
-const ALPHA: f64 = 0.05;
-/// The most trials one search runs.
-pub const MAX_TRIALS: usize = 60;
-/// The most searches per point.
-pub const MAX_SEARCHES: usize = 30;
 
 /// The `slo` of the plan's workload named `name`.
 pub(crate) fn slo_named<'a>(loaded: &'a bakeoff_plan::Loaded, name: &str) -> Option<&'a Slo> {
@@ -45,11 +34,6 @@ pub(crate) fn slo_named<'a>(loaded: &'a bakeoff_plan::Loaded, name: &str) -> Opt
         .iter()
         .find(|w| !w.train_only && w.display_name() == name)
         .and_then(|w| w.slo.as_ref())
-}
-
-/// The bracket's goal width the plan asks for.
-pub fn precision_of(e: &bakeoff_plan::Experiment) -> f64 {
-    e.plan.precision.unwrap_or(DEFAULT_PRECISION)
 }
 
 /// The percentile an `slo` names, from a run's response times.
@@ -62,160 +46,6 @@ fn percentile(l: &Latency, p: f64) -> f64 {
     }
 }
 
-/// The capacities compared with the baseline's, paired by search: Student's t over the
-/// per-search log ratios (df = searches - 1), its standard error at least what the
-/// brackets' widths imply (a search's capacity is known only to its bracket: a uniform
-/// spread over it, variance ln(upper/lower)^2 / 12 per side), so searches that land on
-/// the same rates never pass for more precision than their brackets hold. With a single
-/// search, the interval is the brackets' ([lower / baseline's upper, upper / baseline's
-/// lower]) and no verdict other than inconclusive.
-pub(crate) fn comparisons<'a>(
-    r: &'a Results,
-    rule: &stats::Rule,
-) -> Vec<(&'a Cell, stats::Comparison)> {
-    let mut out = Vec::new();
-    for c in r
-        .cells
-        .iter()
-        .filter(|c| c.variant != r.plan.baseline && c.capacity.is_some())
-    {
-        let Some(b) = r.cell(&c.workload, &r.plan.baseline, c.connections) else {
-            continue;
-        };
-        let (Some(kb), Some(kc)) = (&b.capacity, &c.capacity) else {
-            continue;
-        };
-        if let Some(k) = compare_searches(&kb.searches, &kc.searches, rule) {
-            out.push((c, k));
-        }
-    }
-    out
-}
-
-/// One capacity comparison from the two sides' searches (see [`comparisons`]).
-pub fn compare_searches(
-    baseline: &[CapacitySearch],
-    candidate: &[CapacitySearch],
-    rule: &stats::Rule,
-) -> Option<stats::Comparison> {
-    let width = |s: &CapacitySearch| match (s.capacity, s.upper) {
-        (Some(lo), Some(hi)) if hi > lo => (hi / lo).ln(),
-        _ => 0.0,
-    };
-    // (search, log ratio, the pair's bracket variance)
-    let pairs: Vec<(usize, f64, f64)> = candidate
-        .iter()
-        .filter_map(|c| {
-            let b = baseline.iter().find(|b| b.search == c.search)?;
-            let (x, y) = (b.capacity?, c.capacity?);
-            (x > 0.0 && y > 0.0).then(|| {
-                let v = (width(b).powi(2) + width(c).powi(2)) / 12.0;
-                (c.search, y.ln() - x.ln(), v)
-            })
-        })
-        .collect();
-    let n = pairs.len();
-    if n == 0 {
-        return None;
-    }
-    let d: Vec<f64> = pairs.iter().map(|x| x.1).collect();
-    let mean = d.iter().sum::<f64>() / n as f64;
-    let round_ratios: Vec<(usize, f64)> = pairs.iter().map(|x| (x.0, x.1.exp())).collect();
-    let mut k = stats::Comparison {
-        ratio: mean.exp(),
-        ci95: (mean.exp(), mean.exp()),
-        ci_coverage: 0.0,
-        ci_level: 1.0 - ALPHA,
-        ci_unadjusted: (mean.exp(), mean.exp()),
-        p_value: 1.0,
-        p_adjusted: 1.0,
-        paired: true,
-        rounds: n,
-        sizes: (n, n),
-        round_ratios,
-        direction: rule.direction,
-        verdict: stats::Verdict::Inconclusive,
-        layouts: 0,
-        basis: stats::Basis::None,
-    };
-    if n == 1 {
-        let (b, c) = (
-            baseline.iter().find(|b| b.search == pairs[0].0)?,
-            candidate.iter().find(|c| c.search == pairs[0].0)?,
-        );
-        let (bl, cl) = (b.capacity?, c.capacity?);
-        let (bu, cu) = (b.upper.unwrap_or(bl), c.upper.unwrap_or(cl));
-        k.ci95 = (cl / bu, cu / bl);
-        k.ci_unadjusted = k.ci95;
-        return Some(k);
-    }
-    let df = (n - 1) as f64;
-    let spread = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / df;
-    let floor = pairs.iter().map(|x| x.2).sum::<f64>() / n as f64;
-    let se = (spread.max(floor) / n as f64).sqrt();
-    let (half, p) = if se > 0.0 {
-        (
-            stats::t_quantile(1.0 - ALPHA / 2.0, df) * se,
-            stats::t_two_sided_p(mean / se, df),
-        )
-    } else {
-        (0.0, if mean == 0.0 { 1.0 } else { 0.0 })
-    };
-    k.ci95 = ((mean - half).exp(), (mean + half).exp());
-    k.ci_unadjusted = k.ci95;
-    k.ci_coverage = 1.0 - ALPHA;
-    k.p_value = p;
-    k.p_adjusted = p;
-    k.basis = stats::Basis::Slots {
-        centre: mean,
-        se,
-        df,
-    };
-    k.verdict = k.verdict_at(p, rule.alpha, rule.equivalence);
-    Some(k)
-}
-
-/// A capacity's figure and interval from its searches: the median of their capacities
-/// with its order-statistic 95% interval; where too few searches give none at 95%, the
-/// span from the lowest lower bound to the highest upper bound, coverage 0.
-pub fn summarize(k: &mut CapacityRecord) {
-    let caps: Vec<f64> = k.searches.iter().filter_map(|s| s.capacity).collect();
-    let Some(s) = stats::summarize(&caps) else {
-        k.ops_per_s = 0.0;
-        k.ci = [0.0, 0.0];
-        k.ci_coverage = 0.0;
-        return;
-    };
-    k.ops_per_s = s.median;
-    if s.coverage >= 0.95 {
-        k.ci = [s.ci95.0, s.ci95.1];
-        k.ci_coverage = s.coverage;
-    } else {
-        let lo = caps.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = k
-            .searches
-            .iter()
-            .filter_map(|s| s.upper.or(s.capacity))
-            .fold(0.0, f64::max);
-        k.ci = [lo, hi.max(lo)];
-        k.ci_coverage = 0.0;
-    }
-    // Client-bound: most failing trials at the searches' upper bounds could not offer.
-    let at_upper: Vec<&CapacityTrial> = k
-        .trials
-        .iter()
-        .filter(|t| {
-            !t.pass
-                && k.searches
-                    .iter()
-                    .any(|s| s.search == t.search && s.upper == Some(t.offered))
-        })
-        .collect();
-    let bound = at_upper.iter().filter(|t| t.client_bound).count();
-    k.client_bound =
-        !at_upper.is_empty() && bound as f64 > stats::CLIENT_BOUND_SHARE * at_upper.len() as f64;
-}
-
 /// A variant's search at one point, and the trials its cell has had.
 struct Searching {
     variant: usize,
@@ -223,10 +53,21 @@ struct Searching {
     done: bool,
 }
 
+/// The capacity searches of every point in `points` (after the rounds); the reason they
+/// stopped, or None when interrupted.
+pub(crate) fn search(
+    ctx: &Context<'_>,
+    results: &mut Results,
+    observer: &dyn Observer,
+    points: &[(usize, usize)],
+    stop: &bakeoff_plan::Stopping,
+    index: &mut usize,
+) -> Option<String> {
+    ctx.capacities(results, observer, points, stop, index)
+}
+
 impl Context<'_> {
-    /// The capacity searches of every point in `points`; the reason they stopped, or None
-    /// when interrupted.
-    pub(crate) fn capacities(
+    fn capacities(
         &self,
         results: &mut Results,
         observer: &dyn Observer,
@@ -264,9 +105,7 @@ impl Context<'_> {
         let mut order = Rounds::new(e.plan.seed ^ 0x6361_7061_6369_7479);
         // The closed-loop peak of each variant: a run of the rounds' kind, in its cell.
         for slot in order.next(0, &[(w, connections)], &indices) {
-            if !self.run_slot(&slot, *index, results, observer) {
-                return None;
-            }
+            self.peak_run(&slot, *index, results, observer)?;
             *index += 1;
         }
         let peak = |results: &Results, v: usize| {
@@ -441,6 +280,37 @@ impl Context<'_> {
         )
     }
 
+    /// The closed-loop run a search starts from, kept among the cell's runs (as the
+    /// rounds keep theirs); None when interrupted.
+    fn peak_run(
+        &self,
+        slot: &Slot,
+        index: usize,
+        results: &mut Results,
+        observer: &dyn Observer,
+    ) -> Option<()> {
+        if self.cancel.load(Ordering::SeqCst) {
+            return None;
+        }
+        let label = format!("{} peak", self.label(slot));
+        let live = Arc::new(Live::default());
+        observer.run_started(index, &label, &live);
+        let done = crate::one_run::execute(self, slot, &live, false);
+        observer.run_finished(index, &label, &done.run);
+        if self.cancel.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.record_findings(results, slot, done.findings);
+        let at = self.cell_index(results, slot);
+        results.cells[at].runs.push(done.run);
+        crate::analyze(results);
+        if let Err(e) = write_results(self.folder, results) {
+            self.stop_on_write_error(e);
+            return None;
+        }
+        Some(())
+    }
+
     /// One trial: an open-loop run at `rate` on a fresh server, kept in the cell's
     /// capacity record (not among its runs). None when interrupted.
     #[allow(clippy::too_many_arguments)]
@@ -515,3 +385,4 @@ fn to_trial(run: &Run, rate: f64, k: Option<&CapacityRecord>) -> Trial {
         valid: run.valid,
     }
 }
+

@@ -121,7 +121,7 @@ impl Context<'_> {
         } else {
             let mut left = stop;
             left.budget = stop.budget.map(|b| b.saturating_sub(started.elapsed()));
-            match self.capacities(results, observer, &searched, &left, &mut index) {
+            match crate::capacity::search(self, results, observer, &searched, &left, &mut index) {
                 Some(why) if points.is_empty() => why,
                 Some(_) => stopped_by,
                 None => return false,
@@ -143,7 +143,7 @@ impl Context<'_> {
     }
 
     /// One planned run, recorded and analyzed; false if interrupted.
-    pub(crate) fn run_slot(
+    fn run_slot(
         &self,
         slot: &Slot,
         index: usize,
@@ -178,12 +178,6 @@ impl Context<'_> {
         }
         // A host lost for good ends the experiment after this (invalid) run.
         !interrupted && self.remote.gone().is_none()
-    }
-
-    /// Keeps the first write error for run_experiment to report.
-    pub(crate) fn stop_on_write_error(&self, e: crate::error::RunError) {
-        let mut first = self.write_error.lock().unwrap_or_else(|p| p.into_inner());
-        first.get_or_insert(e.to_string());
     }
 
     /// Whether a point needs no more rounds: every comparison there (or, with a single

@@ -16,6 +16,7 @@ mod aa;
 mod aa_tests;
 mod analyze;
 mod capacity;
+mod capacity_figures;
 mod checks;
 mod counting;
 mod datadirs;
@@ -34,6 +35,7 @@ mod training;
 mod variants;
 
 pub use analyze::analyze;
+pub use capacity_figures::cost_lines as capacity_cost;
 pub use bakeoff_engine::Live;
 pub use error::RunError;
 pub use folder::{write_results, Folder};
