@@ -317,8 +317,14 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     }
     ordered.extend(counted);
     for (c, k) in &capacities {
-        let mut rec =
-            ComparisonRecord::new(&c.workload, c.connections, &c.variant, baseline, k, precision);
+        let mut rec = ComparisonRecord::new(
+            &c.workload,
+            c.connections,
+            &c.variant,
+            baseline,
+            k,
+            precision,
+        );
         rec.metric = CAPACITY.to_string();
         ordered.push(rec);
     }

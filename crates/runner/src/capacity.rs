@@ -13,11 +13,11 @@
 //! comparisons pair the searches by index (`comparisons`, used by `analyze`), as rounds
 //! pair runs.
 
+use crate::capacity_figures::{precision_of, summarize, MAX_SEARCHES, MAX_TRIALS};
 use crate::context::Context;
 use crate::folder::write_results;
 use crate::observer::Observer;
 use crate::schedule::{Rounds, Slot};
-use crate::capacity_figures::{precision_of, summarize, MAX_SEARCHES, MAX_TRIALS};
 use bakeoff_capacity::{Limit, Next, Search, Settings, Trial};
 use bakeoff_engine::Live;
 use bakeoff_plan::Slo;
@@ -385,4 +385,3 @@ fn to_trial(run: &Run, rate: f64, k: Option<&CapacityRecord>) -> Trial {
         valid: run.valid,
     }
 }
-

@@ -290,7 +290,10 @@ mod tests {
         // Three searches give no 95% order-statistic interval: the brackets' span.
         assert_eq!(k.ci_coverage, 0.0);
         assert_eq!(k.ci, [100.0, 132.0]);
-        k.searches = searches(&[100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0], 0.1);
+        k.searches = searches(
+            &[100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0],
+            0.1,
+        );
         summarize(&mut k);
         assert!(k.ci_coverage >= 0.95 && k.ci[0] <= k.ops_per_s && k.ops_per_s <= k.ci[1]);
     }

@@ -35,8 +35,8 @@ mod training;
 mod variants;
 
 pub use analyze::analyze;
-pub use capacity_figures::cost_lines as capacity_cost;
 pub use bakeoff_engine::Live;
+pub use capacity_figures::cost_lines as capacity_cost;
 pub use error::RunError;
 pub use folder::{write_results, Folder};
 pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};
