@@ -14,9 +14,9 @@ mod common;
 use common::{no_server_left, three_builds, Scratch, ADDED_WORK};
 
 const PLAN: &str = r#"budget = "20s"
-precision = 0.3
+precision = 0.5
 warmup = "100ms"
-duration = "200ms"
+duration = "150ms"
 seed = 5
 "#;
 

@@ -916,7 +916,10 @@ fn capacity_table_curve_and_trials_in_every_exporter() {
     let html = crate::html::render(&r);
     assert!(html.contains("against offered load"), "no curve");
     assert!(html.contains("limit 1 ms"), "no limit line");
-    assert!(html.contains("clang-O3 capacity 30,000"), "no capacity mark");
+    assert!(
+        html.contains("clang-O3 capacity 30,000"),
+        "no capacity mark"
+    );
     let back = from(&r).expect("capacity results read back");
     assert_eq!(back.cells[1].capacity, r.cells[1].capacity);
     assert_eq!(back.comparisons[1].metric, "capacity");

@@ -364,7 +364,7 @@ impl Context<'_> {
                 p999: done.run.latency_us.p999,
                 pass,
                 valid: done.run.valid,
-                client_bound: done.run.client_bound,
+                client_bound: load_set_the_pace(&done.run),
                 invalid_reason: done.run.invalid_reason.clone(),
             });
         }
@@ -374,6 +374,18 @@ impl Context<'_> {
         }
         Some(t)
     }
+}
+
+/// Whether the load, not the server, set a trial's pace: its threads saturated or starved
+/// of CPU. Not the engine's open-loop `client_bound`, which also counts a rate the server
+/// could not answer (a failing trial above the capacity, which is the server's).
+fn load_set_the_pace(run: &Run) -> bool {
+    bakeoff_engine::load_set_the_pace(
+        run.client_cpu_s,
+        run.client_wait_s,
+        run.client_threads,
+        run.elapsed_s,
+    )
 }
 
 /// What the search reads of a trial's run.
