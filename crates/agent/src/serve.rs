@@ -530,6 +530,7 @@ impl Agent {
             hooks: &hooks,
             live: &live,
             cancel: &self.cancel,
+            rate: None,
         };
         let running = AtomicBool::new(true);
         let outcome = std::thread::scope(|scope| {

@@ -75,6 +75,9 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.workloads.len(),
                 l.experiment.stopping_summary()
             );
+            for line in bakeoff_runner::capacity_cost(&l) {
+                println!("{line}");
+            }
             for h in hosts {
                 println!("{h}\n  ran: {}", h.command);
             }

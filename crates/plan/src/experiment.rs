@@ -353,6 +353,30 @@ pub struct Workload {
     pub train_only: bool,
     /// The `[[host]]`s that drive the load; default this machine.
     pub clients: Vec<String>,
+    /// `slo = { percentile = 99, limit = "1ms" }`: search each variant's capacity at this
+    /// latency limit instead of measuring a closed loop (bakeoff-capacity).
+    pub slo: Option<Slo>,
+}
+
+/// A latency limit a capacity search holds a variant to: the `percentile` of the response
+/// time, measured from each request's intended send time, at most `limit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    /// 50, 90, 99 or 99.9.
+    pub percentile: f64,
+    /// A duration such as "1ms" or "500us".
+    pub limit: String,
+}
+
+/// The percentiles a run's record keeps, so the ones an `slo` may name.
+pub const SLO_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+
+impl Slo {
+    /// The limit in microseconds (0 where it does not parse: validation refuses it).
+    pub fn limit_us(&self) -> f64 {
+        crate::parse_duration(&self.limit).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    }
 }
 
 impl PartialEq for Workload {
@@ -362,6 +386,7 @@ impl PartialEq for Workload {
             && self.keys.to_json() == other.keys.to_json()
             && self.train_only == other.train_only
             && self.clients == other.clients
+            && self.slo == other.slo
     }
 }
 
@@ -373,6 +398,7 @@ impl std::fmt::Debug for Workload {
             .field("keys", &self.keys)
             .field("train_only", &self.train_only)
             .field("clients", &self.clients)
+            .field("slo", &self.slo)
             .finish()
     }
 }
@@ -389,6 +415,8 @@ impl Serialize for Workload {
             train_only: bool,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             clients: &'a [String],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            slo: &'a Option<Slo>,
             #[serde(flatten)]
             keys: serde_json::Value,
         }
@@ -397,6 +425,7 @@ impl Serialize for Workload {
             name: &self.name,
             train_only: self.train_only,
             clients: &self.clients,
+            slo: &self.slo,
             keys: self.keys.to_json(),
         }
         .serialize(s)
@@ -413,6 +442,8 @@ pub(crate) struct WorkloadHead {
     pub train_only: bool,
     #[serde(default)]
     pub clients: Vec<String>,
+    #[serde(default)]
+    pub slo: Option<Slo>,
 }
 
 /// `[[workload]]` is read per table once the kind is known (`workload::read`); here only

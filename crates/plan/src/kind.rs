@@ -32,6 +32,12 @@ pub trait KindSpec: Sync {
     fn loads_from_hosts(&self) -> bool {
         false
     }
+
+    /// Whether its runs honour an offered rate (`RunContext::rate`: an open loop at that
+    /// rate, response times from the intended send times), so `slo` may search it.
+    fn open_loop(&self) -> bool {
+        false
+    }
 }
 
 /// The kinds an experiment file may name: the registry.

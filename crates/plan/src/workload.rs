@@ -35,6 +35,7 @@ pub(crate) fn read(
         name: head.name,
         train_only: head.train_only,
         clients: head.clients,
+        slo: head.slo,
     })
 }
 
@@ -126,14 +127,60 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check
     check_workload_target(l, e, i, w.kind)?;
     // The kind's own first: it says best why its sweep is out of range (tpcc: warehouses).
     w.keys.check(l, e, i)?;
-    check_connections(l, i, w)
+    check_connections(l, i, w)?;
+    check_slo(l, i, w)
+}
+
+/// `slo`: a percentile the record keeps, a positive limit, a kind with an open loop, the
+/// load from this machine.
+pub(crate) fn check_slo(l: &Loaded, i: usize, w: &Workload) -> Check {
+    let Some(slo) = &w.slo else {
+        return Ok(());
+    };
+    let at = |k: &'static str| key!["workload", i, "slo", k];
+    if !crate::experiment::SLO_PERCENTILES.contains(&slo.percentile) {
+        return Err(l.error_at(
+            &at("percentile"),
+            format!(
+                "slo percentile must be one of 50, 90, 99, 99.9, got {}",
+                slo.percentile
+            ),
+        ));
+    }
+    match crate::parse_duration(&slo.limit) {
+        Err(e) => return Err(l.error_at(&at("limit"), format!("slo limit: {e}"))),
+        Ok(d) if d.is_zero() => {
+            return Err(l.error_at(
+                &at("limit"),
+                "slo limit must be above zero; write e.g. \"1ms\"",
+            ))
+        }
+        Ok(_) => {}
+    }
+    let name = w.kind.name();
+    if !w.kind.open_loop() {
+        return Err(l.error_at(
+            &key!["workload", i, "slo"],
+            format!(
+                "slo searches an offered rate, and {} {name} workload has no open loop; use it on a kv workload, or remove slo",
+                article(name)
+            ),
+        ));
+    }
+    if !w.clients.is_empty() {
+        return Err(l.error_at(
+            &key!["workload", i, "slo"],
+            "slo runs its trials from this machine; remove clients or slo",
+        ));
+    }
+    Ok(())
 }
 
 /// Each kind takes its own keys: a kv key in an oltp workload is a mistake, not a default.
 pub(crate) fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
     let allowed = w.kind.keys();
     for k in l.keys_in(&key!["workload", i]) {
-        if ["kind", "name", "train_only", "clients"].contains(&k.as_str())
+        if ["kind", "name", "train_only", "clients", "slo"].contains(&k.as_str())
             || allowed.contains(&k.as_str())
         {
             continue;

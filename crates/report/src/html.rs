@@ -458,6 +458,7 @@ mod tests {
             tpcc: None,
             sqlsuite: None,
             layouts: None,
+            capacity: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod aa;
 pub mod benchstat;
+pub mod capacity;
 pub mod csv;
 pub mod document;
 pub mod facts;

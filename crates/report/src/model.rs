@@ -978,6 +978,84 @@ pub struct Cell {
     /// `[plan] layouts` above 1: the spread between runs and between layouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<LayoutSpreadRecord>,
+    /// `[[workload]] slo`: the capacity at the latency limit, its searches and trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityRecord>,
+}
+
+/// A cell's capacity at its workload's latency limit (`[[workload]] slo`): the highest
+/// offered rate at which the percentile of the response time stays under the limit and
+/// the achieved rate keeps up, found by repeated searches (bakeoff-capacity).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CapacityRecord {
+    /// The median of the searches' capacities, ops/s (0 when no search found one).
+    pub ops_per_s: f64,
+    /// Its 95% interval: the order-statistic interval of the median over the searches'
+    /// capacities; with fewer searches than that needs, from the lowest search's lower
+    /// bound to the highest search's upper bound.
+    pub ci: [f64; 2],
+    /// The interval's actual coverage (0 where it is the brackets' span).
+    #[serde(default)]
+    pub ci_coverage: f64,
+    /// The percentile the limit is on (99: p99).
+    pub percentile: f64,
+    /// The limit, µs.
+    pub limit_us: f64,
+    /// The closed-loop peak the first search started from, ops/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_ops_per_s: Option<f64>,
+    /// Each search: what it found and why it ended.
+    #[serde(default)]
+    pub searches: Vec<CapacitySearch>,
+    /// Every trial, in the order run.
+    #[serde(default)]
+    pub trials: Vec<CapacityTrial>,
+    /// More than a quarter of the failing trials at the searches' upper bounds could not
+    /// offer their rate (client-bound): the capacity may be the load's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_bound: bool,
+}
+
+/// One search of a capacity.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CapacitySearch {
+    /// 0-based; searches of the same index of every variant ran interleaved (paired).
+    pub search: usize,
+    /// The lower bound: the highest rate that passed below the upper bound; None when
+    /// none passed.
+    pub capacity: Option<f64>,
+    /// The lowest rate that failed; None when none failed.
+    pub upper: Option<f64>,
+    /// precision | budget | floor | ceiling.
+    pub stop: String,
+    /// Both bounds re-measured and held.
+    pub confirmed: bool,
+    pub trials: usize,
+}
+
+/// One trial of a capacity search: a short open-loop run at an offered rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CapacityTrial {
+    pub search: usize,
+    /// ops/s offered and achieved.
+    pub offered: f64,
+    pub achieved: f64,
+    /// Response times from the intended send time, µs.
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    /// Under the limit and keeping up.
+    pub pass: bool,
+    #[serde(default = "yes")]
+    pub valid: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_bound: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_reason: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Cell {
@@ -1100,6 +1178,8 @@ pub struct ComparisonRecord {
 pub const THROUGHPUT: &str = "throughput";
 /// The `metric` of a comparison of instruction counts per operation.
 pub const INSTRUCTIONS: &str = "instructions";
+/// The `metric` of a comparison of capacities at a latency limit (`[[workload]] slo`).
+pub const CAPACITY: &str = "capacity";
 
 fn throughput() -> String {
     THROUGHPUT.to_string()
@@ -1113,6 +1193,11 @@ impl ComparisonRecord {
     /// Whether this compares instruction counts (not wall-clock throughput).
     pub fn is_instructions(&self) -> bool {
         self.metric == INSTRUCTIONS
+    }
+
+    /// Whether this compares capacities at a latency limit.
+    pub fn is_capacity(&self) -> bool {
+        self.metric == CAPACITY
     }
 
     /// Whether `other` compares the same cell (workload, connections, variant, baseline).
@@ -1312,6 +1397,7 @@ impl Cell {
             tpcc: None,
             sqlsuite: None,
             layouts: None,
+            capacity: None,
         }
     }
 }
@@ -1456,9 +1542,9 @@ impl Results {
             name(&format!("comparisons[{i}].workload"), &c.workload)?;
             name(&format!("comparisons[{i}].variant"), &c.variant)?;
             name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
-            if c.metric != THROUGHPUT && c.metric != INSTRUCTIONS {
+            if ![THROUGHPUT, INSTRUCTIONS, CAPACITY].contains(&c.metric.as_str()) {
                 return Err(format!(
-                    "comparisons[{i}].metric {:?} is neither {THROUGHPUT:?} nor {INSTRUCTIONS:?}; use a folder written by `bakeoff run`",
+                    "comparisons[{i}].metric {:?} is none of {THROUGHPUT:?}, {INSTRUCTIONS:?}, {CAPACITY:?}; use a folder written by `bakeoff run`",
                     c.metric
                 ));
             }

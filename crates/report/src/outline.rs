@@ -33,6 +33,7 @@ const BEFORE_KINDS: &[Part] = &[
     verdicts,
     all_cells,
     throughput,
+    crate::capacity::section,
     history,
 ];
 

@@ -48,6 +48,7 @@ pub fn verdicts(r: &Results) -> Option<Table> {
             fixed(c.p_adjusted, 4).into(),
             match c.layouts {
                 Some(k) => format!("{} over {k} layouts", c.rounds),
+                None if c.is_capacity() => format!("{} searches (capacity)", c.rounds),
                 None => format!(
                     "{} {}",
                     c.rounds,

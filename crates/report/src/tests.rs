@@ -55,6 +55,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
         tpcc: None,
         sqlsuite: None,
         layouts: None,
+        capacity: None,
     }
 }
 
@@ -1000,4 +1001,86 @@ fn machines_side_by_side() {
     assert_eq!(back.hosts[0].machine, r.hosts[0].machine);
     let old = serde_json::to_string(&sample()).unwrap();
     assert!(!old.contains("\"machine\""), "{old}");
+}
+
+/// The sample with a capacity search on both cells (`[[workload]] slo`), and the
+/// comparison of their capacities.
+fn capacity_sample() -> Results {
+    use crate::model::{CapacityRecord, CapacitySearch, CapacityTrial, CAPACITY};
+    let mut r = sample();
+    let trial = |offered: f64, p99: f64, pass: bool| CapacityTrial {
+        search: 0,
+        offered,
+        achieved: if pass { offered } else { offered * 0.9 },
+        p50: p99 / 10.0,
+        p99,
+        p999: p99 * 2.0,
+        pass,
+        valid: true,
+        client_bound: false,
+        invalid_reason: None,
+    };
+    for (c, knee) in r.cells.iter_mut().zip([40_000.0, 30_000.0]) {
+        c.capacity = Some(CapacityRecord {
+            ops_per_s: knee,
+            ci: [knee, knee * 1.1],
+            ci_coverage: 0.0,
+            percentile: 99.0,
+            limit_us: 1000.0,
+            peak_ops_per_s: Some(knee * 2.0),
+            searches: vec![CapacitySearch {
+                search: 0,
+                capacity: Some(knee),
+                upper: Some(knee * 1.1),
+                stop: "precision".into(),
+                confirmed: true,
+                trials: 4,
+            }],
+            trials: vec![
+                trial(knee * 2.0, 9000.0, false),
+                trial(knee, 400.0, true),
+                trial(knee * 1.1, 2500.0, false),
+                trial(knee, 700.0, true),
+            ],
+            client_bound: false,
+        });
+    }
+    r.comparisons.push(ComparisonRecord {
+        workload: "get90|set10".into(),
+        connections: 16,
+        variant: "clang-O3".into(),
+        baseline: "gcc-O2".into(),
+        ratio: 0.75,
+        ci95: [0.68, 0.83],
+        ci_coverage: 0.95,
+        p_value: 0.01,
+        verdict: Verdict::Slower,
+        rounds: 3,
+        paired: true,
+        metric: CAPACITY.into(),
+        ..Default::default()
+    });
+    r
+}
+
+#[test]
+fn capacity_table_curve_and_trials_in_every_exporter() {
+    let r = capacity_sample();
+    let md = markdown::render(&r);
+    assert!(md.contains("## Capacity at p99 ≤ 1 ms"), "{md}");
+    assert!(md.contains("3 searches (capacity)"), "{md}");
+    insta::assert_snapshot!("capacity_markdown", md);
+    let text = terminal(&r, false);
+    assert!(text.contains("capacity ops/s"), "{text}");
+    insta::assert_snapshot!("capacity_terminal", text);
+    let html = crate::html::render(&r);
+    assert!(html.contains("against offered load"), "no curve");
+    assert!(html.contains("limit 1 ms"), "no limit line");
+    assert!(
+        html.contains("clang-O3 capacity 30,000"),
+        "no capacity mark"
+    );
+    let back = from(&r).expect("capacity results read back");
+    assert_eq!(back.cells[1].capacity, r.cells[1].capacity);
+    assert_eq!(back.comparisons[1].metric, "capacity");
 }

@@ -3,7 +3,7 @@
 //! warnings a reader must see first. Pure: results in, results out.
 
 use bakeoff_report::model::{
-    Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, INSTRUCTIONS,
+    Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, CAPACITY, INSTRUCTIONS,
 };
 use bakeoff_stats::{self as stats, Direction};
 
@@ -224,7 +224,12 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             .map_or(0, |v| v.layouts.len())
     };
     for instruction_runs in [false, true] {
-        for c in r.cells.iter().filter(|c| &c.variant != baseline) {
+        // A capacity cell's closed-loop peak ran once per variant: its capacities compare.
+        for c in r
+            .cells
+            .iter()
+            .filter(|c| &c.variant != baseline && c.capacity.is_none())
+        {
             let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
                 continue;
             };
@@ -239,11 +244,23 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             }
         }
     }
+    let mut capacities = crate::capacity_figures::comparisons(r, &rule);
     stats::decide(
-        found.iter_mut().map(|x| &mut x.2),
+        found
+            .iter_mut()
+            .map(|x| &mut x.2)
+            .chain(capacities.iter_mut().map(|x| &mut x.1)),
         rule.alpha,
         rule.equivalence,
     );
+    for (c, k) in capacities.iter_mut() {
+        let held = |cell: Option<&Cell>| {
+            cell.and_then(|x| x.capacity.as_ref())
+                .is_some_and(|x| x.client_bound)
+        };
+        let base = r.cell(&c.workload, baseline, c.connections);
+        k.verdict = stats::bounded(k.verdict, held(base), held(Some(c)));
+    }
     for (c, instruction_runs, k) in found.iter_mut() {
         if *instruction_runs {
             // Under callgrind the server, never the load, sets the pace.
@@ -299,6 +316,18 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
         ordered.extend(beside.map(|i| counted.remove(i)));
     }
     ordered.extend(counted);
+    for (c, k) in &capacities {
+        let mut rec = ComparisonRecord::new(
+            &c.workload,
+            c.connections,
+            &c.variant,
+            baseline,
+            k,
+            precision,
+        );
+        rec.metric = CAPACITY.to_string();
+        ordered.push(rec);
+    }
     ordered
 }
 

@@ -56,6 +56,12 @@ impl Context<'_> {
         }
     }
 
+    /// Keeps the first write error for run_experiment to report.
+    pub(crate) fn stop_on_write_error(&self, e: crate::error::RunError) {
+        let mut first = self.write_error.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(e.to_string());
+    }
+
     pub(crate) fn seconds_per_run(&self) -> f64 {
         self.loaded.experiment.run_seconds_guess()
     }

@@ -32,14 +32,18 @@ impl Context<'_> {
         if observer.own_rule() {
             stop.precision = None;
         }
-        let points: Vec<(usize, usize)> = self
+        let every: Vec<(usize, usize)> = self
             .configs
             .iter()
             .enumerate()
             .flat_map(|(i, w)| w.connections().iter().map(move |c| (i, *c)))
             .collect();
         let indices: Vec<usize> = (0..self.variants.len()).collect();
-        results.cells = self.empty_cells(&points);
+        results.cells = self.empty_cells(&every);
+        // Points with an `slo` search their capacities after the rounds (capacity.rs).
+        let (searched, points): (Vec<_>, Vec<_>) = every.iter().partition(|(w, _)| {
+            crate::capacity::slo_named(self.loaded, self.configs[*w].name()).is_some()
+        });
         let guess = self.seconds_per_run();
         let per_round = points.len() * indices.len();
         // Mode both: the instruction-count runs beside the rounds (counting.rs).
@@ -112,6 +116,17 @@ impl Context<'_> {
                 break why;
             }
         };
+        let stopped_by = if searched.is_empty() {
+            stopped_by
+        } else {
+            let mut left = stop;
+            left.budget = stop.budget.map(|b| b.saturating_sub(started.elapsed()));
+            match crate::capacity::search(self, results, observer, &searched, &left, &mut index) {
+                Some(why) if points.is_empty() => why,
+                Some(_) => stopped_by,
+                None => return false,
+            }
+        };
         results.stopped_by = Some(stopped_by.clone());
         results.rounds_s = Some(started.elapsed().as_secs_f64());
         for c in results.cells.iter_mut().filter(|c| c.stop_reason.is_none()) {
@@ -163,12 +178,6 @@ impl Context<'_> {
         }
         // A host lost for good ends the experiment after this (invalid) run.
         !interrupted && self.remote.gone().is_none()
-    }
-
-    /// Keeps the first write error for run_experiment to report.
-    fn stop_on_write_error(&self, e: crate::error::RunError) {
-        let mut first = self.write_error.lock().unwrap_or_else(|p| p.into_inner());
-        first.get_or_insert(e.to_string());
     }
 
     /// Whether a point needs no more rounds: every comparison there (or, with a single

@@ -15,6 +15,8 @@ mod aa;
 #[cfg(test)]
 mod aa_tests;
 mod analyze;
+mod capacity;
+mod capacity_figures;
 mod checks;
 mod counting;
 mod datadirs;
@@ -34,6 +36,7 @@ mod variants;
 
 pub use analyze::analyze;
 pub use bakeoff_engine::Live;
+pub use capacity_figures::cost_lines as capacity_cost;
 pub use error::RunError;
 pub use folder::{write_results, Folder};
 pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};

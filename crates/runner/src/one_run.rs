@@ -76,14 +76,29 @@ pub(crate) fn execute(
     live: &Arc<Live>,
     profiling: bool,
 ) -> Executed {
-    ctx.execute(slot, live, profiling)
+    ctx.execute(slot, live, profiling, None)
+}
+
+/// One trial of a capacity search: the same run with the offered rate overridden (an
+/// open loop at `rate`), its files named apart from the rounds' (`+trial`).
+pub(crate) fn execute_at(ctx: &Context<'_>, slot: &Slot, live: &Arc<Live>, rate: f64) -> Executed {
+    ctx.execute(slot, live, false, Some(rate))
 }
 
 impl Context<'_> {
-    fn execute(&self, slot: &Slot, live: &Arc<Live>, profiling: bool) -> Executed {
+    fn execute(
+        &self,
+        slot: &Slot,
+        live: &Arc<Live>,
+        profiling: bool,
+        rate: Option<f64>,
+    ) -> Executed {
         let began = Instant::now();
         let v = &self.variants[slot.variant];
-        let file = self.run_file(slot, profiling);
+        let file = match rate {
+            Some(_) => format!("{}+trial", self.run_file(slot, profiling)),
+            None => self.run_file(slot, profiling),
+        };
         let kind = self.loaded.experiment.target.kind;
         let target = bakeoff_sandbox::target_for(kind);
         // Absolute: callgrind writes it from the server's own working directory.
@@ -140,7 +155,7 @@ impl Context<'_> {
             Served::Remote(_) => Vec::new(),
         };
         let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
-        let outcome = self.drive(slot, v, &served, &hooks, live);
+        let outcome = self.drive(slot, v, &served, &hooks, live, rate);
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);
         let died = served.stop_and_collect(&logs, &callgrind_dir);
@@ -236,6 +251,7 @@ impl Context<'_> {
         served: &Served,
         hooks: &ProbeHooks,
         live: &Arc<Live>,
+        rate: Option<f64>,
     ) -> Result<Outcome, String> {
         let kind = self.loaded.experiment.target.kind;
         let server = match served {
@@ -306,6 +322,7 @@ impl Context<'_> {
             hooks,
             live,
             cancel: &self.cancel,
+            rate,
         };
         self.configs[slot.workload].run(&ctx)
     }

@@ -286,6 +286,7 @@ fn run_training(
         hooks: &NoHooks,
         live: &live,
         cancel: &cancel,
+        rate: None,
     });
     let stopped = sandbox.stop();
     ran.map_err(|err| format!("the training run failed: {err}"))?;

@@ -414,6 +414,7 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         tpcc: None,
         sqlsuite: None,
         layouts: None,
+        capacity: None,
     }
 }
 

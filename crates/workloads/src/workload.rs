@@ -134,6 +134,9 @@ pub struct RunContext<'a> {
     pub hooks: &'a dyn PhaseHooks,
     pub live: &'a Arc<Live>,
     pub cancel: &'a AtomicBool,
+    /// An offered rate (ops/s) over the workload's own schedule: a capacity search's
+    /// trial. Only kinds whose `KindSpec::open_loop` is true are given one.
+    pub rate: Option<f64>,
 }
 
 /// A finished run: the load engine's record, and what the workload adds to the run's

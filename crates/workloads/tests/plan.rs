@@ -1362,3 +1362,27 @@ ssh = "s2.example.org"
         "{m}"
     );
 }
+
+#[test]
+fn slo_is_read_and_checked_at_its_keys() {
+    let with = |slo: &str| {
+        GOOD.replace(
+            "mix = { get = 90, set = 10 }\n",
+            &format!("mix = {{ get = 90, set = 10 }}\nslo = {slo}\n"),
+        )
+    };
+    let l = parse_str(&with(r#"{ percentile = 99, limit = "1ms" }"#)).unwrap();
+    let slo = l.experiment.workloads[0].slo.as_ref().expect("slo read");
+    assert_eq!((slo.percentile, slo.limit_us()), (99.0, 1000.0));
+    let e = err(&with(r#"{ percentile = 95, limit = "1ms" }"#));
+    assert!(
+        e.starts_with("exp.toml:24:") && e.contains("one of 50, 90, 99, 99.9"),
+        "{e}"
+    );
+    let e = err(&with(r#"{ percentile = 99, limit = "soon" }"#));
+    assert!(e.contains("slo limit") && e.contains("exp.toml:24:"), "{e}");
+    let e = err(&with(r#"{ percentile = 99, limit = "0ms" }"#));
+    assert!(e.contains("above zero"), "{e}");
+    let e = err(&with(r#"{ percentile = 99, limt = "1ms" }"#));
+    assert!(e.contains("limt") && e.contains("exp.toml:24:"), "{e}");
+}

@@ -42,6 +42,7 @@ fn run(w: &Ycsb, server: &Server) -> bakeoff_engine::RunRecord {
         hooks: &NoHooks,
         live: &live,
         cancel: &cancel,
+        rate: None,
     };
     let out = w
         .run(&ctx)

@@ -44,6 +44,10 @@ impl KindSpec for KvKind {
     fn loads_from_hosts(&self) -> bool {
         true
     }
+
+    fn open_loop(&self) -> bool {
+        true
+    }
 }
 
 impl Kind for KvKind {

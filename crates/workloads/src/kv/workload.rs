@@ -97,6 +97,12 @@ impl Workload for Kv {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;
         cfg.client_threads = super::threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
+        if let Some(rate) = ctx.rate {
+            cfg.schedule = Schedule::OpenLoop {
+                rate,
+                poisson: self.keys.arrival == Arrival::Poisson,
+            };
+        }
         let addr = ctx.server.addr;
         let endpoint = match (&ctx.server.socket, self.unix_socket) {
             (Some(path), true) => Endpoint::Unix(path.clone()),

@@ -263,6 +263,7 @@ mod tests {
             }),
             sqlsuite: None,
             layouts: None,
+            capacity: None,
         }
     }
 

@@ -1,0 +1,300 @@
+//! The capacity figures, pure (results in, figures out): a cell's capacity from its
+//! searches (`summarize`), the capacities compared with the baseline's
+//! (`comparisons`, decided by `analyze` with the other comparisons), and what the
+//! searches will cost (`cost_lines`, for `bakeoff check`). The searches themselves run in
+//! `capacity.rs`.
+
+use bakeoff_capacity::Settings;
+use bakeoff_report::model::{CapacityRecord, CapacitySearch, CapacityTrial, Cell, Results};
+use bakeoff_stats as stats;
+
+/// The bracket's width when the plan sets no precision.
+pub const DEFAULT_PRECISION: f64 = 0.05;
+/// The 95% intervals of the comparisons before their adjustment.
+const ALPHA: f64 = 0.05;
+/// The most trials one search runs.
+pub const MAX_TRIALS: usize = 60;
+/// The most searches per point.
+pub const MAX_SEARCHES: usize = 30;
+
+/// The bracket's goal width the plan asks for.
+pub fn precision_of(e: &bakeoff_plan::Experiment) -> f64 {
+    e.plan.precision.unwrap_or(DEFAULT_PRECISION)
+}
+
+/// The capacities compared with the baseline's, paired by search: Student's t over the
+/// per-search log ratios (df = searches - 1), its standard error at least what the
+/// brackets' widths imply (a search's capacity is known only to its bracket: a uniform
+/// spread over it, variance ln(upper/lower)^2 / 12 per side), so searches that land on
+/// the same rates never pass for more precision than their brackets hold. With a single
+/// search, the interval is the brackets' ([lower / baseline's upper, upper / baseline's
+/// lower]) and no verdict other than inconclusive.
+pub(crate) fn comparisons<'a>(
+    r: &'a Results,
+    rule: &stats::Rule,
+) -> Vec<(&'a Cell, stats::Comparison)> {
+    let mut out = Vec::new();
+    for c in r
+        .cells
+        .iter()
+        .filter(|c| c.variant != r.plan.baseline && c.capacity.is_some())
+    {
+        let Some(b) = r.cell(&c.workload, &r.plan.baseline, c.connections) else {
+            continue;
+        };
+        let (Some(kb), Some(kc)) = (&b.capacity, &c.capacity) else {
+            continue;
+        };
+        if let Some(k) = compare_searches(&kb.searches, &kc.searches, rule) {
+            out.push((c, k));
+        }
+    }
+    out
+}
+
+/// One capacity comparison from the two sides' searches (see [`comparisons`]).
+pub fn compare_searches(
+    baseline: &[CapacitySearch],
+    candidate: &[CapacitySearch],
+    rule: &stats::Rule,
+) -> Option<stats::Comparison> {
+    let width = |s: &CapacitySearch| match (s.capacity, s.upper) {
+        (Some(lo), Some(hi)) if hi > lo => (hi / lo).ln(),
+        _ => 0.0,
+    };
+    // (search, log ratio, the pair's bracket variance)
+    let pairs: Vec<(usize, f64, f64)> = candidate
+        .iter()
+        .filter_map(|c| {
+            let b = baseline.iter().find(|b| b.search == c.search)?;
+            let (x, y) = (b.capacity?, c.capacity?);
+            (x > 0.0 && y > 0.0).then(|| {
+                let v = (width(b).powi(2) + width(c).powi(2)) / 12.0;
+                (c.search, y.ln() - x.ln(), v)
+            })
+        })
+        .collect();
+    let n = pairs.len();
+    if n == 0 {
+        return None;
+    }
+    let d: Vec<f64> = pairs.iter().map(|x| x.1).collect();
+    let mean = d.iter().sum::<f64>() / n as f64;
+    let round_ratios: Vec<(usize, f64)> = pairs.iter().map(|x| (x.0, x.1.exp())).collect();
+    let mut k = stats::Comparison {
+        ratio: mean.exp(),
+        ci95: (mean.exp(), mean.exp()),
+        ci_coverage: 0.0,
+        ci_level: 1.0 - ALPHA,
+        ci_unadjusted: (mean.exp(), mean.exp()),
+        p_value: 1.0,
+        p_adjusted: 1.0,
+        paired: true,
+        rounds: n,
+        sizes: (n, n),
+        round_ratios,
+        direction: rule.direction,
+        verdict: stats::Verdict::Inconclusive,
+        layouts: 0,
+        basis: stats::Basis::None,
+    };
+    if n == 1 {
+        let (b, c) = (
+            baseline.iter().find(|b| b.search == pairs[0].0)?,
+            candidate.iter().find(|c| c.search == pairs[0].0)?,
+        );
+        let (bl, cl) = (b.capacity?, c.capacity?);
+        let (bu, cu) = (b.upper.unwrap_or(bl), c.upper.unwrap_or(cl));
+        k.ci95 = (cl / bu, cu / bl);
+        k.ci_unadjusted = k.ci95;
+        return Some(k);
+    }
+    let df = (n - 1) as f64;
+    let spread = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / df;
+    let floor = pairs.iter().map(|x| x.2).sum::<f64>() / n as f64;
+    let se = (spread.max(floor) / n as f64).sqrt();
+    let (half, p) = if se > 0.0 {
+        (
+            stats::t_quantile(1.0 - ALPHA / 2.0, df) * se,
+            stats::t_two_sided_p(mean / se, df),
+        )
+    } else {
+        (0.0, if mean == 0.0 { 1.0 } else { 0.0 })
+    };
+    k.ci95 = ((mean - half).exp(), (mean + half).exp());
+    k.ci_unadjusted = k.ci95;
+    k.ci_coverage = 1.0 - ALPHA;
+    k.p_value = p;
+    k.p_adjusted = p;
+    k.basis = stats::Basis::Slots {
+        centre: mean,
+        se,
+        df,
+    };
+    k.verdict = k.verdict_at(p, rule.alpha, rule.equivalence);
+    Some(k)
+}
+
+/// A capacity's figure and interval from its searches: the median of their capacities
+/// with its order-statistic 95% interval; where too few searches give none at 95%, the
+/// span from the lowest lower bound to the highest upper bound, coverage 0.
+pub fn summarize(k: &mut CapacityRecord) {
+    let caps: Vec<f64> = k.searches.iter().filter_map(|s| s.capacity).collect();
+    let Some(s) = stats::summarize(&caps) else {
+        k.ops_per_s = 0.0;
+        k.ci = [0.0, 0.0];
+        k.ci_coverage = 0.0;
+        return;
+    };
+    k.ops_per_s = s.median;
+    if s.coverage >= 0.95 {
+        k.ci = [s.ci95.0, s.ci95.1];
+        k.ci_coverage = s.coverage;
+    } else {
+        let lo = caps.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = k
+            .searches
+            .iter()
+            .filter_map(|s| s.upper.or(s.capacity))
+            .fold(0.0, f64::max);
+        k.ci = [lo, hi.max(lo)];
+        k.ci_coverage = 0.0;
+    }
+    // Client-bound: most failing trials at the searches' upper bounds could not offer.
+    let at_upper: Vec<&CapacityTrial> = k
+        .trials
+        .iter()
+        .filter(|t| {
+            !t.pass
+                && k.searches
+                    .iter()
+                    .any(|s| s.search == t.search && s.upper == Some(t.offered))
+        })
+        .collect();
+    let bound = at_upper.iter().filter(|t| t.client_bound).count();
+    k.client_bound =
+        !at_upper.is_empty() && bound as f64 > stats::CLIENT_BOUND_SHARE * at_upper.len() as f64;
+}
+
+/// What the capacity searches of an experiment will cost, for `bakeoff check`: one line
+/// per workload with an `slo`.
+pub fn cost_lines(loaded: &bakeoff_plan::Loaded) -> Vec<String> {
+    let e = &loaded.experiment;
+    let precision = precision_of(e);
+    let settings = Settings::new(precision, MAX_TRIALS);
+    let trials = settings.expected_trials(false);
+    let run_s = e.run_seconds_guess();
+    let variants = e.variants.len() + usize::from(e.plan.aa);
+    let stop = e.plan.stopping();
+    e.workloads
+        .iter()
+        .filter(|w| !w.train_only)
+        .filter_map(|w| {
+            let slo = w.slo.as_ref()?;
+            let points = w.connections_swept().len();
+            let search_s = trials as f64 * run_s * variants as f64;
+            let budget = match stop.budget {
+                Some(b) => format!(
+                    "the budget ({:.0} s) fits about {} search(es) per point",
+                    b.as_secs_f64(),
+                    ((b.as_secs_f64() / points.max(1) as f64) / search_s.max(0.001)).floor()
+                ),
+                None => "no budget: searches until repetitions".into(),
+            };
+            Some(format!(
+                "capacity {}: p{} <= {} at {points} point(s): a search is about {trials} trials per variant ({} batches of {} at most, bracket to {:.0}%; at most {MAX_TRIALS}), each a {:.2} s run on a fresh server (warmup + measure {:.2} s), about {:.0} s for {variants} variant(s); searches repeat (at most {}) until every capacity comparison is within {:.0}% or {budget}",
+                w.display_name(),
+                slo.percentile,
+                slo.limit,
+                trials / settings.trials_per_rate,
+                settings.trials_per_rate,
+                precision * 100.0,
+                run_s,
+                (e.warmup() + measure_guess(e)).as_secs_f64(),
+                search_s,
+                stop.max_rounds.unwrap_or(MAX_SEARCHES).min(MAX_SEARCHES),
+                stop.precision.unwrap_or(precision) * 100.0,
+            ))
+        })
+        .collect()
+}
+
+/// The measured window as a duration (an ops-counted window: the run guess's share).
+fn measure_guess(e: &bakeoff_plan::Experiment) -> std::time::Duration {
+    match e.measure() {
+        bakeoff_plan::MeasureFor::Time(d) => d,
+        bakeoff_plan::MeasureFor::Ops(_) => std::time::Duration::ZERO,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn searches(caps: &[f64], width: f64) -> Vec<CapacitySearch> {
+        caps.iter()
+            .enumerate()
+            .map(|(i, &c)| CapacitySearch {
+                search: i,
+                capacity: Some(c),
+                upper: Some(c * (1.0 + width)),
+                stop: "precision".into(),
+                confirmed: true,
+                trials: 10,
+            })
+            .collect()
+    }
+
+    fn rule() -> stats::Rule {
+        stats::Rule::new(stats::Direction::HigherIsBetter)
+    }
+
+    #[test]
+    fn a_capacity_far_below_in_every_search_is_slower() {
+        let b = searches(&[10_000.0, 10_500.0, 9_800.0], 0.1);
+        let c = searches(&[5_000.0, 5_400.0, 4_900.0], 0.1);
+        let k = compare_searches(&b, &c, &rule()).unwrap();
+        assert_eq!(k.verdict, stats::Verdict::Slower, "{k:?}");
+        assert!(k.ci95.1 < 1.0 && (k.ratio - 0.505).abs() < 0.02, "{k:?}");
+    }
+
+    #[test]
+    fn searches_on_the_same_rates_are_only_as_precise_as_their_brackets() {
+        // Identical log ratios in every search: zero spread. The brackets' widths (10%)
+        // still bound the interval, so a 3% difference is not "slower".
+        let b = searches(&[10_000.0; 4], 0.1);
+        let c = searches(&[9_700.0; 4], 0.1);
+        let k = compare_searches(&b, &c, &rule()).unwrap();
+        assert_ne!(k.verdict, stats::Verdict::Slower, "{k:?}");
+        assert!(k.ci95.0 < 1.0 && k.ci95.1 > 0.97, "{k:?}");
+    }
+
+    #[test]
+    fn one_search_gives_the_brackets_and_no_answer() {
+        let b = searches(&[10_000.0], 0.1);
+        let c = searches(&[5_000.0], 0.1);
+        let k = compare_searches(&b, &c, &rule()).unwrap();
+        assert_eq!(k.verdict, stats::Verdict::Inconclusive);
+        assert!((k.ci95.0 - 5_000.0 / 11_000.0).abs() < 1e-9, "{k:?}");
+        assert!((k.ci95.1 - 5_500.0 / 10_000.0).abs() < 1e-9, "{k:?}");
+    }
+
+    #[test]
+    fn a_capacity_is_the_median_of_its_searches() {
+        let mut k = CapacityRecord {
+            searches: searches(&[100.0, 120.0, 110.0], 0.1),
+            ..CapacityRecord::default()
+        };
+        summarize(&mut k);
+        assert_eq!(k.ops_per_s, 110.0);
+        // Three searches give no 95% order-statistic interval: the brackets' span.
+        assert_eq!(k.ci_coverage, 0.0);
+        assert_eq!(k.ci, [100.0, 132.0]);
+        k.searches = searches(
+            &[100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0],
+            0.1,
+        );
+        summarize(&mut k);
+        assert!(k.ci_coverage >= 0.95 && k.ci[0] <= k.ops_per_s && k.ops_per_s <= k.ci[1]);
+    }
+}
