@@ -1039,9 +1039,30 @@ fn hotspots(r: &Results) -> Option<Section> {
         if let Some(t) = sections::hotspot_top(p) {
             s.push(Block::Table(t));
         }
+        if let Some(t) = sections::hotspot_lines(p) {
+            s.push(Block::text(format!("{}:", t.title)));
+            s.push(Block::Table(t));
+        }
         if let Some(t) = sections::hotspot_diff(p, &r.plan.baseline) {
             s.push(Block::text(format!("{}:", t.title)));
             s.push(Block::Table(t));
+        }
+        if let Some(t) = sections::hotspot_line_diff(p, &r.plan.baseline) {
+            s.push(Block::text(format!("{}:", t.title)));
+            s.push(Block::Table(t));
+        }
+        let by_address: Vec<&str> = p
+            .top
+            .iter()
+            .filter(|f| f.lines.iter().any(|l| l.instruction.is_some()))
+            .map(|f| f.function.as_str())
+            .collect();
+        if !by_address.is_empty() && c.variant != r.plan.baseline {
+            s.push(Block::text(format!(
+                "No line info for {}: hot instructions by address only, which have no honest match across builds, so they are not compared with {}.",
+                by_address.join(", "),
+                r.plan.baseline
+            )));
         }
     }
     Some(s)

@@ -5,10 +5,10 @@
 
 use bakeoff_engine::PhaseHooks;
 use bakeoff_plan::{Experiment, Mode, RunUnder, Sanitizer};
-use bakeoff_probe::{callgrind, perfstat, profile, sampler};
+use bakeoff_probe::{callgrind, hotlines, perfstat, profile, sampler};
 use bakeoff_report::model::{
-    CountersRecord, CpuSample, FnDeltaRecord, FnInstructions, FnShareRecord, InstructionsRecord,
-    ProfileRecord, SplitRecord, SystemRecord,
+    CountersRecord, CpuSample, FnDeltaRecord, FnInstructions, FnShareRecord, HotLineRecord,
+    InstructionsRecord, LineDeltaRecord, ProfileRecord, SplitRecord, SystemRecord,
 };
 use bakeoff_sandbox::{Usage, Watch};
 use std::path::{Path, PathBuf};
@@ -441,6 +441,15 @@ pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) ->
                 dso: f.dso.clone(),
                 self_pct: f.self_pct,
                 children_pct: f.children_pct,
+                lines: f
+                    .lines
+                    .iter()
+                    .map(|l| HotLineRecord {
+                        place: l.place.clone(),
+                        instruction: l.instruction.clone(),
+                        pct: l.pct,
+                    })
+                    .collect(),
             })
             .collect(),
         split: SplitRecord {
@@ -450,6 +459,8 @@ pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) ->
             other_pct: p.split.other_pct,
         },
         diff: Vec::new(),
+        line_diff: Vec::new(),
+        lines_ms: p.lines_ms,
     }
 }
 
@@ -463,6 +474,25 @@ pub fn diff_records(
         .into_iter()
         .map(|d| FnDeltaRecord {
             function: d.function,
+            base_per_mop: d.base_per_mop,
+            other_per_mop: d.other_per_mop,
+            change: d.change,
+        })
+        .collect()
+}
+
+/// Hot lines against the baseline's ([`hotlines::diff_lines`]).
+pub fn line_diff_records(
+    base: &profile::Profile,
+    base_ops: u64,
+    other: &profile::Profile,
+    other_ops: u64,
+) -> Vec<LineDeltaRecord> {
+    hotlines::diff_lines(base, base_ops, other, other_ops, TOP)
+        .into_iter()
+        .map(|d| LineDeltaRecord {
+            function: d.function,
+            place: d.place,
             base_per_mop: d.base_per_mop,
             other_per_mop: d.other_per_mop,
             change: d.change,
