@@ -99,6 +99,12 @@ pub fn server_launch(
             "UBSAN_OPTIONS".into(),
             "print_stacktrace=1:halt_on_error=0".into(),
         ));
+        // Races are reported and the server keeps serving; both stacks of a
+        // lock-order inversion.
+        env.push((
+            "TSAN_OPTIONS".into(),
+            "halt_on_error=0:second_deadlock_stack=1:print_summary=1".into(),
+        ));
     }
     let wrapper = if plan.instructions {
         callgrind::command_prefix(callgrind_dir)
@@ -107,6 +113,16 @@ pub fn server_launch(
             "valgrind",
             "--tool=memcheck",
             "--leak-check=no",
+            "--error-limit=no",
+            "--num-callers=20",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    } else if run_under == Some(RunUnder::Helgrind) {
+        [
+            "valgrind",
+            "--tool=helgrind",
             "--error-limit=no",
             "--num-callers=20",
         ]
@@ -557,5 +573,17 @@ mod tests {
         assert!(env.is_empty());
         let (w, _) = server_launch(&plan(true), &[], None, Path::new("/x"));
         assert!(w.iter().any(|a| a == "--tool=callgrind"), "{w:?}");
+    }
+
+    #[test]
+    fn thread_sanitizer_keeps_serving_and_helgrind_wraps_the_server() {
+        let (w, env) = server_launch(&plan(false), &[Sanitizer::Thread], None, Path::new("/x"));
+        assert!(w.is_empty());
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "TSAN_OPTIONS" && v.contains("halt_on_error=0")));
+        let (w, env) = server_launch(&plan(false), &[], Some(RunUnder::Helgrind), Path::new("/x"));
+        assert_eq!(w[..2], strings(&["valgrind", "--tool=helgrind"]));
+        assert!(env.is_empty());
     }
 }
