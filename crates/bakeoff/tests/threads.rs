@@ -38,7 +38,13 @@ duration = "1500ms"
 
 /// Runs the experiment and checks what it says of `checked`'s findings (of `tool`).
 fn checked_honestly(s: &Scratch, checked: &str, tool: &str) {
-    let f = s.write("t.toml", &experiment(&format!("\n[[variant]]\nname = \"{checked}\"\n{}", variant_keys(checked))));
+    let f = s.write(
+        "t.toml",
+        &experiment(&format!(
+            "\n[[variant]]\nname = \"{checked}\"\n{}",
+            variant_keys(checked)
+        )),
+    );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     no_server_left("memcached", s);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -73,19 +79,30 @@ fn checked_honestly(s: &Scratch, checked: &str, tool: &str) {
         let log = std::fs::read_to_string(s.out().join(&rel)).unwrap_or_default();
         let reported = match tool {
             "tsan" => log.matches("WARNING: ThreadSanitizer: ").count(),
-            _ => log.matches("Possible data race").count()
-                + log.matches(": lock order \"").count(),
+            _ => log.matches("Possible data race").count() + log.matches(": lock order \"").count(),
         };
-        assert_eq!(reported == 0, errors.is_empty(), "log {rel} and findings disagree");
+        assert_eq!(
+            reported == 0,
+            errors.is_empty(),
+            "log {rel} and findings disagree"
+        );
     }
     assert!(by("plain").get("memory_errors").is_none());
     let warnings = r["warnings"].to_string();
     let failed = warnings.contains(&format!("VERIFY FAILED: variant {checked}"));
     assert_eq!(failed, !errors.is_empty(), "{warnings}");
-    assert!(!warnings.contains("VERIFY FAILED: variant plain"), "{warnings}");
+    assert!(
+        !warnings.contains("VERIFY FAILED: variant plain"),
+        "{warnings}"
+    );
     let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
     if let Some(e) = errors.first() {
-        assert!(md.contains(checked) && md.contains(e["kind"].as_str().unwrap()), "{md}");
+        assert!(
+            md.contains(checked) && md.contains(e["kind"].as_str().unwrap()),
+            "{md}"
+        );
+        assert!(md.contains("## Memory and threading errors"), "{md}");
+        assert!(warnings.contains("threading error(s)"), "{warnings}");
     }
 }
 

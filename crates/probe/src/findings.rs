@@ -383,7 +383,8 @@ impl Memcheck {
         if let Some(f) = awaiting_stack {
             let lock_order = f.kind == "lock-order-inversion";
             if text.starts_with("Locks held:")
-                || (lock_order && (text.is_empty() || text.starts_with("Observed (incorrect) order")))
+                || (lock_order
+                    && (text.is_empty() || text.starts_with("Observed (incorrect) order")))
             {
                 return true;
             }

@@ -133,7 +133,8 @@ fn top_instructions(
     by_addr.truncate(LINES);
     let lo = by_addr.iter().map(|a| a.0).min().unwrap_or(0);
     let hi = by_addr.iter().map(|a| a.0).max().unwrap_or(0);
-    let code = disassemble(path, lo, hi + 1, deadline).unwrap_or_default();
+    // x86 instructions are at most 15 bytes: the last hot one is disassembled whole.
+    let code = disassemble(path, lo, hi + 16, deadline).unwrap_or_default();
     by_addr
         .into_iter()
         .map(|(addr, n)| HotLine {
@@ -380,4 +381,131 @@ pub fn diff_lines(
     });
     deltas.truncate(limit);
     deltas
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::FnShare;
+
+    // Captured here from hot.c (a loop in `spin`), `gcc-12 -g -O1`, and from memcached
+    // built with `-O2 -g`.
+    const NM: &str = "0000000000003e10 d _DYNAMIC
+0000000000002000 R _IO_stdin_used
+0000000000004010 B __bss_start
+00000000000010e0 t __do_global_dtors_aux
+0000000000001168 T _fini
+0000000000004000 W data_start
+0000000000001155 T main
+0000000000004018 B sink
+0000000000001129 T spin
+000000000001f090 t process_command_ascii.part.0
+                 U memcpy@GLIBC_2.14
+00000000000a1b20 T memmove@@GLIBC_2.2.5
+";
+
+    #[test]
+    fn reads_code_symbols_from_nm() {
+        let table = parse_nm(NM);
+        assert_eq!(table.get("spin"), Some(&0x1129));
+        assert_eq!(table.get("main"), Some(&0x1155));
+        assert_eq!(table.get("process_command_ascii.part.0"), Some(&0x1f090));
+        assert_eq!(table.get("memmove"), Some(&0xa1b20));
+        // Data, read-only data and undefined symbols are not code (weak symbols, W,
+        // may be either: kept).
+        for name in ["sink", "_DYNAMIC", "_IO_stdin_used", "memcpy"] {
+            assert!(!table.contains_key(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn reads_addr2line_answers() {
+        assert_eq!(
+            parse_srcline("/tmp/hotdbg/hot.c:4 (discriminator 3)").as_deref(),
+            Some("hot.c:4")
+        );
+        assert_eq!(
+            parse_srcline("/tmp/hotdbg/hot.c:5").as_deref(),
+            Some("hot.c:5")
+        );
+        assert_eq!(
+            parse_srcline(
+                "/x/bakeoff-cache/sources/debian/memcached/tree/assoc.c:87 (discriminator 1)"
+            )
+            .as_deref(),
+            Some("assoc.c:87")
+        );
+        for none in ["??:0", "??:?", "", "hot.c", "hot.c:0"] {
+            assert_eq!(parse_srcline(none), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn reads_objdump_instructions() {
+        let text = "
+hot-nolines:     file format elf64-x86-64
+
+
+Disassembly of section .text:
+
+000000000000113a <spin+0x11>:
+    113a:\tmov    %rax,%rdx
+    113d:\timul   %rax,%rdx
+    1141:\tadd    %rcx,%rdx
+    1144:\tmov    %rdx,0x2ecd(%rip)        # 4018 <sink>
+    114b:\tadd    $0x1,%rax
+";
+        let code = parse_objdump(text);
+        assert_eq!(code.len(), 5);
+        assert_eq!(code[&0x113d], "imul %rax,%rdx");
+        assert_eq!(code[&0x1144], "mov %rdx,0x2ecd(%rip) # 4018 <sink>");
+    }
+
+    fn with_lines(lines: &[(&str, &str, u64, bool)]) -> Profile {
+        let mut top: Vec<FnShare> = Vec::new();
+        for &(function, place, samples, instruction) in lines {
+            if top.last().is_none_or(|f| f.function != function) {
+                top.push(FnShare {
+                    function: function.into(),
+                    ..FnShare::default()
+                });
+            }
+            top.last_mut().unwrap().lines.push(HotLine {
+                place: place.into(),
+                instruction: instruction.then(|| "nop".to_string()),
+                samples,
+                pct: 0.0,
+            });
+        }
+        Profile {
+            top,
+            ..Profile::default()
+        }
+    }
+
+    #[test]
+    fn diffs_lines_by_function_and_place_never_addresses() {
+        // base: 1M ops; other: 2M ops.
+        let base = with_lines(&[
+            ("assoc_find", "assoc.c:79", 100, false),
+            ("assoc_find", "assoc.c:87", 50, false),
+            ("memmove", "0x1a2b0", 40, true),
+        ]);
+        let other = with_lines(&[
+            ("assoc_find", "assoc.c:79", 100, false),
+            ("assoc_find", "assoc.c:90", 30, false),
+            ("memmove", "0x1a2b0", 400, true),
+        ]);
+        let d = diff_lines(&base, 1_000_000, &other, 2_000_000, 10);
+        let places: Vec<&str> = d.iter().map(|d| d.place.as_str()).collect();
+        // Both kept first (79: 100 -> 50 per Mop), then one side only, largest first.
+        assert_eq!(places, ["assoc.c:79", "assoc.c:87", "assoc.c:90"]);
+        assert_eq!(d[0].base_per_mop, Some(100.0));
+        assert_eq!(d[0].other_per_mop, Some(50.0));
+        assert_eq!(d[0].change, Some(-0.5));
+        assert_eq!((d[1].other_per_mop, d[1].change), (None, None));
+        assert_eq!((d[2].base_per_mop, d[2].other_per_mop), (None, Some(15.0)));
+        assert!(diff_lines(&base, 0, &other, 1, 10).is_empty());
+        assert_eq!(diff_lines(&base, 1, &other, 1, 1).len(), 1);
+    }
 }

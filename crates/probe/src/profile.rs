@@ -943,6 +943,27 @@ mod tests {
     }
 
     #[test]
+    fn keeps_each_functions_own_samples_by_offset() {
+        assert_eq!(symbol_offset("spin+0x22"), Some(0x22));
+        assert_eq!(symbol_offset("spin"), None);
+        assert_eq!(symbol_offset("[unknown]"), None);
+        // Captured with -F comm,pid,tid,event,ip,sym,symoff,dso from hot.c's loop.
+        let text = "hot  2686/2686  cpu-clock:pppH: \n\t            114b spin+0x22 (/tmp/hotdbg/hot)\n\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\nhot  2686/2686  cpu-clock:pppH: \n\t            113a spin+0x11 (/tmp/hotdbg/hot)\n\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\nhot  2686/2686  cpu-clock:pppH: \n\t            113a spin+0x11 (/tmp/hotdbg/hot)\n\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n";
+        let mut parser = ScriptParser::new("hot");
+        for line in text.lines() {
+            parser.line(line);
+        }
+        parser.end_sample();
+        let spot = &parser.spots[&("spin".to_string(), "hot".to_string())];
+        assert_eq!(spot.path, "/tmp/hotdbg/hot");
+        assert_eq!(spot.by_offset.get(&0x11), Some(&2));
+        assert_eq!(spot.by_offset.get(&0x22), Some(&1));
+        // Only innermost frames count: the caller has no spots.
+        assert_eq!(parser.spots.len(), 1);
+        assert_eq!(parser.finish().top[0].function, "spin");
+    }
+
+    #[test]
     fn names_functions_and_dsos() {
         assert_eq!(strip_offset("main+0x1f"), "main");
         assert_eq!(strip_offset("a+b"), "a+b");

@@ -219,7 +219,10 @@ fn no_panic_on_cut_or_scrambled_text() {
 
 #[test]
 fn thread_sanitizer_races_and_lock_order_gcc_and_clang() {
-    for (name, line) in [("tsan_gcc.txt", "race.c:6"), ("tsan_clang.txt", "race.c:6:43")] {
+    for (name, line) in [
+        ("tsan_gcc.txt", "race.c:6"),
+        ("tsan_clang.txt", "race.c:6:43"),
+    ] {
         let found = findings::parse(&fixture(name));
         assert_eq!(found.len(), 2, "{name}: {found:#?}");
         assert!(found.iter().all(|f| f.tool == "tsan"), "{found:#?}");
@@ -235,10 +238,15 @@ fn thread_sanitizer_races_and_lock_order_gcc_and_clang() {
         let order = &found[1];
         assert_eq!(order.kind, "lock-order-inversion");
         assert!(
-            order.message.starts_with("ThreadSanitizer: lock-order-inversion"),
+            order
+                .message
+                .starts_with("ThreadSanitizer: lock-order-inversion"),
             "{order:#?}"
         );
-        assert!(order.stack.iter().any(|f| f.starts_with("ab ")), "{order:#?}");
+        assert!(
+            order.stack.iter().any(|f| f.starts_with("ab ")),
+            "{order:#?}"
+        );
     }
 }
 
@@ -247,13 +255,19 @@ fn thread_sanitizer_frames_and_fatal_start() {
     let log = "FATAL: ThreadSanitizer: unexpected memory mapping 0x5f0000000000-0x5f0000001000\n";
     let found = findings::parse(log);
     assert_eq!(found.len(), 1);
-    assert_eq!((found[0].tool.as_str(), found[0].kind.as_str()), ("tsan", "fatal"));
+    assert_eq!(
+        (found[0].tool.as_str(), found[0].kind.as_str()),
+        ("tsan", "fatal")
+    );
     // A report cut short keeps its header and what stack it had.
     let cut = "WARNING: ThreadSanitizer: thread leak (pid=7)\n  Thread T1 (tid=8, finished) created by main thread at:\n    #0 pthread_create x.c:1 (libtsan.so.2+0x5e686)\n";
     let found = findings::parse(cut);
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].kind, "thread-leak");
-    assert_eq!(found[0].message, "WARNING: ThreadSanitizer: thread leak (pid=7)");
+    assert_eq!(
+        found[0].message,
+        "WARNING: ThreadSanitizer: thread leak (pid=7)"
+    );
     assert_eq!(first_frame(&found[0]), "pthread_create x.c:1");
 }
 
@@ -272,7 +286,10 @@ fn helgrind_races_and_lock_order() {
     assert_eq!(found[0].stack.len(), 4, "{:#?}", found[0]);
     // The observed (wrong) order's stack.
     assert!(found[2].message.contains("lock order"), "{:#?}", found[2]);
-    assert_eq!(found[2].stack.get(1).map(String::as_str), Some("ba (race.c:10)"));
+    assert_eq!(
+        found[2].stack.get(1).map(String::as_str),
+        Some("ba (race.c:10)")
+    );
     assert_eq!(found[2].stack.len(), 5, "{:#?}", found[2]);
 }
 
@@ -281,7 +298,10 @@ fn helgrind_error_summary_without_reports_is_a_finding() {
     let log = "==9== Helgrind, a thread error detector\n==9== \n==9== ERROR SUMMARY: 2 errors from 1 contexts (suppressed: 0 from 0)\n";
     let found = findings::parse(log);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!((found[0].tool.as_str(), found[0].kind.as_str()), ("helgrind", "errors"));
+    assert_eq!(
+        (found[0].tool.as_str(), found[0].kind.as_str()),
+        ("helgrind", "errors")
+    );
     let clean = "==9== Helgrind, a thread error detector\n==9== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)\n";
     assert!(findings::parse(clean).is_empty());
     // Memcheck's summary adds nothing: its reports are read one by one.

@@ -182,7 +182,8 @@ fn verification(r: &Results) -> Option<Section> {
     Some(s)
 }
 
-/// Memory errors per variant, with the first frames of each stack.
+/// Memory errors (and threading errors, from ThreadSanitizer and helgrind) per variant,
+/// with the first frames of each stack.
 fn memory_errors(r: &Results) -> Option<Section> {
     let bad: Vec<_> = r
         .variants
@@ -192,12 +193,19 @@ fn memory_errors(r: &Results) -> Option<Section> {
     if bad.is_empty() {
         return None;
     }
-    let mut s = Section::new(
-        "memory-errors",
-        "Memory errors",
-        "Memory errors (verification failed)",
-    )
-    .framed(Frame::Warn);
+    let threads = bad
+        .iter()
+        .flat_map(|v| &v.memory_errors)
+        .any(|e| matches!(e.tool.as_str(), "tsan" | "helgrind"));
+    let (short, title) = if threads {
+        (
+            "Memory and threading errors",
+            "Memory and threading errors (verification failed)",
+        )
+    } else {
+        ("Memory errors", "Memory errors (verification failed)")
+    };
+    let mut s = Section::new("memory-errors", short, title).framed(Frame::Warn);
     for v in bad {
         let how = if v.sanitize.is_empty() {
             v.run_under.clone().unwrap_or_default()
