@@ -200,23 +200,56 @@ fn run_until(mut cmd: Command, input: Option<String>, deadline: Instant) -> Opti
 }
 
 /// Function symbols of the binary at `path`: name -> address (`nm`, else `nm -D` for
-/// binaries stripped down to their dynamic symbols).
+/// binaries stripped down to their dynamic symbols), with those of its separate debug
+/// file where one is installed (`/usr/lib/debug/.build-id/…`: libc's internal
+/// functions, such as `__memmove_avx_unaligned_erms`, are only there).
 fn symbols(path: &str, deadline: Instant) -> Option<HashMap<String, u64>> {
+    let mut table = HashMap::new();
     for dynamic in [false, true] {
-        let mut cmd = Command::new("nm");
-        cmd.arg("--defined-only");
-        if dynamic {
-            cmd.arg("-D");
-        }
-        cmd.arg(path);
-        if let Some(text) = run_until(cmd, None, deadline) {
-            let table = parse_nm(&text);
-            if !table.is_empty() {
-                return Some(table);
-            }
+        table = nm(path, dynamic, deadline);
+        if !table.is_empty() {
+            break;
         }
     }
-    None
+    if let Some(debug) = debug_file(path, deadline) {
+        for (name, addr) in nm(&debug, false, deadline) {
+            table.entry(name).or_insert(addr);
+        }
+    }
+    (!table.is_empty()).then_some(table)
+}
+
+fn nm(path: &str, dynamic: bool, deadline: Instant) -> HashMap<String, u64> {
+    let mut cmd = Command::new("nm");
+    cmd.arg("--defined-only");
+    if dynamic {
+        cmd.arg("-D");
+    }
+    cmd.arg(path);
+    run_until(cmd, None, deadline)
+        .map(|text| parse_nm(&text))
+        .unwrap_or_default()
+}
+
+/// The separate debug file of the binary at `path`, by its build ID (`readelf -n`),
+/// where it exists.
+fn debug_file(path: &str, deadline: Instant) -> Option<String> {
+    let mut cmd = Command::new("readelf");
+    cmd.arg("-n").arg(path);
+    let notes = run_until(cmd, None, deadline)?;
+    let id = build_id(&notes)?;
+    let file = format!("/usr/lib/debug/.build-id/{}/{}.debug", &id[..2], &id[2..]);
+    std::path::Path::new(&file).is_file().then_some(file)
+}
+
+/// The `Build ID: …` of `readelf -n` output (lowercase hex, at least 4 digits).
+pub fn build_id(notes: &str) -> Option<String> {
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))?
+        .trim()
+        .to_ascii_lowercase();
+    (id.len() >= 4 && id.bytes().all(|b| b.is_ascii_hexdigit())).then_some(id)
 }
 
 /// `nm` output: code symbols (types t, T, w, W, i) by name; versioned names
@@ -416,6 +449,23 @@ mod tests {
         for name in ["sink", "_DYNAMIC", "_IO_stdin_used", "memcpy"] {
             assert!(!table.contains_key(name), "{name}");
         }
+    }
+
+    #[test]
+    fn reads_the_build_id() {
+        // readelf -n /usr/lib/x86_64-linux-gnu/libc.so.6, in part.
+        let notes = "
+Displaying notes found in: .note.gnu.build-id
+  Owner                Data size \tDescription
+  GNU                  0x00000014\tNT_GNU_BUILD_ID (unique build ID bitstring)
+    Build ID: 93ac61ec5a8eb1396f9fbd350e3169a558528a40
+";
+        assert_eq!(
+            build_id(notes).as_deref(),
+            Some("93ac61ec5a8eb1396f9fbd350e3169a558528a40")
+        );
+        assert_eq!(build_id("no notes"), None);
+        assert_eq!(build_id("    Build ID: zz"), None);
     }
 
     #[test]
