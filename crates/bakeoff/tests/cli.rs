@@ -590,3 +590,15 @@ fn report_re_decides_a_folder_against_another_baseline() {
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn thread_and_address_sanitizers_together_are_refused_in_one_line() {
+    let s = common::Scratch::new();
+    let f = s.write(
+        "t.toml",
+        "name = \"x\"\n[target]\nkind = \"memcached\"\nsource = { debian = \"memcached\" }\n[[variant]]\nname = \"a\"\ncompiler = \"gcc-12\"\nsanitize = [\"thread\", \"address\"]\n[[workload]]\nkind = \"kv\"\n",
+    );
+    let err = refused(&["check", f.to_str().unwrap()]);
+    assert!(err.contains("t.toml:8:"), "{err}");
+    assert!(err.contains("thread and address"), "{err}");
+}

@@ -267,3 +267,87 @@ fn instructions_mode_without_ops_is_refused_with_its_position() {
         "{err}"
     );
 }
+
+#[test]
+fn hot_lines_name_memcached_source_lines() {
+    if !perf_installed() {
+        eprintln!("perf is not installed: skipped");
+        return;
+    }
+    let s = Scratch::new();
+    // The baseline has line info (-g); Debian's binary has none, so its hot spots are
+    // instructions, which are never matched against the baseline's lines.
+    let variants = r#"
+[[variant]]
+name = "debug"
+compiler = "gcc-12"
+cflags = "-O2 -g"
+
+[[variant]]
+name = "debian"
+binary = "/usr/bin/memcached"
+"#;
+    let f = s.write(
+        "l.toml",
+        &experiment(
+            variants,
+            "repetitions = 1\nwarmup = \"200ms\"\nduration = \"1500ms\"",
+            "profile = true",
+        ),
+    );
+    let started = std::time::Instant::now();
+    run_ok(&s, &f);
+    eprintln!("run with profiles: {:?}", started.elapsed());
+    common::no_server_left("memcached", &s);
+    let r = s.results();
+    let cell = |v: &str| {
+        r["cells"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["variant"] == v))
+            .expect("cell")["profile"]
+            .clone()
+    };
+    let debug = cell("debug");
+    eprintln!("lines resolved in {} ms", debug["lines_ms"]);
+    let top = debug["top"].as_array().expect("top");
+    // A function of memcached's own with lines in one of memcached's source files.
+    let with_lines = top
+        .iter()
+        .find(|f| f["dso"] == "memcached" && f["lines"].as_array().is_some_and(|l| !l.is_empty()))
+        .unwrap_or_else(|| panic!("no memcached function with lines: {debug}"));
+    let line = &with_lines["lines"][0];
+    let place = line["place"].as_str().expect("place");
+    let (file, number) = place.rsplit_once(':').expect("file:line");
+    assert!(
+        file.ends_with(".c") || file.ends_with(".h"),
+        "{place} is not a source line"
+    );
+    assert!(number.parse::<u64>().expect("line number") > 0);
+    assert!(line["instruction"].is_null(), "{line}");
+    let shares: f64 = with_lines["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["pct"].as_f64().unwrap())
+        .sum();
+    assert!(shares > 0.0 && shares <= 100.01, "{with_lines}");
+    // Debian's stripped binary: its own functions' hot spots are instructions.
+    let debian = cell("debian");
+    let by_address = debian["top"].as_array().expect("top").iter().any(|f| {
+        f["lines"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["instruction"].is_string()))
+    });
+    let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
+    assert!(md.contains("Hottest lines of the top functions"), "{md}");
+    assert!(md.contains(place), "report.md lacks {place}");
+    if by_address {
+        assert!(md.contains("no honest match across builds"), "{md}");
+    }
+    // Only lines are ever matched with the baseline's.
+    for d in debian["line_diff"].as_array().into_iter().flatten() {
+        assert!(!d["place"].as_str().unwrap().starts_with("0x"), "{d}");
+    }
+    let html = std::fs::read_to_string(s.out().join("report.html")).expect("report.html");
+    assert!(html.contains(place), "report.html lacks {place}");
+}

@@ -125,6 +125,8 @@ pub enum Transport {
 pub enum Sanitizer {
     Address,
     Undefined,
+    /// ThreadSanitizer: data races and lock-order inversions (not with `address`).
+    Thread,
 }
 
 impl Sanitizer {
@@ -132,6 +134,7 @@ impl Sanitizer {
         match self {
             Sanitizer::Address => "address",
             Sanitizer::Undefined => "undefined",
+            Sanitizer::Thread => "thread",
         }
     }
 }
@@ -142,6 +145,18 @@ impl Sanitizer {
 pub enum RunUnder {
     /// valgrind's memcheck: memory errors, reported per variant.
     Memcheck,
+    /// valgrind's helgrind: data races and lock-order violations, reported per variant.
+    Helgrind,
+}
+
+impl RunUnder {
+    /// The key's value, which is also valgrind's tool name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunUnder::Memcheck => "memcheck",
+            RunUnder::Helgrind => "helgrind",
+        }
+    }
 }
 
 /// The kind of server every variant is: the sandbox crate's, where each kind's

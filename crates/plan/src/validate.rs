@@ -2,7 +2,7 @@
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
 use crate::document::{Key, Loaded, PlanError};
-use crate::experiment::{BuildOn, Experiment, Mode, Source, Variant, Workload};
+use crate::experiment::{BuildOn, Experiment, Mode, Sanitizer, Source, Variant, Workload};
 use crate::key;
 use bakeoff_os::name::{valid_name, NAME_RULE};
 use bakeoff_sandbox::{target_for, Ask};
@@ -363,6 +363,12 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["variant", i, "sanitize"],
                 format!("variant {:?} is a binary: sanitize needs a build (remove binary, or remove sanitize)", v.name),
+            ));
+        }
+        if v.sanitize.contains(&Sanitizer::Thread) && v.sanitize.contains(&Sanitizer::Address) {
+            return Err(l.error_at(
+                &key!["variant", i, "sanitize"],
+                format!("variant {:?} asks for both thread and address sanitizers, which cannot be built together; use one per variant", v.name),
             ));
         }
         if v.run_under.is_some() && !v.sanitize.is_empty() {

@@ -1,5 +1,7 @@
 //! Memory-error reports in a server's log: AddressSanitizer (and its LeakSanitizer),
-//! UndefinedBehaviorSanitizer and valgrind memcheck, as they write them to stderr.
+//! UndefinedBehaviorSanitizer and valgrind memcheck, as they write them to stderr; and
+//! threading errors: ThreadSanitizer's warnings (data races, lock-order inversions...)
+//! and valgrind helgrind's (possible data races, lock order violations).
 //!
 //! Each report becomes one [`Finding`]: its kind, its first line and its stack, the
 //! frames of the access (not of the allocation or the free that ASan and memcheck also
@@ -22,10 +24,11 @@ const LINES_BEFORE_STACK: usize = 8;
 pub struct Finding {
     /// e.g. "heap-buffer-overflow", "undefined-behavior", "invalid-read", "leak".
     pub kind: String,
-    /// Which checker: "asan", "ubsan", "memcheck".
+    /// Which checker: "asan", "ubsan", "memcheck", "tsan", "helgrind".
     pub tool: String,
     /// The report's first line without the `==PID==` prefix; for UBSan the text after
-    /// `runtime error: `.
+    /// `runtime error: `; for ThreadSanitizer its SUMMARY line (kind, `file:line`,
+    /// function) where the report has one, else its WARNING line.
     pub message: String,
     /// Frames as "function location" with addresses dropped, e.g.
     /// "overflow_heap /src/heap.c:6" (ASan, UBSan) or "read_after_free (uaf.c:7)"
@@ -34,7 +37,8 @@ pub struct Finding {
     pub stack: Vec<String>,
 }
 
-/// Every AddressSanitizer, UndefinedBehaviorSanitizer and memcheck report in `log`.
+/// Every AddressSanitizer, UndefinedBehaviorSanitizer, ThreadSanitizer, memcheck and
+/// helgrind report in `log`.
 pub fn parse(log: &str) -> Vec<Finding> {
     let lines: Vec<&str> = log.lines().collect();
     let mut found = Vec::new();
@@ -67,6 +71,18 @@ fn sanitizer_report(lines: &[&str], i: usize, found: &mut Vec<Finding>) -> Optio
         });
         return Some(next);
     }
+    if let Some(at) = line.find("WARNING: ThreadSanitizer: ") {
+        return Some(tsan_report(lines, i, &line[at..], found));
+    }
+    if let Some(at) = line.find("FATAL: ThreadSanitizer: ") {
+        found.push(Finding {
+            kind: "fatal".into(),
+            tool: "tsan".into(),
+            message: line[at..].trim().to_string(),
+            stack: Vec::new(),
+        });
+        return Some(i + 1);
+    }
     if let Some(at) = line.find("ERROR: LeakSanitizer:") {
         return Some(leak_report(lines, i, line[at..].trim(), found));
     }
@@ -89,6 +105,7 @@ fn sanitizer_report(lines: &[&str], i: usize, found: &mut Vec<Finding>) -> Optio
 fn starts_sanitizer_report(line: &str) -> bool {
     line.contains("ERROR: AddressSanitizer: ")
         || line.contains("ERROR: LeakSanitizer:")
+        || line.contains("WARNING: ThreadSanitizer: ")
         || line.contains(": runtime error: ")
 }
 
@@ -144,6 +161,81 @@ fn sanitizer_frame(line: &str) -> Option<String> {
     };
     let rest = rest.trim();
     Some(if rest.is_empty() { "??" } else { rest }.to_string())
+}
+
+/// A ThreadSanitizer report from line `i` (its WARNING line, `header`): its kind, the
+/// first stack (the access, or the first lock acquisition), and its SUMMARY line. The
+/// report ends at its SUMMARY, at its `=====` rule or at the next report. Returns the
+/// line after it.
+fn tsan_report(lines: &[&str], i: usize, header: &str, found: &mut Vec<Finding>) -> usize {
+    let rest = header["WARNING: ThreadSanitizer: ".len()..].trim();
+    let mut stack = Vec::new();
+    let mut summary = None;
+    let mut j = i + 1;
+    while let Some(line) = lines.get(j) {
+        let text = line.trim();
+        if starts_sanitizer_report(line) || text.starts_with("=====") {
+            break;
+        }
+        j += 1;
+        if let Some(s) = text.strip_prefix("SUMMARY: ") {
+            summary = Some(s.to_string());
+            break;
+        }
+        if stack.is_empty() {
+            if let Some(frame) = tsan_frame(line) {
+                stack.push(frame);
+                while let Some(frame) = lines.get(j).and_then(|l| tsan_frame(l)) {
+                    if stack.len() < MAX_FRAMES {
+                        stack.push(frame);
+                    }
+                    j += 1;
+                }
+            }
+        }
+    }
+    found.push(Finding {
+        kind: tsan_kind(rest),
+        tool: "tsan".into(),
+        message: summary.unwrap_or_else(|| header.trim().to_string()),
+        stack,
+    });
+    j
+}
+
+/// "data race (pid=12)" -> "data-race"; "lock-order-inversion (potential deadlock)
+/// (pid=12)" -> "lock-order-inversion"; "heap-use-after-free (pid=1)" likewise.
+fn tsan_kind(rest: &str) -> String {
+    let what = rest.split(" (").next().unwrap_or("").trim();
+    if what.is_empty() {
+        return "unknown".into();
+    }
+    what.split_whitespace().collect::<Vec<_>>().join("-")
+}
+
+/// `    #0 bump /tmp/race.c:6 (race+0x11f7)` -> "bump /tmp/race.c:6": ThreadSanitizer's
+/// frames have no address; the module and BuildId in parentheses are dropped unless
+/// they are all there is.
+fn tsan_frame(line: &str) -> Option<String> {
+    let rest = line.trim_start().strip_prefix('#')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || !rest[digits..].starts_with(' ') {
+        return None;
+    }
+    let rest = rest[digits..].trim();
+    if rest.starts_with("0x") {
+        return sanitizer_frame(line);
+    }
+    let rest = match rest.find(" (BuildId:") {
+        Some(at) => &rest[..at],
+        None => rest,
+    };
+    let kept = match rest.rfind(" (") {
+        Some(at) if rest.ends_with(')') && at > 0 => &rest[..at],
+        _ => rest,
+    };
+    let kept = kept.trim();
+    Some(if kept.is_empty() { "??" } else { kept }.to_string())
 }
 
 /// "heap-buffer-overflow on address ..." -> "heap-buffer-overflow"; "SEGV on unknown
@@ -223,6 +315,8 @@ struct Memcheck {
     /// Pids that reported a definitely lost block with its stack: their leak summary
     /// adds nothing.
     leak_records: HashSet<String>,
+    /// Pids running under helgrind (by valgrind's banner), with their reports so far.
+    helgrind: HashMap<String, usize>,
 }
 
 impl Memcheck {
@@ -235,25 +329,84 @@ impl Memcheck {
             return;
         };
         let text = body.trim();
+        if text.starts_with("Helgrind, a thread error detector") {
+            self.helgrind.insert(pid.to_string(), 0);
+            return;
+        }
+        if self.helgrind.contains_key(pid) && self.helgrind_detail(pid, text, found) {
+            return;
+        }
         if text.is_empty() {
             self.open.remove(pid);
         } else if body.starts_with(' ') {
             self.indented(pid, text, found);
         } else {
             self.open.remove(pid);
-            if let Some(kind) = memcheck_kind(text) {
+            let helgrind = self.helgrind.get_mut(pid);
+            let kind = match helgrind {
+                Some(_) => helgrind_kind(text),
+                None => memcheck_kind(text),
+            };
+            if let Some(kind) = kind {
                 if kind == "leak" {
                     self.leak_records.insert(pid.to_string());
                 }
+                let tool = match helgrind {
+                    Some(n) => {
+                        *n += 1;
+                        "helgrind"
+                    }
+                    None => "memcheck",
+                };
                 found.push(Finding {
                     kind: kind.into(),
-                    tool: "memcheck".into(),
+                    tool: tool.into(),
                     message: text.to_string(),
                     stack: Vec::new(),
                 });
                 self.open.insert(pid.to_string(), (found.len() - 1, false));
             }
         }
+    }
+
+    /// Helgrind's lines that neither start nor end a report: "Locks held: ..." between
+    /// a race's first line and its stack; the blank line and "Observed (incorrect)
+    /// order is: ..." between a lock order violation's first line and its stack; and
+    /// its ERROR SUMMARY, which becomes a finding of kind "errors" when it counts
+    /// errors but none of their reports was read. True if the line was taken.
+    fn helgrind_detail(&mut self, pid: &str, text: &str, found: &mut Vec<Finding>) -> bool {
+        let awaiting_stack = self
+            .open
+            .get(pid)
+            .and_then(|(index, _)| found.get(*index))
+            .filter(|f| f.stack.is_empty());
+        if let Some(f) = awaiting_stack {
+            let lock_order = f.kind == "lock-order-inversion";
+            if text.starts_with("Locks held:")
+                || (lock_order
+                    && (text.is_empty() || text.starts_with("Observed (incorrect) order")))
+            {
+                return true;
+            }
+        }
+        if let Some(summary) = text.strip_prefix("ERROR SUMMARY: ") {
+            let errors: u64 = summary
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.replace(',', "").parse().ok())
+                .unwrap_or(0);
+            if errors > 0 && self.helgrind.get(pid) == Some(&0) {
+                found.push(Finding {
+                    kind: "errors".into(),
+                    tool: "helgrind".into(),
+                    message: text.to_string(),
+                    stack: Vec::new(),
+                });
+            }
+            self.open.remove(pid);
+            return true;
+        }
+        false
     }
 
     /// A frame, a leak summary's "definitely lost" line, or detail of a report.
@@ -298,6 +451,27 @@ fn memcheck_frame(text: &str) -> Option<String> {
     };
     let rest = rest.trim();
     Some(if rest.is_empty() { "??" } else { rest }.to_string())
+}
+
+/// The kind of a helgrind report from its first line, None for other lines.
+fn helgrind_kind(text: &str) -> Option<&'static str> {
+    if text.starts_with("Possible data race") {
+        return Some("data-race");
+    }
+    if text.starts_with("Thread #") {
+        if text.contains(": lock order ") && text.contains("violated") {
+            return Some("lock-order-inversion");
+        }
+        if text.contains("unlocked")
+            || text.contains("still holds")
+            || text.contains("dubious")
+            || text.contains("'s call to pthread_")
+            || text.contains("invalid argument")
+        {
+            return Some("pthread-misuse");
+        }
+    }
+    None
 }
 
 /// The kind of a memcheck report from its first line, None for other lines.

@@ -8,6 +8,8 @@
 //! - `profile`: hotspots (perf record -g) of the server for one run: top functions, the
 //!   split between server binary, kernel and libraries, a flamegraph SVG, and a
 //!   per-operation diff of two profiles.
+//! - `hotlines`: the hottest source lines (or instructions) of a profile's top functions
+//!   (addr2line, objdump) and their diff against another profile's.
 //! - `callgrind`: instruction counts (valgrind callgrind) of the server over the
 //!   measured window, in total and per function.
 //! - `findings`: memory errors reported by AddressSanitizer, UndefinedBehaviorSanitizer
@@ -20,6 +22,7 @@
 
 pub mod callgrind;
 pub mod findings;
+pub mod hotlines;
 pub mod machine;
 pub mod perfstat;
 pub mod profile;

@@ -19,6 +19,7 @@
 //! follows the *thread* that started it, so start and stop a recording from a thread
 //! that outlives it.
 
+use crate::hotlines::Spots;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
@@ -53,6 +54,25 @@ pub struct FnShare {
     pub children_pct: f64,
     /// Samples in which the function was running.
     pub self_samples: u64,
+    /// Its hottest source lines (or instructions, where the binary has no line info),
+    /// for the first functions of a profile ([`crate::hotlines`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<HotLine>,
+}
+
+/// One source line (or instruction) of a function and its share of the function's own
+/// samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HotLine {
+    /// `file:line` (the file's name without its directory), or the instruction's
+    /// address in the binary (`0x4a1b2`) where the binary has no line info.
+    pub place: String,
+    /// The instruction's disassembly (objdump), for an address; None for a line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    pub samples: u64,
+    /// Percent of the function's own samples.
+    pub pct: f64,
 }
 
 /// Where the samples fell: the server's own binary, the kernel, shared libraries.
@@ -83,6 +103,10 @@ pub struct Profile {
     /// server's host with the rest).
     #[serde(default)]
     pub folded: String,
+    /// Milliseconds spent resolving the top functions' hot lines (nm, addr2line,
+    /// objdump), on top of perf script.
+    #[serde(default)]
+    pub lines_ms: u64,
 }
 
 /// The event to sample on this machine: "cycles" where the CPU counts it, else
@@ -330,9 +354,10 @@ fn spawn_error(what: &str, e: io::Error) -> io::Error {
 /// Reads `data` with `perf script`; `server` is the server binary's path (its file name
 /// tells the server's own functions from libraries').
 ///
-/// Runs `perf script -F comm,pid,tid,event,ip,sym,dso --no-inline` (without
+/// Runs `perf script -F comm,pid,tid,event,ip,sym,symoff,dso --no-inline` (without
 /// `--no-inline` where perf lacks it: resolving inlined frames is very slow) and parses
-/// its output as it comes, with [`parse_script`]'s rules.
+/// its output as it comes, with [`parse_script`]'s rules; then gives the top functions
+/// their hottest lines ([`crate::hotlines::resolve`], bounded in time).
 pub fn analyze(data: &Path, server: &Path) -> std::io::Result<Profile> {
     // perf names the file the process runs (Debian's redis-server is a link to
     // redis-check-rdb).
@@ -363,7 +388,7 @@ fn run_script(
     no_inline: bool,
 ) -> io::Result<Result<Profile, String>> {
     let mut cmd = Command::new("perf");
-    cmd.args(["script", "-F", "comm,pid,tid,event,ip,sym,dso"]);
+    cmd.args(["script", "-F", "comm,pid,tid,event,ip,sym,symoff,dso"]);
     if no_inline {
         cmd.arg("--no-inline");
     }
@@ -395,7 +420,11 @@ fn run_script(
     if !status.success() {
         return Ok(Err(format!("{stderr}\n({status})")));
     }
-    Ok(Ok(parser.finish()))
+    parser.end_sample();
+    let spots = std::mem::take(&mut parser.spots);
+    let mut profile = parser.finish();
+    crate::hotlines::resolve(&mut profile, &spots);
+    Ok(Ok(profile))
 }
 
 /// Feeds every line of `input` to `parser` (bytes that are not UTF-8 replaced).
@@ -469,6 +498,9 @@ struct ScriptParser {
     /// Samples by place of the innermost frame: server, kernel, libraries, other.
     places: [u64; 4],
     folded: BTreeMap<String, u64>,
+    /// Own samples of each function by offset into its symbol, keyed by function name
+    /// and dso file name, with the dso's path.
+    spots: HashMap<(String, String), Spots>,
 }
 
 impl ScriptParser {
@@ -484,6 +516,7 @@ impl ScriptParser {
             stats: Vec::new(),
             places: [0; 4],
             folded: BTreeMap::new(),
+            spots: HashMap::new(),
         }
     }
 
@@ -549,6 +582,19 @@ impl ScriptParser {
             names.push(name);
             ids.push(self.id(function, dso_name));
         }
+        if let Some((_, sym, dso)) = frames.first() {
+            if let Some(off) = symbol_offset(sym) {
+                let f = &self.stats[ids[0]];
+                if f.dso != KERNEL {
+                    let key = (f.function.clone(), f.dso.clone());
+                    let spot = self.spots.entry(key).or_default();
+                    if spot.path.is_empty() {
+                        spot.path = dso.trim().trim_end_matches(" (deleted)").to_string();
+                    }
+                    *spot.by_offset.entry(off).or_default() += 1;
+                }
+            }
+        }
         let place = self.place(&self.stats[ids[0]].dso);
         self.places[place as usize] += 1;
         self.stats[ids[0]].self_samples += 1;
@@ -613,6 +659,7 @@ impl ScriptParser {
                 self_pct: pct(s.self_samples),
                 children_pct: pct(s.children),
                 self_samples: s.self_samples,
+                lines: Vec::new(),
             })
             .collect();
         let [server, kernel, libraries, other] = self.places;
@@ -634,6 +681,7 @@ impl ScriptParser {
             top,
             split,
             folded,
+            lines_ms: 0,
         }
     }
 }
@@ -739,6 +787,16 @@ fn function_name(sym: &str, dso_name: &str) -> String {
         return format!("{UNKNOWN} ({dso_name})");
     }
     sym.to_string()
+}
+
+/// The `0x…` offset of `symbol+0x…`, if the symbol has one.
+fn symbol_offset(sym: &str) -> Option<u64> {
+    let sym = sym.trim();
+    let stripped = strip_offset(sym);
+    if stripped.len() == sym.len() {
+        return None;
+    }
+    u64::from_str_radix(&sym[stripped.len() + 3..], 16).ok()
 }
 
 fn strip_offset(sym: &str) -> &str {
@@ -882,6 +940,27 @@ mod tests {
         assert_eq!(parse_frame("\tnothex foo (bar)"), None);
         assert_eq!(parse_frame(")"), None);
         assert_eq!(parse_frame("(x)"), None);
+    }
+
+    #[test]
+    fn keeps_each_functions_own_samples_by_offset() {
+        assert_eq!(symbol_offset("spin+0x22"), Some(0x22));
+        assert_eq!(symbol_offset("spin"), None);
+        assert_eq!(symbol_offset("[unknown]"), None);
+        // Captured with -F comm,pid,tid,event,ip,sym,symoff,dso from hot.c's loop.
+        let text = "hot  2686/2686  cpu-clock:pppH: \n\t            114b spin+0x22 (/tmp/hotdbg/hot)\n\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\nhot  2686/2686  cpu-clock:pppH: \n\t            113a spin+0x11 (/tmp/hotdbg/hot)\n\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\nhot  2686/2686  cpu-clock:pppH: \n\t            113a spin+0x11 (/tmp/hotdbg/hot)\n\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n";
+        let mut parser = ScriptParser::new("hot");
+        for line in text.lines() {
+            parser.line(line);
+        }
+        parser.end_sample();
+        let spot = &parser.spots[&("spin".to_string(), "hot".to_string())];
+        assert_eq!(spot.path, "/tmp/hotdbg/hot");
+        assert_eq!(spot.by_offset.get(&0x11), Some(&2));
+        assert_eq!(spot.by_offset.get(&0x22), Some(&1));
+        // Only innermost frames count: the caller has no spots.
+        assert_eq!(parser.spots.len(), 1);
+        assert_eq!(parser.finish().top[0].function, "spin");
     }
 
     #[test]

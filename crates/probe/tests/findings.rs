@@ -13,6 +13,10 @@
 //! - memcheck_many.txt: same, an invalid write, a branch on uninitialised memory, a
 //!   double free and a lost block.
 //! - memcheck_segv.txt: same, the null read of asan_segv.txt, which kills the process.
+//! - tsan_gcc.txt: race.c.txt (two threads bump a global without a lock, then two take
+//!   two mutexes in opposite orders) built with `gcc-12 -g -O1 -fsanitize=thread`;
+//!   tsan_clang.txt the same with `clang-16`.
+//! - helgrind.txt: race.c.txt built with `gcc-12 -g -O1`, `valgrind --tool=helgrind`.
 
 use bakeoff_probe::findings::{self, Finding};
 use std::path::Path;
@@ -211,4 +215,96 @@ fn no_panic_on_cut_or_scrambled_text() {
         }
         let _ = findings::parse(&String::from_utf8_lossy(&scrambled));
     }
+}
+
+#[test]
+fn thread_sanitizer_races_and_lock_order_gcc_and_clang() {
+    for (name, line) in [
+        ("tsan_gcc.txt", "race.c:6"),
+        ("tsan_clang.txt", "race.c:6:43"),
+    ] {
+        let found = findings::parse(&fixture(name));
+        assert_eq!(found.len(), 2, "{name}: {found:#?}");
+        assert!(found.iter().all(|f| f.tool == "tsan"), "{found:#?}");
+        let race = &found[0];
+        assert_eq!(race.kind, "data-race");
+        // The SUMMARY line: kind, file:line, function.
+        assert_eq!(
+            race.message,
+            format!("ThreadSanitizer: data race /tmp/tsan/{line} in bump")
+        );
+        assert_eq!(first_frame(race), format!("bump /tmp/tsan/{line}"));
+        assert_eq!(race.stack.len(), 1, "only the access's stack: {race:#?}");
+        let order = &found[1];
+        assert_eq!(order.kind, "lock-order-inversion");
+        assert!(
+            order
+                .message
+                .starts_with("ThreadSanitizer: lock-order-inversion"),
+            "{order:#?}"
+        );
+        assert!(
+            order.stack.iter().any(|f| f.starts_with("ab ")),
+            "{order:#?}"
+        );
+    }
+}
+
+#[test]
+fn thread_sanitizer_frames_and_fatal_start() {
+    let log = "FATAL: ThreadSanitizer: unexpected memory mapping 0x5f0000000000-0x5f0000001000\n";
+    let found = findings::parse(log);
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        (found[0].tool.as_str(), found[0].kind.as_str()),
+        ("tsan", "fatal")
+    );
+    // A report cut short keeps its header and what stack it had.
+    let cut = "WARNING: ThreadSanitizer: thread leak (pid=7)\n  Thread T1 (tid=8, finished) created by main thread at:\n    #0 pthread_create x.c:1 (libtsan.so.2+0x5e686)\n";
+    let found = findings::parse(cut);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].kind, "thread-leak");
+    assert_eq!(
+        found[0].message,
+        "WARNING: ThreadSanitizer: thread leak (pid=7)"
+    );
+    assert_eq!(first_frame(&found[0]), "pthread_create x.c:1");
+}
+
+#[test]
+fn helgrind_races_and_lock_order() {
+    let found = findings::parse(&fixture("helgrind.txt"));
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(found.iter().all(|f| f.tool == "helgrind"), "{found:#?}");
+    let kinds: Vec<&str> = found.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, ["data-race", "data-race", "lock-order-inversion"]);
+    assert!(found[0]
+        .message
+        .starts_with("Possible data race during read of size 4"));
+    // The racing access's stack only, not the conflicting one's.
+    assert_eq!(first_frame(&found[0]), "bump (race.c:6)");
+    assert_eq!(found[0].stack.len(), 4, "{:#?}", found[0]);
+    // The observed (wrong) order's stack.
+    assert!(found[2].message.contains("lock order"), "{:#?}", found[2]);
+    assert_eq!(
+        found[2].stack.get(1).map(String::as_str),
+        Some("ba (race.c:10)")
+    );
+    assert_eq!(found[2].stack.len(), 5, "{:#?}", found[2]);
+}
+
+#[test]
+fn helgrind_error_summary_without_reports_is_a_finding() {
+    let log = "==9== Helgrind, a thread error detector\n==9== \n==9== ERROR SUMMARY: 2 errors from 1 contexts (suppressed: 0 from 0)\n";
+    let found = findings::parse(log);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        (found[0].tool.as_str(), found[0].kind.as_str()),
+        ("helgrind", "errors")
+    );
+    let clean = "==9== Helgrind, a thread error detector\n==9== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)\n";
+    assert!(findings::parse(clean).is_empty());
+    // Memcheck's summary adds nothing: its reports are read one by one.
+    let memcheck = "==9== Memcheck, a memory error detector\n==9== ERROR SUMMARY: 2 errors from 1 contexts (suppressed: 0 from 0)\n";
+    assert!(findings::parse(memcheck).is_empty());
 }

@@ -113,3 +113,121 @@ fn empty_stacks_draw_no_flamegraph() {
     assert_eq!(profile.samples, 0);
     assert!(flamegraph(&profile.folded, "empty").is_err());
 }
+
+/// A loop in `spin` (lines 3 and 4 of hot.c), built with gcc-12 (or cc) `-O1` into
+/// `dir`: `hot` with line info (`-g`), `hot-nolines` the same without (`strip -g`: the
+/// symbols stay, the line tables go). None where no compiler is installed.
+fn hot_binaries(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let src = dir.join("hot.c");
+    std::fs::write(
+        &src,
+        "volatile unsigned long sink;\n__attribute__((noinline)) void spin(unsigned long n) {\n    for (unsigned long i = 0; i < n; i++)\n        sink += i * i;\n}\nint main(void) { for (;;) spin(1000000); }\n",
+    )
+    .ok()?;
+    let with = dir.join("hot");
+    let without = dir.join("hot-nolines");
+    let built = ["gcc-12", "cc"].iter().any(|cc| {
+        Command::new(cc)
+            .args(["-g", "-O1", "-fno-omit-frame-pointer", "-o"])
+            .arg(&with)
+            .arg(&src)
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !built {
+        eprintln!("no C compiler: skipping");
+        return None;
+    }
+    std::fs::copy(&with, &without).ok()?;
+    let stripped = Command::new("strip")
+        .arg("-g")
+        .arg(&without)
+        .status()
+        .ok()?;
+    stripped.success().then_some((with, without))
+}
+
+/// CPU time `pid` has used, in clock ticks (utime + stime of /proc/PID/stat).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of the line; the 12th and 13th after the command's ")".
+    fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0)
+}
+
+/// Records `binary` until it has used 400 ms of CPU (or for 15 s: a busy machine may
+/// give it little) and analyzes it.
+fn record(binary: &Path, dir: &Path) -> bakeoff_probe::profile::Profile {
+    let child = Command::new(binary)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let busy = Busy(child);
+    let data = dir.join(format!(
+        "{}.data",
+        binary.file_name().unwrap().to_string_lossy()
+    ));
+    let pid = busy.0.id();
+    let recording = Recording::start(&[pid as i32], &data).expect("perf record");
+    let (start, began) = (cpu_ticks(pid), Instant::now());
+    while cpu_ticks(pid) < start + 40 && began.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    recording.stop().expect("perf record stops");
+    drop(busy);
+    let started = Instant::now();
+    let profile = analyze(&data, binary).expect("analyze");
+    eprintln!(
+        "{}: analyze {:?} ({} samples), of which lines {} ms",
+        binary.display(),
+        started.elapsed(),
+        profile.samples,
+        profile.lines_ms
+    );
+    profile
+}
+
+#[test]
+fn hot_lines_of_a_loop_with_and_without_line_info() {
+    if !perf_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some((with, without)) = hot_binaries(dir.path()) else {
+        return;
+    };
+    let p = record(&with, dir.path());
+    let spin = p
+        .top
+        .iter()
+        .find(|f| f.function == "spin")
+        .expect("spin sampled");
+    assert!(!spin.lines.is_empty(), "{spin:?}");
+    let loop_lines: f64 = spin
+        .lines
+        .iter()
+        .filter(|l| l.place == "hot.c:3" || l.place == "hot.c:4")
+        .map(|l| l.pct)
+        .sum();
+    assert!(loop_lines > 80.0, "{:?}", spin.lines);
+    assert!(spin.lines.iter().all(|l| l.instruction.is_none()));
+    assert!(spin.lines.windows(2).all(|w| w[0].samples >= w[1].samples));
+
+    // No line info: the hottest instructions, with their disassembly.
+    let p = record(&without, dir.path());
+    let spin = p
+        .top
+        .iter()
+        .find(|f| f.function == "spin")
+        .expect("spin sampled");
+    assert!(!spin.lines.is_empty(), "{spin:?}");
+    for l in &spin.lines {
+        assert!(l.place.starts_with("0x"), "{l:?}");
+        let code = l.instruction.as_deref().unwrap_or("");
+        assert!(!code.is_empty() && !code.contains('\t'), "{l:?}");
+    }
+    let total: f64 = spin.lines.iter().map(|l| l.pct).sum();
+    assert!(total > 0.0 && total <= 100.001, "{total}");
+}

@@ -542,6 +542,11 @@ mod tests {
                         dso: "mariadbd".into(),
                         self_pct: 9.5,
                         children_pct: 31.0,
+                        lines: vec![HotLineRecord {
+                            place: "row0sel.cc:4512".into(),
+                            instruction: None,
+                            pct: 18.0,
+                        }],
                     }],
                     split: SplitRecord {
                         server_pct: 55.0,
@@ -555,6 +560,14 @@ mod tests {
                         other_per_mop: 1_020.0,
                         change: Some(0.1333),
                     }],
+                    line_diff: vec![LineDeltaRecord {
+                        function: "row_search_mvcc".into(),
+                        place: "row0sel.cc:4512".into(),
+                        base_per_mop: Some(120.0),
+                        other_per_mop: Some(150.0),
+                        change: Some(0.25),
+                    }],
+                    lines_ms: 90,
                 });
             }
             cells.push(c);

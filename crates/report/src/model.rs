@@ -476,6 +476,13 @@ pub struct ProfileRecord {
     /// functions whose samples per operation changed most.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diff: Vec<FnDeltaRecord>,
+    /// Against the baseline's profile: source lines matched by function and
+    /// `file:line` (instruction addresses are never matched across builds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub line_diff: Vec<LineDeltaRecord>,
+    /// Milliseconds spent resolving hot lines (addr2line, objdump) after perf script.
+    #[serde(default)]
+    pub lines_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -486,6 +493,10 @@ pub struct FnShareRecord {
     pub self_pct: f64,
     #[serde(default)]
     pub children_pct: f64,
+    /// The function's hottest source lines, or instructions where the binary has no
+    /// line info.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<HotLineRecord>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -494,6 +505,31 @@ pub struct SplitRecord {
     pub kernel_pct: f64,
     pub libraries_pct: f64,
     pub other_pct: f64,
+}
+
+/// One source line (or instruction) of a function and its share of the function's own
+/// samples.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HotLineRecord {
+    /// `file:line`, or the instruction's address in the binary (`0x4a1b2`).
+    pub place: String,
+    /// The instruction's disassembly, for an address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    /// Percent of the function's own samples.
+    pub pct: f64,
+}
+
+/// One source line's samples per million operations, baseline and this variant (None
+/// where that profile did not keep the line among its function's hottest).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LineDeltaRecord {
+    pub function: String,
+    pub place: String,
+    pub base_per_mop: Option<f64>,
+    pub other_per_mop: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

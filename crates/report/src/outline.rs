@@ -184,7 +184,8 @@ fn verification(r: &Results) -> Option<Section> {
     Some(s)
 }
 
-/// Memory errors per variant, with the first frames of each stack.
+/// Memory errors (and threading errors, from ThreadSanitizer and helgrind) per variant,
+/// with the first frames of each stack.
 fn memory_errors(r: &Results) -> Option<Section> {
     let bad: Vec<_> = r
         .variants
@@ -194,12 +195,19 @@ fn memory_errors(r: &Results) -> Option<Section> {
     if bad.is_empty() {
         return None;
     }
-    let mut s = Section::new(
-        "memory-errors",
-        "Memory errors",
-        "Memory errors (verification failed)",
-    )
-    .framed(Frame::Warn);
+    let threads = bad
+        .iter()
+        .flat_map(|v| &v.memory_errors)
+        .any(|e| matches!(e.tool.as_str(), "tsan" | "helgrind"));
+    let (short, title) = if threads {
+        (
+            "Memory and threading errors",
+            "Memory and threading errors (verification failed)",
+        )
+    } else {
+        ("Memory errors", "Memory errors (verification failed)")
+    };
+    let mut s = Section::new("memory-errors", short, title).framed(Frame::Warn);
     for v in bad {
         let how = if v.sanitize.is_empty() {
             v.run_under.clone().unwrap_or_default()
@@ -1041,9 +1049,30 @@ fn hotspots(r: &Results) -> Option<Section> {
         if let Some(t) = sections::hotspot_top(p) {
             s.push(Block::Table(t));
         }
+        if let Some(t) = sections::hotspot_lines(p) {
+            s.push(Block::text(format!("{}:", t.title)));
+            s.push(Block::Table(t));
+        }
         if let Some(t) = sections::hotspot_diff(p, &r.plan.baseline) {
             s.push(Block::text(format!("{}:", t.title)));
             s.push(Block::Table(t));
+        }
+        if let Some(t) = sections::hotspot_line_diff(p, &r.plan.baseline) {
+            s.push(Block::text(format!("{}:", t.title)));
+            s.push(Block::Table(t));
+        }
+        let by_address: Vec<&str> = p
+            .top
+            .iter()
+            .filter(|f| f.lines.iter().any(|l| l.instruction.is_some()))
+            .map(|f| f.function.as_str())
+            .collect();
+        if !by_address.is_empty() && c.variant != r.plan.baseline {
+            s.push(Block::text(format!(
+                "No line info for {}: hot instructions by address only, which have no honest match across builds, so they are not compared with {}.",
+                by_address.join(", "),
+                r.plan.baseline
+            )));
         }
     }
     Some(s)

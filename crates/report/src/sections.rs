@@ -307,6 +307,56 @@ pub fn hotspot_diff(p: &ProfileRecord, baseline: &str) -> Option<Table> {
     (!t.is_empty()).then_some(t)
 }
 
+/// A profile's hottest source lines (or instructions) under each of its top functions.
+pub fn hotspot_lines(p: &ProfileRecord) -> Option<Table> {
+    let mut t = Table::new(
+        "lines",
+        &["function", "line or instruction", "code", "% of function#"],
+    )
+    .titled(format!(
+        "Hottest lines of the top functions (addr2line; instructions with objdump where the binary has no line info; {} ms to resolve)",
+        p.lines_ms
+    ));
+    for f in p.top.iter().take(12) {
+        for l in &f.lines {
+            t.push(vec![
+                Value::Code(f.function.clone()),
+                Value::Code(l.place.clone()),
+                l.instruction
+                    .as_ref()
+                    .map_or(Value::from(String::new()), |i| Value::Code(i.clone())),
+                pct(l.pct).into(),
+            ]);
+        }
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// Hot lines against the baseline's, matched by function and `file:line`: samples per
+/// million operations, "-" where a profile did not keep the line.
+pub fn hotspot_line_diff(p: &ProfileRecord, baseline: &str) -> Option<Table> {
+    let mut t = Table::new(
+        "line diff",
+        &["function", "line", "baseline#", "this variant#", "change#"],
+    )
+    .titled(format!(
+        "Lines against {baseline} (samples per million operations; - where that profile did not keep the line among its function's hottest)"
+    ));
+    let per_mop = |x: Option<f64>| x.map_or("-".to_string(), |x| fixed(x, 0));
+    for d in p.line_diff.iter().take(12) {
+        t.push(vec![
+            Value::Code(d.function.clone()),
+            Value::Code(d.place.clone()),
+            per_mop(d.base_per_mop).into(),
+            per_mop(d.other_per_mop).into(),
+            d.change
+                .map_or("-".into(), |x| format!("{:+.1}%", 100.0 * x))
+                .into(),
+        ]);
+    }
+    (!t.is_empty()).then_some(t)
+}
+
 /// SQL cells: latency per statement kind, from each cell's median-throughput valid run.
 pub fn statements(r: &Results) -> Option<Table> {
     let mut t = Table::new(

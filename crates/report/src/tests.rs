@@ -221,6 +221,26 @@ fn sample_with_probes() -> Results {
                 dso: "memcached".into(),
                 self_pct: 12.5,
                 children_pct: 40.0,
+                lines: if c.variant == "gcc-O2" {
+                    vec![
+                        HotLineRecord {
+                            place: "proto_text.c:412".into(),
+                            instruction: None,
+                            pct: 31.0,
+                        },
+                        HotLineRecord {
+                            place: "proto_text.c:98".into(),
+                            instruction: None,
+                            pct: 12.0,
+                        },
+                    ]
+                } else {
+                    vec![HotLineRecord {
+                        place: "0x1a2b0".into(),
+                        instruction: Some("mov 0x8(%rdi),%rax".into()),
+                        pct: 22.0,
+                    }]
+                },
             }],
             split: SplitRecord {
                 server_pct: 30.0,
@@ -238,6 +258,18 @@ fn sample_with_probes() -> Results {
                     change: Some(-1.0 / 3.0),
                 }]
             },
+            line_diff: if c.variant == "gcc-O2" {
+                Vec::new()
+            } else {
+                vec![LineDeltaRecord {
+                    function: "process_command_ascii".into(),
+                    place: "proto_text.c:412".into(),
+                    base_per_mop: Some(310.0),
+                    other_per_mop: None,
+                    change: None,
+                }]
+            },
+            lines_ms: 140,
         });
     }
     r.variants[1].sanitize = vec!["address".into()];

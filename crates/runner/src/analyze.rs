@@ -484,8 +484,17 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
     }
     for v in r.variants.iter().filter(|v| !v.memory_errors.is_empty()) {
         let first = &v.memory_errors[0];
+        let what = if v
+            .memory_errors
+            .iter()
+            .all(|e| matches!(e.tool.as_str(), "tsan" | "helgrind"))
+        {
+            "threading"
+        } else {
+            "memory"
+        };
         w.push(format!(
-            "VERIFY FAILED: variant {} has {} memory error(s) ({}); first: {} {}{}",
+            "VERIFY FAILED: variant {} has {} {what} error(s) ({}); first: {} {}{}",
             v.name,
             v.memory_errors.len(),
             first.tool,

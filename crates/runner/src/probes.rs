@@ -5,10 +5,10 @@
 
 use bakeoff_engine::PhaseHooks;
 use bakeoff_plan::{Experiment, Mode, RunUnder, Sanitizer};
-use bakeoff_probe::{callgrind, perfstat, profile, sampler};
+use bakeoff_probe::{callgrind, hotlines, perfstat, profile, sampler};
 use bakeoff_report::model::{
-    CountersRecord, CpuSample, FnDeltaRecord, FnInstructions, FnShareRecord, InstructionsRecord,
-    ProfileRecord, SplitRecord, SystemRecord,
+    CountersRecord, CpuSample, FnDeltaRecord, FnInstructions, FnShareRecord, HotLineRecord,
+    InstructionsRecord, LineDeltaRecord, ProfileRecord, SplitRecord, SystemRecord,
 };
 use bakeoff_sandbox::{Usage, Watch};
 use std::path::{Path, PathBuf};
@@ -99,6 +99,12 @@ pub fn server_launch(
             "UBSAN_OPTIONS".into(),
             "print_stacktrace=1:halt_on_error=0".into(),
         ));
+        // Races are reported and the server keeps serving; both stacks of a
+        // lock-order inversion.
+        env.push((
+            "TSAN_OPTIONS".into(),
+            "halt_on_error=0:second_deadlock_stack=1:print_summary=1".into(),
+        ));
     }
     let wrapper = if plan.instructions {
         callgrind::command_prefix(callgrind_dir)
@@ -107,6 +113,16 @@ pub fn server_launch(
             "valgrind",
             "--tool=memcheck",
             "--leak-check=no",
+            "--error-limit=no",
+            "--num-callers=20",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    } else if run_under == Some(RunUnder::Helgrind) {
+        [
+            "valgrind",
+            "--tool=helgrind",
             "--error-limit=no",
             "--num-callers=20",
         ]
@@ -441,6 +457,15 @@ pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) ->
                 dso: f.dso.clone(),
                 self_pct: f.self_pct,
                 children_pct: f.children_pct,
+                lines: f
+                    .lines
+                    .iter()
+                    .map(|l| HotLineRecord {
+                        place: l.place.clone(),
+                        instruction: l.instruction.clone(),
+                        pct: l.pct,
+                    })
+                    .collect(),
             })
             .collect(),
         split: SplitRecord {
@@ -450,6 +475,8 @@ pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) ->
             other_pct: p.split.other_pct,
         },
         diff: Vec::new(),
+        line_diff: Vec::new(),
+        lines_ms: p.lines_ms,
     }
 }
 
@@ -463,6 +490,25 @@ pub fn diff_records(
         .into_iter()
         .map(|d| FnDeltaRecord {
             function: d.function,
+            base_per_mop: d.base_per_mop,
+            other_per_mop: d.other_per_mop,
+            change: d.change,
+        })
+        .collect()
+}
+
+/// Hot lines against the baseline's ([`hotlines::diff_lines`]).
+pub fn line_diff_records(
+    base: &profile::Profile,
+    base_ops: u64,
+    other: &profile::Profile,
+    other_ops: u64,
+) -> Vec<LineDeltaRecord> {
+    hotlines::diff_lines(base, base_ops, other, other_ops, TOP)
+        .into_iter()
+        .map(|d| LineDeltaRecord {
+            function: d.function,
+            place: d.place,
             base_per_mop: d.base_per_mop,
             other_per_mop: d.other_per_mop,
             change: d.change,
@@ -527,5 +573,17 @@ mod tests {
         assert!(env.is_empty());
         let (w, _) = server_launch(&plan(true), &[], None, Path::new("/x"));
         assert!(w.iter().any(|a| a == "--tool=callgrind"), "{w:?}");
+    }
+
+    #[test]
+    fn thread_sanitizer_keeps_serving_and_helgrind_wraps_the_server() {
+        let (w, env) = server_launch(&plan(false), &[Sanitizer::Thread], None, Path::new("/x"));
+        assert!(w.is_empty());
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "TSAN_OPTIONS" && v.contains("halt_on_error=0")));
+        let (w, env) = server_launch(&plan(false), &[], Some(RunUnder::Helgrind), Path::new("/x"));
+        assert_eq!(w[..2], strings(&["valgrind", "--tool=helgrind"]));
+        assert!(env.is_empty());
     }
 }

@@ -108,6 +108,7 @@ impl Context<'_> {
             let at = self.cell_index(results, &slot);
             if let Some(rec) = results.cells[at].profile.as_mut() {
                 rec.diff = probes::diff_records(bp, *bops, p, *ops);
+                rec.line_diff = probes::line_diff_records(bp, *bops, p, *ops);
             }
         }
     }

@@ -90,7 +90,7 @@ pub fn variants(
             options: e.server_options(v),
             data: Vec::new(),
             sanitize: v.sanitize.iter().map(|s| s.as_str().to_string()).collect(),
-            run_under: v.run_under.map(|_| "memcheck".to_string()),
+            run_under: v.run_under.map(|r| r.as_str().to_string()),
             memory_errors: Vec::new(),
             anatomy: None,
             layouts: Vec::new(),
