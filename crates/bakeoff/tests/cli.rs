@@ -587,7 +587,7 @@ fn sql_bench_bad_keys_exit_2() {
         ("mariadb", "tests = \"some\"", "give \"all\" or a list"),
         ("mariadb", "tests = []", "tests is empty"),
         ("memcached", "tests = [\"insert\"]", "MariaDB (--server=mysql) or PostgreSQL"),
-        ("mariadb", "test = [\"insert\"]", "unknown"),
+        ("mariadb", "test = [\"insert\"]", "a sql-bench workload takes: tests, args, dir"),
     ];
     for (i, (target, keys, want)) in cases.iter().enumerate() {
         let f = s.write(

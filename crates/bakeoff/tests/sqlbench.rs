@@ -94,13 +94,15 @@ fn mariadb_installed_small_tests_and_a_test_that_dies() {
     no_server_left("mariadbd", &s);
 }
 
+/// synchronous_commit off: sql-bench's autocommitted inserts and updates would each wait
+/// for a WAL flush (about 60 s for test-insert --small-test here, 15 s without).
 #[test]
 fn postgres_small_tests() {
     let s = scratch();
     let file = s.write(
         "sb.toml",
         &format!(
-            "name = \"sql-bench-pg\"\n[target]\nkind = \"postgres\"\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"alter-table\"]\nargs = [\"--small-test\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
+            "name = \"sql-bench-pg\"\n[target]\nkind = \"postgres\"\noptions = {{ synchronous_commit = \"off\" }}\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"alter-table\"]\nargs = [\"--small-test\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
         ),
     );
     let out = s.run_cmd(&file).output().unwrap();

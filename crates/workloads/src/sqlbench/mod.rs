@@ -163,14 +163,14 @@ pub fn failure(text: &str, status: &str) -> Option<String> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    let telling = lines.iter().find(|l| {
-        l.starts_with("Got error")
-            || l.starts_with("Error:")
-            || l.starts_with("Can't ")
-            || l.contains(" died")
-            || l.starts_with("DBD::")
-            || l.starts_with("DBI ")
-    });
+    // The server's own error first, then what sql-bench could not do, then a die.
+    let telling = [
+        |l: &str| l.starts_with("Got error") || l.starts_with("Error:"),
+        |l: &str| l.starts_with("Can't ") || l.starts_with("DBD::") || l.starts_with("DBI "),
+        |l: &str| l.contains(" died") || l.contains(" at ") && l.contains(" line "),
+    ]
+    .iter()
+    .find_map(|f| lines.iter().find(|l| f(l)));
     let ended = lines
         .last()
         .is_some_and(|l| l.to_ascii_lowercase().starts_with("total time:"));
