@@ -581,24 +581,40 @@ fn report_re_decides_a_folder_against_another_baseline() {
 fn sql_bench_bad_keys_exit_2() {
     let s = common::Scratch::new();
     let cases: &[(&str, &str, &str)] = &[
-        ("mariadb", "tests = [\"insert\", \"nosuch\"]", "sql-bench has no test \"nosuch\""),
-        ("mariadb", "args = [\"--small-test\", \"--host=x\"]", "--host is set by bakeoff"),
-        ("postgres", "args = [\"small-test\"]", "not a sql-bench option"),
+        (
+            "mariadb",
+            "tests = [\"insert\", \"nosuch\"]",
+            "sql-bench has no test \"nosuch\"",
+        ),
+        (
+            "mariadb",
+            "args = [\"--small-test\", \"--host=x\"]",
+            "--host is set by bakeoff",
+        ),
+        (
+            "postgres",
+            "args = [\"small-test\"]",
+            "not a sql-bench option",
+        ),
         ("mariadb", "tests = \"some\"", "give \"all\" or a list"),
         ("mariadb", "tests = []", "tests is empty"),
-        ("memcached", "tests = [\"insert\"]", "MariaDB (--server=mysql) or PostgreSQL"),
-        ("mariadb", "test = [\"insert\"]", "a sql-bench workload takes: tests, args, dir"),
+        (
+            "memcached",
+            "tests = [\"insert\"]",
+            "MariaDB (--server=mysql) or PostgreSQL",
+        ),
+        (
+            "mariadb",
+            "test = [\"insert\"]",
+            "a sql-bench workload takes: tests, args, dir",
+        ),
     ];
     for (i, (target, keys, want)) in cases.iter().enumerate() {
         let f = s.write(
             &format!("sb{i}.toml"),
             &format!("name = \"x\"\n[target]\nkind = \"{target}\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\n[[workload]]\nkind = \"sql-bench\"\n{keys}\n"),
         );
-        let out = bakeoff()
-            .arg("check")
-            .arg(&f)
-            .assert()
-            .code(2);
+        let out = bakeoff().arg("check").arg(&f).assert().code(2);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(&format!("sb{i}.toml:")), "{err}");

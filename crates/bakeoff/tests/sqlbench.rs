@@ -83,16 +83,16 @@ fn mariadb_installed_small_tests_and_a_test_that_dies() {
             assert_eq!(run["valid"], false, "{run}");
             let why = run["invalid_reason"].as_str().unwrap_or_default();
             for t in ["alter-table", "create"] {
-                assert!(
-                    why.contains(&format!("sql-bench test {t} failed")),
-                    "{why}"
-                );
+                assert!(why.contains(&format!("sql-bench test {t} failed")), "{why}");
             }
             assert!(why.contains("Unknown storage engine 'nosuch'"), "{why}");
         }
     }
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
-    assert!(report.contains("### sb: seconds per group"), "{report}\n{stderr}");
+    assert!(
+        report.contains("### sb: seconds per group"),
+        "{report}\n{stderr}"
+    );
     assert!(report.contains("### sb: seconds per operation"), "{report}");
     assert!(report.contains("flush0 / flush2"), "{report}");
     assert!(report.contains("Unknown storage engine"), "{report}");

@@ -32,7 +32,10 @@ impl KindSpec for SqlBenchKind {
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
         match target.dialect() {
             Some(Dialect::Mysql | Dialect::Postgres) => Ok(()),
-            _ => Err("sql-bench runs against MariaDB (--server=mysql) or PostgreSQL (--server=Pg) only".into()),
+            _ => Err(
+                "sql-bench runs against MariaDB (--server=mysql) or PostgreSQL (--server=Pg) only"
+                    .into(),
+            ),
         }
     }
 }

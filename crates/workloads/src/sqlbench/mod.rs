@@ -82,7 +82,9 @@ pub fn refused_arg(arg: &str) -> Option<String> {
     }
     let name = arg.split('=').next().unwrap_or(arg);
     OWNED.contains(&name).then(|| {
-        format!("{name} is set by bakeoff (the sandbox's server, login and output folder); remove it")
+        format!(
+            "{name} is set by bakeoff (the sandbox's server, login and output folder); remove it"
+        )
     })
 }
 

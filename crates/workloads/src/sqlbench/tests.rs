@@ -45,13 +45,22 @@ fn every_timed_operation_is_parsed_and_repeats_are_summed() {
 fn a_test_that_dies_says_why() {
     let died = "Testing create of tables\nCan't execute command 'create table bench_1 (i int) ENGINE=nosuch'\nError: Unknown storage engine 'nosuch'\n";
     let why = failure(died, "exit status 11").unwrap();
-    assert_eq!(why, "exit status 11: Error: Unknown storage engine 'nosuch'");
+    assert_eq!(
+        why,
+        "exit status 11: Error: Unknown storage engine 'nosuch'"
+    );
     let login = "Got error: 'Unknown database 'x'' when connecting to DBI:MariaDB:database=x\nCompilation failed in require at ./test-create line 42.\n";
-    assert!(failure(login, "exit status 2").unwrap().contains("Got error"));
+    assert!(failure(login, "exit status 2")
+        .unwrap()
+        .contains("Got error"));
     // Exit 0 but cut short: no Total time line.
-    let cut = "Time for a (1): 1 wallclock secs ( 0.00 usr 0.00 sys + 0.00 cusr 0.00 csys = 0.00 CPU)\n";
+    let cut =
+        "Time for a (1): 1 wallclock secs ( 0.00 usr 0.00 sys + 0.00 cusr 0.00 csys = 0.00 CPU)\n";
     assert!(failure(cut, "exit status 0").is_some());
-    assert_eq!(failure("", "no output").unwrap(), "no output: it printed nothing");
+    assert_eq!(
+        failure("", "no output").unwrap(),
+        "no output: it printed nothing"
+    );
 }
 
 #[test]
@@ -60,7 +69,9 @@ fn owned_and_odd_args_are_refused() {
     assert!(refused_arg("--create-options=ENGINE=MyISAM").is_none());
     assert!(refused_arg("--host=x").unwrap().contains("--host"));
     assert!(refused_arg("--dir").unwrap().contains("set by bakeoff"));
-    assert!(refused_arg("-v").unwrap().contains("not a sql-bench option"));
+    assert!(refused_arg("-v")
+        .unwrap()
+        .contains("not a sql-bench option"));
     assert!(refused_arg("small-test").is_some());
 }
 
@@ -77,13 +88,24 @@ fn templates_are_configured_into_a_scratch_folder() {
     configure(src.path(), &to, "/usr/bin/perl").unwrap();
     let run = std::fs::read_to_string(to.join("run-all-tests")).unwrap();
     assert_eq!(run, "#!/usr/bin/perl\nprint 1;\n");
-    assert_eq!(std::fs::read_to_string(to.join("test-insert")).unwrap(), "#!/usr/bin/perl\n");
+    assert_eq!(
+        std::fs::read_to_string(to.join("test-insert")).unwrap(),
+        "#!/usr/bin/perl\n"
+    );
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(to.join("test-insert")).unwrap().permissions().mode();
+    let mode = std::fs::metadata(to.join("test-insert"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o111, 0o111);
     assert!(to.join("Data").is_dir());
-    assert!(src.path().join("run-all-tests.sh").is_file(), "the source is left as it was");
+    assert!(
+        src.path().join("run-all-tests.sh").is_file(),
+        "the source is left as it was"
+    );
     assert_eq!(tests_in(&to), ["insert"]);
     let empty = tempfile::tempdir().unwrap();
-    assert!(configure(empty.path(), &to, "perl").unwrap_err().contains("no sql-bench"));
+    assert!(configure(empty.path(), &to, "perl")
+        .unwrap_err()
+        .contains("no sql-bench"));
 }

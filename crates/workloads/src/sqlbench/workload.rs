@@ -136,10 +136,8 @@ impl SqlBench {
             },
         };
         let n = SCRATCH.fetch_add(1, Ordering::SeqCst);
-        let scratch = std::env::temp_dir().join(format!(
-            "bakeoff-sql-bench-{}-{n}",
-            std::process::id()
-        ));
+        let scratch =
+            std::env::temp_dir().join(format!("bakeoff-sql-bench-{}-{n}", std::process::id()));
         Ok(SqlBench {
             name: w.display_name(),
             connections: w.connections_swept(),
@@ -252,7 +250,8 @@ impl Workload for SqlBench {
             ctx.round,
             self.runs.fetch_add(1, Ordering::SeqCst)
         ));
-        std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        std::fs::create_dir_all(&out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         let (mut common, env) = login(&db);
         common.push(format!("--dir={}", out.display()));
         common.push("--log".into());
