@@ -99,6 +99,7 @@ fn mariadb_installed_small_tests_and_a_test_that_dies() {
     no_server_left("mariadbd", &s);
 }
 
+/// A list of tests, and `tests = "all"` (run-all-tests) with the slow tests skipped.
 /// synchronous_commit off: sql-bench's autocommitted inserts and updates would each wait
 /// for a WAL flush (about 60 s for test-insert --small-test here, 15 s without).
 #[test]
@@ -107,7 +108,7 @@ fn postgres_small_tests() {
     let file = s.write(
         "sb.toml",
         &format!(
-            "name = \"sql-bench-pg\"\n[target]\nkind = \"postgres\"\noptions = {{ synchronous_commit = \"off\" }}\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"alter-table\"]\nargs = [\"--small-test\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
+            "name = \"sql-bench-pg\"\n[target]\nkind = \"postgres\"\noptions = {{ synchronous_commit = \"off\" }}\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"alter-table\"]\nargs = [\"--small-test\"]\n\n[[workload]]\nname = \"sb-all\"\nkind = \"sql-bench\"\ntests = \"all\"\nargs = [\"--small-test\", \"--skip-test=ATIS,big-tables,insert,select,table-elimination,transactions,wisconsin\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
         ),
     );
     let out = s.run_cmd(&file).output().unwrap();
@@ -118,6 +119,8 @@ fn postgres_small_tests() {
     );
     let r = s.results();
     check_timed(&r, "sb", &["insert", "alter-table"]);
+    // run-all-tests: each test's output file read, the skipped ones left out.
+    check_timed(&r, "sb-all", &["alter-table", "connect", "create"]);
     let report = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(report.contains("### sb: seconds per operation"), "{report}");
     no_server_left("postgres", &s);

@@ -303,7 +303,8 @@ impl Workload for SqlBench {
 }
 
 /// run-all-tests' results: each test's output file in `out` (`NAME-` + the `RUN-` file's
-/// suffix); a test without one failed.
+/// suffix; run-all-tests sends a test's stdout and stderr there, so a test that died has
+/// one too); a test without one was skipped (`--skip-test`).
 fn all_tests(bench: &Path, out: &Path, f: &Finished) -> Vec<TestRun> {
     let suffix = std::fs::read_dir(out)
         .ok()
@@ -316,18 +317,14 @@ fn all_tests(bench: &Path, out: &Path, f: &Finished) -> Vec<TestRun> {
         .unwrap_or_default();
     let mut runs: Vec<TestRun> = tests_in(bench)
         .into_iter()
-        .map(|t| {
-            let file = out.join(format!("{t}-{suffix}"));
-            let (text, status) = match std::fs::read_to_string(&file) {
-                Ok(s) => (s, "exit status 0"),
-                Err(_) => (String::new(), "no output"),
-            };
-            TestRun {
-                failed: failure(&text, status),
+        .filter_map(|t| {
+            let text = std::fs::read_to_string(out.join(format!("{t}-{suffix}"))).ok()?;
+            Some(TestRun {
+                failed: failure(&text, "exit status 0"),
                 parsed: parse(&text),
                 test: t,
                 cpu_s: 0.0,
-            }
+            })
         })
         .collect();
     if let Some(first) = runs.first_mut() {
