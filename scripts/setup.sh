@@ -29,7 +29,7 @@ pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autocon
       mariadb-server mariadb-client postgresql-15 sysbench libsqlite3-0 sqlite3
       redis-server redis-tools libjemalloc-dev
       gcc-12 clang-16 libclang-rt-16-dev llvm-16 lld-16 bolt-16 mold openssh-server
-      libdbi-perl libdbd-mysql-perl libdbd-pg-perl
+      libdbi-perl libdbd-mysql-perl libdbd-mariadb-perl libdbd-pg-perl
       linux-perf valgrind hyperfine strace
       chromium chromium-driver)
 missing=()

@@ -602,3 +602,51 @@ fn thread_and_address_sanitizers_together_are_refused_in_one_line() {
     assert!(err.contains("t.toml:8:"), "{err}");
     assert!(err.contains("thread and address"), "{err}");
 }
+
+/// `kind = "sql-bench"`: a test it does not have, an option bakeoff owns, a `tests` that
+/// is neither "all" nor a list, an empty list, and a target it does not fit are each one
+/// line at the key, exit status 2.
+#[test]
+fn sql_bench_bad_keys_exit_2() {
+    let s = common::Scratch::new();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "mariadb",
+            "tests = [\"insert\", \"nosuch\"]",
+            "sql-bench has no test \"nosuch\"",
+        ),
+        (
+            "mariadb",
+            "args = [\"--small-test\", \"--host=x\"]",
+            "--host is set by bakeoff",
+        ),
+        (
+            "postgres",
+            "args = [\"small-test\"]",
+            "not a sql-bench option",
+        ),
+        ("mariadb", "tests = \"some\"", "give \"all\" or a list"),
+        ("mariadb", "tests = []", "tests is empty"),
+        (
+            "memcached",
+            "tests = [\"insert\"]",
+            "MariaDB (--server=mysql) or PostgreSQL",
+        ),
+        (
+            "mariadb",
+            "test = [\"insert\"]",
+            "a sql-bench workload takes: tests, args, dir",
+        ),
+    ];
+    for (i, (target, keys, want)) in cases.iter().enumerate() {
+        let f = s.write(
+            &format!("sb{i}.toml"),
+            &format!("name = \"x\"\n[target]\nkind = \"{target}\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\n[[workload]]\nkind = \"sql-bench\"\n{keys}\n"),
+        );
+        let out = bakeoff().arg("check").arg(&f).assert().code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("sb{i}.toml:")), "{err}");
+        assert!(err.contains(want), "{keys}: {err}");
+    }
+}

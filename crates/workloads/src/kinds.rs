@@ -5,7 +5,7 @@
 //! list names a kind.
 
 use crate::workload::Workload;
-use crate::{kv, oltp, redis_benchmark, replay, sqlsuite, tpcc};
+use crate::{kv, oltp, redis_benchmark, replay, sqlbench, sqlsuite, tpcc};
 use bakeoff_plan::OneOrMany;
 use bakeoff_plan::{KindSpec, Kinds, Loaded};
 use bakeoff_report::model::Results;
@@ -21,6 +21,7 @@ pub static KINDS: Registry = Registry(&[
     &replay::REPLAY,
     &replay::MYSQLSLAP,
     &sqlsuite::SuiteKind,
+    &sqlbench::SqlBenchKind,
     &redis_benchmark::RedisBenchmarkKind,
     &crate::ycsb::YcsbKind,
 ]);

@@ -4,8 +4,8 @@
 //! `oltp` (sysbench's OLTP schema and tests over bakeoff's own lean SQL clients; also
 //! run by the real `sysbench`), `tpcc` (TPC-C from the specification), `replay` (query
 //! logs; also run by Debian's `mysqlslap`), `sqlsuite` (sql-bench-style named
-//! operations). `verify` hashes query results for result equivalence. The SQL kinds talk
-//! to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
+//! operations; also `sqlbench`, the real Perl sql-bench from MariaDB's source). `verify`
+//! hashes query results for result equivalence. The SQL kinds talk to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
 //!
 //! Every kind is listed once, in [`KINDS`] (`kinds.rs`), behind the [`Kind`] trait: the
 //! plan reads a file with that registry; [`from_plan`] asks each `[[workload]]`'s kind
@@ -19,6 +19,7 @@ pub mod oltp;
 pub mod redis_benchmark;
 pub mod redis_info;
 pub mod replay;
+pub mod sqlbench;
 pub mod sqlsuite;
 pub mod sysbench;
 mod tool;
