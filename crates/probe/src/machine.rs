@@ -445,7 +445,7 @@ fn mount_of(path: &Path, mountinfo: &str) -> Option<Mount> {
         if h.len() < 6 || t.is_empty() {
             continue;
         }
-        let point = PathBuf::from(unescape(h[4]));
+        let point = PathBuf::from(bakeoff_os::file::unescape_mountinfo(h[4]));
         if !path.starts_with(&point) {
             continue;
         }
@@ -467,35 +467,12 @@ fn mount_of(path: &Path, mountinfo: &str) -> Option<Mount> {
                 point,
                 dev,
                 fs_type: t[0].to_string(),
-                source: unescape(t.get(1).copied().unwrap_or("")),
+                source: bakeoff_os::file::unescape_mountinfo(t.get(1).copied().unwrap_or("")),
                 options: options.join(","),
             });
         }
     }
     best
-}
-
-/// mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The sysfs folder of a mount source such as /dev/sda1 or /dev/mapper/vg-root (a link

@@ -71,9 +71,14 @@ fn mount_of(path: &Path, mountinfo: &str) -> Option<(PathBuf, String, String)> {
     let mut best: Option<(PathBuf, String, String)> = None;
     for line in mountinfo.lines() {
         let (head, tail) = line.split_once(" - ")?;
-        let mount_point = PathBuf::from(unescape(head.split(' ').nth(4)?));
+        let mount_point = PathBuf::from(bakeoff_os::file::unescape_mountinfo(
+            head.split(' ').nth(4)?,
+        ));
         let mut t = tail.split(' ');
-        let (fs_type, device) = (t.next()?.to_string(), unescape(t.next().unwrap_or("")));
+        let (fs_type, device) = (
+            t.next()?.to_string(),
+            bakeoff_os::file::unescape_mountinfo(t.next().unwrap_or("")),
+        );
         if !path.starts_with(&mount_point) {
             continue;
         }
@@ -85,29 +90,6 @@ fn mount_of(path: &Path, mountinfo: &str) -> Option<(PathBuf, String, String)> {
         }
     }
     best
-}
-
-/// mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn free_bytes(path: &Path) -> Option<u64> {
