@@ -44,7 +44,10 @@ fn postgres_oltp_open_loop_holds_its_rate_and_counts_the_backlog() {
     assert_eq!(closed.offered_ops_per_s, None);
     assert!(closed.service_us.is_none());
     let peak = closed.ops_per_s;
-    eprintln!("closed loop: {peak:.0} tps, p99 {:.0} us", closed.latency_us.p99);
+    eprintln!(
+        "closed loop: {peak:.0} tps, p99 {:.0} us",
+        closed.latency_us.p99
+    );
     assert!(peak > 200.0, "closed-loop peak {peak:.0}/s");
 
     // Open loop at a fifth of the peak: kept up with.
@@ -71,7 +74,11 @@ fn postgres_oltp_open_loop_holds_its_rate_and_counts_the_backlog() {
     assert!(!r.client_bound, "kept up, yet client-bound: {r:?}");
     let service = r.service_us.clone().expect("service times");
     assert!(service.p50 > 0.0);
-    assert!(r.latency_us.p50 >= service.p50, "{:?} {service:?}", r.latency_us);
+    assert!(
+        r.latency_us.p50 >= service.p50,
+        "{:?} {service:?}",
+        r.latency_us
+    );
     assert!(r.latency_us.max >= service.max);
 
     // Open loop at ten times the peak: a backlog.

@@ -385,7 +385,13 @@ fn completed(lane: &Lane, w: &Worker, response_ns: u64, service_ns: u64) {
 /// A failed transaction: an error `ignore_errors` names is counted (when `measuring`)
 /// and rolled back; a lost connection is reopened (up to `max_reconnects`); anything else
 /// fails the run. False when the connection must stop.
-async fn recover(lane: &Lane, client: &mut Client, stmt: Stmt, e: DbError, measuring: bool) -> bool {
+async fn recover(
+    lane: &Lane,
+    client: &mut Client,
+    stmt: Stmt,
+    e: DbError,
+    measuring: bool,
+) -> bool {
     let (db, plan, sh, st) = (&lane.db, &*lane.work, &*lane.sh, &*lane.st);
     if sh.stopped() {
         return false;
