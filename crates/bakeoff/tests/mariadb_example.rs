@@ -50,12 +50,7 @@ fn mariadb_gcc_vs_clang_example_runs_from_a_fresh_cache() {
     }
     // Each build is compared with the baseline, and the verification ran first.
     let comparisons = r["comparisons"].as_array().expect("comparisons");
-    for v in [
-        "clang-O3-native",
-        "clang-O3-native-lto",
-        "debian",
-        "gcc-O2-myisam",
-    ] {
+    for v in ["clang-O3-native", "clang-O3-native-lto", "debian", "gcc-O2-myisam"] {
         assert!(
             comparisons.iter().any(|c| c["variant"] == v),
             "no comparison for {v}"
