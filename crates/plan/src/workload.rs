@@ -162,7 +162,7 @@ pub(crate) fn check_slo(l: &Loaded, i: usize, w: &Workload) -> Check {
         return Err(l.error_at(
             &key!["workload", i, "slo"],
             format!(
-                "slo searches an offered rate, and {} {name} workload has no open loop; use it on a kv workload, or remove slo",
+                "slo searches an offered rate, and {} {name} workload has no open loop; use it on a kv or oltp workload, or remove slo",
                 article(name)
             ),
         ));

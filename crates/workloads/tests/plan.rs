@@ -1386,3 +1386,18 @@ fn slo_is_read_and_checked_at_its_keys() {
     let e = err(&with(r#"{ percentile = 99, limt = "1ms" }"#));
     assert!(e.contains("limt") && e.contains("exp.toml:24:"), "{e}");
 }
+
+#[test]
+fn slo_is_accepted_on_oltp_and_refused_on_sysbench() {
+    let slo = "connections = [1, 4, 256]\nslo = { percentile = 99, limit = \"5ms\" }\n";
+    let oltp = SQL.replace("connections = [1, 4, 256]\n", slo);
+    assert_ne!(oltp, SQL, "SQL changed its workload");
+    let l = parse_str(&oltp).unwrap_or_else(|e| panic!("{}", e.message));
+    assert!(l.experiment.workloads[0].slo.is_some());
+    let sysbench = oltp.replace("kind = \"oltp\"", "kind = \"sysbench\"");
+    let e = err(&sysbench);
+    assert!(
+        e.contains("a sysbench workload has no open loop") && e.contains("kv or oltp"),
+        "{e}"
+    );
+}

@@ -129,6 +129,10 @@ pub struct OltpConfig {
     pub ignore_errors: Vec<String>,
     /// Lost connections per run above which the run is invalid.
     pub max_reconnects: u64,
+    /// An offered rate (transactions/s over all connections): an open loop, each
+    /// connection sending at fixed intervals, response times from the intended start.
+    /// None: the closed loop (back to back).
+    pub rate: Option<f64>,
 }
 
 impl Default for OltpConfig {
@@ -170,6 +174,7 @@ impl Default for OltpConfig {
             .map(String::from)
             .to_vec(),
             max_reconnects: 10,
+            rate: None,
         }
     }
 }

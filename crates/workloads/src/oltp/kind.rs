@@ -46,6 +46,12 @@ impl KindSpec for OltpKind {
     fn loads_from_hosts(&self) -> bool {
         self.0 == Sender::Native
     }
+
+    /// bakeoff's own clients keep a schedule (`OltpConfig::rate`); the real sysbench's
+    /// `--rate` is not given one.
+    fn open_loop(&self) -> bool {
+        self.0 == Sender::Native
+    }
 }
 
 impl Kind for OltpKind {

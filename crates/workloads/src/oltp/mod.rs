@@ -2,7 +2,9 @@
 //! async wire clients (`mywire`, `pgwire`: results skipped, never decoded; a general
 //! driver cost about twice sysbench's client CPU here). `client_threads` OS threads each run a single-threaded
 //! tokio runtime; connections are tasks on them (1024 connections never mean 1024 OS
-//! threads), each running transactions back to back (closed loop). Every thread records
+//! threads), each running transactions back to back (closed loop), or, given an offered
+//! rate, at the intended times of its own schedule (open loop, response times from the
+//! intended start). Every thread records
 //! into its own recorder (transactions) and per-statement-kind histograms; nothing is
 //! shared on the hot path except one counter for fixed-count runs.
 
@@ -21,14 +23,16 @@ pub use sql::{create_table, text, transaction, Stmt};
 pub use workload::{Oltp, Sender};
 
 use bakeoff_engine::rng::{mix, Rng};
-use bakeoff_engine::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
+use bakeoff_engine::{
+    histogram, percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, Recorder, RunRecord,
+};
 use bakeoff_sqlclient::driver::{self, runtime, Shared, ThreadRec};
 use bakeoff_sqlclient::Db;
 use bakeoff_sqlclient::{Client, DbError, Param};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What a data load did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -199,7 +203,7 @@ pub fn run(
         cancel,
         |t, sh| client_thread(t, threads, db, &plan, sh, seed, live),
     )?;
-    let mut r = summarize(w.outs, (w.start, w.end), threads);
+    let mut r = summarize(w.outs, (w.start, w.end), threads, cfg.rate);
     r.reconnects = w.reconnects;
     live.set_progress(r.ops, w.end);
     Ok(r)
@@ -215,7 +219,11 @@ fn client_thread(
     live: &Arc<Live>,
 ) -> Option<ThreadRec> {
     let owned = (t..plan.cfg.connections).step_by(threads).count();
-    let rec = ThreadRec::new(1, KINDS, 0);
+    let mut rec = ThreadRec::new(1, KINDS, 0);
+    if plan.cfg.rate.is_some() {
+        // The open loop's recorder also keeps the service times (from the actual send).
+        rec.rec = Recorder::new(1, true);
+    }
     driver::client_thread(t == 0, sh, live, rec, |st| {
         let lane = Rc::new(Lane::new(db, plan, sh, st, live, t, owned));
         (t..plan.cfg.connections)
@@ -231,13 +239,14 @@ fn client_thread(
 
 type Lane = driver::Lane<Plan>;
 
-/// One connection: open it, wait for the warmup, run transactions until the end.
+/// One connection: open it, wait for the warmup, run transactions until the end: back to
+/// back (closed loop), or at the intended times of its schedule when the run has an
+/// offered rate (open loop).
 async fn connection(conn: usize, lane: &Lane, seed: u64) {
-    let (db, plan, sh, st) = (&lane.db, &*lane.work, &*lane.sh, &*lane.st);
-    let statements = plan.texts.len();
+    let (db, plan, sh) = (&lane.db, &*lane.work, &*lane.sh);
     let Some(mut client) = driver::open(
         db,
-        statements,
+        plan.texts.len(),
         plan.cfg.prepared,
         &lane.gate,
         sh,
@@ -257,80 +266,182 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
         insert_seq: 0,
         conn,
     };
+    match plan.cfg.rate {
+        None => closed_loop(lane, &mut client, &mut w).await,
+        Some(rate) => open_loop(lane, &mut client, &mut w, rate).await,
+    }
+    client.close().await;
+}
+
+/// Transactions back to back; each one's response time from its start.
+async fn closed_loop(lane: &Lane, client: &mut Client, w: &mut Worker) {
+    let (plan, sh, st) = (&*lane.work, &*lane.sh, &*lane.st);
     while !sh.stopped() {
         if lane.blocking {
             driver::tick(lane.reporter, sh, st, &lane.live);
         }
         let measuring = st.borrow().measuring;
         let started = Instant::now();
-        match w.transaction(&mut client, plan).await {
+        match w.transaction(client, plan).await {
             Ok(()) => {
                 if measuring && st.borrow().measuring {
                     let ns = started.elapsed().as_nanos() as u64;
-                    let mut s = st.borrow_mut();
-                    s.rec.record(0, ns, ns);
-                    s.queries += w.timings.len() as u64;
-                    for (k, t) in &w.timings {
-                        s.kinds[*k].saturating_record((*t).max(1));
-                    }
-                    drop(s);
-                    sh.measured.fetch_add(1, Ordering::Relaxed);
+                    completed(lane, w, ns, ns);
                 }
             }
             Err((stmt, e)) => {
-                if sh.stopped() {
+                if !recover(lane, client, stmt, e, measuring).await {
                     break;
                 }
-                if plan.cfg.ignore_errors.iter().any(|k| k == e.kind) {
-                    if measuring {
-                        st.borrow_mut().rec.error(e.kind);
-                    }
-                    let _ = client.simple("ROLLBACK").await;
-                    continue;
-                }
-                if e.kind == "lost_connection" {
-                    let lost = sh.reconnects.fetch_add(1, Ordering::SeqCst) + 1;
-                    if lost > plan.cfg.max_reconnects {
-                        sh.fail(format!(
-                            "{lost} connections lost mid-run (more than max_reconnects = {}); last: {}",
-                            plan.cfg.max_reconnects, e.message
-                        ));
-                        break;
-                    }
-                    st.borrow_mut().rec.error("lost_connection");
-                    let reopened = Client::connect(db, statements, plan.cfg.prepared).await;
-                    match reopened.and_then(|mut c| {
-                        if lane.blocking {
-                            c.make_blocking()?;
-                        }
-                        Ok(c)
-                    }) {
-                        Ok(c) => client = c,
-                        Err(e) => {
-                            sh.fail(format!("reconnecting failed: {}", e.message));
-                            break;
-                        }
-                    }
-                    continue;
-                }
-                let hint = match e.kind {
-                    "too_many_connections" => "; raise max_connections",
-                    "max_prepared_stmt_count" => {
-                        "; raise max_prepared_stmt_count or set prepared = false"
-                    }
-                    _ => "",
-                };
-                sh.fail(format!(
-                    "{} failed: {} [{}]{hint}",
-                    stmt.name(),
-                    e.message,
-                    e.kind
-                ));
-                break;
             }
         }
     }
-    client.close().await;
+}
+
+/// Transactions at this connection's intended times: `rate` over all connections, so
+/// one every `connections / rate` seconds here, at fixed intervals (as kv's default
+/// `arrival = "uniform"`), the connections' schedules staggered evenly over one interval.
+/// A transaction's response time runs from its intended start, so one that waits behind
+/// a slow one (a backlog) counts its wait: no coordinated omission. The schedule never
+/// waits for the server: behind it, transactions go back to back until it is caught up.
+async fn open_loop(lane: &Lane, client: &mut Client, w: &mut Worker, rate: f64) {
+    let (plan, sh, st) = (&*lane.work, &*lane.sh, &*lane.st);
+    let connections = plan.cfg.connections.max(1) as f64;
+    let interval = 1e9 * connections / rate.max(1e-9);
+    let mut due = sh.now_ns() as f64 + interval * w.conn as f64 / connections;
+    while !sh.stopped() {
+        let intended = due as u64;
+        due += interval;
+        if !pace(lane, intended).await {
+            break;
+        }
+        let measuring = st.borrow().measuring;
+        let sent = sh.now_ns();
+        match w.transaction(client, plan).await {
+            Ok(()) => {
+                if measuring && st.borrow().measuring {
+                    let now = sh.now_ns();
+                    completed(lane, w, now.saturating_sub(intended), now - sent);
+                    if sent.saturating_sub(intended) > LATE_NS {
+                        st.borrow_mut().rec.late += 1;
+                    }
+                }
+            }
+            Err((stmt, e)) => {
+                if !recover(lane, client, stmt, e, measuring).await {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Open loop: a transaction sent more than this after its intended time is late (as the
+/// kv engine counts).
+const LATE_NS: u64 = 1_000_000;
+
+/// Waits until `intended` (ns since the run's epoch); false if the run stopped first. A
+/// connection that owns its thread (blocking mode) sleeps the thread, to the tens of
+/// microseconds, and ticks the thread's window itself; connections sharing a thread sleep
+/// on the runtime's timer, whose resolution is 1 ms (a send up to 1 ms after its intended
+/// time, which its response time includes).
+async fn pace(lane: &Lane, intended: u64) -> bool {
+    let sh = &*lane.sh;
+    loop {
+        if lane.blocking {
+            driver::tick(lane.reporter, sh, &lane.st, &lane.live);
+        }
+        if sh.stopped() {
+            return false;
+        }
+        let now = sh.now_ns();
+        if now >= intended {
+            return true;
+        }
+        let wait = Duration::from_nanos(intended - now);
+        if lane.blocking {
+            // In steps, so the window's ticks and the run's end are seen.
+            std::thread::sleep(wait.min(Duration::from_millis(10)));
+        } else if !sh.sleep(wait).await {
+            return false;
+        }
+    }
+}
+
+/// Records a completed transaction of the measured window: its response and service
+/// times (equal in the closed loop), its statements' counts and times.
+#[inline]
+fn completed(lane: &Lane, w: &Worker, response_ns: u64, service_ns: u64) {
+    let mut s = lane.st.borrow_mut();
+    s.rec.record(0, response_ns, service_ns);
+    s.queries += w.timings.len() as u64;
+    for (k, t) in &w.timings {
+        s.kinds[*k].saturating_record((*t).max(1));
+    }
+    drop(s);
+    lane.sh.measured.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A failed transaction: an error `ignore_errors` names is counted (when `measuring`)
+/// and rolled back; a lost connection is reopened (up to `max_reconnects`); anything else
+/// fails the run. False when the connection must stop.
+async fn recover(
+    lane: &Lane,
+    client: &mut Client,
+    stmt: Stmt,
+    e: DbError,
+    measuring: bool,
+) -> bool {
+    let (db, plan, sh, st) = (&lane.db, &*lane.work, &*lane.sh, &*lane.st);
+    if sh.stopped() {
+        return false;
+    }
+    if plan.cfg.ignore_errors.iter().any(|k| k == e.kind) {
+        if measuring {
+            st.borrow_mut().rec.error(e.kind);
+        }
+        let _ = client.simple("ROLLBACK").await;
+        return true;
+    }
+    if e.kind == "lost_connection" {
+        let lost = sh.reconnects.fetch_add(1, Ordering::SeqCst) + 1;
+        if lost > plan.cfg.max_reconnects {
+            sh.fail(format!(
+                "{lost} connections lost mid-run (more than max_reconnects = {}); last: {}",
+                plan.cfg.max_reconnects, e.message
+            ));
+            return false;
+        }
+        st.borrow_mut().rec.error("lost_connection");
+        let reopened = Client::connect(db, plan.texts.len(), plan.cfg.prepared).await;
+        return match reopened.and_then(|mut c| {
+            if lane.blocking {
+                c.make_blocking()?;
+            }
+            Ok(c)
+        }) {
+            Ok(c) => {
+                *client = c;
+                true
+            }
+            Err(e) => {
+                sh.fail(format!("reconnecting failed: {}", e.message));
+                false
+            }
+        };
+    }
+    let hint = match e.kind {
+        "too_many_connections" => "; raise max_connections",
+        "max_prepared_stmt_count" => "; raise max_prepared_stmt_count or set prepared = false",
+        _ => "",
+    };
+    sh.fail(format!(
+        "{} failed: {} [{}]{hint}",
+        stmt.name(),
+        e.message,
+        e.kind
+    ));
+    false
 }
 
 /// Per-connection generator state.
@@ -450,8 +561,31 @@ fn new_group(last: Option<Stmt>, s: Stmt) -> bool {
     }
 }
 
-fn summarize(outs: Vec<ThreadRec>, window: (u64, u64), threads: usize) -> RunRecord {
+/// The threads' measurements as one record; at an offered `rate` (open loop) with the
+/// service times, the late sends and the offered rate, and client-bound when the achieved
+/// rate fell more than 5% short of it (as the kv engine says).
+fn summarize(
+    outs: Vec<ThreadRec>,
+    window: (u64, u64),
+    threads: usize,
+    rate: Option<f64>,
+) -> RunRecord {
+    let mut service = histogram();
+    let mut late = 0;
+    for t in &outs {
+        if let Some(h) = &t.rec.service {
+            let _ = service.add(h);
+        }
+        late += t.rec.late;
+    }
     let (mut r, kinds, _) = driver::merge(outs, window, threads, KINDS, 0);
+    if let Some(rate) = rate {
+        r.service_us = Some(percentiles(&service));
+        r.service_hist = bakeoff_engine::serialize_histogram(&service);
+        r.offered_ops_per_s = Some(rate);
+        r.late = late;
+        r.client_bound = r.client_bound || r.ops_per_s < 0.95 * rate;
+    }
     r.by_command.insert("transaction".into(), r.ops);
     r.kinds.insert(
         "transaction".into(),

@@ -78,6 +78,7 @@ impl Workload for Oltp {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.for_engine(ctx.engine);
         cfg.connections = ctx.connections;
+        cfg.rate = ctx.rate;
         cfg.client_threads =
             super::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         let mut db = ctx.server.db()?;
@@ -208,5 +209,6 @@ fn config(k: &OltpKeys) -> OltpConfig {
         unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
         ignore_errors: k.ignore_errors.clone().unwrap_or(d.ignore_errors),
         max_reconnects: k.max_reconnects.unwrap_or(d.max_reconnects),
+        rate: None,
     }
 }
