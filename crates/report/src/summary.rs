@@ -357,8 +357,15 @@ fn held_back_lines(r: &Results) -> Vec<String> {
         .iter()
         .filter(|k| k.verdict == Verdict::ClientBound)
         .map(|k| {
+            // A capacity comparison is held back by the searches' trials, not the rounds.
+            let capacity = k.metric == crate::model::CAPACITY;
             let side = |variant: &str| {
                 let c = r.cell(&k.workload, variant, k.connections)?;
+                if let Some(cap) = c.capacity.as_ref().filter(|_| capacity) {
+                    let bound = cap.trials.iter().filter(|t| t.client_bound).count();
+                    let threads = c.runs.iter().map(|x| x.client_threads).max().unwrap_or(0);
+                    return Some((format!("{variant} {bound} of {}", cap.trials.len()), threads, connections_per(k.connections, threads)));
+                }
                 let valid: Vec<_> = c.runs.iter().filter(|x| x.valid && !x.instruction_run).collect();
                 let bound = valid.iter().filter(|x| x.client_bound).count();
                 let threads = valid.iter().map(|x| x.client_threads).max().unwrap_or(0);
@@ -376,11 +383,12 @@ fn held_back_lines(r: &Results) -> Vec<String> {
                 String::new()
             };
             format!(
-                "{} x{} {}: client-bound: the load engine, not the server, set the pace in {} runs, so the figures compare the load with itself; give it more client threads (client_threads){had}, a clients host, or fewer connections per thread",
+                "{} x{} {}: client-bound: the load engine, not the server, set the pace in {} {}, so the figures compare the load with itself; give it more client threads (client_threads){had}, a clients host, or fewer connections per thread",
                 k.workload,
                 k.connections,
                 k.variant,
-                counts.join(" and ")
+                counts.join(" and "),
+                if capacity { "capacity trials" } else { "runs" }
             )
         })
         .collect()

@@ -1116,3 +1116,28 @@ fn capacity_table_curve_and_trials_in_every_exporter() {
     assert_eq!(back.cells[1].capacity, r.cells[1].capacity);
     assert_eq!(back.comparisons[1].metric, "capacity");
 }
+
+/// A capacity comparison held back by the load counts the searches' trials the load
+/// could not offer, not the (absent) rounds.
+#[test]
+fn a_client_bound_capacity_says_how_many_trials_the_load_held_back() {
+    let mut r = capacity_sample();
+    let k = r
+        .comparisons
+        .iter_mut()
+        .find(|k| k.metric == crate::model::CAPACITY)
+        .expect("a capacity comparison");
+    k.verdict = Verdict::ClientBound;
+    let (workload, variant, connections) = (k.workload.clone(), k.variant.clone(), k.connections);
+    let cell = r
+        .cells
+        .iter_mut()
+        .find(|c| c.workload == workload && c.variant == variant && c.connections == connections)
+        .expect("its cell");
+    let cap = cell.capacity.as_mut().expect("a capacity");
+    cap.trials[0].client_bound = true;
+    let total = cap.trials.len();
+    let lines = crate::summary::explanations(&r);
+    let want = format!("{variant} 1 of {total} capacity trials");
+    assert!(lines.iter().any(|l| l.contains(&want)), "{want}: {lines:?}");
+}
