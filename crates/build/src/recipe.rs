@@ -547,14 +547,15 @@ impl Plan<'_> {
         ];
         args.extend(cmake_flag_args(&self.spec.cflags, &self.spec.ldflags));
         // cmake takes its archiver from its cache, not from the environment (LTO's
-        // gcc-ar or llvm-ar).
+        // gcc-ar or llvm-ar), and reads a bare name there as a file in the build folder:
+        // give it the path the name resolves to on PATH.
         for (var, cache_var) in [
             ("AR", "CMAKE_AR"),
             ("RANLIB", "CMAKE_RANLIB"),
             ("NM", "CMAKE_NM"),
         ] {
             if let Some(tool) = self.spec.env.get(var) {
-                args.push(format!("-D{cache_var}={tool}"));
+                args.push(format!("-D{cache_var}={}", cmake_tool_path(tool)));
             }
         }
         args.extend(
@@ -687,6 +688,18 @@ fn make_goal(layout: Layout, make_args: &[String], product: &Path) -> Option<Str
         .iter()
         .any(|a| !a.starts_with('-') && !a.contains('='));
     (layout == Layout::Autotools && !names_goal).then(|| product.display().to_string())
+}
+
+/// A tool named in a variant's environment, as cmake's cache wants it: a bare name is
+/// resolved on PATH (cmake would read it as a file in the build folder); a path, or a
+/// name that resolves to nothing, is kept as given.
+fn cmake_tool_path(tool: &str) -> String {
+    if tool.contains('/') {
+        return tool.to_string();
+    }
+    bakeoff_os::path::which(tool)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| tool.to_string())
 }
 
 #[cfg(test)]
@@ -1103,5 +1116,14 @@ mod tests {
         );
         assert!(Recipe::Sqlite.check(&s).is_err());
         assert!(Recipe::Postgres.check(&s).is_ok());
+    }
+
+    #[test]
+    fn cmake_gets_the_path_of_a_tool_named_by_its_bare_name() {
+        // `sh` is on every PATH; cmake would look for a bare "sh" in the build folder.
+        let sh = cmake_tool_path("sh");
+        assert!(sh.starts_with('/') && sh.ends_with("/sh"), "{sh}");
+        assert_eq!(cmake_tool_path("/opt/x/llvm-ar"), "/opt/x/llvm-ar");
+        assert_eq!(cmake_tool_path("no-such-tool-here"), "no-such-tool-here");
     }
 }
