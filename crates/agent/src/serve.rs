@@ -57,6 +57,17 @@ pub fn serve(root: &Path, run: &str) -> Result<(), String> {
         eprintln!("bakeoff agent: {stale}");
     }
     let data_parent = root.join("data");
+    // Only a data folder of bakeoff's own is cleaned up below: claimed (made and marked)
+    // first, refused when it holds anything else.
+    bakeoff_os::own::claim(&data_parent, "agent data", &|e| {
+        e.file_name().to_string_lossy().starts_with("run-")
+    })
+    .map_err(|why| {
+        format!(
+            "bakeoff agent: cannot use {}: {why}; give a --root (work_dir) of bakeoff's own",
+            data_parent.display()
+        )
+    })?;
     let data_root = data_parent.join(format!("run-{}", safe_run(run)));
     // Held while this agent lives: the run's data is in use.
     let _held = RunLock::hold(&data_root).map_err(|e| format!("bakeoff agent: {e}"))?;

@@ -63,7 +63,7 @@ pub fn run() -> Result<(), Failure> {
             sandbox_dir,
         } => {
             let l = load(&experiment, &set)?;
-            let root = sandbox_root(None, &l);
+            let root = sandbox_root(sandbox_dir.as_deref(), &l);
             let hosts = bakeoff_runner::check(&l, &root).map_err(|e| match e {
                 RunError::BadInput(m) => Failure::BadInput(m),
                 other => Failure::Failed(other.to_string()),
@@ -185,7 +185,10 @@ fn noise_cmd(
     let bars = Bars::new(show);
     let outcome = bakeoff_runner::run_experiment(&reduced, &opts, &bars, cancel);
     bars.finish();
-    let _ = std::fs::remove_dir_all(&folder);
+    // Only the folder this check made (a name taken before it is not its to remove).
+    if bakeoff_os::own::is_marked(&folder, bakeoff_runner::RESULTS_PURPOSE) {
+        let _ = std::fs::remove_dir_all(&folder);
+    }
     let o = match outcome {
         Ok(o) => o,
         Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
@@ -588,15 +591,21 @@ fn rebase_cmd(
         "re-decided by `bakeoff report --baseline {name}` against {name}; the experiment ran with {was} as its baseline"
     ));
     let (folder, suffix) = match out {
-        Some(o) => {
-            std::fs::create_dir_all(o).map_err(|e| {
-                Failure::BadInput(format!(
-                    "cannot create {}: {e}; give a folder you can write",
+        // Like a run's --out: an absent or empty folder, claimed so that nothing of a
+        // user's (the results folder itself included) is ever written over.
+        Some(o) => match bakeoff_os::own::claim_fresh(o, bakeoff_runner::RESULTS_PURPOSE) {
+            Ok(true) => (o.to_path_buf(), None),
+            Ok(false) => return Err(Failure::BadInput(format!(
+                "--out {}: the folder already exists and is not empty; give a new or empty folder",
+                o.display()
+            ))),
+            Err(e) => {
+                return Err(Failure::BadInput(format!(
+                    "--out {}: cannot create the folder: {e}; give a folder you can write",
                     o.display()
-                ))
-            })?;
-            (o.to_path_buf(), None)
-        }
+                )))
+            }
+        },
         None => (
             dir.to_path_buf(),
             Some(format!("baseline-{}", bakeoff_os::path::safe_name(name))),

@@ -23,6 +23,12 @@ use serde::Serialize;
 use crate::error::{BuildError, Result};
 use crate::util::remove_tree;
 
+/// The folders directly under a cache root (see the module doc; `profiles` and `bolted`
+/// hold PGO profiles and BOLT-ed binaries, `logs` build logs).
+const LAYOUT: &[&str] = &[
+    "sources", "patched", "builds", "locks", "logs", "profiles", "bolted",
+];
+
 /// A build and source cache rooted at one directory.
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -42,6 +48,17 @@ impl Cache {
     /// (else `./.bakeoff-cache` when not even `$HOME` is set).
     pub fn default_root() -> PathBuf {
         pick_root(|name| std::env::var_os(name))
+    }
+
+    /// Claims the root before anything is written there: creates and marks it, or takes
+    /// a folder that is empty or holds only the cache's own layout (a cache an earlier
+    /// bakeoff made); refuses a folder of anything else (`--cache ~` would otherwise
+    /// write bakeoff's folders among a user's files). Err is the reason, said of the path.
+    pub fn claim(&self) -> std::result::Result<(), String> {
+        bakeoff_os::own::claim(&self.root, "cache", &|e| {
+            LAYOUT.contains(&e.file_name().to_string_lossy().as_ref())
+        })
+        .map_err(|e| format!("cannot use {} as the build cache: {e}", self.root.display()))
     }
 
     /// The cache's root directory.

@@ -9,6 +9,9 @@
 //! - [`name`]: what a name may be wherever it is read ([`name::valid_name`]), and text
 //!   made safe for a terminal ([`name::printable`]).
 //!
+//! - [`own`]: folders bakeoff owns, marked when claimed ([`own::claim`],
+//!   [`own::claim_fresh`]), so a cleanup never touches a folder bakeoff did not make.
+//!
 //! - [`cpus`]: CPU lists as taskset takes them ([`cpus::CpuSet`]), pinning threads and
 //!   processes, and the default split of a machine between a server and its load.
 //!
@@ -17,4 +20,5 @@
 pub mod cpus;
 pub mod file;
 pub mod name;
+pub mod own;
 pub mod path;

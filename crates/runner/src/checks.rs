@@ -191,6 +191,30 @@ pub fn sandbox_root(l: &Loaded, root: &Path) -> Result<(), RunError> {
     let Err(why) = bakeoff_sandbox::check_root(root) else {
         return Ok(());
     };
+    sandbox_root_error(l, root, why)
+}
+
+/// Claims the sandbox folder (creates it, marks it as bakeoff's) before anything is
+/// cleaned up or started in it; refused as [`sandbox_root`] refuses.
+pub fn claim_sandbox_root(l: &Loaded, root: &Path) -> Result<(), RunError> {
+    if l.experiment.target.host.is_some() {
+        return Ok(());
+    }
+    match bakeoff_sandbox::claim_root(root) {
+        Ok(()) => Ok(()),
+        Err(why) => sandbox_root_error(l, root, why),
+    }
+}
+
+/// Claims the build cache folder ([`bakeoff_build::Cache::claim`]) before anything is
+/// fetched or built there.
+pub fn claim_cache(root: &Path) -> Result<(), RunError> {
+    bakeoff_build::Cache::new(root)
+        .claim()
+        .map_err(|why| RunError::BadInput(format!("{why}; give --cache a new or empty folder")))
+}
+
+fn sandbox_root_error(l: &Loaded, root: &Path, why: String) -> Result<(), RunError> {
     let from_file = l
         .experiment
         .plan
@@ -198,7 +222,7 @@ pub fn sandbox_root(l: &Loaded, root: &Path) -> Result<(), RunError> {
         .as_ref()
         .is_some_and(|d| l.resolve(Path::new(d)) == root);
     let msg = format!(
-        "cannot use {} as the sandbox folder: {why}, so no server could start; choose a folder of this user",
+        "cannot use {} as the sandbox folder: {why}; choose a new or empty folder of this user",
         root.display()
     );
     Err(RunError::BadInput(if from_file {

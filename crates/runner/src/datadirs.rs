@@ -509,12 +509,20 @@ pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf,
 
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed
 /// before it could clean up). Returns one line per removed directory.
+/// Only in a sandbox root bakeoff made and marked, and only real folders on its own
+/// filesystem (never a link or a mount).
 pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
+    if !bakeoff_sandbox::is_our_root(sandbox_root) {
+        return Vec::new();
+    }
     let Ok(rd) = std::fs::read_dir(sandbox_root) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for entry in rd.flatten() {
+        if !bakeoff_os::own::is_plain_subfolder(sandbox_root, &entry.path()) {
+            continue;
+        }
         let name = entry.file_name().to_string_lossy().to_string();
         let Some(pid) = name
             .strip_prefix("data-")

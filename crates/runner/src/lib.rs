@@ -38,7 +38,7 @@ pub use analyze::analyze;
 pub use bakeoff_engine::Live;
 pub use capacity_figures::cost_lines as capacity_cost;
 pub use error::RunError;
-pub use folder::{write_results, Folder};
+pub use folder::{write_results, Folder, PURPOSE as RESULTS_PURPOSE};
 pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};
 pub use observer::{Observer, Quiet, RoundStatus};
 pub use options::Options;
@@ -83,6 +83,8 @@ pub fn verify_experiment(
     let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
     let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
     remote::reach(loaded)?;
+    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
+    checks::claim_cache(&opts.cache_root)?;
     if !loaded.experiment.target.kind.is_sql() {
         return Err(RunError::BadInput(format!(
             "{}: bakeoff verify compares SQL results; this experiment's target is {}",
@@ -203,6 +205,8 @@ pub fn run_experiment(
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
     checks::sandbox_root(loaded, &opts.sandbox_root)?;
+    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
+    checks::claim_cache(&opts.cache_root)?;
     for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
         observer.notice(&stale.to_string());
     }

@@ -124,6 +124,7 @@ pub fn check_root(root: &Path) -> Result<(), String> {
         }
     }
     let exists = at == root;
+    refuse_system_folder(root, &at)?;
     let meta = fs::metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
     if !meta.is_dir() {
         return Err(format!("{} is a file, not a folder", at.display()));
@@ -141,11 +142,138 @@ pub fn check_root(root: &Path) -> Result<(), String> {
         if own.mode() & 0o002 != 0 {
             return Err(format!("{} is writable by every user", at.display()));
         }
+        if !bakeoff_os::own::is_marked(&at, ROOT_PURPOSE) {
+            if let Some(name) = bakeoff_os::own::foreign_entry(&at, &made_by_bakeoff) {
+                return Err(format!(
+                    "{} holds {name:?} and other files bakeoff did not make (bakeoff cleans up its sandbox folder, so it only takes an empty folder, a new one, or one it made)",
+                    at.display()
+                ));
+            }
+        }
     }
     if !writable(&at) {
         return Err(format!("{} is not writable by this user", at.display()));
     }
     Ok(())
+}
+
+/// What the sandbox root's marker says the folder is for.
+pub(crate) const ROOT_PURPOSE: &str = "sandbox root";
+
+/// Folders no sandbox root may be (or lie in directly): the system's own.
+const SYSTEM_FOLDERS: &[&str] = &[
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/usr/local",
+    "/var",
+    "/var/tmp",
+    "/var/lib",
+    "/var/log",
+];
+
+/// Filesystems that hold no user data and where nothing may be created or removed.
+const PSEUDO_FILESYSTEMS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "devtmpfs",
+    "devpts",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "configfs",
+    "bpf",
+    "pstore",
+    "efivarfs",
+    "fusectl",
+    "mqueue",
+    "hugetlbfs",
+    "binfmt_misc",
+    "autofs",
+];
+
+/// A system folder, the user's home, or a folder on /proc, /sys and the like is never a
+/// sandbox root: its entries are not bakeoff's to clean up. `existing` is the nearest
+/// part of `root` that exists (the root itself when it does).
+fn refuse_system_folder(root: &Path, existing: &Path) -> Result<(), String> {
+    let real = fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    let real_root = match root.strip_prefix(existing) {
+        Ok(rest) => real.join(rest),
+        Err(_) => real.clone(),
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let is_system = SYSTEM_FOLDERS.iter().any(|s| real_root == Path::new(s))
+        || home.is_some_and(|h| fs::canonicalize(&h).unwrap_or(h) == real_root);
+    if is_system {
+        return Err(format!(
+            "{} is a system folder or a home folder",
+            real_root.display()
+        ));
+    }
+    if let Some(fs) = filesystem_of(existing) {
+        if PSEUDO_FILESYSTEMS.contains(&fs.fs_type.as_str()) {
+            return Err(format!(
+                "{} is on the kernel's {} filesystem, not on a disk",
+                real_root.display(),
+                fs.fs_type
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An entry an earlier bakeoff, from before the marker, left in its sandbox root: a
+/// sandbox dir with its record, a `data-<pid>` folder, or a `logs` folder.
+fn made_by_bakeoff(e: &fs::DirEntry) -> bool {
+    let name = e.file_name();
+    let name = name.to_string_lossy();
+    let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+    is_dir
+        && (e.path().join(crate::meta::RECORD_FILE).is_file()
+            || name
+                .strip_prefix("data-")
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+}
+
+/// Creates the sandbox root when absent and marks it as bakeoff's; refuses a folder that
+/// [`check_root`] refuses (a user's files, a system folder). Only a marked root is ever
+/// cleaned up ([`crate::reap_stale`]).
+pub fn claim_root(root: &Path) -> Result<(), String> {
+    check_root(root)?;
+    if !root.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(root)
+            .map_err(|e| format!("cannot create the sandbox folder {}: {e}", root.display()))?;
+    }
+    bakeoff_os::own::claim(root, ROOT_PURPOSE, &made_by_bakeoff)
+        .map_err(|e| format!("cannot use {} as the sandbox folder: {e}", root.display()))
+}
+
+/// Whether `root` is a sandbox root bakeoff made (it carries the marker).
+pub fn is_our_root(root: &Path) -> bool {
+    bakeoff_os::own::is_marked(root, ROOT_PURPOSE)
 }
 
 /// access(2) for write and search: false on a read-only filesystem too, even for root.
@@ -183,6 +311,10 @@ pub(crate) fn prepare_root(root: &Path) -> Result<(), SandboxError> {
     }
     if meta.mode() & 0o002 != 0 {
         return Err(unsafe_root("writable by every user"));
+    }
+    if !is_our_root(root) {
+        bakeoff_os::own::claim(root, ROOT_PURPOSE, &made_by_bakeoff)
+            .map_err(|e| unsafe_root(&e.to_string()))?;
     }
     Ok(())
 }
@@ -312,9 +444,11 @@ mod tests {
         // Below a file: the folder could never be made.
         let e = check_root(&file.join("sandboxes")).unwrap_err();
         assert!(e.contains(&format!("{} is a file", file.display())), "{e}");
-        // Absent below a folder of ours, or a folder of ours: fine.
+        // Absent below a folder of ours, or an empty folder of ours: fine.
         assert_eq!(check_root(&tmp.path().join("a/b")), Ok(()));
-        assert_eq!(check_root(tmp.path()), Ok(()));
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert_eq!(check_root(&empty), Ok(()));
         use std::os::unix::fs::PermissionsExt;
         let open = tmp.path().join("open");
         std::fs::create_dir(&open).unwrap();

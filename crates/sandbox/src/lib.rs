@@ -36,7 +36,7 @@ mod sqlite;
 mod stale;
 mod target;
 
-pub use dirs::{check_root, default_root, filesystem_of, Filesystem};
+pub use dirs::{check_root, claim_root, default_root, filesystem_of, is_our_root, Filesystem};
 pub use error::SandboxError;
 pub use mariadb::Mariadb;
 pub use memcached::Memcached;

@@ -1,18 +1,19 @@
 //! Finding and removing stale sandboxes left by an earlier bakeoff run that was killed:
 //! a sandbox dir whose owner process is gone has its surviving server killed (only when
 //! the server's pid still has the recorded start time) and is removed. Sandboxes of a
-//! live bakeoff process are never touched.
+//! live bakeoff process are never touched. Only a sandbox root bakeoff made and marked
+//! is looked at ([`crate::claim_root`]), and in it only real folders on the root's own
+//! filesystem that hold a sandbox record: a link, a mount or a folder without a record
+//! is never removed, whatever its age.
 
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::meta::Record;
 use crate::{procfs, registry};
 
-/// A dir without a record younger than this may be mid-creation: left alone.
-const UNRECORDED_GRACE: Duration = Duration::from_secs(600);
 /// How long to wait for a killed stale server to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
@@ -68,34 +69,37 @@ fn join(pids: &[i32]) -> String {
 }
 
 /// Removes every stale sandbox under `root` (see the module doc); returns one report per
-/// removed (or unremovable) dir. A missing root is not an error: nothing to do.
+/// removed (or unremovable) dir. A missing root, or one bakeoff did not mark as its
+/// own, is not an error: nothing to do.
 pub fn reap_stale(root: &Path) -> Vec<StaleReport> {
+    if !crate::is_our_root(root) {
+        return Vec::new();
+    }
     let Ok(entries) = fs::read_dir(root) else {
         return Vec::new();
     };
     entries
         .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| bakeoff_os::own::is_plain_subfolder(root, &e.path()))
         .filter_map(|e| reap_one(&e.path()))
         .collect()
 }
 
-/// Reaps one dir if it is stale.
+/// Reaps one dir if it is stale: it holds a record whose owner is gone.
 fn reap_one(dir: &Path) -> Option<StaleReport> {
-    let record = Record::read(dir);
+    let record = Record::read(dir)?;
     let mut report = StaleReport {
         dir: dir.to_path_buf(),
-        owner_pid: record.as_ref().map(|r| r.owner_pid),
+        owner_pid: Some(record.owner_pid),
         killed: Vec::new(),
         survivors: Vec::new(),
         remove_error: None,
     };
-    match &record {
-        Some(r) if r.owner_alive() => return None,
-        Some(r) if !r.is_from_other_boot() => kill_server(r, &mut report),
-        Some(_) => {}
-        None if !older_than(dir, UNRECORDED_GRACE) => return None,
-        None => {}
+    if record.owner_alive() {
+        return None;
+    }
+    if !record.is_from_other_boot() {
+        kill_server(&record, &mut report);
     }
     if let Err(e) = fs::remove_dir_all(dir) {
         report.remove_error = Some(e.to_string());
@@ -156,14 +160,6 @@ fn wait_gone(procs: &[(i32, u64)], timeout: Duration) -> Vec<i32> {
     }
 }
 
-fn older_than(dir: &Path, age: Duration) -> bool {
-    fs::metadata(dir)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok())
-        .is_some_and(|d| d >= age)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,7 +184,7 @@ mod tests {
     fn test_root(tag: &str) -> Guard {
         let root = std::env::temp_dir().join(format!("bakeoff-stale-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        crate::claim_root(&root).unwrap();
         Guard { root, child: None }
     }
 
@@ -257,6 +253,81 @@ mod tests {
         assert!(reports[0].killed.is_empty());
         assert!(!dir.exists());
         assert!(g.child.as_mut().unwrap().try_wait().unwrap().is_none());
+    }
+
+    /// Makes `path` look `age` old.
+    fn age(path: &Path, age: Duration) {
+        let t = std::time::SystemTime::now() - age;
+        fs::File::open(path).unwrap().set_modified(t).unwrap();
+    }
+
+    /// Issue 44, class 1: the cleanup deleted a user's folders (`old-project/`, `notes/`,
+    /// `.git/`, `photos/`) when `sandbox_dir` pointed at them. Every spelling of that:
+    /// an unmarked folder of a user's files of any age, links and unrecorded folders in
+    /// a marked root, a record planted behind a link.
+    #[test]
+    fn hostile_cleanup_never_removes_a_users_folders() {
+        let hour = Duration::from_secs(3600);
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        let names = ["old-project", "notes", ".git", "photos", "data-1", "x-1-1"];
+        for n in names {
+            fs::create_dir_all(victim.join(n).join("inner")).unwrap();
+            fs::write(victim.join(n).join("inner/file"), n).unwrap();
+            age(&victim.join(n), 24 * hour);
+        }
+        // Even a user's folder holding a record-like file is not bakeoff's.
+        dead_owner_record("x").write(&victim.join("x-1-1")).unwrap();
+        let e = crate::check_root(&victim).unwrap_err();
+        assert!(e.contains("did not make"), "{e}");
+        assert!(crate::claim_root(&victim).is_err());
+        assert!(reap_stale(&victim).is_empty());
+        for n in names {
+            assert!(
+                victim.join(n).join("inner/file").is_file(),
+                "{n} was touched"
+            );
+        }
+        assert!(!victim.join(bakeoff_os::own::MARKER).exists());
+
+        // In a root of bakeoff's own: old folders without a record stay, links are never
+        // followed, not even to a folder with a stale record.
+        let g = test_root("hostile");
+        let unrecorded = g.root.join("half-made-1-1");
+        fs::create_dir(&unrecorded).unwrap();
+        age(&unrecorded, 24 * hour);
+        let outside = tmp.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        dead_owner_record("o").write(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, g.root.join("link-1-1")).unwrap();
+        assert!(reap_stale(&g.root).is_empty());
+        assert!(unrecorded.is_dir());
+        assert!(outside.join(crate::meta::RECORD_FILE).is_file());
+    }
+
+    /// Issue 44, class 1: `/`, system folders and folders on /proc or /sys are refused as
+    /// the sandbox folder before anything is looked at.
+    #[test]
+    fn hostile_sandbox_dir_system_folders_are_refused() {
+        for dir in [
+            "/",
+            "/proc",
+            "/proc/self",
+            "/sys",
+            "/sys/kernel",
+            "/etc",
+            "/usr",
+            "/var/tmp",
+            "/tmp",
+            "/home",
+            "/dev",
+            "/root",
+            "/proc/new-folder",
+        ] {
+            let e = crate::check_root(Path::new(dir));
+            assert!(e.is_err(), "{dir} accepted");
+            assert!(reap_stale(Path::new(dir)).is_empty());
+        }
     }
 
     #[test]

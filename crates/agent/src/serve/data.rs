@@ -146,6 +146,9 @@ pub(super) fn reap_runs(parent: &Path, own: &Path) -> Vec<String> {
             let _ = std::fs::remove_file(RunLock::path(&dir));
             continue;
         }
+        if !bakeoff_os::own::is_plain_subfolder(parent, &dir) {
+            continue;
+        }
         if std::fs::remove_dir_all(&dir).is_ok() {
             let _ = std::fs::remove_file(RunLock::path(&dir));
             out.push(format!(
