@@ -297,9 +297,7 @@ fn sigint_and_kill_9_leave_no_server_behind() {
         );
     }
     // The kill -9 left a sandbox dir behind; the next run reaps it.
-    let leftover = std::fs::read_dir(s.sandboxes())
-        .map(|d| d.count())
-        .unwrap_or(0);
+    let leftover = entries(&s.sandboxes()).len();
     let quick = s.write(
         "quick.toml",
         &text
@@ -313,9 +311,7 @@ fn sigint_and_kill_9_leave_no_server_behind() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let after = std::fs::read_dir(s.sandboxes())
-        .map(|d| d.count())
-        .unwrap_or(0);
+    let after = entries(&s.sandboxes()).len();
     assert!(
         after == 0,
         "stale sandboxes left: {leftover} before, {after} after"

@@ -105,13 +105,14 @@ pub fn pids_named(name: &str) -> Vec<u32> {
     out
 }
 
-/// The names in a directory (none when it does not exist).
+/// The names in a directory (none when it does not exist), bakeoff's folder marker aside.
 pub fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".bakeoff-owned")
         .collect()
 }
 
