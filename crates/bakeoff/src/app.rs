@@ -595,10 +595,12 @@ fn rebase_cmd(
         // user's (the results folder itself included) is ever written over.
         Some(o) => match bakeoff_os::own::claim_fresh(o, bakeoff_runner::RESULTS_PURPOSE) {
             Ok(true) => (o.to_path_buf(), None),
-            Ok(false) => return Err(Failure::BadInput(format!(
+            Ok(false) => {
+                return Err(Failure::BadInput(format!(
                 "--out {}: the folder already exists and is not empty; give a new or empty folder",
                 o.display()
-            ))),
+            )))
+            }
             Err(e) => {
                 return Err(Failure::BadInput(format!(
                     "--out {}: cannot create the folder: {e}; give a folder you can write",

@@ -1,5 +1,7 @@
 //! A lean MariaDB/MySQL client for the oltp hot path: the classic protocol's handshake
-//! (mysql_native_password), COM_QUERY, and prepared statements (COM_STMT_PREPARE and
+//! (mysql_native_password, and MySQL 8's caching_sha2_password: the fast path, and the
+//! full authentication with the password in clear over a unix socket or RSA-encrypted
+//! with the server's public key over TCP), COM_QUERY, and prepared statements (COM_STMT_PREPARE and
 //! COM_STMT_EXECUTE with binary parameters). Results are skipped packet by packet in one
 //! reused buffer, never decoded into rows: the load generator needs the round trip and the
 //! status, not the values. (A general driver decodes every row into owned values, which
@@ -87,6 +89,84 @@ pub fn scramble(password: &str, salt: &[u8]) -> Vec<u8> {
     h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
 }
 
+/// caching_sha2_password: SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + nonce).
+pub fn scramble_sha2(password: &str, nonce: &[u8]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    if password.is_empty() {
+        return Vec::new();
+    }
+    let h1 = Sha256::digest(password.as_bytes());
+    let h2 = Sha256::digest(h1);
+    let mut h = Sha256::new();
+    h.update(h2);
+    h.update(nonce);
+    let h3 = h.finalize();
+    h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
+}
+
+/// The authentication methods this client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plugin {
+    Native,
+    CachingSha2,
+}
+
+impl Plugin {
+    fn named(name: &[u8]) -> Option<Plugin> {
+        match name {
+            b"mysql_native_password" => Some(Plugin::Native),
+            b"caching_sha2_password" => Some(Plugin::CachingSha2),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static [u8] {
+        match self {
+            Plugin::Native => b"mysql_native_password",
+            Plugin::CachingSha2 => b"caching_sha2_password",
+        }
+    }
+
+    /// The first answer to a nonce.
+    fn scramble(self, password: &str, nonce: &[u8]) -> Vec<u8> {
+        match self {
+            Plugin::Native => scramble(password, nonce),
+            Plugin::CachingSha2 => scramble_sha2(password, nonce),
+        }
+    }
+}
+
+/// caching_sha2_password's full authentication over TCP without TLS: the password with
+/// its NUL, XORed with the nonce, encrypted with the server's RSA public key (PEM, as the
+/// server sends it) with OAEP padding (SHA-1, as OpenSSL's RSA_PKCS1_OAEP_PADDING).
+fn rsa_password(password: &str, nonce: &[u8], pem: &[u8]) -> Result<Vec<u8>, DbError> {
+    use rsa::pkcs8::DecodePublicKey;
+    let refused = |what: String| DbError {
+        kind: "client_error",
+        message: format!("caching_sha2_password: {what}"),
+    };
+    let pem =
+        std::str::from_utf8(pem).map_err(|_| refused("the server's key is not text".into()))?;
+    let key = rsa::RsaPublicKey::from_public_key_pem(pem.trim_end_matches('\0').trim())
+        .or_else(|_| {
+            use rsa::pkcs1::DecodeRsaPublicKey;
+            rsa::RsaPublicKey::from_pkcs1_pem(pem.trim_end_matches('\0').trim())
+        })
+        .map_err(|e| refused(format!("cannot read the server's public key: {e}")))?;
+    let mut msg: Vec<u8> = password.bytes().chain([0]).collect();
+    if !nonce.is_empty() {
+        for (i, b) in msg.iter_mut().enumerate() {
+            *b ^= nonce[i % nonce.len()];
+        }
+    }
+    key.encrypt(
+        &mut rsa::rand_core::OsRng,
+        rsa::Oaep::new::<sha1::Sha1>(),
+        &msg,
+    )
+    .map_err(|e| refused(format!("cannot encrypt the password: {e}")))
+}
+
 impl MyConn {
     /// Switches the socket to blocking calls (see `stream`).
     pub fn make_blocking(&mut self) -> Result<(), DbError> {
@@ -114,7 +194,10 @@ impl MyConn {
             return Err(server_error(&p));
         }
         let g = parse_greeting(&p).ok_or_else(|| protocol("bad handshake"))?;
-        let (salt, charset) = (g.salt, g.charset);
+        let (mut salt, charset) = (g.salt, g.charset);
+        // Answer in the server's default method when this client speaks it (MySQL 8:
+        // caching_sha2_password), so the usual case costs no switch.
+        let mut plugin = Plugin::named(&g.plugin).unwrap_or(Plugin::Native);
         // Against MariaDB, as libmariadb does (and so as sysbench does): leave CLIENT_MYSQL
         // clear and ask for MARIADB_CLIENT_CACHE_METADATA, so an execution's result
         // carries no column definitions unless they changed. Without it the server builds
@@ -129,7 +212,7 @@ impl MyConn {
             | CLIENT_TRANSACTIONS
             | CLIENT_SECURE_CONNECTION
             | CLIENT_PLUGIN_AUTH;
-        let auth = scramble(password, &salt);
+        let auth = plugin.scramble(password, &salt);
         let mut body = Vec::with_capacity(128);
         body.extend_from_slice(&caps.to_le_bytes());
         body.extend_from_slice(&(16u32 << 20).to_le_bytes());
@@ -143,36 +226,45 @@ impl MyConn {
         body.extend_from_slice(&auth);
         body.extend_from_slice(database.as_bytes());
         body.push(0);
-        body.extend_from_slice(b"mysql_native_password\0");
+        body.extend_from_slice(plugin.name());
+        body.push(0);
         let seq = c.last_seq.wrapping_add(1);
         c.send(seq, &body).await?;
+        let secure = matches!(to, Endpoint::Unix(_));
         loop {
             let r = c.packet().await?;
             let p = c.inbox.buf[r].to_vec();
-            match p.first() {
+            let answer = match p.first() {
                 Some(0x00) => return Ok(c),
                 Some(0xff) => return Err(server_error(&p)),
                 Some(0xfe) => {
-                    // Auth switch: plugin name, NUL, new salt.
+                    // Auth switch: plugin name, NUL, new nonce (NUL-terminated).
                     let name_end = p.iter().skip(1).position(|b| *b == 0).map(|i| i + 1);
                     let Some(ne) = name_end else {
                         return Err(protocol("bad auth switch"));
                     };
-                    if &p[1..ne] != b"mysql_native_password" {
-                        return Err(DbError {
-                            kind: "access_denied",
-                            message: format!(
-                                "the server wants auth plugin {}; bakeoff's client speaks mysql_native_password",
-                                String::from_utf8_lossy(&p[1..ne])
-                            ),
-                        });
-                    }
-                    let salt: Vec<u8> = p[ne + 1..].iter().copied().take(20).collect();
-                    let seq = c.last_seq.wrapping_add(1);
-                    c.send(seq, &scramble(password, &salt)).await?;
+                    plugin = Plugin::named(&p[1..ne]).ok_or_else(|| DbError {
+                        kind: "access_denied",
+                        message: format!(
+                            "the server wants auth plugin {}; bakeoff's client speaks mysql_native_password and caching_sha2_password",
+                            String::from_utf8_lossy(&p[1..ne])
+                        ),
+                    })?;
+                    salt = p[ne + 1..].iter().copied().take(20).collect();
+                    plugin.scramble(password, &salt)
                 }
+                // caching_sha2_password's "more data": 3 = the cached fast path passed
+                // (an OK follows), 4 = full authentication, else the public key asked for.
+                Some(0x01) if plugin == Plugin::CachingSha2 => match p.get(1) {
+                    Some(3) if p.len() == 2 => continue,
+                    Some(4) if p.len() == 2 && secure => password.bytes().chain([0]).collect(),
+                    Some(4) if p.len() == 2 => vec![2],
+                    _ => rsa_password(password, &salt, &p[1..])?,
+                },
                 _ => return Err(protocol("bad auth reply")),
-            }
+            };
+            let seq = c.last_seq.wrapping_add(1);
+            c.send(seq, &answer).await?;
         }
     }
 
@@ -440,6 +532,8 @@ struct Greeting {
     /// MariaDB's extended capabilities (the greeting's last reserved 4 bytes), 0 when
     /// the server is MySQL (it sets CLIENT_MYSQL, which MariaDB leaves clear).
     ext_caps: u32,
+    /// The server's default authentication method (empty when it names none).
+    plugin: Vec<u8>,
 }
 
 fn parse_greeting(p: &[u8]) -> Option<Greeting> {
@@ -469,11 +563,15 @@ fn parse_greeting(p: &[u8]) -> Option<Greeting> {
     let more = auth_len.saturating_sub(8).max(13);
     let part2 = p.get(i..i + more)?;
     salt.extend(part2.iter().take(12));
+    // The default authentication method's name, NUL-terminated (CLIENT_PLUGIN_AUTH).
+    let rest = p.get(i + more..).unwrap_or_default();
+    let plugin = rest.split(|b| *b == 0).next().unwrap_or_default().to_vec();
     Some(Greeting {
         salt,
         charset,
         caps,
         ext_caps,
+        plugin,
     })
 }
 
@@ -512,6 +610,64 @@ mod tests {
         let caps_at = 1 + p[1..].iter().position(|b| *b == 0).unwrap() + 1 + 4 + 9;
         p[caps_at] |= 1;
         assert_eq!(parse_greeting(&p).unwrap().ext_caps, 0);
+    }
+
+    /// MySQL 8.0.15's greeting (its default method is caching_sha2_password).
+    const MYSQL8_GREETING: &[u8] = b"\x0a8.0.15\x00\x07\x00\x00\x00M8[pM\x1f8@\x00\xff\xff\xff\x02\x00\xff\xc3\x15\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00QF\x18r>;y\x1dT'TD\x00caching_sha2_password\x00";
+
+    #[test]
+    fn a_mysql_8_greeting_names_caching_sha2_password() {
+        let g = parse_greeting(MYSQL8_GREETING).unwrap();
+        assert_eq!(g.plugin, b"caching_sha2_password");
+        assert_eq!(Plugin::named(&g.plugin), Some(Plugin::CachingSha2));
+        assert_eq!(g.salt.len(), 20);
+        assert_eq!(&g.salt[..8], b"M8[pM\x1f8@");
+        assert_eq!(g.ext_caps, 0);
+        let m = parse_greeting(MARIADB_GREETING).unwrap();
+        assert_eq!(Plugin::named(&m.plugin), Some(Plugin::Native));
+    }
+
+    #[test]
+    fn caching_sha2_scramble_matches_its_definition() {
+        // The server keeps SHA256(SHA256(pw)) and checks
+        // SHA256(scramble XOR SHA256(SHA256(SHA256(pw)) + nonce)) against it.
+        use sha2::{Digest, Sha256};
+        let nonce = b"abcdefghijklmnopqrst";
+        let s = scramble_sha2("secret", nonce);
+        let stored = Sha256::digest(Sha256::digest(b"secret"));
+        let mut h = Sha256::new();
+        h.update(stored);
+        h.update(nonce);
+        let x: Vec<u8> = s
+            .iter()
+            .zip(h.finalize().iter())
+            .map(|(a, b)| a ^ b)
+            .collect();
+        assert_eq!(Sha256::digest(&x).as_slice(), stored.as_slice());
+        assert!(scramble_sha2("", nonce).is_empty());
+    }
+
+    #[test]
+    fn the_rsa_password_decrypts_to_the_password_xor_nonce() {
+        use rsa::pkcs8::EncodePublicKey;
+        let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+        let pem = key
+            .to_public_key()
+            .to_public_key_pem(rsa::pkcs8::LineEnding::LF)
+            .unwrap();
+        let nonce = b"0123456789abcdefghij";
+        let sealed = rsa_password("pässword-longer-than-the-nonce", nonce, pem.as_bytes()).unwrap();
+        let open = key
+            .decrypt(rsa::Oaep::new::<sha1::Sha1>(), &sealed)
+            .unwrap();
+        let plain: Vec<u8> = open
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b ^ nonce[i % nonce.len()])
+            .collect();
+        assert_eq!(plain, b"p\xc3\xa4ssword-longer-than-the-nonce\x00");
+        let bad = rsa_password("x", nonce, b"not a key").unwrap_err();
+        assert!(bad.message.contains("public key"), "{}", bad.message);
     }
 
     #[test]
