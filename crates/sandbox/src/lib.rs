@@ -21,6 +21,7 @@ mod dirs;
 mod error;
 mod mariadb;
 mod memcached;
+mod mysql;
 mod meta;
 mod owned;
 mod postgres;
@@ -40,6 +41,7 @@ pub use dirs::{check_root, claim_root, default_root, filesystem_of, is_our_root,
 pub use error::SandboxError;
 pub use mariadb::Mariadb;
 pub use memcached::Memcached;
+pub use mysql::Mysql;
 pub use postgres::Postgres;
 pub use procfs::{Usage, Watch};
 pub use redis::Redis;

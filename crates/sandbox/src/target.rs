@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::mariadb::Mariadb;
 use crate::memcached::Memcached;
+use crate::mysql::Mysql;
 use crate::postgres::Postgres;
 use crate::redis::Redis;
 use crate::sqlite::Sqlite;
@@ -36,6 +37,8 @@ pub enum TargetKind {
     Sqlite,
     /// Redis `redis-server` (RESP; readiness: PING).
     Redis,
+    /// Oracle's MySQL `mysqld`, 5.5 to 8.x (readiness as MariaDB's).
+    Mysql,
 }
 
 impl TargetKind {
@@ -46,6 +49,7 @@ impl TargetKind {
         TargetKind::Postgres,
         TargetKind::Sqlite,
         TargetKind::Redis,
+        TargetKind::Mysql,
     ];
 
     /// The lowercase name used in experiment files and output.
@@ -56,6 +60,7 @@ impl TargetKind {
             TargetKind::Postgres => "postgres",
             TargetKind::Sqlite => "sqlite",
             TargetKind::Redis => "redis",
+            TargetKind::Mysql => "mysql",
         }
     }
 
@@ -63,7 +68,7 @@ impl TargetKind {
     pub fn is_sql(self) -> bool {
         matches!(
             self,
-            TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite
+            TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite | TargetKind::Mysql
         )
     }
 
@@ -88,7 +93,7 @@ impl fmt::Display for TargetKind {
 
 /// Error of [`TargetKind::from_str`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres, sqlite, redis")]
+#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres, sqlite, redis, mysql")]
 pub struct UnknownTarget(pub String);
 
 impl FromStr for TargetKind {
@@ -460,6 +465,7 @@ pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
         TargetKind::Postgres => Box::new(Postgres::default()),
         TargetKind::Sqlite => Box::new(Sqlite::default()),
         TargetKind::Redis => Box::new(Redis::default()),
+        TargetKind::Mysql => Box::new(Mysql::default()),
     }
 }
 
@@ -496,6 +502,11 @@ pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, Str
         TargetKind::Redis => Box::new(Redis {
             options: spec.options.clone(),
         }),
+        TargetKind::Mysql => Box::new(Mysql {
+            options: spec.options.clone(),
+            data: spec.data.clone(),
+            login,
+        }),
     })
 }
 
@@ -530,7 +541,7 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", k.as_str()));
             assert_eq!(serde_json::from_str::<TargetKind>(&json).unwrap(), *k);
         }
-        assert!("mysql".parse::<TargetKind>().is_err());
+        assert!("mysql8".parse::<TargetKind>().is_err());
     }
 
     #[test]

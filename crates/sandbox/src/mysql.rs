@@ -1,0 +1,424 @@
+//! The MySQL target (Oracle's `mysqld`, 5.5 to 8.x): a my.cnf of its own in the sandbox
+//! dir (port, 127.0.0.1, socket, data directory, the X plugin off, file imports kept in
+//! the sandbox, then the experiment's options), `mysqld --defaults-file=...`, run as the
+//! unprivileged server user when bakeoff is root; ready when user `bakeoff` logs in over
+//! TCP with the server's default authentication (caching_sha2_password from 8.0) and
+//! `SELECT 1` answers.
+//!
+//! Its data directory is made as each version makes it: `mysqld --initialize-insecure`
+//! with an init file that creates the login from 5.7, `mysql_install_db` and a
+//! `--bootstrap` run before that. A tree that is not the system's (a distribution's
+//! binaries) gets its `basedir`, `lc-messages-dir` and `plugin-dir`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::owned;
+use crate::sqldata::{self, DataSource, Login};
+use crate::target::{leading_version, version_line, Target, TargetKind};
+use bakeoff_build::Recipe;
+use bakeoff_sqlclient::Dialect;
+
+/// mysqld's short options, as a getopt string (`::`: a value only when attached).
+const SHORT_OPTIONS: &str = "#::?ab:C:h:L:P:r:sT::t:u:vVW::";
+
+/// Settings the sandbox owns, in MySQL's `-` spelling: (name, what it sets).
+const OWNED: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind-address", "the listen address"),
+    ("datadir", "the data directory"),
+    ("socket", "the socket"),
+    ("pid-file", "the pid file"),
+    ("defaults-file", "the configuration file"),
+    ("defaults-extra-file", "the configuration file"),
+    ("defaults-group-suffix", "the configuration file"),
+    ("networking", "whether the server listens on TCP"),
+    ("mysqlx", "the X protocol listener"),
+    ("mysqlx-port", "the X protocol listener"),
+    ("mysqlx-bind-address", "the X protocol listener"),
+    ("mysqlx-socket", "the X protocol listener"),
+    ("admin-address", "the administrative listener"),
+    ("admin-port", "the administrative listener"),
+    ("secure-file-priv", "where the server may read and write files"),
+];
+
+/// What the option `name` sets, if the sandbox owns it, under any spelling MySQL takes
+/// (the same rules as MariaDB's: case, `_` for `-`, `loose-`, `skip-`, `enable-`,
+/// unique prefixes).
+fn owned_setting(name: &str) -> Option<&'static str> {
+    let name = owned::mariadb_name(name);
+    OWNED
+        .iter()
+        .find(|(o, _)| owned::mariadb_means(&name, o))
+        .map(|(_, what)| *what)
+}
+
+/// Oracle's MySQL `mysqld`.
+#[derive(Debug, Clone, Default)]
+pub struct Mysql {
+    pub options: BTreeMap<String, String>,
+    pub data: Option<DataSource>,
+    pub login: Option<Login>,
+}
+
+impl Mysql {
+    fn data_dir(&self, workdir: &Path) -> PathBuf {
+        match &self.data {
+            Some(DataSource::InPlace(p)) => p.clone(),
+            _ => workdir.join("data"),
+        }
+    }
+}
+
+/// The my.cnf bakeoff writes: its own settings first, then the experiment's options.
+/// `loose-` for what older versions do not know (the X plugin came with 5.7).
+pub fn my_cnf(
+    addr: SocketAddr,
+    workdir: &Path,
+    data: &Path,
+    options: &BTreeMap<String, String>,
+) -> String {
+    let mut s = String::from("# written by bakeoff for this sandbox\n[mysqld]\n");
+    s.push_str(&format!("datadir = {}\n", data.display()));
+    s.push_str(&format!(
+        "port = {}\nbind-address = {}\n",
+        addr.port(),
+        addr.ip()
+    ));
+    s.push_str(&format!(
+        "socket = {}\n",
+        workdir.join("mysqld.sock").display()
+    ));
+    s.push_str(&format!(
+        "pid-file = {}\n",
+        workdir.join("mysqld.pid").display()
+    ));
+    s.push_str(&format!(
+        "secure-file-priv = {}\n",
+        workdir.join("files").display()
+    ));
+    s.push_str("loose-mysqlx = OFF\nskip-name-resolve\n");
+    for line in sqldata::option_lines(options) {
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
+}
+
+impl Target for Mysql {
+    fn kind(&self) -> TargetKind {
+        TargetKind::Mysql
+    }
+
+    fn recipe(&self) -> Recipe {
+        Recipe::Mariadb
+    }
+
+    fn dialect(&self) -> Option<Dialect> {
+        Some(Dialect::Mysql)
+    }
+
+    fn refuses(&self, ask: crate::Ask) -> Option<String> {
+        match ask {
+            crate::Ask::Lto
+            | crate::Ask::Pgo
+            | crate::Ask::MakeArgs
+            | crate::Ask::Sanitize => Some(
+                "MySQL's source is not reachable here: a mysql variant is an installed binary or a dist, not a build"
+                    .into(),
+            ),
+            _ => crate::common_refusal(self.kind(), true, ask),
+        }
+    }
+
+    /// Read as mysqld reads them (see [`owned_setting`]); short options bundle (`-P3307`).
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        let long = args.iter().find_map(|a| {
+            let body = a.strip_prefix("--")?;
+            let name = body.split_once('=').map_or(body, |(n, _)| n);
+            owned_setting(name).map(|what| (a.clone(), what))
+        });
+        long.or_else(|| {
+            owned::first_owned(
+                owned::getopt(args, SHORT_OPTIONS, Some(&[])),
+                |name, _| match name {
+                    "P" => Some("the port"),
+                    "h" => Some("the data directory"),
+                    _ => None,
+                },
+            )
+        })
+    }
+
+    fn owned_option(&self, key: &str) -> Option<&'static str> {
+        owned_setting(key)
+    }
+
+    fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+        init(binary, dest, login)
+    }
+
+    /// "mysql 8.0" from "mysqld  Ver 8.0.15 for linux-glibc2.12 on x86_64 (MySQL ...)",
+    /// with the options that change InnoDB's files.
+    fn data_format(
+        &self,
+        binary: &Path,
+        options: &BTreeMap<String, String>,
+        _configure_args: &[String],
+    ) -> Option<String> {
+        let mut key = format!("mysql {}", file_version(&version_line(binary)?)?);
+        for k in ["innodb_page_size", "lower_case_table_names"] {
+            if let Some(val) = options.get(k) {
+                key.push_str(&format!(" {k}={val}"));
+            }
+        }
+        Some(key)
+    }
+
+    fn connection_limit(&self) -> Option<crate::target::ConnectionLimit> {
+        Some(crate::target::ConnectionLimit::Option("max_connections"))
+    }
+
+    fn has_storage_engines(&self) -> bool {
+        true
+    }
+
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        sqldata::check_reachable(workdir)?;
+        if let Some(DataSource::Copy(src)) = &self.data {
+            sqldata::copy_tree(src, &workdir.join("data"))?;
+        }
+        let files = workdir.join("files");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| format!("cannot create {}: {e}", files.display()))?;
+        sqldata::give_to_server_user(workdir)
+    }
+
+    fn command(
+        &self,
+        binary: &Path,
+        addr: SocketAddr,
+        workdir: &Path,
+        extra_args: &[String],
+    ) -> Command {
+        let cnf = workdir.join("my.cnf");
+        let mut text = my_cnf(addr, workdir, &self.data_dir(workdir), &self.options);
+        if let Some(lines) = tree_settings(binary) {
+            text = text.replacen("[mysqld]\n", &format!("[mysqld]\n{lines}"), 1);
+        }
+        // A write failure shows as mysqld's own "could not open" error at start.
+        let _ = std::fs::write(&cnf, text);
+        let mut cmd = Command::new(binary);
+        cmd.arg(format!("--defaults-file={}", cnf.display()));
+        cmd.args(extra_args);
+        // The last of an option wins: the address and port again, after the experiment's.
+        cmd.arg(format!("--port={}", addr.port()))
+            .arg(format!("--bind-address={}", addr.ip()));
+        sqldata::as_server_user(&mut cmd);
+        cmd
+    }
+
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        let Some(login) = &self.login else {
+            return Ok(false);
+        };
+        sqldata::ping(addr, login, Dialect::Mysql)
+    }
+
+    fn login(&self) -> Option<Login> {
+        self.login.clone()
+    }
+
+    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
+        Some(workdir.join("mysqld.sock"))
+    }
+
+    fn stop_signal(&self) -> (i32, bool) {
+        (libc::SIGTERM, false)
+    }
+}
+
+/// For a server outside /usr (a distribution's tree): where its error messages and
+/// plugins are. Trees put `errmsg.sys` in `share/english/` or `share/mysql/english/`.
+fn tree_settings(binary: &Path) -> Option<String> {
+    let base = base_of(binary)?;
+    let messages = [base.join("share/mysql"), base.join("share")]
+        .into_iter()
+        .find(|d| d.join("english/errmsg.sys").is_file())?;
+    let mut s = format!(
+        "basedir = {}\nlc-messages-dir = {}\n",
+        base.display(),
+        messages.display()
+    );
+    let plugins = base.join("lib/plugin");
+    if plugins.is_dir() {
+        s.push_str(&format!("plugin-dir = {}\n", plugins.display()));
+    }
+    Some(s)
+}
+
+/// The installation a binary belongs to (`<base>/bin/mysqld`, `<base>/sbin/mysqld`, or
+/// a flat `<base>/mysqld`); None for the system's own /usr.
+fn base_of(binary: &Path) -> Option<PathBuf> {
+    let dir = binary.parent()?;
+    let base = match dir.file_name().and_then(|n| n.to_str()) {
+        Some("bin" | "sbin" | "libexec") => dir.parent()?.to_path_buf(),
+        _ => dir.to_path_buf(),
+    };
+    (base != Path::new("/usr")).then_some(base)
+}
+
+/// The (major, minor) of a `--version` line.
+fn major_minor(line: &str) -> Option<(u32, u32)> {
+    let v = file_version(line)?;
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The SQL that makes the login: its database, its user on every host, all privileges.
+/// `IDENTIFIED BY` leaves the method to the server's default (caching_sha2_password on
+/// 8.0 and later).
+fn login_sql(login: &Login) -> String {
+    format!(
+        "CREATE DATABASE IF NOT EXISTS {db};\n\
+         CREATE USER '{u}'@'%' IDENTIFIED BY '{p}';\n\
+         CREATE USER '{u}'@'localhost' IDENTIFIED BY '{p}';\n\
+         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'%' WITH GRANT OPTION;\n\
+         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost' WITH GRANT OPTION;\n",
+        db = login.database,
+        u = login.user,
+        p = login.password
+    )
+}
+
+/// The data directory at `dest` as the version makes one, then the login in it.
+pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+    let line = version_line(binary)
+        .ok_or_else(|| format!("{} --version printed nothing", binary.display()))?;
+    if line.contains("MariaDB") {
+        return Err(format!(
+            "{} is MariaDB ({}); use kind = \"mariadb\" for it",
+            binary.display(),
+            line.trim()
+        ));
+    }
+    let (major, minor) = major_minor(&line)
+        .ok_or_else(|| format!("cannot read a version in {:?}", line.trim()))?;
+    let parent = dest.parent().unwrap_or(Path::new("/"));
+    let base = base_of(binary);
+    let tree: Vec<String> = tree_settings(binary)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once(" = ").unwrap_or((l, ""));
+            format!("--{k}={v}")
+        })
+        .collect();
+    let user: Vec<String> = sqldata::server_user()
+        .map(|(_, _, u)| vec![format!("--user={u}")])
+        .unwrap_or_default();
+    if (major, minor) >= (5, 7) {
+        // The init file runs once the system tables exist; it must be readable by the
+        // server's user.
+        let file = parent.join(format!(
+            ".{}-init.sql",
+            dest.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        std::fs::write(&file, login_sql(login))
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let _ = sqldata::give_to_server_user(&file);
+        let mut cmd = Command::new(binary);
+        cmd.arg("--no-defaults")
+            .args(&tree)
+            .arg(format!("--datadir={}", dest.display()))
+            .arg("--initialize-insecure")
+            .arg(format!("--init-file={}", file.display()))
+            .args(&user);
+        let made = sqldata::run_setup(cmd, None, "mysqld --initialize-insecure");
+        let _ = std::fs::remove_file(&file);
+        return made;
+    }
+    let install = sqldata::companion(binary, "mysql_install_db")
+        .ok_or("mysql_install_db not found beside the server (MySQL before 5.7 needs it)")?;
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    sqldata::give_to_server_user(dest)?;
+    let mut cmd = Command::new(&install);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", dest.display()))
+        .args(&user);
+    if let Some(b) = &base {
+        cmd.arg(format!("--basedir={}", b.display()));
+    }
+    sqldata::run_setup(cmd, None, "mysql_install_db")?;
+    let mut boot = Command::new(binary);
+    boot.arg("--no-defaults")
+        .args(&tree)
+        .arg(format!("--datadir={}", dest.display()))
+        .args(["--bootstrap", "--skip-networking"])
+        .args(&user);
+    sqldata::run_setup(boot, Some(&login_sql(login)), "mysqld --bootstrap")
+}
+
+/// "8.0" from a `--version` line ("mysqld  Ver 8.0.15 for linux-glibc2.12 on x86_64").
+fn file_version(line: &str) -> Option<String> {
+    leading_version(&line[line.find("Ver ")? + 4..], 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_trees() {
+        let line = "/x/bin/mysqld  Ver 8.0.15 for linux-glibc2.12 on x86_64 (MySQL Community Server - GPL)";
+        assert_eq!(file_version(line).as_deref(), Some("8.0"));
+        assert_eq!(major_minor(line), Some((8, 0)));
+        assert_eq!(
+            major_minor("mysqld  Ver 5.5.9 for linux2.6 on x86_64 (MySQL Community Server (GPL))"),
+            Some((5, 5))
+        );
+        assert_eq!(base_of(Path::new("/usr/sbin/mysqld")), None);
+        assert_eq!(
+            base_of(Path::new("/c/t/bin/mysqld")),
+            Some(PathBuf::from("/c/t"))
+        );
+        assert_eq!(
+            base_of(Path::new("/c/5-5-9/Linux-x86_64/mysqld")),
+            Some(PathBuf::from("/c/5-5-9/Linux-x86_64"))
+        );
+    }
+
+    #[test]
+    fn my_cnf_turns_the_x_plugin_off_and_keeps_files_in_the_sandbox() {
+        let opts = BTreeMap::from([("max_connections".to_string(), "2000".to_string())]);
+        let cnf = my_cnf(
+            ([127, 0, 0, 1], 3307).into(),
+            Path::new("/sb/x"),
+            Path::new("/sb/x/data"),
+            &opts,
+        );
+        assert!(cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
+        assert!(cnf.contains("loose-mysqlx = OFF\n"));
+        assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
+        assert!(cnf.ends_with("max_connections = 2000\n"));
+    }
+
+    #[test]
+    fn owned_settings_in_every_spelling() {
+        let t = Mysql::default();
+        for k in [
+            "port", "PORT", "bind_address", "loose-bind-address", "mysqlx_port",
+            "loose_mysqlx_bind_address", "Secure_File_Priv", "admin-address", "datadir",
+            "skip-networking", "mysqlx",
+        ] {
+            assert!(t.owned_option(k).is_some(), "{k}");
+        }
+        assert!(t.owned_option("max_connections").is_none());
+        assert!(t
+            .owned_arg(&["--loose-mysqlx-port=33060".to_string()])
+            .is_some());
+        assert!(t.owned_arg(&["-P3307".to_string()]).is_some());
+    }
+}
