@@ -1504,8 +1504,7 @@ impl Results {
         })?;
         if r.schema != SCHEMA {
             return Err(format!(
-                "schema {:?} is not {SCHEMA:?}; re-run with this bakeoff version",
-                r.schema
+                "its schema is not {SCHEMA:?}; re-run with this bakeoff version"
             ));
         }
         r.check()?;
