@@ -62,6 +62,10 @@ fn said(stderr: &str) -> String {
 /// How long copying bakeoff to a host may take (after the connection is made).
 const COPY_LIMIT: Duration = Duration::from_secs(600);
 
+/// How long a started agent may take to say hello beyond the connect deadline: it first
+/// removes what killed runs left there (sandboxes, a SQL data folder), which can be large.
+const AGENT_START: Duration = Duration::from_secs(120);
+
 /// Runs `cmd` (an ssh) as servers are run (its own process group, killed when bakeoff
 /// dies) with its output captured, and waits at most `limit` for it: its output, or None
 /// when it was still running then (its whole process group is then killed). A process it
@@ -296,13 +300,14 @@ impl Session {
         };
         // The agent's first answer has a deadline too: past it, its ssh is killed, which
         // ends the wait below.
+        let hello_limit = limit + AGENT_START;
         // (None: waiting; Some(true): answered in time; Some(false): killed at the deadline.)
         let answered: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
         {
             let answered = answered.clone();
             let pgid = s.agent.id() as libc::pid_t;
             std::thread::spawn(move || {
-                std::thread::sleep(limit);
+                std::thread::sleep(hello_limit);
                 let mut a = answered.lock().unwrap_or_else(|p| p.into_inner());
                 if a.is_none() {
                     // SAFETY: kill(2) on the agent ssh's own process group, not yet
@@ -322,7 +327,7 @@ impl Session {
                 format!(
                     "host {}: the agent did not answer within {} s",
                     h.name,
-                    limit.as_secs()
+                    hello_limit.as_secs()
                 )
             } else {
                 format!("host {}: the agent did not start: {e}", h.name)
