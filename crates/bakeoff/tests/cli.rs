@@ -458,7 +458,11 @@ fn fake_ssh(s: &common::Scratch, body: &str) -> std::path::PathBuf {
 
 /// PATH with `bin` first.
 fn path_with(bin: &std::path::Path) -> String {
-    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// `check` on `file` with `bin` first on PATH and DISPLAY set (what the X11 attack
@@ -514,8 +518,7 @@ fn hostile_ssh_option_allowlist() {
     let s = common::Scratch::new();
     let ran = s.path().join("ran");
     let script = s.write("xauth.sh", &format!("#!/bin/sh\ntouch {}\n", ran.display()));
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let ssh_ran = s.path().join("ssh-ran");
     let bin = fake_ssh(
         &s,
@@ -561,15 +564,27 @@ fn hostile_ssh_option_allowlist() {
             );
         }
     }
+    // `run` validates the same way: refused before anything is made.
+    let f = s.write("h.toml", &on_host(attack));
+    let out = s.run_cmd(&f).env("PATH", path_with(&bin)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ForwardX11") && !s.out().exists(), "{err}");
     // The same through --set.
     let f = s.write("h.toml", &on_host(""));
     let set = "host.0.ssh_options=[\"forwardx11 yes\", \"-oXAuthLocation=./xauth.sh\"]";
     let err = check_refused(&f, &bin, &["--set", set]);
-    assert!(err.contains("ForwardX11") || err.contains("forwardx11"), "{err}");
+    assert!(
+        err.contains("ForwardX11") || err.contains("forwardx11"),
+        "{err}"
+    );
     // What breaks bakeoff's own ssh is refused even when the command line allows more.
     let f = s.write("h.toml", &on_host("ssh_options = [\"SessionType none\"]"));
     let err = check_refused(&f, &bin, &["--allow-ssh-commands"]);
-    assert!(err.contains("SessionType") && err.contains("remove it"), "{err}");
+    assert!(
+        err.contains("SessionType") && err.contains("remove it"),
+        "{err}"
+    );
     assert!(!ran.exists(), "check ran the script an ssh option named");
     assert!(!ssh_ran.exists(), "ssh ran with a refused option");
 
@@ -652,7 +667,12 @@ fn hostile_ssh_settings_that_hang() {
             }
         }
     }
-    for file in ["/dev/zero", "/proc/self/environ", fifo.as_str(), dir.as_str()] {
+    for file in [
+        "/dev/zero",
+        "/proc/self/environ",
+        fifo.as_str(),
+        dir.as_str(),
+    ] {
         for key in ["UserKnownHostsFile", "GlobalKnownHostsFile"] {
             let o = format!("ssh_options = [\"{key}=/dev/null {file}\"]");
             let err = check_refused(&s.write("h.toml", &on_host(&o)), &bin, &[]);
@@ -674,14 +694,20 @@ fn hostile_ssh_settings_that_hang() {
         for o in spelled(key, value, i, 3) {
             let f = s.write("h.toml", &on_host(&format!("ssh_options = [{o}]")));
             let err = check_refused(&f, &bin, &["--allow-ssh-commands"]);
-            assert!(err.to_lowercase().contains(&key.to_lowercase()), "{o}: {err}");
+            assert!(
+                err.to_lowercase().contains(&key.to_lowercase()),
+                "{o}: {err}"
+            );
         }
     }
     for field in ["work_dir", "identity"] {
         for value in ["-x", "--help", "-", "-oProxyCommand=x"] {
             let f = s.write("h.toml", &on_host(&format!("{field} = {value:?}")));
             let err = check_refused(&f, &bin, &[]);
-            assert!(err.contains(field) && err.contains("starts with -"), "{err}");
+            assert!(
+                err.contains(field) && err.contains("starts with -"),
+                "{err}"
+            );
         }
     }
     assert!(!ssh_ran.exists(), "ssh ran with a setting check refuses");
@@ -794,7 +820,10 @@ fn hostile_file_content_never_in_errors() {
         let out = bakeoff().arg("report").arg(&dir).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{json}: {err}");
-        assert!(!err.contains(MARK) && err.contains("results.json"), "{json}: {err}");
+        assert!(
+            !err.contains(MARK) && err.contains("results.json"),
+            "{json}: {err}"
+        );
     }
 }
 

@@ -17,8 +17,8 @@ pub use document::{
 };
 pub use experiment::*;
 pub use host::Host;
-pub use ssh_options::allow_ssh_commands;
 pub use kind::{fitting_targets, KindKeys, KindSpec, Kinds};
+pub use ssh_options::allow_ssh_commands;
 pub use validate::{range, Check};
 pub use workload::{article, fields_of};
 

@@ -76,8 +76,14 @@ pub(crate) fn output_within(mut cmd: Command, limit: Duration) -> std::io::Resul
     let mut child = bakeoff_sandbox::spawn_guarded(cmd)?;
     let (tx, rx) = std::sync::mpsc::channel();
     for (i, pipe) in [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
     ]
     .into_iter()
     .enumerate()

@@ -386,7 +386,10 @@ mod tests {
         assert_eq!((e.line, e.statement.as_str()), (2, "/* open SELECT 2;"));
         let e = parse("SELECT 1;\n\nDO $x$ BEGIN END $y$;").unwrap_err();
         assert_eq!(e.line, 3);
-        assert!(e.message.contains("dollar-quoted") && !e.message.contains("$x$"), "{e}");
+        assert!(
+            e.message.contains("dollar-quoted") && !e.message.contains("$x$"),
+            "{e}"
+        );
         let e = parse("SELECT `a;").unwrap_err();
         assert!(e.message.contains("backtick"), "{e}");
     }
