@@ -700,9 +700,16 @@ fn hostile_ssh_settings_that_hang() {
             );
         }
     }
-    for field in ["work_dir", "identity"] {
+    for field in ["work_dir", "identity", "name"] {
         for value in ["-x", "--help", "-", "-oProxyCommand=x"] {
-            let f = s.write("h.toml", &on_host(&format!("{field} = {value:?}")));
+            let text = match field {
+                "name" => on_host("").replace(
+                    "[[host]]\nname = \"db\"",
+                    &format!("[[host]]\nname = {value:?}"),
+                ),
+                _ => on_host(&format!("{field} = {value:?}")),
+            };
+            let f = s.write("h.toml", &text);
             let err = check_refused(&f, &bin, &[]);
             assert!(
                 err.contains(field) && err.contains("starts with -"),

@@ -350,6 +350,15 @@ fn option_problem(h: &Host) -> Option<(usize, String)> {
 /// file), `work_dir` and `ssh_options`.
 pub(crate) fn problem(l: &Loaded, i: usize, h: &Host) -> Option<(Vec<Key>, String)> {
     let at = |k: &'static str| vec![Key::from("host"), Key::from(i), Key::from(k)];
+    if h.name.starts_with('-') {
+        return Some((
+            at("name"),
+            format!(
+                "host name {:?} starts with - (it goes into ssh's arguments); give a name that starts with a letter or digit",
+                shown(&h.name)
+            ),
+        ));
+    }
     if let Some(id) = &h.identity {
         let text = id.to_string_lossy();
         let why = if text.starts_with('-') || text.chars().any(char::is_control) {
