@@ -32,8 +32,9 @@ pub struct Cli {
     /// Colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Accept `[[host]] ssh_options` that run a command on this machine or open a port
-    /// (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec, forwards, ...). An
+    /// Accept `[[host]] ssh_options` beyond the ones a benchmark needs (port, user, keys,
+    /// known hosts, algorithms, timeouts, compression): ProxyCommand, LocalCommand,
+    /// forwards, ..., which can run a command on this machine or open a port. An
     /// experiment file alone never can: files are shared and run by CI.
     #[arg(long, global = true)]
     pub allow_ssh_commands: bool,

@@ -436,6 +436,404 @@ fn regression_check_runs_no_program_the_file_names() {
     assert!(ran.exists(), "the allowed ProxyCommand did not run");
 }
 
+/// An experiment served from `[[host]] db` (a name that never resolves), with `extra`
+/// lines in its host table.
+fn on_host(extra: &str) -> String {
+    format!(
+        "name = \"x\"\n[target]\nkind = \"memcached\"\nhost = \"db\"\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n[[workload]]\nkind = \"kv\"\nclients = [\"db\"]\n[[host]]\nname = \"db\"\nssh = \"db1.invalid\"\nlisten = \"127.0.0.1\"\n{extra}\n[plan]\nrepetitions = 1\n"
+    )
+}
+
+/// A folder holding a fake `ssh` that runs `body` (put first on PATH: whatever bakeoff
+/// runs as ssh is this).
+fn fake_ssh(s: &common::Scratch, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = s.path().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let ssh = bin.join("ssh");
+    std::fs::write(&ssh, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// PATH with `bin` first.
+fn path_with(bin: &std::path::Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// `check` on `file` with `bin` first on PATH and DISPLAY set (what the X11 attack
+/// needed); exit 2 in one line, within 60 s whatever ssh does. Its stderr.
+fn check_refused(file: &std::path::Path, bin: &std::path::Path, extra: &[&str]) -> String {
+    let out = bakeoff()
+        .arg("check")
+        .args(extra)
+        .arg(file)
+        .env("PATH", path_with(bin))
+        .env("DISPLAY", ":0")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    err
+}
+
+/// Every spelling ssh reads of `key value` (case, `=` or blanks, a quoted keyword, `-o`
+/// before it), `n` of them, starting at the `i`th: as TOML strings.
+fn spelled(key: &str, value: &str, i: usize, n: usize) -> Vec<String> {
+    let cases = [
+        key.to_string(),
+        key.to_ascii_lowercase(),
+        key.to_ascii_uppercase(),
+        format!("\"{key}\""),
+    ];
+    let seps = ["=", " ", " = ", "\t", "  "];
+    let pres = ["", "-o", "-o ", " "];
+    (i..i + n)
+        .map(|j| {
+            let o = format!(
+                "{}{}{}{value}",
+                pres[j % pres.len()],
+                cases[(j / 2) % cases.len()],
+                seps[(j / 3) % seps.len()]
+            );
+            format!("{o:?}")
+        })
+        .collect()
+}
+
+/// Issue 44, class 3: `ssh_options` `ForwardX11=yes` with `XAuthLocation=./xauth.sh` (and
+/// DISPLAY set) ran the script at `check`: a blocklist let them through. Options are an
+/// allowlist now, in every spelling ssh reads; anything else is refused at `check` (and
+/// `run`, which validates the same way) in one line naming the option, the host and the
+/// file, exit 2, before any ssh runs. The allowed ones reach ssh in one spelling.
+#[test]
+fn hostile_ssh_option_allowlist() {
+    let s = common::Scratch::new();
+    let ran = s.path().join("ran");
+    let script = s.write("xauth.sh", &format!("#!/bin/sh\ntouch {}\n", ran.display()));
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let ssh_ran = s.path().join("ssh-ran");
+    let bin = fake_ssh(
+        &s,
+        &format!("touch {}\nexec /usr/bin/ssh \"$@\"", ssh_ran.display()),
+    );
+    // The attack as it was, then its class in generated spellings.
+    let attack = "ssh_options = [\"ForwardX11=yes\", \"XAuthLocation=./xauth.sh\"]";
+    let f = s.write("h.toml", &on_host(attack));
+    let err = check_refused(&f, &bin, &[]);
+    assert!(
+        err.contains("h.toml:") && err.contains("host db") && err.contains("ForwardX11"),
+        "{err}"
+    );
+    let class = [
+        ("ForwardX11", "yes"),
+        ("XAuthLocation", "./xauth.sh"),
+        ("ForwardX11Trusted", "yes"),
+        ("ProxyCommand", "./xauth.sh"),
+        ("LocalCommand", "./xauth.sh"),
+        ("PermitLocalCommand", "yes"),
+        ("KnownHostsCommand", "./xauth.sh"),
+        ("Match", "exec ./xauth.sh"),
+        ("Include", "./evil.conf"),
+        ("PKCS11Provider", "./evil.so"),
+        ("SecurityKeyProvider", "./evil.so"),
+        ("ProxyJump", "evil"),
+        ("AddKeysToAgent", "ask"),
+        ("SendEnv", "*"),
+        ("LocalForward", "8080 localhost:80"),
+        ("SessionType", "none"),
+        ("ForkAfterAuthentication", "yes"),
+        ("ControlPath", "/tmp/x"),
+    ];
+    for (i, (key, value)) in class.iter().enumerate() {
+        for o in spelled(key, value, i, 4) {
+            let f = s.write("h.toml", &on_host(&format!("ssh_options = [{o}]")));
+            let err = check_refused(&f, &bin, &[]);
+            assert!(
+                err.contains("h.toml:")
+                    && err.contains("host db")
+                    && err.to_lowercase().contains(&key.to_lowercase()),
+                "{o}: {err}"
+            );
+        }
+    }
+    // `run` validates the same way: refused before anything is made.
+    let f = s.write("h.toml", &on_host(attack));
+    let out = s.run_cmd(&f).env("PATH", path_with(&bin)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ForwardX11") && !s.out().exists(), "{err}");
+    // The same through --set.
+    let f = s.write("h.toml", &on_host(""));
+    let set = "host.0.ssh_options=[\"forwardx11 yes\", \"-oXAuthLocation=./xauth.sh\"]";
+    let err = check_refused(&f, &bin, &["--set", set]);
+    assert!(
+        err.contains("ForwardX11") || err.contains("forwardx11"),
+        "{err}"
+    );
+    // What breaks bakeoff's own ssh is refused even when the command line allows more.
+    let f = s.write("h.toml", &on_host("ssh_options = [\"SessionType none\"]"));
+    let err = check_refused(&f, &bin, &["--allow-ssh-commands"]);
+    assert!(
+        err.contains("SessionType") && err.contains("remove it"),
+        "{err}"
+    );
+    assert!(!ran.exists(), "check ran the script an ssh option named");
+    assert!(!ssh_ran.exists(), "ssh ran with a refused option");
+
+    // The allowed ones, as the user spelled them, reach ssh as Key=value; a timeout the
+    // file gives replaces bakeoff's default.
+    let args = s.path().join("args");
+    let bin = fake_ssh(
+        &s,
+        &format!(
+            "printf '%s\\n' \"$@\" > {}\necho 'ssh: connect to host db1.invalid port 22: Connection refused' >&2\nexit 255",
+            args.display()
+        ),
+    );
+    let allowed = "ssh_options = [\"port 2222\", \"-o ConnectTimeout = 3\", \"\\\"StrictHostKeyChecking\\\" accept-new\", \"userknownhostsfile=/dev/null\", \"-oCiphers\\taes128-ctr\"]";
+    let f = s.write("h.toml", &on_host(allowed));
+    let err = check_refused(&f, &bin, &[]);
+    assert!(err.contains("does not answer"), "{err}");
+    let args = std::fs::read_to_string(&args).unwrap();
+    for want in [
+        "Port=2222",
+        "ConnectTimeout=3",
+        "StrictHostKeyChecking=accept-new",
+        "UserKnownHostsFile=/dev/null",
+        "Ciphers=aes128-ctr",
+        "BatchMode=yes",
+    ] {
+        assert!(args.lines().any(|l| l == want), "{want} not in {args}");
+    }
+    assert!(!args.contains("ConnectTimeout=10"), "{args}");
+}
+
+/// Issue 44, class 5: `identity = "/dev/zero"` grew ssh to 4.5 GB and `check` never
+/// returned; `SessionType=none` left it waiting forever; `ForkAfterAuthentication=yes`
+/// left ssh masters running; a `work_dir` starting with `-` reached the remote commands.
+/// The files ssh reads must be small regular files, those options are never accepted,
+/// a host field may not start with `-` (all at `check`, exit 2, one line, before any
+/// ssh runs), and an ssh that says nothing is killed at its deadline.
+#[test]
+fn hostile_ssh_settings_that_hang() {
+    let s = common::Scratch::new();
+    let ssh_ran = s.path().join("ssh-ran");
+    let bin = fake_ssh(&s, &format!("touch {}\nsleep 1000", ssh_ran.display()));
+    let fifo = s.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let big = s.write("big", &"k".repeat(2 << 20));
+    let zero = s.path().join("zero-link");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    s.write("key", "not really a key\n");
+    std::os::unix::fs::symlink(&fifo, s.path().join("key.pub")).unwrap();
+    let dir = s.path().display().to_string();
+    let fifo = fifo.display().to_string();
+    let files = [
+        "/dev/zero".to_string(),
+        "/dev/null".into(),
+        "/dev/urandom".into(),
+        "/proc/self/environ".into(),
+        fifo.clone(),
+        dir.clone(),
+        big.display().to_string(),
+        zero.display().to_string(),
+        "key".into(),
+        "missing-key".into(),
+    ];
+    for (i, file) in files.iter().enumerate() {
+        let f = s.write("h.toml", &on_host(&format!("identity = {file:?}")));
+        let err = check_refused(&f, &bin, &[]);
+        assert!(
+            err.contains("h.toml:") && err.contains("host db") && err.contains("identity"),
+            "{file}: {err}"
+        );
+        if file.starts_with('/') {
+            for o in spelled("IdentityFile", file, i, 2) {
+                let f = s.write("h.toml", &on_host(&format!("ssh_options = [{o}]")));
+                let err = check_refused(&f, &bin, &[]);
+                assert!(err.contains("IdentityFile"), "{o}: {err}");
+            }
+        }
+    }
+    for file in [
+        "/dev/zero",
+        "/proc/self/environ",
+        fifo.as_str(),
+        dir.as_str(),
+    ] {
+        for key in ["UserKnownHostsFile", "GlobalKnownHostsFile"] {
+            let o = format!("ssh_options = [\"{key}=/dev/null {file}\"]");
+            let err = check_refused(&s.write("h.toml", &on_host(&o)), &bin, &[]);
+            assert!(err.contains(key), "{o}: {err}");
+        }
+    }
+    for (i, (key, value)) in [
+        ("SessionType", "none"),
+        ("ForkAfterAuthentication", "yes"),
+        ("ControlPersist", "yes"),
+        ("StdinNull", "yes"),
+        ("ConnectTimeout", "0"),
+        ("ConnectTimeout", "999999"),
+        ("ConnectionAttempts", "1000"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for o in spelled(key, value, i, 3) {
+            let f = s.write("h.toml", &on_host(&format!("ssh_options = [{o}]")));
+            let err = check_refused(&f, &bin, &["--allow-ssh-commands"]);
+            assert!(
+                err.to_lowercase().contains(&key.to_lowercase()),
+                "{o}: {err}"
+            );
+        }
+    }
+    for field in ["work_dir", "identity", "name"] {
+        for value in ["-x", "--help", "-", "-oProxyCommand=x"] {
+            let text = match field {
+                "name" => on_host("").replace(
+                    "[[host]]\nname = \"db\"",
+                    &format!("[[host]]\nname = {value:?}"),
+                ),
+                _ => on_host(&format!("{field} = {value:?}")),
+            };
+            let f = s.write("h.toml", &text);
+            let err = check_refused(&f, &bin, &[]);
+            assert!(
+                err.contains(field) && err.contains("starts with -"),
+                "{err}"
+            );
+        }
+    }
+    assert!(!ssh_ran.exists(), "ssh ran with a setting check refuses");
+
+    // An ssh that connects and then says nothing (and ignores SIGTERM) is killed at its
+    // deadline, with everything it started.
+    let pids = s.path().join("pids");
+    let bin = fake_ssh(
+        &s,
+        &format!(
+            "trap '' TERM\nsleep 1000 &\necho $$ $! > {}\nwait",
+            pids.display()
+        ),
+    );
+    let f = s.write("h.toml", &on_host("ssh_options = [\"ConnectTimeout=1\"]"));
+    let started = std::time::Instant::now();
+    let err = check_refused(&f, &bin, &[]);
+    assert!(err.contains("did not answer within 11 s"), "{err}");
+    assert!(started.elapsed().as_secs() < 40, "{:?}", started.elapsed());
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    for pid in pids.split_whitespace() {
+        let gone = common::wait_for(5.0, || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map_or(true, |st| st.contains(") Z "))
+        });
+        assert!(gone, "ssh's process {pid} outlived its deadline");
+    }
+}
+
+/// Issue 44, class 3: a replay `file = "/proc/self/environ"` put the environment into
+/// `check`'s error. No message names what is in a file: the replay and setup files in
+/// every shape their parsers refuse, and a results.json, each holding a marker.
+#[test]
+fn hostile_file_content_never_in_errors() {
+    const MARK: &str = "s3cr3t44marker";
+    let s = common::Scratch::new();
+    let replay = |key: &str, file: &str| {
+        let (file, setup) = match key {
+            "file" => (file.to_string(), String::new()),
+            _ => ("ok.sql".to_string(), format!("setup = {file:?}\n")),
+        };
+        format!(
+            "name = \"x\"\n[target]\nkind = \"sqlite\"\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/sqlite3\"\n[[workload]]\nkind = \"replay\"\nfile = {file:?}\n{setup}"
+        )
+    };
+    s.write("ok.sql", "SELECT 1;\n");
+    let general = "/usr/sbin/mariadbd, Version: 10.11.6-MariaDB-log. started with:\nTcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\nTime\t\t    Id Command\tArgument\n";
+    let csv = "2026-11-23 10:00:00.123 UTC,\"bench\",\"bench\",4242,\"127.0.0.1:50000\",655f1a2b.1092,1,\"idle\",2026-11-23 10:00:00 UTC,3/2,0,LOG,00000,\"statement: SELECT 1\",,,,,,,,,\"psql\",\"client backend\",,0\n";
+    let shapes = [
+        format!("SELECT '{MARK}\n"),
+        format!("SELECT \"{MARK}\n"),
+        format!("SELECT `{MARK}\n"),
+        format!("SELECT 1;\n/* {MARK}\n"),
+        format!("DO ${MARK}$ BEGIN END;\n"),
+        format!("DELIMITER\n{MARK};\n"),
+        format!("-- {MARK}\n"),
+        format!("{MARK}\0\n"),
+        format!("# User@Host: {MARK}\n# Query_time: 1\n"),
+        format!("{general}{MARK} is not an entry\n"),
+        format!("{csv}{MARK},b\n"),
+        format!("{csv}2026-11-23 10:00:00.123 UTC,\"{MARK}\n"),
+        format!("{csv}\"{MARK}\"x,\n"),
+    ];
+    for (i, text) in shapes.iter().enumerate() {
+        let name = format!("q{i}.sql");
+        s.write(&name, text);
+        for key in ["file", "setup"] {
+            let f = s.write("r.toml", &replay(key, &name));
+            let out = bakeoff().arg("check").arg(&f).output().unwrap();
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!all.contains(MARK), "{key} {text:?}: {all}");
+            // A setup file is plain SQL: some of these are statements there.
+            if key == "file" {
+                assert_eq!(out.status.code(), Some(2), "{key} {text:?}: {all}");
+            }
+        }
+    }
+    // The attack itself: the environment, a secret in it.
+    let f = s.write("r.toml", &replay("file", "/proc/self/environ"));
+    let out = bakeoff()
+        .arg("check")
+        .arg(&f)
+        .env("BAKEOFF_TEST_SECRET", MARK)
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        !all.contains(MARK) && all.contains("/proc/self/environ"),
+        "{all}"
+    );
+    // A results.json whose values serde would quote.
+    let head = "\"schema\": \"bakeoff.results/1\", \"name\": \"x\", \"status\": \"complete\", \"bakeoff_version\": \"1\", \"started_utc\": \"x\"";
+    for json in [
+        format!("{{{head}, \"host\": \"{MARK}\"}}"),
+        format!("{{{head}, \"host\": {{\"{MARK}\": 1}}}}"),
+        format!("{{\"schema\": \"{MARK}\"}}"),
+    ] {
+        let dir = s.path().join("folder");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("results.json"), &json).unwrap();
+        let out = bakeoff().arg("report").arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{json}: {err}");
+        assert!(
+            !err.contains(MARK) && err.contains("results.json"),
+            "{json}: {err}"
+        );
+    }
+}
+
 /// Issue 28: `compare` and `report` printed names from a results.json raw (escape sequences
 /// cleared the screen and set the window title; a bidi override reordered the line). Each
 /// such file is refused: exit 2, one line naming the file and the field, nothing written.

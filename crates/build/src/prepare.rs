@@ -161,9 +161,20 @@ fn apply(patch: &PatchFile, dir: &Path, source_desc: &str) -> Result<String> {
         Err(BuildError::PatchFailed {
             patch: patch.path.clone(),
             source_desc: source_desc.to_string(),
-            output: res.output,
+            output: without_patch_text(&res.output),
         })
     }
+}
+
+/// `patch`'s output without the lines it quotes from the patch file (`|...` after "The
+/// text leading up to this was:"): the file is whatever the experiment named, and no
+/// message may carry what is in a file.
+fn without_patch_text(output: &str) -> String {
+    output
+        .lines()
+        .filter(|l| !l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether `patch` output names an autotools input among the files it patched.
@@ -260,6 +271,26 @@ mod tests {
         let tree = tree_at(tmp.path());
         assert_eq!(prepare(&tree, &[], &cache).unwrap(), tmp.path());
         assert_eq!(layout(tmp.path()).unwrap(), Layout::Make);
+    }
+
+    #[test]
+    fn hostile_file_content_never_in_errors_of_a_patch() {
+        if bakeoff_os::path::which("patch").is_none() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a"), "one\n").unwrap();
+        let file = tmp.path().join("x.patch");
+        std::fs::write(
+            &file,
+            "s3cr3t44marker leading text\n--- a/missing\n+++ b/missing\n@@ -1 +1 @@\n-one\n+two\n",
+        )
+        .unwrap();
+        let patch = &read_patches(&[file]).unwrap()[0];
+        let err = apply(patch, tmp.path(), "test tree").unwrap_err();
+        let shown = format!("{err} {}", err.tail());
+        assert!(matches!(err, BuildError::PatchFailed { .. }), "{shown}");
+        assert!(!shown.contains("s3cr3t44marker"), "{shown}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod document;
 mod experiment;
 mod host;
 mod kind;
+pub mod ssh_options;
 mod validate;
 mod workload;
 
@@ -15,8 +16,9 @@ pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };
 pub use experiment::*;
-pub use host::{allow_ssh_commands, Host};
+pub use host::Host;
 pub use kind::{fitting_targets, KindKeys, KindSpec, Kinds};
+pub use ssh_options::allow_ssh_commands;
 pub use validate::{range, Check};
 pub use workload::{article, fields_of};
 

@@ -51,6 +51,9 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
         if let Some((k, m)) = crate::host::problem(h) {
             return Err(l.error_at(&key!["host", i, k], m));
         }
+        if let Some((at, m)) = crate::ssh_options::problem(l, i, h) {
+            return Err(l.error_at(&at, m));
+        }
     }
     let known = |n: &str| e.hosts.iter().any(|h| h.name == n);
     let unknown = |at: &[crate::Key], n: &str| {

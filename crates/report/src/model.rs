@@ -1504,8 +1504,7 @@ impl Results {
         })?;
         if r.schema != SCHEMA {
             return Err(format!(
-                "schema {:?} is not {SCHEMA:?}; re-run with this bakeoff version",
-                r.schema
+                "its schema is not {SCHEMA:?}; re-run with this bakeoff version"
             ));
         }
         r.check()?;
@@ -1598,12 +1597,43 @@ fn is_no_threads(n: &usize) -> bool {
     *n == 0
 }
 
+/// serde's detail with what it quotes from the text left out (`string "x"`, the name
+/// in `unknown field `x``, `unknown variant `x``); the names it expects stay. A message
+/// names the file and what is wrong, never what is in it.
+fn without_values(detail: &str) -> String {
+    let mut out = detail.to_string();
+    for (open, close, word) in [
+        ("string \"", '"', "a string"),
+        ("unknown field `", '`', "an unknown field"),
+        ("unknown variant `", '`', "an unknown variant"),
+    ] {
+        if let Some(at) = out.find(open) {
+            let body = at + open.len();
+            let end = if close == '`' {
+                // A name may hold a backtick itself: it ends where serde's words go on.
+                out[body..].find("`, ").map(|e| body + e)
+            } else {
+                // serde shows a quote inside the string as \".
+                let mut escaped = false;
+                out[body..].char_indices().find_map(|(i, c)| {
+                    let end = c == close && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end.then_some(body + i)
+                })
+            };
+            let end = end.map_or(out.len(), |e| e + 1);
+            out.replace_range(at..end, word);
+        }
+    }
+    out
+}
+
 /// A serde_json error in words a user reads: where (line and column), what kind of
-/// problem, and serde's detail without its own position suffix or type jargon.
-/// `what` says what the text was meant to be.
+/// problem, and serde's detail without its own position suffix or type jargon, and
+/// without the values it quotes from the text. `what` says what the text was meant to be.
 pub fn json_problem(e: &serde_json::Error, what: &str) -> String {
     use serde_json::error::Category;
-    let raw = e.to_string();
+    let raw = without_values(&e.to_string());
     let detail = match raw.rfind(" at line ") {
         Some(at) => &raw[..at],
         None => raw.as_str(),

@@ -75,12 +75,48 @@ pub fn run_script(db: &Db, statements: &[String]) -> Result<usize, String> {
             .map_err(|e| format!("cannot connect: {}", e.message))?;
         for (i, s) in statements.iter().enumerate() {
             c.simple(s).await.map_err(|e| {
-                let short: String = s.chars().take(80).collect();
-                format!("statement {} ({short}) failed: {}", i + 1, e.message)
+                format!(
+                    "statement {} of {} failed: {}",
+                    i + 1,
+                    statements.len(),
+                    without_quotes(&e.message)
+                )
             })?;
         }
         Ok(statements.len())
     })
+}
+
+/// A server's error without the statement text it quotes after `near` (MariaDB's
+/// `near 'x' at line 1`, PostgreSQL's `at or near "x"`, SQLite's `near "x":`): the
+/// statements come from a file the experiment names, and no message may carry what is
+/// in a file. The quoted part becomes `'...'`.
+fn without_quotes(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("near ") {
+        let (head, tail) = rest.split_at(at + "near ".len());
+        out.push_str(head);
+        let Some(q) = tail.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            rest = tail;
+            continue;
+        };
+        // The quoted statement text runs to the last such quote before the server's own
+        // words go on (" at line N", ":"), or to the end.
+        let body = &tail[1..];
+        let end = [" at line", ": ", "\n"]
+            .iter()
+            .filter_map(|w| body.find(&format!("{q}{w}")))
+            .min()
+            .or_else(|| body.rfind(q))
+            .map_or(body.len(), |e| e + 1);
+        out.push(q);
+        out.push_str("...");
+        out.push(q);
+        rest = &body[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One readiness check: log in and run `SELECT 1`, within `timeout`. `Ok(false)`: no
@@ -101,4 +137,24 @@ pub fn ping(db: &Db, timeout: std::time::Duration) -> std::io::Result<bool> {
             Err(_) => Ok(false),
         }
     })
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::without_quotes;
+
+    #[test]
+    fn statement_text_is_left_out_of_server_errors() {
+        for (server, want) in [
+            (
+                "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'root:x:0:0 it's' at line 1",
+                "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '...' at line 1",
+            ),
+            ("syntax error at or near \"root\"", "syntax error at or near \"...\""),
+            ("near \"root:x\": syntax error", "near \"...\": syntax error"),
+            ("Table 'test.t' doesn't exist", "Table 'test.t' doesn't exist"),
+        ] {
+            assert_eq!(without_quotes(server), want);
+        }
+    }
 }

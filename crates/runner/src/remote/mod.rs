@@ -88,12 +88,20 @@ fn facts(l: &Loaded, h: &Host) -> Result<HostFacts, String> {
         .map(shell_word)
         .collect::<Vec<_>>()
         .join(" ");
-    let out = Command::new("ssh")
-        .args(&args)
-        .arg(FACTS)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run ssh: {e}; install openssh-client"))?;
+    let mut ssh = Command::new("ssh");
+    ssh.args(&args).arg(FACTS).stdin(Stdio::null());
+    let limit = h.connect_deadline();
+    let out = session::output_within(ssh, limit)
+        .map_err(|e| format!("cannot run ssh: {e}; install openssh-client"))?
+        .ok_or_else(|| {
+            format!(
+                "host {} ({}) did not answer within {} s; check that `ssh {} true` returns",
+                h.name,
+                h.ssh,
+                limit.as_secs(),
+                h.ssh
+            )
+        })?;
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
         let said = said

@@ -369,11 +369,15 @@ impl Hosts {
     /// The address ssh reaches `host` at (ssh -G resolves aliases from ~/.ssh/config).
     fn address_of(&self, host: &str) -> Result<std::net::IpAddr, String> {
         let h = self.host(host).ok_or("unknown host")?;
-        let out = std::process::Command::new("ssh")
-            .arg("-G")
+        let mut ssh = std::process::Command::new("ssh");
+        ssh.arg("-G")
             .args(h.ssh_args(None))
-            .output()
-            .map_err(|e| format!("cannot run ssh -G: {e}"))?;
+            .stdin(std::process::Stdio::null());
+        // ssh -G only reads its configuration; its deadline is the connect deadline all
+        // the same (a configuration can make it wait).
+        let out = super::session::output_within(ssh, h.connect_deadline())
+            .map_err(|e| format!("cannot run ssh -G: {e}"))?
+            .ok_or_else(|| format!("ssh -G for host {host} did not finish"))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let name = text
             .lines()

@@ -9,7 +9,7 @@ use bakeoff_agent::protocol::{Event, Hello, Reply, Request, VERSION};
 use bakeoff_plan::Host;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -57,6 +57,74 @@ fn said(stderr: &str) -> String {
         .unwrap_or("no message")
         .trim()
         .to_string()
+}
+
+/// How long copying bakeoff to a host may take (after the connection is made).
+const COPY_LIMIT: Duration = Duration::from_secs(600);
+
+/// How long a started agent may take to say hello beyond the connect deadline: it first
+/// removes what killed runs left there (sandboxes, a SQL data folder), which can be large.
+const AGENT_START: Duration = Duration::from_secs(120);
+
+/// Runs `cmd` (an ssh) as servers are run (its own process group, killed when bakeoff
+/// dies) with its output captured, and waits at most `limit` for it: its output, or None
+/// when it was still running then (its whole process group is then killed). A process it
+/// left holding its pipes (a helper gone to the background) is not waited for.
+pub(crate) fn output_within(mut cmd: Command, limit: Duration) -> std::io::Result<Option<Output>> {
+    let deadline = Instant::now() + limit;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = bakeoff_sandbox::spawn_guarded(cmd)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    for (i, pipe) in [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(p) = pipe {
+                // ssh says little; more than this is not worth keeping.
+                let _ = p.take(1 << 20).read_to_end(&mut buf);
+            }
+            let _ = tx.send((i, buf));
+        });
+    }
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            // SAFETY: kill(2) on the process group the child leads (spawn_guarded made it).
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = [Vec::new(), Vec::new()];
+    let drained = Instant::now() + Duration::from_secs(2);
+    for _ in 0..2 {
+        let left = drained.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((i, buf)) => out[i] = buf,
+            Err(_) => break,
+        }
+    }
+    let [stdout, stderr] = out;
+    Ok(Some(Output {
+        status,
+        stdout,
+        stderr,
+    }))
 }
 
 /// This bakeoff run, as its agents know it: its pid and start time (letters, digits and
@@ -136,7 +204,8 @@ impl Session {
             .stderr(Stdio::piped());
         let mut master = bakeoff_sandbox::spawn_guarded(master)
             .map_err(|e| format!("cannot run ssh: {e}; install openssh-client"))?;
-        let deadline = Instant::now() + Duration::from_secs(15);
+        let limit = h.connect_deadline();
+        let deadline = Instant::now() + limit;
         while !control.exists() {
             if let Ok(Some(_)) = master.try_wait() {
                 let mut err = String::new();
@@ -154,8 +223,11 @@ impl Session {
                 let _ = master.kill();
                 let _ = master.wait();
                 return Err(format!(
-                    "host {} ({}): ssh did not connect in 15 s",
-                    h.name, h.ssh
+                    "host {} ({}): ssh did not connect within {} s; check that `ssh {} true` returns",
+                    h.name,
+                    h.ssh,
+                    limit.as_secs(),
+                    h.ssh
                 ));
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -171,17 +243,26 @@ impl Session {
         };
         let dir = h.dir();
         let remote_exe = format!("{dir}/bin/bakeoff-{}", &exe.1[..16]);
-        let copied = ssh(&format!("test -x {}", sq(&remote_exe)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
+        let silent = || {
+            format!(
+                "host {} ({}): ssh connected and then did not answer within {} s",
+                h.name,
+                h.ssh,
+                limit.as_secs()
+            )
+        };
+        let mut test = ssh(&format!("test -x {}", sq(&remote_exe)));
+        test.stdin(Stdio::null());
+        let copied = match output_within(test, limit) {
+            Ok(Some(out)) => out.status.success(),
+            Ok(None) => return Err(silent()),
+            Err(_) => false,
+        };
         if !copied {
             copy(ssh, exe, &remote_exe, dir).map_err(|e| format!("host {}: {e}", h.name))?;
         }
         let mut agent = ssh(&format!(
-            "{} agent --root {} --run {}",
+            "{} agent --root={} --run={}",
             sq(&remote_exe),
             sq(dir),
             run_id()
@@ -223,9 +304,41 @@ impl Session {
             stdout: Mutex::new(BufReader::new(stdout)),
             stderr,
         };
-        let hello: Hello = s
-            .call_as(&Request::Hello, &mut |_| {})
-            .map_err(|e| format!("host {}: the agent did not start: {e}", h.name))?;
+        // The agent's first answer has a deadline too: past it, its ssh is killed, which
+        // ends the wait below.
+        let hello_limit = limit + AGENT_START;
+        // (None: waiting; Some(true): answered in time; Some(false): killed at the deadline.)
+        let answered: Arc<Mutex<Option<bool>>> = Arc::new(Mutex::new(None));
+        {
+            let answered = answered.clone();
+            let pgid = s.agent.id() as libc::pid_t;
+            std::thread::spawn(move || {
+                std::thread::sleep(hello_limit);
+                let mut a = answered.lock().unwrap_or_else(|p| p.into_inner());
+                if a.is_none() {
+                    // SAFETY: kill(2) on the agent ssh's own process group, not yet
+                    // reaped: the session cannot drop before `answered` is set.
+                    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                    *a = Some(false);
+                }
+            });
+        }
+        let hello = s.call_as::<Hello>(&Request::Hello, &mut |_| {});
+        let late = {
+            let mut a = answered.lock().unwrap_or_else(|p| p.into_inner());
+            !*a.get_or_insert(true)
+        };
+        let hello = hello.map_err(|e| {
+            if late {
+                format!(
+                    "host {}: the agent did not answer within {} s",
+                    h.name,
+                    hello_limit.as_secs()
+                )
+            } else {
+                format!("host {}: the agent did not start: {e}", h.name)
+            }
+        })?;
         if hello.version != VERSION {
             return Err(format!(
                 "host {}: the agent speaks version {}, this bakeoff {VERSION}",
@@ -332,18 +445,24 @@ fn copy(
     let (exe, sha256) = exe;
     let file = std::fs::File::open(exe).map_err(|e| format!("{}: {e}", exe.display()))?;
     let tmp = format!("{to}.tmp{}", std::process::id());
+    // `--` before every path: a work_dir is checked not to start with `-`, and the
+    // commands would not take one for an option even if it did.
     let script = format!(
-        "mkdir -p {d} && cat > {t} && chmod 755 {t} && mv {t} {to} && sha256sum {to}",
+        "mkdir -p -- {d} && cat > {t} && chmod 755 -- {t} && mv -- {t} {to} && sha256sum -- {to}",
         d = sq(&format!("{dir}/bin")),
         t = sq(&tmp),
         to = sq(to)
     );
-    let out = ssh(&script)
-        .stdin(Stdio::from(file))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("cannot run ssh: {e}"))?;
+    let mut cmd = ssh(&script);
+    cmd.stdin(Stdio::from(file));
+    let out = output_within(cmd, COPY_LIMIT)
+        .map_err(|e| format!("cannot run ssh: {e}"))?
+        .ok_or_else(|| {
+            format!(
+                "copying bakeoff there did not finish within {} s",
+                COPY_LIMIT.as_secs()
+            )
+        })?;
     if !out.status.success() {
         return Err(format!(
             "copying bakeoff there failed: {}",

@@ -196,9 +196,7 @@ impl Splitter<'_> {
                 Ok(())
             }
             None => {
-                let message = format!(
-                    "unterminated dollar-quoted text (the {tag} ... runs to the end of the file); close it with {tag}"
-                );
+                let message = "unterminated dollar-quoted text (its $tag$ ... runs to the end of the file); close it with the same $tag$";
                 Err(ParseError::new(self.line, rest, message))
             }
         }
@@ -388,7 +386,10 @@ mod tests {
         assert_eq!((e.line, e.statement.as_str()), (2, "/* open SELECT 2;"));
         let e = parse("SELECT 1;\n\nDO $x$ BEGIN END $y$;").unwrap_err();
         assert_eq!(e.line, 3);
-        assert!(e.message.contains("close it with $x$"), "{e}");
+        assert!(
+            e.message.contains("dollar-quoted") && !e.message.contains("$x$"),
+            "{e}"
+        );
         let e = parse("SELECT `a;").unwrap_err();
         assert!(e.message.contains("backtick"), "{e}");
     }
