@@ -77,7 +77,9 @@ fn owned_and_odd_args_are_refused() {
     assert!(refused_arg("--create-options=ENGINE=MyISAM").is_none());
     assert!(refused_arg("--host=x").unwrap().contains("--host"));
     assert!(refused_arg("--dir").unwrap().contains("bakeoff sets"));
-    assert!(refused_arg("-v").unwrap().contains("ambiguous"));
+    // Getopt::Long reads `-v` as `--verbose`; `-h` could be four options.
+    assert!(refused_arg("-v").is_none());
+    assert!(refused_arg("-h").unwrap().contains("ambiguous"));
     assert!(refused_arg("small-test").is_some());
     assert!(refused_arg("--nosuch").unwrap().contains("not a sql-bench option"));
 }
