@@ -671,7 +671,10 @@ fn hostile_injection_is_refused_at_check() {
             sql_bench(r#""--comments=x';touch /tmp/pwned;'""#),
             "run-all-tests",
         ),
-        (sql_bench(r#""--suffix=$(touch /tmp/pwned)""#), "run-all-tests"),
+        (
+            sql_bench(r#""--suffix=$(touch /tmp/pwned)""#),
+            "run-all-tests",
+        ),
         (sql_bench(r#""--DIR=/tmp/elsewhere""#), "which bakeoff sets"),
         (sql_bench(r#""-HO", "db.example""#), "which bakeoff sets"),
         (
@@ -690,7 +693,10 @@ fn hostile_injection_is_refused_at_check() {
             cache("redis", r#""--loadmodule", "/tmp/m.so""#, ""),
             "loads a module",
         ),
-        (cache("memcached", r#""-e", "/tmp/mem""#, ""), "outside the sandbox"),
+        (
+            cache("memcached", r#""-e", "/tmp/mem""#, ""),
+            "outside the sandbox",
+        ),
         (
             cache("memcached", r#""-o", "ext_path=/tmp/ext:64m""#, ""),
             "outside the sandbox",
@@ -703,7 +709,10 @@ fn hostile_injection_is_refused_at_check() {
             sql("mariadb", "loose_General_Log_File = \"/tmp/g.log\"", ""),
             "outside the sandbox",
         ),
-        (sql("mariadb", "log-bin = \"../../bin\"", ""), "outside the sandbox"),
+        (
+            sql("mariadb", "log-bin = \"../../bin\"", ""),
+            "outside the sandbox",
+        ),
         (
             sql("mariadb", "init_file = \"/tmp/init.sql\"", ""),
             "runs the statements",

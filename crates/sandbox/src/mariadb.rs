@@ -213,8 +213,7 @@ impl Target for Mariadb {
                     "#" => "debug",
                     _ => return None,
                 };
-                risky_setting(name, p.value.as_deref().unwrap_or(""))
-                    .map(|why| (p.spelling, why))
+                risky_setting(name, p.value.as_deref().unwrap_or("")).map(|why| (p.spelling, why))
             })
     }
 

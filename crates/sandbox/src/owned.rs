@@ -205,7 +205,7 @@ pub fn refusal(risk: Risk, value: &str) -> Option<String> {
                 .chars()
                 .all(|c| c.is_whitespace() || c == '"' || c == '\'');
             (!empty).then(|| {
-                format!("{what}, which an experiment file may not make bakeoff do; remove it")
+                format!("{what}: bakeoff refuses settings that run commands, load code or open ports; remove it")
             })
         }
     }
@@ -541,18 +541,28 @@ mod hostile {
     }
 
     fn arg_passed(t: &dyn Target, args: &[String]) {
-        let got = t.refused_arg(args).or(t.owned_arg(args).map(|(a, w)| (a, w.into())));
+        let got = t
+            .refused_arg(args)
+            .or(t.owned_arg(args).map(|(a, w)| (a, w.into())));
         assert!(got.is_none(), "{}: {args:?} refused: {got:?}", t.kind());
     }
 
     fn setting_refused(t: &dyn Target, key: &str, value: &str) {
         let why = t.refused_setting(key, value);
-        assert!(why.is_some(), "{}: option {key} = {value:?} passed", t.kind());
+        assert!(
+            why.is_some(),
+            "{}: option {key} = {value:?} passed",
+            t.kind()
+        );
     }
 
     fn setting_passed(t: &dyn Target, key: &str, value: &str) {
         let why = t.refused_setting(key, value);
-        assert!(why.is_none(), "{}: {key} = {value:?} refused: {why:?}", t.kind());
+        assert!(
+            why.is_none(),
+            "{}: {key} = {value:?} refused: {why:?}",
+            t.kind()
+        );
     }
 
     #[test]
@@ -731,7 +741,15 @@ mod hostile {
     fn hostile_injection_redis_quoted_directives_files_and_modules() {
         let t = target_for(TargetKind::Redis);
         // The attack's own: owned directives with their names quoted.
-        for d in ["dir", "logfile", "include", "unixsocket", "pidfile", "bind", "port"] {
+        for d in [
+            "dir",
+            "logfile",
+            "include",
+            "unixsocket",
+            "pidfile",
+            "bind",
+            "port",
+        ] {
             for n in cases(d) {
                 for quoted in [
                     format!("--\"{n}\""),
@@ -778,7 +796,10 @@ mod hostile {
             setting_refused(&*t, &n, "/tmp/evil.so");
             arg_refused(&*t, &v(&[&format!("--'{n}'"), "/tmp/evil.so"]));
         }
-        arg_passed(&*t, &v(&["--io-threads", "2", "--save", "", "--maxmemory 1gb"]));
+        arg_passed(
+            &*t,
+            &v(&["--io-threads", "2", "--save", "", "--maxmemory 1gb"]),
+        );
     }
 
     #[test]

@@ -135,7 +135,8 @@ impl Target for Postgres {
             .iter()
             .find(|a| MODES.contains(&lower(a).as_str()) || lower(a).starts_with("--fork"))
         {
-            let why = "runs postgres in another mode, not as the server bakeoff measures; remove it";
+            let why =
+                "runs postgres in another mode, not as the server bakeoff measures; remove it";
             return Some((a.clone(), why.to_string()));
         }
         owned::getopt(args, SHORT_OPTIONS, None)

@@ -120,9 +120,7 @@ impl Target for Sqlite {
             name.as_str(),
             "temp_store_directory" | "data_store_directory"
         )
-        .then(|| {
-            crate::owned::refusal(crate::owned::Risk::Path("the sandbox's folder"), value)
-        })
+        .then(|| crate::owned::refusal(crate::owned::Risk::Path("the sandbox's folder"), value))
         .flatten()
     }
 

@@ -150,7 +150,11 @@ const SHELL: &str = "'\"`$\\;|&<>";
 /// whole name or else every option it is a prefix of (one: a unique abbreviation).
 fn meant(name: &str) -> Vec<(&'static str, Takes)> {
     let name = name.to_ascii_lowercase();
-    let exact: Vec<_> = OPTIONS.iter().copied().filter(|(o, _)| *o == name).collect();
+    let exact: Vec<_> = OPTIONS
+        .iter()
+        .copied()
+        .filter(|(o, _)| *o == name)
+        .collect();
     if !exact.is_empty() || name.is_empty() {
         return exact;
     }
@@ -215,7 +219,9 @@ pub fn refused_args(args: &[String]) -> Option<String> {
         };
         let value = match (takes, attached) {
             (Takes::Nothing, Some(_)) => {
-                return Some(format!("{a:?}: sql-bench's --{option} takes no value; give \"--{option}\""))
+                return Some(format!(
+                    "{a:?}: sql-bench's --{option} takes no value; give \"--{option}\""
+                ))
             }
             (Takes::Nothing, None) => continue,
             (_, Some(v)) => v,

@@ -81,7 +81,9 @@ fn owned_and_odd_args_are_refused() {
     assert!(refused_arg("-v").is_none());
     assert!(refused_arg("-h").unwrap().contains("ambiguous"));
     assert!(refused_arg("small-test").is_some());
-    assert!(refused_arg("--nosuch").unwrap().contains("not a sql-bench option"));
+    assert!(refused_arg("--nosuch")
+        .unwrap()
+        .contains("not a sql-bench option"));
 }
 
 /// Upper, lower and mixed case of `name`.
@@ -89,7 +91,13 @@ fn cases(name: &str) -> Vec<String> {
     let mixed: String = name
         .chars()
         .enumerate()
-        .map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c })
+        .map(|(i, c)| {
+            if i % 2 == 0 {
+                c.to_ascii_uppercase()
+            } else {
+                c
+            }
+        })
         .collect();
     vec![name.to_string(), name.to_ascii_uppercase(), mixed]
 }
@@ -189,8 +197,20 @@ fn hostile_injection_sqlbench_args_every_spelling() {
         &["--small-test", "--fast", "--create-options=ENGINE=InnoDB"][..],
         &["--comments", "a plain note", "--hw=2 cores"],
         &["--suffix=_try1", "--machine=box-1", "--cmp=mysql,pg"],
-        &["--skip-test=ATIS,wisconsin", "--loop-count=-1", "--time-limit", "60"],
-        &["-small-test", "+fast", "--SMALL-TEST", "--small-te", "--fast-i", "--old-headers"],
+        &[
+            "--skip-test=ATIS,wisconsin",
+            "--loop-count=-1",
+            "--time-limit",
+            "60",
+        ],
+        &[
+            "-small-test",
+            "+fast",
+            "--SMALL-TEST",
+            "--small-te",
+            "--fast-i",
+            "--old-headers",
+        ],
     ] {
         let got = refused_args(&args(good));
         assert!(got.is_none(), "{good:?} refused: {got:?}");
@@ -207,7 +227,10 @@ fn hostile_injection_sqlbench_login_failure_hides_the_password() {
     let why = failure(&out, "exit status 1").unwrap();
     assert!(why.contains(secret), "the test's own line: {why}");
     let shown = redact(&why, secret);
-    assert!(!shown.contains(secret) && shown.contains("[password]"), "{shown}");
+    assert!(
+        !shown.contains(secret) && shown.contains("[password]"),
+        "{shown}"
+    );
     assert_eq!(redact("no secret here", ""), "no secret here");
 }
 

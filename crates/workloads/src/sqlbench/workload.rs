@@ -350,9 +350,12 @@ fn outcome(runs: Vec<TestRun>, password: &str) -> Result<Outcome, String> {
     let failed: Vec<String> = runs
         .iter()
         .filter_map(|r| {
-            r.failed
-                .as_ref()
-                .map(|why| redact(&format!("sql-bench test {} failed: {why}", r.test), password))
+            r.failed.as_ref().map(|why| {
+                redact(
+                    &format!("sql-bench test {} failed: {why}", r.test),
+                    password,
+                )
+            })
         })
         .collect();
     let operations: Vec<OperationRecord> = runs
