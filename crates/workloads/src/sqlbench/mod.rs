@@ -238,19 +238,16 @@ pub fn refused_args(args: &[String]) -> Option<String> {
             }
         };
         let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
-        let bad = match takes {
-            Takes::Number => !(!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())),
-            Takes::Name => !value
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-.,".contains(c)),
-            _ => false,
-        };
-        if bad && takes == Takes::Number {
+        let number = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+        let name = value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.,".contains(c));
+        if takes == Takes::Number && !number {
             return Some(format!(
                 "{a:?}: sql-bench's --{option} takes a whole number, got {value:?}"
             ));
         }
-        if bad {
+        if takes == Takes::Name && !name {
             return Some(format!(
                 "{a:?}: sql-bench's --{option} becomes part of a file name in the shell command run-all-tests builds; use letters, digits, '_', '-', '.' and ',' only, got {value:?}"
             ));
