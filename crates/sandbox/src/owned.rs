@@ -601,24 +601,28 @@ mod hostile {
                     &["ON", "/usr/lib/galera/libgalera_smm.so", "gcomm://"][..]
                 }
             };
-            for n in cases(name) {
-                for lead in ["", "loose-", "LOOSE_", "enable-", "skip-loose-"] {
-                    // The whole name and the prefixes MariaDB takes for it.
+            let leads = ["", "loose-", "LOOSE_", "enable-", "skip-loose-"];
+            for (i, n) in cases(name).iter().enumerate() {
+                for (j, lead) in leads.iter().enumerate() {
+                    // The whole name and the prefixes MariaDB takes for it; every value
+                    // as an option, one of them (in turn) on the command line.
                     for end in (name.len() - 2)..=n.len() {
                         let spelled = format!("{lead}{}", &n[..end]);
-                        for value in risky_value(name) {
+                        let values = risky_value(name);
+                        for value in values {
                             setting_refused(&*t, &spelled, value);
-                            arg_refused(&*t, &v(&[&format!("--{spelled}={value}")]));
-                            arg_refused(
-                                &*t,
-                                &v(&["--max-connections=9", &format!("--{spelled}"), value]),
-                            );
                         }
+                        let value = values[(i + j + end) % values.len()];
+                        arg_refused(&*t, &v(&[&format!("--{spelled}={value}")]));
+                        arg_refused(
+                            &*t,
+                            &v(&["--max-connections=9", &format!("--{spelled}"), value]),
+                        );
                     }
                 }
                 if paths.contains(name) {
                     for value in INSIDE {
-                        setting_passed(&*t, &n, value);
+                        setting_passed(&*t, n, value);
                         arg_passed(&*t, &v(&[&format!("--{n}={value}")]));
                     }
                 }
