@@ -1016,7 +1016,7 @@ fn sql_bench_bad_keys_exit_2() {
         (
             "mariadb",
             "args = [\"--small-test\", \"--host=x\"]",
-            "--host is set by bakeoff",
+            "--host (it reads options in any case and by unique prefix), which bakeoff sets",
         ),
         (
             "postgres",
@@ -1046,5 +1046,98 @@ fn sql_bench_bad_keys_exit_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(&format!("sb{i}.toml:")), "{err}");
         assert!(err.contains(want), "{keys}: {err}");
+    }
+}
+
+/// Issue 44, class 4: `check` refuses, in one located line, the injections the attack used:
+/// shell text and owned options in sql-bench's args, Redis's owned directives quoted,
+/// server settings that write outside the sandbox, run a command or open a port.
+#[test]
+fn hostile_injection_is_refused_at_check() {
+    let s = common::Scratch::new();
+    let sql = |kind: &str, options: &str, args: &str| {
+        format!("name = \"x\"\n[target]\nkind = \"{kind}\"\noptions = {{ {options} }}\nargs = [{args}]\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\n[[workload]]\nkind = \"sqlsuite\"\n")
+    };
+    let sql_bench = |args: &str| {
+        format!("name = \"x\"\n[target]\nkind = \"mariadb\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\n[[workload]]\nkind = \"sql-bench\"\nargs = [{args}]\n")
+    };
+    let cache = |kind: &str, args: &str, options: &str| {
+        format!("name = \"x\"\n[target]\nkind = \"{kind}\"\nargs = [{args}]\n{options}\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\n[[workload]]\nkind = \"kv\"\nconnections = [1]\n")
+    };
+    let cases = [
+        (
+            sql_bench(r#""--comments=x';touch /tmp/pwned;'""#),
+            "run-all-tests",
+        ),
+        (
+            sql_bench(r#""--suffix=$(touch /tmp/pwned)""#),
+            "run-all-tests",
+        ),
+        (sql_bench(r#""--DIR=/tmp/elsewhere""#), "which bakeoff sets"),
+        (sql_bench(r#""-HO", "db.example""#), "which bakeoff sets"),
+        (
+            cache("redis", r#""--\"dir\"", "/tmp""#, ""),
+            "which is the sandbox's",
+        ),
+        (
+            cache("redis", r#""--'logfile'", "/tmp/r.log""#, ""),
+            "which is the sandbox's",
+        ),
+        (
+            cache("redis", "", "options = { dbfilename = \"../../d.rdb\" }"),
+            "outside the sandbox",
+        ),
+        (
+            cache("redis", r#""--loadmodule", "/tmp/m.so""#, ""),
+            "loads a module",
+        ),
+        (
+            cache("memcached", r#""-e", "/tmp/mem""#, ""),
+            "outside the sandbox",
+        ),
+        (
+            cache("memcached", r#""-o", "ext_path=/tmp/ext:64m""#, ""),
+            "outside the sandbox",
+        ),
+        (
+            sql("mariadb", "log_error = \"/tmp/err.log\"", ""),
+            "outside the sandbox",
+        ),
+        (
+            sql("mariadb", "loose_General_Log_File = \"/tmp/g.log\"", ""),
+            "outside the sandbox",
+        ),
+        (
+            sql("mariadb", "log-bin = \"../../bin\"", ""),
+            "outside the sandbox",
+        ),
+        (
+            sql("mariadb", "init_file = \"/tmp/init.sql\"", ""),
+            "runs the statements",
+        ),
+        (sql("mariadb", "wsrep_on = \"ON\"", ""), "Galera"),
+        (sql("mariadb", "", r#""--WSREP-PROV=/x.so""#), "Galera"),
+        (
+            sql("mariadb", "plugin_load_add = \"ha_x.so\"", ""),
+            "loads a plugin",
+        ),
+        (
+            sql("postgres", "log_directory = \"../../x\"", ""),
+            "outside the sandbox",
+        ),
+        (
+            sql("postgres", "archive_command = \"touch /tmp/pwned\"", ""),
+            "runs a shell command",
+        ),
+        (
+            sql("postgres", "", r#""-c", "Shared-Preload-Libraries=x""#),
+            "loads a library",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let f = s.write(&format!("h{i}.toml"), text);
+        let err = refused(&["check", f.to_str().unwrap()]);
+        assert!(err.contains(&format!("h{i}.toml:")), "{text}\n{err}");
+        assert!(err.contains(want), "{text}\n{err}");
     }
 }

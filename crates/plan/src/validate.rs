@@ -511,6 +511,9 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
         if let Some((a, what)) = target.owned_arg(args) {
             return Err(l.error_at(&at, format!("{a:?} sets {}", said(what))));
         }
+        if let Some((a, why)) = target.refused_arg(args) {
+            return Err(l.error_at(&at, format!("{a:?} {why}")));
+        }
     }
     let tables = std::iter::once((key!["target", "options"].to_vec(), &e.target.options)).chain(
         e.variants
@@ -532,6 +535,9 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
                 return Err(l.error_at(&at, format!("option {k} sets {}", said(what))));
             }
             let text = v.to_string();
+            if let Some(why) = target.refused_setting(k, &text) {
+                return Err(l.error_at(&at, format!("option {k} {why}")));
+            }
             if let Some(c) = text.chars().find(|c| c.is_control()) {
                 return Err(l.error_at(
                     &at,

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::owned;
+use crate::owned::{self, Risk};
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
@@ -29,6 +29,55 @@ const OWNED: &[(&str, &str)] = &[
     ("defaults-group-suffix", "the configuration file"),
     ("networking", "whether the server listens on TCP"),
 ];
+
+/// Settings that write (or read) files where their value says, run SQL from a file, load
+/// code or open ports, in MariaDB's `-` spelling (`*`: every name it starts).
+const RISKY: &[(&str, Risk)] = &[
+    ("log-error", DATA_PATH),
+    ("general-log-file", DATA_PATH),
+    ("slow-query-log-file", DATA_PATH),
+    ("log-slow-query-file", DATA_PATH),
+    ("log-bin", DATA_PATH),
+    ("log-bin-index", DATA_PATH),
+    ("log-basename", DATA_PATH),
+    ("log-tc", DATA_PATH),
+    ("relay-log", DATA_PATH),
+    ("relay-log-index", DATA_PATH),
+    ("relay-log-info-file", DATA_PATH),
+    ("master-info-file", DATA_PATH),
+    ("tmpdir", DATA_PATH),
+    ("innodb-tmpdir", DATA_PATH),
+    ("innodb-data-home-dir", DATA_PATH),
+    ("innodb-data-file-path", DATA_PATH),
+    ("innodb-temp-data-file-path", DATA_PATH),
+    ("innodb-log-group-home-dir", DATA_PATH),
+    ("innodb-undo-directory", DATA_PATH),
+    ("innodb-buffer-pool-filename", DATA_PATH),
+    ("aria-log-dir-path", DATA_PATH),
+    ("secure-file-priv", DATA_PATH),
+    ("server-audit-file-path", DATA_PATH),
+    ("debug", DATA_PATH),
+    ("chroot", DATA_PATH),
+    (
+        "init-file",
+        Risk::Runs("runs the statements of a file as the server's administrator"),
+    ),
+    ("plugin-load", LOADS_CODE),
+    ("plugin-load-add", LOADS_CODE),
+    ("plugin-dir", LOADS_CODE),
+    (
+        "wsrep*",
+        Risk::Runs("turns on Galera replication, which listens on every address and runs scripts"),
+    ),
+];
+
+const DATA_PATH: Risk = Risk::Path("the data directory");
+const LOADS_CODE: Risk = Risk::Runs("loads a plugin's code into the server");
+
+/// Why `name` = `value` is refused (see [`RISKY`]), under any spelling MariaDB takes.
+fn risky_setting(name: &str, value: &str) -> Option<String> {
+    owned::mariadb_risk(&owned::mariadb_name(name), RISKY).and_then(|r| owned::refusal(r, value))
+}
 
 /// What the option `name` sets, if the sandbox owns it, under any spelling MariaDB takes.
 fn owned_setting(name: &str) -> Option<&'static str> {
@@ -132,6 +181,40 @@ impl Target for Mariadb {
 
     fn owned_option(&self, key: &str) -> Option<&'static str> {
         owned_setting(key)
+    }
+
+    /// Paths that leave the data directory, `init-file`, plugins and Galera (`wsrep_*`),
+    /// in every spelling `owned_option` reads.
+    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
+        risky_setting(key, value)
+    }
+
+    /// `--name=value` and `--name value` (either may be what mariadbd takes), and the
+    /// short options that name a path: `-t` (tmpdir), `-r` (chroot), `-#` (debug trace).
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        for (i, a) in args.iter().enumerate() {
+            let Some(body) = a.strip_prefix("--") else {
+                continue;
+            };
+            let (name, values) = match body.split_once('=') {
+                Some((n, v)) => (n, vec![v]),
+                None => (body, vec!["1", args.get(i + 1).map_or("", String::as_str)]),
+            };
+            if let Some(why) = values.iter().find_map(|v| risky_setting(name, v)) {
+                return Some((a.clone(), why));
+            }
+        }
+        owned::getopt(args, SHORT_OPTIONS, Some(&[]))
+            .into_iter()
+            .find_map(|p| {
+                let name = match p.name.as_str() {
+                    "t" => "tmpdir",
+                    "r" => "chroot",
+                    "#" => "debug",
+                    _ => return None,
+                };
+                risky_setting(name, p.value.as_deref().unwrap_or("")).map(|why| (p.spelling, why))
+            })
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::owned::{self, Long};
+use crate::owned::{self, Long, Risk};
 use crate::target::{ConnectionLimit, Target, TargetKind};
 use bakeoff_build::Recipe;
 
@@ -95,6 +95,33 @@ impl Target for Memcached {
             "d" => Some("daemon mode (the sandbox must own the process)"),
             "P" => Some("the pid file"),
             _ => None,
+        })
+    }
+
+    /// `-e FILE` (the memory file) and `-o ext_path=FILE:SIZE` (extstore) outside the
+    /// sandbox's folder (memcached's working directory), and `-o proxy_config=FILE`
+    /// (Lua code the proxy runs), in every spelling `owned_arg` reads.
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        const IN_SANDBOX: Risk = Risk::Path("the sandbox's folder");
+        let parsed = owned::getopt(args, SHORT_OPTIONS, Some(LONG_OPTIONS));
+        parsed.into_iter().find_map(|p| {
+            let value = p.value.as_deref().unwrap_or("");
+            let why = match p.name.as_str() {
+                "e" => owned::refusal(IN_SANDBOX, value),
+                // getsubopt: comma-separated `name=value` items.
+                "o" => value.split(',').find_map(|item| {
+                    let (name, v) = item.split_once('=').unwrap_or((item, ""));
+                    match name.trim() {
+                        "ext_path" => owned::refusal(IN_SANDBOX, v),
+                        "proxy_config" => {
+                            owned::refusal(Risk::Runs("runs the Lua code of a file"), v)
+                        }
+                        _ => None,
+                    }
+                }),
+                _ => None,
+            };
+            why.map(|w| (p.spelling, w))
         })
     }
 

@@ -165,6 +165,65 @@ pub fn first_owned(
         .find_map(|p| owned(&p.name, p.value.as_deref()).map(|what| (p.spelling, what)))
 }
 
+/// What a server setting does that an experiment file may not ask for, beyond taking over
+/// what the sandbox owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Risk {
+    /// It names a file or folder the server writes (or reads): refused when the path
+    /// leaves the sandbox (absolute, `~`, or a `..` step). The text says what a relative
+    /// path is relative to.
+    Path(&'static str),
+    /// It runs a command, loads code or opens a port: refused unless empty. The text
+    /// says what it does.
+    Runs(&'static str),
+}
+
+/// The first piece of `value` that leads out of a folder: an absolute path, a home
+/// folder (`~`) or a `..` step, read through the quotes and escapes a config file
+/// removes and in each item of a list (`a;b`, `a,b`, `path:size`, words).
+pub fn path_outside(value: &str) -> Option<String> {
+    let plain: String = value
+        .chars()
+        .filter(|c| !matches!(c, '"' | '\'' | '\\'))
+        .collect();
+    plain
+        .split(|c: char| matches!(c, ';' | ',' | ':' | '=') || c.is_whitespace())
+        .map(str::trim)
+        .find(|p| p.starts_with('/') || p.starts_with('~') || p.split('/').any(|s| s == ".."))
+        .map(str::to_string)
+}
+
+/// Why `value` may not be given to a setting with `risk`, as a phrase that follows the
+/// setting's name ("option log_error names ..."); None: it may.
+pub fn refusal(risk: Risk, value: &str) -> Option<String> {
+    match risk {
+        Risk::Path(base) => path_outside(value).map(|p| {
+            format!("names {p:?}, outside the sandbox; give a path relative to {base} without \"..\", or remove it")
+        }),
+        Risk::Runs(what) => {
+            let empty = value
+                .chars()
+                .all(|c| c.is_whitespace() || c == '"' || c == '\'');
+            (!empty).then(|| {
+                format!("{what}: bakeoff refuses settings that run commands, load code or open ports; remove it")
+            })
+        }
+    }
+}
+
+/// The risk of setting `name` (normalised by [`mariadb_name`]) in MariaDB, among `rules`
+/// (names in MariaDB's `-` spelling; one ending in `*` covers every name it starts):
+/// the name itself or a prefix of one (MariaDB's unique prefixes).
+pub fn mariadb_risk(name: &str, rules: &[(&str, Risk)]) -> Option<Risk> {
+    rules.iter().find_map(|(rule, risk)| {
+        let hit = match rule.strip_suffix('*') {
+            Some(family) => name.starts_with(family),
+            None => mariadb_means(name, rule),
+        };
+        hit.then_some(*risk)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,7 +319,7 @@ mod spellings {
     }
 
     /// Upper, lower and mixed case, and `-`/`_` swapped.
-    fn cases(name: &str) -> Vec<String> {
+    pub(super) fn cases(name: &str) -> Vec<String> {
         let mixed: String = name
             .chars()
             .enumerate()
@@ -440,5 +499,338 @@ mod spellings {
             ],
         );
         assert!(t.owned_option("shared_buffers").is_none());
+    }
+}
+
+/// Issue 44, class 4: settings that write outside the sandbox, run a command, load code or
+/// open a port, refused in every spelling each server reads (generated), and the
+/// harmless neighbours of each still passed.
+#[cfg(test)]
+mod hostile {
+    use super::spellings::cases;
+    use crate::target::{target_for, Target, TargetKind};
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Paths that leave the folder they are relative to.
+    const OUTSIDE: &[&str] = &[
+        "/tmp/x",
+        "../x",
+        "../../../../tmp/x",
+        "a/../../x",
+        "~/x",
+        "\"/tmp/x\"",
+        "'/tmp/x'",
+        " /tmp/x",
+        "x;/tmp/y",
+        "d:t:o,/tmp/trace",
+    ];
+
+    /// Paths that stay in it (and values that name none).
+    const INSIDE: &[&str] = &["x.log", "logs/x.log", "./x", "a..b", "ON", "1", ""];
+
+    fn arg_refused(t: &dyn Target, args: &[String]) {
+        let owned = t.owned_arg(args).is_some();
+        assert!(
+            owned || t.refused_arg(args).is_some(),
+            "{}: {args:?} passed",
+            t.kind()
+        );
+    }
+
+    fn arg_passed(t: &dyn Target, args: &[String]) {
+        let got = t
+            .refused_arg(args)
+            .or(t.owned_arg(args).map(|(a, w)| (a, w.into())));
+        assert!(got.is_none(), "{}: {args:?} refused: {got:?}", t.kind());
+    }
+
+    fn setting_refused(t: &dyn Target, key: &str, value: &str) {
+        let why = t.refused_setting(key, value);
+        assert!(
+            why.is_some(),
+            "{}: option {key} = {value:?} passed",
+            t.kind()
+        );
+    }
+
+    fn setting_passed(t: &dyn Target, key: &str, value: &str) {
+        let why = t.refused_setting(key, value);
+        assert!(
+            why.is_none(),
+            "{}: {key} = {value:?} refused: {why:?}",
+            t.kind()
+        );
+    }
+
+    #[test]
+    fn hostile_injection_mariadb_paths_commands_and_galera() {
+        let t = target_for(TargetKind::Mariadb);
+        let paths = [
+            "log-error",
+            "general-log-file",
+            "slow-query-log-file",
+            "log-bin",
+            "log-bin-index",
+            "relay-log",
+            "tmpdir",
+            "innodb-data-home-dir",
+            "innodb-log-group-home-dir",
+            "aria-log-dir-path",
+            "secure-file-priv",
+        ];
+        let runs = [
+            "init-file",
+            "plugin-load",
+            "plugin-load-add",
+            "plugin-dir",
+            "wsrep-on",
+            "wsrep-provider",
+            "wsrep-cluster-address",
+            "wsrep-node-address",
+            "wsrep-notify-cmd",
+            "wsrep-sst-method",
+        ];
+        for name in paths.iter().chain(&runs) {
+            let risky_value = |n: &str| {
+                if paths.contains(&n) {
+                    OUTSIDE
+                } else {
+                    &["ON", "/usr/lib/galera/libgalera_smm.so", "gcomm://"][..]
+                }
+            };
+            let leads = ["", "loose-", "LOOSE_", "enable-", "skip-loose-"];
+            for (i, n) in cases(name).iter().enumerate() {
+                for (j, lead) in leads.iter().enumerate() {
+                    // The whole name and the prefixes MariaDB takes for it; every value
+                    // as an option, one of them (in turn) on the command line.
+                    for end in (name.len() - 2)..=n.len() {
+                        let spelled = format!("{lead}{}", &n[..end]);
+                        let values = risky_value(name);
+                        for value in values {
+                            setting_refused(&*t, &spelled, value);
+                        }
+                        let value = values[(i + j + end) % values.len()];
+                        arg_refused(&*t, &v(&[&format!("--{spelled}={value}")]));
+                        arg_refused(
+                            &*t,
+                            &v(&["--max-connections=9", &format!("--{spelled}"), value]),
+                        );
+                    }
+                }
+                if paths.contains(name) {
+                    for value in INSIDE {
+                        setting_passed(&*t, n, value);
+                        arg_passed(&*t, &v(&[&format!("--{n}={value}")]));
+                    }
+                }
+            }
+        }
+        for short in [
+            &["-t/tmp"][..],
+            &["-t", "/tmp"],
+            &["-vt", "../x"],
+            &["-r", "/"],
+            &["-#d:t:o,/tmp/trace"],
+        ] {
+            arg_refused(&*t, &v(short));
+        }
+        for (k, val) in [
+            ("innodb_buffer_pool_size", "1G"),
+            ("general_log", "1"),
+            ("slow_query_log", "on"),
+            ("skip_log_bin", "on"),
+            ("log_bin_trust_function_creators", "1"),
+            ("init_connect", "SET NAMES utf8mb4"),
+            ("tmp_table_size", "64M"),
+            ("plugin_maturity", "stable"),
+            ("archive_command", "/bin/true"),
+        ] {
+            setting_passed(&*t, k, val);
+        }
+        arg_passed(&*t, &v(&["-t", "tmp", "--skip-log-bin", "--general-log"]));
+    }
+
+    #[test]
+    fn hostile_injection_postgres_logs_commands_and_libraries() {
+        let t = target_for(TargetKind::Postgres);
+        let paths = ["log_directory", "log_filename", "stats_temp_directory"];
+        let runs = [
+            "archive_command",
+            "restore_command",
+            "archive_cleanup_command",
+            "recovery_end_command",
+            "ssl_passphrase_command",
+            "archive_library",
+            "shared_preload_libraries",
+            "local_preload_libraries",
+            "session_preload_libraries",
+            "dynamic_library_path",
+            "jit_provider",
+        ];
+        for name in paths.iter().chain(&runs) {
+            let values = if paths.contains(name) {
+                OUTSIDE
+            } else {
+                &["touch /tmp/pwned", "pg_stat_statements", "$libdir"][..]
+            };
+            for n in cases(name) {
+                for value in values {
+                    setting_refused(&*t, &n, value);
+                    let set = format!("{n}={value}");
+                    for a in [
+                        v(&["-c", &set]),
+                        v(&[&format!("-c{set}")]),
+                        v(&[&format!("--{set}")]),
+                        v(&["-B", "100", "-Fc", &set]),
+                    ] {
+                        arg_refused(&*t, &a);
+                    }
+                }
+            }
+            if paths.contains(name) {
+                for value in INSIDE {
+                    setting_passed(&*t, name, value);
+                }
+            }
+        }
+        setting_passed(&*t, "log_filename", "postgresql-%Y-%m-%d_%H%M%S.log");
+        setting_passed(&*t, "archive_command", "");
+        setting_passed(&*t, "shared_buffers", "128MB");
+        for a in [
+            &["--single"][..],
+            &["--boot"],
+            &["--forkbackend"],
+            &["--describe-config"],
+            &["-r", "/tmp/out"],
+            &["-r../out"],
+        ] {
+            arg_refused(&*t, &v(a));
+        }
+        arg_passed(&*t, &v(&["-c", "log_directory=log", "-N", "100"]));
+    }
+
+    #[test]
+    fn hostile_injection_memcached_memory_file_extstore_and_proxy() {
+        let t = target_for(TargetKind::Memcached);
+        for value in OUTSIDE.iter().filter(|p| !p.starts_with('d')) {
+            let ext = format!("ext_path={value}:64m");
+            for a in [
+                v(&["-e", value]),
+                v(&[&format!("-e{value}")]),
+                v(&[&format!("-vve{value}")]),
+                v(&[&format!("--memory-file={value}")]),
+                v(&[&format!("--memory-f={value}")]),
+                v(&["-o", &ext]),
+                v(&["-o", &format!("modern,{ext}")]),
+                v(&[&format!("-o{ext}")]),
+                v(&[&format!("--extended={ext}")]),
+                v(&[&format!("--ext={ext}")]),
+                v(&["-t", "4", "-vo", &ext]),
+            ] {
+                arg_refused(&*t, &a);
+            }
+        }
+        arg_refused(&*t, &v(&["-o", "proxy_config=/tmp/x.lua"]));
+        arg_refused(&*t, &v(&["-o", "modern,proxy_config=routes.lua"]));
+        arg_passed(
+            &*t,
+            &v(&["-e", "memfile", "-o", "modern,ext_path=ext:64m", "-t", "4"]),
+        );
+    }
+
+    #[test]
+    fn hostile_injection_redis_quoted_directives_files_and_modules() {
+        let t = target_for(TargetKind::Redis);
+        // The attack's own: owned directives with their names quoted.
+        for d in [
+            "dir",
+            "logfile",
+            "include",
+            "unixsocket",
+            "pidfile",
+            "bind",
+            "port",
+        ] {
+            for n in cases(d) {
+                for quoted in [
+                    format!("--\"{n}\""),
+                    format!("--'{n}'"),
+                    format!("--\"{n}\" /tmp/x"),
+                    format!("--'{n}' /tmp/x"),
+                    format!("-- \"{n}\""),
+                ] {
+                    for before in [&[][..], &["--io-threads", "2"], &["--save", ""]] {
+                        let a = [v(before), vec![quoted.clone(), "/tmp/x".into()]].concat();
+                        arg_refused(&*t, &a);
+                    }
+                }
+            }
+        }
+        // Escapes inside double quotes, and a leading word Redis reads as a directive.
+        for a in [
+            &["--\"d\\x69r\"", "/tmp"][..],
+            &["--\"\\x64ir\"", "/tmp"],
+            &["dir", "/tmp"],
+            &["LogFile", "/tmp/x.log"],
+        ] {
+            arg_refused(&*t, &v(a));
+        }
+        // Files outside `dir`, and module code.
+        for d in [
+            "dbfilename",
+            "appendfilename",
+            "appenddirname",
+            "aclfile",
+            "cluster-config-file",
+        ] {
+            for n in cases(d) {
+                for value in OUTSIDE {
+                    setting_refused(&*t, &n, value);
+                    arg_refused(&*t, &v(&[&format!("--{n}"), value]));
+                    arg_refused(&*t, &v(&[&format!("--\"{n}\""), value]));
+                }
+                setting_passed(&*t, &n, "dump.rdb");
+                arg_passed(&*t, &v(&[&format!("--{n}"), "dump.rdb"]));
+            }
+        }
+        for n in cases("loadmodule") {
+            setting_refused(&*t, &n, "/tmp/evil.so");
+            arg_refused(&*t, &v(&[&format!("--'{n}'"), "/tmp/evil.so"]));
+        }
+        arg_passed(
+            &*t,
+            &v(&["--io-threads", "2", "--save", "", "--maxmemory 1gb"]),
+        );
+    }
+
+    #[test]
+    fn hostile_injection_sqlite_temp_store_directory() {
+        let t = target_for(TargetKind::Sqlite);
+        for n in cases("temp_store_directory") {
+            for value in OUTSIDE {
+                setting_refused(&*t, &n, value);
+                setting_refused(&*t, &format!("main.{n}"), value);
+                let set = format!("{n}={value}");
+                arg_refused(&*t, &v(&["--pragma", &set]));
+                arg_refused(&*t, &v(&[&format!("--pragma={set}")]));
+            }
+        }
+        setting_passed(&*t, "temp_store_directory", "tmp");
+        setting_passed(&*t, "cache_size", "-64000");
+    }
+
+    #[test]
+    fn hostile_injection_redis_words_split_as_redis_splits_them() {
+        use crate::redis::split_words;
+        let w = |s: &str| split_words(s).map(|v| v.join("|"));
+        assert_eq!(w("a  b").as_deref(), Some("a|b"));
+        assert_eq!(w("\"d\\x69r\" x").as_deref(), Some("dir|x"));
+        assert_eq!(w("'it\\'s' x").as_deref(), Some("it's|x"));
+        assert_eq!(w("\"a\\\"b\"").as_deref(), Some("a\"b"));
+        assert_eq!(w("\"dir\"x"), None);
+        assert_eq!(w("\"open"), None);
     }
 }

@@ -9,7 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::owned;
+use crate::owned::{self, Risk};
 use crate::sqldata::{self, DataSource, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
@@ -34,6 +34,39 @@ impl Postgres {
         }
     }
 }
+
+/// Settings that name files where their value says, run commands or load code.
+const RISKY: &[(&str, Risk)] = &[
+    ("log_directory", DATA_PATH),
+    ("log_filename", DATA_PATH),
+    ("stats_temp_directory", DATA_PATH),
+    ("archive_command", RUNS),
+    ("restore_command", RUNS),
+    ("archive_cleanup_command", RUNS),
+    ("recovery_end_command", RUNS),
+    ("ssl_passphrase_command", RUNS),
+    ("archive_library", LOADS),
+    ("shared_preload_libraries", LOADS),
+    ("local_preload_libraries", LOADS),
+    ("session_preload_libraries", LOADS),
+    ("dynamic_library_path", LOADS),
+    ("jit_provider", LOADS),
+];
+
+const DATA_PATH: Risk = Risk::Path("the data directory");
+const RUNS: Risk = Risk::Runs("runs a shell command on this machine");
+const LOADS: Risk = Risk::Runs("loads a library's code into the server");
+
+/// Why `name` = `value` is refused (see [`RISKY`]): the name in any case, `-` for `_`,
+/// as PostgreSQL reads it from `-c`, `--name=value` and its config file.
+fn risky_setting(name: &str, value: &str) -> Option<String> {
+    let name = name.trim().to_ascii_lowercase().replace('-', "_");
+    let (_, risk) = RISKY.iter().find(|(n, _)| *n == name)?;
+    owned::refusal(*risk, value)
+}
+
+/// Modes that turn postgres into another program, given as its first argument.
+const MODES: &[&str] = &["--single", "--boot", "--check", "--describe-config"];
 
 /// postgres's getopt string (15).
 const SHORT_OPTIONS: &str = "B:bc:C:D:d:EeFf:h:ijk:lN:nOPp:r:S:sTt:W:-:";
@@ -85,6 +118,41 @@ impl Target for Postgres {
             }
             _ => None,
         })
+    }
+
+    /// Log paths that leave the data directory, commands (`archive_command`, ...) and
+    /// libraries (`shared_preload_libraries`, ...).
+    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
+        risky_setting(key, value)
+    }
+
+    /// `-c name=value` and `--name=value` as `refused_setting` reads them,
+    /// `-r FILE` (single-user output) outside the sandbox, and the modes (`--single`,
+    /// `--boot`, `--fork...`) that make postgres another program.
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        let lower = |a: &str| a.to_ascii_lowercase();
+        if let Some(a) = args
+            .iter()
+            .find(|a| MODES.contains(&lower(a).as_str()) || lower(a).starts_with("--fork"))
+        {
+            let why =
+                "runs postgres in another mode, not as the server bakeoff measures; remove it";
+            return Some((a.clone(), why.to_string()));
+        }
+        owned::getopt(args, SHORT_OPTIONS, None)
+            .into_iter()
+            .find_map(|p| {
+                let value = p.value.as_deref().unwrap_or("");
+                let why = match p.name.as_str() {
+                    "c" | "-" => {
+                        let (name, value) = value.split_once('=').unwrap_or((value, ""));
+                        risky_setting(name, value)
+                    }
+                    "r" => owned::refusal(Risk::Path("the sandbox's folder"), value),
+                    _ => None,
+                };
+                why.map(|w| (p.spelling, w))
+            })
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {

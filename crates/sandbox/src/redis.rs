@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::owned::{self, Risk};
 use crate::target::{Target, TargetKind};
 use bakeoff_build::Recipe;
 
@@ -39,13 +40,134 @@ const OWNED: &[(&str, &str)] = &[
     ("supervised", "the process supervision"),
 ];
 
+/// Directives that name a file (relative to `dir`, the sandbox) or load code.
+const RISKY: &[(&str, Risk)] = &[
+    ("aclfile", IN_DIR),
+    ("cluster-config-file", IN_DIR),
+    ("dbfilename", IN_DIR),
+    ("appendfilename", IN_DIR),
+    ("appenddirname", IN_DIR),
+    (
+        "loadmodule",
+        Risk::Runs("loads a module's code into the server"),
+    ),
+];
+
+const IN_DIR: Risk = Risk::Path("the sandbox's folder");
+
+/// A directive's name as Redis compares it: any case (and `_` read as `-`, which no
+/// directive uses, so a near miss is refused rather than passed).
+fn directive(name: &str) -> String {
+    name.to_ascii_lowercase().replace('_', "-")
+}
+
 /// What `name` (any case) sets, if the sandbox owns it.
 fn owned_directive(name: &str) -> Option<&'static str> {
-    let name = name.to_ascii_lowercase();
+    let name = directive(name);
     OWNED
         .iter()
         .find(|(d, _)| *d == name)
         .map(|(_, what)| *what)
+}
+
+/// Why the directive `name` with the words `values` is refused (see [`RISKY`]).
+fn risky_directive(name: &str, values: &[String]) -> Option<String> {
+    let name = directive(name);
+    let (_, risk) = RISKY.iter().find(|(d, _)| *d == name)?;
+    let joined = values.join(" ");
+    owned::refusal(*risk, &joined)
+}
+
+/// A config line split into words as Redis splits it (`sdssplitargs`): blanks between
+/// words, `"..."` with the escapes `\\`, `\"`, `\n`, `\r`, `\t`, `\b`, `\a` and `\xHH`,
+/// `'...'` with `\'`. None where Redis would refuse the line (an unclosed quote, a quote
+/// not followed by a blank).
+pub fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&first) = chars.peek() else {
+            return Some(words);
+        };
+        let mut word = String::new();
+        match first {
+            '"' | '\'' => {
+                chars.next();
+                loop {
+                    let c = chars.next()?;
+                    if c == first {
+                        break;
+                    }
+                    if c != '\\' {
+                        word.push(c);
+                        continue;
+                    }
+                    let e = chars.next()?;
+                    if first == '\'' {
+                        if e != '\'' {
+                            word.push('\\');
+                        }
+                        word.push(e);
+                        continue;
+                    }
+                    match e {
+                        'n' => word.push('\n'),
+                        'r' => word.push('\r'),
+                        't' => word.push('\t'),
+                        'b' => word.push('\u{8}'),
+                        'a' => word.push('\u{7}'),
+                        'x' => {
+                            let hex: String = chars.clone().take(2).collect();
+                            match u8::from_str_radix(&hex, 16) {
+                                Ok(b) if hex.len() == 2 => {
+                                    chars.next();
+                                    chars.next();
+                                    word.push(char::from(b));
+                                }
+                                _ => word.push('x'),
+                            }
+                        }
+                        other => word.push(other),
+                    }
+                }
+                if chars.peek().is_some_and(|c| !c.is_whitespace()) {
+                    return None;
+                }
+            }
+            _ => {
+                while let Some(c) = chars.peek().copied().filter(|c| !c.is_whitespace()) {
+                    word.push(c);
+                    chars.next();
+                }
+            }
+        }
+        words.push(word);
+    }
+}
+
+/// The config lines redis-server makes of command-line `args` after its config file:
+/// each `--name ...` argument starts a line (its text split as a config line), each
+/// other argument is one more word of the line before; a first argument without `--`
+/// starts a line too (Redis reads it as a directive's name). Each line with the
+/// argument that started it. A line Redis would refuse keeps its raw text as one word.
+pub fn command_line_directives(args: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut lines: Vec<(String, Vec<String>)> = Vec::new();
+    for a in args {
+        match a.strip_prefix("--") {
+            Some(body) => {
+                let words = split_words(body).unwrap_or_else(|| vec![body.to_string()]);
+                lines.push((a.clone(), words));
+            }
+            None => match lines.last_mut() {
+                Some((_, words)) => words.push(a.clone()),
+                None => lines.push((a.clone(), vec![a.clone()])),
+            },
+        }
+    }
+    lines
 }
 
 /// Redis (`redis-server`, 6 and later).
@@ -124,16 +246,30 @@ impl Target for Redis {
     }
 
     /// Redis reads `--name words...` as the config line `name words...`, the name in any
-    /// case (`--BIND`), and an argument holding spaces as several words (`"--bind 0.0.0.0"`).
+    /// case (`--BIND`), quoted (`--"dir"`, `--'logfile'`), and an argument holding spaces
+    /// as several words (`"--bind 0.0.0.0"`); see [`command_line_directives`].
     fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
-        args.iter().find_map(|a| {
-            let name = a.strip_prefix("--")?.split_whitespace().next()?;
-            owned_directive(name).map(|what| (a.clone(), what))
-        })
+        command_line_directives(args)
+            .into_iter()
+            .find_map(|(a, words)| owned_directive(words.first()?).map(|what| (a, what)))
     }
 
     fn owned_option(&self, key: &str) -> Option<&'static str> {
         owned_directive(key)
+    }
+
+    /// Files outside `dir` (`aclfile`, `dbfilename`, ...) and `loadmodule`.
+    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
+        risky_directive(key, &[value.to_string()])
+    }
+
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        command_line_directives(args)
+            .into_iter()
+            .find_map(|(a, words)| {
+                let (name, values) = words.split_first()?;
+                risky_directive(name, values).map(|why| (a, why))
+            })
     }
 
     fn start_stop_guess_s(&self) -> f64 {

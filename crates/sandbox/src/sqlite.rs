@@ -111,6 +111,40 @@ impl Target for Sqlite {
         })
     }
 
+    /// Pragmas naming a folder SQLite writes into (`temp_store_directory`), outside the
+    /// sandbox's folder; the name in any case (`-` read as `_`), schema-qualified or not.
+    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
+        let name = key.rsplit('.').next().unwrap_or(key);
+        let name = name.to_ascii_lowercase().replace('-', "_");
+        matches!(
+            name.as_str(),
+            "temp_store_directory" | "data_store_directory"
+        )
+        .then(|| crate::owned::refusal(crate::owned::Risk::Path("the sandbox's folder"), value))
+        .flatten()
+    }
+
+    /// `--pragma NAME=VALUE` (also `--pragma=NAME=VALUE`) as `refused_setting` reads it.
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            i += 1;
+            let pragma = match a.strip_prefix("--pragma") {
+                Some("") => args.get(i).map(String::as_str),
+                Some(rest) => rest.strip_prefix('='),
+                None => None,
+            };
+            let Some((k, v)) = pragma.and_then(|p| p.split_once('=')) else {
+                continue;
+            };
+            if let Some(why) = self.refused_setting(k, v) {
+                return Some((a.clone(), why));
+            }
+        }
+        None
+    }
+
     fn dialect(&self) -> Option<Dialect> {
         Some(Dialect::Sqlite)
     }

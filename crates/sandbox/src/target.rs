@@ -275,6 +275,20 @@ pub trait Target: Send + Sync {
             .map(|(_, what)| *what)
     }
 
+    /// Why the experiment may not set `key` to `value` (an `options` entry), beyond what
+    /// the sandbox owns: the setting names a path outside the sandbox, runs a command,
+    /// loads code or opens a port. A phrase that follows "option KEY", with what to do.
+    /// The names are read as [`Target::owned_option`] reads them.
+    fn refused_setting(&self, _key: &str, _value: &str) -> Option<String> {
+        None
+    }
+
+    /// The same for the command line `args`, read as the server reads them: the
+    /// argument as written and why.
+    fn refused_arg(&self, _args: &[String]) -> Option<(String, String)> {
+        None
+    }
+
     /// How long the server may take to become ready (SQL: InnoDB recovery, 1000+
     /// connections), and to shut down cleanly before it is killed.
     fn ready_timeout(&self) -> Duration {

@@ -3,7 +3,7 @@
 //! per-operation seconds as sqlsuite's (`sqlsuite/figures.rs` summarizes every cell with
 //! timed operations, and the report's SQL suite section shows them).
 
-use super::{refused_arg, SqlBench, TESTS};
+use super::{refused_args, SqlBench, TESTS};
 use crate::kinds::{installed, keys_of, read_keys, Kind};
 use crate::Workload;
 use bakeoff_plan::{fields_of, key, Check, Experiment, KindKeys, KindSpec, Loaded};
@@ -126,10 +126,8 @@ impl KindKeys for SqlBenchKeys {
             }
             _ => {}
         }
-        for a in &self.args {
-            if let Some(why) = refused_arg(a) {
-                return Err(l.error_at(&at("args"), format!("args: {why}")));
-            }
+        if let Some(why) = refused_args(&self.args) {
+            return Err(l.error_at(&at("args"), format!("args: {why}")));
         }
         Ok(())
     }

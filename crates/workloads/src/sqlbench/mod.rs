@@ -54,38 +54,216 @@ pub const TESTS: &[&str] = &[
 ];
 
 /// Options bakeoff sets itself (the server, its login, where output goes), refused in
-/// `args`.
+/// `args` under every spelling sql-bench reads (see [`refused_args`]).
 pub const OWNED: &[&str] = &[
-    "--server",
-    "--host",
-    "--user",
-    "--password",
-    "--socket",
-    "--database",
-    "--connect-options",
-    "--connect-command",
-    "--dir",
-    "--log",
-    "--odbc",
-    "--tcpip",
-    "--help",
-    "--use-old-results",
-    "--only-missing-tests",
+    "server",
+    "host",
+    "user",
+    "password",
+    "socket",
+    "database",
+    "connect-options",
+    "connect-command",
+    "dir",
+    "log",
+    "odbc",
+    "tcpip",
+    "help",
+    "use-old-results",
+    "only-missing-tests",
 ];
 
-/// Why `arg` cannot be passed through, if it cannot: not an option, or one bakeoff owns.
-pub fn refused_arg(arg: &str) -> Option<String> {
-    if !arg.starts_with("--") || arg.len() < 3 {
-        return Some(format!(
-            "{arg:?} is not a sql-bench option; give options such as \"--small-test\" or \"--fast\""
-        ));
+/// What an option of sql-bench takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    /// Nothing (a flag).
+    Nothing,
+    /// A whole number (`=i`).
+    Number,
+    /// Text (`=s`) that run-all-tests only quotes for its shell command.
+    Text,
+    /// Text (`=s`) that run-all-tests puts into a file name of that command, inside
+    /// double quotes (`--suffix`, `--machine`, `--cmp`), or into a pattern
+    /// (`--skip-test`): a plain name or list of names.
+    Name,
+}
+
+/// sql-bench's options (bench-init.pl's `GetOptions`, MariaDB 10.11), the owned ones
+/// included.
+const OPTIONS: &[(&str, Takes)] = &[
+    ("skip-test", Takes::Name),
+    ("comments", Takes::Text),
+    ("cmp", Takes::Name),
+    ("server", Takes::Text),
+    ("user", Takes::Text),
+    ("host", Takes::Text),
+    ("database", Takes::Text),
+    ("password", Takes::Text),
+    ("loop-count", Takes::Number),
+    ("row-count", Takes::Number),
+    ("skip-create", Takes::Nothing),
+    ("skip-delete", Takes::Nothing),
+    ("verbose", Takes::Nothing),
+    ("fast-insert", Takes::Nothing),
+    ("lock-tables", Takes::Nothing),
+    ("debug", Takes::Nothing),
+    ("fast", Takes::Nothing),
+    ("force", Takes::Nothing),
+    ("field-count", Takes::Number),
+    ("regions", Takes::Number),
+    ("groups", Takes::Number),
+    ("time-limit", Takes::Number),
+    ("log", Takes::Nothing),
+    ("use-old-results", Takes::Nothing),
+    ("machine", Takes::Name),
+    ("dir", Takes::Text),
+    ("suffix", Takes::Name),
+    ("help", Takes::Nothing),
+    ("odbc", Takes::Nothing),
+    ("small-test", Takes::Nothing),
+    ("small-tables", Takes::Nothing),
+    ("small-key-tables", Takes::Nothing),
+    ("stage", Takes::Number),
+    ("threads", Takes::Number),
+    ("random", Takes::Nothing),
+    ("old-headers", Takes::Nothing),
+    ("die-on-errors", Takes::Nothing),
+    ("create-options", Takes::Text),
+    ("hires", Takes::Nothing),
+    ("tcpip", Takes::Nothing),
+    ("silent", Takes::Nothing),
+    ("optimization", Takes::Text),
+    ("hw", Takes::Text),
+    ("socket", Takes::Text),
+    ("connect-options", Takes::Text),
+    ("connect-command", Takes::Text),
+    ("only-missing-tests", Takes::Nothing),
+    ("temporary-tables", Takes::Nothing),
+];
+
+/// Characters a shell reads inside double quotes or that end single quotes, and the ones
+/// that end, chain or redirect a command: never in an argument (run-all-tests quotes
+/// each in `'...'`, which holds while none of these is there).
+const SHELL: &str = "'\"`$\\;|&<>";
+
+/// The options `name` means to Perl's Getopt::Long as sql-bench calls it: any case, the
+/// whole name or else every option it is a prefix of (one: a unique abbreviation).
+fn meant(name: &str) -> Vec<(&'static str, Takes)> {
+    let name = name.to_ascii_lowercase();
+    let exact: Vec<_> = OPTIONS
+        .iter()
+        .copied()
+        .filter(|(o, _)| *o == name)
+        .collect();
+    if !exact.is_empty() || name.is_empty() {
+        return exact;
     }
-    let name = arg.split('=').next().unwrap_or(arg);
-    OWNED.contains(&name).then(|| {
-        format!(
-            "{name} is set by bakeoff (the sandbox's server, login and output folder); remove it"
-        )
-    })
+    OPTIONS
+        .iter()
+        .copied()
+        .filter(|(o, _)| o.starts_with(&name))
+        .collect()
+}
+
+/// Why `args` cannot be passed to sql-bench, if they cannot: read as Getopt::Long reads
+/// them (`--name`, `-name` or `+name`, any case, unique abbreviations, `--name=value` or
+/// `--name value`), an option bakeoff owns, one sql-bench does not have, a value of the
+/// wrong kind, or text that would reach a shell: run-all-tests builds one shell command
+/// per test with every argument in single quotes, and `--suffix`, `--machine` and
+/// `--cmp` in a file name in double quotes.
+pub fn refused_args(args: &[String]) -> Option<String> {
+    for a in args {
+        if let Some(c) = a.chars().find(|c| c.is_control() || SHELL.contains(*c)) {
+            return Some(format!(
+                "{a:?} holds {c:?}, which the shell command run-all-tests builds of every argument would read; remove it"
+            ));
+        }
+    }
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let body = ["--", "-", "+"]
+            .iter()
+            .find_map(|p| a.strip_prefix(p))
+            .filter(|b| !b.is_empty() && !b.starts_with('-'));
+        let Some(body) = body else {
+            return Some(format!(
+                "{a:?} is not a sql-bench option; give options such as \"--small-test\" or \"--fast\""
+            ));
+        };
+        let (name, attached) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let options = meant(name);
+        let (option, takes) = match options[..] {
+            [(owned, _)] if OWNED.contains(&owned) => {
+                return Some(format!(
+                    "{a:?} is sql-bench's --{owned} (it reads options in any case and by unique prefix), which bakeoff sets (the sandbox's server, login and output folder); remove it"
+                ))
+            }
+            [one] => one,
+            [] => {
+                return Some(format!(
+                    "{a:?} is not a sql-bench option; give options such as \"--small-test\" or \"--fast\""
+                ))
+            }
+            _ => {
+                let names: Vec<String> = options.iter().map(|(o, _)| format!("--{o}")).collect();
+                return Some(format!(
+                    "{a:?} is ambiguous in sql-bench: it could be {}; spell the option out",
+                    names.join(", ")
+                ));
+            }
+        };
+        let value = match (takes, attached) {
+            (Takes::Nothing, Some(_)) => {
+                return Some(format!(
+                    "{a:?}: sql-bench's --{option} takes no value; give \"--{option}\""
+                ))
+            }
+            (Takes::Nothing, None) => continue,
+            (_, Some(v)) => v,
+            (_, None) => {
+                i += 1;
+                match args.get(i - 1) {
+                    Some(v) => v.as_str(),
+                    None => {
+                        return Some(format!(
+                            "{a:?}: sql-bench's --{option} needs a value, e.g. \"--{option}=...\""
+                        ))
+                    }
+                }
+            }
+        };
+        let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+        let number = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+        let name = value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.,".contains(c));
+        if takes == Takes::Number && !number {
+            return Some(format!(
+                "{a:?}: sql-bench's --{option} takes a whole number, got {value:?}"
+            ));
+        }
+        if takes == Takes::Name && !name {
+            return Some(format!(
+                "{a:?}: sql-bench's --{option} becomes part of a file name in the shell command run-all-tests builds; use letters, digits, '_', '-', '.' and ',' only, got {value:?}"
+            ));
+        }
+    }
+    None
+}
+
+/// `text` with every occurrence of `secret` (the sandbox's password) replaced, so that
+/// no message or log shows it.
+pub fn redact(text: &str, secret: &str) -> String {
+    if secret.is_empty() {
+        text.to_string()
+    } else {
+        text.replace(secret, "[password]")
+    }
 }
 
 /// One timed operation of a test's output.

@@ -3,7 +3,7 @@
 //! is found (and its source fetched) at the first run, then configured once into the
 //! workload's scratch folder; each run's output goes into a folder of its own there.
 
-use super::{configure, failure, parse, tests_in, Parsed, SqlBenchKeys, Tests};
+use super::{configure, failure, parse, redact, tests_in, Parsed, SqlBenchKeys, Tests};
 use crate::tool::{self, Finished};
 use crate::workload::{invalidate, sql_figures, Outcome, RunContext, Script, Tables, Workload};
 use bakeoff_build::{Cache, SourceSpec};
@@ -277,7 +277,7 @@ impl Workload for SqlBench {
                         "apt-get install perl",
                     )
                     .map_err(|e| e.to_string())?;
-                    let text = format!("{}{}", f.out, f.err);
+                    let text = redact(&format!("{}{}", f.out, f.err), &db.password);
                     let _ = std::fs::write(out.join(format!("{t}.log")), &text);
                     Ok(TestRun {
                         test: t.clone(),
@@ -298,7 +298,7 @@ impl Workload for SqlBench {
             .map(|f| all_tests(&bench, &out, &f)),
         };
         ctx.hooks.measure_ended();
-        outcome(ran?)
+        outcome(ran?, &db.password)
     }
 }
 
@@ -344,14 +344,18 @@ fn all_tests(bench: &Path, out: &Path, f: &Finished) -> Vec<TestRun> {
 }
 
 /// The run's record from its tests (see the module's doc); every failed test named in
-/// the run's invalid reason. An error when no operation was timed at all.
-fn outcome(runs: Vec<TestRun>) -> Result<Outcome, String> {
+/// the run's invalid reason, with the sandbox's `password` blanked out of it (sql-bench
+/// prints it when a login fails). An error when no operation was timed at all.
+fn outcome(runs: Vec<TestRun>, password: &str) -> Result<Outcome, String> {
     let failed: Vec<String> = runs
         .iter()
         .filter_map(|r| {
-            r.failed
-                .as_ref()
-                .map(|why| format!("sql-bench test {} failed: {why}", r.test))
+            r.failed.as_ref().map(|why| {
+                redact(
+                    &format!("sql-bench test {} failed: {why}", r.test),
+                    password,
+                )
+            })
         })
         .collect();
     let operations: Vec<OperationRecord> = runs
