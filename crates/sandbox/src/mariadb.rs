@@ -74,8 +74,9 @@ const RISKY: &[(&str, Risk)] = &[
 const DATA_PATH: Risk = Risk::Path("the data directory");
 const LOADS_CODE: Risk = Risk::Runs("loads a plugin's code into the server");
 
-/// Why `name` = `value` is refused (see [`RISKY`]), under any spelling MariaDB takes.
-fn risky_setting(name: &str, value: &str) -> Option<String> {
+/// Why `name` = `value` is refused (see [`RISKY`]), under any spelling MariaDB takes
+/// (MySQL's mysqld reads its options the same way and shares these).
+pub(crate) fn risky_setting(name: &str, value: &str) -> Option<String> {
     owned::mariadb_risk(&owned::mariadb_name(name), RISKY).and_then(|r| owned::refusal(r, value))
 }
 
@@ -192,29 +193,7 @@ impl Target for Mariadb {
     /// `--name=value` and `--name value` (either may be what mariadbd takes), and the
     /// short options that name a path: `-t` (tmpdir), `-r` (chroot), `-#` (debug trace).
     fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
-        for (i, a) in args.iter().enumerate() {
-            let Some(body) = a.strip_prefix("--") else {
-                continue;
-            };
-            let (name, values) = match body.split_once('=') {
-                Some((n, v)) => (n, vec![v]),
-                None => (body, vec!["1", args.get(i + 1).map_or("", String::as_str)]),
-            };
-            if let Some(why) = values.iter().find_map(|v| risky_setting(name, v)) {
-                return Some((a.clone(), why));
-            }
-        }
-        owned::getopt(args, SHORT_OPTIONS, Some(&[]))
-            .into_iter()
-            .find_map(|p| {
-                let name = match p.name.as_str() {
-                    "t" => "tmpdir",
-                    "r" => "chroot",
-                    "#" => "debug",
-                    _ => return None,
-                };
-                risky_setting(name, p.value.as_deref().unwrap_or("")).map(|why| (p.spelling, why))
-            })
+        risky_arg(args)
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
@@ -296,6 +275,35 @@ impl Target for Mariadb {
     fn stop_signal(&self) -> (i32, bool) {
         (libc::SIGTERM, false)
     }
+}
+
+/// The first of `args` that [`risky_setting`] refuses: `--name=value` and `--name value`
+/// (either may be what mysqld takes), and the short options that name a path: `-t`
+/// (tmpdir), `-r` (chroot), `-#` (debug trace). The argument as written and why.
+pub(crate) fn risky_arg(args: &[String]) -> Option<(String, String)> {
+    for (i, a) in args.iter().enumerate() {
+        let Some(body) = a.strip_prefix("--") else {
+            continue;
+        };
+        let (name, values) = match body.split_once('=') {
+            Some((n, v)) => (n, vec![v]),
+            None => (body, vec!["1", args.get(i + 1).map_or("", String::as_str)]),
+        };
+        if let Some(why) = values.iter().find_map(|v| risky_setting(name, v)) {
+            return Some((a.clone(), why));
+        }
+    }
+    owned::getopt(args, SHORT_OPTIONS, Some(&[]))
+        .into_iter()
+        .find_map(|p| {
+            let name = match p.name.as_str() {
+                "t" => "tmpdir",
+                "r" => "chroot",
+                "#" => "debug",
+                _ => return None,
+            };
+            risky_setting(name, p.value.as_deref().unwrap_or("")).map(|why| (p.spelling, why))
+        })
 }
 
 /// For a server from a build's install tree (not Debian's /usr): where its plugins and

@@ -41,7 +41,10 @@ const OWNED: &[(&str, &str)] = &[
     ("mysqlx-socket", "the X protocol listener"),
     ("admin-address", "the administrative listener"),
     ("admin-port", "the administrative listener"),
-    ("secure-file-priv", "where the server may read and write files"),
+    (
+        "secure-file-priv",
+        "where the server may read and write files",
+    ),
 ];
 
 /// What the option `name` sets, if the sandbox owns it, under any spelling MySQL takes
@@ -117,7 +120,7 @@ impl Target for Mysql {
     }
 
     fn dialect(&self) -> Option<Dialect> {
-        Some(Dialect::Mysql)
+        Some(Dialect::OracleMysql)
     }
 
     fn refuses(&self, ask: crate::Ask) -> Option<String> {
@@ -154,6 +157,16 @@ impl Target for Mysql {
 
     fn owned_option(&self, key: &str) -> Option<&'static str> {
         owned_setting(key)
+    }
+
+    /// MariaDB's rules (paths that leave the data directory, `init-file`, plugins): both
+    /// servers read their options alike.
+    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
+        crate::mariadb::risky_setting(key, value)
+    }
+
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        crate::mariadb::risky_arg(args)
     }
 
     fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
@@ -224,7 +237,7 @@ impl Target for Mysql {
         let Some(login) = &self.login else {
             return Ok(false);
         };
-        sqldata::ping(addr, login, Dialect::Mysql)
+        sqldata::ping(addr, login, Dialect::OracleMysql)
     }
 
     fn login(&self) -> Option<Login> {
@@ -304,8 +317,8 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
             line.trim()
         ));
     }
-    let (major, minor) = major_minor(&line)
-        .ok_or_else(|| format!("cannot read a version in {:?}", line.trim()))?;
+    let (major, minor) =
+        major_minor(&line).ok_or_else(|| format!("cannot read a version in {:?}", line.trim()))?;
     let parent = dest.parent().unwrap_or(Path::new("/"));
     let base = base_of(binary);
     let tree: Vec<String> = tree_settings(binary)
@@ -399,7 +412,9 @@ mod tests {
             Path::new("/sb/x/data"),
             &opts,
         );
-        assert!(cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
+        assert!(
+            cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n")
+        );
         assert!(cnf.contains("loose-mysqlx = OFF\n"));
         assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
         assert!(cnf.ends_with("max_connections = 2000\n"));
@@ -409,9 +424,17 @@ mod tests {
     fn owned_settings_in_every_spelling() {
         let t = Mysql::default();
         for k in [
-            "port", "PORT", "bind_address", "loose-bind-address", "mysqlx_port",
-            "loose_mysqlx_bind_address", "Secure_File_Priv", "admin-address", "datadir",
-            "skip-networking", "mysqlx",
+            "port",
+            "PORT",
+            "bind_address",
+            "loose-bind-address",
+            "mysqlx_port",
+            "loose_mysqlx_bind_address",
+            "Secure_File_Priv",
+            "admin-address",
+            "datadir",
+            "skip-networking",
+            "mysqlx",
         ] {
             assert!(t.owned_option(k).is_some(), "{k}");
         }

@@ -8,8 +8,10 @@ use std::path::PathBuf;
 /// [`Dialect::sql`] (`dialect/`), its protocol [`Dialect::wire`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
-    /// MariaDB and MySQL.
+    /// MariaDB (and MySQL where a caller knows no better).
     Mysql,
+    /// Oracle's MySQL: MariaDB's SQL except where the two differ (`dialect/mysql.rs`).
+    OracleMysql,
     /// PostgreSQL.
     Postgres,
     /// SQLite's SQL over the PostgreSQL protocol (`bakeoff-sqlited`).

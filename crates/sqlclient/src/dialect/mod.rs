@@ -14,10 +14,12 @@
 //! SQL before this interface existed, byte for byte.
 
 mod mariadb;
+mod mysql;
 mod postgres;
 mod sqlite;
 
 pub use mariadb::MariaDb;
+pub use mysql::OracleMysql;
 pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
@@ -28,6 +30,7 @@ impl Dialect {
     pub fn sql(self) -> &'static dyn SqlDialect {
         match self {
             Dialect::Mysql => &MariaDb,
+            Dialect::OracleMysql => &OracleMysql,
             Dialect::Postgres => &Postgres,
             Dialect::Sqlite => &Sqlite,
         }
@@ -36,7 +39,7 @@ impl Dialect {
     /// The wire protocol the server speaks (what an external tool's driver must speak).
     pub fn wire(self) -> Wire {
         match self {
-            Dialect::Mysql => Wire::Mysql,
+            Dialect::Mysql | Dialect::OracleMysql => Wire::Mysql,
             Dialect::Postgres | Dialect::Sqlite => Wire::Postgres,
         }
     }

@@ -1,0 +1,83 @@
+//! Oracle's MySQL: MariaDB's SQL (`mariadb.rs`) except where the two differ. MySQL's
+//! `EXECUTE ... USING` takes user variables only, never literals, so a lookup is
+//! prepared through the protocol instead (`prepare` is None: callers fall back to it).
+
+use super::{BulkLoad, MariaDb, Setting, SqlDialect};
+
+/// MySQL 5.5 to 8.x (`Dialect::OracleMysql`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OracleMysql;
+
+impl SqlDialect for OracleMysql {
+    fn name(&self) -> &'static str {
+        MariaDb.name()
+    }
+
+    fn placeholders(&self, sql: &str) -> String {
+        MariaDb.placeholders(sql)
+    }
+
+    fn push_string_literal(&self, out: &mut Vec<u8>, s: &[u8]) {
+        MariaDb.push_string_literal(out, s)
+    }
+
+    fn multi_statement_queries(&self) -> bool {
+        MariaDb.multi_statement_queries()
+    }
+
+    fn begin_read_only_snapshot(&self) -> &'static [&'static str] {
+        MariaDb.begin_read_only_snapshot()
+    }
+
+    fn max_statement_bytes_query(&self) -> Option<&'static str> {
+        MariaDb.max_statement_bytes_query()
+    }
+
+    fn prepare(&self, _name: &str, _sql: &str) -> Option<String> {
+        None
+    }
+
+    fn execute(&self, _name: &str, _args: &[i64]) -> Option<String> {
+        None
+    }
+
+    fn deallocate(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    fn datetime_type(&self) -> &'static str {
+        MariaDb.datetime_type()
+    }
+
+    fn auto_increment_integer(&self) -> &'static str {
+        MariaDb.auto_increment_integer()
+    }
+
+    fn inline_index(&self, name: &str, columns: &str) -> Option<String> {
+        MariaDb.inline_index(name, columns)
+    }
+
+    fn storage_engine_clause(&self, engine: &str) -> Option<String> {
+        MariaDb.storage_engine_clause(engine)
+    }
+
+    fn transactional_engine(&self) -> Option<&'static str> {
+        MariaDb.transactional_engine()
+    }
+
+    fn drop_index(&self, index: &str, table: &str) -> String {
+        MariaDb.drop_index(index, table)
+    }
+
+    fn analyze(&self, table: &str, columns: &[&str]) -> String {
+        MariaDb.analyze(table, columns)
+    }
+
+    fn bulk_load(&self) -> BulkLoad {
+        MariaDb.bulk_load()
+    }
+
+    fn session_setting(&self, setting: Setting<'_>) -> Option<String> {
+        MariaDb.session_setting(setting)
+    }
+}
