@@ -257,9 +257,7 @@ impl Target for Mysql {
 /// plugins are. Trees put `errmsg.sys` in `share/english/` or `share/mysql/english/`.
 fn tree_settings(binary: &Path) -> Option<String> {
     let base = base_of(binary)?;
-    let messages = [base.join("share/mysql"), base.join("share")]
-        .into_iter()
-        .find(|d| d.join("english/errmsg.sys").is_file())?;
+    let messages = find_near(&base, &|d| d.join("english/errmsg.sys").is_file())?;
     let mut s = format!(
         "basedir = {}\nlc-messages-dir = {}\n",
         base.display(),
@@ -283,6 +281,31 @@ fn base_of(binary: &Path) -> Option<PathBuf> {
     (base != Path::new("/usr")).then_some(base)
 }
 
+/// The first folder at or below `base` or its parent (three levels down, links never
+/// followed) that `wanted` accepts: where a distribution keeps what the binary needs
+/// beside it (`share/english/errmsg.sys`; MySQL 5.5's ready data directory, which the
+/// MXJ archive ships as `data_dir.jar` next to the platform folders).
+fn find_near(base: &Path, wanted: &dyn Fn(&Path) -> bool) -> Option<PathBuf> {
+    fn walk(dir: &Path, depth: u32, wanted: &dyn Fn(&Path) -> bool) -> Option<PathBuf> {
+        if wanted(dir) {
+            return Some(dir.to_path_buf());
+        }
+        if depth == 0 {
+            return None;
+        }
+        let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .take(256)
+            .collect();
+        subs.sort();
+        subs.iter().find_map(|d| walk(d, depth - 1, wanted))
+    }
+    walk(base, 3, wanted).or_else(|| walk(base.parent()?, 3, wanted))
+}
+
 /// The (major, minor) of a `--version` line.
 fn major_minor(line: &str) -> Option<(u32, u32)> {
     let v = file_version(line)?;
@@ -292,10 +315,12 @@ fn major_minor(line: &str) -> Option<(u32, u32)> {
 
 /// The SQL that makes the login: its database, its user on every host, all privileges.
 /// `IDENTIFIED BY` leaves the method to the server's default (caching_sha2_password on
-/// 8.0 and later).
+/// 8.0 and later). FLUSH PRIVILEGES first: a `--bootstrap` run starts without the grant
+/// tables, and refuses CREATE USER until they are read.
 fn login_sql(login: &Login) -> String {
     format!(
-        "CREATE DATABASE IF NOT EXISTS {db};\n\
+        "FLUSH PRIVILEGES;\n\
+         CREATE DATABASE IF NOT EXISTS {db};\n\
          CREATE USER '{u}'@'%' IDENTIFIED BY '{p}';\n\
          CREATE USER '{u}'@'localhost' IDENTIFIED BY '{p}';\n\
          GRANT ALL PRIVILEGES ON *.* TO '{u}'@'%' WITH GRANT OPTION;\n\
@@ -353,18 +378,30 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
         let _ = std::fs::remove_file(&file);
         return made;
     }
-    let install = sqldata::companion(binary, "mysql_install_db")
-        .ok_or("mysql_install_db not found beside the server (MySQL before 5.7 needs it)")?;
-    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
-    sqldata::give_to_server_user(dest)?;
-    let mut cmd = Command::new(&install);
-    cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", dest.display()))
-        .args(&user);
-    if let Some(b) = &base {
-        cmd.arg(format!("--basedir={}", b.display()));
+    // Before 5.7: the distribution's ready data directory where it ships one, else
+    // mysql_install_db.
+    let ready = base
+        .as_deref()
+        .and_then(|b| find_near(b, &|d| d.join("mysql/user.frm").is_file()));
+    if let Some(ready) = ready {
+        sqldata::copy_tree(&ready, dest)?;
+        sqldata::give_to_server_user(dest)?;
+    } else {
+        let install = sqldata::companion(binary, "mysql_install_db").ok_or(
+            "neither a ready data directory nor mysql_install_db beside the server (MySQL before 5.7 needs one)",
+        )?;
+        std::fs::create_dir_all(dest)
+            .map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+        sqldata::give_to_server_user(dest)?;
+        let mut cmd = Command::new(&install);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", dest.display()))
+            .args(&user);
+        if let Some(b) = &base {
+            cmd.arg(format!("--basedir={}", b.display()));
+        }
+        sqldata::run_setup(cmd, None, "mysql_install_db")?;
     }
-    sqldata::run_setup(cmd, None, "mysql_install_db")?;
     let mut boot = Command::new(binary);
     boot.arg("--no-defaults")
         .args(&tree)

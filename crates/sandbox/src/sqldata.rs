@@ -228,12 +228,32 @@ pub fn run_setup(mut cmd: Command, input: Option<&str>, what: &str) -> Result<()
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     Err(format!(
         "{what} failed ({}): {}",
         out.status,
-        lines[lines.len().saturating_sub(4)..].join(" | ")
+        setup_reason(&text)
     ))
+}
+
+/// What a failed setup command said: its first error lines when it marked any (a
+/// server's `[ERROR]` or `ERROR:` lines, the reason, not the shutdown that follows),
+/// else its last lines.
+fn setup_reason(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let errors: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| {
+            (l.contains("[ERROR]") || l.trim_start().starts_with("ERROR"))
+                && !l.contains("] Aborting")
+        })
+        .take(2)
+        .collect();
+    if errors.is_empty() {
+        lines[lines.len().saturating_sub(4)..].join(" | ")
+    } else {
+        errors.join(" | ")
+    }
 }
 
 /// Creates a pristine data directory for `kind` at `dest` (which must not exist), with
@@ -297,4 +317,21 @@ pub(crate) fn ping(
         via_socket: false,
     };
     bakeoff_sqlclient::ping(&db, PROBE_TIMEOUT)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_setup_failure_quotes_the_servers_error_not_its_shutdown() {
+        let log = "261128 17:17:28 InnoDB: Completed initialization of buffer pool\n\
+                   ERROR: 1290  The MySQL server is running with the --skip-grant-tables option\n\
+                   261128 17:17:33 [ERROR] Aborting\n\n\
+                   261128 17:17:33  InnoDB: Starting shutdown...\n\
+                   261128 17:17:34 [Note] mysqld: Shutdown complete\n";
+        assert_eq!(
+            super::setup_reason(log),
+            "ERROR: 1290  The MySQL server is running with the --skip-grant-tables option"
+        );
+        assert_eq!(super::setup_reason("a\nb\n\nc\nd\ne\n"), "b | c | d | e");
+    }
 }

@@ -1,6 +1,7 @@
 //! Oracle's MySQL: MariaDB's SQL (`mariadb.rs`) except where the two differ. MySQL's
 //! `EXECUTE ... USING` takes user variables only, never literals, so a lookup is
 //! prepared through the protocol instead (`prepare` is None: callers fall back to it).
+//! Its texts hold for 5.5 to 8.x alike.
 
 use super::{BulkLoad, MariaDb, Setting, SqlDialect};
 
@@ -25,8 +26,12 @@ impl SqlDialect for OracleMysql {
         MariaDb.multi_statement_queries()
     }
 
+    /// Without `READ ONLY`, which MySQL takes only from 5.6.5: one text for every version.
     fn begin_read_only_snapshot(&self) -> &'static [&'static str] {
-        MariaDb.begin_read_only_snapshot()
+        &[
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            "START TRANSACTION WITH CONSISTENT SNAPSHOT",
+        ]
     }
 
     fn max_statement_bytes_query(&self) -> Option<&'static str> {
