@@ -155,7 +155,7 @@ mod tests {
             key_with(&|s| s.recipe = crate::Recipe::Postgres),
             key_with(&|s| s.recipe = crate::Recipe::Mariadb),
             key_with(&|s| s.recipe = crate::Recipe::Sqlite),
-            key_with(&|s| s.recipe = crate::Recipe::Redis),
+            key_with(&|s| s.recipe = crate::Recipe::redis("src/redis-server")),
             key_with(&|s| s.patches.clear()),
         ];
         for (i, k) in changed.iter().enumerate() {

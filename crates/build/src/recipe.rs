@@ -50,10 +50,15 @@ pub enum Recipe {
     /// then `make -j<n> <make_args> <product>` (the default goal for plain-make trees, or when
     /// make_args name a goal). `product` is relative to the build dir, e.g. `memcached`.
     Autotools { product: PathBuf },
-    /// Redis: a plain-make tree, `make -j<n> <make_args>` in a copy of it; product
-    /// `src/redis-server`. Adds `USE_SYSTEM_JEMALLOC=yes` when the tree needs it and nothing
-    /// chose an allocator (see [`redis_system_jemalloc`]).
-    Redis,
+    /// Redis and its forks (Valkey): a plain-make tree, `make -j<n> <make_args>` in a copy
+    /// of it; `product` relative to the build dir (`src/redis-server`, the default, left
+    /// out of the cache key so Redis builds keep theirs; `src/valkey-server`). Adds
+    /// `USE_SYSTEM_JEMALLOC=yes` when the tree needs it and nothing chose an allocator
+    /// (see [`redis_system_jemalloc`]).
+    Redis {
+        #[serde(default = "redis_product", skip_serializing_if = "is_redis_product")]
+        product: PathBuf,
+    },
     /// PostgreSQL: a reduced but complete server install; product `install/bin/postgres`,
     /// with `initdb` and `pg_ctl` beside it and `install/share/postgresql/` filled.
     Postgres,
@@ -81,10 +86,26 @@ impl Recipe {
             product: PathBuf::from(product),
         }
     }
+
+    /// A Redis-like plain-make build whose server is `product` in the build dir
+    /// (`src/redis-server`, `src/valkey-server`).
+    pub fn redis(product: &str) -> Recipe {
+        Recipe::Redis {
+            product: PathBuf::from(product),
+        }
+    }
 }
 
-/// The redis recipe's product, in the build dir.
+/// The redis recipe's default product, in the build dir.
 const REDIS_PRODUCT: &str = "src/redis-server";
+
+fn redis_product() -> PathBuf {
+    PathBuf::from(REDIS_PRODUCT)
+}
+
+fn is_redis_product(p: &PathBuf) -> bool {
+    p.as_path() == Path::new(REDIS_PRODUCT)
+}
 
 /// make variables that choose Redis's allocator (src/Makefile, and Debian's patch).
 const REDIS_ALLOCATOR_VARS: &[&str] = &[
@@ -272,7 +293,7 @@ impl Recipe {
     pub fn id(&self) -> String {
         let (name, version) = match self {
             Recipe::Autotools { .. } => ("autotools", 1),
-            Recipe::Redis => ("redis", 1),
+            Recipe::Redis { .. } => ("redis", 1),
             Recipe::Postgres => ("postgres", 1),
             Recipe::Mariadb => ("mariadb", 2),
             Recipe::Sqlite => ("sqlite", 1),
@@ -285,7 +306,7 @@ impl Recipe {
     pub fn product(&self) -> PathBuf {
         match self {
             Recipe::Autotools { product } => product.clone(),
-            Recipe::Redis => PathBuf::from(REDIS_PRODUCT),
+            Recipe::Redis { product } => product.clone(),
             Recipe::Postgres => Path::new(INSTALL_DIR).join("bin/postgres"),
             Recipe::Mariadb => Path::new(INSTALL_DIR).join("bin/mariadbd"),
             Recipe::Sqlite => PathBuf::from(SQLITE_PRODUCT),
@@ -295,7 +316,7 @@ impl Recipe {
     /// The installed tree, relative to the build dir, for recipes that install.
     pub fn install_dir(&self) -> Option<PathBuf> {
         match self {
-            Recipe::Autotools { .. } | Recipe::Redis | Recipe::Sqlite => None,
+            Recipe::Autotools { .. } | Recipe::Redis { .. } | Recipe::Sqlite => None,
             Recipe::Postgres | Recipe::Mariadb => Some(PathBuf::from(INSTALL_DIR)),
         }
     }
@@ -306,7 +327,7 @@ impl Recipe {
         let install = Path::new(INSTALL_DIR);
         let mut files = vec![self.product()];
         match self {
-            Recipe::Autotools { .. } | Recipe::Redis | Recipe::Sqlite => {}
+            Recipe::Autotools { .. } | Recipe::Redis { .. } | Recipe::Sqlite => {}
             Recipe::Postgres => files.extend(
                 [
                     "bin/initdb",
@@ -346,7 +367,7 @@ impl Recipe {
             }
         };
         match self {
-            Recipe::Autotools { .. } | Recipe::Redis => crate::prepare::layout(src),
+            Recipe::Autotools { .. } | Recipe::Redis { .. } => crate::prepare::layout(src),
             Recipe::Postgres => need("configure", "postgres").map(|_| Layout::Autotools),
             Recipe::Mariadb => need("CMakeLists.txt", "mariadb").map(|_| Layout::Cmake),
             Recipe::Sqlite => need("sqlite3.c", "sqlite").map(|_| Layout::Amalgamation),
@@ -412,7 +433,7 @@ impl Plan<'_> {
     pub(crate) fn steps(&self) -> Result<Vec<Step>> {
         match &self.spec.recipe {
             Recipe::Autotools { product } => Ok(self.autotools(product)),
-            Recipe::Redis => Ok(self.redis()),
+            Recipe::Redis { product } => Ok(self.redis(product)),
             Recipe::Postgres => Ok(self.postgres()),
             Recipe::Mariadb => self.mariadb(),
             Recipe::Sqlite => self.sqlite(),
@@ -449,7 +470,7 @@ impl Plan<'_> {
     /// What the build log says before the commands: choices the recipe made for the user.
     pub(crate) fn notes(&self) -> Vec<String> {
         match &self.spec.recipe {
-            Recipe::Redis => self
+            Recipe::Redis { .. } => self
                 .system_jemalloc()
                 .map(|why| {
                     format!(
@@ -466,10 +487,10 @@ impl Plan<'_> {
         redis_system_jemalloc(self.src, &self.spec.make_args, &self.spec.env)
     }
 
-    /// [`Plan::autotools`] for `src/redis-server`, with the system's jemalloc when the tree
-    /// needs it.
-    fn redis(&self) -> Vec<Step> {
-        let mut steps = self.autotools(Path::new(REDIS_PRODUCT));
+    /// [`Plan::autotools`] for the server (`src/redis-server`), with the system's jemalloc
+    /// when the tree needs it.
+    fn redis(&self, product: &Path) -> Vec<Step> {
+        let mut steps = self.autotools(product);
         if self.system_jemalloc().is_some() {
             if let Some(make) = steps.last_mut() {
                 make.args.push("USE_SYSTEM_JEMALLOC=yes".into());
@@ -787,7 +808,7 @@ mod tests {
     fn required_files_start_with_the_product() {
         for r in [
             Recipe::autotools("memcached"),
-            Recipe::Redis,
+            Recipe::redis("src/redis-server"),
             Recipe::Postgres,
             Recipe::Mariadb,
             Recipe::Sqlite,
@@ -861,7 +882,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path();
         std::fs::write(src.join("Makefile"), "").unwrap();
-        let mut s = spec(Recipe::Redis, "-O2", "");
+        let mut s = spec(Recipe::redis("src/redis-server"), "-O2", "");
         let make = |s: &BuildSpec| {
             let mut p = plan(s, Layout::Make);
             p.src = src;
@@ -894,8 +915,24 @@ mod tests {
         s.make_args.clear();
         s.env.insert("MALLOC".into(), "libc".into());
         assert_eq!(make(&s), (vec!["make -j2".to_string()], vec![]));
-        assert_eq!(Recipe::Redis.product(), Path::new("src/redis-server"));
-        assert_eq!(Recipe::Redis.id(), "redis/1");
+        let redis = Recipe::redis("src/redis-server");
+        assert_eq!(redis.product(), Path::new("src/redis-server"));
+        assert_eq!(redis.id(), "redis/1");
+        // Redis's product stays out of its cache key (builds made before it was a
+        // parameter keep their key); another product is in it.
+        assert_eq!(
+            serde_json::to_string(&redis).unwrap(),
+            r#"{"recipe":"redis"}"#
+        );
+        let valkey = Recipe::redis("src/valkey-server");
+        assert_eq!(
+            serde_json::to_string(&valkey).unwrap(),
+            r#"{"recipe":"redis","product":"src/valkey-server"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Recipe>(r#"{"recipe":"redis"}"#).unwrap(),
+            redis
+        );
     }
 
     #[test]

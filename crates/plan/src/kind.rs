@@ -125,9 +125,8 @@ impl Clone for Box<dyn KindKeys> {
 
 /// The targets (by name) that `kind` fits, for its error: "a memcached or redis target".
 pub fn fitting_targets(kind: &dyn KindSpec) -> String {
-    let names: Vec<&str> = bakeoff_sandbox::TargetKind::ALL
-        .iter()
-        .filter(|t| kind.fits(&*bakeoff_sandbox::target_for(**t)).is_ok())
+    let names: Vec<&str> = bakeoff_sandbox::TargetKind::all()
+        .filter(|t| kind.fits(&*bakeoff_sandbox::target_for(*t)).is_ok())
         .map(|t| t.as_str())
         .collect();
     match names.as_slice() {

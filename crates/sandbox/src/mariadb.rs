@@ -136,6 +136,16 @@ pub fn my_cnf(
     s
 }
 
+impl From<crate::target::Made> for Mariadb {
+    fn from(m: crate::target::Made) -> Self {
+        Mariadb {
+            options: m.options,
+            data: m.data,
+            login: m.login,
+        }
+    }
+}
+
 impl Target for Mariadb {
     fn kind(&self) -> TargetKind {
         TargetKind::Mariadb

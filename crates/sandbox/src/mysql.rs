@@ -110,6 +110,16 @@ pub fn my_cnf(
     s
 }
 
+impl From<crate::target::Made> for Mysql {
+    fn from(m: crate::target::Made) -> Self {
+        Mysql {
+            options: m.options,
+            data: m.data,
+            login: m.login,
+        }
+    }
+}
+
 impl Target for Mysql {
     fn kind(&self) -> TargetKind {
         TargetKind::Mysql

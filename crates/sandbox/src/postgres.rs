@@ -89,6 +89,16 @@ fn socket_dir(workdir: &Path) -> Option<PathBuf> {
     (workdir.as_os_str().len() <= MAX_SOCKET_DIR).then(|| workdir.to_path_buf())
 }
 
+impl From<crate::target::Made> for Postgres {
+    fn from(m: crate::target::Made) -> Self {
+        Postgres {
+            options: m.options,
+            data: m.data,
+            login: m.login,
+        }
+    }
+}
+
 impl Target for Postgres {
     fn kind(&self) -> TargetKind {
         TargetKind::Postgres

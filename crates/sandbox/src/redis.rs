@@ -228,9 +228,20 @@ fn quoted(v: &str) -> String {
     )
 }
 
+impl From<crate::target::Made> for Redis {
+    fn from(m: crate::target::Made) -> Self {
+        Redis { options: m.options }
+    }
+}
+
 impl Target for Redis {
     fn kind(&self) -> TargetKind {
         TargetKind::Redis
+    }
+
+    /// Its `options` are config directives.
+    fn takes_options(&self) -> bool {
+        true
     }
 
     fn protocol(&self) -> crate::Protocol {
@@ -242,7 +253,7 @@ impl Target for Redis {
     /// rest. Without a choice, a tree that cannot link its bundled jemalloc (Debian's) gets
     /// the system's.
     fn recipe(&self) -> Recipe {
-        Recipe::Redis
+        Recipe::redis("src/redis-server")
     }
 
     /// Redis reads `--name words...` as the config line `name words...`, the name in any

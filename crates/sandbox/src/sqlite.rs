@@ -87,7 +87,22 @@ pub fn host_command(
     cmd
 }
 
+impl From<crate::target::Made> for Sqlite {
+    fn from(m: crate::target::Made) -> Self {
+        Sqlite {
+            options: m.options,
+            data: m.data,
+            login: m.login,
+        }
+    }
+}
+
 impl Target for Sqlite {
+    /// The variant's SQLite is a shared library `bakeoff-sqlited` loads.
+    fn binary_is_library(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> TargetKind {
         TargetKind::Sqlite
     }

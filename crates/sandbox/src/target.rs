@@ -41,47 +41,76 @@ pub enum TargetKind {
     Mysql,
 }
 
+/// What a target is made with for a sandbox: the experiment's options, its data, and
+/// the login stored in that data (all empty for a target asked only what it is).
+#[derive(Debug, Clone, Default)]
+pub struct Made {
+    pub options: BTreeMap<String, String>,
+    pub data: Option<crate::DataSource>,
+    pub login: Option<crate::sqldata::Login>,
+}
+
+/// How a registry entry makes its [`Target`].
+type Maker = fn(Made) -> Box<dyn Target>;
+
+/// The target registry: every kind, its name in experiment files and output, and how its
+/// [`Target`] is made. A new target is its module, its [`TargetKind`] variant and one line
+/// here; every question about it (SQL or not, options, dialect, protocol, what it
+/// refuses) is answered by its `Target`.
+const REGISTRY: &[(TargetKind, &str, Maker)] = &[
+    (TargetKind::Memcached, "memcached", |_| Box::new(Memcached)),
+    (TargetKind::Mariadb, "mariadb", |m| {
+        Box::new(Mariadb::from(m))
+    }),
+    (TargetKind::Postgres, "postgres", |m| {
+        Box::new(Postgres::from(m))
+    }),
+    (TargetKind::Sqlite, "sqlite", |m| Box::new(Sqlite::from(m))),
+    (TargetKind::Redis, "redis", |m| Box::new(Redis::from(m))),
+    (TargetKind::Mysql, "mysql", |m| Box::new(Mysql::from(m))),
+];
+
 impl TargetKind {
-    /// Every kind this build supports, for help texts and validation messages.
-    pub const ALL: &'static [TargetKind] = &[
-        TargetKind::Memcached,
-        TargetKind::Mariadb,
-        TargetKind::Postgres,
-        TargetKind::Sqlite,
-        TargetKind::Redis,
-        TargetKind::Mysql,
-    ];
+    /// Every kind this build supports, in the registry's order (help texts, messages).
+    pub fn all() -> impl Iterator<Item = TargetKind> {
+        REGISTRY.iter().map(|(k, _, _)| *k)
+    }
+
+    /// Every kind's name, comma-separated, for messages.
+    pub fn names() -> String {
+        REGISTRY
+            .iter()
+            .map(|(_, n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn entry(self) -> &'static (TargetKind, &'static str, Maker) {
+        REGISTRY
+            .iter()
+            .find(|(k, _, _)| *k == self)
+            .expect("every TargetKind has a registry line")
+    }
 
     /// The lowercase name used in experiment files and output.
     pub fn as_str(self) -> &'static str {
-        match self {
-            TargetKind::Memcached => "memcached",
-            TargetKind::Mariadb => "mariadb",
-            TargetKind::Postgres => "postgres",
-            TargetKind::Sqlite => "sqlite",
-            TargetKind::Redis => "redis",
-            TargetKind::Mysql => "mysql",
-        }
+        self.entry().1
     }
 
-    /// Whether this is a SQL server (data directory, login, options).
+    /// Whether this is a SQL server (data directory, login, options): it has a dialect.
     pub fn is_sql(self) -> bool {
-        matches!(
-            self,
-            TargetKind::Mariadb | TargetKind::Postgres | TargetKind::Sqlite | TargetKind::Mysql
-        )
+        target_for(self).dialect().is_some()
     }
 
-    /// Whether the experiment's `options` are server settings for it (a SQL server's
-    /// options, Redis's config directives); memcached takes `args` only.
+    /// Whether the experiment's `options` are server settings for it
+    /// ([`Target::takes_options`]).
     pub fn takes_options(self) -> bool {
-        self.is_sql() || self == TargetKind::Redis
+        target_for(self).takes_options()
     }
 
-    /// Whether the sandbox's "binary" is a shared library (SQLite), which need not be
-    /// executable.
+    /// Whether the sandbox's "binary" is a shared library ([`Target::binary_is_library`]).
     pub fn binary_is_library(self) -> bool {
-        self == TargetKind::Sqlite
+        target_for(self).binary_is_library()
     }
 }
 
@@ -92,16 +121,26 @@ impl fmt::Display for TargetKind {
 }
 
 /// Error of [`TargetKind::from_str`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target {0:?}; use one of: memcached, mariadb, postgres, sqlite, redis, mysql")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownTarget(pub String);
+
+impl fmt::Display for UnknownTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown target {:?}; use one of: {}",
+            self.0,
+            TargetKind::names()
+        )
+    }
+}
+
+impl std::error::Error for UnknownTarget {}
 
 impl FromStr for TargetKind {
     type Err = UnknownTarget;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        TargetKind::ALL
-            .iter()
-            .copied()
+        TargetKind::all()
             .find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| UnknownTarget(s.to_string()))
     }
@@ -253,6 +292,18 @@ pub trait Target: Send + Sync {
     /// The SQL dialect and wire protocol it speaks (None: not a SQL server).
     fn dialect(&self) -> Option<bakeoff_sqlclient::Dialect> {
         None
+    }
+
+    /// Whether the experiment's `options` are server settings for it (a SQL server's
+    /// options, Redis's config directives); memcached takes `args` only.
+    fn takes_options(&self) -> bool {
+        self.dialect().is_some()
+    }
+
+    /// Whether the sandbox's "binary" is a shared library (SQLite), which need not be
+    /// executable.
+    fn binary_is_library(&self) -> bool {
+        false
     }
 
     /// The first of `args` that sets something the sandbox owns (port, listen address,
@@ -473,55 +524,28 @@ pub(crate) const SQL_OWNED_OPTIONS: &[(&str, &str)] = &[
 /// The [`Target`] implementation for `kind`, with no options and no data (SQL targets
 /// built this way cannot log in; use [`target_for_spec`]).
 pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
-    match kind {
-        TargetKind::Memcached => Box::new(Memcached),
-        TargetKind::Mariadb => Box::new(Mariadb::default()),
-        TargetKind::Postgres => Box::new(Postgres::default()),
-        TargetKind::Sqlite => Box::new(Sqlite::default()),
-        TargetKind::Redis => Box::new(Redis::default()),
-        TargetKind::Mysql => Box::new(Mysql::default()),
-    }
+    (kind.entry().2)(Made::default())
 }
 
 /// The [`Target`] for a spec: SQL targets get its options, its data source and the login
 /// stored in that data.
 pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, String> {
+    let sql = spec.kind.is_sql();
     let login = match &spec.data {
-        Some(d) if spec.kind.is_sql() => Some(crate::sqldata::read_login(d.path())?),
+        Some(d) if sql => Some(crate::sqldata::read_login(d.path())?),
         _ => None,
     };
-    if spec.kind.is_sql() && spec.data.is_none() {
+    if sql && spec.data.is_none() {
         return Err(format!(
             "a {} sandbox needs a data directory (make one with init_data)",
             spec.kind
         ));
     }
-    Ok(match spec.kind {
-        TargetKind::Memcached => Box::new(Memcached),
-        TargetKind::Mariadb => Box::new(Mariadb {
-            options: spec.options.clone(),
-            data: spec.data.clone(),
-            login,
-        }),
-        TargetKind::Postgres => Box::new(Postgres {
-            options: spec.options.clone(),
-            data: spec.data.clone(),
-            login,
-        }),
-        TargetKind::Sqlite => Box::new(Sqlite {
-            options: spec.options.clone(),
-            data: spec.data.clone(),
-            login,
-        }),
-        TargetKind::Redis => Box::new(Redis {
-            options: spec.options.clone(),
-        }),
-        TargetKind::Mysql => Box::new(Mysql {
-            options: spec.options.clone(),
-            data: spec.data.clone(),
-            login,
-        }),
-    })
+    Ok((spec.kind.entry().2)(Made {
+        options: spec.options.clone(),
+        data: spec.data.clone(),
+        login,
+    }))
 }
 
 /// The first line `binary --version` prints, if it runs.
@@ -549,11 +573,16 @@ mod tests {
 
     #[test]
     fn kind_names_round_trip() {
-        for k in TargetKind::ALL {
-            assert_eq!(k.as_str().parse::<TargetKind>().unwrap(), *k);
-            let json = serde_json::to_string(k).unwrap();
+        for k in TargetKind::all() {
+            assert_eq!(k.as_str().parse::<TargetKind>().unwrap(), k);
+            let json = serde_json::to_string(&k).unwrap();
             assert_eq!(json, format!("\"{}\"", k.as_str()));
-            assert_eq!(serde_json::from_str::<TargetKind>(&json).unwrap(), *k);
+            assert_eq!(serde_json::from_str::<TargetKind>(&json).unwrap(), k);
+            assert_eq!(
+                target_for(k).kind(),
+                k,
+                "{k}'s registry line makes another target"
+            );
         }
         assert!("mysql8".parse::<TargetKind>().is_err());
     }
