@@ -103,8 +103,8 @@ fn redis_product() -> PathBuf {
     PathBuf::from(REDIS_PRODUCT)
 }
 
-fn is_redis_product(p: &PathBuf) -> bool {
-    p.as_path() == Path::new(REDIS_PRODUCT)
+fn is_redis_product(p: &Path) -> bool {
+    p == Path::new(REDIS_PRODUCT)
 }
 
 /// make variables that choose Redis's allocator (src/Makefile, and Debian's patch).
