@@ -36,6 +36,7 @@ mod sqldata;
 mod sqlite;
 mod stale;
 mod target;
+mod valkey;
 
 pub use dirs::{check_root, claim_root, default_root, filesystem_of, is_our_root, Filesystem};
 pub use error::SandboxError;
@@ -57,3 +58,4 @@ pub use target::{
     common_refusal, target_for, target_for_spec, Ask, ConnectionLimit, Protocol, Target,
     TargetKind, UnknownTarget,
 };
+pub use valkey::Valkey;

@@ -22,6 +22,7 @@ use crate::mysql::Mysql;
 use crate::postgres::Postgres;
 use crate::redis::Redis;
 use crate::sqlite::Sqlite;
+use crate::valkey::Valkey;
 
 /// The kind of server a sandbox runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -39,6 +40,8 @@ pub enum TargetKind {
     Redis,
     /// Oracle's MySQL `mysqld`, 5.5 to 8.x (readiness as MariaDB's).
     Mysql,
+    /// Valkey `valkey-server`, Redis's fork (RESP; readiness: PING).
+    Valkey,
 }
 
 /// What a target is made with for a sandbox: the experiment's options, its data, and
@@ -68,6 +71,7 @@ const REGISTRY: &[(TargetKind, &str, Maker)] = &[
     (TargetKind::Sqlite, "sqlite", |m| Box::new(Sqlite::from(m))),
     (TargetKind::Redis, "redis", |m| Box::new(Redis::from(m))),
     (TargetKind::Mysql, "mysql", |m| Box::new(Mysql::from(m))),
+    (TargetKind::Valkey, "valkey", |m| Box::new(Valkey::from(m))),
 ];
 
 impl TargetKind {
