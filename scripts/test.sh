@@ -28,7 +28,7 @@ cd "$here"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
-names=(memcached mariadbd postgres sysbench bakeoff-sqlited redis-server redis-benchmark)
+names=(memcached mariadbd mysqld postgres sysbench bakeoff-sqlited redis-server valkey-server redis-benchmark)
 servers() { local n=0; for p in "${names[@]}"; do n=$((n + $(pgrep -c -x "$p" || true))); done; echo "$n"; }
 before=$(servers)
 start=$(date +%s)
