@@ -117,17 +117,23 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
         .iter()
         .enumerate()
         .filter(|(_, v)| e.server_host(&v.name).is_none());
+    let target = bakeoff_sandbox::target_for(e.target.kind);
     for (i, v) in here {
         if let Some(b) = &v.binary {
-            check_program(&l.resolve(b), library).map_err(|m| {
-                RunError::BadInput(
-                    l.error_at(
-                        &key!["variant", i, "binary"],
-                        format!("variant {:?}: {m}", v.name),
+            check_program(&l.resolve(b), library)
+                .and_then(|()| match target.refuses_binary(&l.resolve(b)) {
+                    Some(why) => Err(format!("binary {} {why}", b.display())),
+                    None => Ok(()),
+                })
+                .map_err(|m| {
+                    RunError::BadInput(
+                        l.error_at(
+                            &key!["variant", i, "binary"],
+                            format!("variant {:?}: {m}", v.name),
+                        )
+                        .to_string(),
                     )
-                    .to_string(),
-                )
-            })?;
+                })?;
         }
     }
     bakeoff_workloads::from_plan(l).map_err(RunError::BadInput)

@@ -194,6 +194,16 @@ impl Target for Mariadb {
         owned_setting(key)
     }
 
+    /// Oracle's MySQL server (no `-MariaDB` in its version string, MySQL's name in it) is
+    /// not MariaDB's.
+    fn refuses_binary(&self, binary: &Path) -> Option<String> {
+        let mysql = !crate::target::file_holds(binary, b"-MariaDB")
+            && crate::target::file_holds(binary, b"MySQL Community Server");
+        mysql.then(|| {
+            "is Oracle's MySQL server, not MariaDB's; use [target] kind = \"mysql\" for it".into()
+        })
+    }
+
     /// Paths that leave the data directory, `init-file`, plugins and Galera (`wsrep_*`),
     /// in every spelling `owned_option` reads.
     fn refused_setting(&self, key: &str, value: &str) -> Option<String> {

@@ -146,6 +146,13 @@ impl Target for Mysql {
         }
     }
 
+    /// MariaDB's server (its version string says `-MariaDB`) is not MySQL's.
+    fn refuses_binary(&self, binary: &Path) -> Option<String> {
+        crate::target::file_holds(binary, b"-MariaDB").then(|| {
+            "is MariaDB's server, not MySQL's; use [target] kind = \"mariadb\" for it".into()
+        })
+    }
+
     /// Read as mysqld reads them (see [`owned_setting`]); short options bundle (`-P3307`).
     fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
         let long = args.iter().find_map(|a| {

@@ -310,6 +310,13 @@ pub trait Target: Send + Sync {
         false
     }
 
+    /// Why `binary` is not this target's server, read from the file without running it
+    /// (MariaDB's server given as MySQL, or the other way round): a phrase with what to
+    /// do. None: nothing against it.
+    fn refuses_binary(&self, _binary: &Path) -> Option<String> {
+        None
+    }
+
     /// The first of `args` that sets something the sandbox owns (port, listen address,
     /// data directory, sockets, daemon mode), read the way the server reads its command
     /// line: the argument as written and what it sets. The experiment may not give it.
@@ -550,6 +557,28 @@ pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, Str
         data: spec.data.clone(),
         login,
     }))
+}
+
+/// Whether the file at `path` holds `needle` (read in 1 MiB pieces, never run).
+pub(crate) fn file_holds(path: &Path, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut buf = vec![0u8; 1 << 20];
+    let mut carry = 0;
+    loop {
+        let n = match f.read(&mut buf[carry..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let end = carry + n;
+        if buf[..end].windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        carry = needle.len().saturating_sub(1).min(end);
+        buf.copy_within(end - carry..end, 0);
+    }
 }
 
 /// The first line `binary --version` prints, if it runs.
