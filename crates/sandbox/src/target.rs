@@ -621,6 +621,22 @@ mod tests {
     }
 
     #[test]
+    fn a_needle_is_found_across_read_pieces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("bin");
+        let mut bytes = vec![b'x'; (1 << 20) - 3];
+        bytes.extend_from_slice(b"10.11.6-MariaDB-0+deb12u1");
+        bytes.extend(vec![b'y'; 1 << 20]);
+        std::fs::write(&f, &bytes).unwrap();
+        assert!(file_holds(&f, b"-MariaDB"));
+        assert!(!file_holds(&f, b"MySQL Community Server"));
+        assert!(!file_holds(&tmp.path().join("none"), b"x"));
+        let t = target_for(TargetKind::Mysql);
+        assert!(t.refuses_binary(&f).unwrap().contains("kind = \"mariadb\""));
+        assert!(target_for(TargetKind::Mariadb).refuses_binary(&f).is_none());
+    }
+
+    #[test]
     fn default_port_clash_detection() {
         let t = target_for(TargetKind::Memcached);
         assert!(t.is_port_clash(
