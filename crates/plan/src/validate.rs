@@ -5,7 +5,7 @@ use crate::document::{Key, Loaded, PlanError};
 use crate::experiment::{BuildOn, Experiment, Mode, Sanitizer, Source, Variant, Workload};
 use crate::key;
 use bakeoff_os::name::{valid_name, NAME_RULE};
-use bakeoff_sandbox::{target_for, Ask};
+use bakeoff_sandbox::{target_for, Ask, TargetKind};
 use std::collections::BTreeSet;
 
 pub type Check = Result<(), PlanError>;
@@ -399,7 +399,8 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["target", "options"],
                 format!(
-                    "options are server settings of mariadb, postgres, sqlite and redis targets; for {} use args",
+                    "options are server settings of {} targets; for {} use args",
+                    targets_that(|k| k.takes_options(), "and"),
                     kind.as_str()
                 ),
             ));
@@ -408,7 +409,8 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(
                 &key!["variant", i, "options"],
                 format!(
-                    "options are server settings of mariadb, postgres, sqlite and redis targets; for {} use args",
+                    "options are server settings of {} targets; for {} use args",
+                    targets_that(|k| k.takes_options(), "and"),
                     kind.as_str()
                 ),
             ));
@@ -1000,7 +1002,10 @@ fn check_verify(l: &Loaded, e: &Experiment) -> Check {
     if !e.target.kind.is_sql() {
         return Err(l.error_at(
             &key!["verify", "queries"],
-            "verify queries are SQL; they need a mariadb, postgres or sqlite target",
+            format!(
+                "verify queries are SQL; they need a {} target",
+                targets_that(TargetKind::is_sql, "or")
+            ),
         ));
     }
     let path = l.resolve(q);
@@ -1236,3 +1241,16 @@ fn check_cell_names(l: &Loaded, e: &Experiment) -> Check {
 
 /// The most points one sweep may have (each point is a cell per variant).
 pub(crate) const MAX_SWEEP_POINTS: usize = 64;
+
+/// The names of the targets `which` accepts, in the registry's order: "a, b and c".
+fn targets_that(which: impl Fn(TargetKind) -> bool, and: &str) -> String {
+    let names: Vec<&str> = TargetKind::all()
+        .filter(|k| which(*k))
+        .map(TargetKind::as_str)
+        .collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} {and} {last}", init.join(", ")),
+    }
+}

@@ -60,18 +60,15 @@ type Maker = fn(Made) -> Box<dyn Target>;
 /// [`Target`] is made. A new target is its module, its [`TargetKind`] variant and one line
 /// here; every question about it (SQL or not, options, dialect, protocol, what it
 /// refuses) is answered by its `Target`.
+#[rustfmt::skip]
 const REGISTRY: &[(TargetKind, &str, Maker)] = &[
     (TargetKind::Memcached, "memcached", |_| Box::new(Memcached)),
-    (TargetKind::Mariadb, "mariadb", |m| {
-        Box::new(Mariadb::from(m))
-    }),
-    (TargetKind::Postgres, "postgres", |m| {
-        Box::new(Postgres::from(m))
-    }),
-    (TargetKind::Sqlite, "sqlite", |m| Box::new(Sqlite::from(m))),
-    (TargetKind::Redis, "redis", |m| Box::new(Redis::from(m))),
-    (TargetKind::Mysql, "mysql", |m| Box::new(Mysql::from(m))),
-    (TargetKind::Valkey, "valkey", |m| Box::new(Valkey::from(m))),
+    (TargetKind::Mariadb,   "mariadb",   |m| Box::new(Mariadb::from(m))),
+    (TargetKind::Mysql,     "mysql",     |m| Box::new(Mysql::from(m))),
+    (TargetKind::Postgres,  "postgres",  |m| Box::new(Postgres::from(m))),
+    (TargetKind::Sqlite,    "sqlite",    |m| Box::new(Sqlite::from(m))),
+    (TargetKind::Redis,     "redis",     |m| Box::new(Redis::from(m))),
+    (TargetKind::Valkey,    "valkey",    |m| Box::new(Valkey::from(m))),
 ];
 
 impl TargetKind {

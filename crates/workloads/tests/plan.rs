@@ -400,7 +400,7 @@ fn sql_errors_point_at_the_key() {
 
     let wrong_target = err(&SQL.replace("kind = \"mariadb\"", "kind = \"memcached\""));
     assert!(
-        wrong_target.contains("an oltp workload needs a mariadb or postgres target")
+        wrong_target.contains("an oltp workload needs a mariadb, mysql or postgres target")
             || wrong_target.contains("options are server settings"),
         "{wrong_target}"
     );
@@ -416,14 +416,16 @@ fn sql_errors_point_at_the_key() {
 fn memcached_takes_no_options_and_no_sql_workload() {
     let opts = err(&GOOD.replace("args = [\"-t\", \"1\"]", "options = { x = 1 }"));
     assert!(
-        opts.contains("options are server settings of mariadb, postgres, sqlite and redis"),
+        opts.contains(
+            "options are server settings of mariadb, mysql, postgres, sqlite, redis and valkey"
+        ),
         "{opts}"
     );
     let sql = err(&GOOD
         .replace("kind = \"kv\"", "kind = \"oltp\"")
         .replace("mix = { get = 90, set = 10 }\n", ""));
     assert!(
-        sql.contains("an oltp workload needs a mariadb or postgres target"),
+        sql.contains("an oltp workload needs a mariadb, mysql or postgres target"),
         "{sql}"
     );
 }
