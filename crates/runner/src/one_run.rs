@@ -6,18 +6,20 @@
 
 use crate::context::Context;
 use crate::datadirs;
+use crate::deadline::{Limits, Watchdog};
 use crate::probes::{self, ProbeHooks, ServerWatch};
 use crate::ready::ReadyVariant;
 use crate::remote::RemoteServer;
 use crate::schedule::Slot;
 use bakeoff_agent::protocol::LoadSpec;
-use bakeoff_engine::{Live, Measure, Phases, RunRecord};
+use bakeoff_engine::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::MeasureFor;
 use bakeoff_probe::{findings, profile};
 use bakeoff_report::model::{MemoryError, Run};
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
 use bakeoff_workloads::workload::latency;
 use bakeoff_workloads::{Outcome, RunContext, Server};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -155,7 +157,13 @@ impl Context<'_> {
             Served::Remote(_) => Vec::new(),
         };
         let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
-        let outcome = self.drive(slot, v, &served, &hooks, live, rate);
+        let local = match &served {
+            Served::Local(s) => Some(s.watch()),
+            Served::Remote(_) => None,
+        };
+        let dog = Watchdog::start(self.limits(slow), local, live.clone(), self.cancel.clone());
+        let outcome = self.drive(slot, v, &served, &dog.hooks(&hooks), live, rate, dog.cancel());
+        let stalled = dog.finish();
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);
         let died = served.stop_and_collect(&logs, &callgrind_dir);
@@ -190,6 +198,10 @@ impl Context<'_> {
                 run.invalid_reason
                     .get_or_insert(format!("the server could not be stopped: {e}"));
             }
+        }
+        if let Some(why) = stalled {
+            run.valid = false;
+            run.invalid_reason = Some(why);
         }
         run.server_host = host.map(str::to_string);
         run.listens = listens;
@@ -243,15 +255,18 @@ impl Context<'_> {
             .map_err(|e| e.to_string())
     }
 
-    /// Runs the slot's workload against the server, from here or from its client hosts.
+    /// Runs the slot's workload against the server, from here or from its client hosts;
+    /// `cancel` is the run's own flag (an interrupt's, or its deadline's).
+    #[allow(clippy::too_many_arguments)]
     fn drive(
         &self,
         slot: &Slot,
         v: &ReadyVariant,
         served: &Served,
-        hooks: &ProbeHooks,
+        hooks: &dyn PhaseHooks,
         live: &Arc<Live>,
         rate: Option<f64>,
+        cancel: &AtomicBool,
     ) -> Result<Outcome, String> {
         let kind = self.loaded.experiment.target.kind;
         let server = match served {
@@ -301,7 +316,7 @@ impl Context<'_> {
                 spec,
                 hooks,
                 live,
-                &self.cancel,
+                cancel,
             )?;
             // The workload's figures from the merged record, over the first host's own.
             let (first, merged) = (out.extra, workload.merged(&out.rec));
@@ -321,7 +336,7 @@ impl Context<'_> {
             round: slot.round,
             hooks,
             live,
-            cancel: &self.cancel,
+            cancel,
             rate,
         };
         self.configs[slot.workload].run(&ctx)
@@ -411,6 +426,17 @@ impl Context<'_> {
                 None
             }
         }
+    }
+
+    /// The run's deadline as `deadline.rs` reads it: its warmup, its window's planned
+    /// length (none for a count of operations) and how much slower the server runs.
+    fn limits(&self, slow: u32) -> Limits {
+        let p = self.phases();
+        let window = match p.measure {
+            Measure::Duration(d) => Some(d),
+            Measure::Ops(_) => None,
+        };
+        Limits::new(p.warmup, window, slow)
     }
 
     fn phases(&self) -> Phases {
