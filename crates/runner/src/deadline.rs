@@ -14,7 +14,10 @@
 //! - a window with no planned length (a count of operations, a suite, an external tool):
 //!   the run fails when for `grace` neither the server worked nor an operation completed;
 //! - nothing extends a run past its deadline by more than max(10 min, 10 x grace); a server
-//!   on another host, whose processes are not watched from here, gets only this bound.
+//!   on another host, whose processes are not watched from here, gets only this bound;
+//! - a server seen stopped inside the measured window makes the run invalid even when the
+//!   window ended on time and the server was continued (a kv load's window ends on its
+//!   clock, with a figure from a server that did not run for part of it).
 //!
 //! When it fires, the run's own cancel flag is raised (the load's coordinator stops) and
 //! the server's process group is killed (SIGKILL, which a stopped process receives too),
@@ -174,6 +177,8 @@ struct Shared {
 struct State {
     done: bool,
     fired: Option<String>,
+    /// How long a process of the server was seen stopped inside the measured window.
+    stopped_in_window: Duration,
     window_start: Option<Instant>,
     window_end: Option<Instant>,
 }
@@ -218,10 +223,21 @@ impl Watchdog {
         }
     }
 
-    /// Stops watching; why the run was ended, if it was.
+    /// Stops watching; why the run is invalid, if it is: it was ended, or its server was
+    /// stopped for part of its window (a window that ends on time measured a server that
+    /// did not run; the run says so rather than count its figure).
     pub fn finish(mut self) -> Option<String> {
         self.stop();
-        self.shared.state().fired.take()
+        let mut state = self.shared.state();
+        state.fired.take().or_else(|| {
+            let s = state.stopped_in_window;
+            (s > Duration::ZERO).then(|| {
+                format!(
+                    "the server stopped answering: a process of it was stopped (SIGSTOP or a tracer) for about {:.1} s of the measured window",
+                    s.as_secs_f64()
+                )
+            })
+        })
     }
 
     fn stop(&mut self) {
@@ -272,6 +288,7 @@ fn watch_run(
     let mut stopped_since: Option<Instant> = None;
     let mut last_ops = live.measured_ops();
     let mut last_edges = (None, None);
+    let mut looked = began;
     loop {
         std::thread::park_timeout(LOOK);
         if interrupt.load(Ordering::SeqCst) {
@@ -280,8 +297,11 @@ fn watch_run(
             return;
         }
         let now = Instant::now();
+        let (before, mut stopped_now) = (looked, false);
+        looked = now;
         match watch.map(|w| w.pulse()) {
             Some((cpu, stopped)) => {
+                stopped_now = stopped;
                 stopped_since = if stopped {
                     stopped_since.or(Some(now))
                 } else {
@@ -306,6 +326,9 @@ fn watch_run(
         let mut state = shared.state();
         if state.done {
             return;
+        }
+        if stopped_now && state.window_start.is_some() && state.window_end.is_none() {
+            state.stopped_in_window += now - before;
         }
         let edges = (state.window_start, state.window_end);
         if edges != last_edges {

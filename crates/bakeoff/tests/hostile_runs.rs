@@ -1,0 +1,185 @@
+//! Hostile input, round two (issue 44), class 7: wrong answers and hangs in runs. A server
+//! that stops answering fails its run within its window plus the grace and the experiment
+//! goes on; runs that measured nothing are invalid. Servers are started by bakeoff itself
+//! on loopback and must be gone when a test ends, also when it fails.
+
+mod common;
+
+use common::{no_server_left, pids_named, Scratch};
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+const MARIADBD: &str = "/usr/sbin/mariadbd";
+
+/// A bakeoff run in the background, killed (and its servers with it, by their
+/// parent-death signal) if the test ends first; a server it stopped is continued.
+struct Running {
+    child: Child,
+    stopped: Option<u32>,
+}
+
+impl Running {
+    /// Waits up to `secs` for bakeoff to end; its exit status.
+    fn wait(&mut self, secs: u64) -> std::process::ExitStatus {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("bakeoff did not end within {secs} s");
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(pid) = self.stopped {
+            signal(pid, "-CONT");
+        }
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let _ = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status();
+}
+
+/// The first server named `name` of this scratch's measured sandboxes (not one that loads
+/// data), within `secs`.
+fn measured_server(name: &str, s: &Scratch, secs: f64) -> Option<u32> {
+    let marker = format!("{}/victim-", s.sandboxes().display());
+    let mut found = None;
+    common::wait_for(secs, || {
+        found = pids_named(name).into_iter().find(|pid| {
+            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap_or_default();
+            let cwd = cwd.display().to_string();
+            (cmd.contains(&marker) || cwd.starts_with(&marker))
+                && !cmd.contains("prepare")
+                && !cwd.contains("prepare")
+        });
+        found.is_some()
+    });
+    found
+}
+
+/// How many sockets `pid` holds open (its listeners and its clients' connections).
+fn sockets(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_link(e.path())
+                .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+        })
+        .count()
+}
+
+/// Runs the experiment, SIGSTOPs the first measured server once it holds `busy` sockets
+/// (listening and loaded) and `after` more, and checks that this run alone is invalid,
+/// for the stopped server, within `limit` seconds of its start, and that the experiment
+/// went on to a valid second run.
+fn stopped_run(
+    s: &Scratch,
+    name: &str,
+    file: &std::path::Path,
+    busy: usize,
+    after: Duration,
+    limit: f64,
+) {
+    let mut bakeoff = Running {
+        child: s.run_cmd(file).spawn().expect("bakeoff"),
+        stopped: None,
+    };
+    let pid = measured_server(name, s, 120.0).expect("no measured server appeared");
+    common::wait_for(10.0, || sockets(pid) >= busy);
+    std::thread::sleep(after);
+    signal(pid, "-STOP");
+    bakeoff.stopped = Some(pid);
+    let status = bakeoff.wait(limit as u64 + 60);
+    assert!(status.success(), "bakeoff exited with {status}");
+    let r = s.results();
+    let runs = r["cells"][0]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let first = &runs[0];
+    assert_eq!(first["valid"], false, "{first}");
+    let reason = first["invalid_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("stopped answering"), "{reason}");
+    let took = first["wall_s"].as_f64().expect("wall_s");
+    eprintln!("the stopped run: {took:.1} s, {reason}");
+    assert!(took <= limit, "the stopped run took {took} s (limit {limit} s)");
+    assert_eq!(runs[1]["valid"], true, "{}", runs[1]);
+}
+
+/// memcached SIGSTOPped in its window: the run fails within its window plus the grace
+/// (10 s) and the stop, and the next run is measured.
+#[test]
+fn hostile_stopped_server_fails_its_run() {
+    let s = Scratch::new();
+    let file = s.write(
+        "stopped.toml",
+        r#"name = "stopped"
+[target]
+kind = "memcached"
+args = ["-t", "1", "-m", "16"]
+[[variant]]
+name = "victim"
+binary = "/usr/bin/memcached"
+[[workload]]
+kind = "kv"
+connections = [2]
+keys = 200
+[plan]
+warmup = "100ms"
+duration = "2s"
+repetitions = 2
+"#,
+    );
+    // warmup + window + grace + a stop, with room for a loaded machine.
+    stopped_run(&s, "memcached", &file, 3, Duration::from_millis(300), 20.0);
+    no_server_left("memcached", &s);
+}
+
+/// MariaDB SIGSTOPped in its window (a SQL load waits on its replies with no deadline
+/// of its own): the run fails at the latest at its window's end plus the grace, and the
+/// experiment goes on.
+#[test]
+fn hostile_stopped_sql_server_fails_its_run() {
+    if !std::path::Path::new(MARIADBD).exists() {
+        eprintln!("skipped: no {MARIADBD}");
+        return;
+    }
+    let s = common::sql_scratch();
+    let file = s.write(
+        "stopped.toml",
+        &format!(
+            r#"name = "stopped-sql"
+[target]
+kind = "mariadb"
+[[variant]]
+name = "victim"
+binary = "{MARIADBD}"
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+table_size = 500
+connections = [2]
+max_reconnects = 0
+[plan]
+repetitions = 2
+warmup = "0s"
+duration = "2s"
+"#
+        ),
+    );
+    // The server's start, the window, the grace (10 s), the kill and the stop.
+    stopped_run(&s, "mariadbd", &file, 4, Duration::from_millis(500), 30.0);
+    no_server_left("mariadbd", &s);
+}
