@@ -183,3 +183,137 @@ duration = "2s"
     stopped_run(&s, "mariadbd", &file, 4, Duration::from_millis(500), 30.0);
     no_server_left("mariadbd", &s);
 }
+
+/// One installed memcached (`args`), `workloads` at 2 connections, one short run each.
+fn memcached_with(args: &str, workloads: &str) -> String {
+    format!(
+        r#"name = "nothing"
+[target]
+kind = "memcached"
+args = [{args}]
+[[variant]]
+name = "victim"
+binary = "/usr/bin/memcached"
+{workloads}
+[plan]
+warmup = "100ms"
+duration = "500ms"
+repetitions = 1
+"#
+    )
+}
+
+fn kv(name: &str, keys: &str) -> String {
+    format!("[[workload]]\nkind = \"kv\"\nname = \"{name}\"\nconnections = [2]\n{keys}\n")
+}
+
+/// Each workload's one run: (valid, reason).
+fn runs_by_workload(s: &Scratch) -> Vec<(String, bool, String)> {
+    let r = s.results();
+    r["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .map(|c| {
+            let run = &c["runs"][0];
+            (
+                c["workload"].as_str().unwrap_or_default().to_string(),
+                run["valid"] == true,
+                run["invalid_reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every request refused (values larger than the server's item limit, by set and by
+/// add, at two sizes): each run invalid, naming the error; the same server with values it
+/// takes is measured.
+#[test]
+fn hostile_every_operation_failed_is_invalid() {
+    let s = Scratch::new();
+    let mut workloads = String::new();
+    for (cmd, size) in [("set", 3000), ("add", 5000), ("set", 70000)] {
+        workloads.push_str(&kv(
+            &format!("{cmd}-{size}"),
+            &format!("mix = {{ {cmd} = 1 }}\npreload = false\nkeys = 100\nvalue_size = {size}"),
+        ));
+    }
+    workloads.push_str(&kv(
+        "fits",
+        "mix = { set = 1 }\npreload = false\nkeys = 100\nvalue_size = 100",
+    ));
+    let file = s.write(
+        "failed.toml",
+        &memcached_with(
+            r#""-t", "1", "-I", "2k", "-o", "slab_chunk_max=1024""#,
+            &workloads,
+        ),
+    );
+    let out = s.run_cmd(&file).output().expect("bakeoff");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let runs = runs_by_workload(&s);
+    assert_eq!(runs.len(), 4, "{runs:?}\n{stderr}");
+    for (workload, valid, reason) in &runs {
+        if workload == "fits" {
+            assert!(*valid, "{workload}: {reason}");
+        } else {
+            assert!(!*valid, "{workload} counted as valid");
+            assert!(
+                reason.starts_with("every operation failed: server_error"),
+                "{workload}: {reason}"
+            );
+        }
+    }
+    no_server_left("memcached", &s);
+}
+
+/// Gets of preloaded keys on a memcached too small to hold them (it evicts): the run is
+/// invalid with the share that missed; the same load on keys that fit, and a mix whose
+/// deletes make misses by design, are measured.
+#[test]
+fn hostile_misses_on_an_evicting_cache_are_invalid() {
+    let s = Scratch::new();
+    let mut workloads = String::new();
+    for (name, keys) in [
+        ("evicted-get", "keys = 20000\nvalue_size = 1000\nmix = { get = 1 }"),
+        (
+            "evicted-multiget",
+            "keys = 20000\nvalue_size = 1000\nmix = { multiget = 1 }\nmultiget_keys = 4",
+        ),
+        ("fits", "keys = 200\nvalue_size = 100\nmix = { get = 9, set = 1 }"),
+        (
+            "deletes",
+            "keys = 200\nvalue_size = 100\nmix = { get = 1, delete = 1, set = 1 }",
+        ),
+    ] {
+        workloads.push_str(&kv(name, keys));
+    }
+    // YCSB's read-mostly and read-only loads on the same server (the attack's 39%).
+    for (name, w) in [("evicted-ycsb-b", "b"), ("evicted-ycsb-c", "c")] {
+        workloads.push_str(&format!(
+            "[[workload]]\nkind = \"ycsb\"\nname = \"{name}\"\nworkload = \"{w}\"\nrecords = 20000\nconnections = [2]\n"
+        ));
+    }
+    let file = s.write(
+        "misses.toml",
+        &memcached_with(r#""-t", "1", "-m", "2""#, &workloads),
+    );
+    let out = s.run_cmd(&file).output().expect("bakeoff");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let runs = runs_by_workload(&s);
+    assert_eq!(runs.len(), 6, "{runs:?}\n{stderr}");
+    for (workload, valid, reason) in &runs {
+        if workload.starts_with("evicted") {
+            assert!(!*valid, "{workload} counted as valid");
+            assert!(reason.contains("% of the reads missed"), "{workload}: {reason}");
+        } else {
+            assert!(*valid, "{workload}: {reason}");
+        }
+    }
+    no_server_left("memcached", &s);
+}

@@ -25,6 +25,7 @@ mod equivalence;
 mod execute;
 mod folder;
 mod forecast;
+mod measured;
 mod host;
 mod one_run;
 mod placement;

@@ -7,6 +7,7 @@
 use crate::context::Context;
 use crate::datadirs;
 use crate::deadline::{Limits, Watchdog};
+use crate::measured::nothing_measured;
 use crate::probes::{self, ProbeHooks, ServerWatch};
 use crate::ready::ReadyVariant;
 use crate::remote::RemoteServer;
@@ -171,7 +172,12 @@ impl Context<'_> {
         let mut run = match outcome {
             Ok(d) => {
                 let mut run = self.to_run(slot, &d.rec, got.usage_start, got.usage_end, &file);
+                let hits = self.configs[slot.workload].expected_hits(&d.rec);
                 (d.extra)(&mut run);
+                if let Some(why) = run.valid.then(|| nothing_measured(&run, hits)).flatten() {
+                    run.valid = false;
+                    run.invalid_reason = Some(why);
+                }
                 run
             }
             Err(e) => invalid(slot, e),
