@@ -78,6 +78,9 @@ pub fn run() -> Result<(), Failure> {
             for line in bakeoff_runner::capacity_cost(&l) {
                 println!("{line}");
             }
+            if let Some(line) = bakeoff_runner::wall_time_line(&l) {
+                println!("{line}");
+            }
             for h in hosts {
                 println!("{h}\n  ran: {}", h.command);
             }

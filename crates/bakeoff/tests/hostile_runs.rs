@@ -317,3 +317,98 @@ fn hostile_misses_on_an_evicting_cache_are_invalid() {
     }
     no_server_left("memcached", &s);
 }
+
+/// `bakeoff check FILE`: its output.
+fn check(s: &Scratch, text: &str) -> std::process::Output {
+    let file = s.write("check.toml", text);
+    std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("bakeoff check")
+}
+
+const KV: &str = r#"name = "lengths"
+[target]
+kind = "memcached"
+[[variant]]
+name = "a"
+binary = "/usr/bin/memcached"
+[[workload]]
+kind = "kv"
+"#;
+
+/// Generated: warmups, windows and latency limits beyond their caps or beyond the
+/// budget, in several units: one line naming the key, exit status 2.
+#[test]
+fn hostile_absurd_lengths_are_refused_at_check() {
+    let s = Scratch::new();
+    let mut cases: Vec<(String, &str)> = Vec::new();
+    for key in ["warmup", "duration"] {
+        for len in ["7d", "25h", "1w", "90000s", "1441m", "6days"] {
+            cases.push((format!("{KV}[plan]\n{key} = \"{len}\"\n"), key));
+        }
+    }
+    for (budget, warmup, duration, key) in [
+        ("1m", "50s", "20s", "warmup"),
+        ("10s", "1s", "10s", "duration"),
+        ("2h", "3h", "1s", "warmup"),
+    ] {
+        cases.push((
+            format!("{KV}[plan]\nbudget = \"{budget}\"\nwarmup = \"{warmup}\"\nduration = \"{duration}\"\n"),
+            key,
+        ));
+    }
+    for limit in ["7d", "2m", "61s", "1h"] {
+        cases.push((
+            format!("{KV}slo = {{ percentile = 99, limit = \"{limit}\" }}\n[plan]\nrepetitions = 2\n"),
+            "slo limit",
+        ));
+    }
+    for (text, key) in &cases {
+        let out = check(&s, text);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}\n{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("check.toml:"), "no place: {stderr}");
+        assert!(stderr.contains(key), "{key}: {stderr}");
+    }
+    // At the caps, and within the budget: accepted.
+    for plan in [
+        "warmup = \"1d\"\nrepetitions = 1",
+        "duration = \"24h\"\nrepetitions = 1",
+        "budget = \"1m\"\nwarmup = \"30s\"\nduration = \"30s\"",
+    ] {
+        let out = check(&s, &format!("{KV}[plan]\n{plan}\n"));
+        assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// A plan that takes more than a day says so in one line at `check`; a short one does not.
+#[test]
+fn hostile_long_plan_is_said_at_check() {
+    let s = Scratch::new();
+    for (plan, days) in [
+        ("warmup = \"23h\"\nrepetitions = 2", Some("1.9 days")),
+        ("duration = \"2h\"\nrepetitions = 100", Some("8.3 days")),
+        ("budget = \"7d\"", Some("7.0 days")),
+        ("duration = \"2m\"\nrepetitions = 1000", Some("1.4 days")),
+        ("repetitions = 3", None),
+        ("budget = \"23h\"", None),
+    ] {
+        let out = check(&s, &format!("{KV}[plan]\n{plan}\n"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
+        let said: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains("this plan can take up to"))
+            .collect();
+        match days {
+            Some(d) => {
+                assert_eq!(said.len(), 1, "{plan}: {stdout}");
+                assert!(said[0].contains(d), "{plan}: {}", said[0]);
+            }
+            None => assert!(said.is_empty(), "{plan}: {stdout}"),
+        }
+    }
+}

@@ -39,6 +39,7 @@ mod variants;
 pub use analyze::analyze;
 pub use bakeoff_engine::Live;
 pub use capacity_figures::cost_lines as capacity_cost;
+pub use capacity_figures::{wall_seconds_guess, wall_time_line};
 pub use error::RunError;
 pub use folder::{write_results, Folder};
 pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};
