@@ -412,3 +412,55 @@ fn hostile_long_plan_is_said_at_check() {
         }
     }
 }
+
+/// The variant's binary replaced while the experiment runs (renamed over, as an install
+/// or a rebuild does): the runs after it are not measured under the old hash.
+#[test]
+fn hostile_changed_binary_is_not_measured() {
+    let s = Scratch::new();
+    let bin = s.path().join("memcached");
+    std::fs::copy("/usr/bin/memcached", &bin).expect("copy memcached");
+    let file = s.write(
+        "changed.toml",
+        &format!(
+            r#"name = "changed"
+[target]
+kind = "memcached"
+args = ["-t", "1", "-m", "16"]
+[[variant]]
+name = "victim"
+binary = "{}"
+[[workload]]
+kind = "kv"
+connections = [2]
+keys = 200
+[plan]
+warmup = "100ms"
+duration = "1500ms"
+repetitions = 3
+"#,
+            bin.display()
+        ),
+    );
+    let mut bakeoff = Running {
+        child: s.run_cmd(&file).spawn().expect("bakeoff"),
+        stopped: None,
+    };
+    measured_server("memcached", &s, 60.0).expect("no measured server appeared");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes.extend_from_slice(b"changed");
+    let other = s.path().join("memcached.new");
+    std::fs::write(&other, &bytes).unwrap();
+    std::fs::rename(&other, &bin).unwrap();
+    let status = bakeoff.wait(60);
+    let r = s.results();
+    let runs = r["cells"][0]["runs"].as_array().expect("runs").clone();
+    assert_eq!(runs.len(), 3, "{runs:?} ({status})");
+    assert_eq!(runs[0]["valid"], true, "{}", runs[0]);
+    for run in &runs[1..] {
+        assert_eq!(run["valid"], false, "{run}");
+        let reason = run["invalid_reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("changed after it was hashed"), "{reason}");
+    }
+    no_server_left("memcached", &s);
+}

@@ -1,9 +1,59 @@
 //! Runs that measured nothing are invalid: a run where every operation failed measured
 //! how fast the server says no, and one whose reads missed more than
 //! `bakeoff_workloads::MISS_SHARE` (1%) of the keys its workload wrote measured a cache
-//! that evicts (or lost data), not the workload. Each says why, with the figure.
+//! that evicts (or lost data), not the workload. Each says why, with the figure. And a run
+//! measures only the binary its variant was hashed as: one changed since (a cache entry
+//! rebuilt by hand, a package upgraded mid-experiment) is not started.
 
 use bakeoff_report::model::Run;
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What tells a file's content may have changed without reading it: size, inode, and the
+/// modification and change times (a write or a rename over it moves them).
+type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+
+/// The binaries hashed so far, with the stamp they had then.
+static HASHED: Mutex<BTreeMap<PathBuf, (Stamp, String)>> = Mutex::new(BTreeMap::new());
+
+/// Why `path` is no longer the binary hashed as `sha256` (its hash now differs), if it is
+/// not; re-hashed only when its stamp moved since the last look. A binary that cannot be
+/// read is left to the server's start to report.
+pub(crate) fn binary_changed(path: &Path, sha256: &str) -> Option<String> {
+    if sha256.is_empty() {
+        return None;
+    }
+    let m = std::fs::metadata(path).ok()?;
+    let stamp = (
+        m.len(),
+        m.ino(),
+        m.dev(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    );
+    let mut hashed = HASHED.lock().unwrap_or_else(|p| p.into_inner());
+    let now = match hashed.get(path) {
+        Some((s, h)) if *s == stamp => h.clone(),
+        _ => {
+            let (_, h) = bakeoff_build::describe_binary(path).ok()?;
+            hashed.insert(path.to_path_buf(), (stamp, h.clone()));
+            h
+        }
+    };
+    let short = |h: &str| h.chars().take(12).collect::<String>();
+    (now != sha256).then(|| {
+        format!(
+            "the binary {} changed after it was hashed (sha256 {} then, {} now), so this would measure something the results do not name; run again to build it again (a changed cache entry is rebuilt) or reinstall it",
+            path.display(),
+            short(sha256),
+            short(&now)
+        )
+    })
+}
 
 /// Why a run that completed measured nothing the comparison can use, if it did not.
 /// `expected_hits`: the lookups that should have found their key (the workload's
@@ -40,7 +90,39 @@ pub(crate) fn nothing_measured(run: &Run, expected_hits: Option<u64>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+
+    /// Generated: a binary rewritten at its size or not, in place or renamed over: every
+    /// change is found; an unchanged one is not re-read.
+    #[test]
+    fn hostile_changed_binary_is_not_measured() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("server");
+        std::fs::write(&bin, b"the binary as built").unwrap();
+        let (_, sha) = bakeoff_build::describe_binary(&bin).unwrap();
+        assert_eq!(binary_changed(&bin, &sha), None);
+        assert_eq!(binary_changed(&bin, ""), None);
+        let changes: [&dyn Fn(); 4] = [
+            &|| std::fs::write(&bin, b"the binary as BUILT").unwrap(),
+            &|| std::fs::write(&bin, b"the binary as built, and more").unwrap(),
+            &|| {
+                let other = dir.path().join("other");
+                std::fs::write(&other, b"another binary here").unwrap();
+                std::fs::rename(&other, &bin).unwrap();
+            },
+            &|| std::fs::write(&bin, b"").unwrap(),
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            change();
+            let why = binary_changed(&bin, &sha).unwrap_or_else(|| panic!("change {i}"));
+            assert!(why.contains("changed after it was hashed"), "{why}");
+            assert!(why.contains(&sha[..12]), "{why}");
+            std::fs::write(&bin, b"the binary as built").unwrap();
+            assert_eq!(binary_changed(&bin, &sha), None, "restored after {i}");
+        }
+        // Gone: the server's start says so.
+        std::fs::remove_file(&bin).unwrap();
+        assert_eq!(binary_changed(&bin, &sha), None);
+    }
 
     fn run(ops: u64, errors: &[(&str, u64)], misses: u64) -> Run {
         Run {

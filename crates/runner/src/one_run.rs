@@ -7,7 +7,7 @@
 use crate::context::Context;
 use crate::datadirs;
 use crate::deadline::{Limits, Watchdog};
-use crate::measured::nothing_measured;
+use crate::measured::{binary_changed, nothing_measured};
 use crate::probes::{self, ProbeHooks, ServerWatch};
 use crate::ready::ReadyVariant;
 use crate::remote::RemoteServer;
@@ -113,6 +113,12 @@ impl Context<'_> {
         let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
         let (layout, binary) = v.layout_for(slot.round);
+        let hashed = v.layouts.get(layout).map_or("", |b| b.sha256.as_str());
+        if self.loaded.experiment.server_host(&v.name).is_none() {
+            if let Some(why) = binary_changed(binary, hashed) {
+                return self.no_extras(invalid(slot, why));
+            }
+        }
         let pad = self.env_pad(slot);
         if let Some(n) = pad {
             env.push((ENV_PAD.to_string(), "x".repeat(n)));
