@@ -464,3 +464,69 @@ repetitions = 3
     }
     no_server_left("memcached", &s);
 }
+
+/// MariaDB SIGSTOPped while it loads the tables (before any run): the load ends 10 s
+/// later with the reason, instead of holding bakeoff until SIGTERM.
+#[test]
+fn hostile_stopped_server_fails_its_load() {
+    if !std::path::Path::new(MARIADBD).exists() {
+        eprintln!("skipped: no {MARIADBD}");
+        return;
+    }
+    let s = common::sql_scratch();
+    let file = s.write(
+        "stopped-load.toml",
+        &format!(
+            r#"name = "stopped-load"
+[target]
+kind = "mariadb"
+[[variant]]
+name = "victim"
+binary = "{MARIADBD}"
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+table_size = 300000
+connections = [2]
+[plan]
+repetitions = 1
+warmup = "0s"
+duration = "1s"
+"#
+        ),
+    );
+    let started = Instant::now();
+    let mut bakeoff = Running {
+        child: s.run_cmd(&file).stderr(std::process::Stdio::piped()).spawn().expect("bakeoff"),
+        stopped: None,
+    };
+    let marker = format!("{}/", s.sandboxes().display());
+    let mut pid = None;
+    common::wait_for(120.0, || {
+        pid = pids_named("mariadbd").into_iter().find(|p| {
+            let cmd = std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            cmd.contains(&marker) && cmd.contains("prepare") && sockets(*p) >= 3
+        });
+        pid.is_some()
+    });
+    let pid = pid.expect("no loading server appeared");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(pid, "-STOP");
+    bakeoff.stopped = Some(pid);
+    let stopped_at = started.elapsed();
+    bakeoff.wait(60);
+    let mut stderr = String::new();
+    use std::io::Read;
+    bakeoff
+        .child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let took = started.elapsed() - stopped_at;
+    eprintln!("ended {took:?} after the stop: {stderr}");
+    assert!(stderr.contains("stopped answering"), "{stderr}");
+    assert!(took < Duration::from_secs(40), "ended {took:?} after the stop");
+    no_server_left("mariadbd", &s);
+}

@@ -60,17 +60,37 @@ pub(crate) struct Limits {
     /// The measured window's planned length (None: a count of operations, a suite).
     pub window: Option<Duration>,
     pub grace: Duration,
+    /// How long a process of the server may be seen stopped.
+    pub stopped: Duration,
     /// How many times slower the server runs than plain (valgrind: 12).
     pub slow: u32,
+    /// A wait with no window (loading tables, a verification's queries): it is "in its
+    /// window" from the start, and ends when the server does no work for `grace`.
+    pub open_ended: bool,
 }
 
 impl Limits {
     pub fn new(warmup: Duration, window: Option<Duration>, slow: u32) -> Limits {
+        let grace = grace(window);
         Limits {
             warmup,
             window,
-            grace: grace(window),
+            grace,
+            stopped: grace,
             slow: slow.max(1),
+            open_ended: false,
+        }
+    }
+
+    /// A wait with no window: a server stopped for `MIN_GRACE`, or idle for `idle`, ends it.
+    pub fn open_ended(idle: Duration) -> Limits {
+        Limits {
+            warmup: Duration::ZERO,
+            window: None,
+            grace: idle,
+            stopped: MIN_GRACE,
+            slow: 1,
+            open_ended: true,
         }
     }
 
@@ -94,13 +114,19 @@ pub(crate) struct Seen {
 /// Why the run must end now, if it must.
 pub(crate) fn judge(l: &Limits, s: &Seen) -> Option<String> {
     let g = l.grace;
-    if s.stopped_for >= g {
+    let ended = if l.open_ended {
+        "bakeoff stopped the server"
+    } else {
+        "the run was ended"
+    };
+    if s.stopped_for >= l.stopped {
         return Some(format!(
-            "the server stopped answering: a process of it was stopped (SIGSTOP or a tracer) for {} s; the run was ended",
-            g.as_secs()
+            "the server stopped answering: a process of it was stopped (SIGSTOP or a tracer) for {} s; {ended}",
+            l.stopped.as_secs()
         ));
     }
-    let (deadline, what) = match (s.window_start, s.window_end, l.window) {
+    let start = s.window_start.or(l.open_ended.then_some(Duration::ZERO));
+    let (deadline, what) = match (start, s.window_end, l.window) {
         (_, Some(end), _) => (
             end + g,
             format!(
@@ -117,9 +143,14 @@ pub(crate) fn judge(l: &Limits, s: &Seen) -> Option<String> {
             ),
         ),
         (Some(_), None, None) => {
+            let during = if l.open_ended {
+                "of the wait"
+            } else {
+                "of the measured window"
+            };
             return (s.idle_for >= g).then(|| {
                 format!(
-                    "the server stopped answering: for {} s of the measured window no operation completed and the server did no work; the run was ended",
+                    "the server stopped answering: for {} s {during} no operation completed and the server did no work; {ended}",
                     g.as_secs()
                 )
             });
@@ -147,7 +178,7 @@ pub(crate) fn judge(l: &Limits, s: &Seen) -> Option<String> {
         } else {
             "the server was still busy"
         };
-        format!("the server stopped answering: {what}, and {why}; the run was ended")
+        format!("the server stopped answering: {what}, and {why}; {ended}")
     })
 }
 
@@ -252,6 +283,31 @@ impl Watchdog {
 impl Drop for Watchdog {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// `f`, a wait on a server outside the measured runs (loading its tables, a verification's
+/// queries), under a watchdog (`Limits::open_ended(idle)`): a server stopped for 10 s or
+/// doing no work for `idle` is killed, so `f` returns, and the reason is the error. With
+/// no server to watch here (another host), `f` alone.
+pub(crate) fn guarded<T>(
+    watch: Option<Watch>,
+    idle: Duration,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    let Some(w) = watch else {
+        return f();
+    };
+    let dog = Watchdog::start(
+        Limits::open_ended(idle),
+        Some(w),
+        Arc::new(Live::default()),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let got = f();
+    match dog.finish() {
+        Some(why) => Err(why),
+        None => got,
     }
 }
 
@@ -449,6 +505,23 @@ mod tests {
         // Under valgrind, twelve times the allowance.
         let slow = Limits::new(l.warmup, l.window, 12);
         assert!(judge(&slow, &at(setup)).is_none());
+    }
+
+    /// Loading tables or verifying: stopped for 10 s, or idle for the wait's grace.
+    #[test]
+    fn hostile_stopped_server_an_open_ended_wait_ends() {
+        let l = Limits::open_ended(S(300));
+        let at = |now: u64, stopped: u64, idle: u64| Seen {
+            now: S(now),
+            stopped_for: S(stopped),
+            idle_for: S(idle),
+            ..Seen::default()
+        };
+        assert!(judge(&l, &at(5000, 0, 299)).is_none());
+        assert!(judge(&l, &at(5000, 9, 9)).is_none());
+        assert!(judge(&l, &at(20, 10, 10)).unwrap().contains("stopped (SIGSTOP"));
+        let why = judge(&l, &at(5000, 0, 300)).unwrap();
+        assert!(why.contains("300 s of the wait"), "{why}");
     }
 
     #[test]
