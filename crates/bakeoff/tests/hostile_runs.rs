@@ -76,8 +76,7 @@ fn sockets(pid: u32) -> usize {
         .flatten()
         .flatten()
         .filter(|e| {
-            std::fs::read_link(e.path())
-                .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
         })
         .count()
 }
@@ -114,7 +113,10 @@ fn stopped_run(
     assert!(reason.contains("stopped answering"), "{reason}");
     let took = first["wall_s"].as_f64().expect("wall_s");
     eprintln!("the stopped run: {took:.1} s, {reason}");
-    assert!(took <= limit, "the stopped run took {took} s (limit {limit} s)");
+    assert!(
+        took <= limit,
+        "the stopped run took {took} s (limit {limit} s)"
+    );
     assert_eq!(runs[1]["valid"], true, "{}", runs[1]);
 }
 
@@ -279,12 +281,18 @@ fn hostile_misses_on_an_evicting_cache_are_invalid() {
     let s = Scratch::new();
     let mut workloads = String::new();
     for (name, keys) in [
-        ("evicted-get", "keys = 20000\nvalue_size = 1000\nmix = { get = 1 }"),
+        (
+            "evicted-get",
+            "keys = 20000\nvalue_size = 1000\nmix = { get = 1 }",
+        ),
         (
             "evicted-multiget",
             "keys = 20000\nvalue_size = 1000\nmix = { multiget = 1 }\nmultiget_keys = 4",
         ),
-        ("fits", "keys = 200\nvalue_size = 100\nmix = { get = 9, set = 1 }"),
+        (
+            "fits",
+            "keys = 200\nvalue_size = 100\nmix = { get = 9, set = 1 }",
+        ),
         (
             "deletes",
             "keys = 200\nvalue_size = 100\nmix = { get = 1, delete = 1, set = 1 }",
@@ -310,7 +318,10 @@ fn hostile_misses_on_an_evicting_cache_are_invalid() {
     for (workload, valid, reason) in &runs {
         if workload.starts_with("evicted") {
             assert!(!*valid, "{workload} counted as valid");
-            assert!(reason.contains("% of the reads missed"), "{workload}: {reason}");
+            assert!(
+                reason.contains("% of the reads missed"),
+                "{workload}: {reason}"
+            );
         } else {
             assert!(*valid, "{workload}: {reason}");
         }
@@ -361,7 +372,9 @@ fn hostile_absurd_lengths_are_refused_at_check() {
     }
     for limit in ["7d", "2m", "61s", "1h"] {
         cases.push((
-            format!("{KV}slo = {{ percentile = 99, limit = \"{limit}\" }}\n[plan]\nrepetitions = 2\n"),
+            format!(
+                "{KV}slo = {{ percentile = 99, limit = \"{limit}\" }}\n[plan]\nrepetitions = 2\n"
+            ),
             "slo limit",
         ));
     }
@@ -380,7 +393,11 @@ fn hostile_absurd_lengths_are_refused_at_check() {
         "budget = \"1m\"\nwarmup = \"30s\"\nduration = \"30s\"",
     ] {
         let out = check(&s, &format!("{KV}[plan]\n{plan}\n"));
-        assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{plan}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -398,7 +415,11 @@ fn hostile_long_plan_is_said_at_check() {
     ] {
         let out = check(&s, &format!("{KV}[plan]\n{plan}\n"));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{plan}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let said: Vec<&str> = stdout
             .lines()
             .filter(|l| l.contains("this plan can take up to"))
@@ -497,7 +518,11 @@ duration = "1s"
     );
     let started = Instant::now();
     let mut bakeoff = Running {
-        child: s.run_cmd(&file).stderr(std::process::Stdio::piped()).spawn().expect("bakeoff"),
+        child: s
+            .run_cmd(&file)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("bakeoff"),
         stopped: None,
     };
     let marker = format!("{}/", s.sandboxes().display());
@@ -527,6 +552,9 @@ duration = "1s"
     let took = started.elapsed() - stopped_at;
     eprintln!("ended {took:?} after the stop: {stderr}");
     assert!(stderr.contains("stopped answering"), "{stderr}");
-    assert!(took < Duration::from_secs(40), "ended {took:?} after the stop");
+    assert!(
+        took < Duration::from_secs(40),
+        "ended {took:?} after the stop"
+    );
     no_server_left("mariadbd", &s);
 }

@@ -662,7 +662,10 @@ mod tests {
             }
             std::fs::write(&first.binary, &bytes).unwrap();
             let again = build(&tree, &spec, &cache).unwrap();
-            assert!(!again.cached, "changed at {at} (grown: {grow}) but served from the cache");
+            assert!(
+                !again.cached,
+                "changed at {at} (grown: {grow}) but served from the cache"
+            );
             assert_eq!(again.binary_sha256, first.binary_sha256);
             let (_, now) = describe_binary(&again.binary).unwrap();
             assert_eq!(now, first.binary_sha256, "the rebuilt binary is the build");

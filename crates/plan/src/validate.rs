@@ -1092,7 +1092,10 @@ pub const LONGEST_PHASE: std::time::Duration = std::time::Duration::from_secs(86
 fn check_lengths(l: &Loaded, e: &Experiment) -> Check {
     let p = &e.plan;
     let parse = |t: &Option<String>| t.as_deref().and_then(|t| crate::parse_duration(t).ok());
-    let phases = [("warmup", parse(&p.warmup)), ("duration", parse(&p.duration))];
+    let phases = [
+        ("warmup", parse(&p.warmup)),
+        ("duration", parse(&p.duration)),
+    ];
     for (name, d) in phases {
         if let Some(d) = d.filter(|d| *d > LONGEST_PHASE) {
             return Err(l.error_at(

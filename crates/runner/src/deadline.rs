@@ -473,7 +473,10 @@ mod tests {
             // Idle from the start of the window: nothing before the deadline.
             assert!(judge(&l, &at(end - Duration::from_millis(1), end)).is_none());
             let why = judge(&l, &at(end, end)).expect("past the deadline, idle");
-            assert!(why.contains("planned end") && why.contains("did no work"), "{why}");
+            assert!(
+                why.contains("planned end") && why.contains("did no work"),
+                "{why}"
+            );
             // The server at work past the deadline: allowed, up to the bound.
             assert!(judge(&l, &at(end + S(30), S(0))).is_none());
             let why = judge(&l, &at(end + l.bound(), S(0))).expect("bounded");
@@ -525,7 +528,9 @@ mod tests {
         };
         assert!(judge(&l, &at(5000, 0, 299)).is_none());
         assert!(judge(&l, &at(5000, 9, 9)).is_none());
-        assert!(judge(&l, &at(20, 10, 10)).unwrap().contains("stopped (SIGSTOP"));
+        assert!(judge(&l, &at(20, 10, 10))
+            .unwrap()
+            .contains("stopped (SIGSTOP"));
         let why = judge(&l, &at(5000, 0, 300)).unwrap();
         assert!(why.contains("300 s of the wait"), "{why}");
     }

@@ -142,7 +142,12 @@ mod tests {
     #[test]
     fn hostile_every_operation_failed_is_invalid() {
         for ops in [1u64, 7, 1000, 1_000_000] {
-            for kind in ["server_error", "out_of_memory", "too_large", "lock_wait_timeout"] {
+            for kind in [
+                "server_error",
+                "out_of_memory",
+                "too_large",
+                "lock_wait_timeout",
+            ] {
                 let why = nothing_measured(&run(ops, &[(kind, ops)], 0), None)
                     .unwrap_or_else(|| panic!("{ops} {kind}"));
                 assert!(why.starts_with("every operation failed: "), "{why}");

@@ -169,7 +169,15 @@ impl Context<'_> {
             Served::Remote(_) => None,
         };
         let dog = Watchdog::start(self.limits(slow), local, live.clone(), self.cancel.clone());
-        let outcome = self.drive(slot, v, &served, &dog.hooks(&hooks), live, rate, dog.cancel());
+        let outcome = self.drive(
+            slot,
+            v,
+            &served,
+            &dog.hooks(&hooks),
+            live,
+            rate,
+            dog.cancel(),
+        );
         let stalled = dog.finish();
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);
