@@ -558,3 +558,67 @@ duration = "1s"
     );
     no_server_left("mariadbd", &s);
 }
+
+/// A relative sandbox folder, from the command line and from the file (relative to it),
+/// run from another working directory than the file's: the SQL server's runs are valid.
+#[test]
+fn hostile_relative_sandbox_dir_serves_sql_targets() {
+    if !std::path::Path::new(MARIADBD).exists() {
+        eprintln!("skipped: no {MARIADBD}");
+        return;
+    }
+    let experiment = |plan: &str| {
+        format!(
+            r#"name = "relative"
+[target]
+kind = "mariadb"
+[[variant]]
+name = "rel"
+binary = "{MARIADBD}"
+[[workload]]
+kind = "oltp"
+test = "oltp_point_select"
+table_size = 500
+connections = [2]
+[plan]
+repetitions = 1
+warmup = "0s"
+duration = "1s"
+{plan}
+"#
+        )
+    };
+    for (plan, arg) in [
+        ("", Some("rel-sandboxes")),
+        ("", Some("./a/../rel-sandboxes")),
+        ("sandbox_dir = \"rel-sandboxes\"", None),
+    ] {
+        let s = common::sql_scratch();
+        std::fs::create_dir_all(s.path().join("exp")).unwrap();
+        let file = s.write("exp/relative.toml", &experiment(plan));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+        cmd.current_dir(s.path())
+            .arg("run")
+            .arg("exp/relative.toml")
+            .arg("--out")
+            .arg(s.out())
+            .arg("--cache")
+            .arg(common::cache_dir())
+            .arg("--quiet")
+            .env("BAKEOFF_STORE", s.path().join("history.sqlite"));
+        if let Some(dir) = arg {
+            cmd.arg("--sandbox-dir").arg(dir);
+        }
+        let out = cmd.output().expect("bakeoff");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{plan} {arg:?}: {stderr}");
+        let run = &s.results()["cells"][0]["runs"][0];
+        assert_eq!(run["valid"], true, "{plan} {arg:?}: {run}");
+        let sandboxes = match arg {
+            Some(_) => s.path().join("rel-sandboxes"),
+            None => file.parent().unwrap().join("rel-sandboxes"),
+        };
+        assert!(sandboxes.is_dir(), "{}", sandboxes.display());
+        no_server_left("mariadbd", &s);
+    }
+}
