@@ -235,6 +235,9 @@ pub fn run_experiment(
     // Said from the start (analyze says it again with the rest).
     results.warnings = analyze::warnings(&results);
     write_results(&folder, &results)?;
+    if let Some(line) = capacity_figures::wall_time_line(loaded) {
+        observer.notice(&line);
+    }
     let mut variants = variants::variants(
         loaded,
         opts,
