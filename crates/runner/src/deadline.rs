@@ -40,7 +40,7 @@ const SETUP: Duration = Duration::from_secs(120);
 const BOUND: Duration = Duration::from_secs(600);
 /// How often the watchdog looks.
 const LOOK: Duration = Duration::from_millis(200);
-/// The span over which the server's CPU is compared.
+/// How often the server's processes are read, and the span its CPU is compared over.
 const SPAN: Duration = Duration::from_secs(1);
 /// The share of a CPU over `SPAN` that counts as work (an idle MariaDB's background
 /// threads stay below it; a server answering queries is far above).
@@ -345,6 +345,7 @@ fn watch_run(
     let mut last_ops = live.measured_ops();
     let mut last_edges = (None, None);
     let mut looked = began;
+    let mut stopped_now = false;
     loop {
         std::thread::park_timeout(LOOK);
         if interrupt.load(Ordering::SeqCst) {
@@ -353,24 +354,25 @@ fn watch_run(
             return;
         }
         let now = Instant::now();
-        let (before, mut stopped_now) = (looked, false);
+        let before = looked;
         looked = now;
-        match watch.map(|w| w.pulse()) {
-            Some((cpu, stopped)) => {
+        match watch {
+            // /proc is read once a second: the run's own CPUs are what is measured.
+            Some(w) if now - reference.0 >= SPAN => {
+                let (cpu, stopped) = w.pulse();
                 stopped_now = stopped;
                 stopped_since = if stopped {
                     stopped_since.or(Some(now))
                 } else {
                     None
                 };
-                let span = now - reference.0;
-                if span >= SPAN {
-                    if cpu - reference.1 >= BUSY_SHARE * span.as_secs_f64() {
-                        last_work = now;
-                    }
-                    reference = (now, cpu);
+                let span = (now - reference.0).as_secs_f64();
+                if cpu - reference.1 >= BUSY_SHARE * span {
+                    last_work = now;
                 }
+                reference = (now, cpu);
             }
+            Some(_) => {}
             // Nothing to watch here: counted as working, so only the bound applies.
             None => last_work = now,
         }
