@@ -534,7 +534,9 @@ impl Context<'_> {
             ));
         } else if rec.ops == 0 {
             run.valid = false;
-            run.invalid_reason = Some("no operation completed".into());
+            run.invalid_reason = Some(
+                nothing_measured(&run, None).unwrap_or_else(|| "no operation completed".into()),
+            );
         }
         run
     }
