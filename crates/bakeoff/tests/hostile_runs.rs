@@ -97,7 +97,7 @@ fn stopped_run(
         child: s.run_cmd(file).spawn().expect("bakeoff"),
         stopped: None,
     };
-    let pid = measured_server(name, s, 120.0).expect("no measured server appeared");
+    let pid = measured_server(name, s, 300.0).expect("no measured server appeared");
     common::wait_for(10.0, || sockets(pid) >= busy);
     std::thread::sleep(after);
     signal(pid, "-STOP");
@@ -182,7 +182,7 @@ duration = "2s"
         ),
     );
     // The server's start, the window, the grace (10 s), the kill and the stop.
-    stopped_run(&s, "mariadbd", &file, 4, Duration::from_millis(500), 30.0);
+    stopped_run(&s, "mariadbd", &file, 4, Duration::from_millis(500), 40.0);
     no_server_left("mariadbd", &s);
 }
 

@@ -119,8 +119,8 @@ pub(crate) fn judge(l: &Limits, s: &Seen) -> Option<String> {
     };
     if s.stopped_for >= l.stopped {
         return Some(format!(
-            "the server stopped answering: a process of it was stopped (SIGSTOP or a tracer) for {} s; {ended}",
-            l.stopped.as_secs()
+            "the server stopped answering: a process of it was stopped (SIGSTOP or a tracer) for {}; {ended}",
+            secs(l.stopped)
         ));
     }
     let start = s.window_start.or(l.open_ended.then_some(Duration::ZERO));
@@ -128,16 +128,16 @@ pub(crate) fn judge(l: &Limits, s: &Seen) -> Option<String> {
         (_, Some(end), _) => (
             end + g,
             format!(
-                "the run was not over {} s after its measured window ended (the grace is max(10 s, half the window))",
-                g.as_secs()
+                "the run was not over {} after its measured window ended (the grace is max(10 s, half the window))",
+                secs(g)
             ),
         ),
         (Some(start), None, Some(w)) => (
             start + w + g,
             format!(
-                "the measured window of {} was not over {} s after its planned end (the grace is max(10 s, half the window))",
+                "the measured window of {} was not over {} after its planned end (the grace is max(10 s, half the window))",
                 secs(w),
-                g.as_secs()
+                secs(g)
             ),
         ),
         (Some(_), None, None) => {
@@ -148,8 +148,8 @@ pub(crate) fn judge(l: &Limits, s: &Seen) -> Option<String> {
             };
             return (s.idle_for >= g).then(|| {
                 format!(
-                    "the server stopped answering: for {} s {during} no operation completed and the server did no work; {ended}",
-                    g.as_secs()
+                    "the server stopped answering: for {} {during} no operation completed and the server did no work; {ended}",
+                    secs(g)
                 )
             });
         }
