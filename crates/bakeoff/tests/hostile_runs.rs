@@ -47,6 +47,7 @@ impl Drop for Running {
 fn signal(pid: u32, sig: &str) {
     let _ = std::process::Command::new("kill")
         .args([sig, &pid.to_string()])
+        .stderr(std::process::Stdio::null())
         .status();
 }
 
