@@ -78,6 +78,9 @@ pub fn run() -> Result<(), Failure> {
             for line in bakeoff_runner::capacity_cost(&l) {
                 println!("{line}");
             }
+            if let Some(line) = bakeoff_runner::wall_time_line(&l) {
+                println!("{line}");
+            }
             for h in hosts {
                 println!("{h}\n  ran: {}", h.command);
             }
@@ -283,14 +286,18 @@ pub(crate) fn options(args: &RunArgs, loaded: &bakeoff_plan::Loaded) -> Options 
 }
 
 /// The sandbox folder: `--sandbox-dir`, then the experiment's `[plan] sandbox_dir`
-/// (relative to the file), then the default.
+/// (relative to the file), then the default; made absolute against the working directory
+/// here, once: servers start in their own sandbox folder, where a relative path (a data
+/// dir, a socket, a log) would name something else.
 fn sandbox_root(arg: Option<&Path>, loaded: &bakeoff_plan::Loaded) -> PathBuf {
-    arg.map(Path::to_path_buf)
+    let root = arg
+        .map(Path::to_path_buf)
         .or_else(|| {
             let dir = loaded.experiment.plan.sandbox_dir.as_ref()?;
             Some(loaded.resolve(Path::new(dir)))
         })
-        .unwrap_or_else(bakeoff_sandbox::default_root)
+        .unwrap_or_else(bakeoff_sandbox::default_root);
+    std::path::absolute(&root).unwrap_or(root)
 }
 
 /// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.

@@ -222,12 +222,19 @@ fn validate(spec: &BuildSpec) -> Result<()> {
 }
 
 /// The cached entry, if it is complete (metadata readable, binary present with the recorded
-/// size). Paths are recomputed from the entry dir, so a cache can be moved.
+/// size) and its binary is still the one built: re-hashed, since a binary changed after its
+/// build (rebuilt by hand, stripped, copied over) would be measured under the hash of
+/// another; such an entry is built again. Paths are recomputed from the entry dir, so a
+/// cache can be moved.
 fn load_cached(entry: &Path) -> Option<BuildInfo> {
     let meta: EntryMeta = read_json(&entry.join("build.json"))?;
     let binary = entry.join("build").join(&meta.product);
     let size = std::fs::metadata(&binary).ok()?.len();
-    (size == meta.info.binary_bytes).then(|| BuildInfo {
+    if size != meta.info.binary_bytes {
+        return None;
+    }
+    let (_, sha256) = describe_binary(&binary).ok()?;
+    (sha256 == meta.info.binary_sha256).then(|| BuildInfo {
         binary,
         install: meta.install.as_ref().map(|i| entry.join("build").join(i)),
         log: entry.join("build.log"),
@@ -618,6 +625,52 @@ mod tests {
             !src.join("hello").exists(),
             "the path source is not built in place"
         );
+    }
+
+    /// A cached binary changed after its build, at its size or not, in several places: the
+    /// entry is built again, never handed out under the old hash.
+    #[test]
+    fn hostile_changed_cached_build_is_rebuilt() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("hello.c"), "int main(void) { return 0; }\n").unwrap();
+        std::fs::write(
+            src.join("Makefile"),
+            "hello: hello.c\n\t$(CC) $(CFLAGS) -o $@ $<\n",
+        )
+        .unwrap();
+        let tree = crate::source::fetch(
+            &crate::SourceSpec::Path { path: src.clone() },
+            &Cache::new(tmp.path()),
+        )
+        .unwrap();
+        let cache = Cache::new(tmp.path().join("cache"));
+        let spec = BuildSpec {
+            variant: "plain".into(),
+            compiler: "gcc-12".into(),
+            recipe: Recipe::autotools("hello"),
+            ..BuildSpec::default()
+        };
+        let first = build(&tree, &spec, &cache).unwrap();
+        let len = first.binary_bytes as usize;
+        for (at, grow) in [(0, false), (len / 2, false), (len - 1, false), (0, true)] {
+            let mut bytes = std::fs::read(&first.binary).unwrap();
+            bytes[at] ^= 0xff;
+            if grow {
+                bytes.push(0);
+            }
+            std::fs::write(&first.binary, &bytes).unwrap();
+            let again = build(&tree, &spec, &cache).unwrap();
+            assert!(
+                !again.cached,
+                "changed at {at} (grown: {grow}) but served from the cache"
+            );
+            assert_eq!(again.binary_sha256, first.binary_sha256);
+            let (_, now) = describe_binary(&again.binary).unwrap();
+            assert_eq!(now, first.binary_sha256, "the rebuilt binary is the build");
+        }
+        assert!(build(&tree, &spec, &cache).unwrap().cached);
     }
 
     #[test]

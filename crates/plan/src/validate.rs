@@ -1069,6 +1069,7 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
     if p.ops == Some(0) {
         return Err(l.error_at(&key!["plan", "ops"], "ops must be at least 1"));
     }
+    check_lengths(l, e)?;
     check_layouts(l, e)?;
     check_cpus(l, e)?;
     if p.sandbox_dir
@@ -1093,6 +1094,56 @@ fn check_plan(l: &Loaded, e: &Experiment) -> Check {
         }
     }
     check_aa(l, e)
+}
+
+/// The longest warmup or measured window one run may have: a day. Longer is a unit typed
+/// wrong far more often than a plan (a run's phases are seconds to minutes), and its cost
+/// is a week of the machine.
+pub const LONGEST_PHASE: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// `warmup` and `duration`: each at most [`LONGEST_PHASE`], and together within the
+/// `budget` the file sets (else not one run fits in it).
+fn check_lengths(l: &Loaded, e: &Experiment) -> Check {
+    let p = &e.plan;
+    let parse = |t: &Option<String>| t.as_deref().and_then(|t| crate::parse_duration(t).ok());
+    let phases = [
+        ("warmup", parse(&p.warmup)),
+        ("duration", parse(&p.duration)),
+    ];
+    for (name, d) in phases {
+        if let Some(d) = d.filter(|d| *d > LONGEST_PHASE) {
+            return Err(l.error_at(
+                &key!["plan", name],
+                format!(
+                    "{name} {} is longer than a day, the most one run's {name} may take; runs are seconds to minutes (e.g. \"30s\"): did you mean another unit?",
+                    humantime::format_duration(d)
+                ),
+            ));
+        }
+    }
+    let (Some(budget), crate::MeasureFor::Time(window)) = (parse(&p.budget), e.measure()) else {
+        return Ok(());
+    };
+    let run = e.warmup() + window;
+    if run > budget {
+        let at = if p.warmup.is_some() && e.warmup() >= window {
+            "warmup"
+        } else if p.duration.is_some() {
+            "duration"
+        } else {
+            "budget"
+        };
+        return Err(l.error_at(
+            &key!["plan", at],
+            format!(
+                "warmup {} plus duration {} is longer than the budget {}: not one run fits; shorten them or raise budget",
+                humantime::format_duration(e.warmup()),
+                humantime::format_duration(window),
+                humantime::format_duration(budget)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `aa`: the A/A variant's name (and the file name it becomes) must be free.

@@ -131,8 +131,12 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check
     check_slo(l, i, w)
 }
 
-/// `slo`: a percentile the record keeps, a positive limit, a kind with an open loop, the
-/// load from this machine.
+/// The longest latency limit an `slo` may set: a minute (TPC-C's longest response-time
+/// limit is 20 s).
+pub const SLO_LONGEST: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `slo`: a percentile the record keeps, a positive limit up to [`SLO_LONGEST`], a kind
+/// with an open loop, the load from this machine.
 pub(crate) fn check_slo(l: &Loaded, i: usize, w: &Workload) -> Check {
     let Some(slo) = &w.slo else {
         return Ok(());
@@ -153,6 +157,15 @@ pub(crate) fn check_slo(l: &Loaded, i: usize, w: &Workload) -> Check {
             return Err(l.error_at(
                 &at("limit"),
                 "slo limit must be above zero; write e.g. \"1ms\"",
+            ))
+        }
+        Ok(d) if d > SLO_LONGEST => {
+            return Err(l.error_at(
+                &at("limit"),
+                format!(
+                    "slo limit {} is longer than a minute: no request waits that long, so the search would only find the closed-loop peak at the price of its trials; write e.g. \"10ms\"",
+                    slo.limit
+                ),
             ))
         }
         Ok(_) => {}

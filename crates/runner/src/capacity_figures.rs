@@ -227,6 +227,61 @@ fn measure_guess(e: &bakeoff_plan::Experiment) -> std::time::Duration {
     }
 }
 
+/// A day: a plan guessed to take longer is said at `bakeoff check`.
+pub const LONG_PLAN_S: f64 = 86_400.0;
+
+/// The most the whole plan should take, in seconds, before anything has run: its rounds
+/// (`repetitions` rounds at the guessed pace, within the budget; the first round runs
+/// whatever the budget) plus the capacity searches (at most `MAX_SEARCHES` per point, within the
+/// budget's remainder). Builds are not counted.
+pub fn wall_seconds_guess(e: &bakeoff_plan::Experiment) -> f64 {
+    let stop = e.plan.stopping();
+    let run_s = e.run_seconds_guess();
+    let round_s = run_s * e.runs_per_round() as f64;
+    let rounds = match (stop.max_rounds, stop.budget) {
+        (Some(n), _) => n as f64 * round_s,
+        // Rounds until the precision is reached or the budget spent: at most the budget.
+        (None, Some(b)) => b.as_secs_f64(),
+        (None, None) => round_s,
+    };
+    let trials = Settings::new(precision_of(e), MAX_TRIALS).expected_trials(false);
+    let variants = e.variants.len() + usize::from(e.plan.aa);
+    let searches = stop.max_rounds.unwrap_or(MAX_SEARCHES).min(MAX_SEARCHES);
+    let capacity: f64 = e
+        .workloads
+        .iter()
+        .filter(|w| !w.train_only && w.slo.is_some())
+        .map(|w| {
+            let points = w.connections_swept().len();
+            (points * searches * trials * variants) as f64 * run_s
+        })
+        .sum();
+    match stop.budget {
+        Some(b) => (rounds + capacity).min(b.as_secs_f64()).max(round_s),
+        None => rounds + capacity,
+    }
+}
+
+/// One line for `bakeoff check` when the plan should take more than a day (a week's
+/// warmup, a window of hours, thousands of repetitions): what it will cost and why.
+pub fn wall_time_line(loaded: &bakeoff_plan::Loaded) -> Option<String> {
+    let e = &loaded.experiment;
+    let total = wall_seconds_guess(e);
+    (total > LONG_PLAN_S).then(|| {
+        format!(
+            "warning: this plan can take up to {:.1} days before its builds ({} run(s) a round, {:.0} s a run: warmup {}, window {}); shorten warmup or duration, lower repetitions or set a budget",
+            total / LONG_PLAN_S,
+            e.runs_per_round(),
+            e.run_seconds_guess(),
+            humantime::format_duration(e.warmup()),
+            match e.measure() {
+                bakeoff_plan::MeasureFor::Time(d) => humantime::format_duration(d).to_string(),
+                bakeoff_plan::MeasureFor::Ops(n) => format!("{n} operations"),
+            }
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

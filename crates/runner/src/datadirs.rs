@@ -23,6 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// How long a server loading tables may do no work before the load is ended (a stopped
+/// or wedged server otherwise holds the experiment before its first run).
+pub(crate) const LOAD_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Where data directories are made and the servers that load and verify them run: this
 /// machine, or the server's host through its agent (`remote::HostData`). Preparing and
 /// verifying go through it alone, so both work the same wherever the server is.
@@ -51,6 +55,10 @@ pub trait DataPlace: Send + Sync {
 pub trait DataServer {
     /// What the SQL client connects to.
     fn db(&self) -> Option<Db>;
+    /// Its processes, when they run here (a deadline watches them: `deadline::guarded`).
+    fn watch(&self) -> Option<bakeoff_sandbox::Watch> {
+        None
+    }
     /// Stops it cleanly (an unclean stop is an error: the data may be damaged).
     fn stop(self: Box<Self>) -> Result<(), String>;
 }
@@ -63,6 +71,10 @@ struct HereServer(Sandbox, TargetKind);
 impl DataServer for HereServer {
     fn db(&self) -> Option<Db> {
         db_of(&self.0, self.1)
+    }
+
+    fn watch(&self) -> Option<bakeoff_sandbox::Watch> {
+        Some(self.0.watch())
     }
 
     fn stop(self: Box<Self>) -> Result<(), String> {
@@ -379,7 +391,7 @@ impl Prep<'_> {
             .db()
             .ok_or_else(|| "the sandbox has no login".to_string())?;
         let started = Instant::now();
-        let loaded = set.load(&db);
+        let loaded = crate::deadline::guarded(server.watch(), LOAD_IDLE, || set.load(&db));
         let wall = started.elapsed().as_secs_f64();
         let stopped = server.stop();
         let (rows, seconds) = loaded?;

@@ -167,7 +167,9 @@ fn outcomes(
         let spec = datadirs::sql_spec(l, opts, v, &v.binary, "verify", source);
         let server = store.place().start(&spec)?;
         let got = match server.db() {
-            Some(db) => set.queries.run(&db, v.engine.as_deref()),
+            Some(db) => crate::deadline::guarded(server.watch(), datadirs::LOAD_IDLE, || {
+                set.queries.run(&db, v.engine.as_deref())
+            }),
             None => Err("the sandbox has no login".into()),
         };
         let _ = server.stop();

@@ -20,11 +20,13 @@ mod capacity_figures;
 mod checks;
 mod counting;
 mod datadirs;
+mod deadline;
 mod equivalence;
 mod execute;
 mod folder;
 mod forecast;
 mod host;
+mod measured;
 mod one_run;
 mod placement;
 mod probes;
@@ -37,6 +39,7 @@ mod variants;
 pub use analyze::analyze;
 pub use bakeoff_engine::Live;
 pub use capacity_figures::cost_lines as capacity_cost;
+pub use capacity_figures::{wall_seconds_guess, wall_time_line};
 pub use error::RunError;
 pub use folder::{write_results, Folder, PURPOSE as RESULTS_PURPOSE};
 pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};
@@ -236,6 +239,9 @@ pub fn run_experiment(
     // Said from the start (analyze says it again with the rest).
     results.warnings = analyze::warnings(&results);
     write_results(&folder, &results)?;
+    if let Some(line) = capacity_figures::wall_time_line(loaded) {
+        observer.notice(&line);
+    }
     let mut variants = variants::variants(
         loaded,
         opts,

@@ -6,18 +6,21 @@
 
 use crate::context::Context;
 use crate::datadirs;
+use crate::deadline::{Limits, Watchdog};
+use crate::measured::{binary_changed, nothing_measured};
 use crate::probes::{self, ProbeHooks, ServerWatch};
 use crate::ready::ReadyVariant;
 use crate::remote::RemoteServer;
 use crate::schedule::Slot;
 use bakeoff_agent::protocol::LoadSpec;
-use bakeoff_engine::{Live, Measure, Phases, RunRecord};
+use bakeoff_engine::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::MeasureFor;
 use bakeoff_probe::{findings, profile};
 use bakeoff_report::model::{MemoryError, Run};
 use bakeoff_sandbox::{Sandbox, SandboxSpec, Usage};
 use bakeoff_workloads::workload::latency;
 use bakeoff_workloads::{Outcome, RunContext, Server};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -110,6 +113,12 @@ impl Context<'_> {
         let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
         let (layout, binary) = v.layout_for(slot.round);
+        let hashed = v.layouts.get(layout).map_or("", |b| b.sha256.as_str());
+        if self.loaded.experiment.server_host(&v.name).is_none() {
+            if let Some(why) = binary_changed(binary, hashed) {
+                return self.no_extras(invalid(slot, why));
+            }
+        }
         let pad = self.env_pad(slot);
         if let Some(n) = pad {
             env.push((ENV_PAD.to_string(), "x".repeat(n)));
@@ -155,7 +164,21 @@ impl Context<'_> {
             Served::Remote(_) => Vec::new(),
         };
         let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
-        let outcome = self.drive(slot, v, &served, &hooks, live, rate);
+        let local = match &served {
+            Served::Local(s) => Some(s.watch()),
+            Served::Remote(_) => None,
+        };
+        let dog = Watchdog::start(self.limits(slow), local, live.clone(), self.cancel.clone());
+        let outcome = self.drive(
+            slot,
+            v,
+            &served,
+            &dog.hooks(&hooks),
+            live,
+            rate,
+            dog.cancel(),
+        );
+        let stalled = dog.finish();
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);
         let died = served.stop_and_collect(&logs, &callgrind_dir);
@@ -163,7 +186,12 @@ impl Context<'_> {
         let mut run = match outcome {
             Ok(d) => {
                 let mut run = self.to_run(slot, &d.rec, got.usage_start, got.usage_end, &file);
+                let hits = self.configs[slot.workload].expected_hits(&d.rec);
                 (d.extra)(&mut run);
+                if let Some(why) = run.valid.then(|| nothing_measured(&run, hits)).flatten() {
+                    run.valid = false;
+                    run.invalid_reason = Some(why);
+                }
                 run
             }
             Err(e) => invalid(slot, e),
@@ -190,6 +218,10 @@ impl Context<'_> {
                 run.invalid_reason
                     .get_or_insert(format!("the server could not be stopped: {e}"));
             }
+        }
+        if let Some(why) = stalled {
+            run.valid = false;
+            run.invalid_reason = Some(why);
         }
         run.server_host = host.map(str::to_string);
         run.listens = listens;
@@ -243,15 +275,18 @@ impl Context<'_> {
             .map_err(|e| e.to_string())
     }
 
-    /// Runs the slot's workload against the server, from here or from its client hosts.
+    /// Runs the slot's workload against the server, from here or from its client hosts;
+    /// `cancel` is the run's own flag (an interrupt's, or its deadline's).
+    #[allow(clippy::too_many_arguments)]
     fn drive(
         &self,
         slot: &Slot,
         v: &ReadyVariant,
         served: &Served,
-        hooks: &ProbeHooks,
+        hooks: &dyn PhaseHooks,
         live: &Arc<Live>,
         rate: Option<f64>,
+        cancel: &AtomicBool,
     ) -> Result<Outcome, String> {
         let kind = self.loaded.experiment.target.kind;
         let server = match served {
@@ -301,7 +336,7 @@ impl Context<'_> {
                 spec,
                 hooks,
                 live,
-                &self.cancel,
+                cancel,
             )?;
             // The workload's figures from the merged record, over the first host's own.
             let (first, merged) = (out.extra, workload.merged(&out.rec));
@@ -321,7 +356,7 @@ impl Context<'_> {
             round: slot.round,
             hooks,
             live,
-            cancel: &self.cancel,
+            cancel,
             rate,
         };
         self.configs[slot.workload].run(&ctx)
@@ -413,6 +448,17 @@ impl Context<'_> {
         }
     }
 
+    /// The run's deadline as `deadline.rs` reads it: its warmup, its window's planned
+    /// length (none for a count of operations) and how much slower the server runs.
+    fn limits(&self, slow: u32) -> Limits {
+        let p = self.phases();
+        let window = match p.measure {
+            Measure::Duration(d) => Some(d),
+            Measure::Ops(_) => None,
+        };
+        Limits::new(p.warmup, window, slow)
+    }
+
     fn phases(&self) -> Phases {
         let e = &self.loaded.experiment;
         let counted = e.instruction_ops().filter(|_| self.probes.instructions);
@@ -488,7 +534,9 @@ impl Context<'_> {
             ));
         } else if rec.ops == 0 {
             run.valid = false;
-            run.invalid_reason = Some("no operation completed".into());
+            run.invalid_reason = Some(
+                nothing_measured(&run, None).unwrap_or_else(|| "no operation completed".into()),
+            );
         }
         run
     }

@@ -171,6 +171,16 @@ impl Watch {
         sandbox_usage(self.leader, self.pgid)
     }
 
+    /// In one look at /proc: the CPU seconds every process of the sandbox used so far, and
+    /// whether one of them is stopped (SIGSTOP, a tracer: state `T` or `t`), for a
+    /// watchdog that tells a server at work from one that stopped answering.
+    pub fn pulse(&self) -> (f64, bool) {
+        let members = sandbox_members(&all_stats(), self.leader, self.pgid);
+        let ticks: u64 = members.iter().map(|m| m.cpu_ticks).sum();
+        let stopped = members.iter().any(|m| matches!(m.state, 'T' | 't'));
+        (ticks as f64 / clock_ticks_per_s(), stopped)
+    }
+
     /// The pids of the sandbox's live processes now (PostgreSQL backends included).
     pub fn pids(&self) -> Vec<i32> {
         sandbox_members(&all_stats(), self.leader, self.pgid)

@@ -566,6 +566,9 @@ impl Sandbox {
                         } else {
                             libc::kill(self.pid, signal);
                         }
+                        // A stopped server (SIGSTOP) acts on the signal only once it
+                        // runs again: continued, it stops cleanly within the grace.
+                        libc::killpg(self.pid, libc::SIGCONT);
                     };
                 }
                 if self.wait_exit(grace) {

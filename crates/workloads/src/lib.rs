@@ -28,7 +28,9 @@ pub mod verify;
 pub mod workload;
 pub mod ycsb;
 
-pub use workload::{AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload};
+pub use workload::{
+    AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload, MISS_SHARE,
+};
 
 pub use kinds::{Kind, Registry, KINDS};
 

@@ -56,6 +56,15 @@ pub trait Workload: Send + Sync {
         Box::new(|_| {})
     }
 
+    /// Of a run's record, how many lookups should have found their key (reads of what the
+    /// preload or the load wrote), for the runner's miss check: a run whose misses exceed
+    /// [`MISS_SHARE`] of these measured something else (an evicting cache) and is invalid.
+    /// None: this workload may miss by design (gets before sets, deletes in the mix) or
+    /// counts no misses.
+    fn expected_hits(&self, _rec: &RunRecord) -> Option<u64> {
+        None
+    }
+
     /// Fills a cell's kind-specific record when the cell is planned (tpcc's sweep point).
     fn plan_cell(&self, _cell: &mut Cell) {}
 
@@ -65,6 +74,10 @@ pub trait Workload: Send + Sync {
         None
     }
 }
+
+/// The share of expected hits that may miss before a run is invalid (see
+/// [`Workload::expected_hits`]): 1%.
+pub const MISS_SHARE: f64 = 0.01;
 
 /// A workload as it travels to an agent on another host.
 pub struct AgentSpec {

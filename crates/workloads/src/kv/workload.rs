@@ -93,6 +93,17 @@ impl Workload for Kv {
         })
     }
 
+    /// Gets and multiget keys after the preload wrote every key, when nothing in the mix
+    /// removes a key or reads one that only another command writes (delete, incr, lists,
+    /// hashes).
+    fn expected_hits(&self, rec: &bakeoff_engine::RunRecord) -> Option<u64> {
+        let m = &self.cfg.mix;
+        let removes = m.delete + m.incr + m.lpush + m.lpop + m.hset + m.hget;
+        let count = |c: &str| rec.by_command.get(c).copied().unwrap_or(0);
+        (self.cfg.preload && removes == 0)
+            .then(|| count("get") + count("multiget") * self.cfg.multiget_keys as u64)
+    }
+
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;

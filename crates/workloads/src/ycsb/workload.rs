@@ -131,6 +131,14 @@ impl Workload for Ycsb {
         })
     }
 
+    /// Reads, read-modify-writes and scans of records the load wrote (SQL's tables, the
+    /// preload of memcached and Redis).
+    fn expected_hits(&self, rec: &RunRecord) -> Option<u64> {
+        let count = |c: &str| rec.by_command.get(c).copied().unwrap_or(0);
+        (self.preload || self.protocol == Protocol::Sql)
+            .then(|| count("read") + count("read_modify_write") + count("scan"))
+    }
+
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         match self.protocol {
             Protocol::Sql => self.run_sql(ctx, ctx.phases),
