@@ -155,8 +155,14 @@ pub fn render(r: &Results) -> String {
         .collect();
     push_row(&mut s, &header);
     let suspect = r.aa.as_ref().is_some_and(|a| a.differs());
+    let aa_variants: std::collections::HashSet<&str> = r
+        .variants
+        .iter()
+        .filter(|v| v.aa)
+        .map(|v| v.name.as_str())
+        .collect();
     for cell in &r.cells {
-        let aa = r.variants.iter().any(|v| v.aa && v.name == cell.variant);
+        let aa = aa_variants.contains(cell.variant.as_str());
         for run in &cell.runs {
             let row: Vec<String> = COLUMNS
                 .iter()

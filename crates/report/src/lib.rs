@@ -10,6 +10,7 @@ pub mod csv;
 pub mod document;
 pub mod facts;
 pub mod html;
+pub mod index;
 pub mod machines;
 pub mod markdown;
 pub mod markup;
@@ -153,3 +154,5 @@ pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> Stri
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;

@@ -1465,13 +1465,7 @@ impl Results {
     /// second answer shown beside the first (`instructions_beside`), never counted as
     /// comparisons of their own.
     pub fn headline_comparisons(&self) -> impl Iterator<Item = &ComparisonRecord> {
-        self.comparisons.iter().filter(|k| {
-            !k.is_instructions()
-                || !self
-                    .comparisons
-                    .iter()
-                    .any(|t| !t.is_instructions() && t.same_cell(k))
-        })
+        crate::index::headline(&self.comparisons)
     }
 
     /// In `mode = "both"`, the instruction-count record beside throughput record `k`.
@@ -1542,9 +1536,10 @@ impl Results {
             }
         };
         name("name", &self.name)?;
+        let mut seen = std::collections::HashSet::with_capacity(self.variants.len());
         for (i, v) in self.variants.iter().enumerate() {
             name(&format!("variants[{i}].name"), &v.name)?;
-            if self.variants[..i].iter().any(|o| o.name == v.name) {
+            if !seen.insert(v.name.as_str()) {
                 return Err(format!(
                     "variants[{i}].name {:?} is there twice; use a folder written by `bakeoff run`",
                     v.name

@@ -20,6 +20,7 @@ pub fn summarize_cells(r: &mut Results) {
             .filter_map(|x| x.notpm.map(|n| (x.round, n)))
             .collect()
     };
+    let index = bakeoff_report::index::Index::new(r);
     let mut found: Vec<Option<stats::Comparison>> = r
         .cells
         .iter()
@@ -28,7 +29,7 @@ pub fn summarize_cells(r: &mut Results) {
             if c.variant == baseline {
                 return None;
             }
-            let b = r.cell(&c.workload, &baseline, c.connections)?;
+            let b = index.cell(&c.workload, &baseline, c.connections)?;
             stats::compare_rounds(&notpm_of(b), &notpm_of(c), &rule)
         })
         .collect();
