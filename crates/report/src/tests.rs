@@ -587,7 +587,7 @@ fn tpcc_sections_in_every_exporter() {
     let r = tpcc_sample();
     let md = markdown::render(&r);
     assert!(md.contains("## TPC-C\n\n### tpcc: NOTPM"), "{md}");
-    assert!(md.contains("| 2 | 8 | 5,200 [5,044, 5,356] | 5,720 [5,548, 5,892] | 1.100 [1.040, 1.160] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
+    assert!(md.contains("| 2 | 8 | 5,200 \\[5,044, 5,356\\] | 5,720 \\[5,548, 5,892\\] | 1.100 \\[1.040, 1.160\\] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
     assert!(
         md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"),
         "{md}"
