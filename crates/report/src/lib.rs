@@ -25,6 +25,7 @@ pub mod sweep;
 pub mod table;
 pub mod terminal;
 pub mod tpcc;
+pub mod validate;
 
 pub use document::{BuiltinKinds, Document, KindSections, Section};
 pub use model::Results;

@@ -78,12 +78,13 @@ fn starts_with(mut rest: impl Iterator<Item = char>, prefix: &str) -> bool {
 }
 
 /// Markdown that begins a line (a paragraph, a list item): [`md`]'s output with what
-/// would open a block there escaped too: a leading `-`, `+`, `=`, `#` or `>` (a list, a
-/// heading, a rule) and the `.` of a leading number ("1. " starts a numbered list).
+/// would open a block there escaped too: a leading `-`, `+`, `=`, `#` or `|` (a list, a
+/// heading, a rule, a table row) and the `.` of a leading number ("1. " starts a numbered
+/// list); `>`, `[`, `*`, `_` and `` ` `` are [`md`]'s already.
 pub fn md_line(rendered: &str) -> String {
     let digits = rendered.bytes().take_while(u8::is_ascii_digit).count();
     match rendered.as_bytes().first() {
-        Some(b'-' | b'+' | b'=' | b'#') => format!("\\{rendered}"),
+        Some(b'-' | b'+' | b'=' | b'#' | b'|') => format!("\\{rendered}"),
         Some(_) if digits > 0 && rendered[digits..].starts_with('.') => {
             format!("{}\\{}", &rendered[..digits], &rendered[digits..])
         }

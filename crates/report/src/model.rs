@@ -1491,10 +1491,19 @@ impl Results {
     /// Reads results.json, checking the schema id.
     pub fn from_json(text: &str) -> Result<Results, String> {
         let r: Results = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "{}; give a folder written by `bakeoff run` (or restore its results.json)",
-                json_problem(&e, "not a bakeoff results.json")
-            )
+            // Where the value is, by its place in the file, when serde refused a value.
+            let at = match e.classify() {
+                serde_json::error::Category::Data => {
+                    crate::validate::json_path_at(text, e.line(), e.column())
+                }
+                _ => None,
+            };
+            let problem = json_problem(&e, "not a bakeoff results.json");
+            let problem = match at {
+                Some(at) => problem.replacen(": not a bakeoff", &format!(", at {at}: not a bakeoff"), 1),
+                None => problem,
+            };
+            format!("{problem}; give a folder written by `bakeoff run` (or restore its results.json)")
         })?;
         if r.schema != SCHEMA {
             return Err(format!(
@@ -1585,7 +1594,7 @@ impl Results {
             name("aa.workload", &a.workload)?;
             name("aa.baseline", &a.baseline)?;
         }
-        Ok(())
+        crate::validate::values(self)
     }
 }
 
@@ -1603,9 +1612,20 @@ pub fn json_problem(e: &serde_json::Error, what: &str) -> String {
         Some(at) => &raw[..at],
         None => raw.as_str(),
     };
-    let detail = if let Some(rest) = detail.strip_prefix("invalid type: ") {
+    let detail = if let Some(rest) = detail
+        .strip_prefix("invalid type: ")
+        .or_else(|| detail.strip_prefix("invalid value: "))
+    {
         match rest.split_once(", expected ") {
-            Some((found, wanted)) => format!("found {found} where {wanted} belongs"),
+            Some((found, wanted)) => {
+                let wanted = match wanted {
+                    "u64" | "u32" | "u16" | "u8" | "usize" => "a count (a whole number, 0 or more)",
+                    "i64" | "i32" => "a whole number",
+                    "f64" | "f32" => "a number",
+                    w => w,
+                };
+                format!("found {found} where {wanted} belongs")
+            }
             None => rest.to_string(),
         }
     } else if let Some(field) = detail.strip_prefix("missing field ") {
