@@ -357,4 +357,3 @@ pub fn variant_order(r: &Results) -> Vec<String> {
     }
     out
 }
-

@@ -84,7 +84,9 @@ impl<'a> Index<'a> {
         variant: &str,
         connections: usize,
     ) -> Option<&'a ComparisonRecord> {
-        self.headline.get(&(workload, variant, connections)).copied()
+        self.headline
+            .get(&(workload, variant, connections))
+            .copied()
     }
 
     /// [`Results::instructions_beside`] without a scan.

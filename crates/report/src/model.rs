@@ -1500,10 +1500,14 @@ impl Results {
             };
             let problem = json_problem(&e, "not a bakeoff results.json");
             let problem = match at {
-                Some(at) => problem.replacen(": not a bakeoff", &format!(", at {at}: not a bakeoff"), 1),
+                Some(at) => {
+                    problem.replacen(": not a bakeoff", &format!(", at {at}: not a bakeoff"), 1)
+                }
                 None => problem,
             };
-            format!("{problem}; give a folder written by `bakeoff run` (or restore its results.json)")
+            format!(
+                "{problem}; give a folder written by `bakeoff run` (or restore its results.json)"
+            )
         })?;
         if r.schema != SCHEMA {
             return Err(format!(

@@ -13,11 +13,11 @@ use crate::document::{
 use crate::facts;
 use crate::index::{Index, Palette};
 use crate::model::{Cell, ComparisonRecord, Results, Run, Verdict};
-use std::collections::HashMap;
 use crate::sections;
 use crate::summary::{self, micros, ops};
 use crate::svg::{self, Bar, BarChart, BarGroup, Interval, LineChart, Scale, Series, StackedBars};
 use crate::table::{fixed, Table};
+use std::collections::HashMap;
 
 /// At most this many per-second charts; the rest are counted, not drawn.
 pub const MAX_TIME_CHARTS: usize = 24;
@@ -419,7 +419,11 @@ fn throughput(r: &Results) -> Option<Section> {
     for sw in sweeps {
         let w = sw.workload.as_str();
         let mut by_variant: HashMap<&str, Vec<&Cell>> = HashMap::new();
-        for c in r.cells.iter().filter(|c| c.workload == w && c.valid_runs > 0) {
+        for c in r
+            .cells
+            .iter()
+            .filter(|c| c.workload == w && c.valid_runs > 0)
+        {
             by_variant.entry(c.variant.as_str()).or_default().push(c);
         }
         let series: Vec<Series> = order

@@ -9,7 +9,10 @@ use std::collections::{HashMap, HashSet};
 
 /// The sqlsuite workloads, in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
-    by_workload(r).into_iter().map(|(w, _)| w.to_string()).collect()
+    by_workload(r)
+        .into_iter()
+        .map(|(w, _)| w.to_string())
+        .collect()
 }
 
 /// Each sqlsuite workload (in results order) with its cells, in one pass.

@@ -12,7 +12,10 @@ use std::collections::{HashMap, HashSet};
 
 /// The tpcc workloads (as the experiment names them), in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
-    by_workload(r).into_iter().map(|(w, _)| w.to_string()).collect()
+    by_workload(r)
+        .into_iter()
+        .map(|(w, _)| w.to_string())
+        .collect()
 }
 
 /// Each tpcc workload (in results order) with its cells, by (W, connections), then

@@ -36,7 +36,7 @@ fn opt_amount(at: &str, v: Option<f64>) -> Check {
 
 /// A probability or coverage: between 0 and 1.
 fn share(at: &str, v: f64) -> Check {
-    if (0.0..=1.0).contains(&v) {
+    if (-1e-9..=1.0 + 1e-9).contains(&v) {
         Ok(())
     } else {
         refuse(at, v, "not a probability between 0 and 1")
@@ -213,7 +213,11 @@ fn cell(at: &str, c: &Cell) -> Check {
 
 fn comparison(at: &str, k: &ComparisonRecord) -> Check {
     if !(k.ratio.is_finite() && k.ratio >= 0.0) {
-        return refuse(&format!("{at}.ratio"), k.ratio, "not a finite ratio of 0 or more");
+        return refuse(
+            &format!("{at}.ratio"),
+            k.ratio,
+            "not a finite ratio of 0 or more",
+        );
     }
     interval(&format!("{at}.ci95"), k.ci95)?;
     if let Some(ci) = k.ci95_unadjusted {

@@ -338,8 +338,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     }
     // Each instruction record right after its throughput record: the second line of the
     // same comparison wherever they are listed.
-    let (time, counted): (Vec<_>, Vec<_>) =
-        records.into_iter().partition(|k| !k.is_instructions());
+    let (time, counted): (Vec<_>, Vec<_>) = records.into_iter().partition(|k| !k.is_instructions());
     let mut first_of: std::collections::HashMap<_, Vec<usize>> = Default::default();
     for (i, k) in counted.iter().enumerate() {
         first_of.entry(key(k)).or_default().push(i);
