@@ -1,7 +1,8 @@
 //! Markup escaping shared by the HTML report (`html.rs`) and its SVG charts (`svg.rs`):
 //! every string from results.json goes through it, in text and attributes alike.
 
-/// `s` with `&`, `<` and `>` as entities, and each other character `more` names replaced.
+/// `s` with `&`, `<` and `>` as entities, each other character `more` names replaced,
+/// and what would not show as itself ([`unseen`]) written as its code (`\u{202e}`).
 fn entities(s: &str, more: impl Fn(char) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -10,10 +11,33 @@ fn entities(s: &str, more: impl Fn(char) -> Option<&'static str>) -> String {
             ('&', _) => out.push_str("&amp;"),
             ('<', _) => out.push_str("&lt;"),
             ('>', _) => out.push_str("&gt;"),
+            (c, None) if unseen(c) => out.push_str(&code_of(c)),
             (c, None) => out.push(c),
         }
     }
     out
+}
+
+/// A character that shows nothing, or something other than itself, where it is printed
+/// (an escape sequence's ESC, a bidirectional override, a zero-width space): every control
+/// character but a line break, CR or tab, and [`bakeoff_os::name::hidden`] ones.
+fn unseen(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || bakeoff_os::name::hidden(c)
+}
+
+/// A character as its code, the way the terminal shows it: `\u{1b}`.
+fn code_of(c: char) -> String {
+    format!("\\u{{{:x}}}", c as u32)
+}
+
+/// `s` with each [`unseen`] character as its code.
+fn seen(s: &str) -> String {
+    if !s.chars().any(unseen) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| if unseen(c) { code_of(c) } else { c.to_string() })
+        .collect()
 }
 
 /// Text made safe for HTML element content and attribute values.
@@ -60,6 +84,7 @@ pub fn md(s: &str) -> String {
             // "www.x": the dot, escaped.
             '.' if last.iter().all(|l| l.eq_ignore_ascii_case(&'w')) => out.push_str("\\."),
             c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => out.push(' '),
+            c if unseen(c) => out.push_str(&code_of(c)),
             c => out.push(c),
         }
         last = [last[1], last[2], c];
@@ -101,7 +126,7 @@ fn longest_backticks(s: &str) -> usize {
 /// more backtick than its longest run (CommonMark), so nothing in it ends the span early
 /// and nothing in it is read as HTML.
 pub fn md_code(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
+    let s = seen(&s.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " "));
     let ticks = "`".repeat(longest_backticks(&s) + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') {
         " "
@@ -113,6 +138,7 @@ pub fn md_code(s: &str) -> String {
 
 /// A fenced code block holding `s`, its fence longer than any backtick run in it.
 pub fn md_fence(info: &str, s: &str) -> String {
+    let s = &seen(s);
     let fence = "`".repeat((longest_backticks(s) + 1).max(3));
     format!("{fence}{info}\n{s}\n{fence}")
 }

@@ -320,6 +320,7 @@ fn own_link(dest: &str) -> bool {
 /// Checks report.md: outside code, no raw `<`, every unescaped `[` opens one of our links,
 /// no bare URL, and `h` nowhere as it is when it holds markup.
 fn check_markdown(md: &str, h: &str) {
+    no_unseen(md, "report.md", h);
     let text = outside_code(md);
     let b = text.as_bytes();
     // The text without our links' destinations (paths, which may hold anything a path may).
@@ -365,7 +366,14 @@ fn check_markdown(md: &str, h: &str) {
     let mut cs = text.chars();
     while let Some(c) = cs.next() {
         match c {
-            '\\' => read.extend(cs.next()),
+            '\\' => match cs.next() {
+                Some(p) if p.is_ascii_punctuation() => read.push(p),
+                Some(p) => {
+                    read.push('\\');
+                    read.push(p);
+                }
+                None => read.push('\\'),
+            },
             c => read.push(c),
         }
     }
@@ -377,9 +385,11 @@ fn check_markdown(md: &str, h: &str) {
         .chars()
         .map(|c| {
             if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-                ' '
+                " ".to_string()
+            } else if bakeoff_os::name::hidden(c) {
+                format!("\\u{{{:x}}}", c as u32)
             } else {
-                c
+                c.to_string()
             }
         })
         .collect();
@@ -428,6 +438,17 @@ fn check_markdown(md: &str, h: &str) {
     }
 }
 
+/// A file with no control character but a line break, CR or tab, and nothing invisible: the
+/// file shows as it reads, in a browser or on a terminal.
+fn no_unseen(text: &str, file: &str, h: &str) {
+    for c in text.chars() {
+        assert!(
+            matches!(c, '\n' | '\r' | '\t') || !(c.is_control() || bakeoff_os::name::hidden(c)),
+            "{c:?} in {file} for {h:?}"
+        );
+    }
+}
+
 /// The tags report.html and its charts are made of.
 const TAGS: &[&str] = &[
     "!DOCTYPE", "html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2",
@@ -440,6 +461,7 @@ const TAGS: &[&str] = &[
 /// Checks report.html: every tag one of ours, no event handler, no href but our own, and
 /// `h` nowhere as it is when it holds `<`, `&` or a quote.
 fn check_html(html: &str, h: &str) {
+    no_unseen(html, "report.html", h);
     let mut rest = html;
     while let Some(at) = rest.find('<') {
         let end = rest[at..].find('>').expect("tag end") + at;
