@@ -82,5 +82,5 @@ fn mode_both_calls_added_work_slower_on_both_metrics_and_an_identical_build_neit
     assert!(cmp("work", "throughput")["disagrees"].is_null());
     let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
     assert!(md.contains("instructions "), "{md}");
-    assert!(md.contains("/op ["), "{md}");
+    assert!(md.contains("/op \\["), "{md}");
 }

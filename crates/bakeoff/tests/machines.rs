@@ -143,7 +143,10 @@ fn a_load_starved_of_its_cpu_gives_client_bound_never_an_answer() {
     assert_eq!(k["verdict"], "client-bound", "{k}");
     assert!(stdout.contains("client-bound"), "{stdout}");
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
-    assert!(md.contains("CPUs: server 0, load 1 ([plan] cpus)"), "{md}");
+    assert!(
+        md.contains("CPUs: server 0, load 1 (\\[plan\\] cpus)"),
+        "{md}"
+    );
     assert!(md.contains("give it more client threads"), "{md}");
     let bench = std::fs::read_to_string(s.out().join("bench.txt")).unwrap();
     assert!(bench.contains(": client-bound, ratio"), "{bench}");

@@ -4,10 +4,12 @@
 //! each capacity marked, and every trial listed.
 
 use crate::document::{Block, Chart, Charts, Section};
+use crate::index::Palette;
 use crate::model::{CapacityRecord, Cell, ComparisonRecord, Results, Verdict};
 use crate::summary::{micros, ops};
 use crate::svg::{LineChart, Scale, Series};
 use crate::table::{Table, Value};
+use std::collections::HashMap;
 
 /// "p99", "p99.9".
 pub fn percentile_name(p: f64) -> String {
@@ -31,19 +33,21 @@ pub fn section(r: &Results) -> Option<Section> {
     s.push(Block::caption(
         "Capacity: the highest offered rate at which the percentile of the response time (from each request's intended send time) stays under the limit and the achieved rate keeps up (within 5%), found by searches of short open-loop trials on fresh servers; a rate is decided by batches of 3 trials (it fails when 2 fail) and each bound is re-measured before it is final. The figure is the median over the searches with its 95% order-statistic interval (with too few searches: from the lowest lower bound to the highest upper bound); the ratio compares the searches paired by index, Student's t over their log ratios, its spread at least what the brackets' widths allow.",
     ));
-    let mut points: Vec<(&str, usize)> = cells
-        .iter()
-        .map(|c| (c.workload.as_str(), c.connections))
-        .collect();
-    points.dedup();
+    let mut points: Vec<(&str, usize)> = Vec::new();
+    let mut at: HashMap<(&str, usize), Vec<&Cell>> = HashMap::new();
+    for c in &cells {
+        let here = at.entry((c.workload.as_str(), c.connections)).or_default();
+        if here.is_empty() {
+            points.push((c.workload.as_str(), c.connections));
+        }
+        here.push(c);
+    }
+    let order = crate::document::variant_order(r);
+    let palette = Palette::new(&order);
     let mut charts = Vec::new();
     for &(w, conns) in &points {
-        let at: Vec<&Cell> = cells
-            .iter()
-            .copied()
-            .filter(|c| c.workload == w && c.connections == conns)
-            .collect();
-        charts.extend(curve(r, w, conns, &at).map(Chart::Line));
+        let here = at.remove(&(w, conns)).unwrap_or_default();
+        charts.extend(curve(&order, &palette, w, conns, &here).map(Chart::Line));
     }
     if !charts.is_empty() {
         s.push(Block::Charts(Charts {
@@ -85,9 +89,17 @@ pub fn table(r: &Results, cells: &[&Cell]) -> Table {
             "verdict",
         ],
     );
+    let mut by_cell: HashMap<(&str, usize, &str), &ComparisonRecord> = HashMap::new();
+    for k in r.comparisons.iter().filter(|k| k.is_capacity()) {
+        by_cell
+            .entry((k.workload.as_str(), k.connections, k.variant.as_str()))
+            .or_insert(k);
+    }
     for c in cells {
         let Some(k) = &c.capacity else { continue };
-        let cmp = capacity_comparison(r, c);
+        let cmp = by_cell
+            .get(&(c.workload.as_str(), c.connections, c.variant.as_str()))
+            .copied();
         let (ratio, ci, verdict) = match cmp {
             Some(k) => (
                 format!("{:.3}", k.ratio),
@@ -124,20 +136,16 @@ pub fn table(r: &Results, cells: &[&Cell]) -> Table {
     t
 }
 
-fn capacity_comparison<'a>(r: &'a Results, c: &Cell) -> Option<&'a ComparisonRecord> {
-    r.comparisons.iter().find(|k| {
-        k.is_capacity()
-            && k.workload == c.workload
-            && k.connections == c.connections
-            && k.variant == c.variant
-    })
-}
-
-/// The curve of one point.
-fn curve(r: &Results, w: &str, conns: usize, cells: &[&Cell]) -> Option<LineChart> {
+/// The curve of one point, each variant in its colour of `order`.
+fn curve(
+    order: &[String],
+    palette: &Palette,
+    w: &str,
+    conns: usize,
+    cells: &[&Cell],
+) -> Option<LineChart> {
     let k0 = cells.first()?.capacity.as_ref()?;
-    let order = crate::document::variant_order(r);
-    let color = |v: &str| order.iter().position(|x| x == v).unwrap_or(0);
+    let color = |v: &str| palette.color(v);
     let mut series = Vec::new();
     let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, 0.0f64, f64::MAX, 0.0f64);
     for c in cells {

@@ -10,8 +10,9 @@
 //!   with thousands separators or exponents. Booleans are `true` / `false`. A value the run
 //!   does not have (no `system`, no `counters`, a key workload without tps, ...) is empty.
 //! - Formula injection guard: spreadsheets run a cell that starts with `=`, `+`, `-` or
-//!   `@` (and some also tab or CR) as a formula. Every *text* field (workload, variant,
-//!   invalid_reason) that starts with one of these characters gets a leading `'`, so
+//!   `@` (and some also tab or CR, or these after spaces, or their full-width forms) as a
+//!   formula. Every *text* field (workload, variant, invalid_reason, consistency) that
+//!   starts with one of these characters gets a leading `'`, so
 //!   a variant named `-O2` is written as `'-O2`. Numeric fields are never prefixed
 //!   (a negative number stays a number).
 
@@ -155,8 +156,14 @@ pub fn render(r: &Results) -> String {
         .collect();
     push_row(&mut s, &header);
     let suspect = r.aa.as_ref().is_some_and(|a| a.differs());
+    let aa_variants: std::collections::HashSet<&str> = r
+        .variants
+        .iter()
+        .filter(|v| v.aa)
+        .map(|v| v.name.as_str())
+        .collect();
     for cell in &r.cells {
-        let aa = r.variants.iter().any(|v| v.aa && v.name == cell.variant);
+        let aa = aa_variants.contains(cell.variant.as_str());
         for run in &cell.runs {
             let row: Vec<String> = COLUMNS
                 .iter()
@@ -181,9 +188,14 @@ fn encode(f: Field) -> String {
     }
 }
 
-/// Prefixes `'` to text a spreadsheet would take for a formula.
+/// Prefixes `'` to text a spreadsheet would take for a formula: one that starts with `=`,
+/// `+`, `-` or `@` (or their full-width forms, which some spreadsheets read the same),
+/// a tab, CR or LF, possibly after spaces.
 fn defuse(t: String) -> String {
-    if t.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    let first = t.trim_start_matches(' ');
+    if first.starts_with([
+        '=', '+', '-', '@', '\t', '\r', '\n', '\u{ff1d}', '\u{ff0b}', '\u{ff0d}', '\u{ff20}',
+    ]) {
         format!("'{t}")
     } else {
         t

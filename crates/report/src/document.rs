@@ -347,16 +347,13 @@ impl KindSections for BuiltinKinds {
 
 /// Variants in colour order: the experiment's, then any only named by cells.
 pub fn variant_order(r: &Results) -> Vec<String> {
+    let mut seen: std::collections::HashSet<&str> =
+        r.variants.iter().map(|v| v.name.as_str()).collect();
     let mut out: Vec<String> = r.variants.iter().map(|v| v.name.clone()).collect();
     for c in &r.cells {
-        if !out.contains(&c.variant) {
+        if seen.insert(c.variant.as_str()) {
             out.push(c.variant.clone());
         }
     }
     out
-}
-
-/// A variant's palette index in the results' colour order.
-pub fn color(r: &Results, v: &str) -> usize {
-    variant_order(r).iter().position(|x| x == v).unwrap_or(0)
 }

@@ -94,7 +94,9 @@ pub fn render_with(r: &Results, kinds: &dyn KindSections) -> String {
 /// A document as one self-contained page: its sections in order, a navigation bar of
 /// those that show something, charts drawn by [`crate::svg`].
 pub fn render_document(d: &Document) -> String {
-    let p = Page { d };
+    let p = Page {
+        palette: crate::index::Palette::new(&d.variants),
+    };
     let bodies: Vec<(&Section, String)> = d
         .sections
         .iter()
@@ -142,16 +144,16 @@ pub fn render_document(d: &Document) -> String {
 }
 
 /// Renders blocks, knowing each variant's colour.
-struct Page<'a> {
-    d: &'a Document,
+struct Page {
+    palette: crate::index::Palette,
 }
 
-impl Page<'_> {
+impl Page {
     /// The variant's name with its colour swatch.
     fn vname(&self, v: &str) -> String {
         format!(
             "<span class=\"sw\" style=\"background:{}\"></span>{}",
-            svg::color(self.d.color(v)),
+            svg::color(self.palette.color(v)),
             escape(v)
         )
     }

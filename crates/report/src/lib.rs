@@ -10,6 +10,7 @@ pub mod csv;
 pub mod document;
 pub mod facts;
 pub mod html;
+pub mod index;
 pub mod machines;
 pub mod markdown;
 pub mod markup;
@@ -24,6 +25,7 @@ pub mod sweep;
 pub mod table;
 pub mod terminal;
 pub mod tpcc;
+pub mod validate;
 
 pub use document::{BuiltinKinds, Document, KindSections, Section};
 pub use model::Results;
@@ -153,3 +155,5 @@ pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> Stri
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;

@@ -4,7 +4,7 @@
 //! are drawn only on the page, so they show nothing here.
 
 use crate::document::{Block, Document, Inline, KindSections, Media, Span};
-use crate::markup::{md, md_code, md_fence, md_link};
+use crate::markup::{md, md_code, md_fence, md_line, md_link};
 use crate::model::Results;
 use crate::table::is_relative;
 
@@ -20,7 +20,7 @@ pub fn render_with(r: &Results, kinds: &dyn KindSections) -> String {
 
 /// A document as markdown.
 pub fn render_document(d: &Document) -> String {
-    let mut s = format!("# {}\n\n", md(&d.title));
+    let mut s = format!("# {}\n\n", md_line(&md(&d.title)));
     blocks(&mut s, &d.intro, Media::PAGE);
     for sec in &d.sections {
         let mut body = String::new();
@@ -28,7 +28,7 @@ pub fn render_document(d: &Document) -> String {
         if body.is_empty() {
             continue;
         }
-        s.push_str(&format!("## {}\n\n", inline(&sec.title)));
+        s.push_str(&format!("## {}\n\n", md_line(&inline(&sec.title))));
         s.push_str(&body);
     }
     let mut s = s.trim_end().to_string();
@@ -51,16 +51,16 @@ fn block(s: &mut String, b: &Block, shown: Media) {
         return;
     }
     match b {
-        Block::Heading(t) => s.push_str(&format!("### {}\n\n", inline(t))),
-        Block::Text { text, .. } => s.push_str(&format!("{}\n\n", inline(text))),
+        Block::Heading(t) => s.push_str(&format!("### {}\n\n", md_line(&inline(t)))),
+        Block::Text { text, .. } => s.push_str(&format!("{}\n\n", md_line(&inline(text)))),
         Block::List {
             numbered, items, ..
         } => {
             for (i, it) in items.iter().enumerate() {
                 if *numbered {
-                    s.push_str(&format!("{}. {}\n", i + 1, inline(it)));
+                    s.push_str(&format!("{}. {}\n", i + 1, md_line(&inline(it))));
                 } else {
-                    s.push_str(&format!("- {}\n", inline(it)));
+                    s.push_str(&format!("- {}\n", md_line(&inline(it))));
                 }
             }
             s.push('\n');
@@ -92,7 +92,7 @@ fn block(s: &mut String, b: &Block, shown: Media) {
             for c in cards {
                 s.push_str(&format!("**{}**\n\n", inline(&c.caption)));
                 for (k, v) in &c.rows {
-                    s.push_str(&format!("- {}: {}\n", md(k), inline(v)));
+                    s.push_str(&format!("- {}: {}\n", md_line(&md(k)), inline(v)));
                 }
                 s.push('\n');
             }

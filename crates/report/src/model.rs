@@ -1465,13 +1465,7 @@ impl Results {
     /// second answer shown beside the first (`instructions_beside`), never counted as
     /// comparisons of their own.
     pub fn headline_comparisons(&self) -> impl Iterator<Item = &ComparisonRecord> {
-        self.comparisons.iter().filter(|k| {
-            !k.is_instructions()
-                || !self
-                    .comparisons
-                    .iter()
-                    .any(|t| !t.is_instructions() && t.same_cell(k))
-        })
+        crate::index::headline(&self.comparisons)
     }
 
     /// In `mode = "both"`, the instruction-count record beside throughput record `k`.
@@ -1497,9 +1491,22 @@ impl Results {
     /// Reads results.json, checking the schema id.
     pub fn from_json(text: &str) -> Result<Results, String> {
         let r: Results = serde_json::from_str(text).map_err(|e| {
+            // Where the value is, by its place in the file, when serde refused a value.
+            let at = match e.classify() {
+                serde_json::error::Category::Data => {
+                    crate::validate::json_path_at(text, e.line(), e.column())
+                }
+                _ => None,
+            };
+            let problem = json_problem(&e, "not a bakeoff results.json");
+            let problem = match at {
+                Some(at) => {
+                    problem.replacen(": not a bakeoff", &format!(", at {at}: not a bakeoff"), 1)
+                }
+                None => problem,
+            };
             format!(
-                "{}; give a folder written by `bakeoff run` (or restore its results.json)",
-                json_problem(&e, "not a bakeoff results.json")
+                "{problem}; give a folder written by `bakeoff run` (or restore its results.json)"
             )
         })?;
         if r.schema != SCHEMA {
@@ -1541,9 +1548,10 @@ impl Results {
             }
         };
         name("name", &self.name)?;
+        let mut seen = std::collections::HashSet::with_capacity(self.variants.len());
         for (i, v) in self.variants.iter().enumerate() {
             name(&format!("variants[{i}].name"), &v.name)?;
-            if self.variants[..i].iter().any(|o| o.name == v.name) {
+            if !seen.insert(v.name.as_str()) {
                 return Err(format!(
                     "variants[{i}].name {:?} is there twice; use a folder written by `bakeoff run`",
                     v.name
@@ -1589,7 +1597,7 @@ impl Results {
             name("aa.workload", &a.workload)?;
             name("aa.baseline", &a.baseline)?;
         }
-        Ok(())
+        crate::validate::values(self)
     }
 }
 
@@ -1638,9 +1646,20 @@ pub fn json_problem(e: &serde_json::Error, what: &str) -> String {
         Some(at) => &raw[..at],
         None => raw.as_str(),
     };
-    let detail = if let Some(rest) = detail.strip_prefix("invalid type: ") {
+    let detail = if let Some(rest) = detail
+        .strip_prefix("invalid type: ")
+        .or_else(|| detail.strip_prefix("invalid value: "))
+    {
         match rest.split_once(", expected ") {
-            Some((found, wanted)) => format!("found {found} where {wanted} belongs"),
+            Some((found, wanted)) => {
+                let wanted = match wanted {
+                    "u64" | "u32" | "u16" | "u8" | "usize" => "a count (a whole number, 0 or more)",
+                    "i64" | "i32" => "a whole number",
+                    "f64" | "f32" => "a number",
+                    w => w,
+                };
+                format!("found {found} where {wanted} belongs")
+            }
             None => rest.to_string(),
         }
     } else if let Some(field) = detail.strip_prefix("missing field ") {

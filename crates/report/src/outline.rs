@@ -11,11 +11,13 @@ use crate::document::{
     Media, Section, Span,
 };
 use crate::facts;
-use crate::model::{Cell, Results, Run, Verdict};
+use crate::index::{Index, Palette};
+use crate::model::{Cell, ComparisonRecord, Results, Run, Verdict};
 use crate::sections;
 use crate::summary::{self, micros, ops};
 use crate::svg::{self, Bar, BarChart, BarGroup, Interval, LineChart, Scale, Series, StackedBars};
 use crate::table::{fixed, Table};
+use std::collections::HashMap;
 
 /// At most this many per-second charts; the rest are counted, not drawn.
 pub const MAX_TIME_CHARTS: usize = 24;
@@ -412,23 +414,26 @@ fn throughput(r: &Results) -> Option<Section> {
         "Throughput by connections",
         "Throughput by connections",
     );
+    let order = variant_order(r);
+    let palette = Palette::new(&order);
     for sw in sweeps {
         let w = sw.workload.as_str();
-        let series: Vec<Series> = variant_order(r)
+        let mut by_variant: HashMap<&str, Vec<&Cell>> = HashMap::new();
+        for c in r
+            .cells
+            .iter()
+            .filter(|c| c.workload == w && c.valid_runs > 0)
+        {
+            by_variant.entry(c.variant.as_str()).or_default().push(c);
+        }
+        let series: Vec<Series> = order
             .iter()
             .filter_map(|v| {
-                let mut cells: Vec<&Cell> = r
-                    .cells
-                    .iter()
-                    .filter(|c| c.workload == w && &c.variant == v && c.valid_runs > 0)
-                    .collect();
-                if cells.is_empty() {
-                    return None;
-                }
+                let mut cells = by_variant.remove(v.as_str())?;
                 cells.sort_by_key(|c| c.connections);
                 Some(Series {
                     name: v.to_string(),
-                    color: crate::document::color(r, v),
+                    color: palette.color(v),
                     points: cells
                         .iter()
                         .map(|c| (c.connections as f64, c.median_ops_per_s))
@@ -471,6 +476,7 @@ fn throughput(r: &Results) -> Option<Section> {
 /// chart each (the 95% CI shaded), and the table of shifts.
 fn history(r: &Results) -> Option<Section> {
     let t = sections::history(r)?;
+    let palette = Palette::of(r);
     let charts = r
         .history
         .iter()
@@ -495,7 +501,7 @@ fn history(r: &Results) -> Option<Section> {
                 markers: true,
                 series: vec![Series {
                     name: h.variant.clone(),
-                    color: crate::document::color(r, &h.variant),
+                    color: palette.color(&h.variant),
                     points: h
                         .points
                         .iter()
@@ -532,21 +538,30 @@ fn relative(r: &Results) -> Option<Section> {
         return None;
     }
     let mut keys: Vec<(&str, usize)> = Vec::new();
+    let mut by_key: HashMap<(&str, usize), Vec<&ComparisonRecord>> = HashMap::new();
     for c in &r.comparisons {
-        if !keys.contains(&(c.workload.as_str(), c.connections)) {
+        if !by_key.contains_key(&(c.workload.as_str(), c.connections)) {
             keys.push((&c.workload, c.connections));
+            by_key.insert((&c.workload, c.connections), Vec::new());
         }
     }
+    for c in r.headline_comparisons() {
+        if let Some(v) = by_key.get_mut(&(c.workload.as_str(), c.connections)) {
+            v.push(c);
+        }
+    }
+    let palette = Palette::of(r);
     let groups: Vec<BarGroup> = keys
         .iter()
         .map(|(w, n)| BarGroup {
             label: format!("{w} ×{n}"),
-            bars: r
-                .headline_comparisons()
-                .filter(|c| c.workload == *w && c.connections == *n)
+            bars: by_key
+                .remove(&(*w, *n))
+                .unwrap_or_default()
+                .into_iter()
                 .map(|c| Bar {
                     label: c.variant.clone(),
-                    color: crate::document::color(r, &c.variant),
+                    color: palette.color(&c.variant),
                     value: c.ratio,
                     lo: c.ci95[0],
                     hi: c.ci95[1],
@@ -594,9 +609,10 @@ fn percentile_name(x: f64) -> String {
 
 /// Workloads in experiment order.
 fn workloads(r: &Results) -> Vec<&str> {
+    let mut seen = std::collections::HashSet::new();
     let mut out: Vec<&str> = Vec::new();
     for c in &r.cells {
-        if !out.contains(&c.workload.as_str()) {
+        if seen.insert(c.workload.as_str()) {
             out.push(&c.workload);
         }
     }
@@ -606,24 +622,26 @@ fn workloads(r: &Results) -> Vec<&str> {
 /// Each workload's latency percentiles at its highest connection count (the page only).
 fn latency(r: &Results) -> Option<Section> {
     let mut charts = Vec::new();
+    let order = variant_order(r);
+    let palette = Palette::new(&order);
+    let index = Index::new(r);
+    let mut most: HashMap<&str, usize> = HashMap::new();
+    for c in r.cells.iter().filter(|c| c.valid_runs > 0) {
+        let n = most.entry(c.workload.as_str()).or_insert(c.connections);
+        *n = (*n).max(c.connections);
+    }
     for w in workloads(r) {
-        let Some(n) = r
-            .cells
-            .iter()
-            .filter(|c| c.workload == w && c.valid_runs > 0)
-            .map(|c| c.connections)
-            .max()
-        else {
+        let Some(&n) = most.get(w) else {
             continue;
         };
-        let series: Vec<Series> = variant_order(r)
+        let series: Vec<Series> = order
             .iter()
             .filter_map(|v| {
-                let c = r.cell(w, v, n).filter(|c| c.valid_runs > 0)?;
+                let c = index.cell(w, v, n).filter(|c| c.valid_runs > 0)?;
                 let l = &c.latency_us;
                 Some(Series {
                     name: v.to_string(),
-                    color: crate::document::color(r, v),
+                    color: palette.color(v),
                     points: [l.p50, l.p90, l.p99, l.p999, l.max]
                         .iter()
                         .zip(PERCENTILES)
@@ -714,6 +732,7 @@ fn over_time(r: &Results) -> Option<Section> {
         .filter(|c| c.runs.iter().any(|run| !run.interval_ops_per_s.is_empty()))
         .collect();
     let left_out = with.len().saturating_sub(MAX_TIME_CHARTS);
+    let palette = Palette::of(r);
     let charts = with
         .iter()
         .take(MAX_TIME_CHARTS)
@@ -733,7 +752,7 @@ fn over_time(r: &Results) -> Option<Section> {
                     .filter(|run| !run.interval_ops_per_s.is_empty())
                     .map(|run| Series {
                         name: format!("round {}", run.round.saturating_add(1)),
-                        color: crate::document::color(r, &c.variant),
+                        color: palette.color(&c.variant),
                         points: run
                             .interval_ops_per_s
                             .iter()
@@ -1092,22 +1111,26 @@ fn binaries(r: &Results) -> Option<Section> {
 fn layouts(r: &Results) -> Option<Section> {
     let t = sections::layouts(r)?;
     let mut points: Vec<(&str, usize)> = Vec::new();
+    let mut at: HashMap<(&str, usize), Vec<&Cell>> = HashMap::new();
     for c in r.cells.iter().filter(|c| c.layouts.is_some()) {
-        if !points.contains(&(c.workload.as_str(), c.connections)) {
+        let cells = at.entry((c.workload.as_str(), c.connections)).or_default();
+        if cells.is_empty() {
             points.push((c.workload.as_str(), c.connections));
         }
+        cells.push(c);
     }
+    let palette = Palette::of(r);
     let mut s = Section::new("layouts", "Layouts", "Code layouts");
     for (w, n) in points {
-        let series: Vec<Series> = r
-            .cells
-            .iter()
-            .filter(|c| c.workload == w && c.connections == n)
+        let series: Vec<Series> = at
+            .remove(&(w, n))
+            .unwrap_or_default()
+            .into_iter()
             .filter_map(|c| {
                 let l = c.layouts.as_ref()?;
                 Some(Series {
                     name: c.variant.clone(),
-                    color: crate::document::color(r, &c.variant),
+                    color: palette.color(&c.variant),
                     points: l
                         .medians
                         .iter()

@@ -105,7 +105,7 @@ pub fn section(r: &Results) -> Option<Section> {
         return None;
     }
     let mut s = Section::new("replay", "Replay", "Replayed statement classes");
-    let mut planned = Vec::new();
+    let mut planned = std::collections::HashSet::new();
     for c in &cells {
         s.push(Block::Heading(
             Inline::new()
@@ -113,12 +113,12 @@ pub fn section(r: &Results) -> Option<Section> {
                 .and(Span::Variant(c.variant.clone())),
         ));
         s.push(Block::Table(class_table(c)));
-        let key = (c.workload.clone(), c.variant.clone());
+        let key = (c.workload.as_str(), c.variant.as_str());
         if planned.contains(&key) {
             continue;
         }
         if let Some(run) = c.runs.iter().find(|r| !r.explains.is_empty()) {
-            planned.push(key);
+            planned.insert(key);
             let mut plans = Vec::new();
             for e in &run.explains {
                 plans.push(Block::text(Inline::new().code(e.fingerprint.clone())));

@@ -37,6 +37,7 @@ pub fn verdicts(r: &Results) -> Option<Table> {
             "verdict",
         ],
     );
+    let index = crate::index::Index::new(r);
     for c in &r.comparisons {
         t.push(vec![
             c.workload.clone().into(),
@@ -63,11 +64,7 @@ pub fn verdicts(r: &Results) -> Option<Table> {
             Value::Verdict(
                 c.verdict,
                 // Mode both: the instruction record is the second line of its comparison.
-                if c.is_instructions()
-                    && r.comparisons
-                        .iter()
-                        .any(|t| t.same_cell(c) && !t.is_instructions())
-                {
+                if index.is_beside(c) {
                     summary::instructions_text(c)
                 } else {
                     crate::aa::verdict_text(c)
@@ -159,6 +156,7 @@ pub fn counters(r: &Results) -> Option<Table> {
         ],
     );
     let mut unsupported: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for c in &r.cells {
         let runs: Vec<&CountersRecord> = c
             .runs
@@ -170,7 +168,7 @@ pub fn counters(r: &Results) -> Option<Table> {
             continue;
         }
         for u in runs.iter().flat_map(|x| x.unsupported.iter()) {
-            if !unsupported.contains(&u.as_str()) {
+            if seen.insert(u.as_str()) {
                 unsupported.push(u);
             }
         }
@@ -223,8 +221,9 @@ pub fn instructions(r: &Results) -> Option<Table> {
         ],
     )
     .note("The server ran under valgrind callgrind, counting only the measured window: counts repeat within a fraction of a percent, so small differences between builds show here that wall-clock noise hides. Throughput figures of these runs are valgrind's, not the server's.");
+    let index = crate::index::Index::new(r);
     for c in r.cells.iter().filter(|c| c.instructions_per_op.is_some()) {
-        let base = r
+        let base = index
             .cell(&c.workload, &r.plan.baseline, c.connections)
             .and_then(|b| b.instructions_per_op);
         let ratio = match (base, c.instructions_per_op) {

@@ -3,18 +3,33 @@
 //! time) with its CI and verdict; per operation the same, the largest change first.
 
 use crate::document::{Block, Section};
-use crate::model::{Results, SuiteRow};
+use crate::model::{Cell, Results, SuiteRow};
 use crate::table::{Column, Table};
+use std::collections::{HashMap, HashSet};
 
 /// The sqlsuite workloads, in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    by_workload(r)
+        .into_iter()
+        .map(|(w, _)| w.to_string())
+        .collect()
+}
+
+/// Each sqlsuite workload (in results order) with its cells, in one pass.
+fn by_workload(r: &Results) -> Vec<(&str, Vec<&Cell>)> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut at: HashMap<&str, Vec<&Cell>> = HashMap::new();
     for c in r.cells.iter().filter(|c| c.sqlsuite.is_some()) {
-        if !out.contains(&c.workload) {
-            out.push(c.workload.clone());
+        let cells = at.entry(c.workload.as_str()).or_default();
+        if cells.is_empty() {
+            order.push(&c.workload);
         }
+        cells.push(c);
     }
-    out
+    order
+        .into_iter()
+        .map(|w| (w, at.remove(w).unwrap_or_default()))
+        .collect()
 }
 
 fn variants(r: &Results) -> Vec<&str> {
@@ -29,44 +44,109 @@ fn seconds(x: &SuiteRow) -> String {
     format!("{:.3} [{:.3}, {:.3}]", x.median_s, x.ci95[0], x.ci95[1])
 }
 
-/// Groups (`ops = false`) or operations (`ops = true`) of workload `w`.
-pub fn table(r: &Results, w: &str, ops: bool) -> Table {
+/// A row's time against the baseline's, with its CI and verdict ("-" without one).
+fn ratio(x: &SuiteRow) -> String {
+    match &x.vs_baseline {
+        Some(b) => format!(
+            "{:.2} [{:.2}, {:.2}] {}",
+            b.ratio,
+            b.ci95[0],
+            b.ci95[1],
+            b.verdict.as_str()
+        ),
+        None => "-".into(),
+    }
+}
+
+/// The table as one row per variant and group (or operation): a grid too sparse to
+/// print as one (every variant with operations of its own).
+fn long_table(
+    r: &Results,
+    w: &str,
+    vs: &[&str],
+    per: &[HashMap<(&str, &str), &SuiteRow>],
+    ops: bool,
+) -> Table {
+    let mut header = vec![Column::text("group")];
+    if ops {
+        header.push(Column::text("operation"));
+    }
+    header.extend([
+        Column::text("variant"),
+        Column::figure("s [95% CI]"),
+        Column::figure(format!("/ {}", r.plan.baseline)),
+    ]);
+    let mut rows = Vec::new();
+    for (v, m) in vs.iter().zip(per) {
+        let mut mine: Vec<&&SuiteRow> = m.values().collect();
+        mine.sort_by(|a, b| (&a.group, &a.name).cmp(&(&b.group, &b.name)));
+        for x in mine {
+            let mut row = vec![x.group.clone()];
+            if ops {
+                row.push(x.name.clone());
+            }
+            row.extend([v.to_string(), seconds(x), ratio(x)]);
+            rows.push(row);
+        }
+    }
+    Table::of("suite", header, rows).titled(format!(
+        "{w}: seconds per {} (baseline {} = 1.00)",
+        if ops { "operation" } else { "group" },
+        r.plan.baseline
+    ))
+}
+
+/// Groups (`ops = false`) or operations (`ops = true`) of workload `w`, whose cells
+/// are `cells`.
+pub fn table(r: &Results, w: &str, cells: &[&Cell], ops: bool) -> Table {
     let vs = variants(r);
     let baseline = r.plan.baseline.as_str();
     let others: Vec<&str> = vs.iter().copied().filter(|v| *v != baseline).collect();
-    let rows_of = |v: &str| -> Vec<SuiteRow> {
-        r.cells
-            .iter()
-            .find(|c| c.workload == w && c.variant == v)
+    let mut first: HashMap<&str, &Cell> = HashMap::new();
+    for c in cells {
+        first.entry(c.variant.as_str()).or_insert(c);
+    }
+    let rows_of = |v: &str| -> &[SuiteRow] {
+        first
+            .get(v)
             .and_then(|c| c.sqlsuite.as_ref())
-            .map(|s| {
-                if ops {
-                    s.operations.clone()
-                } else {
-                    s.groups.clone()
-                }
-            })
-            .unwrap_or_default()
+            .map_or(&[], |s| if ops { &s.operations } else { &s.groups })
     };
-    let per: Vec<Vec<SuiteRow>> = vs.iter().map(|v| rows_of(v)).collect();
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for rows in &per {
-        for x in rows {
-            let k = (x.group.clone(), x.name.clone());
-            if !keys.contains(&k) {
+    // Per variant, its rows by (group, name): the first of each.
+    let per: Vec<HashMap<(&str, &str), &SuiteRow>> = vs
+        .iter()
+        .map(|v| {
+            let mut m = HashMap::new();
+            for x in rows_of(v) {
+                m.entry((x.group.as_str(), x.name.as_str())).or_insert(x);
+            }
+            m
+        })
+        .collect();
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    let mut seen = HashSet::new();
+    for v in &vs {
+        for x in rows_of(v) {
+            let k = (x.group.as_str(), x.name.as_str());
+            if seen.insert(k) {
                 keys.push(k);
             }
         }
     }
-    let find =
-        |i: usize, k: &(String, String)| per[i].iter().find(|x| x.group == k.0 && x.name == k.1);
-    let change = |k: &(String, String)| -> f64 {
-        (0..vs.len())
-            .filter_map(|i| find(i, k)?.vs_baseline.as_ref().map(|b| b.ratio.ln().abs()))
-            .fold(0.0, f64::max)
-    };
+    let find = |i: usize, k: &(&str, &str)| per[i].get(k).copied();
+    let n_rows: usize = per.iter().map(HashMap::len).sum();
+    if keys.len() * vs.len() > 4 * n_rows + 4096 {
+        return long_table(r, w, &vs, &per, ops);
+    }
     if ops {
-        keys.sort_by(|a, b| change(b).total_cmp(&change(a)));
+        let change = |k: &(&str, &str)| -> f64 {
+            (0..vs.len())
+                .filter_map(|i| find(i, k)?.vs_baseline.as_ref().map(|b| b.ratio.ln().abs()))
+                .fold(0.0, f64::max)
+        };
+        let mut keyed: Vec<(f64, (&str, &str))> = keys.iter().map(|k| (change(k), *k)).collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        keys = keyed.into_iter().map(|(_, k)| k).collect();
     }
     let mut header = vec![Column::text("group")];
     if ops {
@@ -81,25 +161,18 @@ pub fn table(r: &Results, w: &str, ops: bool) -> Table {
     let rows = keys
         .iter()
         .map(|k| {
-            let mut row = vec![k.0.clone()];
+            let mut row = vec![k.0.to_string()];
             if ops {
-                row.push(k.1.clone());
+                row.push(k.1.to_string());
             }
             for i in 0..vs.len() {
                 row.push(find(i, k).map_or("-".into(), seconds));
             }
-            for v in &others {
-                let i = vs.iter().position(|x| x == v).unwrap_or(0);
-                row.push(match find(i, k).and_then(|x| x.vs_baseline.as_ref()) {
-                    Some(b) => format!(
-                        "{:.2} [{:.2}, {:.2}] {}",
-                        b.ratio,
-                        b.ci95[0],
-                        b.ci95[1],
-                        b.verdict.as_str()
-                    ),
-                    None => "-".into(),
-                });
+            for (i, v) in vs.iter().enumerate() {
+                if *v == baseline {
+                    continue;
+                }
+                row.push(find(i, k).map_or("-".into(), ratio));
             }
             row
         })
@@ -113,14 +186,14 @@ pub fn table(r: &Results, w: &str, ops: bool) -> Table {
 /// The SQL suite section: per sqlsuite workload the group table (the terminal shows it
 /// too) and the operation table.
 pub fn section(r: &Results) -> Option<Section> {
-    let workloads = workloads(r);
+    let workloads = by_workload(r);
     if workloads.is_empty() {
         return None;
     }
     let mut s = Section::new("sqlsuite", "SQL suite", "SQL suite");
-    for w in &workloads {
+    for (w, cells) in &workloads {
         for ops in [false, true] {
-            let t = table(r, w, ops);
+            let t = table(r, w, cells, ops);
             let heading = Block::Heading(t.title.clone().into());
             let t = Block::Table(t);
             if ops {

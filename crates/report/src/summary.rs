@@ -2,8 +2,10 @@
 //! baseline and the verdict, built once as a neutral [`Table`]; and the sentences and
 //! number formats the sections share (verdict words, CI text, stopping rule, plan).
 
+use crate::index::Index;
 use crate::model::{Cell, ComparisonRecord, PlanRecord, Results, Verdict};
 use crate::table::{Table, Value};
+use std::collections::HashSet;
 
 /// The headline table: one row per cell in experiment order (workload, then
 /// connections, then variant order), with the ratio to the baseline and the verdict.
@@ -27,15 +29,22 @@ pub fn cells_table(r: &Results) -> Table {
             "notes",
         ],
     );
+    let index = Index::new(r);
+    let aa: HashSet<&str> = r
+        .variants
+        .iter()
+        .filter(|v| v.aa)
+        .map(|v| v.name.as_str())
+        .collect();
     for c in &r.cells {
-        t.push(row(r, c));
+        t.push(row(r, &index, &aa, c));
     }
     t
 }
 
-fn row(r: &Results, c: &Cell) -> Vec<Value> {
+fn row(r: &Results, index: &Index, aa: &HashSet<&str>, c: &Cell) -> Vec<Value> {
     let baseline = r.plan.baseline.as_str();
-    let cmp = r.comparison(&c.workload, &c.variant, c.connections);
+    let cmp = index.comparison(&c.workload, &c.variant, c.connections);
     let has_data = c.valid_runs > 0;
     let (ratio, ratio_ci, verdict) = match (cmp, c.variant == baseline) {
         (Some(k), _) => (
@@ -44,7 +53,7 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
             // Mode both: the instruction count's answer beside the throughput one.
             Value::Verdict(
                 k.verdict,
-                match r.instructions_beside(k) {
+                match index.instructions_beside(k) {
                     Some(i) => format!("{} · {}", crate::aa::verdict_text(k), instructions_text(i)),
                     None => crate::aa::verdict_text(k),
                 },
@@ -82,7 +91,10 @@ fn row(r: &Results, c: &Cell) -> Vec<Value> {
         ratio_ci.into(),
         verdict,
         Value::Long({
-            let mut n: Vec<String> = crate::aa::cell_note(r, c)
+            let mut n: Vec<String> = aa
+                .contains(c.variant.as_str())
+                .then(|| crate::aa::cell_note(r, c))
+                .flatten()
                 .into_iter()
                 .chain(notes(c))
                 .collect();
@@ -291,6 +303,7 @@ fn equivalence_shown(k: &ComparisonRecord) -> f64 {
 /// and what more rounds would buy; then one per client-bound comparison.
 pub fn explanations(r: &Results) -> Vec<String> {
     let target = r.plan.precision.unwrap_or(r.plan.equivalence);
+    let index = Index::new(r);
     let mut lines: Vec<String> = r.comparisons
         .iter()
         .filter(|k| k.verdict == Verdict::Inconclusive)
@@ -300,9 +313,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
                 k.workload,
                 k.connections,
                 k.variant,
-                if k.is_instructions()
-                    && r.comparisons.iter().any(|t| !t.is_instructions() && t.same_cell(k))
-                {
+                if index.is_beside(k) {
                     " (instructions)"
                 } else {
                     ""
@@ -345,14 +356,14 @@ pub fn explanations(r: &Results) -> Vec<String> {
             )
         })
         .collect();
-    lines.extend(held_back_lines(r));
+    lines.extend(held_back_lines(r, &index));
     lines.extend(disagreements(r));
     lines
 }
 
 /// One sentence per client-bound comparison: which side the load held back, and what to
 /// do about it.
-fn held_back_lines(r: &Results) -> Vec<String> {
+fn held_back_lines(r: &Results, index: &Index) -> Vec<String> {
     r.comparisons
         .iter()
         .filter(|k| k.verdict == Verdict::ClientBound)
@@ -360,7 +371,7 @@ fn held_back_lines(r: &Results) -> Vec<String> {
             // A capacity comparison is held back by the searches' trials, not the rounds.
             let capacity = k.metric == crate::model::CAPACITY;
             let side = |variant: &str| {
-                let c = r.cell(&k.workload, variant, k.connections)?;
+                let c = index.cell(&k.workload, variant, k.connections)?;
                 if let Some(cap) = c.capacity.as_ref().filter(|_| capacity) {
                     let bound = cap.trials.iter().filter(|t| t.client_bound).count();
                     let threads = c.runs.iter().map(|x| x.client_threads).max().unwrap_or(0);
@@ -516,9 +527,10 @@ pub fn legend(r: &Results) -> String {
     };
     let decided = if n > 1 {
         let mut levels: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
         for k in &r.comparisons {
             let l = level_text(k.ci_level);
-            if !levels.contains(&l) {
+            if seen.insert(l.clone()) {
                 levels.push(l);
             }
         }

@@ -2,9 +2,14 @@
 //! per count and one column per variant (median TPS or ops/s), then each candidate's
 //! ratio to the baseline with its verdict, the way scalability results are usually read.
 
-use crate::model::Results;
+use crate::index::Index;
+use crate::model::{Cell, Results};
 use crate::summary::ops;
 use crate::table::{Column, Table};
+use std::collections::HashMap;
+
+/// How many figures a sweep table may hold beyond four per cell of its workload.
+const MAX_SPARSE: usize = 4096;
 
 /// One workload's throughput by connections.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,11 +25,15 @@ pub struct Sweep {
 /// A sweep per workload that ran at more than one connection count, in experiment order.
 pub fn sweeps(r: &Results) -> Vec<Sweep> {
     let mut workloads: Vec<&str> = Vec::new();
+    let mut by_workload: HashMap<&str, Vec<&Cell>> = HashMap::new();
     for c in &r.cells {
-        if !workloads.contains(&c.workload.as_str()) {
+        let cells = by_workload.entry(c.workload.as_str()).or_default();
+        if cells.is_empty() {
             workloads.push(&c.workload);
         }
+        cells.push(c);
     }
+    let index = Index::new(r);
     let baseline = r.plan.baseline.as_str();
     let variants: Vec<&str> = r
         .variants
@@ -34,11 +43,13 @@ pub fn sweeps(r: &Results) -> Vec<Sweep> {
         .collect();
     let mut out = Vec::new();
     for w in workloads {
-        let cells: Vec<_> = r.cells.iter().filter(|c| c.workload == w).collect();
+        let cells = by_workload.remove(w).unwrap_or_default();
         let mut conns: Vec<usize> = cells.iter().map(|c| c.connections).collect();
         conns.sort_unstable();
         conns.dedup();
-        if conns.len() < 2 {
+        // A grid far sparser than its cells (every variant at counts of its own) would
+        // print conns x variants figures for a handful of runs: the cells table has them.
+        if conns.len() < 2 || conns.len() * variants.len() > 4 * cells.len() + MAX_SPARSE {
             continue;
         }
         let sql = cells
@@ -61,14 +72,13 @@ pub fn sweeps(r: &Results) -> Vec<Sweep> {
             .map(|&n| {
                 let mut row = vec![n.to_string()];
                 for v in &variants {
-                    let cell = cells.iter().find(|c| c.connections == n && c.variant == *v);
-                    row.push(match cell {
+                    row.push(match index.cell(w, v, n) {
                         Some(c) if c.valid_runs > 0 => ops(c.median_ops_per_s),
                         _ => "-".into(),
                     });
                 }
                 for v in &others {
-                    row.push(match r.comparison(w, v, n) {
+                    row.push(match index.comparison(w, v, n) {
                         Some(k) => format!("{:.3} {}", k.ratio, k.verdict.as_str()),
                         None => "-".into(),
                     });

@@ -4,7 +4,7 @@
 //! swatch in HTML, a verdict its badge, a file its link; the words and figures are the same
 //! everywhere.
 
-use crate::markup::{escape, md, md_code, md_link};
+use crate::markup::{escape, md, md_cell, md_code, md_line, md_link};
 use crate::model::Verdict;
 
 /// One cell, typed so each renderer can show it its own way.
@@ -162,10 +162,11 @@ impl Table {
     }
 
     /// A GitHub-flavoured markdown table (no title, no notes): code in backticks, verdicts
-    /// in bold, files as relative links.
+    /// in bold, files as relative links; every header and cell is text ([`md_cell`]), whatever
+    /// it holds, so a name cannot end a cell, make a link or carry markup.
     pub fn markdown(&self) -> String {
-        let esc = |s: &str| md(s).replace('|', "\\|");
-        let header: Vec<String> = self.header();
+        let esc = md_cell;
+        let header: Vec<String> = self.columns.iter().map(|c| esc(&c.name)).collect();
         let mut out = format!("| {} |\n", header.join(" | "));
         out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
         for r in &self.rows {
@@ -176,7 +177,10 @@ impl Table {
                     Value::Verdict(_, s) => format!("**{}**", esc(s)),
                     Value::Files(f) => f
                         .iter()
-                        .map(|(text, path)| format!("[{}]({})", esc(text), md_link(path)))
+                        .map(|(text, path)| match is_relative(path) {
+                            true => format!("[{}]({})", esc(text), md_link(path)),
+                            false => md_code(&path.replace('|', "\\|")),
+                        })
                         .collect::<Vec<_>>()
                         .join(" "),
                     other => esc(&other.plain()),
@@ -192,7 +196,7 @@ impl Table {
         let mut s = self.markdown();
         if !self.notes.is_empty() {
             s.push('\n');
-            s.push_str(&md(&self.notes.join(" ")));
+            s.push_str(&md_line(&md(&self.notes.join(" "))));
             s.push('\n');
         }
         s
@@ -206,7 +210,11 @@ impl Table {
     /// An aligned plain-text table for the terminal, verdicts in their colours when `color`;
     /// control characters from the results are shown escaped, never sent raw.
     pub fn terminal(&self, color: bool) -> String {
-        let header = self.header();
+        let header: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| crate::summary::printable(&c.name))
+            .collect();
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
@@ -325,10 +333,19 @@ pub fn file_link(path: &str, text: &str) -> String {
     }
 }
 
-/// Whether `path` is a plain relative path (nothing that could be a URL with a scheme or
-/// leave the results folder from its root).
+/// Whether `path` is one of our own links: a plain relative path inside the results
+/// folder (letters, digits and `-_.+~/` only, no `..` step, not from the root; nothing
+/// that could be a URL with a scheme), or `#id`, a section of the page.
 pub fn is_relative(path: &str) -> bool {
-    !path.is_empty() && !path.contains(':') && !path.starts_with('/') && !path.starts_with('\\')
+    let safe = |s: &str, more: &[u8]| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b) || more.contains(&b))
+    };
+    if let Some(id) = path.strip_prefix('#') {
+        return safe(id, b"");
+    }
+    safe(path, b".+~/") && !path.starts_with('/') && !path.split('/').any(|step| step == "..")
 }
 
 /// A figure with `digits` decimals, "-" when there is none.

@@ -175,7 +175,7 @@ pub(crate) fn sample() -> Results {
 
 /// The sample with every "why" figure filled in: sampler, counters, a profile with a
 /// diff, instruction counts, a memory error, a note.
-fn sample_with_probes() -> Results {
+pub(crate) fn sample_with_probes() -> Results {
     use crate::model::*;
     let mut r = sample();
     let sys = SystemRecord {
@@ -301,7 +301,7 @@ fn terminal_snapshot() {
 
 /// Mode both: the sample's comparison with its instruction-count record beside it; the
 /// two metrics disagree (faster on the clock, more instructions per operation).
-fn sample_both() -> Results {
+pub(crate) fn sample_both() -> Results {
     let mut r = sample();
     r.plan.ops = Some(3000);
     let head = &mut r.comparisons[0];
@@ -385,7 +385,7 @@ fn ops_formatting() {
 }
 
 /// An oltp sweep: two variants at 1, 4 and 16 connections, options and a data load.
-fn sql_sample() -> Results {
+pub(crate) fn sql_sample() -> Results {
     let mut r = sample();
     r.name = "mariadb-oltp".into();
     r.warnings.clear();
@@ -510,7 +510,7 @@ fn an_inconclusive_answer_names_the_direction_bounds_and_adjustment() {
 
 /// Two variants under TPC-C at W = 1 and 2: the sample's cells swapped for tpcc ones, with
 /// the figures `analyze` would fill in.
-fn tpcc_sample() -> Results {
+pub(crate) fn tpcc_sample() -> Results {
     let mut r = sample();
     r.variants.retain(|v| v.status == "ok");
     let mut clang = r.variants[0].clone();
@@ -587,7 +587,7 @@ fn tpcc_sections_in_every_exporter() {
     let r = tpcc_sample();
     let md = markdown::render(&r);
     assert!(md.contains("## TPC-C\n\n### tpcc: NOTPM"), "{md}");
-    assert!(md.contains("| 2 | 8 | 5,200 [5,044, 5,356] | 5,720 [5,548, 5,892] | 1.100 [1.040, 1.160] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
+    assert!(md.contains("| 2 | 8 | 5,200 \\[5,044, 5,356\\] | 5,720 \\[5,548, 5,892\\] | 1.100 \\[1.040, 1.160\\] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
     assert!(
         md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"),
         "{md}"
@@ -877,7 +877,7 @@ fn a_forecast_is_said_beside_an_inconclusive_answer_and_kept_in_json() {
 
 /// This machine (a VM without cpufreq) and two hosts: a bare-metal server with NUMA and
 /// a rotational disk behind LVM, and a load host whose agent read less.
-fn machines_sample() -> Results {
+pub(crate) fn machines_sample() -> Results {
     let mut r = sample();
     let cache = |level, kind: &str, bytes, instances| Cache {
         level,
@@ -1037,7 +1037,7 @@ fn machines_side_by_side() {
 
 /// The sample with a capacity search on both cells (`[[workload]] slo`), and the
 /// comparison of their capacities.
-fn capacity_sample() -> Results {
+pub(crate) fn capacity_sample() -> Results {
     use crate::model::{CapacityRecord, CapacitySearch, CapacityTrial, CAPACITY};
     let mut r = sample();
     let trial = |offered: f64, p99: f64, pass: bool| CapacityTrial {

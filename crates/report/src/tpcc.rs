@@ -8,18 +8,38 @@ use crate::model::{Cell, Results};
 use crate::summary::ops;
 use crate::svg::{LineChart, Series};
 use crate::table::{Column, Table};
+use std::collections::{HashMap, HashSet};
 
 /// The tpcc workloads (as the experiment names them), in results order.
 pub fn workloads(r: &Results) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    by_workload(r)
+        .into_iter()
+        .map(|(w, _)| w.to_string())
+        .collect()
+}
+
+/// Each tpcc workload (in results order) with its cells, by (W, connections), then
+/// variant: one pass over the cells, however many workloads there are.
+pub fn by_workload(r: &Results) -> Vec<(&str, Vec<&Cell>)> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut at: HashMap<&str, Vec<&Cell>> = HashMap::new();
     for c in &r.cells {
         if let Some(t) = &c.tpcc {
-            if !out.contains(&t.workload) {
-                out.push(t.workload.clone());
+            let cells = at.entry(t.workload.as_str()).or_default();
+            if cells.is_empty() {
+                order.push(&t.workload);
             }
+            cells.push(c);
         }
     }
-    out
+    order
+        .into_iter()
+        .map(|w| {
+            let mut cs = at.remove(w).unwrap_or_default();
+            cs.sort_by_key(|c| (c.tpcc.as_ref().map_or(0, |t| t.warehouses), c.connections));
+            (w, cs)
+        })
+        .collect()
 }
 
 /// The variants that ran, in results order.
@@ -31,20 +51,9 @@ fn variants(r: &Results) -> Vec<&str> {
         .collect()
 }
 
-/// The cells of workload `w`, by (W, connections), then variant.
-pub fn cells<'a>(r: &'a Results, w: &str) -> Vec<&'a Cell> {
-    let mut cs: Vec<&Cell> = r
-        .cells
-        .iter()
-        .filter(|c| c.tpcc.as_ref().is_some_and(|t| t.workload == w))
-        .collect();
-    cs.sort_by_key(|c| (c.tpcc.as_ref().map_or(0, |t| t.warehouses), c.connections));
-    cs
-}
-
-/// The (W, connections) points of workload `w`, in order.
-pub fn points(r: &Results, w: &str) -> Vec<(u32, usize)> {
-    let mut p: Vec<(u32, usize)> = cells(r, w)
+/// The (W, connections) points of a workload's cells ([`by_workload`]), in order.
+pub fn points(cells: &[&Cell]) -> Vec<(u32, usize)> {
+    let mut p: Vec<(u32, usize)> = cells
         .iter()
         .filter_map(|c| c.tpcc.as_ref().map(|t| (t.warehouses, c.connections)))
         .collect();
@@ -52,20 +61,31 @@ pub fn points(r: &Results, w: &str) -> Vec<(u32, usize)> {
     p
 }
 
-fn cell_at<'a>(r: &'a Results, w: &str, v: &str, at: (u32, usize)) -> Option<&'a Cell> {
-    r.cells.iter().find(|c| {
-        c.variant == v
-            && c.connections == at.1
-            && c.tpcc
-                .as_ref()
-                .is_some_and(|t| t.workload == w && t.warehouses == at.0)
-    })
+/// A workload's cells by (variant, W, connections), the first of each.
+fn cells_at<'a>(cells: &[&'a Cell]) -> HashMap<(&'a str, u32, usize), &'a Cell> {
+    let mut at = HashMap::with_capacity(cells.len());
+    for c in cells {
+        if let Some(t) = &c.tpcc {
+            at.entry((c.variant.as_str(), t.warehouses, c.connections))
+                .or_insert(*c);
+        }
+    }
+    at
 }
 
 /// NOTPM per point and variant, each candidate's ratio to the baseline with its CI and
-/// verdict, and the response-time check of each variant.
-pub fn notpm_table(r: &Results, w: &str) -> Table {
+/// verdict, and the response-time check of each variant; `cells` are the workload's
+/// ([`by_workload`]).
+pub fn notpm_table(r: &Results, w: &str, cells: &[&Cell]) -> Table {
     let vs = variants(r);
+    let points = points(cells);
+    // A grid far sparser than its cells would print points x variants figures for a
+    // handful of runs: then one row per cell instead.
+    if points.len() * vs.len() > 4 * cells.len() + 4096 {
+        return notpm_rows(w, cells);
+    }
+    let index = cells_at(cells);
+    let cell_at = |v: &str, at: (u32, usize)| index.get(&(v, at.0, at.1)).copied();
     let baseline = r.plan.baseline.as_str();
     let others: Vec<&str> = vs.iter().copied().filter(|v| *v != baseline).collect();
     let mut header = vec![Column::figure("W"), Column::figure("conns")];
@@ -79,12 +99,12 @@ pub fn notpm_table(r: &Results, w: &str) -> Table {
             .map(|v| Column::figure(format!("{v} / {baseline}"))),
     );
     header.push(Column::text("response times"));
-    let rows = points(r, w)
+    let rows = points
         .into_iter()
         .map(|at| {
             let mut row = vec![at.0.to_string(), at.1.to_string()];
             for v in &vs {
-                row.push(match cell_at(r, w, v, at).and_then(|c| c.tpcc.as_ref()) {
+                row.push(match cell_at(v, at).and_then(|c| c.tpcc.as_ref()) {
                     Some(t) if t.median_notpm > 0.0 => format!(
                         "{} [{}, {}]",
                         ops(t.median_notpm),
@@ -95,7 +115,7 @@ pub fn notpm_table(r: &Results, w: &str) -> Table {
                 });
             }
             for v in &others {
-                let k = cell_at(r, w, v, at)
+                let k = cell_at(v, at)
                     .and_then(|c| c.tpcc.as_ref())
                     .and_then(|t| t.notpm_vs_baseline.as_ref());
                 row.push(match k {
@@ -111,7 +131,7 @@ pub fn notpm_table(r: &Results, w: &str) -> Table {
             }
             let checks: Vec<String> = vs
                 .iter()
-                .filter_map(|v| cell_at(r, w, v, at))
+                .filter_map(|v| cell_at(v, at))
                 .filter(|c| c.valid_runs > 0)
                 .map(|c| format!("{} {}", c.variant, check_word(c)))
                 .collect();
@@ -120,6 +140,59 @@ pub fn notpm_table(r: &Results, w: &str) -> Table {
         })
         .collect();
     Table::of("sweep", header, rows).titled(format!("TPC-C {w}: NOTPM"))
+}
+
+/// The NOTPM table as one row per cell (a grid too sparse to print as one).
+fn notpm_rows(w: &str, cells: &[&Cell]) -> Table {
+    let mut t = Table::new(
+        "sweep",
+        &[
+            "W#",
+            "conns#",
+            "variant",
+            "NOTPM [95% CI]#",
+            "vs baseline#",
+            "response times",
+        ],
+    )
+    .titled(format!("TPC-C {w}: NOTPM"));
+    for c in cells {
+        let Some(k) = &c.tpcc else { continue };
+        t.push(vec![
+            k.warehouses.to_string().into(),
+            c.connections.to_string().into(),
+            crate::table::Value::Variant(c.variant.clone()),
+            if k.median_notpm > 0.0 {
+                format!(
+                    "{} [{}, {}]",
+                    ops(k.median_notpm),
+                    ops(k.notpm_ci95[0]),
+                    ops(k.notpm_ci95[1])
+                )
+            } else {
+                "-".into()
+            }
+            .into(),
+            match &k.notpm_vs_baseline {
+                Some(k) => format!(
+                    "{:.3} [{:.3}, {:.3}] {}",
+                    k.ratio,
+                    k.ci95[0],
+                    k.ci95[1],
+                    k.verdict.as_str()
+                ),
+                None => "-".into(),
+            }
+            .into(),
+            if c.valid_runs > 0 {
+                check_word(c)
+            } else {
+                "-".into()
+            }
+            .into(),
+        ]);
+    }
+    t
 }
 
 /// "pass", or "FAIL (kinds over their limit)".
@@ -140,20 +213,23 @@ fn check_word(c: &Cell) -> String {
 }
 
 /// find_max_w: one line per variant (and connection count) with the largest passing W.
-pub fn max_w_lines(r: &Results, w: &str) -> Vec<String> {
+pub fn max_w_lines(r: &Results, cells: &[&Cell]) -> Vec<String> {
     let mut out = Vec::new();
+    let mut of: HashMap<&str, Vec<&Cell>> = HashMap::new();
+    for c in cells {
+        of.entry(c.variant.as_str()).or_default().push(c);
+    }
     for v in variants(r) {
-        let mut seen: Vec<(usize, u32)> = Vec::new();
-        for c in cells(r, w).into_iter().filter(|c| c.variant == v) {
+        let mut seen: HashSet<(usize, u32)> = HashSet::new();
+        for c in of.remove(v).unwrap_or_default() {
             let Some(t) = &c.tpcc else { continue };
             let Some(m) = t.max_passing_warehouses else {
                 continue;
             };
             let conns = if t.think == "spec" { 0 } else { c.connections };
-            if seen.contains(&(conns, m)) {
+            if !seen.insert((conns, m)) {
                 continue;
             }
-            seen.push((conns, m));
             let at = if t.think == "spec" {
                 "with the specification's think times (10 terminals per warehouse)".to_string()
             } else {
@@ -170,7 +246,7 @@ pub fn max_w_lines(r: &Results, w: &str) -> Vec<String> {
 }
 
 /// Per cell and transaction kind: counts, response times (ms), the limit and the check.
-pub fn response_table(r: &Results, w: &str) -> Table {
+pub fn response_table(w: &str, cells: &[&Cell]) -> Table {
     let text = ["variant", "kind", "p90 check"];
     let header: Vec<Column> = [
         "variant",
@@ -206,7 +282,7 @@ pub fn response_table(r: &Results, w: &str) -> Table {
         }
     };
     let mut rows = Vec::new();
-    for c in cells(r, w) {
+    for c in cells {
         let Some(t) = &c.tpcc else { continue };
         for (k, x) in &t.transactions {
             rows.push(vec![
@@ -235,7 +311,7 @@ pub fn response_table(r: &Results, w: &str) -> Table {
 
 /// What held the server back: CPU modes, I/O wait and disk writes during the measured
 /// windows (the sampler's means), and the consistency checks that passed.
-pub fn bound_table(r: &Results, w: &str) -> Option<Table> {
+pub fn bound_table(w: &str, cells: &[&Cell]) -> Option<Table> {
     let text = ["variant", "bound by"];
     let header: Vec<Column> = [
         "variant",
@@ -260,7 +336,7 @@ pub fn bound_table(r: &Results, w: &str) -> Option<Table> {
     })
     .collect();
     let mut rows = Vec::new();
-    for c in cells(r, w) {
+    for c in cells {
         let (Some(t), Some(s)) = (&c.tpcc, &c.system) else {
             continue;
         };
@@ -300,30 +376,37 @@ pub fn bound_by(iowait_pct: f64, idle_pct: f64, disk_util_max_pct: f64) -> &'sta
 }
 
 /// NOTPM by warehouses per variant (one line per connection count), drawn.
-fn notpm_chart(r: &Results, w: &str) -> Chart {
-    let cells = cells(r, w);
+fn notpm_chart(r: &Results, w: &str, cells: &[&Cell]) -> Chart {
     let spec = cells
         .iter()
         .any(|c| c.tpcc.as_ref().is_some_and(|k| k.think == "spec"));
+    let order = crate::document::variant_order(r);
+    let palette = crate::index::Palette::new(&order);
+    let mut of: HashMap<&str, Vec<&Cell>> = HashMap::new();
+    for c in cells {
+        of.entry(c.variant.as_str()).or_default().push(c);
+    }
     let mut series: Vec<Series> = Vec::new();
-    for v in crate::document::variant_order(r) {
-        let mut by_conns: Vec<usize> = cells
-            .iter()
-            .filter(|c| c.variant == v)
-            .map(|c| c.connections)
-            .collect();
-        by_conns.sort_unstable();
-        by_conns.dedup();
-        let groups: Vec<Option<usize>> = if spec {
-            vec![None]
-        } else {
-            by_conns.into_iter().map(Some).collect()
+    for v in order {
+        let Some(vcells) = of.remove(v.as_str()) else {
+            continue;
         };
+        // Each group of this variant's cells (one per connection count, or all of them
+        // with the specification's think times), in connection order.
+        let mut groups: Vec<(Option<usize>, Vec<&Cell>)> = Vec::new();
+        if spec {
+            groups.push((None, vcells));
+        } else {
+            let mut by_conns: std::collections::BTreeMap<usize, Vec<&Cell>> = Default::default();
+            for c in vcells {
+                by_conns.entry(c.connections).or_default().push(c);
+            }
+            groups.extend(by_conns.into_iter().map(|(n, cs)| (Some(n), cs)));
+        }
         let many = groups.len() > 1;
-        for g in groups {
-            let mine: Vec<_> = cells
+        for (g, gcells) in groups {
+            let mine: Vec<_> = gcells
                 .iter()
-                .filter(|c| c.variant == v && g.is_none_or(|n| c.connections == n))
                 .filter_map(|c| c.tpcc.as_ref().filter(|k| k.median_notpm > 0.0))
                 .collect();
             if mine.is_empty() {
@@ -334,7 +417,7 @@ fn notpm_chart(r: &Results, w: &str) -> Chart {
                     (true, Some(n)) => format!("{v} x{n}"),
                     _ => v.to_string(),
                 },
-                color: crate::document::color(r, &v),
+                color: palette.color(&v),
                 points: mine
                     .iter()
                     .map(|k| (f64::from(k.warehouses), k.median_notpm))
@@ -362,21 +445,21 @@ fn notpm_chart(r: &Results, w: &str) -> Chart {
 /// with verdicts; the terminal shows the table), the largest passing W, response times
 /// against their limits, and what bound the server.
 pub fn section(r: &Results) -> Option<Section> {
-    let workloads = workloads(r);
+    let workloads = by_workload(r);
     if workloads.is_empty() {
         return None;
     }
     let mut s = Section::new("tpcc", "TPC-C", "TPC-C");
-    for w in &workloads {
+    for (w, cells) in &workloads {
         s.push(Block::Heading(format!("{w}: NOTPM").into()).everywhere());
         s.push(Block::Charts(Charts {
-            charts: vec![notpm_chart(r, w)],
+            charts: vec![notpm_chart(r, w, cells)],
             caption: Some("Lines: medians over valid runs; shaded: their 95% CI.".into()),
             ..Charts::default()
         }));
-        s.push(Block::Table(notpm_table(r, w)).everywhere());
+        s.push(Block::Table(notpm_table(r, w, cells)).everywhere());
         s.push(Block::caption("NOTPM: New-Order transactions committed per minute, median over valid runs with a distribution-free 95% CI; ratio: Hodges-Lehmann CI at the level adjusted over the TPC-C comparisons, verdict as for throughput. Response times pass when every kind's 90th percentile is within its limit (5 s; Stock-Level 20 s)."));
-        let lines = max_w_lines(r, w);
+        let lines = max_w_lines(r, cells);
         if !lines.is_empty() {
             s.push(Block::Only(
                 Media::ALL,
@@ -392,8 +475,8 @@ pub fn section(r: &Results) -> Option<Section> {
             ));
         }
         s.push(Block::Heading(format!("{w}: response times").into()));
-        s.push(Block::Table(response_table(r, w)));
-        if let Some(b) = bound_table(r, w) {
+        s.push(Block::Table(response_table(w, cells)));
+        if let Some(b) = bound_table(w, cells) {
             s.push(Block::Heading(
                 format!("{w}: CPU-bound or I/O-bound?").into(),
             ));

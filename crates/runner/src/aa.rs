@@ -55,16 +55,21 @@ pub(crate) fn add(
     ready.push(again);
 }
 
-/// Whether `variant` is the A/A variant of `r`.
-fn is_aa(r: &Results, variant: &str) -> bool {
-    r.variants.iter().any(|v| v.aa && v.name == variant)
-}
-
 /// Marks the A/A comparisons, summarizes them in `r.aa` and, when one came out faster or
 /// slower, marks every other comparison suspect. Called by `analyze` after the
 /// comparisons are decided.
 pub(crate) fn mark(r: &mut Results) {
-    let flags: Vec<bool> = r.comparisons.iter().map(|k| is_aa(r, &k.variant)).collect();
+    let aa: std::collections::HashSet<&str> = r
+        .variants
+        .iter()
+        .filter(|v| v.aa)
+        .map(|v| v.name.as_str())
+        .collect();
+    let flags: Vec<bool> = r
+        .comparisons
+        .iter()
+        .map(|k| aa.contains(k.variant.as_str()))
+        .collect();
     for (k, aa) in r.comparisons.iter_mut().zip(flags) {
         k.aa = aa;
     }

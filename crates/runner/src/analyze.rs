@@ -24,12 +24,14 @@ pub fn analyze(r: &mut Results) {
 /// The forecasts the rounds made (`forecast.rs`), kept across a recomputation until the
 /// next round replaces them.
 fn keep_forecasts(before: &[ComparisonRecord], now: &mut [ComparisonRecord]) {
+    let mut was = std::collections::HashMap::new();
+    for b in before {
+        was.entry((b.workload.as_str(), b.connections, b.variant.as_str()))
+            .or_insert(b);
+    }
     for k in now {
-        k.forecast = before
-            .iter()
-            .find(|b| {
-                b.workload == k.workload && b.connections == k.connections && b.variant == k.variant
-            })
+        k.forecast = was
+            .get(&(k.workload.as_str(), k.connections, k.variant.as_str()))
             .and_then(|b| b.forecast.clone());
     }
 }
@@ -217,12 +219,14 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let rule = r.rule(Direction::HigherIsBetter);
     // (cell, compared the instruction runs of mode both, the comparison)
     let mut found: Vec<(&Cell, bool, stats::Comparison)> = Vec::new();
-    let layouts = |name: &str| {
-        r.variants
-            .iter()
-            .find(|v| v.name == name)
-            .map_or(0, |v| v.layouts.len())
-    };
+    // Lookups by name built once: a folder may hold thousands of variants.
+    let index = bakeoff_report::index::Index::new(r);
+    let mut layouts_of = std::collections::HashMap::new();
+    for v in &r.variants {
+        layouts_of.entry(v.name.as_str()).or_insert(v.layouts.len());
+    }
+    let layouts = |name: &str| layouts_of.get(name).copied().unwrap_or(0);
+    let rounds = round_seconds_all(r);
     for instruction_runs in [false, true] {
         // A capacity cell's closed-loop peak ran once per variant: its capacities compare.
         for c in r
@@ -230,7 +234,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             .iter()
             .filter(|c| &c.variant != baseline && c.capacity.is_none())
         {
-            let Some(b) = r.cell(&c.workload, baseline, c.connections) else {
+            let Some(b) = index.cell(&c.workload, baseline, c.connections) else {
                 continue;
             };
             let (b, c_) = (by_round(b, instruction_runs), by_round(c, instruction_runs));
@@ -258,7 +262,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             cell.and_then(|x| x.capacity.as_ref())
                 .is_some_and(|x| x.client_bound)
         };
-        let base = r.cell(&c.workload, baseline, c.connections);
+        let base = index.cell(&c.workload, baseline, c.connections);
         k.verdict = stats::bounded(k.verdict, held(base), held(Some(c)));
     }
     for (c, instruction_runs, k) in found.iter_mut() {
@@ -266,7 +270,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             // Under callgrind the server, never the load, sets the pace.
             continue;
         }
-        let base = r.cell(&c.workload, baseline, c.connections);
+        let base = index.cell(&c.workload, baseline, c.connections);
         k.verdict = stats::bounded(k.verdict, base.is_some_and(Cell::held_back), c.held_back());
     }
     let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
@@ -290,32 +294,66 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             if *instruction_runs || counted(c) {
                 rec.metric = INSTRUCTIONS.to_string();
             }
-            let round = round_seconds_of(r, &c.workload, c.connections, *instruction_runs);
+            let round = rounds
+                .get(&(c.workload.as_str(), c.connections, *instruction_runs))
+                .copied()
+                .unwrap_or(0.0);
             rec.more_seconds = rec.more_rounds.map(|n| n as f64 * round);
             if !*instruction_runs {
-                rec.within_layout_spread = within_layout_spread(r, c, &rec);
+                let base = index.cell(&c.workload, &rec.baseline, c.connections);
+                rec.within_layout_spread = within_layout_spread(c, base, &rec);
             }
             rec
         })
         .collect();
-    for at in 0..records.len() {
-        let beside = records.iter().find(|i| {
-            i.is_instructions() && !records[at].is_instructions() && i.same_cell(&records[at])
-        });
-        let why = beside.and_then(|i| disagreement(&records[at], i));
-        records[at].disagrees = why;
+    type Key<'k> = (&'k str, usize, &'k str, &'k str);
+    let key = |k: &ComparisonRecord| -> (String, usize, String, String) {
+        (
+            k.workload.clone(),
+            k.connections,
+            k.variant.clone(),
+            k.baseline.clone(),
+        )
+    };
+    let whys: Vec<Option<String>> = {
+        let mut counted_at: std::collections::HashMap<Key, &ComparisonRecord> = Default::default();
+        for i in records.iter().filter(|i| i.is_instructions()) {
+            counted_at
+                .entry((&i.workload, i.connections, &i.variant, &i.baseline))
+                .or_insert(i);
+        }
+        records
+            .iter()
+            .map(|k| {
+                if k.is_instructions() {
+                    return None;
+                }
+                let i = counted_at.get(&(&k.workload, k.connections, &k.variant, &k.baseline))?;
+                disagreement(k, i)
+            })
+            .collect()
+    };
+    for (k, why) in records.iter_mut().zip(whys) {
+        k.disagrees = why;
     }
     // Each instruction record right after its throughput record: the second line of the
     // same comparison wherever they are listed.
-    let (time, mut counted): (Vec<_>, Vec<_>) =
-        records.into_iter().partition(|k| !k.is_instructions());
+    let (time, counted): (Vec<_>, Vec<_>) = records.into_iter().partition(|k| !k.is_instructions());
+    let mut first_of: std::collections::HashMap<_, Vec<usize>> = Default::default();
+    for (i, k) in counted.iter().enumerate() {
+        first_of.entry(key(k)).or_default().push(i);
+    }
+    for at in first_of.values_mut() {
+        at.reverse();
+    }
+    let mut counted: Vec<Option<ComparisonRecord>> = counted.into_iter().map(Some).collect();
     let mut ordered = Vec::with_capacity(time.len() + counted.len());
     for k in time {
-        let beside = counted.iter().position(|i| i.same_cell(&k));
+        let beside = first_of.get_mut(&key(&k)).and_then(Vec::pop);
         ordered.push(k);
-        ordered.extend(beside.map(|i| counted.remove(i)));
+        ordered.extend(beside.and_then(|i| counted[i].take()));
     }
-    ordered.extend(counted);
+    ordered.extend(counted.into_iter().flatten());
     for (c, k) in &capacities {
         let mut rec = ComparisonRecord::new(
             &c.workload,
@@ -355,8 +393,7 @@ pub fn disagreement(time: &ComparisonRecord, counted: &ComparisonRecord) -> Opti
 
 /// Whether a comparison's difference is no larger than the difference between two
 /// layouts of the baseline or of the candidate in that cell.
-fn within_layout_spread(r: &Results, c: &Cell, k: &ComparisonRecord) -> bool {
-    let base = r.cell(&c.workload, &k.baseline, c.connections);
+fn within_layout_spread(c: &Cell, base: Option<&Cell>, k: &ComparisonRecord) -> bool {
     let range = [Some(c), base]
         .into_iter()
         .flatten()
@@ -378,19 +415,34 @@ pub fn instruction_round_seconds(r: &Results, workload: &str, connections: usize
     round_seconds_of(r, workload, connections, true)
 }
 
+/// [`round_seconds_of`] of every point and both kinds of runs, in one pass over the cells.
+fn round_seconds_all(r: &Results) -> std::collections::HashMap<(&str, usize, bool), f64> {
+    let mut out = std::collections::HashMap::new();
+    for c in &r.cells {
+        for counted in [false, true] {
+            *out.entry((c.workload.as_str(), c.connections, counted))
+                .or_insert(0.0) += cell_round_seconds(c, counted);
+        }
+    }
+    out
+}
+
+/// The median wall time of a cell's runs (of one kind): its share of a round.
+fn cell_round_seconds(c: &Cell, counted: bool) -> f64 {
+    let walls: Vec<f64> = c
+        .runs
+        .iter()
+        .filter(|x| x.instruction_run == counted)
+        .map(|x| x.wall_s.unwrap_or(x.elapsed_s))
+        .collect();
+    stats::summarize(&walls).map_or(0.0, |s| s.median)
+}
+
 fn round_seconds_of(r: &Results, workload: &str, connections: usize, counted: bool) -> f64 {
     r.cells
         .iter()
         .filter(|c| c.workload == workload && c.connections == connections)
-        .map(|c| {
-            let walls: Vec<f64> = c
-                .runs
-                .iter()
-                .filter(|x| x.instruction_run == counted)
-                .map(|x| x.wall_s.unwrap_or(x.elapsed_s))
-                .collect();
-            stats::summarize(&walls).map_or(0.0, |s| s.median)
-        })
+        .map(|c| cell_round_seconds(c, counted))
         .sum()
 }
 

@@ -34,12 +34,13 @@ pub(crate) fn comparisons<'a>(
     rule: &stats::Rule,
 ) -> Vec<(&'a Cell, stats::Comparison)> {
     let mut out = Vec::new();
+    let index = bakeoff_report::index::Index::new(r);
     for c in r
         .cells
         .iter()
         .filter(|c| c.variant != r.plan.baseline && c.capacity.is_some())
     {
-        let Some(b) = r.cell(&c.workload, &r.plan.baseline, c.connections) else {
+        let Some(b) = index.cell(&c.workload, &r.plan.baseline, c.connections) else {
             continue;
         };
         let (Some(kb), Some(kc)) = (&b.capacity, &c.capacity) else {

@@ -468,13 +468,16 @@ impl Compared {
             }
         };
         let mut verdicts = Vec::new();
+        let index = bakeoff_report::index::Index::new(r);
         let rows: Vec<Vec<String>> = self
             .matched
             .iter()
             .map(|k| {
-                let (fa, ca) = figure(r.cell(&k.workload, &tagged("A", &k.variant), k.connections));
-                let (fb, cb) = figure(r.cell(&k.workload, &tagged("B", &k.variant), k.connections));
-                let cmp = r.comparison(&k.workload, &tagged("B", &k.variant), k.connections);
+                let (fa, ca) =
+                    figure(index.cell(&k.workload, &tagged("A", &k.variant), k.connections));
+                let (fb, cb) =
+                    figure(index.cell(&k.workload, &tagged("B", &k.variant), k.connections));
+                let cmp = index.comparison(&k.workload, &tagged("B", &k.variant), k.connections);
                 verdicts.push(cmp.map(|x| x.verdict));
                 let (ratio, ci, p, verdict) = match cmp {
                     Some(x) => (

@@ -4,7 +4,7 @@
 
 use bakeoff_report::model::{Cell, RatioRecord, Results, SuiteCell, SuiteRow};
 use bakeoff_stats::{self as stats, Direction};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// (group, operation) -> (round, seconds) per valid run; the group's own key has an
 /// empty name.
@@ -13,6 +13,7 @@ type Times = Vec<((String, String), Vec<(usize, f64)>)>;
 /// Each run's seconds per group and per operation, in the order they ran.
 fn times(c: &Cell) -> Times {
     let mut order: Vec<(String, String)> = Vec::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut by: BTreeMap<(String, String), Vec<(usize, f64)>> = BTreeMap::new();
     for run in c
         .runs
@@ -24,7 +25,7 @@ fn times(c: &Cell) -> Times {
             *groups.entry(op.group.clone()).or_default() += op.seconds;
             let k = (op.group.clone(), op.name.clone());
             for key in [(op.group.clone(), String::new()), k.clone()] {
-                if !order.contains(&key) {
+                if seen.insert(key.clone()) {
                     order.push(key);
                 }
             }
@@ -57,19 +58,23 @@ pub fn summarize_cells(r: &mut Results) {
             (!t.is_empty()).then_some(t)
         })
         .collect();
+    // Each workload's first baseline cell, found once.
+    let mut base_at: HashMap<&str, usize> = HashMap::new();
+    for (i, b) in r.cells.iter().enumerate() {
+        if b.variant == baseline {
+            base_at.entry(b.workload.as_str()).or_insert(i);
+        }
+    }
     let suites: Vec<Option<SuiteCell>> = r
         .cells
         .iter()
         .zip(&all)
         .map(|(c, t)| {
             let t = t.as_ref()?;
-            let base = r
-                .cells
-                .iter()
-                .position(|b| {
-                    b.variant == baseline && b.workload == c.workload && b.variant != c.variant
-                })
-                .and_then(|i| all[i].as_ref());
+            let base = base_at
+                .get(c.workload.as_str())
+                .filter(|_| c.variant != baseline)
+                .and_then(|&i| all[i].as_ref());
             Some(suite_cell(t, base, &rule))
         })
         .collect();
@@ -83,13 +88,17 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
     let mut out = SuiteCell::default();
     let mut found: Vec<Option<stats::Comparison>> = Vec::new();
     let mut rows: Vec<SuiteRow> = Vec::new();
+    let mut base_of: HashMap<(&str, &str), &Vec<(usize, f64)>> = HashMap::new();
+    for ((g, n), bx) in base.into_iter().flatten() {
+        base_of.entry((g.as_str(), n.as_str())).or_insert(bx);
+    }
     for ((group, name), xs) in t {
         let values: Vec<f64> = xs.iter().map(|x| x.1).collect();
         let Some(s) = stats::summarize(&values) else {
             continue;
         };
-        let b = base.and_then(|b| b.iter().find(|(k, _)| k.0 == *group && k.1 == *name));
-        found.push(b.and_then(|(_, bx)| stats::compare_rounds(bx, xs, rule)));
+        let b = base_of.get(&(group.as_str(), name.as_str()));
+        found.push(b.and_then(|bx| stats::compare_rounds(bx, xs, rule)));
         rows.push(SuiteRow {
             group: group.clone(),
             name: name.clone(),

@@ -20,6 +20,7 @@ pub fn summarize_cells(r: &mut Results) {
             .filter_map(|x| x.notpm.map(|n| (x.round, n)))
             .collect()
     };
+    let index = bakeoff_report::index::Index::new(r);
     let mut found: Vec<Option<stats::Comparison>> = r
         .cells
         .iter()
@@ -28,7 +29,7 @@ pub fn summarize_cells(r: &mut Results) {
             if c.variant == baseline {
                 return None;
             }
-            let b = r.cell(&c.workload, &baseline, c.connections)?;
+            let b = index.cell(&c.workload, &baseline, c.connections)?;
             stats::compare_rounds(&notpm_of(b), &notpm_of(c), &rule)
         })
         .collect();
@@ -115,19 +116,24 @@ fn max_passing(r: &mut Results) {
             }
         }
     }
-    for points in sweeps.values_mut() {
-        points.sort_unstable();
-    }
+    // The largest W before the first that fails, once per sweep.
+    let best: BTreeMap<_, u32> = sweeps
+        .into_iter()
+        .map(|(k, mut points)| {
+            points.sort_unstable();
+            let w = points
+                .iter()
+                .take_while(|(_, pass)| *pass)
+                .map(|(w, _)| *w)
+                .last()
+                .unwrap_or(0);
+            (k, w)
+        })
+        .collect();
     for c in r.cells.iter_mut() {
-        let Some(points) = sweep_key(c).and_then(|k| sweeps.get(&k)) else {
+        let Some(&best) = sweep_key(c).and_then(|k| best.get(&k)) else {
             continue;
         };
-        let best = points
-            .iter()
-            .take_while(|(_, pass)| *pass)
-            .map(|(w, _)| *w)
-            .last()
-            .unwrap_or(0);
         if let Some(t) = c.tpcc.as_mut() {
             t.max_passing_warehouses = Some(best);
         }
@@ -163,24 +169,29 @@ pub fn beyond_a_failed_w(r: &Results, at: usize) -> bool {
 /// W already misses a limit.
 pub fn warnings(r: &Results) -> Vec<String> {
     let mut out = Vec::new();
-    let mut said = Vec::new();
+    let mut said = std::collections::HashSet::new();
+    // Each sweep's cell at its smallest W (the first such), in one pass.
+    let mut smallest: BTreeMap<_, (u32, &Cell)> = BTreeMap::new();
+    for o in &r.cells {
+        if let Some(t) = o.tpcc.as_ref() {
+            let at = smallest.entry(sweep_key(o)).or_insert((t.warehouses, o));
+            if t.warehouses < at.0 {
+                *at = (t.warehouses, o);
+            }
+        }
+    }
     for c in &r.cells {
         let Some(t) = c.tpcc.as_ref() else { continue };
         if t.max_passing_warehouses != Some(0) || c.valid_runs == 0 {
             continue;
         }
         let key = sweep_key(c);
-        let smallest = r
-            .cells
-            .iter()
-            .filter(|o| sweep_key(o) == key)
-            .filter_map(|o| o.tpcc.as_ref().map(|t| (t.warehouses, o)))
-            .min_by_key(|(w, _)| *w);
-        let Some((w, cell)) = smallest else { continue };
-        if said.contains(&key) {
+        let Some(&(w, cell)) = smallest.get(&key) else {
+            continue;
+        };
+        if !said.insert(key) {
             continue;
         }
-        said.push(key);
         let failing: Vec<String> = cell
             .tpcc
             .iter()
