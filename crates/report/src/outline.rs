@@ -258,7 +258,7 @@ fn verdict_color(v: Verdict) -> &'static str {
         Verdict::Slower => svg::SLOWER,
         Verdict::Equivalent => svg::EQUIVALENT,
         Verdict::Inconclusive => svg::SAME,
-        Verdict::ClientBound => svg::CLIENT_BOUND,
+        Verdict::ClientBound | Verdict::MachineBusy => svg::CLIENT_BOUND,
     }
 }
 

@@ -180,7 +180,7 @@ pub fn paint(s: &str, v: Option<Verdict>) -> String {
         Some(Verdict::Slower) => "31",
         Some(Verdict::Equivalent) => "36",
         Some(Verdict::Inconclusive) => "2",
-        Some(Verdict::ClientBound) => "33",
+        Some(Verdict::ClientBound | Verdict::MachineBusy) => "33",
         None => return s.to_string(),
     };
     format!("\x1b[{code}m{s}\x1b[0m")
@@ -251,6 +251,7 @@ pub fn verdict_text(k: &ComparisonRecord) -> String {
             None => "inconclusive".into(),
         },
         Verdict::ClientBound => "client-bound".into(),
+        Verdict::MachineBusy => "machine-busy".into(),
     }
 }
 
@@ -346,6 +347,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
         })
         .collect();
     lines.extend(held_back_lines(r));
+    lines.extend(machine_busy_lines(r));
     lines.extend(disagreements(r));
     lines
 }
@@ -389,6 +391,54 @@ fn held_back_lines(r: &Results) -> Vec<String> {
                 k.variant,
                 counts.join(" and "),
                 if capacity { "capacity trials" } else { "runs" }
+            )
+        })
+        .collect()
+}
+
+/// One sentence per machine-busy comparison: how many runs the machine disturbed on each
+/// side, what took the CPU, and what helps (never more client threads: on a busy machine
+/// they only take more of the CPUs the server needs).
+fn machine_busy_lines(r: &Results) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .filter(|k| k.verdict == Verdict::MachineBusy)
+        .map(|k| {
+            let cells: Vec<&crate::model::Cell> = [k.baseline.as_str(), k.variant.as_str()]
+                .into_iter()
+                .filter_map(|v| r.cell(&k.workload, v, k.connections))
+                .collect();
+            let counts: Vec<String> = cells
+                .iter()
+                .map(|c| {
+                    let valid = c.runs.iter().filter(|x| x.valid && !x.instruction_run).count();
+                    format!("{} {} of {valid}", c.variant, c.machine_busy_runs)
+                })
+                .collect();
+            let mut top: Vec<crate::model::OtherProcess> = Vec::new();
+            for o in cells.iter().flat_map(|c| c.busiest_others()) {
+                match top.iter_mut().find(|t| t.name == o.name) {
+                    Some(t) => t.cpu_pct = t.cpu_pct.max(o.cpu_pct),
+                    None => top.push(o),
+                }
+            }
+            top.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+            let named: Vec<String> = top
+                .iter()
+                .take(3)
+                .map(|o| format!("{} {:.0}% of the CPUs", printable(&o.name), o.cpu_pct))
+                .collect();
+            format!(
+                "{} x{} {}: machine-busy: other processes took the CPU in {} runs{}, so the figures measure the server sharing its CPUs; quiet the machine, give the server and the load CPUs of their own with [plan] cpus, or run more rounds (more client threads would only take more of the CPUs)",
+                k.workload,
+                k.connections,
+                k.variant,
+                counts.join(" and "),
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", named.join(", "))
+                }
             )
         })
         .collect()
