@@ -18,6 +18,8 @@ mod analyze;
 mod capacity;
 mod capacity_figures;
 mod checks;
+#[cfg(test)]
+mod noise_tests;
 mod counting;
 mod datadirs;
 mod equivalence;
