@@ -232,3 +232,54 @@ mix = {{ get = 90, set = 10 }}
 {plan}"#
     )
 }
+
+/// Processes that keep CPUs busy until dropped (killed and reaped even when the test
+/// fails, since the guard drops while the panic unwinds). Not bakeoff's: the test starts
+/// them, beside the `bakeoff` it runs.
+pub struct Hog(Vec<std::process::Child>);
+
+impl Hog {
+    /// A busy loop pinned to `cpu`.
+    pub fn on(cpu: usize) -> Hog {
+        let child = std::process::Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset");
+        Hog(vec![child])
+    }
+
+    /// `yes > /dev/null`, one per CPU of the machine, wherever the scheduler puts them.
+    pub fn everywhere() -> Hog {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut hog = Hog(Vec::new());
+        for _ in 0..cpus {
+            let child = std::process::Command::new("yes")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("yes");
+            hog.0.push(child);
+        }
+        hog
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The names in a run's `others_top`.
+pub fn others_named(run: &serde_json::Value) -> Vec<String> {
+    run["others_top"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|o| o["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
