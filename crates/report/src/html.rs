@@ -49,7 +49,7 @@ pre{background:var(--zebra);border:1px solid var(--line);border-radius:6px;paddi
 .badge.warn{background:#d98a00}
 .r-faster{color:#187a42;font-weight:600}
 .r-slower{color:#b8322e;font-weight:600}
-.r-client-bound,.r-machine-busy{color:#9a5f00;font-weight:600}
+.r-client-bound{color:#9a5f00;font-weight:600}
 .box{border-radius:8px;padding:10px 18px;margin:1.2em 0;border:1px solid}
 .box h2{border:0;margin:.2em 0 .3em;padding:0;font-size:1.1em}
 .box ul{margin:.3em 0;padding-left:1.2em}
@@ -332,8 +332,8 @@ impl Page<'_> {
                 Some(Verdict::Faster) => " r-faster",
                 Some(Verdict::Slower) => " r-slower",
                 Some(Verdict::Equivalent) => " r-equivalent",
-                Some(Verdict::ClientBound) => " r-client-bound",
-                Some(Verdict::MachineBusy) => " r-machine-busy",
+                // No answer about the server either way: one colour.
+                Some(Verdict::ClientBound | Verdict::MachineBusy) => " r-client-bound",
                 Some(Verdict::Inconclusive) | None => "",
             };
             b.push_str("<tr>");

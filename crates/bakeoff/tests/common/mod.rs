@@ -283,3 +283,21 @@ pub fn others_named(run: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// The level at which a test asserts that one binary compared with itself did not come
+/// out faster or slower: 1 in 1,000.
+pub const FALSE_ANSWER_LEVEL: f64 = 0.001;
+
+/// Whether a comparison of one binary with itself came out faster or slower at
+/// [`FALSE_ANSWER_LEVEL`]: its verdict says so and its raw two-sided p-value lies below
+/// 0.001. For an identical build the rounds are exchangeable (each round runs the two in
+/// a shuffled order), so the test's null distribution holds and that happens in at most
+/// 1 in 1,000 comparisons; at the experiment's own 5% level it would happen in 1 in 20,
+/// by design, and a test asserting it never does would fail that often. With up to 9
+/// pairs the paired test cannot reach it at all (its smallest p is 2/2^n = 0.0039).
+pub fn differs_beyond_chance(k: &serde_json::Value) -> bool {
+    matches!(k["verdict"].as_str(), Some("faster" | "slower"))
+        && k["p_value"]
+            .as_f64()
+            .is_some_and(|p| p < FALSE_ANSWER_LEVEL)
+}
