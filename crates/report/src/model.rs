@@ -1336,9 +1336,9 @@ pub struct ComparisonRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disagrees: Option<String>,
     /// The smallest relative difference this metric resolves, as the verdict used it
-    /// (throughput: the precision target; instructions: twice the run-to-run spread of
-    /// the baseline's count, at least 1%): an estimate within it is never faster or
-    /// slower, a CI within it reads equivalent.
+    /// (throughput: the precision target; instructions: 2.5 times the run-to-run spread
+    /// of the two sides' counts, at least 1.25%): an estimate within it is never faster
+    /// or slower, a CI within it reads equivalent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<f64>,
 }

@@ -364,12 +364,14 @@ fn counted_cell(c: &Cell, instruction_runs: bool) -> bool {
 /// batch per wakeup moves the count by about this much between runs).
 pub const INSTRUCTION_SPREAD: f64 = 0.005;
 
-/// The smallest difference in instructions per operation a comparison resolves: twice
-/// the larger of [`INSTRUCTION_SPREAD`] and the spread measured on either side (the
-/// median absolute deviation of its counts, times 1.4826, over its median). Below it a
-/// difference is the batching of requests, not the code; so at least 1%.
+/// The smallest difference in instructions per operation a comparison resolves:
+/// `RESOLUTION_SPREADS` times the larger of [`INSTRUCTION_SPREAD`] and the spread
+/// measured in this comparison (the root mean square of each run's relative deviation
+/// from its side's median, both sides pooled: outliers widen it, as they should). Below
+/// it a difference is the batching of requests, not the code; so at least 1.25%.
 fn instruction_resolution(cells: [Option<&Cell>; 2], instruction_runs: bool) -> f64 {
-    let spread = |c: &Cell| -> Option<f64> {
+    let mut deviations: Vec<f64> = Vec::new();
+    for c in cells.into_iter().flatten() {
         let xs: Vec<f64> = c
             .runs
             .iter()
@@ -377,18 +379,25 @@ fn instruction_resolution(cells: [Option<&Cell>; 2], instruction_runs: bool) -> 
             .filter_map(|x| x.instructions.as_ref().map(|i| i.instructions_per_op))
             .filter(|x| x.is_finite() && *x > 0.0)
             .collect();
-        let m = stats::summarize(&xs)?.median;
-        let dev: Vec<f64> = xs.iter().map(|x| (x - m).abs()).collect();
-        let mad = stats::summarize(&dev)?.median;
-        (xs.len() >= 3 && m > 0.0).then(|| 1.4826 * mad / m)
+        let Some(m) = stats::summarize(&xs).map(|s| s.median) else {
+            continue;
+        };
+        if xs.len() >= 3 && m > 0.0 {
+            deviations.extend(xs.iter().map(|x| (x / m).ln()));
+        }
+    }
+    let measured = if deviations.is_empty() {
+        0.0
+    } else {
+        (deviations.iter().map(|d| d * d).sum::<f64>() / deviations.len() as f64).sqrt()
     };
-    let measured = cells
-        .into_iter()
-        .flatten()
-        .filter_map(spread)
-        .fold(0.0, f64::max);
-    2.0 * measured.max(INSTRUCTION_SPREAD)
+    RESOLUTION_SPREADS * measured.max(INSTRUCTION_SPREAD)
 }
+
+/// How many run-to-run spreads of the instruction count make its resolution: with 2.5,
+/// one binary against itself comes out faster or slower in 0 of 5,000 scripted
+/// comparisons (noise_tests.rs), and 3% more instructions is found in 98% of them.
+const RESOLUTION_SPREADS: f64 = 2.5;
 
 /// Why a throughput answer and the instruction count's answer of the same cell point
 /// opposite ways, when they do (one faster, the other slower); None otherwise.

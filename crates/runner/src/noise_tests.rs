@@ -45,8 +45,8 @@ const SEEDS: u64 = 200;
 /// level. The rank tests hold it by construction; the resolution only lowers it.
 const THROUGHPUT_FALSE_RATE: f64 = 0.05;
 /// The stated false rate of instruction verdicts for one binary against itself: an
-/// estimate must lie beyond twice the count's run-to-run spread (at least 1%) to be
-/// faster or slower, about 3.5 standard errors at 8 runs a side.
+/// estimate must lie beyond 2.5 times the count's run-to-run spread (at least 1.25%) to
+/// be faster or slower, about 4 standard errors of the estimate at 8 runs a side.
 const INSTRUCTIONS_FALSE_RATE: f64 = 0.005;
 
 fn plan() -> PlanRecord {
@@ -151,8 +151,59 @@ fn one_binary_against_itself_stays_within_the_stated_false_rates() {
     assert!(rate(counted) <= INSTRUCTIONS_FALSE_RATE, "instructions {counted}");
 }
 
+/// Mode instructions alone (no wall-clock runs), one binary against itself over 5,000
+/// seeds: the chance the end-to-end tests rely on (an identical build never slower on
+/// instructions) is below 1 in 1,000. Measured: 0 of 5,000 (so below 0.06% at 95%
+/// confidence, by the rule of three); with twice the spread (at least 1%) as the
+/// resolution it was 2 of 5,000, with the spread from each side's median absolute
+/// deviation 4 of 5,000.
+#[test]
+fn identical_instruction_counts_differ_in_fewer_than_one_in_a_thousand() {
+    const MANY: u64 = 5_000;
+    let mut differ = 0;
+    for seed in 0..MANY {
+        let mut n = Noise(50_000 + seed);
+        let mut cell = |variant: &str| {
+            let runs = (0..COUNTED)
+                .map(|round| {
+                    let off = if n.uniform() < 0.1 {
+                        0.015 * n.normal().signum()
+                    } else {
+                        0.0
+                    };
+                    let per_op = 5_000.0 * (0.005 * n.normal() + off).exp();
+                    Run {
+                        round,
+                        ops_per_s: 2_000.0,
+                        elapsed_s: 3.0,
+                        valid: true,
+                        instructions: Some(InstructionsRecord {
+                            instructions_per_op: per_op,
+                            ..Default::default()
+                        }),
+                        ..Run::default()
+                    }
+                })
+                .collect();
+            Cell::new("kv", variant, 16, runs)
+        };
+        let (a, b) = (cell("a"), cell("b"));
+        let mut r = Results {
+            name: "aa".into(),
+            plan: plan(),
+            cells: vec![a, b],
+            ..Results::default()
+        };
+        analyze(&mut r);
+        differ += usize::from(differs(verdict(&r, INSTRUCTIONS)));
+    }
+    eprintln!("instructions A/A over {MANY} seeds: {differ} faster/slower");
+    assert!(differ as f64 * 1_000.0 < MANY as f64, "{differ} of {MANY}");
+}
+
 /// The margin costs little power: 3% more instructions per op is slower in at least 95%
-/// of 200 seeds, and 10% less throughput is slower in at least 95% of them.
+/// of 200 seeds (measured 196), and 10% less throughput is slower in at least 95% of
+/// them (measured 197).
 #[test]
 fn a_real_difference_beyond_the_resolution_is_still_found() {
     let (mut time, mut counted) = (0usize, 0usize);
