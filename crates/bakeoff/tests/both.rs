@@ -10,7 +10,7 @@
 //! What each assertion relies on, and its chance of a false answer:
 //! - `work` slower on instructions: 20,000 volatile additions per command are some
 //!   40,000 instructions against memcached's few thousand per operation, a ratio far
-//!   beyond the count's resolution (1%, or twice its measured spread); with every round
+//!   beyond the count's resolution (1.25%, or 2.5 times its measured spread); with every round
 //!   pointing the same way and at least 6 counted runs a side, nothing but a defect
 //!   gives another answer.
 //! - `work` slower on throughput: the same loop costs tens of microseconds per command,
