@@ -50,4 +50,3 @@ fn a_hog_beside_an_aa_experiment_gives_machine_busy_naming_it() {
     assert!(stdout.contains("yes "), "{stdout}");
     assert!(!stdout.contains("client-bound"), "{stdout}");
 }
-

@@ -139,7 +139,10 @@ fn a_load_starved_of_its_cpu_gives_machine_busy_never_an_answer() {
         }
     }
     assert!(2 * named > runs, "the hog named in {named} of {runs} runs");
-    assert!(2 * busy > runs, "{busy} of {runs} runs disturbed by the machine");
+    assert!(
+        2 * busy > runs,
+        "{busy} of {runs} runs disturbed by the machine"
+    );
     let k = &r["comparisons"][0];
     assert_eq!(k["verdict"], "machine-busy", "{k}");
     assert!(stdout.contains("machine-busy"), "{stdout}");

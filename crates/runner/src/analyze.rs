@@ -633,7 +633,10 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
             w.push(format!(
                 "{at}: {} of {} runs disturbed by other processes of the machine{}",
                 c.machine_busy_runs,
-                c.runs.iter().filter(|x| x.valid && !x.instruction_run).count(),
+                c.runs
+                    .iter()
+                    .filter(|x| x.valid && !x.instruction_run)
+                    .count(),
                 if top.is_empty() {
                     String::new()
                 } else {

@@ -18,8 +18,6 @@ mod analyze;
 mod capacity;
 mod capacity_figures;
 mod checks;
-#[cfg(test)]
-mod noise_tests;
 mod counting;
 mod datadirs;
 mod equivalence;
@@ -27,6 +25,8 @@ mod execute;
 mod folder;
 mod forecast;
 mod host;
+#[cfg(test)]
+mod noise_tests;
 mod one_run;
 mod placement;
 mod probes;

@@ -148,7 +148,10 @@ fn one_binary_against_itself_stays_within_the_stated_false_rates() {
         rate(counted) * 100.0
     );
     assert!(rate(time) <= THROUGHPUT_FALSE_RATE, "throughput {time}");
-    assert!(rate(counted) <= INSTRUCTIONS_FALSE_RATE, "instructions {counted}");
+    assert!(
+        rate(counted) <= INSTRUCTIONS_FALSE_RATE,
+        "instructions {counted}"
+    );
 }
 
 /// Mode instructions alone (no wall-clock runs), one binary against itself over 5,000
@@ -304,7 +307,10 @@ fn a_load_starved_by_another_process_is_machine_busy_and_names_it() {
     let notes = bakeoff_report::summary::explanations(&r);
     let line = notes.iter().find(|l| l.contains("machine-busy")).unwrap();
     assert!(line.contains("sh 39% of the CPUs"), "{line}");
-    assert!(line.contains("[plan] cpus") && line.contains("more rounds"), "{line}");
+    assert!(
+        line.contains("[plan] cpus") && line.contains("more rounds"),
+        "{line}"
+    );
     assert!(!line.contains("give it more client threads"), "{line}");
     let json = serde_json::to_string(&r).unwrap();
     assert!(json.contains("\"verdict\":\"machine-busy\""), "{json}");
