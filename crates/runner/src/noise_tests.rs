@@ -312,6 +312,16 @@ fn a_load_starved_by_another_process_is_machine_busy_and_names_it() {
         "{line}"
     );
     assert!(!line.contains("give it more client threads"), "{line}");
+    // The terminal opens with the answer in words, then the table, then the warnings.
+    let term = bakeoff_report::terminal(&r, false);
+    assert!(
+        term.starts_with(
+            "no answer for b at 16 connections (kv): the machine was busy (sh 39% of the CPUs)"
+        ),
+        "{term}"
+    );
+    let table = term.find("workload").unwrap();
+    assert!(table < term.find("warning:").unwrap(), "{term}");
     let json = serde_json::to_string(&r).unwrap();
     assert!(json.contains("\"verdict\":\"machine-busy\""), "{json}");
     assert!(json.contains("\"others_top\":[{\"name\":\"sh\",\"cpu_pct\":39.0}]"));
