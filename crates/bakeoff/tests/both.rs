@@ -8,11 +8,11 @@
 //! p < 0.05 after the adjustment: hence 120 s.
 //!
 //! What each assertion relies on, and its chance of a false answer:
-//! - `work` slower on instructions: 20,000 volatile additions per command are some
-//!   40,000 instructions against memcached's few thousand per operation, a ratio far
-//!   beyond the count's resolution (1.25%, or 2.5 times its measured spread); with every round
-//!   pointing the same way and at least 6 counted runs a side, nothing but a defect
-//!   gives another answer.
+//! - `work` far more instructions per operation: 20,000 volatile additions per command
+//!   are tens of times memcached's own count (measured: 45 times), so every counted
+//!   round's ratio and hence the whole CI lie far below 1 (asserted: below 0.5); the word
+//!   is slower, or inconclusive where the budget fitted only 6 pairs (the smallest p then
+//!   is 1/32, above 0.05 after the adjustment over 4 comparisons): nil chance of faster.
 //! - `work` slower on throughput: the same loop costs tens of microseconds per command,
 //!   several times memcached's own work (the throughput drops by more than half), so
 //!   every round's ratio lies far below 1 and the paired test's CI excludes 1 at any
@@ -86,8 +86,15 @@ fn mode_both_calls_added_work_slower_on_both_metrics_and_an_identical_build_neit
             .cloned()
             .unwrap_or_else(|| panic!("no {metric} comparison for {variant}: {r}"))
     };
+    // On instructions the interval, not the word: every counted round puts the patched
+    // build at tens of times the baseline's count, so the CI lies far below 1 whatever
+    // the rounds; the word needs 7 pairs for p < 0.05 over the 4 comparisons, which a
+    // busy machine's budget may not reach (then it stays inconclusive, the interval
+    // shown being the widest 6 pairs give).
     let work = cmp("work", "instructions");
-    assert_eq!(work["verdict"], "slower", "{work}");
+    let v = work["verdict"].as_str().unwrap_or_default();
+    assert!(v == "slower" || v == "inconclusive", "{work}");
+    assert!(work["ci"][1].as_f64().unwrap_or(1.0) < 0.5, "{work}");
     let same = cmp("same", "instructions");
     let verdict = same["verdict"].as_str().unwrap_or_default();
     assert!(
