@@ -25,6 +25,7 @@ type Part = fn(&Results) -> Option<Section>;
 
 /// The sections before the workload kinds' own.
 const BEFORE_KINDS: &[Part] = &[
+    answer,
     warnings,
     notes,
     verification,
@@ -123,6 +124,17 @@ fn intro(r: &Results) -> Vec<Block> {
         text: format!("Host: {}", parts.join(" · ")).into(),
     });
     out
+}
+
+/// The answer first: a line in plain words per comparison, above the warnings (the
+/// terminal prints the same lines above its table).
+fn answer(r: &Results) -> Option<Section> {
+    let lines = summary::answers(r);
+    (!lines.is_empty()).then(|| {
+        Section::new("answer", "Answer", "Answer").with(Block::bullets(
+            lines.into_iter().map(Inline::from).collect(),
+        ))
+    })
 }
 
 fn warnings(r: &Results) -> Option<Section> {

@@ -753,7 +753,12 @@ pub fn answers(r: &Results) -> Vec<String> {
 /// (get) [1.9%, 6.2%]", or why there is none.
 fn answer(r: &Results, k: &ComparisonRecord) -> String {
     let (words, interval) = answer_words(r, k);
-    let at = format!("at {} connections ({})", k.connections, k.workload);
+    let at = format!(
+        "at {} connection{} ({})",
+        k.connections,
+        if k.connections == 1 { "" } else { "s" },
+        k.workload
+    );
     match interval {
         Some(ci) => format!("{} {words} {at} {ci}", k.variant),
         None => format!("no answer for {} {at}: {words}", k.variant),
