@@ -1,9 +1,9 @@
 //! The report's outline, decided once: which sections, in which order, under which
-//! titles, each built from the results as blocks ([`crate::document`]). Warnings and
-//! verdicts first, then the headline table and the pictures of throughput, then each
-//! workload kind's own sections ([`KindSections`]), then the "why" (machines, system, hosts,
-//! memory, counters, instructions, hotspots, binaries, layouts), then every statement and
-//! run, and finally how everything was built and run, with the exact experiment file.
+//! titles, each built from the results as blocks ([`crate::document`]). The answer in
+//! words (a line per comparison), then warnings and verdicts, then the headline table
+//! and the pictures of throughput, then each workload kind's own sections
+//! ([`KindSections`]), then the "why" (machines, system, hosts, memory, counters,
+//! instructions, hotspots, binaries, layouts), then every statement and run, and finally how everything was built and run, with the exact experiment file.
 //! A section is left out when the results have nothing for it.
 
 use crate::document::{
