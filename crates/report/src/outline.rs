@@ -3,8 +3,9 @@
 //! words (a line per comparison), then warnings and verdicts, then the headline table
 //! and the pictures of throughput, then each workload kind's own sections
 //! ([`KindSections`]), then the "why" (machines, system, hosts, memory, counters,
-//! instructions, hotspots, binaries, layouts), then every statement and run, and finally how everything was built and run, with the exact experiment file.
-//! A section is left out when the results have nothing for it.
+//! instructions, hotspots, binaries, layouts), then every statement and run, and finally
+//! how everything was built and run, with the exact experiment file. A section is left
+//! out when the results have nothing for it.
 
 use crate::document::{
     variant_order, Block, Chart, Charts, Document, Frame, Inline, IntervalTable, KindSections,
