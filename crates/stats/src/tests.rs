@@ -741,7 +741,8 @@ fn a_busy_machine_voids_every_answer() {
 #[test]
 fn a_difference_within_the_resolution_is_never_faster_or_slower() {
     let rule = Rule::new(Direction::HigherIsBetter);
-    let rounds = |shift: f64| -> (Vec<(usize, f64)>, Vec<(usize, f64)>) {
+    type Rounds = Vec<(usize, f64)>;
+    let rounds = |shift: f64| -> (Rounds, Rounds) {
         let b: Vec<(usize, f64)> = (0..8)
             .map(|r| (r, 1000.0 * (1.0 + 0.001 * r as f64)))
             .collect();
