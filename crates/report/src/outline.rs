@@ -1,6 +1,7 @@
 //! The report's outline, decided once: which sections, in which order, under which
 //! titles, each built from the results as blocks ([`crate::document`]). The answer in
-//! words (a line per comparison), then warnings and verdicts, then the headline table
+//! words (a line per comparison), then failed verifications, the A/A check and the
+//! verdicts, then the warnings and what was not measured, then the headline table
 //! and the pictures of throughput, then each workload kind's own sections
 //! ([`KindSections`]), then the "why" (machines, system, hosts, memory, counters,
 //! instructions, hotspots, binaries, layouts), then every statement and run, and finally
@@ -27,12 +28,13 @@ type Part = fn(&Results) -> Option<Section>;
 /// The sections before the workload kinds' own.
 const BEFORE_KINDS: &[Part] = &[
     answer,
-    warnings,
-    notes,
     verification,
     memory_errors,
     crate::aa::section,
     verdicts,
+    // Below the answer they qualify, so that the verdicts stand in the first screen.
+    warnings,
+    notes,
     all_cells,
     throughput,
     crate::capacity::section,
