@@ -327,12 +327,23 @@ fn verdicts(r: &Results) -> Option<Section> {
     .with(Block::caption(format!("{}.", summary::stopping_text(r))));
     let mut notes = summary::explanations(r);
     notes.extend(summary::forecast_lines(r));
-    notes.extend(summary::disturbed(r));
     if !notes.is_empty() {
         s.push(Block::List {
             class: "caption",
             numbered: false,
             items: notes.into_iter().map(Inline::from).collect(),
+        });
+    }
+    // Per-run disturbances can fill a screen: on the page they fold behind a count.
+    let disturbed = summary::disturbed(r);
+    if !disturbed.is_empty() {
+        s.push(Block::Details {
+            summary: format!("Disturbed runs, per cell ({})", disturbed.len()).into(),
+            blocks: vec![Block::List {
+                class: "caption",
+                numbered: false,
+                items: disturbed.into_iter().map(Inline::from).collect(),
+            }],
         });
     }
     s.push(Block::caption(format!(
