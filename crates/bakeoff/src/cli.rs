@@ -12,7 +12,8 @@ pub enum PairingArg {
     Unpaired,
 }
 
-/// `--fail-on` values.
+/// `--fail-on` values. Only a `slower` answer counts: `inconclusive`, `client-bound` and
+/// `machine-busy` are no answer, and fail nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
     /// A comparison came out slower.

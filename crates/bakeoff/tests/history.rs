@@ -183,7 +183,8 @@ fn history_compare_and_trend_over_two_runs() {
                 "equivalent",
                 "faster",
                 "slower",
-                "client-bound"
+                "client-bound",
+                "machine-busy"
             ]
             .iter()
             .any(|v| row.ends_with(v)),

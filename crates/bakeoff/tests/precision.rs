@@ -4,10 +4,18 @@
 //! may be client-bound: more load only widens that gap); the identical one `equivalent`,
 //! `inconclusive` or `client-bound`; the rounds stop on the budget or the precision, and
 //! never overrun the budget by more than one round; `--fail-on slower` exits 3.
+//!
+//! What each assertion relies on, and its chance of a false answer: the patched build's
+//! loop costs tens of microseconds per command, several times memcached's own work, so
+//! every round's ratio lies far below 1 and no answer but `slower` can come from the
+//! figures (a chance of nil); on a machine whose other processes took the CPU the answer
+//! is `machine-busy` and `--fail-on` passes, which the test accepts (no answer, never a
+//! wrong one). The identical build is never called different at 1 in 1,000
+//! (`differs_beyond_chance`); at the experiment's 5% level it may be, by design.
 
 mod common;
 
-use common::{no_server_left, three_builds, Scratch, ADDED_WORK};
+use common::{differs_beyond_chance, no_server_left, three_builds, Scratch, ADDED_WORK};
 
 const PLAN: &str = r#"budget = "60s"
 precision = 0.01
@@ -29,15 +37,29 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
         .expect("run bakeoff");
     no_server_left("memcached", &s);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
-    // One line names every comparison that met the condition; the identical build may be
-    // on it too (a false discovery, bounded below), so look for the patched one anywhere.
-    let fail_line = stderr
-        .lines()
-        .find(|l| l.starts_with("--fail-on: "))
-        .unwrap_or_else(|| panic!("no --fail-on line: {stderr}"));
-    assert!(fail_line.contains("kv x8 work slower"), "{stderr}");
     let r = s.results();
+    let busy = r["comparisons"]
+        .as_array()
+        .and_then(|a| a.iter().find(|k| k["variant"] == "work"))
+        .is_some_and(|k| k["verdict"] == "machine-busy");
+    let any_slower = r["comparisons"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|k| k["verdict"] == "slower"));
+    assert_eq!(
+        out.status.code(),
+        Some(if any_slower { 3 } else { 0 }),
+        "{stderr}"
+    );
+    if !busy {
+        // One line names every comparison that met the condition; the identical build
+        // may be on it too (a false discovery, bounded below), so look for the patched
+        // one anywhere.
+        let fail_line = stderr
+            .lines()
+            .find(|l| l.starts_with("--fail-on: "))
+            .unwrap_or_else(|| panic!("no --fail-on line: {stderr}"));
+        assert!(fail_line.contains("kv x8 work slower"), "{stderr}");
+    }
     let stopped = r["stopped_by"].as_str().unwrap_or_default();
     assert!(
         stopped == "budget" || stopped == "precision",
@@ -85,23 +107,23 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
         f["round_seconds"].as_f64().is_some_and(|s| s > 0.0),
         "{work}"
     );
-    assert_eq!(work["verdict"], "slower", "{work}");
+    if busy {
+        eprintln!("no answer on this busy machine: {work}");
+    } else {
+        assert_eq!(work["verdict"], "slower", "{work}");
+        assert!(work["ci"][1].as_f64().unwrap_or(1.0) < 1.0, "{work}");
+    }
     assert_eq!(work["paired"], true, "{work}");
-    assert!(work["ci"][1].as_f64().unwrap_or(1.0) < 1.0, "{work}");
     assert!(work["p_adjusted"].as_f64() >= work["p"].as_f64(), "{work}");
 
-    // The identical build: equivalent or inconclusive, or client-bound where the tests'
-    // debug-built load engine set the pace of both (then the comparison is of the load
-    // with itself, and says so). A false discovery is possible by design (at most 5% of
-    // identical comparisons, the FDR the simulations check); one that claims more than a
-    // 3% difference is a defect.
+    // The identical build: equivalent or inconclusive, client-bound where the tests'
+    // debug-built load engine set the pace of both, machine-busy where other processes
+    // took the CPU (no answer either way). A false discovery is possible by design at
+    // the 5% level; at 1 in 1,000 it is a defect.
     let same = cmp("same");
-    let verdict = same["verdict"].as_str().unwrap_or_default();
-    let ratio = same["ratio"].as_f64().unwrap_or(0.0);
     assert!(
-        ["equivalent", "inconclusive", "client-bound"].contains(&verdict)
-            || (ratio - 1.0).abs() < 0.03,
-        "identical builds called {verdict}: {same}"
+        !differs_beyond_chance(&same),
+        "identical builds called different at p < 0.001: {same}"
     );
 
     let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");

@@ -242,6 +242,10 @@ impl Search {
             } => format!(
                 "the budget is too small to measure the ends: the bad revision could not be told from the good one (ratio {ratio:.3}, CI [{lo:.3}, {hi:.3}]), so no commit can be judged against them; nothing is named (raise plan.budget)"
             ),
+            Outcome::Measured {
+                verdict: Verdict::MachineBusy,
+                ..
+            } => "the machine was busy while the ends were measured: other processes took the CPU, so nothing can be judged; nothing is named (quiet the machine, or give the server and the load CPUs of their own with [plan] cpus)".to_string(),
             Outcome::Measured { verdict, .. } => format!(
                 "the bad revision is {} against the good one: nothing moved to look for",
                 verdict.as_str()

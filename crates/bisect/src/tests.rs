@@ -362,7 +362,11 @@ fn a_bad_revision_that_did_not_move_ends_the_search() {
         Some("the budget is too small to measure the ends: 2 rounds; nothing is named (raise plan.budget)")
     );
     // A client-bound or inconclusive bad revision gives no direction either.
-    for verdict in [Verdict::Inconclusive, Verdict::ClientBound] {
+    for verdict in [
+        Verdict::Inconclusive,
+        Verdict::ClientBound,
+        Verdict::MachineBusy,
+    ] {
         let mut s = Search::new(commits(2)).unwrap();
         s.next_step();
         s.feed(Outcome::Measured {
@@ -375,6 +379,11 @@ fn a_bad_revision_that_did_not_move_ends_the_search() {
         assert_eq!(
             why.starts_with("the budget is too small to measure the ends"),
             verdict == Verdict::Inconclusive,
+            "{why}"
+        );
+        assert_eq!(
+            why.starts_with("the machine was busy"),
+            verdict == Verdict::MachineBusy,
             "{why}"
         );
     }

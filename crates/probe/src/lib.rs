@@ -17,6 +17,8 @@
 //! - `machine`: the machine itself, once per host: CPU, caches, memory, NUMA, the disks
 //!   and filesystem behind the data folder, kernel, OS, governor, huge pages,
 //!   virtualization.
+//! - `others`: who else ran during a measured window: the CPU the machine's other
+//!   processes took (by name), steal, and how busy the server's busiest thread was.
 //!
 //! Probes never fail a run: what cannot be measured is reported as unsupported, once.
 
@@ -24,6 +26,7 @@ pub mod callgrind;
 pub mod findings;
 pub mod hotlines;
 pub mod machine;
+pub mod others;
 pub mod perfstat;
 pub mod profile;
 pub mod sampler;

@@ -46,10 +46,20 @@ pub fn sentence(r: &Results) -> Option<String> {
         .iter()
         .filter(|k| k.aa && k.verdict == crate::model::Verdict::ClientBound)
         .count();
+    let busy = r
+        .comparisons
+        .iter()
+        .filter(|k| k.aa && k.verdict == crate::model::Verdict::MachineBusy)
+        .count();
     Some(if a.differs() {
         format!(
             "Machine check (A/A): FAILED. {} runs {}'s binary again in sandboxes of its own, and it came out {} at {} of {} point(s) (first: {at}). Two sandboxes of one binary should never differ: every verdict here is suspect, marked \"suspect: A/A\".",
             a.variant, a.baseline, a.verdict, a.differ, a.comparisons
+        )
+    } else if busy > 0 {
+        format!(
+            "Machine check (A/A): no answer. {} runs {}'s binary again in sandboxes of its own, and other processes of the machine took the CPU at {busy} of {} point(s) (first shown: {at}): the machine is busy; quiet it, or give the server and the load CPUs of their own with [plan] cpus, and run again.",
+            a.variant, a.baseline, a.comparisons
         )
     } else if held_back > 0 {
         format!(
@@ -217,6 +227,19 @@ mod tests {
             line.starts_with("Machine check (A/A): no answer."),
             "{line}"
         );
+        assert!(r.comparisons.iter().all(|k| !k.suspect));
+    }
+
+    /// A check on a busy machine: no answer, said as the machine's, never a load advice.
+    #[test]
+    fn a_machine_busy_check_is_no_answer_about_the_machine() {
+        let r = with_aa(Verdict::MachineBusy);
+        let line = super::sentence(&r).unwrap();
+        assert!(
+            line.starts_with("Machine check (A/A): no answer.") && line.contains("busy"),
+            "{line}"
+        );
+        assert!(!line.contains("client threads"), "{line}");
         assert!(r.comparisons.iter().all(|k| !k.suspect));
     }
 

@@ -37,6 +37,9 @@ tfoot td{border-bottom:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.chart{padding:0 10px}
 .scroll{overflow-x:auto}
+.verdict{position:sticky;right:0;background:#fff;box-shadow:-6px 0 6px -6px rgba(0,0,0,.25)}
+tbody tr:nth-child(even) .verdict{background:var(--zebra)}
+thead th.verdict{background:var(--head)}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"Liberation Mono\",monospace;font-size:12.5px}
 pre{background:var(--zebra);border:1px solid var(--line);border-radius:6px;padding:10px 12px;overflow-x:auto;line-height:1.45}
 .badge{display:inline-block;padding:0 9px;border-radius:10px;font-size:12px;font-weight:600;line-height:19px;color:#fff;background:#8d939b;white-space:nowrap}
@@ -321,12 +324,12 @@ impl Page {
             if i == v.at {
                 let _ = write!(b, "<th>{}</th>", escape(&v.header));
             }
-            let _ = write!(
-                b,
-                "<th{}>{}</th>",
-                if col.numeric { " class=\"num\"" } else { "" },
-                escape(&col.name)
-            );
+            let class = match (col.numeric, col.name.as_str()) {
+                (true, _) => " class=\"num\"",
+                (_, "verdict") => " class=\"verdict\"",
+                _ => "",
+            };
+            let _ = write!(b, "<th{class}>{}</th>", escape(&col.name));
         }
         b.push_str("</tr></thead><tbody>\n");
         for (i, row) in t.rows.iter().enumerate() {
@@ -334,7 +337,8 @@ impl Page {
                 Some(Verdict::Faster) => " r-faster",
                 Some(Verdict::Slower) => " r-slower",
                 Some(Verdict::Equivalent) => " r-equivalent",
-                Some(Verdict::ClientBound) => " r-client-bound",
+                // No answer about the server either way: one colour.
+                Some(Verdict::ClientBound | Verdict::MachineBusy) => " r-client-bound",
                 Some(Verdict::Inconclusive) | None => "",
             };
             b.push_str("<tr>");
@@ -357,6 +361,8 @@ impl Page {
                 let class = match (col.numeric, col.name.as_str()) {
                     (true, "ratio") => format!(" class=\"num{class}\""),
                     (true, _) => " class=\"num\"".into(),
+                    // The answer column stays in view when the table scrolls sideways.
+                    (_, "verdict") => " class=\"verdict\"".into(),
                     _ => String::new(),
                 };
                 let _ = write!(b, "<td{class}>{html}</td>");
@@ -452,6 +458,7 @@ mod tests {
             cv: 0.01,
             latency_us: latency(lat),
             client_bound_runs: 0,
+            machine_busy_runs: 0,
             verify_failures: 0,
             stop_reason: Some("repetitions".into()),
             system: None,
@@ -704,6 +711,81 @@ mod tests {
         out
     }
 
+    /// In a 1280x800 browser window every verdict cell of the Verdicts table lies inside
+    /// the first screen, with variant names long enough to make the table scroll
+    /// sideways: the answer column stays at the table's right edge, and what stands above
+    /// the table (the answer in words, a warning) fits. Headless chromium loads the page
+    /// with a script that writes each verdict cell's box into the page; the test reads
+    /// it back. Said and skipped where no chromium is installed.
+    #[test]
+    fn verdict_cells_are_in_the_first_screen_at_1280x800() {
+        let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .find_map(bakeoff_os::path::which)
+        else {
+            eprintln!("no chromium here: the first-screen check did not run");
+            return;
+        };
+        let mut r = fixture();
+        let long = "clang-16-O3-march-native-thin-lto-pgo-trained-on-the-sysbench-mix";
+        for c in &mut r.cells {
+            if c.variant == "clang-O3" {
+                c.variant = long.into();
+            }
+        }
+        for k in &mut r.comparisons {
+            k.variant = long.into();
+        }
+        if let Some(v) = r.variants.iter_mut().find(|v| v.name == "clang-O3") {
+            v.name = long.into();
+        }
+        let script = "<script>addEventListener('load',()=>{const b=[];document.querySelectorAll('#verdicts tbody td.verdict').forEach(td=>{const x=td.getBoundingClientRect();b.push([x.left,x.right,x.top,x.bottom].map(Math.round).join(','))});const t=document.querySelector('#verdicts table').getBoundingClientRect();const s=[...document.querySelectorAll('section,nav,h1,p.meta,p.host')].map(e=>(e.id||e.tagName)+':'+Math.round(e.getBoundingClientRect().top)).join(' ');document.body.setAttribute('data-fit',b.join(';')+'|'+innerWidth+'x'+innerHeight+'|'+Math.round(t.width)+'|'+s)});</script>";
+        let page = render(&r).replace("</body>", &format!("{script}</body>"));
+        let dir = std::env::temp_dir().join(format!("bakeoff-fit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("report.html");
+        std::fs::write(&file, page).unwrap();
+        let out = std::process::Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=1280,800",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+            ])
+            .arg(format!("file://{}", file.display()))
+            .output()
+            .expect("chromium");
+        let _ = std::fs::remove_dir_all(&dir);
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let fit = dom
+            .split("data-fit=\"")
+            .nth(1)
+            .and_then(|x| x.split('"').next())
+            .unwrap_or_else(|| panic!("no measurement: {}", String::from_utf8_lossy(&out.stderr)));
+        let parts: Vec<&str> = fit.split('|').collect();
+        let (w, h) = parts[1].split_once('x').unwrap();
+        // The layout's width is the window's; its height does not change the layout, so
+        // the first screen is the top 800 pixels whatever room the browser's own bars
+        // took.
+        let (w, _): (f64, f64) = (w.parse().unwrap(), h.parse().unwrap());
+        let table: f64 = parts[2].parse().unwrap();
+        let boxes: Vec<Vec<f64>> = parts[0]
+            .split(';')
+            .map(|b| b.split(',').map(|x| x.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(boxes.len(), r.comparisons.len(), "{fit}");
+        assert!(
+            table > w,
+            "the names should make the table wider than the window: {fit}"
+        );
+        for b in &boxes {
+            assert!(b[0] >= 0.0 && b[1] <= w && b[3] <= 800.0, "{fit}");
+        }
+    }
+
     #[test]
     fn html_snapshot() {
         insta::assert_snapshot!(render(&fixture()));
@@ -717,6 +799,8 @@ mod tests {
                 .unwrap_or_else(|| panic!("no section {id}"))
         };
         let warnings = html.find("id=\"warnings\"").unwrap();
+        // The answer first, the warnings under the verdicts they qualify.
+        assert!(at("answer") < at("verdicts") && at("verdicts") < warnings);
         let ids = [
             "verdicts",
             "throughput",
@@ -729,7 +813,7 @@ mod tests {
             "settings",
             "experiment",
         ];
-        assert!(warnings < at(ids[0]));
+        assert!(warnings < at(ids[1]));
         for pair in ids.windows(2) {
             assert!(at(pair[0]) < at(pair[1]), "{pair:?}");
         }

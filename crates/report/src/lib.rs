@@ -150,7 +150,16 @@ pub fn terminal(r: &Results, color: bool) -> String {
 
 /// The terminal summary with `kinds` adding their sections.
 pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> String {
-    terminal::render_document(&outline::document(r, kinds), color)
+    // The answer first: a line per comparison, then the table, then the notes.
+    let mut s = String::new();
+    for line in summary::answers(r) {
+        s.push_str(&summary::printable(&line));
+        s.push('\n');
+    }
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s + &terminal::render_document(&outline::document(r, kinds), color)
 }
 
 #[cfg(test)]

@@ -606,6 +606,67 @@ pub struct Latency {
     pub mean: f64,
 }
 
+/// Another process of the machine (or several of one name) during a run's window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OtherProcess {
+    pub name: String,
+    /// Its CPU, percent of all the machine's CPUs over the window.
+    pub cpu_pct: f64,
+}
+
+/// Other processes above this many CPUs' worth (a tenth of one CPU) during a window, while
+/// the server or the load waited for a CPU, mark the run disturbed by the machine.
+pub const OTHERS_CPUS: f64 = 0.1;
+/// The share of its window the load (per thread) or the server waited for a CPU above
+/// which others' CPU is taken to have come out of the measured processes' time.
+pub const WAITED_SHARE: f64 = 0.05;
+/// CPU steal above this share of the machine during the window marks a run disturbed.
+pub const STEAL_PCT: f64 = 2.0;
+
+impl Run {
+    /// What of the machine disturbed this run, in words ("others took 0.46 CPUs (sh
+    /// 23%, ...)", "CPU steal 12%"); None when nothing did or it was not measured. Others
+    /// count when they took more than [`OTHERS_CPUS`] while the load or the server waited
+    /// for a CPU more than [`WAITED_SHARE`] of the window (where the waits were
+    /// measured): on a machine with CPUs to spare, others take the idle ones.
+    pub fn machine_disturbance(&self) -> Option<String> {
+        if self.instruction_run {
+            return None;
+        }
+        let mut why = Vec::new();
+        if let Some(steal) = self.steal_pct.filter(|s| *s > STEAL_PCT) {
+            why.push(format!("CPU steal {steal:.0}% (the VM's neighbours)"));
+        }
+        if let (Some(pct), Some(cpus)) = (self.others_cpu_pct, self.machine_cpus) {
+            let others = pct / 100.0 * cpus as f64;
+            let window = self.elapsed_s.max(1e-9);
+            let load_waited = (self.client_threads > 0)
+                .then(|| self.client_wait_s / (self.client_threads as f64 * window));
+            let server_waited = self.server_wait_s.map(|w| w / window);
+            let waits = [load_waited, server_waited];
+            let waited = waits.iter().all(Option::is_none)
+                || waits.iter().flatten().any(|w| *w >= WAITED_SHARE);
+            if others > OTHERS_CPUS && waited {
+                let top: Vec<String> = self
+                    .others_top
+                    .iter()
+                    .take(3)
+                    .map(|o| format!("{} {:.0}%", o.name, o.cpu_pct))
+                    .collect();
+                why.push(format!(
+                    "other processes took {pct:.0}% of the CPUs{}",
+                    if top.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", top.join(", "))
+                    }
+                ));
+            }
+        }
+        (!why.is_empty()).then(|| why.join(", "))
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Run {
     /// Round number (0-based) and position in that round's order.
@@ -643,6 +704,27 @@ pub struct Run {
     pub server_rss_kib: u64,
     pub server_cpu_us_per_op: f64,
     pub client_bound: bool,
+    /// What the machine's other processes took during the measured window: its busy CPU
+    /// time (user, nice, system) minus the server's and bakeoff's own (the load's),
+    /// percent of all the machine's CPUs (absent: not measured, as on another host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_pct: Option<f64>,
+    /// CPU steal (the hypervisor's other guests) during the window, percent of all CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<f64>,
+    /// The other processes that took the most CPU during the window, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others_top: Vec<OtherProcess>,
+    /// CPUs of the machine the window was measured on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cpus: Option<usize>,
+    /// The server's busiest thread over the window, percent of one CPU: at 90 or more the
+    /// server's pace was its own, whatever the load did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_thread_max_pct: Option<f64>,
+    /// Seconds the server's threads waited for a CPU during the window, summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_wait_s: Option<f64>,
     /// What may have disturbed this run (CPU steal, softirq load, a saturated load
     /// engine): said, never used to drop the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -991,6 +1073,9 @@ pub struct Cell {
     pub latency_us: Latency,
     #[serde(default)]
     pub client_bound_runs: usize,
+    /// Valid wall-clock runs the machine disturbed (`Run::machine_disturbance`).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub machine_busy_runs: usize,
     #[serde(default)]
     pub verify_failures: u64,
     /// Why the cell stopped: repetitions | precision | budget.
@@ -1111,6 +1196,48 @@ impl Cell {
     }
 }
 
+impl Cell {
+    /// Whether the machine disturbed this cell: more than a quarter of its valid
+    /// wall-clock runs ([`bakeoff_stats::MACHINE_BUSY_SHARE`]).
+    pub fn machine_busy(&self) -> bool {
+        let valid: Vec<&Run> = self
+            .runs
+            .iter()
+            .filter(|x| x.valid && !x.instruction_run)
+            .collect();
+        let busy = valid
+            .iter()
+            .filter(|x| x.machine_disturbance().is_some())
+            .count();
+        busy as f64 > bakeoff_stats::MACHINE_BUSY_SHARE * valid.len() as f64
+    }
+
+    /// What took the CPU in this cell's disturbed runs: each other process's mean share of
+    /// the machine over those runs, most first (and the mean steal, when there was any).
+    pub fn busiest_others(&self) -> Vec<OtherProcess> {
+        let runs: Vec<&Run> = self
+            .runs
+            .iter()
+            .filter(|x| x.valid && x.machine_disturbance().is_some())
+            .collect();
+        let n = runs.len().max(1) as f64;
+        let mut sum: BTreeMap<String, f64> = BTreeMap::new();
+        for o in runs.iter().flat_map(|x| &x.others_top) {
+            *sum.entry(o.name.clone()).or_default() += o.cpu_pct / n;
+        }
+        let steal: f64 = runs.iter().filter_map(|x| x.steal_pct).sum::<f64>() / n;
+        if steal > STEAL_PCT {
+            sum.insert("steal (the VM's neighbours)".into(), steal);
+        }
+        let mut out: Vec<OtherProcess> = sum
+            .into_iter()
+            .map(|(name, cpu_pct)| OtherProcess { name, cpu_pct })
+            .collect();
+        out.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.name.cmp(&b.name)));
+        out
+    }
+}
+
 pub use bakeoff_stats::{Pairing, Verdict};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -1208,6 +1335,12 @@ pub struct ComparisonRecord {
     /// count's point opposite ways (where the cost lies then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disagrees: Option<String>,
+    /// The smallest relative difference this metric resolves, as the verdict used it
+    /// (throughput: the precision target; instructions: 2.5 times the run-to-run spread
+    /// of the two sides' counts, at least 1.25%): an estimate within it is never faster
+    /// or slower, a CI within it reads equivalent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
 }
 
 /// The `metric` of a comparison of wall-clock throughput.
@@ -1310,6 +1443,7 @@ impl Default for ComparisonRecord {
             forecast: None,
             metric: throughput(),
             disagrees: None,
+            resolution: None,
         }
     }
 }
@@ -1367,6 +1501,7 @@ impl ComparisonRecord {
             forecast: None,
             metric: throughput(),
             disagrees: None,
+            resolution: (k.resolution > 0.0).then_some(k.resolution),
         }
     }
 }
@@ -1425,6 +1560,7 @@ impl Cell {
             valid_runs: 0,
             latency_us: Latency::default(),
             client_bound_runs: 0,
+            machine_busy_runs: 0,
             verify_failures: 0,
             stop_reason: None,
             system: None,
@@ -1673,4 +1809,8 @@ pub fn json_problem(e: &serde_json::Error, what: &str) -> String {
         Category::Data | Category::Io => detail,
     };
     format!("line {}, column {}: {what}: {kind}", e.line(), e.column())
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }

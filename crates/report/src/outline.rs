@@ -1,10 +1,12 @@
 //! The report's outline, decided once: which sections, in which order, under which
-//! titles, each built from the results as blocks ([`crate::document`]). Warnings and
-//! verdicts first, then the headline table and the pictures of throughput, then each
-//! workload kind's own sections ([`KindSections`]), then the "why" (machines, system, hosts,
-//! memory, counters, instructions, hotspots, binaries, layouts), then every statement and
-//! run, and finally how everything was built and run, with the exact experiment file.
-//! A section is left out when the results have nothing for it.
+//! titles, each built from the results as blocks ([`crate::document`]). The answer in
+//! words (a line per comparison), then failed verifications, the A/A check and the
+//! verdicts, then the warnings and what was not measured, then the headline table
+//! and the pictures of throughput, then each workload kind's own sections
+//! ([`KindSections`]), then the "why" (machines, system, hosts, memory, counters,
+//! instructions, hotspots, binaries, layouts), then every statement and run, and finally
+//! how everything was built and run, with the exact experiment file. A section is left
+//! out when the results have nothing for it.
 
 use crate::document::{
     variant_order, Block, Chart, Charts, Document, Frame, Inline, IntervalTable, KindSections,
@@ -27,12 +29,14 @@ type Part = fn(&Results) -> Option<Section>;
 
 /// The sections before the workload kinds' own.
 const BEFORE_KINDS: &[Part] = &[
-    warnings,
-    notes,
+    answer,
     verification,
     memory_errors,
     crate::aa::section,
     verdicts,
+    // Below the answer they qualify, so that the verdicts stand in the first screen.
+    warnings,
+    notes,
     all_cells,
     throughput,
     crate::capacity::section,
@@ -125,6 +129,17 @@ fn intro(r: &Results) -> Vec<Block> {
         text: format!("Host: {}", parts.join(" · ")).into(),
     });
     out
+}
+
+/// The answer first: a line in plain words per comparison, above the warnings (the
+/// terminal prints the same lines above its table).
+fn answer(r: &Results) -> Option<Section> {
+    let lines = summary::answers(r);
+    (!lines.is_empty()).then(|| {
+        Section::new("answer", "Answer", "Answer").with(Block::bullets(
+            lines.into_iter().map(Inline::from).collect(),
+        ))
+    })
 }
 
 fn warnings(r: &Results) -> Option<Section> {
@@ -260,7 +275,7 @@ fn verdict_color(v: Verdict) -> &'static str {
         Verdict::Slower => svg::SLOWER,
         Verdict::Equivalent => svg::EQUIVALENT,
         Verdict::Inconclusive => svg::SAME,
-        Verdict::ClientBound => svg::CLIENT_BOUND,
+        Verdict::ClientBound | Verdict::MachineBusy => svg::CLIENT_BOUND,
     }
 }
 
@@ -314,12 +329,23 @@ fn verdicts(r: &Results) -> Option<Section> {
     .with(Block::caption(format!("{}.", summary::stopping_text(r))));
     let mut notes = summary::explanations(r);
     notes.extend(summary::forecast_lines(r));
-    notes.extend(summary::disturbed(r));
     if !notes.is_empty() {
         s.push(Block::List {
             class: "caption",
             numbered: false,
             items: notes.into_iter().map(Inline::from).collect(),
+        });
+    }
+    // Per-run disturbances can fill a screen: on the page they fold behind a count.
+    let disturbed = summary::disturbed(r);
+    if !disturbed.is_empty() {
+        s.push(Block::Details {
+            summary: format!("Disturbed runs, per cell ({})", disturbed.len()).into(),
+            blocks: vec![Block::List {
+                class: "caption",
+                numbered: false,
+                items: disturbed.into_iter().map(Inline::from).collect(),
+            }],
         });
     }
     s.push(Block::caption(format!(

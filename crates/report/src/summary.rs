@@ -192,7 +192,7 @@ pub fn paint(s: &str, v: Option<Verdict>) -> String {
         Some(Verdict::Slower) => "31",
         Some(Verdict::Equivalent) => "36",
         Some(Verdict::Inconclusive) => "2",
-        Some(Verdict::ClientBound) => "33",
+        Some(Verdict::ClientBound | Verdict::MachineBusy) => "33",
         None => return s.to_string(),
     };
     format!("\x1b[{code}m{s}\x1b[0m")
@@ -263,6 +263,7 @@ pub fn verdict_text(k: &ComparisonRecord) -> String {
             None => "inconclusive".into(),
         },
         Verdict::ClientBound => "client-bound".into(),
+        Verdict::MachineBusy => "machine-busy".into(),
     }
 }
 
@@ -357,6 +358,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
         })
         .collect();
     lines.extend(held_back_lines(r, &index));
+    lines.extend(machine_busy_lines(r));
     lines.extend(disagreements(r));
     lines
 }
@@ -400,6 +402,54 @@ fn held_back_lines(r: &Results, index: &Index) -> Vec<String> {
                 k.variant,
                 counts.join(" and "),
                 if capacity { "capacity trials" } else { "runs" }
+            )
+        })
+        .collect()
+}
+
+/// One sentence per machine-busy comparison: how many runs the machine disturbed on each
+/// side, what took the CPU, and what helps (never more client threads: on a busy machine
+/// they only take more of the CPUs the server needs).
+fn machine_busy_lines(r: &Results) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .filter(|k| k.verdict == Verdict::MachineBusy)
+        .map(|k| {
+            let cells: Vec<&crate::model::Cell> = [k.baseline.as_str(), k.variant.as_str()]
+                .into_iter()
+                .filter_map(|v| r.cell(&k.workload, v, k.connections))
+                .collect();
+            let counts: Vec<String> = cells
+                .iter()
+                .map(|c| {
+                    let valid = c.runs.iter().filter(|x| x.valid && !x.instruction_run).count();
+                    format!("{} {} of {valid}", c.variant, c.machine_busy_runs)
+                })
+                .collect();
+            let mut top: Vec<crate::model::OtherProcess> = Vec::new();
+            for o in cells.iter().flat_map(|c| c.busiest_others()) {
+                match top.iter_mut().find(|t| t.name == o.name) {
+                    Some(t) => t.cpu_pct = t.cpu_pct.max(o.cpu_pct),
+                    None => top.push(o),
+                }
+            }
+            top.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+            let named: Vec<String> = top
+                .iter()
+                .take(3)
+                .map(|o| format!("{} {:.0}% of the CPUs", printable(&o.name), o.cpu_pct))
+                .collect();
+            format!(
+                "{} x{} {}: machine-busy: other processes took the CPU in {} runs{}, so the figures measure the server sharing its CPUs; quiet the machine, give the server and the load CPUs of their own with [plan] cpus, or run more rounds (more client threads would only take more of the CPUs)",
+                k.workload,
+                k.connections,
+                k.variant,
+                counts.join(" and "),
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", named.join(", "))
+                }
             )
         })
         .collect()
@@ -689,4 +739,134 @@ pub fn placement(h: &crate::model::Host) -> Vec<(&'static str, String)> {
         rows.push(("data", data));
     }
     rows
+}
+
+/// The answer first: one line in plain words per comparison, the instruction count's
+/// answer beside the throughput one in mode both ("b is 4.1% faster than a at 16
+/// connections (get) [1.9%, 6.2%]", "no answer for b at 64 connections (get): the machine
+/// was busy (yes 41% of the CPUs); ...").
+pub fn answers(r: &Results) -> Vec<String> {
+    r.headline_comparisons()
+        .map(|k| {
+            let mut line = answer(r, k);
+            if let Some(i) = r.instructions_beside(k) {
+                let (words, interval) = answer_words(r, i);
+                line.push_str(&format!(
+                    "; on instructions: {words}{}",
+                    interval.map(|c| format!(" {c}")).unwrap_or_default()
+                ));
+            }
+            line
+        })
+        .collect()
+}
+
+/// One comparison's answer as a sentence: "b is 4.1% faster than a at 16 connections
+/// (get) [1.9%, 6.2%]", or why there is none.
+fn answer(r: &Results, k: &ComparisonRecord) -> String {
+    let (words, interval) = answer_words(r, k);
+    let at = format!(
+        "at {} connection{} ({})",
+        k.connections,
+        if k.connections == 1 { "" } else { "s" },
+        k.workload
+    );
+    match interval {
+        Some(ci) => format!("{} {words} {at} {ci}", k.variant),
+        None => format!("no answer for {} {at}: {words}", k.variant),
+    }
+}
+
+/// What the answer says, without the point it is at, and its interval when it is one
+/// (faster, slower, equivalent).
+fn answer_words(r: &Results, k: &ComparisonRecord) -> (String, Option<String>) {
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    // Differences as the reader says them: for instructions, per operation (the record's
+    // ratio is operations per instruction).
+    let (ratio, lo, hi) = if k.is_instructions() {
+        let inv = |x: f64| if x > 0.0 { 1.0 / x } else { f64::INFINITY };
+        (inv(k.ratio), inv(k.ci95[1]), inv(k.ci95[0]))
+    } else {
+        (k.ratio, k.ci95[0], k.ci95[1])
+    };
+    let (is, more, less) = match k.metric.as_str() {
+        crate::model::INSTRUCTIONS => (
+            "runs",
+            "more instructions per operation",
+            "fewer instructions per operation",
+        ),
+        crate::model::CAPACITY => ("has", "more capacity", "less capacity"),
+        _ => ("is", "faster", "slower"),
+    };
+    let than = format!("than {}", k.baseline);
+    match k.verdict {
+        Verdict::Faster | Verdict::Slower if ratio >= 1.0 => (
+            format!("{is} {} {more} {than}", pct(ratio - 1.0)),
+            Some(format!("[{}, {}]", pct(lo - 1.0), pct(hi - 1.0))),
+        ),
+        Verdict::Faster | Verdict::Slower => (
+            format!("{is} {} {less} {than}", pct(1.0 - ratio)),
+            Some(format!("[{}, {}]", pct(1.0 - hi), pct(1.0 - lo))),
+        ),
+        Verdict::Equivalent => (
+            format!(
+                "is the same as {} within ±{}",
+                k.baseline,
+                pct(equivalence_shown(k))
+            ),
+            Some(format!(
+                "[{:+.1}%, {:+.1}%]",
+                (lo - 1.0) * 100.0,
+                (hi - 1.0) * 100.0
+            )),
+        ),
+        Verdict::Inconclusive => (
+            match hiding_text(k) {
+                Some(h) => format!(
+                    "the difference could be anywhere {h}{}",
+                    k.more_rounds
+                        .filter(|n| *n > 0)
+                        .map(|n| format!("; about {n} more rounds would tell"))
+                        .unwrap_or_default()
+                ),
+                None => "too few runs for an interval".into(),
+            },
+            None,
+        ),
+        Verdict::ClientBound => (
+            "the load engine set the pace, not the server; give it more client threads (client_threads), a clients host, or fewer connections per thread".into(),
+            None,
+        ),
+        Verdict::MachineBusy => {
+            let mut top: Vec<crate::model::OtherProcess> = Vec::new();
+            for c in [&k.baseline, &k.variant]
+                .into_iter()
+                .filter_map(|v| r.cell(&k.workload, v, k.connections))
+            {
+                for o in c.busiest_others() {
+                    match top.iter_mut().find(|t| t.name == o.name) {
+                        Some(t) => t.cpu_pct = t.cpu_pct.max(o.cpu_pct),
+                        None => top.push(o),
+                    }
+                }
+            }
+            top.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+            let named: Vec<String> = top
+                .iter()
+                .take(2)
+                .map(|o| format!("{} {:.0}% of the CPUs", o.name, o.cpu_pct))
+                .collect();
+            (
+                format!(
+                    "the machine was busy{}; quiet it, give the server and the load CPUs of their own with [plan] cpus, or run more rounds",
+                    if named.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", named.join(", "))
+                    }
+                ),
+                None,
+            )
+        }
+    }
 }

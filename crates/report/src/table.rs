@@ -265,12 +265,11 @@ impl Table {
     /// An HTML table; `variant` renders a variant's name (with its swatch). Figures
     /// right-aligned, every string escaped, notes as a caption.
     pub fn html(&self, variant: &dyn Fn(&str) -> String) -> String {
-        let num = |i: usize| {
-            if self.columns.get(i).is_some_and(|c| c.numeric) {
-                " class=\"num\""
-            } else {
-                ""
-            }
+        let num = |i: usize| match self.columns.get(i) {
+            Some(c) if c.numeric => " class=\"num\"",
+            // The answer column stays in view when the table scrolls sideways.
+            Some(c) if c.name == "verdict" => " class=\"verdict\"",
+            _ => "",
         };
         let mut s = format!(
             "<div class=\"scroll\"><table class=\"{}\"><thead><tr>",

@@ -7,9 +7,18 @@ use crate::document::{Block, Document, Inline, Media};
 use crate::summary::printable;
 
 /// The blocks of `d` shown in the terminal, verdicts coloured when `color`.
+/// The table of every cell with its verdict (then the notes under it) comes before every
+/// other section, warnings included: the answer first.
 pub fn render_document(d: &Document, color: bool) -> String {
     let mut s = String::new();
-    for sec in &d.sections {
+    let first = |sec: &&crate::document::Section| sec.id == "cells";
+    for sec in d.sections.iter().filter(first) {
+        blocks(&mut s, &sec.blocks, Media::PAGE, color);
+    }
+    for sec in d.sections.iter().filter(|x| !first(x)) {
+        if !s.is_empty() && !s.ends_with("\n\n") {
+            s.push('\n');
+        }
         blocks(&mut s, &sec.blocks, Media::PAGE, color);
     }
     s

@@ -47,6 +47,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
             mean: 100.0,
         },
         client_bound_runs: 0,
+        machine_busy_runs: 0,
         verify_failures: 0,
         stop_reason: Some("repetitions".into()),
         system: None,

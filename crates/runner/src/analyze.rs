@@ -36,8 +36,9 @@ fn keep_forecasts(before: &[ComparisonRecord], now: &mut [ComparisonRecord]) {
     }
 }
 
-/// CPU steal above this share of the machine during the window marks a run disturbed.
-const STEAL_PCT: f64 = 2.0;
+/// CPU steal above this share of the machine during the window marks a run disturbed
+/// (results written before runs carried `steal_pct`).
+const STEAL_PCT: f64 = bakeoff_report::model::STEAL_PCT;
 /// Softirq above the cell's usual level by this many points (loopback traffic alone
 /// costs ~30% here) marks it too.
 const SOFTIRQ_EXCESS_PCT: f64 = 10.0;
@@ -65,13 +66,18 @@ fn mark_disturbed(c: &mut Cell) {
     // Mode both's instruction-count runs ran under valgrind: their clock says nothing.
     for run in c.runs.iter_mut().filter(|x| !x.instruction_run) {
         let mut why = Vec::new();
+        // Steal, when the run carries it, is part of the machine's disturbance.
+        let machine = run.machine_disturbance();
         if let Some(s) = &run.system {
-            if s.cpu_steal_pct > STEAL_PCT {
+            if run.steal_pct.is_none() && s.cpu_steal_pct > STEAL_PCT {
                 why.push(format!("CPU steal {:.0}%", s.cpu_steal_pct));
             }
             if softirq.is_some_and(|m| s.cpu_softirq_pct > m + SOFTIRQ_EXCESS_PCT) {
                 why.push(format!("softirq {:.0}%", s.cpu_softirq_pct));
             }
+        }
+        if let Some(m) = machine {
+            why.push(format!("machine busy: {m}"));
         }
         if run.client_bound {
             why.push("client-bound".to_string());
@@ -112,6 +118,11 @@ fn summarize_cell(c: &mut Cell) {
         .runs
         .iter()
         .filter(|x| x.client_bound && !x.instruction_run)
+        .count();
+    c.machine_busy_runs = c
+        .runs
+        .iter()
+        .filter(|x| x.valid && x.machine_disturbance().is_some())
         .count();
     c.verify_failures = c.runs.iter().map(|x| x.verify_failures).sum();
     match stats::summarize(&ops) {
@@ -248,6 +259,15 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             }
         }
     }
+    let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
+    for (c, instruction_runs, k) in found.iter_mut() {
+        let base = r.cell(&c.workload, baseline, c.connections);
+        k.resolution = if *instruction_runs || counted_cell(c, *instruction_runs) {
+            instruction_resolution([base, Some(*c)], *instruction_runs)
+        } else {
+            precision
+        };
+    }
     let mut capacities = crate::capacity_figures::comparisons(r, &rule);
     stats::decide(
         found
@@ -272,8 +292,13 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
         }
         let base = index.cell(&c.workload, baseline, c.connections);
         k.verdict = stats::bounded(k.verdict, base.is_some_and(Cell::held_back), c.held_back());
+        // Other processes' CPU moves the clock, not the instruction count.
+        k.verdict = stats::busy(
+            k.verdict,
+            base.is_some_and(Cell::machine_busy),
+            c.machine_busy(),
+        );
     }
-    let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
     let mut records: Vec<ComparisonRecord> = found
         .iter()
         .map(|(c, instruction_runs, k)| {
@@ -285,13 +310,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
                 k,
                 precision,
             );
-            let counted = |cell: &Cell| {
-                cell.runs
-                    .iter()
-                    .filter(|x| x.valid && x.instruction_run == *instruction_runs)
-                    .all(|x| x.instructions.is_some())
-            };
-            if *instruction_runs || counted(c) {
+            if *instruction_runs || counted_cell(c, *instruction_runs) {
                 rec.metric = INSTRUCTIONS.to_string();
             }
             let round = rounds
@@ -368,6 +387,55 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     }
     ordered
 }
+
+/// Whether a cell's figures compared (its instruction runs in mode both, else its runs)
+/// are all instruction counts.
+fn counted_cell(c: &Cell, instruction_runs: bool) -> bool {
+    c.runs
+        .iter()
+        .filter(|x| x.valid && x.instruction_run == instruction_runs)
+        .all(|x| x.instructions.is_some())
+}
+
+/// The run-to-run spread of one binary's instruction count per operation, taken as
+/// known when a side's runs cannot measure it (memcached under a kv load: how requests
+/// batch per wakeup moves the count by about this much between runs).
+pub const INSTRUCTION_SPREAD: f64 = 0.005;
+
+/// The smallest difference in instructions per operation a comparison resolves:
+/// `RESOLUTION_SPREADS` times the larger of [`INSTRUCTION_SPREAD`] and the spread
+/// measured in this comparison (the root mean square of each run's relative deviation
+/// from its side's median, both sides pooled: outliers widen it, as they should). Below
+/// it a difference is the batching of requests, not the code; so at least 1.25%.
+fn instruction_resolution(cells: [Option<&Cell>; 2], instruction_runs: bool) -> f64 {
+    let mut deviations: Vec<f64> = Vec::new();
+    for c in cells.into_iter().flatten() {
+        let xs: Vec<f64> = c
+            .runs
+            .iter()
+            .filter(|x| x.valid && x.instruction_run == instruction_runs)
+            .filter_map(|x| x.instructions.as_ref().map(|i| i.instructions_per_op))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        let Some(m) = stats::summarize(&xs).map(|s| s.median) else {
+            continue;
+        };
+        if xs.len() >= 3 && m > 0.0 {
+            deviations.extend(xs.iter().map(|x| (x / m).ln()));
+        }
+    }
+    let measured = if deviations.is_empty() {
+        0.0
+    } else {
+        (deviations.iter().map(|d| d * d).sum::<f64>() / deviations.len() as f64).sqrt()
+    };
+    RESOLUTION_SPREADS * measured.max(INSTRUCTION_SPREAD)
+}
+
+/// How many run-to-run spreads of the instruction count make its resolution: with 2.5,
+/// one binary against itself comes out faster or slower in 0 of 5,000 scripted
+/// comparisons (noise_tests.rs), and 3% more instructions is found in 98% of them.
+const RESOLUTION_SPREADS: f64 = 2.5;
 
 /// Why a throughput answer and the instruction count's answer of the same cell point
 /// opposite ways, when they do (one faster, the other slower); None otherwise.
@@ -605,6 +673,27 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
                 "{at}: {} of {} runs client-bound: the load engine, not the server, set the pace",
                 c.client_bound_runs,
                 c.runs.iter().filter(|x| !x.instruction_run).count()
+            ));
+        }
+        if c.machine_busy_runs > 0 {
+            let top: Vec<String> = c
+                .busiest_others()
+                .iter()
+                .take(3)
+                .map(|o| format!("{} {:.0}% of the CPUs", o.name, o.cpu_pct))
+                .collect();
+            w.push(format!(
+                "{at}: {} of {} runs disturbed by other processes of the machine{}",
+                c.machine_busy_runs,
+                c.runs
+                    .iter()
+                    .filter(|x| x.valid && !x.instruction_run)
+                    .count(),
+                if top.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", top.join(", "))
+                }
             ));
         }
     }

@@ -97,6 +97,7 @@ pub fn compare_searches(
         direction: rule.direction,
         verdict: stats::Verdict::Inconclusive,
         layouts: 0,
+        resolution: 0.0,
         basis: stats::Basis::None,
     };
     if n == 1 {

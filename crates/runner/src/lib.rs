@@ -27,6 +27,8 @@ mod folder;
 mod forecast;
 mod host;
 mod measured;
+#[cfg(test)]
+mod noise_tests;
 mod one_run;
 mod placement;
 mod probes;

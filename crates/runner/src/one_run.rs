@@ -403,6 +403,9 @@ impl Context<'_> {
                 series,
             ));
         }
+        if let Some(w) = &got.others {
+            probes::attach_others(run, w);
+        }
         if let Some(c) = &got.counts {
             run.counters = Some(probes::counters_record(c, run.ops, self.probes));
         } else if self.probes.counters && self.probes.events.is_empty() {

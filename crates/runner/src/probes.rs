@@ -5,10 +5,11 @@
 
 use bakeoff_engine::PhaseHooks;
 use bakeoff_plan::{Experiment, Mode, RunUnder, Sanitizer};
-use bakeoff_probe::{callgrind, hotlines, perfstat, profile, sampler};
+use bakeoff_probe::{callgrind, hotlines, others, perfstat, profile, sampler};
 use bakeoff_report::model::{
     CountersRecord, CpuSample, FnDeltaRecord, FnInstructions, FnShareRecord, HotLineRecord,
-    InstructionsRecord, LineDeltaRecord, ProfileRecord, SplitRecord, SystemRecord,
+    InstructionsRecord, LineDeltaRecord, OtherProcess, ProfileRecord, Run, SplitRecord,
+    SystemRecord,
 };
 use bakeoff_sandbox::{Usage, Watch};
 use std::path::{Path, PathBuf};
@@ -147,6 +148,8 @@ pub struct Collected {
     pub perf_data: Option<PathBuf>,
     /// The profile, analyzed on the server's host when it runs there.
     pub profile: Option<profile::Profile>,
+    /// Who else ran during the window (a server here only: /proc at the window's edges).
+    pub others: Option<others::Window>,
     pub errors: Vec<String>,
 }
 
@@ -204,6 +207,8 @@ pub struct ProbeHooks<'a> {
 #[derive(Default)]
 struct Running {
     sampler: Option<sampler::Sampler>,
+    /// /proc at the window's start, for who else ran.
+    snapshot: Option<others::Snapshot>,
     counting: Option<perfstat::Counting>,
     recording: Option<profile::Recording>,
 }
@@ -275,6 +280,9 @@ impl PhaseHooks for ProbeHooks<'_> {
                 Err(e) => self.note(format!("perf record: {e}")),
             }
         }
+        if !pids.is_empty() {
+            st.snapshot = Some(others::Snapshot::take(&pids));
+        }
         match w {
             ServerWatch::Local(w) => {
                 let server = Box::new(move || {
@@ -297,6 +305,10 @@ impl PhaseHooks for ProbeHooks<'_> {
             Ok(s) => s,
             Err(_) => return,
         };
+        let others = st.snapshot.take().map(|a| {
+            let b = others::Snapshot::take(&self.watch.pids());
+            others::between(&a, &b, std::process::id() as i32)
+        });
         let sampled = match &self.watch {
             ServerWatch::Local(_) => st.sampler.take().map(|s| s.stop()),
             ServerWatch::Remote(r) => match r.stop_sampler() {
@@ -366,11 +378,75 @@ impl PhaseHooks for ProbeHooks<'_> {
                 o.summary = Some(summary);
             }
             o.counts = counts;
+            o.others = others;
             o.perf_data = perf_data;
             o.profile = profile;
             o.errors.extend(errors);
         }
     }
+}
+
+/// Other processes named in a run, at most.
+const OTHERS_NAMED: usize = 5;
+/// Other processes below this share of the machine are not named.
+const OTHERS_NAMED_PCT: f64 = 0.5;
+
+/// Who else ran into the run; then whether the load set the pace, decided from both
+/// sides.
+pub fn attach_others(run: &mut Run, w: &others::Window) {
+    run.others_cpu_pct = Some(w.others_cpu_pct());
+    run.steal_pct = Some(w.steal_pct);
+    run.machine_cpus = Some(w.cpus);
+    run.others_top = w
+        .others
+        .iter()
+        .map(|o| OtherProcess {
+            name: o.name.clone(),
+            cpu_pct: w.pct_of_machine(o.cpu_s),
+        })
+        .filter(|o| o.cpu_pct >= OTHERS_NAMED_PCT)
+        .take(OTHERS_NAMED)
+        .collect();
+    run.server_thread_max_pct = w.server_thread_max_pct;
+    run.server_wait_s = w.server_wait_s;
+    run.client_bound = load_set_the_pace(run);
+}
+
+/// A server thread busy this share of the window (percent of one CPU) or more was
+/// saturated: the server set the pace.
+pub const SERVER_SATURATED_PCT: f64 = 90.0;
+
+/// Whether the load engine, not the server, set a closed-loop run's pace: its own threads
+/// saturated by its own work (running at least 90% of their window) while the server had
+/// capacity left (no thread of it at 90% of a CPU, and all of it under 90% of the CPUs
+/// it could use). A load that only waited for a CPU is not: behind another process that
+/// is the machine's doing (`Run::machine_disturbance`), behind the server the server's.
+/// Open-loop runs, and runs that do not say how many threads their load ran, keep what
+/// their workload decided.
+pub fn load_set_the_pace(run: &Run) -> bool {
+    if run.offered_ops_per_s.is_some() {
+        return run.client_bound;
+    }
+    let window = run.elapsed_s;
+    let server_cpus = run
+        .server_cpus
+        .as_deref()
+        .and_then(|c| bakeoff_os::cpus::CpuSet::parse(c).ok())
+        .map(|c| c.len())
+        .or(run.machine_cpus)
+        .unwrap_or(1)
+        .max(1);
+    let server_saturated = run
+        .server_thread_max_pct
+        .is_some_and(|p| p >= SERVER_SATURATED_PCT)
+        || (window > 0.0
+            && run.server_cpu_s >= SERVER_SATURATED_PCT / 100.0 * server_cpus as f64 * window);
+    let load_saturated = if run.client_threads > 0 && window > 0.0 {
+        run.client_cpu_s >= bakeoff_engine::SATURATED * run.client_threads as f64 * window
+    } else {
+        run.client_bound
+    };
+    load_saturated && !server_saturated
 }
 
 /// The sampler's summary, per operation where it makes sense, with the CPU part of the

@@ -64,6 +64,12 @@ pub enum Verdict {
     /// connections per thread).
     #[serde(rename = "client-bound")]
     ClientBound,
+    /// Other processes of the machine (or the hypervisor's other guests) took the CPU in
+    /// too many of a side's runs: no answer about the server (what to do: quiet the
+    /// machine, `[plan] cpus` to keep others off the measured CPUs, more rounds; never
+    /// more client threads). `--fail-on` treats it as inconclusive.
+    #[serde(rename = "machine-busy")]
+    MachineBusy,
 }
 
 impl Verdict {
@@ -74,6 +80,7 @@ impl Verdict {
             Verdict::Equivalent => "equivalent",
             Verdict::Inconclusive => "inconclusive",
             Verdict::ClientBound => "client-bound",
+            Verdict::MachineBusy => "machine-busy",
         }
     }
 }
@@ -200,6 +207,11 @@ pub struct Comparison {
     /// variants were each one binary.
     #[serde(default)]
     pub layouts: usize,
+    /// The smallest relative difference the metric resolves (0: none stated): a ratio
+    /// whose estimate lies within `1 +- resolution` is never faster or slower, and a CI
+    /// inside that band reads equivalent (see [`Comparison::verdict_at`]).
+    #[serde(default)]
+    pub resolution: f64,
     /// What the interval is computed from, so that [`decide`] can recompute it at the
     /// adjusted level.
     #[serde(skip)]
@@ -350,6 +362,7 @@ pub fn compare(baseline: &[f64], candidate: &[f64], rule: &Rule) -> Option<Compa
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
             layouts: 0,
+            resolution: 0.0,
             basis,
         },
         rule,
@@ -404,6 +417,7 @@ pub fn compare_rounds(
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
             layouts: 0,
+            resolution: 0.0,
             basis: Basis::Paired(d),
         },
         rule,
@@ -458,6 +472,22 @@ pub fn fcr_levels(adjusted: &[f64], alpha: f64) -> Vec<f64> {
 /// Share of a side's runs above which it counts as client-bound.
 pub const CLIENT_BOUND_SHARE: f64 = 0.25;
 
+/// Share of a side's runs disturbed by the machine (other processes, steal) above which
+/// the comparison gives no answer about the server.
+pub const MACHINE_BUSY_SHARE: f64 = 0.25;
+
+/// The answer once it is known which sides the machine disturbed (more than
+/// [`MACHINE_BUSY_SHARE`] of their runs): `MachineBusy` whatever the figures said, since
+/// they measured the server sharing its CPUs with something else, and an identical
+/// build must never come out faster or slower because a neighbour woke up.
+pub fn busy(verdict: Verdict, baseline_busy: bool, candidate_busy: bool) -> Verdict {
+    if baseline_busy || candidate_busy {
+        Verdict::MachineBusy
+    } else {
+        verdict
+    }
+}
+
 /// The answer once it is known which sides the load held back (more than
 /// [`CLIENT_BOUND_SHARE`] of their runs client-bound). A held-back side's true figure is at
 /// least what was measured, so "faster" stands when only the candidate was held back and
@@ -510,15 +540,22 @@ impl Comparison {
         }
     }
 
-    /// The answer at an (adjusted) p-value: faster or slower when significant and the CI
-    /// excludes 1; equivalent when the whole CI lies within 1 +- `equivalence`;
+    /// The answer at an (adjusted) p-value: faster or slower when significant, the CI
+    /// excludes 1 and the estimate lies beyond the metric's `resolution`; equivalent when
+    /// the whole CI lies within 1 +- the larger of `equivalence` and the resolution;
     /// inconclusive otherwise, and always when the CI covers less than 90%.
     pub fn verdict_at(&self, p: f64, alpha: f64, equivalence: f64) -> Verdict {
         let (lo, hi) = self.ci95;
         if self.ci_coverage < MIN_COVERAGE {
             return Verdict::Inconclusive;
         }
-        if p < alpha && (lo > 1.0 || hi < 1.0) {
+        let resolution = if self.resolution.is_finite() {
+            self.resolution.max(0.0)
+        } else {
+            0.0
+        };
+        let resolved = self.ratio.ln().abs() > (1.0 + resolution).ln();
+        if p < alpha && (lo > 1.0 || hi < 1.0) && resolved {
             let better = match self.direction {
                 Direction::HigherIsBetter => self.ratio > 1.0,
                 Direction::LowerIsBetter => self.ratio < 1.0,
@@ -529,7 +566,8 @@ impl Comparison {
                 Verdict::Slower
             };
         }
-        if lo >= 1.0 - equivalence && hi <= 1.0 + equivalence {
+        let band = equivalence.max(resolution);
+        if lo >= 1.0 - band && hi <= 1.0 + band {
             Verdict::Equivalent
         } else {
             Verdict::Inconclusive

@@ -177,6 +177,7 @@ pub fn compare_layouts(
             direction: rule.direction,
             verdict: Verdict::Inconclusive,
             layouts: k,
+            resolution: 0.0,
             basis: crate::Basis::Slots {
                 centre,
                 se,

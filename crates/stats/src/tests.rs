@@ -723,3 +723,50 @@ fn a_held_back_side_keeps_only_the_answers_more_load_cannot_reverse() {
     }
     assert_eq!(ClientBound.as_str(), "client-bound");
 }
+
+#[test]
+fn a_busy_machine_voids_every_answer() {
+    use Verdict::*;
+    for v in [Faster, Slower, Equivalent, Inconclusive, ClientBound] {
+        assert_eq!(busy(v, false, false), v);
+        assert_eq!(busy(v, true, false), MachineBusy);
+        assert_eq!(busy(v, false, true), MachineBusy);
+    }
+    assert_eq!(MachineBusy.as_str(), "machine-busy");
+}
+
+/// Eight rounds 0.5% apart every time: the CI excludes 1, yet with a 1.25% resolution
+/// the difference is not resolved (inconclusive or equivalent, never slower); with none
+/// it is slower. A 3% difference stays slower at that resolution.
+#[test]
+fn a_difference_within_the_resolution_is_never_faster_or_slower() {
+    let rule = Rule::new(Direction::HigherIsBetter);
+    type Rounds = Vec<(usize, f64)>;
+    let rounds = |shift: f64| -> (Rounds, Rounds) {
+        let b: Vec<(usize, f64)> = (0..8)
+            .map(|r| (r, 1000.0 * (1.0 + 0.001 * r as f64)))
+            .collect();
+        let c = b
+            .iter()
+            .enumerate()
+            .map(|(i, (r, x))| (*r, x * shift * (1.0 + 0.0005 * (i % 3) as f64)))
+            .collect();
+        (b, c)
+    };
+    let (b, c) = rounds(0.995);
+    let mut k = compare_rounds(&b, &c, &rule).unwrap();
+    assert!(k.ci95.1 < 1.0, "{:?}", k.ci95);
+    assert_eq!(k.verdict, Verdict::Slower);
+    k.resolution = 0.0125;
+    let v = k.verdict_at(k.p_value, 0.05, 0.01);
+    assert!(
+        matches!(v, Verdict::Equivalent | Verdict::Inconclusive),
+        "{v:?}"
+    );
+    // The whole CI inside the resolution band: equivalent.
+    assert_eq!(v, Verdict::Equivalent, "{:?}", k.ci95);
+    let (b, c) = rounds(0.97);
+    let mut k = compare_rounds(&b, &c, &rule).unwrap();
+    k.resolution = 0.0125;
+    assert_eq!(k.verdict_at(k.p_value, 0.05, 0.01), Verdict::Slower);
+}

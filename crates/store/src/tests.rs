@@ -406,6 +406,7 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         cv: s.cv,
         latency_us: Latency::default(),
         client_bound_runs: 0,
+        machine_busy_runs: 0,
         verify_failures: 0,
         stop_reason: None,
         system: None,

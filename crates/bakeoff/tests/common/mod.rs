@@ -233,3 +233,72 @@ mix = {{ get = 90, set = 10 }}
 {plan}"#
     )
 }
+
+/// Processes that keep CPUs busy until dropped (killed and reaped even when the test
+/// fails, since the guard drops while the panic unwinds). Not bakeoff's: the test starts
+/// them, beside the `bakeoff` it runs.
+pub struct Hog(Vec<std::process::Child>);
+
+impl Hog {
+    /// A busy loop pinned to `cpu`.
+    pub fn on(cpu: usize) -> Hog {
+        let child = std::process::Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset");
+        Hog(vec![child])
+    }
+
+    /// `yes > /dev/null`, one per CPU of the machine, wherever the scheduler puts them.
+    pub fn everywhere() -> Hog {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut hog = Hog(Vec::new());
+        for _ in 0..cpus {
+            let child = std::process::Command::new("yes")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("yes");
+            hog.0.push(child);
+        }
+        hog
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The names in a run's `others_top`.
+pub fn others_named(run: &serde_json::Value) -> Vec<String> {
+    run["others_top"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|o| o["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The level at which a test asserts that one binary compared with itself did not come
+/// out faster or slower: 1 in 1,000.
+pub const FALSE_ANSWER_LEVEL: f64 = 0.001;
+
+/// Whether a comparison of one binary with itself came out faster or slower at
+/// [`FALSE_ANSWER_LEVEL`]: its verdict says so and its raw two-sided p-value lies below
+/// 0.001. For an identical build the rounds are exchangeable (each round runs the two in
+/// a shuffled order), so the test's null distribution holds and that happens in at most
+/// 1 in 1,000 comparisons; at the experiment's own 5% level it would happen in 1 in 20,
+/// by design, and a test asserting it never does would fail that often. With up to 9
+/// pairs the paired test cannot reach it at all (its smallest p is 2/2^n = 0.0039).
+pub fn differs_beyond_chance(k: &serde_json::Value) -> bool {
+    matches!(k["verdict"].as_str(), Some("faster" | "slower"))
+        && k["p_value"]
+            .as_f64()
+            .is_some_and(|p| p < FALSE_ANSWER_LEVEL)
+}

@@ -260,6 +260,7 @@ mod tests {
             cv: 0.0,
             latency_us: Latency::default(),
             client_bound_runs: 0,
+            machine_busy_runs: 0,
             verify_failures: 0,
             stop_reason: None,
             system: None,
