@@ -20,6 +20,7 @@ mod capacity_figures;
 mod checks;
 mod counting;
 mod datadirs;
+mod dist;
 mod equivalence;
 mod execute;
 mod folder;

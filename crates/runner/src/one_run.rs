@@ -109,6 +109,7 @@ impl Context<'_> {
         }
         let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
+        env.extend(v.env.iter().cloned());
         let (layout, binary) = v.layout_for(slot.round);
         let pad = self.env_pad(slot);
         if let Some(n) = pad {

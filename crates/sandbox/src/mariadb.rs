@@ -91,6 +91,14 @@ impl Target for Mariadb {
         TargetKind::Mariadb
     }
 
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["mariadbd", "mysqld"],
+            helpers: &[&["mariadb-install-db", "mysql_install_db"]],
+            version_args: &["--version"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::Mariadb
     }

@@ -61,6 +61,14 @@ impl Target for Postgres {
         TargetKind::Postgres
     }
 
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["postgres"],
+            helpers: &[&["initdb"]],
+            version_args: &["--version"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::Postgres
     }
