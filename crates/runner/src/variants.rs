@@ -75,7 +75,11 @@ pub fn variants(
             (_, None, _) if v.dist.is_some() => {
                 observer.notice(&format!("{}: fetching its distribution", v.name));
                 let d = v.dist.as_ref().expect("checked");
-                crate::dist::fetch(l, d, &cache).map(|f| {
+                let got = crate::dist::fetch(l, d, &cache);
+                if let Err(e) = &got {
+                    observer.notice(&format!("{}: {e}", v.name));
+                }
+                got.map(|f| {
                     let out = (vec![f.binary.clone()], f.build.clone());
                     fetched = Some(f);
                     out
