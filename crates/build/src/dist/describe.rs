@@ -70,10 +70,13 @@ fn version_line(binary: &Path, args: &[&str], env: &[(String, String)]) -> Optio
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    // mysqld starts its line with the path it ran from: the name says as much.
+    let path = binary.display().to_string();
+    let name = crate::util::name_of(binary);
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .map(|l| l.chars().take(200).collect())
+        .map(|l| l.replacen(&path, &name, 1).chars().take(200).collect())
 }
 
 fn tempfile_dir() -> Option<std::path::PathBuf> {
