@@ -14,7 +14,14 @@ pub fn blocks(r: &Results) -> Vec<Block> {
     }
     let mut t = Table::new(
         "dists",
-        &["variant", "dist", "version", "compiler", "allocator", "sha256"],
+        &[
+            "variant",
+            "dist",
+            "version",
+            "compiler",
+            "allocator",
+            "sha256",
+        ],
     );
     for v in &with {
         let d = v.dist.clone().unwrap_or_default();
@@ -27,10 +34,7 @@ pub fn blocks(r: &Results) -> Vec<Block> {
             d.sha256.chars().take(12).collect::<String>().into(),
         ]);
     }
-    let mut out = vec![
-        Block::Heading("Distributions".into()),
-        Block::Table(t),
-    ];
+    let mut out = vec![Block::Heading("Distributions".into()), Block::Table(t)];
     if let Some(n) = mixed_note(r) {
         out.push(Block::Text {
             class: "caption",
