@@ -93,8 +93,10 @@ mod tests {
 
     #[test]
     fn the_note_needs_both_version_and_compiler_to_differ() {
-        let mut r = Results::default();
-        r.variants = vec![v("a", "16.4", "gcc 7"), v("b", "9.6", "gcc 7")];
+        let mut r = Results {
+            variants: vec![v("a", "16.4", "gcc 7"), v("b", "9.6", "gcc 7")],
+            ..Results::default()
+        };
         assert!(mixed_note(&r).is_none());
         r.variants.push(v("c", "12.1", "gcc 4.4"));
         assert!(mixed_note(&r).unwrap().contains("a and c"));
