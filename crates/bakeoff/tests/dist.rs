@@ -236,4 +236,20 @@ fn a_malformed_coordinate_is_refused_at_its_key() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A target that has no server to find in a distribution says so at the key.
+    let f = s.write(
+        "lite.toml",
+        &format!("name = \"lite\"\n[target]\nkind = \"sqlite\"\n[[variant]]\nname = \"s\"\ndist = {{ debian = \"libsqlite3-0=3.40.1-2\" }}\n{OLTP}"),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("check")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("lite.toml:6:") && err.contains("sqlite target"),
+        "{err}"
+    );
 }

@@ -111,6 +111,19 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check 
             format!("variant {:?} runs on host {host}, but dist binaries are fetched and run on this machine; remove host, or install the binaries there and name them with binary", v.name),
         ));
     }
+    if bakeoff_sandbox::target_for(e.target.kind)
+        .dist_layout()
+        .servers
+        .is_empty()
+    {
+        return Err(l.error_at(
+            &key!["variant", i, "dist"],
+            format!(
+                "a {} target does not run from a distribution's binaries yet; give the variant a binary or build it",
+                e.target.kind.as_str()
+            ),
+        ));
+    }
     let sources = d.sources();
     match sources.as_slice() {
         [] => {

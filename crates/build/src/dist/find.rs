@@ -111,8 +111,57 @@ pub fn find_server(tree: &Path, layout: &Layout, path: Option<&Path>) -> Result<
             ));
         }
     }
+    if let (Some(need), Some(have)) = (glibc_needed(&binary), glibc_here()) {
+        if need > have {
+            return Err(format!(
+                "{} needs glibc {}.{}, this machine has {}.{}; pick a build for an older glibc (e.g. another manylinux platform)",
+                rel(tree, &binary),
+                need.0,
+                need.1,
+                have.0,
+                have.1
+            ));
+        }
+    }
     let lib_dirs = lib_dirs(&binary);
     Ok(Found { binary, lib_dirs })
+}
+
+/// The newest `GLIBC_x.y` symbol version the binary asks for (`readelf -V`).
+fn glibc_needed(binary: &Path) -> Option<(u32, u32)> {
+    let out = std::process::Command::new("readelf")
+        .args(["-V", "-W"])
+        .arg(binary)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("GLIBC_"))
+        .filter_map(parse_version)
+        .max()
+}
+
+/// This machine's glibc version.
+fn glibc_here() -> Option<(u32, u32)> {
+    // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
+    let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+    parse_version(v.to_str().ok()?)
+}
+
+fn parse_version(s: &str) -> Option<(u32, u32)> {
+    let mut parts = s.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts
+        .next()
+        .map(|m| {
+            m.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    Some((major, minor))
 }
 
 /// A helper beside the server, in `../bin` or `../scripts`.
@@ -200,4 +249,19 @@ fn machine_name(m: u16) -> String {
 #[cfg(test)]
 pub(super) fn this_machine_for_tests() -> u16 {
     this_machine()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glibc_versions_compare() {
+        assert_eq!(parse_version("2.36"), Some((2, 36)));
+        assert_eq!(parse_version("2.3.4"), Some((2, 3)));
+        assert!(glibc_here().is_some());
+        let t = std::fs::canonicalize(bakeoff_os::path::which("true").unwrap()).unwrap();
+        let need = glibc_needed(&t).unwrap();
+        assert!(need <= glibc_here().unwrap(), "{need:?}");
+    }
 }
