@@ -252,4 +252,23 @@ fn a_malformed_coordinate_is_refused_at_its_key() {
         err.contains("lite.toml:6:") && err.contains("sqlite target"),
         "{err}"
     );
+    // A registry client that is not installed is said at the key, before anything runs.
+    let f = s.write(
+        "nomvn.toml",
+        &format!("name = \"nomvn\"\n[target]\nkind = \"redis\"\n[[variant]]\nname = \"r\"\ndist = {{ maven = \"a.b:c:1\" }}\n{KV}"),
+    );
+    let empty = s.path().join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("check")
+        .arg(&f)
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nomvn.toml:6:") && err.contains("`mvn` is not installed"),
+        "{err}"
+    );
 }

