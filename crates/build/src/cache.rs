@@ -9,6 +9,7 @@
 //! builds/<key>/{build/, build.log, build.json} a finished build
 //! builds/<key>.failed/                         the last failed attempt of a key (log kept)
 //! locks/<name>.lock                            flock files, one per entry
+//! dist/<spec>-<sha>/{tree/, dist.json}         a distribution's binaries, unpacked (dist/)
 //! ```
 //!
 //! An entry is complete iff its directory exists: it is only ever created by renaming a
@@ -26,7 +27,7 @@ use crate::util::remove_tree;
 /// The folders directly under a cache root (see the module doc; `profiles` and `bolted`
 /// hold PGO profiles and BOLT-ed binaries, `logs` build logs).
 const LAYOUT: &[&str] = &[
-    "sources", "patched", "builds", "locks", "logs", "profiles", "bolted",
+    "sources", "patched", "builds", "locks", "logs", "profiles", "bolted", "dist",
 ];
 
 /// A build and source cache rooted at one directory.

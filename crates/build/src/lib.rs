@@ -22,6 +22,7 @@ pub mod anatomy;
 mod builder;
 mod cache;
 mod compiler;
+pub mod dist;
 mod error;
 mod key;
 pub mod layout;

@@ -249,6 +249,10 @@ pub struct Variant {
     /// An installed server binary; excludes every build key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<PathBuf>,
+    /// A distribution's released binaries, fetched and unpacked; excludes `binary` and
+    /// every build key (`crate::dist`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<crate::Dist>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiler: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -324,9 +328,10 @@ fn default_training() -> String {
 }
 
 impl Variant {
-    /// True when this variant is built from source rather than taken as a binary.
+    /// True when this variant is built from source rather than taken as a binary (an
+    /// installed one or a distribution's).
     pub fn is_build(&self) -> bool {
-        self.binary.is_none()
+        self.binary.is_none() && self.dist.is_none()
     }
 
     /// The compiler a build variant uses (`gcc` when the file names none).

@@ -4,6 +4,7 @@
 //! does. Nothing here touches the network, a compiler or a server.
 
 pub mod derive;
+mod dist;
 mod document;
 mod experiment;
 mod host;
@@ -12,6 +13,7 @@ pub mod ssh_options;
 mod validate;
 mod workload;
 
+pub use dist::{Dist, Packages};
 pub use document::{
     load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
 };

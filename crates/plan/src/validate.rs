@@ -793,6 +793,9 @@ fn distinct_file_names(l: &Loaded, what: &str, names: &[(Vec<Key>, String)]) -> 
 
 fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     check_variant_asks(l, e, i, v)?;
+    if v.dist.is_some() {
+        return crate::dist::check(l, e, i, v);
+    }
     if let Some(b) = &v.binary {
         let build_keys = [
             ("compiler", v.compiler.is_some()),

@@ -28,6 +28,9 @@ pub fn variants(r: &Results) -> Option<Section> {
         text.push(Block::Table(t));
     }
     s.push(Block::Only(Media::MARKDOWN, text));
+    for b in crate::dist::blocks(r) {
+        s.push(b);
+    }
     Some(s)
 }
 

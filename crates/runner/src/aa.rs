@@ -47,6 +47,7 @@ pub(crate) fn add(
         run_under: b.run_under,
         configure_args: b.configure_args.clone(),
         layouts: b.layouts.clone(),
+        env: b.env.clone(),
     };
     observer.notice(&format!(
         "aa: {name} runs {baseline}'s binary again in sandboxes of its own, the machine's own false-difference check"

@@ -108,6 +108,18 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
             })?;
         }
     }
+    for (i, v) in e.variants.iter().enumerate() {
+        let Some(d) = &v.dist else { continue };
+        if let Some((k, m)) = crate::dist::missing_client(d) {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &key!["variant", i, "dist", k],
+                    format!("variant {:?}: {m}", v.name),
+                )
+                .to_string(),
+            ));
+        }
+    }
     open_files(l)?;
     argument_room(l)?;
     let library = e.target.kind.binary_is_library();

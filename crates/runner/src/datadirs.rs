@@ -487,7 +487,7 @@ pub fn sql_spec(
         options: v.options.clone(),
         data: Some(data),
         wrapper: Vec::new(),
-        env: Vec::new(),
+        env: v.env.clone(),
         listen: bakeoff_sandbox::LOOPBACK,
         cpus: None,
     }
@@ -500,7 +500,9 @@ pub fn sql_spec(
 pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
     let tree = v.binary.parent().and_then(Path::parent);
     let is_build_tree = tree.is_some_and(|t| t.file_name().is_some_and(|n| n == "install"));
-    if bakeoff_sandbox::server_user().is_none() || !is_build_tree {
+    // A distribution's tree (`<tree>/bin/<server>`) in a cache the server's user cannot enter.
+    let unreachable = !others_can_enter(&v.binary);
+    if bakeoff_sandbox::server_user().is_none() || !(is_build_tree || unreachable) {
         return Ok(v.binary.clone());
     }
     let (Some(tree), Some(name)) = (tree, v.binary.file_name()) else {
@@ -517,6 +519,15 @@ pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf,
         return Err(format!("chmod of {} failed", copy.display()));
     }
     Ok(copy.join("bin").join(name))
+}
+
+/// Whether every folder above `p` lets other users through (o+x).
+fn others_can_enter(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
 }
 
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed

@@ -21,6 +21,7 @@ mod checks;
 mod counting;
 mod datadirs;
 mod deadline;
+mod dist;
 mod equivalence;
 mod execute;
 mod folder;

@@ -112,6 +112,7 @@ impl Context<'_> {
         }
         let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
+        env.extend(v.env.iter().cloned());
         let (layout, binary) = v.layout_for(slot.round);
         let hashed = v.layouts.get(layout).map_or("", |b| b.sha256.as_str());
         if self.loaded.experiment.server_host(&v.name).is_none() {

@@ -29,6 +29,8 @@ pub struct ReadyVariant {
     pub configure_args: Vec<String>,
     /// Its binaries, one per code layout (`[plan] layouts`); the first is `binary`.
     pub layouts: Vec<LayoutBinary>,
+    /// Environment its server needs (a distribution's bundled libraries' path).
+    pub env: Vec<(String, String)>,
 }
 
 /// One binary of a variant: a code layout of a build (its linker seed), or the one

@@ -199,6 +199,7 @@ fn sql_place(
         run_under: None,
         configure_args: v.configure_args.clone(),
         layouts: Vec::new(),
+        env: Vec::new(),
     };
     let mut place = SqlPlace {
         binary: PathBuf::new(),

@@ -69,8 +69,22 @@ pub fn variants(
     let mut ready = Vec::new();
     for v in &e.variants {
         let args = e.server_args(v);
+        let mut fetched = None;
         let outcome = match (&tree, &v.binary, &v.rev) {
             (_, Some(b), _) => describe_binary(&l.resolve(b), e.server_host(&v.name), remote),
+            (_, None, _) if v.dist.is_some() => {
+                observer.notice(&format!("{}: fetching its distribution", v.name));
+                let d = v.dist.as_ref().expect("checked");
+                let got = crate::dist::fetch(l, d, &cache);
+                if let Err(e) = &got {
+                    observer.notice(&format!("{}: {e}", v.name));
+                }
+                got.map(|f| {
+                    let out = (vec![f.binary.clone()], f.build.clone());
+                    fetched = Some(f);
+                    out
+                })
+            }
             (Some(t), None, None) => b.variant(v, t),
             (Some(_), None, Some(rev)) => match own_revision(l, rev, &cache) {
                 Ok(t) => b.variant(v, &t).map(|(p, mut b)| {
@@ -97,6 +111,7 @@ pub fn variants(
             layouts: Vec::new(),
             aa: false,
             host: e.server_host(&v.name).map(str::to_string),
+            dist: fetched.as_ref().map(|f| f.dist.clone()),
         };
         match outcome {
             Ok((layouts, b)) => {
@@ -129,6 +144,7 @@ pub fn variants(
                     run_under: v.run_under,
                     configure_args: v.configure_args.clone(),
                     layouts,
+                    env: fetched.map(|f| f.env).unwrap_or_default(),
                 });
             }
             Err(msg) => {

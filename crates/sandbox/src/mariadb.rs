@@ -151,6 +151,14 @@ impl Target for Mariadb {
         TargetKind::Mariadb
     }
 
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["mariadbd", "mysqld"],
+            helpers: &[&["mariadb-install-db", "mysql_install_db"]],
+            version_args: &["--version"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::Mariadb
     }
@@ -265,6 +273,11 @@ impl Target for Mariadb {
         if let Some(lines) = tree_settings(binary) {
             text = text.replacen("[mariadbd]\n", &format!("[mariadbd]\n{lines}"), 1);
         }
+        // Servers before 10.4 (named mysqld) read no [mariadbd] group; every version
+        // reads [mysqld].
+        if binary.file_name().is_some_and(|n| n == "mysqld") {
+            text = text.replacen("[mariadbd]\n", "[mysqld]\n", 1);
+        }
         // A write failure shows as mariadbd's own "could not open" error at start.
         let _ = std::fs::write(&cnf, text);
         let mut cmd = Command::new(binary);
@@ -342,7 +355,9 @@ fn tree_settings(binary: &Path) -> Option<String> {
 /// mariadb-install-db into `dest`, then a bootstrap run that creates the login's user and
 /// database.
 pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
-    let install = sqldata::companion(binary, "mariadb-install-db")
+    // The script beside the server first (a distribution's mysql_install_db), then PATH.
+    let install = beside(binary, &["mariadb-install-db", "mysql_install_db"])
+        .or_else(|| sqldata::companion(binary, "mariadb-install-db"))
         .or_else(|| sqldata::companion(binary, "mysql_install_db"))
         .ok_or(
             "mariadb-install-db not found beside the server or on PATH; install mariadb-server",
@@ -358,7 +373,7 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     cmd.arg("--no-defaults")
         .arg(format!("--datadir={}", dest.display()))
         .arg(format!("--basedir={}", basedir.display()))
-        .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+        .args(install_flags(binary));
     if let Some((_, _, user)) = sqldata::server_user() {
         cmd.arg(format!("--user={user}"));
     }
@@ -387,6 +402,36 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
         boot.arg(format!("--user={user}"));
     }
     sqldata::run_setup(boot, Some(&sql), "mariadbd --bootstrap")
+}
+
+/// The first of `names` in the server's folder, `../bin` or `../scripts`.
+fn beside(binary: &Path, names: &[&str]) -> Option<std::path::PathBuf> {
+    let dir = binary.parent()?;
+    names.iter().find_map(|n| {
+        [
+            dir.join(n),
+            dir.join("../bin").join(n),
+            dir.join("../scripts").join(n),
+        ]
+        .into_iter()
+        .find(|p| bakeoff_os::path::is_executable(p))
+    })
+}
+
+/// install-db's flags for the server's version: `--auth-root-authentication-method` and
+/// `--skip-test-db` came with 10.4; older scripts refuse them (and make root without a
+/// password and a test database, which bakeoff's login does not use).
+fn install_flags(binary: &Path) -> &'static [&'static str] {
+    let version = version_line(binary).and_then(|l| file_version(&l));
+    let older = version.as_deref().and_then(|v| {
+        let (major, minor) = v.split_once('.')?;
+        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?) < (10, 4))
+    });
+    if older == Some(true) {
+        &[]
+    } else {
+        &["--auth-root-authentication-method=normal", "--skip-test-db"]
+    }
 }
 
 /// Options that change InnoDB's files: servers must agree on them to share loaded data.

@@ -75,6 +75,14 @@ impl Target for Memcached {
         TargetKind::Memcached
     }
 
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["memcached"],
+            helpers: &[],
+            version_args: &["-V"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::Autotools {
             product: "memcached".into(),

@@ -104,6 +104,14 @@ impl Target for Postgres {
         TargetKind::Postgres
     }
 
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["postgres"],
+            helpers: &[&["initdb"]],
+            version_args: &["--version"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::Postgres
     }
@@ -259,22 +267,23 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     let made = (|| {
         sqldata::give_to_server_user(dest)?;
         sqldata::give_to_server_user(&pwfile)?;
+        let old = Spelling::of(binary);
         let mut cmd = Command::new(&initdb);
         cmd.arg("-D")
             .arg(dest)
             .args([
                 "-U",
                 &login.user,
-                "--auth=scram-sha-256",
+                &format!("--auth={}", old.auth),
                 "-E",
                 "UTF8",
                 "--locale=C",
-                "--no-sync",
+                old.no_sync,
             ])
             .arg(format!("--pwfile={}", pwfile.display()));
         sqldata::as_server_user(&mut cmd);
         sqldata::run_setup(cmd, None, "initdb")?;
-        allow_remote_logins(dest)?;
+        allow_remote_logins(dest, old.auth)?;
         let mut single = Command::new(binary);
         single
             .args(["--single", "-D"])
@@ -291,7 +300,7 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
 /// Lets the login in from any address, with its password (scram): initdb admits only
 /// loopback, and a server on another host serves the load from elsewhere. Whether
 /// anything but loopback can reach it is the listen address's say.
-fn allow_remote_logins(dest: &Path) -> Result<(), String> {
+fn allow_remote_logins(dest: &Path, auth: &str) -> Result<(), String> {
     use std::io::Write;
     let hba = dest.join("pg_hba.conf");
     std::fs::OpenOptions::new()
@@ -299,10 +308,36 @@ fn allow_remote_logins(dest: &Path) -> Result<(), String> {
         .open(&hba)
         .and_then(|mut f| {
             f.write_all(
-                b"# added by bakeoff: the load may come from another host\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n",
+                format!("# added by bakeoff: the load may come from another host\nhost all all 0.0.0.0/0 {auth}\nhost all all ::/0 {auth}\n").as_bytes(),
             )
         })
         .map_err(|e| format!("cannot add to {}: {e}", hba.display()))
+}
+
+/// initdb's flags as the server's version spells them: before PostgreSQL 10 there is
+/// no SCRAM (bakeoff's client then logs in with a cleartext password, on loopback) and
+/// `--no-sync` was `--nosync`.
+struct Spelling {
+    auth: &'static str,
+    no_sync: &'static str,
+}
+
+impl Spelling {
+    fn of(binary: &Path) -> Spelling {
+        let major = version_line(binary)
+            .and_then(|l| file_version(&l))
+            .and_then(|v| v.parse::<u32>().ok());
+        match major {
+            Some(m) if m < 10 => Spelling {
+                auth: "password",
+                no_sync: "--nosync",
+            },
+            _ => Spelling {
+                auth: "scram-sha-256",
+                no_sync: "--no-sync",
+            },
+        }
+    }
 }
 
 /// "15" from a `--version` line ("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)").

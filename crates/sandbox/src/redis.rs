@@ -252,6 +252,14 @@ impl Target for Redis {
     /// make_args choose the allocator (`MALLOC=libc`, `USE_SYSTEM_JEMALLOC=yes`) and the
     /// rest. Without a choice, a tree that cannot link its bundled jemalloc (Debian's) gets
     /// the system's.
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["redis-server"],
+            helpers: &[],
+            version_args: &["--version"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::redis("src/redis-server")
     }

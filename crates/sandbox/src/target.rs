@@ -290,6 +290,13 @@ pub trait Target: Send + Sync {
     /// How a variant of this target is built from source.
     fn recipe(&self) -> Recipe;
 
+    /// What its server looks like in a distribution's binaries (`[[variant]] dist`): the
+    /// server's file names, the helpers it needs beside it, how it prints its version.
+    /// Empty names: this target does not run from a distribution.
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout::default()
+    }
+
     /// The SQL dialect and wire protocol it speaks (None: not a SQL server).
     fn dialect(&self) -> Option<bakeoff_sqlclient::Dialect> {
         None

@@ -1,0 +1,243 @@
+//! Getting a distribution's archive(s) into a download folder with the registry's own
+//! client, run without a shell, arguments as a list: `mvn dependency:get` (the jar then
+//! copied from the local repository), `pip download` (told the platform and Python
+//! version, so a wheel made for another Python is still found), `apt-get download`,
+//! `npm pack`, `curl` for an official archive, a copy for a local one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::DistSource;
+use crate::util::run_captured;
+
+/// The archives `src` names, fetched into `dir`.
+pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    match src {
+        DistSource::Url { url, .. } => {
+            let to = dir.join(
+                url.rsplit('/')
+                    .next()
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or("archive"),
+            );
+            run(
+                "curl",
+                Command::new("curl")
+                    .args(["-fsSL", "--retry", "2", "--max-time", "900", "-o"])
+                    .arg(&to)
+                    .arg(url),
+                &src.spec(),
+                "check the url",
+            )?;
+            Ok(vec![to])
+        }
+        DistSource::File { path, .. } => {
+            let to = dir.join(path.file_name().unwrap_or("archive".as_ref()));
+            std::fs::copy(path, &to)
+                .map_err(|e| format!("cannot read {}: {e}; check the file", path.display()))?;
+            Ok(vec![to])
+        }
+        DistSource::Maven(coord) => maven(coord, dir),
+        DistSource::Pypi(req) => pypi(req, dir),
+        DistSource::Debian(pkgs) => {
+            let mut cmd = Command::new("apt-get");
+            cmd.arg("download").args(pkgs).current_dir(dir);
+            run(
+                "apt-get",
+                &mut cmd,
+                &src.spec(),
+                "check the package and version with `apt-cache madison PACKAGE`",
+            )?;
+            files_in(dir, &src.spec())
+        }
+        DistSource::Npm(pkg) => {
+            let mut cmd = Command::new("npm");
+            cmd.args(["pack", "--silent", pkg]).current_dir(dir);
+            run(
+                "npm",
+                &mut cmd,
+                &src.spec(),
+                "check the name and version with `npm view NAME versions`",
+            )?;
+            files_in(dir, &src.spec())
+        }
+    }
+}
+
+/// Runs a client; its failure is one line: the spec, the client's own error line, what to do.
+fn run(tool: &str, cmd: &mut Command, spec: &str, todo: &str) -> Result<String, String> {
+    if bakeoff_os::path::which(tool).is_none() {
+        return Err(format!(
+            "{spec}: `{tool}` is not installed; run scripts/setup.sh (it installs the registry clients)"
+        ));
+    }
+    let out = run_captured(cmd).map_err(|e| format!("{spec}: cannot run {tool}: {e}"))?;
+    if out.ok {
+        Ok(out.output)
+    } else {
+        Err(format!(
+            "{spec}: {tool} failed: {}; {todo}",
+            error_line(&out.output)
+        ))
+    }
+}
+
+/// The line of a client's output that says what went wrong, shortened.
+fn error_line(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let pick = lines
+        .iter()
+        .find(|l| l.contains("Could not find artifact") || l.contains("No matching distribution"))
+        .or_else(|| {
+            lines.iter().find(|l| {
+                l.starts_with("E:")
+                    || l.starts_with("ERROR")
+                    || l.starts_with("[ERROR]")
+                    || l.starts_with("npm ERR!")
+                    || l.starts_with("npm error")
+            })
+        })
+        .or(lines.last())
+        .copied()
+        .unwrap_or("no output");
+    let clean: String = pick.chars().filter(|c| !c.is_control()).collect();
+    let clean = clean.replace("[0m", "").replace("[1;31m", "");
+    if clean.chars().count() > 240 {
+        format!("{}...", clean.chars().take(240).collect::<String>())
+    } else {
+        clean
+    }
+}
+
+fn files_in(dir: &Path, spec: &str) -> Result<Vec<PathBuf>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "{spec}: the client fetched nothing; check the name and version"
+        ));
+    }
+    Ok(files)
+}
+
+/// `mvn dependency:get` of one artifact, then its file from the local repository.
+fn maven(coord: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let spec = format!("maven:{coord}");
+    let parts: Vec<&str> = coord.split(':').collect();
+    let (group, artifact, version) = match parts.as_slice() {
+        [g, a, v, ..] => (*g, *a, *v),
+        _ => return Err(format!("{spec}: give GROUP:ARTIFACT:VERSION")),
+    };
+    let packaging = parts.get(3).copied().unwrap_or("jar");
+    let classifier = parts.get(4).map(|c| format!("-{c}")).unwrap_or_default();
+    let repo = local_repository();
+    let mut cmd = Command::new("mvn");
+    cmd.args(["-q", "-B", "dependency:get", "-Dtransitive=false"])
+        .arg(format!("-Dartifact={coord}"))
+        .arg(format!("-Dmaven.repo.local={}", repo.display()))
+        .current_dir(dir);
+    run(
+        "mvn",
+        &mut cmd,
+        &spec,
+        "check the coordinate (group, artifact and a version that exists)",
+    )?;
+    let file = repo
+        .join(group.replace('.', "/"))
+        .join(artifact)
+        .join(version)
+        .join(format!("{artifact}-{version}{classifier}.{packaging}"));
+    if !file.is_file() {
+        return Err(format!(
+            "{spec}: mvn succeeded but {} is not there; check the packaging and classifier",
+            file.display()
+        ));
+    }
+    let to = dir.join(file.file_name().unwrap_or_default());
+    std::fs::copy(&file, &to).map_err(|e| format!("cannot copy {}: {e}", file.display()))?;
+    Ok(vec![to])
+}
+
+/// Maven's local repository: `$HOME/.m2/repository`.
+fn local_repository() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
+        .join(".m2")
+        .join("repository")
+}
+
+/// The (Python version, platform) pairs tried in turn: this Python, then the
+/// manylinux tags wheels of servers are published for.
+const PIP_TRIES: &[(Option<&str>, Option<&str>)] = &[
+    (None, None),
+    (Some("3.12"), Some("manylinux_2_17_x86_64")),
+    (Some("3.9"), Some("manylinux2010_x86_64")),
+    (None, Some("manylinux2014_x86_64")),
+];
+
+/// `pip download` of one wheel, no dependencies, binaries only.
+fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let spec = format!("pypi:{req}");
+    let pip = ["pip3", "pip"]
+        .into_iter()
+        .find(|p| bakeoff_os::path::which(p).is_some())
+        .ok_or_else(|| {
+            format!("{spec}: pip is not installed; run scripts/setup.sh (python3-pip)")
+        })?;
+    let mut last = String::new();
+    for (python, platform) in PIP_TRIES {
+        let mut cmd = Command::new(pip);
+        cmd.args([
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+        ])
+        .arg(dir);
+        if let Some(v) = python {
+            cmd.args(["--python-version", v]);
+        }
+        if let Some(p) = platform {
+            cmd.args(["--platform", p]);
+        }
+        cmd.arg(req);
+        match run(pip, &mut cmd, &spec, "check the name and version") {
+            Ok(_) => return files_in(dir, &spec),
+            Err(e) => last = e,
+        }
+    }
+    Err(format!(
+        "{last} (tried this Python and manylinux wheels for Python 3.12 and 3.9)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_line_picks_the_cause() {
+        let mvn = "[ERROR] Failed to execute goal x\n[ERROR] Could not find artifact a:b:jar:1 in central\n";
+        assert_eq!(
+            error_line(mvn),
+            "[ERROR] Could not find artifact a:b:jar:1 in central"
+        );
+        let apt = "Reading package lists...\nE: Version '9' for 'memcached' was not found\n";
+        assert_eq!(
+            error_line(apt),
+            "E: Version '9' for 'memcached' was not found"
+        );
+    }
+}
