@@ -125,6 +125,16 @@ impl Target for Mysql {
         TargetKind::Mysql
     }
 
+    /// `mysqld`; no helper is required (8.0 initializes itself; 5.5's MXJ archive ships a
+    /// ready data directory instead of `mysql_install_db`).
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["mysqld"],
+            helpers: &[],
+            version_args: &["--version"],
+        }
+    }
+
     fn recipe(&self) -> Recipe {
         Recipe::Mariadb
     }

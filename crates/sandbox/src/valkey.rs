@@ -30,6 +30,14 @@ impl Target for Valkey {
         Recipe::redis("src/valkey-server")
     }
 
+    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
+        bakeoff_build::dist::Layout {
+            servers: &["valkey-server"],
+            helpers: &[],
+            version_args: &["--version"],
+        }
+    }
+
     fn takes_options(&self) -> bool {
         self.0.takes_options()
     }
