@@ -80,6 +80,8 @@ fn mysql_5_5_and_8_0_run_every_sql_workload() {
             .unwrap();
         let d = &rec["dist"];
         assert!(d["version"].as_str().unwrap().contains(version), "{d}");
+        let said = rec["server_version"].as_str().unwrap_or_default();
+        assert!(said.contains(version), "{rec}");
         assert!(d["compiler"].as_str().unwrap().contains("GCC"), "{d}");
     }
     // Both versions return the replay's rows alike.

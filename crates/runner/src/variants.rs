@@ -112,6 +112,7 @@ pub fn variants(
             aa: false,
             host: e.server_host(&v.name).map(str::to_string),
             dist: fetched.as_ref().map(|f| f.dist.clone()),
+            server_version: None,
         };
         match outcome {
             Ok((layouts, b)) => {
@@ -133,6 +134,11 @@ pub fn variants(
                         v.name, e.plan.layouts
                     ));
                 }
+                rec.server_version = match &rec.dist {
+                    Some(d) => d.version.clone(),
+                    None if e.server_host(&v.name).is_none() => server_version(l, &binary),
+                    None => None,
+                };
                 ready.push(ReadyVariant {
                     name: v.name.clone(),
                     binary,
@@ -529,4 +535,16 @@ pub fn with_sanitizers(v: &Variant) -> (String, String) {
         }
     }
     (cflags, ldflags)
+}
+
+/// The version line a local server binary prints (as its target asks for it), with the
+/// environment the variant runs it with; None for a library (SQLite) or when it prints
+/// nothing in time.
+fn server_version(l: &Loaded, binary: &std::path::Path) -> Option<String> {
+    let kind = l.experiment.target.kind;
+    if kind.binary_is_library() {
+        return None;
+    }
+    let layout = bakeoff_sandbox::target_for(kind).dist_layout();
+    bakeoff_build::dist::describe(binary, &layout, &[]).version
 }
