@@ -4,7 +4,9 @@
 # Prints per connection count: median TPS and client CPU microseconds per transaction of
 # each, and the ratios bakeoff / sysbench.
 #
-#   bash bench/oltp-vs-sysbench.sh [mariadb|postgres|both=both] [tcp|unix=tcp]
+#   bash bench/oltp-vs-sysbench.sh [mariadb|mysql|postgres|both=both] [tcp|unix=tcp]
+#
+# mysql: MySQL 8.0 from its released binary (fetched once into the cache).
 #
 # unix: both clients reach the server through its unix socket instead of loopback TCP.
 # PG_TOML names another PostgreSQL experiment of the same two workloads (bench/scale.sh).
@@ -48,10 +50,11 @@ PY
 
 case "$which" in
   mariadb) bench mariadb "$here/bench/oltp-vs-sysbench-mariadb.toml" ;;
+  mysql) bench mysql "$here/bench/oltp-vs-sysbench-mysql.toml" ;;
   postgres) bench postgres "${PG_TOML:-$here/bench/oltp-vs-sysbench-pg.toml}" ;;
   both)
     bench mariadb "$here/bench/oltp-vs-sysbench-mariadb.toml"
     bench postgres "$here/bench/oltp-vs-sysbench-pg.toml"
     ;;
-  *) echo "usage: bash bench/oltp-vs-sysbench.sh [mariadb|postgres|both]" >&2; exit 2 ;;
+  *) echo "usage: bash bench/oltp-vs-sysbench.sh [mariadb|mysql|postgres|both]" >&2; exit 2 ;;
 esac
