@@ -99,10 +99,16 @@ pub struct Mariadb {
 
 impl Mariadb {
     fn data_dir(&self, workdir: &Path) -> PathBuf {
-        match &self.data {
-            Some(DataSource::InPlace(p)) => p.clone(),
-            _ => workdir.join("data"),
-        }
+        data_dir(&self.data, workdir)
+    }
+}
+
+/// Where a mysqld-family server's data is: a prepared dir used in place, else the
+/// sandbox's copy (MariaDB's and MySQL's alike).
+pub(crate) fn data_dir(data: &Option<DataSource>, workdir: &Path) -> PathBuf {
+    match data {
+        Some(DataSource::InPlace(p)) => p.clone(),
+        _ => workdir.join("data"),
     }
 }
 
@@ -113,7 +119,22 @@ pub fn my_cnf(
     data: &Path,
     options: &BTreeMap<String, String>,
 ) -> String {
-    let mut s = String::from("# written by bakeoff for this sandbox\n[mariadbd]\n");
+    my_cnf_in("mariadbd", addr, workdir, data, "", options)
+}
+
+/// A mysqld-family my.cnf under `[group]`: the data directory, 127.0.0.1 and the port,
+/// the socket and pid file in the sandbox, `extra` (the server's own lines), then the
+/// experiment's options, which cannot override what the sandbox owns (the plan refuses
+/// them).
+pub(crate) fn my_cnf_in(
+    group: &str,
+    addr: SocketAddr,
+    workdir: &Path,
+    data: &Path,
+    extra: &str,
+    options: &BTreeMap<String, String>,
+) -> String {
+    let mut s = format!("# written by bakeoff for this sandbox\n[{group}]\n");
     s.push_str(&format!("datadir = {}\n", data.display()));
     s.push_str(&format!(
         "port = {}\nbind-address = {}\n",
@@ -128,12 +149,59 @@ pub fn my_cnf(
         "pid-file = {}\n",
         workdir.join("mysqld.pid").display()
     ));
+    s.push_str(extra);
     s.push_str("skip-name-resolve\n");
     for line in sqldata::option_lines(options) {
         s.push_str(&line);
         s.push('\n');
     }
     s
+}
+
+/// Writes `cnf` as the sandbox's my.cnf and starts `binary` with it, as the server user:
+/// the experiment's arguments, then the address and port again (the last wins).
+pub(crate) fn start_command(
+    binary: &Path,
+    cnf: &str,
+    addr: SocketAddr,
+    workdir: &Path,
+    extra_args: &[String],
+) -> Command {
+    let file = workdir.join("my.cnf");
+    // A write failure shows as the server's own "could not open" error at start.
+    let _ = std::fs::write(&file, cnf);
+    let mut cmd = Command::new(binary);
+    cmd.arg(format!("--defaults-file={}", file.display()));
+    cmd.args(extra_args);
+    cmd.arg(format!("--port={}", addr.port()))
+        .arg(format!("--bind-address={}", addr.ip()));
+    sqldata::as_server_user(&mut cmd);
+    cmd
+}
+
+/// The first of `args` that sets what `owned` names, read as mysqld reads its command
+/// line: a long option in any case, `_` for `-`, behind `loose-`, `skip-` or `enable-`,
+/// or any prefix of its name (`--bind-addr`); short options bundle (`-P3307`,
+/// `-Wh/elsewhere`).
+pub(crate) fn owned_arg_by(
+    args: &[String],
+    owned: fn(&str) -> Option<&'static str>,
+) -> Option<(String, &'static str)> {
+    let long = args.iter().find_map(|a| {
+        let body = a.strip_prefix("--")?;
+        let name = body.split_once('=').map_or(body, |(n, _)| n);
+        owned(name).map(|what| (a.clone(), what))
+    });
+    long.or_else(|| {
+        owned::first_owned(
+            owned::getopt(args, SHORT_OPTIONS, Some(&[])),
+            |name, _| match name {
+                "P" => Some("the port"),
+                "h" => Some("the data directory"),
+                _ => None,
+            },
+        )
+    })
 }
 
 impl From<crate::target::Made> for Mariadb {
@@ -181,21 +249,7 @@ impl Target for Mariadb {
     /// `loose-`, `skip-` or `enable-`, or any prefix of its name (`--bind-addr`); short
     /// options bundle (`-P3307`, `-Wh/elsewhere`).
     fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
-        let long = args.iter().find_map(|a| {
-            let body = a.strip_prefix("--")?;
-            let name = body.split_once('=').map_or(body, |(n, _)| n);
-            owned_setting(name).map(|what| (a.clone(), what))
-        });
-        long.or_else(|| {
-            owned::first_owned(
-                owned::getopt(args, SHORT_OPTIONS, Some(&[])),
-                |name, _| match name {
-                    "P" => Some("the port"),
-                    "h" => Some("the data directory"),
-                    _ => None,
-                },
-            )
-        })
+        owned_arg_by(args, owned_setting)
     }
 
     fn owned_option(&self, key: &str) -> Option<&'static str> {
@@ -268,7 +322,6 @@ impl Target for Mariadb {
         workdir: &Path,
         extra_args: &[String],
     ) -> Command {
-        let cnf = workdir.join("my.cnf");
         let mut text = my_cnf(addr, workdir, &self.data_dir(workdir), &self.options);
         if let Some(lines) = tree_settings(binary) {
             text = text.replacen("[mariadbd]\n", &format!("[mariadbd]\n{lines}"), 1);
@@ -278,16 +331,7 @@ impl Target for Mariadb {
         if binary.file_name().is_some_and(|n| n == "mysqld") {
             text = text.replacen("[mariadbd]\n", "[mysqld]\n", 1);
         }
-        // A write failure shows as mariadbd's own "could not open" error at start.
-        let _ = std::fs::write(&cnf, text);
-        let mut cmd = Command::new(binary);
-        cmd.arg(format!("--defaults-file={}", cnf.display()));
-        cmd.args(extra_args);
-        // The last of an option wins: the address and port again, after the experiment's.
-        cmd.arg(format!("--port={}", addr.port()))
-            .arg(format!("--bind-address={}", addr.ip()));
-        sqldata::as_server_user(&mut cmd);
-        cmd
+        start_command(binary, &text, addr, workdir, extra_args)
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {

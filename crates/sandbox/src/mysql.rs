@@ -21,9 +21,6 @@ use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
 
-/// mysqld's short options, as a getopt string (`::`: a value only when attached).
-const SHORT_OPTIONS: &str = "#::?ab:C:h:L:P:r:sT::t:u:vVW::";
-
 /// Settings the sandbox owns, in MySQL's `-` spelling: (name, what it sets).
 const OWNED: &[(&str, &str)] = &[
     ("port", "the port"),
@@ -68,46 +65,24 @@ pub struct Mysql {
 
 impl Mysql {
     fn data_dir(&self, workdir: &Path) -> PathBuf {
-        match &self.data {
-            Some(DataSource::InPlace(p)) => p.clone(),
-            _ => workdir.join("data"),
-        }
+        crate::mariadb::data_dir(&self.data, workdir)
     }
 }
 
-/// The my.cnf bakeoff writes: its own settings first, then the experiment's options.
-/// `loose-` for what older versions do not know (the X plugin came with 5.7).
+/// The my.cnf bakeoff writes (MariaDB's, under `[mysqld]`): its own settings first, the
+/// X plugin off and file imports kept in the sandbox (`loose-` for what older versions do
+/// not know: the X plugin came with 5.7), then the experiment's options.
 pub fn my_cnf(
     addr: SocketAddr,
     workdir: &Path,
     data: &Path,
     options: &BTreeMap<String, String>,
 ) -> String {
-    let mut s = String::from("# written by bakeoff for this sandbox\n[mysqld]\n");
-    s.push_str(&format!("datadir = {}\n", data.display()));
-    s.push_str(&format!(
-        "port = {}\nbind-address = {}\n",
-        addr.port(),
-        addr.ip()
-    ));
-    s.push_str(&format!(
-        "socket = {}\n",
-        workdir.join("mysqld.sock").display()
-    ));
-    s.push_str(&format!(
-        "pid-file = {}\n",
-        workdir.join("mysqld.pid").display()
-    ));
-    s.push_str(&format!(
-        "secure-file-priv = {}\n",
+    let extra = format!(
+        "secure-file-priv = {}\nloose-mysqlx = OFF\n",
         workdir.join("files").display()
-    ));
-    s.push_str("loose-mysqlx = OFF\nskip-name-resolve\n");
-    for line in sqldata::option_lines(options) {
-        s.push_str(&line);
-        s.push('\n');
-    }
-    s
+    );
+    crate::mariadb::my_cnf_in("mysqld", addr, workdir, data, &extra, options)
 }
 
 impl From<crate::target::Made> for Mysql {
@@ -163,23 +138,9 @@ impl Target for Mysql {
         })
     }
 
-    /// Read as mysqld reads them (see [`owned_setting`]); short options bundle (`-P3307`).
+    /// Read as mysqld reads them (see [`owned_setting`]).
     fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
-        let long = args.iter().find_map(|a| {
-            let body = a.strip_prefix("--")?;
-            let name = body.split_once('=').map_or(body, |(n, _)| n);
-            owned_setting(name).map(|what| (a.clone(), what))
-        });
-        long.or_else(|| {
-            owned::first_owned(
-                owned::getopt(args, SHORT_OPTIONS, Some(&[])),
-                |name, _| match name {
-                    "P" => Some("the port"),
-                    "h" => Some("the data directory"),
-                    _ => None,
-                },
-            )
-        })
+        crate::mariadb::owned_arg_by(args, owned_setting)
     }
 
     fn owned_option(&self, key: &str) -> Option<&'static str> {
@@ -243,21 +204,11 @@ impl Target for Mysql {
         workdir: &Path,
         extra_args: &[String],
     ) -> Command {
-        let cnf = workdir.join("my.cnf");
         let mut text = my_cnf(addr, workdir, &self.data_dir(workdir), &self.options);
         if let Some(lines) = tree_settings(binary) {
             text = text.replacen("[mysqld]\n", &format!("[mysqld]\n{lines}"), 1);
         }
-        // A write failure shows as mysqld's own "could not open" error at start.
-        let _ = std::fs::write(&cnf, text);
-        let mut cmd = Command::new(binary);
-        cmd.arg(format!("--defaults-file={}", cnf.display()));
-        cmd.args(extra_args);
-        // The last of an option wins: the address and port again, after the experiment's.
-        cmd.arg(format!("--port={}", addr.port()))
-            .arg(format!("--bind-address={}", addr.ip()));
-        sqldata::as_server_user(&mut cmd);
-        cmd
+        crate::mariadb::start_command(binary, &text, addr, workdir, extra_args)
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
