@@ -260,15 +260,26 @@ fn made_by_bakeoff(e: &fs::DirEntry) -> bool {
 /// cleaned up ([`crate::reap_stale`]).
 pub fn claim_root(root: &Path) -> Result<(), String> {
     check_root(root)?;
-    if !root.exists() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(root)
-            .map_err(|e| format!("cannot create the sandbox folder {}: {e}", root.display()))?;
-    }
+    create_private(root)
+        .map_err(|e| format!("cannot create the sandbox folder {}: {e}", root.display()))?;
     bakeoff_os::own::claim(root, ROOT_PURPOSE, &made_by_bakeoff)
         .map_err(|e| format!("cannot use {} as the sandbox folder: {e}", root.display()))
+}
+
+/// Creates `dir` with mode 0700 when absent; the folders above it that are missing get
+/// the usual mode (a server's own user must pass through them to its data, and a path
+/// such as `a/../sandboxes` makes `a` on the way).
+fn create_private(dir: &Path) -> std::io::Result<()> {
+    if dir.exists() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)?;
+    }
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `root` is a sandbox root bakeoff made (it carries the marker).
@@ -289,13 +300,7 @@ fn writable(dir: &Path) -> bool {
 /// Creates `root` (mode 0700) if needed and checks that it is a real dir of this user, so
 /// nobody else can plant files or symlinks in it (it may live in /tmp).
 pub(crate) fn prepare_root(root: &Path) -> Result<(), SandboxError> {
-    if !root.exists() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(root)
-            .map_err(|e| SandboxError::io("create sandbox root", root, e))?;
-    }
+    create_private(root).map_err(|e| SandboxError::io("create sandbox root", root, e))?;
     let meta = fs::symlink_metadata(root)
         .map_err(|e| SandboxError::io("inspect sandbox root", root, e))?;
     let unsafe_root = |reason: &str| SandboxError::UnsafeRoot {
