@@ -254,12 +254,15 @@ fn bad_redis_input_is_one_line_and_exit_2() {
         "benchmark-on-memcached.toml",
         &format!("{memcached}[[workload]]\nkind = \"redis-benchmark\"\n"),
     );
-    assert!(e.contains("needs a redis target"), "{e}");
+    assert!(e.contains("needs a redis or valkey target"), "{e}");
     let e = check(
         "oltp-on-redis.toml",
         &format!("{redis}[[workload]]\nkind = \"oltp\"\n"),
     );
-    assert!(e.contains("needs a mariadb or postgres target"), "{e}");
+    assert!(
+        e.contains("needs a mariadb, mysql or postgres target"),
+        "{e}"
+    );
     let e = check(
         "pipeline-0.toml",
         &format!("{redis}[[workload]]\nkind = \"kv\"\npipeline = 0\n"),

@@ -151,8 +151,12 @@ pub fn terminal(r: &Results, color: bool) -> String {
 
 /// The terminal summary with `kinds` adding their sections.
 pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> String {
-    // The answer first: a line per comparison, then the table, then the notes.
+    // The answer first: a failed verification (the variants' answers differ, so no
+    // speed answers the question), a line per comparison, then the table, then the notes.
     let mut s = String::new();
+    for w in r.warnings.iter().filter(|w| w.starts_with("VERIFY FAILED")) {
+        s.push_str(&format!("warning: {}\n", summary::printable(w)));
+    }
     for line in summary::answers(r) {
         s.push_str(&summary::printable(&line));
         s.push('\n');
