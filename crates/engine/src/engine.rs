@@ -279,7 +279,7 @@ fn summarize(
     r.intervals = intervals;
     r.hdr_log = log;
     r.client_rss_kib = net::peak_rss_kib();
-    let cpu_bound = net::load_set_the_pace(r.client_cpu_s, r.client_wait_s, s.threads, elapsed_s);
+    let cpu_bound = net::load_set_the_pace(r.client_cpu_s, s.threads, elapsed_s);
     if let Schedule::OpenLoop { rate, .. } = s.schedule {
         r.service_us = Some(percentiles(&service));
         r.service_hist = crate::merge::serialize_histogram(&service);

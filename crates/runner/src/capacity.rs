@@ -376,16 +376,11 @@ impl Context<'_> {
     }
 }
 
-/// Whether the load, not the server, set a trial's pace: its threads saturated or starved
-/// of CPU. Not the engine's open-loop `client_bound`, which also counts a rate the server
+/// Whether the load, not the server, set a trial's pace: its threads saturated by their
+/// own work. Not the engine's open-loop `client_bound`, which also counts a rate the server
 /// could not answer (a failing trial above the capacity, which is the server's).
 fn load_set_the_pace(run: &Run) -> bool {
-    bakeoff_engine::load_set_the_pace(
-        run.client_cpu_s,
-        run.client_wait_s,
-        run.client_threads,
-        run.elapsed_s,
-    )
+    bakeoff_engine::load_set_the_pace(run.client_cpu_s, run.client_threads, run.elapsed_s)
 }
 
 /// What the search reads of a trial's run.

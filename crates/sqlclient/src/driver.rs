@@ -496,8 +496,7 @@ pub fn merge(
     r.intervals = intervals;
     r.hdr_log = log;
     r.client_rss_kib = bakeoff_engine::peak_rss_kib();
-    r.client_bound =
-        bakeoff_engine::load_set_the_pace(r.client_cpu_s, r.client_wait_s, threads, elapsed_s);
+    r.client_bound = bakeoff_engine::load_set_the_pace(r.client_cpu_s, threads, elapsed_s);
     (r, kinds, counters)
 }
 

@@ -38,12 +38,13 @@ impl TestRoot {
         spec
     }
 
-    /// Names of the entries in the root.
+    /// Names of the entries in the root (bakeoff's folder marker aside).
     pub fn entries(&self) -> Vec<String> {
         std::fs::read_dir(&self.0)
             .map(|d| {
                 d.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n != ".bakeoff-owned")
                     .collect()
             })
             .unwrap_or_default()
