@@ -138,6 +138,13 @@ pub trait SqlDialect: Sync {
     /// `EXECUTE name` with integer arguments (None where `prepare` is None).
     fn execute(&self, name: &str, args: &[i64]) -> Option<String>;
 
+    /// Whether BEGIN and COMMIT can be prepared through the protocol (MySQL refuses
+    /// them there, error 1295: a load then sends them as text, as sysbench's MySQL driver
+    /// falls back to doing).
+    fn prepares_transaction_control(&self) -> bool {
+        true
+    }
+
     /// Drops a statement made by `prepare` (None where `prepare` is None).
     fn deallocate(&self, name: &str) -> Option<String>;
 

@@ -1,7 +1,8 @@
 //! Oracle's MySQL: MariaDB's SQL (`mariadb.rs`) except where the two differ. MySQL's
 //! `EXECUTE ... USING` takes user variables only, never literals, so a lookup is
 //! prepared through the protocol instead (`prepare` is None: callers fall back to it).
-//! Its texts hold for 5.5 to 8.x alike.
+//! Its texts hold for 5.5 to 8.x alike. BEGIN and COMMIT cannot be prepared on MySQL:
+//! loads send them as text.
 
 use super::{BulkLoad, MariaDb, Setting, SqlDialect};
 
@@ -48,6 +49,12 @@ impl SqlDialect for OracleMysql {
 
     fn deallocate(&self, _name: &str) -> Option<String> {
         None
+    }
+
+    /// MySQL answers a prepared BEGIN or COMMIT with error 1295 ("not supported in the
+    /// prepared statement protocol yet").
+    fn prepares_transaction_control(&self) -> bool {
+        false
     }
 
     fn datetime_type(&self) -> &'static str {

@@ -155,6 +155,9 @@ struct Plan {
     texts: Vec<(String, String)>,
     rows: RowChooser,
     auto_insert: bool,
+    /// BEGIN and COMMIT go through the protocol's prepared statements (false on MySQL,
+    /// which refuses them there: they go as text).
+    prepared_trx: bool,
 }
 
 const KINDS: usize = Stmt::ALL.len();
@@ -178,6 +181,7 @@ impl Plan {
             texts,
             rows: RowChooser::new(cfg.table_size, cfg.distribution),
             auto_insert,
+            prepared_trx: db.dialect.sql().prepares_transaction_control(),
         }
     }
 }
@@ -473,8 +477,12 @@ impl Worker {
             let range_end = id + i64::from(cfg.range_size) - 1;
             let t0 = Instant::now();
             let r = match s {
-                // Prepared like sysbench's; one statement for all tables.
-                Stmt::Begin | Stmt::Commit => c.exec(s.index(), text, plain, &[]).await,
+                // Prepared like sysbench's; one statement for all tables (as text
+                // where the server cannot prepare them).
+                Stmt::Begin | Stmt::Commit if p.prepared_trx => {
+                    c.exec(s.index(), text, plain, &[]).await
+                }
+                Stmt::Begin | Stmt::Commit => c.simple(plain).await,
                 Stmt::PointSelect | Stmt::IndexUpdate => {
                     c.exec(base + s.index(), text, plain, &[Param::Int(id)])
                         .await
