@@ -339,7 +339,18 @@ pub fn explanations(r: &Results) -> Vec<String> {
                     if k.paired { "paired rounds" } else { "runs per side" }
                 ),
             };
-            let level = level_text(k.ci_level);
+            // Too few rounds for an interval at the asked level: the widest one they
+            // allow is shown, at its true coverage, and the prose says so.
+            let short = k.ci_coverage > 0.0 && k.ci_coverage < k.ci_level - 0.001;
+            let level = level_text(if short { k.ci_coverage } else { k.ci_level });
+            let asked = if short {
+                format!(
+                    " (the widest interval these rounds allow; {} was asked)",
+                    level_text(k.ci_level)
+                )
+            } else {
+                String::new()
+            };
             let adjusted = match k.ci95_unadjusted {
                 Some([lo, hi]) if lo > 1.0 || hi < 1.0 => format!(
                     " (alone, its 95% CI [{lo:.3}, {hi:.3}] excludes 1 at p {:.3}; over the {} comparisons decided together that p is {:.3} and the {level} CI covers 1)",
@@ -350,7 +361,7 @@ pub fn explanations(r: &Results) -> Vec<String> {
                 _ => String::new(),
             };
             format!(
-                "{at}: inconclusive: ratio {:.3}, {level} CI [{:.3}, {:.3}] over {over}: the true difference could be anywhere {hides}{adjusted}{more}",
+                "{at}: inconclusive: ratio {:.3}, {level} CI [{:.3}, {:.3}]{asked} over {over}: the true difference could be anywhere {hides}{adjusted}{more}",
                 k.ratio,
                 k.ci95[0],
                 k.ci95[1],

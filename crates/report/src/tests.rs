@@ -509,6 +509,28 @@ fn an_inconclusive_answer_names_the_direction_bounds_and_adjustment() {
     assert_eq!(summary::verdict_text(k), "inconclusive -0.5% to +8.5%");
 }
 
+/// Seen on a 16-core machine: 7 paired rounds cannot give the 99.6% interval 12 adjusted
+/// comparisons ask for; the widest one they give ([min, max] of the round ratios) covers
+/// 98.4%. The table said "(98%)" while the prose called it a 99.6% CI.
+#[test]
+fn regression_an_interval_short_of_its_level_is_named_at_its_true_coverage() {
+    let mut r = sql_sample();
+    r.comparisons[0].ci_level = 0.9958;
+    r.comparisons[0].ci_coverage = 0.984375;
+    let notes = summary::explanations(&r);
+    let line = notes
+        .iter()
+        .find(|l| l.contains("oltp_read_only x1 tuned"))
+        .expect("a note for the inconclusive comparison");
+    assert!(
+        line.contains(
+            "98.4% CI [0.995, 1.085] (the widest interval these rounds allow; 99.6% was asked)"
+        ),
+        "{line}"
+    );
+    assert!(line.contains("the 98.4% CI covers 1"), "{line}");
+}
+
 /// Two variants under TPC-C at W = 1 and 2: the sample's cells swapped for tpcc ones, with
 /// the figures `analyze` would fill in.
 pub(crate) fn tpcc_sample() -> Results {
@@ -676,7 +698,10 @@ fn regression_sixty_thousand_runs_in_a_cell_are_refused_quickly() {
     let started = std::time::Instant::now();
     let m = from(&r).unwrap_err();
     assert!(m.contains("cells[0].runs holds 60000 runs"), "{m}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Linear work on 60,000 runs takes about 7 s in a debug build here when the machine is
+    // busy; the quadratic check this guards against took minutes. 60 s tells them apart
+    // without failing on a loaded machine.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
     r.cells[0].runs.truncate(bakeoff_stats::MAX_ROUNDS);
     assert!(from(&r).is_ok());
 }
