@@ -27,6 +27,8 @@ mod execute;
 mod folder;
 mod forecast;
 mod host;
+#[cfg(test)]
+mod loop_tests;
 mod measured;
 #[cfg(test)]
 mod noise_tests;
@@ -309,6 +311,7 @@ pub fn run_experiment(
         remote: &hosts,
         placement: placement.as_ref(),
         write_error: std::sync::Mutex::new(None),
+        launcher: &one_run::Sandboxed,
     };
     let finished = {
         let _pinned = placement.as_ref().map(|p| p.pin_load()).transpose()?;
