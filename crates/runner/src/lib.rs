@@ -87,12 +87,6 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
-    checks::sandbox_root(loaded, &opts.sandbox_root)?;
-    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
-    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
-    remote::reach(loaded)?;
-    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
-    checks::claim_cache(&opts.cache_root)?;
     if !loaded.experiment.target.kind.is_sql() {
         return Err(RunError::BadInput(format!(
             "{}: bakeoff verify compares SQL results; this experiment's target is {}",
@@ -100,10 +94,13 @@ pub fn verify_experiment(
             loaded.experiment.target.kind.as_str()
         )));
     }
-    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
-    let folder = Folder::create(loaded, opts)?;
-    let mut results = folder::initial_results(loaded);
-    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    let Opened {
+        configs,
+        hosts,
+        folder,
+        mut results,
+        ..
+    } = open(loaded, opts, observer)?;
     let mut variants = variants::variants(
         loaded,
         opts,
@@ -140,6 +137,53 @@ pub fn verify_experiment(
     write_results(&folder, &results)?;
     Ok(Outcome {
         folder: folder.path.clone(),
+        results,
+    })
+}
+
+/// What `run` and `verify` hold once their common opening is done.
+struct Opened {
+    configs: ready::Workloads,
+    placement: Option<placement::Placement>,
+    facts: Vec<remote::HostFacts>,
+    hosts: Arc<remote::Hosts>,
+    folder: Folder,
+    results: bakeoff_report::Results,
+}
+
+/// The opening `run` and `verify` share: the sandbox folder checked and claimed (stale
+/// sandboxes and data of a killed bakeoff reaped), the build cache claimed, inputs,
+/// space, CPUs and hosts checked, the agents on other hosts started, the results folder
+/// created with its first results.
+fn open(loaded: &Loaded, opts: &Options, observer: &dyn Observer) -> Result<Opened, RunError> {
+    checks::sandbox_root(loaded, &opts.sandbox_root)?;
+    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
+    checks::claim_cache(&opts.cache_root)?;
+    for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
+        observer.notice(&stale.to_string());
+    }
+    for stale in datadirs::reap_stale(&opts.sandbox_root) {
+        observer.notice(&stale);
+    }
+    if !loaded.experiment.hosts.is_empty() {
+        for stale in remote::reap_stale_sockets() {
+            observer.notice(&stale);
+        }
+    }
+    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
+    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
+    let placement = placement::resolve(loaded)?;
+    let facts = remote::reach(loaded)?;
+    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
+    let folder = Folder::create(loaded, opts)?;
+    let mut results = folder::initial_results(loaded);
+    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    Ok(Opened {
+        configs,
+        placement,
+        facts,
+        hosts,
+        folder,
         results,
     })
 }
@@ -212,28 +256,14 @@ pub fn run_experiment(
     observer: &dyn Observer,
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
-    checks::sandbox_root(loaded, &opts.sandbox_root)?;
-    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
-    checks::claim_cache(&opts.cache_root)?;
-    for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
-        observer.notice(&stale.to_string());
-    }
-    for stale in datadirs::reap_stale(&opts.sandbox_root) {
-        observer.notice(&stale);
-    }
-    if !loaded.experiment.hosts.is_empty() {
-        for stale in remote::reap_stale_sockets() {
-            observer.notice(&stale);
-        }
-    }
-    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
-    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
-    let placement = placement::resolve(loaded)?;
-    let facts = remote::reach(loaded)?;
-    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
-    let folder = Folder::create(loaded, opts)?;
-    let mut results = folder::initial_results(loaded);
-    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    let Opened {
+        configs,
+        placement,
+        facts,
+        hosts,
+        folder,
+        mut results,
+    } = open(loaded, opts, observer)?;
     results.host.cpus = placement.as_ref().map(|p| CpuPlacement {
         server: p.server.to_string(),
         load: p.load.to_string(),
