@@ -47,6 +47,9 @@ struct Figures {
     others_pct: f64,
     /// Instructions per operation (instruction-count runs only).
     instructions_per_op: Option<f64>,
+    /// The 99th percentile of response times, when the script says (else from the
+    /// throughput at 16 connections).
+    p99_us: Option<f64>,
 }
 
 impl Figures {
@@ -61,6 +64,7 @@ impl Figures {
             server_pct: 95.0,
             others_pct: 0.5,
             instructions_per_op: None,
+            p99_us: None,
         }
     }
 }
@@ -73,6 +77,8 @@ struct Ask<'a> {
     counted: bool,
     /// This round's drift (shared by every variant of the round).
     drift: f64,
+    /// A capacity trial's offered rate (ops/s): an open loop at it.
+    rate: Option<f64>,
     noise: &'a mut Rng,
 }
 
@@ -123,7 +129,11 @@ impl Scripted {
 
 impl Launcher for Scripted {
     fn launch(&self, ctx: &Context<'_>, slot: &Slot, _live: &Arc<Live>, how: Launch) -> Executed {
-        assert_eq!(how, Launch::Measured, "no profiling or capacity here");
+        assert_ne!(how, Launch::Profiled, "no profiling here");
+        let rate = match how {
+            Launch::At(rate) => Some(rate),
+            _ => None,
+        };
         let mut noise = self.noise.lock().unwrap();
         let drift = {
             let mut d = self.drift.lock().unwrap();
@@ -139,11 +149,12 @@ impl Launcher for Scripted {
             slot,
             counted,
             drift,
+            rate,
             noise: &mut noise,
         });
         *self.clock.lock().unwrap() += f.wall_s;
         self.launched.lock().unwrap().push(ctx.label(slot));
-        let p99 = 1e6 / f.ops_per_s.max(1.0) * 16.0 * 3.0;
+        let p99 = f.p99_us.unwrap_or(1e6 / f.ops_per_s.max(1.0) * 16.0 * 3.0);
         let mut run = Run {
             round: slot.round,
             ops_per_s: f.ops_per_s,
@@ -218,6 +229,11 @@ impl Workload for Named {
 /// An experiment with variants `a` and `b` (and more where `variants` says), one kv
 /// workload at `connections`, and `plan` as its `[plan]` table's lines.
 fn experiment(variants: &[&str], connections: &[usize], plan: &str) -> Loaded {
+    experiment_with(variants, connections, "", plan)
+}
+
+/// [`experiment`] with `workload` as more lines of its `[[workload]]`.
+fn experiment_with(variants: &[&str], connections: &[usize], workload: &str, plan: &str) -> Loaded {
     let mut text = String::from("name = \"loop\"\n[target]\nkind = \"memcached\"\n");
     for v in variants {
         text.push_str(&format!(
@@ -225,7 +241,7 @@ fn experiment(variants: &[&str], connections: &[usize], plan: &str) -> Loaded {
         ));
     }
     text.push_str(&format!(
-        "[[workload]]\nkind = \"kv\"\nconnections = {connections:?}\n[plan]\nseed = 7\n{plan}\n"
+        "[[workload]]\nkind = \"kv\"\nconnections = {connections:?}\n{workload}\n[plan]\nseed = 7\n{plan}\n"
     ));
     bakeoff_plan::parse(
         std::path::Path::new("loop.toml"),
@@ -611,4 +627,54 @@ fn the_forecast_follows_the_rounds() {
     assert!(statuses[..3].iter().all(|s| s.forecasts.is_empty()));
     assert!(statuses[3..].iter().all(|s| !s.forecasts.is_empty()));
     assert_eq!(r.stopped_by.as_deref(), Some("budget"));
+}
+
+/// `[[workload]] slo`: after a closed-loop peak run per variant, searches of open-loop
+/// trials find each variant's capacity under the limit. The scripted servers keep up to
+/// their capacity (a at 100,000 ops/s, b at 80,000) with a p99 of 200 us, and past it
+/// fall behind with a p99 of 50 ms; a 1 ms limit puts each capacity at the server's.
+#[test]
+fn capacity_searches_find_each_variants_limit() {
+    let loaded = experiment_with(
+        &["a", "b"],
+        &[16],
+        "slo = { percentile = 99, limit = \"1ms\" }",
+        "repetitions = 2\nprecision = 0.05",
+    );
+    let launcher = Scripted::new(10, |ask| {
+        let capacity = if ask.variant == "b" {
+            80_000.0
+        } else {
+            100_000.0
+        };
+        match ask.rate {
+            None => Figures::quiet(capacity),
+            Some(rate) => Figures {
+                wall_s: 1.0,
+                p99_us: Some(if rate <= capacity { 200.0 } else { 50_000.0 }),
+                ..Figures::quiet(rate.min(capacity))
+            },
+        }
+    });
+    let r = measure(&loaded, &launcher, &Seen::default());
+    let capacity = |v: &str| {
+        r.cells
+            .iter()
+            .find(|c| c.variant == v)
+            .and_then(|c| c.capacity.clone())
+            .unwrap_or_else(|| panic!("no capacity for {v}"))
+    };
+    for (v, truth) in [("a", 100_000.0), ("b", 80_000.0)] {
+        let k = capacity(v);
+        assert!(
+            (k.ops_per_s - truth).abs() / truth < 0.1,
+            "{v}: {} against {truth}",
+            k.ops_per_s
+        );
+        assert!(k.trials.len() >= 2, "{v}: {} trials", k.trials.len());
+        assert!(k.trials.iter().any(|t| t.pass) && k.trials.iter().any(|t| !t.pass));
+    }
+    // Each variant's peak run is among its cell's runs; the trials are not.
+    assert_eq!(runs(&r, "a", 16).len(), 1);
+    assert!(launcher.launched().len() > 4);
 }
