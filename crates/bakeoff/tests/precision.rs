@@ -24,8 +24,8 @@ use common::{differs_beyond_chance, no_server_left, three_builds, Scratch, ADDED
 const PLAN: &str = r#"repetitions = 8
 min_repetitions = 8
 precision = 0.01
-warmup = "300ms"
-duration = "500ms"
+warmup = "200ms"
+duration = "300ms"
 seed = 11
 "#;
 
