@@ -87,20 +87,13 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
-    if !loaded.experiment.target.kind.is_sql() {
-        return Err(RunError::BadInput(format!(
-            "{}: bakeoff verify compares SQL results; this experiment's target is {}",
-            loaded.path.display(),
-            loaded.experiment.target.kind.as_str()
-        )));
-    }
     let Opened {
         configs,
         hosts,
         folder,
         mut results,
         ..
-    } = open(loaded, opts, observer)?;
+    } = open(loaded, opts, observer, Stage::Verify)?;
     let mut variants = variants::variants(
         loaded,
         opts,
@@ -151,12 +144,32 @@ struct Opened {
     results: bakeoff_report::Results,
 }
 
-/// The opening `run` and `verify` share: the sandbox folder checked and claimed (stale
-/// sandboxes and data of a killed bakeoff reaped), the build cache claimed, inputs,
-/// space, CPUs and hosts checked, the agents on other hosts started, the results folder
-/// created with its first results.
-fn open(loaded: &Loaded, opts: &Options, observer: &dyn Observer) -> Result<Opened, RunError> {
+/// Which command opens.
+#[derive(PartialEq)]
+enum Stage {
+    Run,
+    Verify,
+}
+
+/// The opening `run` and `verify` share: the sandbox folder checked (and, for verify,
+/// the target: verify compares SQL results) and claimed (stale sandboxes and data of a
+/// killed bakeoff reaped), the build cache claimed, inputs, space, CPUs and hosts
+/// checked, the agents on other hosts started, the results folder created with its first
+/// results.
+fn open(
+    loaded: &Loaded,
+    opts: &Options,
+    observer: &dyn Observer,
+    stage: Stage,
+) -> Result<Opened, RunError> {
     checks::sandbox_root(loaded, &opts.sandbox_root)?;
+    if stage == Stage::Verify && !loaded.experiment.target.kind.is_sql() {
+        return Err(RunError::BadInput(format!(
+            "{}: bakeoff verify compares SQL results; this experiment's target is {}",
+            loaded.path.display(),
+            loaded.experiment.target.kind.as_str()
+        )));
+    }
     checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
     checks::claim_cache(&opts.cache_root)?;
     for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
@@ -263,7 +276,7 @@ pub fn run_experiment(
         hosts,
         folder,
         mut results,
-    } = open(loaded, opts, observer)?;
+    } = open(loaded, opts, observer, Stage::Run)?;
     results.host.cpus = placement.as_ref().map(|p| CpuPlacement {
         server: p.server.to_string(),
         load: p.load.to_string(),
