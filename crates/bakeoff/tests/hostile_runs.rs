@@ -5,11 +5,10 @@
 
 mod common;
 
+use bakeoff_testkit::paths::MARIADBD;
 use common::{no_server_left, pids_named, Scratch};
 use std::process::Child;
 use std::time::{Duration, Instant};
-
-const MARIADBD: &str = "/usr/sbin/mariadbd";
 
 /// A bakeoff run in the background, killed (and its servers with it, by their
 /// parent-death signal) if the test ends first; a server it stopped is continued.

@@ -6,11 +6,9 @@
 
 mod common;
 
+use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use common::{no_server_left, sql_scratch as scratch};
 use serde_json::Value;
-
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 
 const SETUP: &str =
     "CREATE TABLE item (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), qty INT);

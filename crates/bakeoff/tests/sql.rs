@@ -4,11 +4,9 @@
 
 mod common;
 
+use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use common::{no_server_left, pids_named, sql_scratch as scratch};
 use serde_json::Value;
-
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 
 fn cells<'a>(r: &'a Value, workload: &str) -> Vec<&'a Value> {
     r["cells"]
@@ -178,8 +176,8 @@ transport = "unix"
 
 [plan]
 repetitions = 2
-warmup = "1s"
-duration = "2s"
+warmup = "500ms"
+duration = "1s"
 "#
         ),
     );

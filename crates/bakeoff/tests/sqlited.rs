@@ -10,10 +10,10 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 
+use bakeoff_testkit::paths::SYSTEM_SQLITE;
 use common::{no_server_left, wait_for, Scratch};
 
 const SQLITED: &str = env!("CARGO_BIN_EXE_bakeoff-sqlited");
-const SYSTEM_SQLITE: &str = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -5,11 +5,9 @@
 
 mod common;
 
+use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use common::{no_server_left, sql_scratch as scratch};
 use serde_json::Value;
-
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 
 /// Operations the issue names; each must be timed in every run.
 const NAMED: &[&str] = &[

@@ -1,11 +1,12 @@
 //! End-to-end TPC-C on real servers: `bakeoff run` loads W = 1 once per server version,
-//! runs 20 s with 4 connections, and every run passes the consistency conditions; on
-//! MariaDB, a variant whose server gets an update behind the workload's back (the test
-//! itself changes a warehouse's YTD in every sandbox of that variant) fails them, and only
-//! that variant's runs are invalid.
+//! runs 5 s with 4 connections (every transaction kind among them), and every run passes
+//! the consistency conditions; on MariaDB, a variant whose server gets an update behind
+//! the workload's back (the test itself changes a warehouse's YTD in every sandbox of that
+//! variant) fails them, and only that variant's runs are invalid.
 
 mod common;
 
+use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use common::{no_server_left, sql_scratch as scratch};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -13,9 +14,6 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 
 fn experiment(kind: &str, binary: &str, variants: &[&str], duration: &str) -> String {
     let mut text = format!(
@@ -82,7 +80,7 @@ fn postgres_tpcc_w1_passes_consistency_and_limits() {
     let s = scratch();
     let file = s.write(
         "pg.toml",
-        &experiment("postgres", POSTGRES, &["debian"], "20s"),
+        &experiment("postgres", POSTGRES, &["debian"], "5s"),
     );
     let out = s.run_cmd(&file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -142,7 +140,7 @@ fn mariadb_tpcc_consistency_fails_only_where_data_was_changed() {
     let s = scratch();
     let file = s.write(
         "mariadb.toml",
-        &experiment("mariadb", MARIADBD, &["honest", "tampered"], "20s"),
+        &experiment("mariadb", MARIADBD, &["honest", "tampered"], "6s"),
     );
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {

@@ -14,7 +14,7 @@
 //! pair runs.
 
 use crate::capacity_figures::{precision_of, summarize, MAX_SEARCHES, MAX_TRIALS};
-use crate::context::Context;
+use crate::context::{Context, Launch};
 use crate::folder::write_results;
 use crate::observer::Observer;
 use crate::schedule::{Rounds, Slot};
@@ -24,7 +24,6 @@ use bakeoff_plan::Slo;
 use bakeoff_report::model::{CapacityRecord, CapacitySearch, CapacityTrial, Latency, Results, Run};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The `slo` of the plan's workload named `name`.
 pub(crate) fn slo_named<'a>(loaded: &'a bakeoff_plan::Loaded, name: &str) -> Option<&'a Slo> {
@@ -75,12 +74,12 @@ impl Context<'_> {
         stop: &bakeoff_plan::Stopping,
         index: &mut usize,
     ) -> Option<String> {
-        let started = Instant::now();
+        let started = self.launcher.now();
         let mut why = String::from("precision");
         for &point in points {
             let left = stop
                 .budget
-                .map(|b| b.as_secs_f64() - started.elapsed().as_secs_f64());
+                .map(|b| b.as_secs_f64() - self.since(started).as_secs_f64());
             why = self.point_capacity(results, observer, point, stop, left, index)?;
         }
         Some(why)
@@ -100,7 +99,7 @@ impl Context<'_> {
         let slo = slo_named(self.loaded, name)?.clone();
         let limit = Limit::new(slo.limit_us());
         let settings = Settings::new(precision_of(e), MAX_TRIALS);
-        let started = Instant::now();
+        let started = self.launcher.now();
         let indices: Vec<usize> = (0..self.variants.len()).collect();
         let mut order = Rounds::new(e.plan.seed ^ 0x6361_7061_6369_7479);
         // The closed-loop peak of each variant: a run of the rounds' kind, in its cell.
@@ -136,11 +135,11 @@ impl Context<'_> {
         let max_searches = stop.max_rounds.unwrap_or(MAX_SEARCHES).min(MAX_SEARCHES);
         let mut last_search_s = 0.0;
         for s in 0..max_searches {
-            let elapsed = started.elapsed().as_secs_f64();
+            let elapsed = self.since(started).as_secs_f64();
             if s > 0 && budget_s.is_some_and(|b| elapsed + last_search_s > b) {
                 return Some("budget".into());
             }
-            let began = Instant::now();
+            let began = self.launcher.now();
             let mut searching: Vec<Searching> = indices
                 .iter()
                 .filter_map(|&v| {
@@ -206,7 +205,7 @@ impl Context<'_> {
                     }
                 }
             }
-            last_search_s = began.elapsed().as_secs_f64();
+            last_search_s = self.since(began).as_secs_f64();
             crate::analyze(results);
             if let Err(e) = write_results(self.folder, results) {
                 self.stop_on_write_error(e);
@@ -295,7 +294,7 @@ impl Context<'_> {
         let label = format!("{} peak", self.label(slot));
         let live = Arc::new(Live::default());
         observer.run_started(index, &label, &live);
-        let done = crate::one_run::execute(self, slot, &live, false);
+        let done = self.launch(slot, &live, Launch::Measured);
         observer.run_finished(index, &label, &done.run);
         if self.cancel.load(Ordering::SeqCst) {
             return None;
@@ -345,7 +344,7 @@ impl Context<'_> {
         );
         let live = Arc::new(Live::default());
         observer.run_started(*index, &label, &live);
-        let done = crate::one_run::execute_at(self, &slot, &live, rate);
+        let done = self.launch(&slot, &live, Launch::At(rate));
         observer.run_finished(*index, &label, &done.run);
         *index += 1;
         if self.cancel.load(Ordering::SeqCst) {

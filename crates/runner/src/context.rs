@@ -3,6 +3,12 @@
 //! run goes by (its label, its files, its cell). `execute.rs` runs the rounds on it,
 //! `one_run.rs` one run and `profiling.rs` the profiling runs; the methods they share are
 //! here, so those three modules reach each other only downwards.
+//!
+//! The seam between the rounds and a run is [`Launcher`]: the rounds, the capacity
+//! searches and the profiling runs ask it for one run of a slot and read the time from
+//! it. `one_run.rs` implements it for real (a sandbox, the workload, the probes); the
+//! runner's loop tests give a scripted one (`loop_tests.rs`), so scheduling, stopping and
+//! budgets are tested in milliseconds without a server.
 
 use crate::datadirs::DataStore;
 use crate::folder::{safe_name, Folder};
@@ -12,10 +18,44 @@ use crate::probes::ProbePlan;
 use crate::ready::{ReadyVariant, Workloads};
 use crate::remote::Hosts;
 use crate::schedule::Slot;
+use bakeoff_engine::Live;
 use bakeoff_plan::Loaded;
-use bakeoff_report::model::{MemoryError, Results};
+use bakeoff_probe::profile;
+use bakeoff_report::model::{MemoryError, Results, Run};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// One run and what came with it besides the figures.
+pub struct Executed {
+    pub run: Run,
+    /// The analyzed profile, when this was a profiling run.
+    pub profile: Option<profile::Profile>,
+    /// Sanitizer or memcheck reports from the server's stderr.
+    pub findings: Vec<MemoryError>,
+}
+
+/// Which kind of run a slot gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Launch {
+    /// A measured run of the rounds (or a capacity search's closed-loop peak).
+    Measured,
+    /// A profiling run: the server recorded with perf record over the measured window.
+    Profiled,
+    /// A capacity trial: an open loop at this offered rate (ops/s).
+    At(f64),
+}
+
+/// What runs a slot, and the clock the rounds' budget is read on.
+pub trait Launcher: Sync {
+    /// One run of `slot`, start to stop. Never fails: a fault is an invalid run.
+    fn launch(&self, ctx: &Context<'_>, slot: &Slot, live: &Arc<Live>, how: Launch) -> Executed;
+
+    /// The time now (a scripted launcher's clock moves by its runs' scripted wall time).
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
 
 pub struct Context<'a> {
     pub loaded: &'a Loaded,
@@ -32,9 +72,21 @@ pub struct Context<'a> {
     pub placement: Option<&'a Placement>,
     /// The first failed write to the results folder: it stops the rounds at once.
     pub write_error: Mutex<Option<String>>,
+    /// What runs each slot (`one_run::Sandboxed` for real).
+    pub launcher: &'a dyn Launcher,
 }
 
 impl Context<'_> {
+    /// One run of `slot` through the launcher.
+    pub(crate) fn launch(&self, slot: &Slot, live: &Arc<Live>, how: Launch) -> Executed {
+        self.launcher.launch(self, slot, live, how)
+    }
+
+    /// Seconds since `started` on the launcher's clock.
+    pub(crate) fn since(&self, started: Instant) -> std::time::Duration {
+        self.launcher.now().saturating_duration_since(started)
+    }
+
     /// Memory-error reports go to the variant; any one fails its verification.
     pub(crate) fn record_findings(
         &self,

@@ -75,6 +75,7 @@ impl Counting {
             remote: ctx.remote,
             placement: ctx.placement,
             write_error: Mutex::new(None),
+            launcher: ctx.launcher,
         }
     }
 

@@ -139,6 +139,16 @@ impl Drop for DataStore {
 }
 
 impl DataStore {
+    /// A store with no prepared data (the runner's loop tests run no server).
+    #[cfg(test)]
+    pub(crate) fn empty(root: PathBuf) -> DataStore {
+        DataStore {
+            root,
+            place: Arc::new(Here),
+            prepared: BTreeMap::new(),
+        }
+    }
+
     /// The data directory a run of `variant` on workload `w` starts from (a copy of it).
     pub fn source(&self, variant: &str, w: usize) -> Option<DataSource> {
         self.prepared

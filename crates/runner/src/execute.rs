@@ -5,7 +5,7 @@
 //! goes on. With `[measure] profile`, the profiling runs follow (`profiling.rs`).
 
 use crate::analyze;
-use crate::context::Context;
+use crate::context::{Context, Launch};
 use crate::folder::write_results;
 use crate::observer::{Observer, RoundStatus};
 use crate::schedule::{round_fits, Rounds, Slot};
@@ -54,7 +54,7 @@ impl Context<'_> {
             guess,
         );
         let mut order = Rounds::new(e.plan.seed);
-        let started = Instant::now();
+        let started = self.launcher.now();
         let (mut index, mut round) = (0, 0);
         let stopped_by: String = loop {
             if round >= stop.max_rounds.unwrap_or(bakeoff_stats::MAX_ROUNDS) {
@@ -77,7 +77,7 @@ impl Context<'_> {
                     .as_ref()
                     .map_or(0.0, |c| c.estimate(self, results, &counted));
             let budget = stop.budget.map(|b| b.as_secs_f64());
-            if !round_fits(round, started.elapsed().as_secs_f64(), next, budget) {
+            if !round_fits(round, self.since(started).as_secs_f64(), next, budget) {
                 break "budget".into();
             }
             let slots = order.next(round, &open, &indices);
@@ -107,7 +107,7 @@ impl Context<'_> {
                 crate::counting::Counting::hand_back(sub, self);
             }
             round += 1;
-            results.rounds_s = Some(started.elapsed().as_secs_f64());
+            results.rounds_s = Some(self.since(started).as_secs_f64());
             if round >= stop.min_rounds {
                 crate::forecast::update(results);
             }
@@ -120,7 +120,7 @@ impl Context<'_> {
             stopped_by
         } else {
             let mut left = stop;
-            left.budget = stop.budget.map(|b| b.saturating_sub(started.elapsed()));
+            left.budget = stop.budget.map(|b| b.saturating_sub(self.since(started)));
             match crate::capacity::search(self, results, observer, &searched, &left, &mut index) {
                 Some(why) if points.is_empty() => why,
                 Some(_) => stopped_by,
@@ -128,7 +128,7 @@ impl Context<'_> {
             }
         };
         results.stopped_by = Some(stopped_by.clone());
-        results.rounds_s = Some(started.elapsed().as_secs_f64());
+        results.rounds_s = Some(self.since(started).as_secs_f64());
         for c in results.cells.iter_mut().filter(|c| c.stop_reason.is_none()) {
             c.stop_reason = Some(stopped_by.clone());
         }
@@ -161,7 +161,7 @@ impl Context<'_> {
         }
         let live = Arc::new(Live::default());
         observer.run_started(index, &label, &live);
-        let done = crate::one_run::execute(self, slot, &live, false);
+        let done = self.launch(slot, &live, Launch::Measured);
         let run = done.run;
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);
@@ -255,7 +255,7 @@ impl Context<'_> {
         stop: &bakeoff_plan::Stopping,
         points: &[(usize, usize)],
     ) -> RoundStatus {
-        let elapsed = started.elapsed();
+        let elapsed = self.since(started);
         let widest = results
             .comparisons
             .iter()

@@ -27,6 +27,8 @@ mod execute;
 mod folder;
 mod forecast;
 mod host;
+#[cfg(test)]
+mod loop_tests;
 mod measured;
 #[cfg(test)]
 mod noise_tests;
@@ -85,23 +87,13 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
-    checks::sandbox_root(loaded, &opts.sandbox_root)?;
-    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
-    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
-    remote::reach(loaded)?;
-    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
-    checks::claim_cache(&opts.cache_root)?;
-    if !loaded.experiment.target.kind.is_sql() {
-        return Err(RunError::BadInput(format!(
-            "{}: bakeoff verify compares SQL results; this experiment's target is {}",
-            loaded.path.display(),
-            loaded.experiment.target.kind.as_str()
-        )));
-    }
-    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
-    let folder = Folder::create(loaded, opts)?;
-    let mut results = folder::initial_results(loaded);
-    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    let Opened {
+        configs,
+        hosts,
+        folder,
+        mut results,
+        ..
+    } = open(loaded, opts, observer, Stage::Verify)?;
     let mut variants = variants::variants(
         loaded,
         opts,
@@ -138,6 +130,73 @@ pub fn verify_experiment(
     write_results(&folder, &results)?;
     Ok(Outcome {
         folder: folder.path.clone(),
+        results,
+    })
+}
+
+/// What `run` and `verify` hold once their common opening is done.
+struct Opened {
+    configs: ready::Workloads,
+    placement: Option<placement::Placement>,
+    facts: Vec<remote::HostFacts>,
+    hosts: Arc<remote::Hosts>,
+    folder: Folder,
+    results: bakeoff_report::Results,
+}
+
+/// Which command opens.
+#[derive(PartialEq)]
+enum Stage {
+    Run,
+    Verify,
+}
+
+/// The opening `run` and `verify` share: the sandbox folder checked (and, for verify,
+/// the target: verify compares SQL results) and claimed (stale sandboxes and data of a
+/// killed bakeoff reaped), the build cache claimed, inputs, space, CPUs and hosts
+/// checked, the agents on other hosts started, the results folder created with its first
+/// results.
+fn open(
+    loaded: &Loaded,
+    opts: &Options,
+    observer: &dyn Observer,
+    stage: Stage,
+) -> Result<Opened, RunError> {
+    checks::sandbox_root(loaded, &opts.sandbox_root)?;
+    if stage == Stage::Verify && !loaded.experiment.target.kind.is_sql() {
+        return Err(RunError::BadInput(format!(
+            "{}: bakeoff verify compares SQL results; this experiment's target is {}",
+            loaded.path.display(),
+            loaded.experiment.target.kind.as_str()
+        )));
+    }
+    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
+    checks::claim_cache(&opts.cache_root)?;
+    for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
+        observer.notice(&stale.to_string());
+    }
+    for stale in datadirs::reap_stale(&opts.sandbox_root) {
+        observer.notice(&stale);
+    }
+    if !loaded.experiment.hosts.is_empty() {
+        for stale in remote::reap_stale_sockets() {
+            observer.notice(&stale);
+        }
+    }
+    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
+    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
+    let placement = placement::resolve(loaded)?;
+    let facts = remote::reach(loaded)?;
+    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
+    let folder = Folder::create(loaded, opts)?;
+    let mut results = folder::initial_results(loaded);
+    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    Ok(Opened {
+        configs,
+        placement,
+        facts,
+        hosts,
+        folder,
         results,
     })
 }
@@ -210,28 +269,14 @@ pub fn run_experiment(
     observer: &dyn Observer,
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
-    checks::sandbox_root(loaded, &opts.sandbox_root)?;
-    checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;
-    checks::claim_cache(&opts.cache_root)?;
-    for stale in bakeoff_sandbox::reap_stale(&opts.sandbox_root) {
-        observer.notice(&stale.to_string());
-    }
-    for stale in datadirs::reap_stale(&opts.sandbox_root) {
-        observer.notice(&stale);
-    }
-    if !loaded.experiment.hosts.is_empty() {
-        for stale in remote::reap_stale_sockets() {
-            observer.notice(&stale);
-        }
-    }
-    let configs = checks::check_inputs(loaded, checks::Programs::Run)?;
-    let sandbox_fs = checks::sandbox_space(loaded, &configs, &opts.sandbox_root)?;
-    let placement = placement::resolve(loaded)?;
-    let facts = remote::reach(loaded)?;
-    let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
-    let folder = Folder::create(loaded, opts)?;
-    let mut results = folder::initial_results(loaded);
-    checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
+    let Opened {
+        configs,
+        placement,
+        facts,
+        hosts,
+        folder,
+        mut results,
+    } = open(loaded, opts, observer, Stage::Run)?;
     results.host.cpus = placement.as_ref().map(|p| CpuPlacement {
         server: p.server.to_string(),
         load: p.load.to_string(),
@@ -309,6 +354,7 @@ pub fn run_experiment(
         remote: &hosts,
         placement: placement.as_ref(),
         write_error: std::sync::Mutex::new(None),
+        launcher: &one_run::Sandboxed,
     };
     let finished = {
         let _pinned = placement.as_ref().map(|p| p.pin_load()).transpose()?;

@@ -4,7 +4,7 @@
 //! engine's record and the workload's own figures turned into the run's record. Never
 //! fails: a fault becomes an invalid run.
 
-use crate::context::Context;
+use crate::context::{Context, Executed, Launch, Launcher};
 use crate::datadirs;
 use crate::deadline::{Limits, Watchdog};
 use crate::measured::{binary_changed, nothing_measured};
@@ -62,30 +62,18 @@ impl Served {
     }
 }
 
-/// One run and what came with it besides the figures.
-pub(crate) struct Executed {
-    pub run: Run,
-    /// The analyzed profile, when this was a profiling run.
-    pub profile: Option<profile::Profile>,
-    /// Sanitizer or memcheck reports from the server's stderr.
-    pub findings: Vec<MemoryError>,
-}
+/// The real launcher: each run in a fresh sandbox, driven by its workload.
+pub(crate) struct Sandboxed;
 
-/// One run, start to stop. Never fails: a fault becomes an invalid run. `profiling`:
-/// the server is recorded with perf record over the measured window.
-pub(crate) fn execute(
-    ctx: &Context<'_>,
-    slot: &Slot,
-    live: &Arc<Live>,
-    profiling: bool,
-) -> Executed {
-    ctx.execute(slot, live, profiling, None)
-}
-
-/// One trial of a capacity search: the same run with the offered rate overridden (an
-/// open loop at `rate`), its files named apart from the rounds' (`+trial`).
-pub(crate) fn execute_at(ctx: &Context<'_>, slot: &Slot, live: &Arc<Live>, rate: f64) -> Executed {
-    ctx.execute(slot, live, false, Some(rate))
+impl Launcher for Sandboxed {
+    fn launch(&self, ctx: &Context<'_>, slot: &Slot, live: &Arc<Live>, how: Launch) -> Executed {
+        match how {
+            Launch::Measured => ctx.execute(slot, live, false, None),
+            Launch::Profiled => ctx.execute(slot, live, true, None),
+            // One trial of a capacity search: its files named apart from the rounds'.
+            Launch::At(rate) => ctx.execute(slot, live, false, Some(rate)),
+        }
+    }
 }
 
 impl Context<'_> {

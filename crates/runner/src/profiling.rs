@@ -2,7 +2,7 @@
 //! figures never enter the statistics: recording costs the server a little), each
 //! profile's flamegraph kept, then a diff per cell against the baseline's profile.
 
-use crate::context::Context;
+use crate::context::{Context, Launch};
 use crate::folder::{safe_name, write_results};
 use crate::observer::Observer;
 use crate::probes;
@@ -51,7 +51,7 @@ impl Context<'_> {
                 let label = format!("{} (profile)", self.label(&slot));
                 let live = Arc::new(Live::default());
                 observer.run_started(i, &label, &live);
-                let done = crate::one_run::execute(self, &slot, &live, true);
+                let done = self.launch(&slot, &live, Launch::Profiled);
                 observer.run_finished(i, &label, &done.run);
                 i += 1;
                 self.record_findings(results, &slot, done.findings);

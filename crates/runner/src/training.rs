@@ -1,5 +1,6 @@
-//! Profile-guided builds (PGO and BOLT). PGO: the variant built instrumented, started in a sandbox of its own,
-//! driven by the training workload (a seed other than the measured runs'), stopped so it
+//! Profile-guided builds (PGO and BOLT), which share one prelude (`Prelude`: the
+//! training workload, the cache entry, staging and keeping). PGO: the variant built
+//! instrumented, started in a sandbox of its own, driven by the training workload (a seed other than the measured runs'), stopped so it
 //! writes its profile; the profile checked (none is an error, not a silent plain build),
 //! merged where the compiler needs it, kept in the cache under the instrumented binary and
 //! the training spec (so a second run trains nothing), and the final build made with it.
@@ -17,6 +18,7 @@ use bakeoff_engine::{Live, Measure, NoHooks, Phases};
 use bakeoff_plan::{Loaded, Variant};
 use bakeoff_sandbox::{Sandbox, SandboxSpec};
 use bakeoff_workloads::workload::{RunContext, Server};
+use bakeoff_workloads::Workload;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -45,27 +47,8 @@ pub fn train(
     gen.profile = Some(Profile::Generate);
     let instrumented = build::build(tree, &gen, cache)
         .map_err(|e| format!("the instrumented build failed: {e}"))?;
-    let w = workloads
-        .iter()
-        .find(|w| w.name() == t.workload)
-        .ok_or_else(|| format!("no workload {:?} to train on", t.workload))?;
-    let connections = t
-        .connections
-        .or_else(|| w.connections().first().copied())
-        .unwrap_or(1);
-    let duration = bakeoff_plan::parse_duration(&t.duration)?;
-    let workload_keys = l
-        .experiment
-        .workloads
-        .iter()
-        .find(|x| x.display_name() == t.workload)
-        .and_then(|x| serde_json::to_string(x).ok())
-        .unwrap_or_default();
-    let id = sha256_hex(&format!(
-        "pgo\n{}\n{workload_keys}\n{connections}\n{}\n{}",
-        instrumented.binary_sha256, t.duration, l.experiment.plan.seed
-    ));
-    let store = cache.root().join("profiles").join(&id);
+    let p = Prelude::new(l, t, workloads, "pgo", &instrumented.binary_sha256, cache)?;
+    let (w, connections, duration, store) = (p.workload, p.connections, p.duration, &p.store);
     let note = |n: usize, cached: bool| {
         format!(
             "pgo: trained on {} x{connections} for {}, {n} profile file(s){}",
@@ -81,25 +64,19 @@ pub fn train(
             note: note(n, true),
         });
     }
-    let staging = cache
-        .root()
-        .join("profiles")
-        .join(format!("{id}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging)
-        .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+    let staging = p.staging()?;
     let data = staging.join("data");
     let build_dir = build_dir_of(l, &instrumented.binary);
     let env_for = |dir: &Path| pgo::server_env(v.compiler_or_default(), &build_dir, dir);
     if l.experiment.target.kind.is_sql() {
-        let (place, env) = sql_place(l, opts, v, &instrumented.binary, w.as_ref(), &env_for)?;
+        let (place, env) = sql_place(l, opts, v, &instrumented.binary, w, &env_for)?;
         let how = Run {
             binary: &place.binary,
             wrapper: Vec::new(),
             env,
             data: Some(place.data.clone()),
         };
-        run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+        run_training(l, opts, v, &how, w, connections, duration)?;
         bakeoff_sandbox::copy_tree(&place.profile, &data)?;
     } else {
         std::fs::create_dir_all(&data)
@@ -110,20 +87,90 @@ pub fn train(
             env: env_for(&data),
             data: None,
         };
-        run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+        run_training(l, opts, v, &how, w, connections, duration)?;
     }
     // Checked (and, for clang, merged) before it is kept.
     pgo::collect(&spec.compiler, &data)?;
-    std::fs::write(staging.join("done"), b"")
-        .map_err(|e| format!("cannot write {}: {e}", staging.display()))?;
-    let _ = std::fs::remove_dir_all(&store);
-    std::fs::rename(&staging, &store)
-        .map_err(|e| format!("cannot keep the profile in {}: {e}", store.display()))?;
+    p.keep(&staging, "the profile")?;
     let (profile, n) = pgo::collect(&spec.compiler, &store.join("data"))?;
     Ok(Trained {
         profile,
         note: note(n, false),
     })
+}
+
+/// What PGO and BOLT training share before and after their own part: the training
+/// workload and its connections and duration, the cache entry the result is kept under
+/// (named by the binary trained, the workload's keys, the connections, the duration and
+/// the plan's seed, so a second run trains nothing), a staging folder beside it, and the
+/// staged result kept there whole or not at all.
+struct Prelude<'a> {
+    workload: &'a dyn Workload,
+    connections: usize,
+    duration: std::time::Duration,
+    /// The cache entry (`<cache>/profiles/<id>` for PGO, `<cache>/bolted/<id>` for BOLT).
+    store: PathBuf,
+    id: String,
+}
+
+impl<'a> Prelude<'a> {
+    fn new(
+        l: &Loaded,
+        t: &bakeoff_plan::Training,
+        workloads: &'a Workloads,
+        how: &str,
+        binary_sha256: &str,
+        cache: &Cache,
+    ) -> Result<Prelude<'a>, String> {
+        let w = workloads
+            .iter()
+            .find(|w| w.name() == t.workload)
+            .ok_or_else(|| format!("no workload {:?} to train on", t.workload))?;
+        let connections = t
+            .connections
+            .or_else(|| w.connections().first().copied())
+            .unwrap_or(1);
+        let duration = bakeoff_plan::parse_duration(&t.duration)?;
+        let workload_keys = l
+            .experiment
+            .workloads
+            .iter()
+            .find(|x| x.display_name() == t.workload)
+            .and_then(|x| serde_json::to_string(x).ok())
+            .unwrap_or_default();
+        let id = sha256_hex(&format!(
+            "{how}\n{binary_sha256}\n{workload_keys}\n{connections}\n{}\n{}",
+            t.duration, l.experiment.plan.seed
+        ));
+        let folder = if how == "pgo" { "profiles" } else { "bolted" };
+        Ok(Prelude {
+            workload: w.as_ref(),
+            connections,
+            duration,
+            store: cache.root().join(folder).join(&id),
+            id,
+        })
+    }
+
+    /// A fresh staging folder beside the cache entry, this process's own.
+    fn staging(&self) -> Result<PathBuf, String> {
+        let staging = self
+            .store
+            .with_file_name(format!("{}.tmp-{}", self.id, std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging)
+            .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+        Ok(staging)
+    }
+
+    /// Marks `staging` done and moves it to the cache entry; `what` names it in errors.
+    fn keep(&self, staging: &Path, what: &str) -> Result<(), String> {
+        std::fs::write(staging.join("done"), b"")
+            .map_err(|e| format!("cannot write {}: {e}", staging.display()))?;
+        let _ = std::fs::remove_dir_all(&self.store);
+        std::fs::rename(staging, &self.store)
+            .map_err(|e| format!("cannot keep {what} in {}: {e}", self.store.display()))
+    }
 }
 
 /// Hex sha256 of `text` (first 32 digits: a cache directory name).
@@ -314,31 +361,12 @@ pub fn bolt(
     let Some(t) = &v.bolt else {
         return Err("no bolt training given".into());
     };
-    let w = workloads
-        .iter()
-        .find(|w| w.name() == t.workload)
-        .ok_or_else(|| format!("no workload {:?} to train on", t.workload))?;
-    let connections = t
-        .connections
-        .or_else(|| w.connections().first().copied())
-        .unwrap_or(1);
-    let duration = bakeoff_plan::parse_duration(&t.duration)?;
-    let workload_keys = l
-        .experiment
-        .workloads
-        .iter()
-        .find(|x| x.display_name() == t.workload)
-        .and_then(|x| serde_json::to_string(x).ok())
-        .unwrap_or_default();
-    let id = sha256_hex(&format!(
-        "bolt\n{}\n{workload_keys}\n{connections}\n{}\n{}",
-        built.binary_sha256, t.duration, l.experiment.plan.seed
-    ));
+    let p = Prelude::new(l, t, workloads, "bolt", &built.binary_sha256, cache)?;
+    let (w, connections, duration, store) = (p.workload, p.connections, p.duration, &p.store);
     let name = built
         .binary
         .file_name()
         .map_or("server".into(), |n| n.to_string_lossy().to_string());
-    let store = cache.root().join("bolted").join(&id);
     let note = |cached: bool| {
         format!(
             "bolt: trained on {} x{connections} for {} (perf cpu-clock samples, no LBR: perf2bolt -nl, a weaker profile than branch records){}",
@@ -351,13 +379,7 @@ pub fn bolt(
     if store.join("done").is_file() && bolted.is_file() {
         return Ok((bolted, note(true)));
     }
-    let staging = cache
-        .root()
-        .join("bolted")
-        .join(format!("{id}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging)
-        .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+    let staging = p.staging()?;
     let perf_data = staging.join("perf.data");
     let how = Run {
         binary: &built.binary,
@@ -373,7 +395,7 @@ pub fn bolt(
         env: Vec::new(),
         data: None,
     };
-    run_training(l, opts, v, &how, w.as_ref(), connections, duration)?;
+    run_training(l, opts, v, &how, w, connections, duration)?;
     if !perf_data.is_file() {
         return Err("perf wrote no samples (is perf permitted here? see /proc/sys/kernel/perf_event_paranoid)".into());
     }
@@ -411,11 +433,7 @@ pub fn bolt(
     if !out.is_file() {
         return Err(format!("{LLVM_BOLT} wrote no binary"));
     }
-    std::fs::write(staging.join("done"), b"")
-        .map_err(|e| format!("cannot write {}: {e}", staging.display()))?;
-    let _ = std::fs::remove_dir_all(&store);
-    std::fs::rename(&staging, &store)
-        .map_err(|e| format!("cannot keep the BOLTed binary in {}: {e}", store.display()))?;
+    p.keep(&staging, "the BOLTed binary")?;
     Ok((bolted, note(false)))
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::owned::{self, Risk};
-use crate::sqldata::{self, DataSource, Login};
+use crate::sqldata::{self, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
@@ -92,24 +92,7 @@ fn owned_setting(name: &str) -> Option<&'static str> {
 /// MariaDB (10.x, 11.x) or MySQL-compatible `mariadbd`.
 #[derive(Debug, Clone, Default)]
 pub struct Mariadb {
-    pub options: BTreeMap<String, String>,
-    pub data: Option<DataSource>,
-    pub login: Option<Login>,
-}
-
-impl Mariadb {
-    fn data_dir(&self, workdir: &Path) -> PathBuf {
-        data_dir(&self.data, workdir)
-    }
-}
-
-/// Where a mysqld-family server's data is: a prepared dir used in place, else the
-/// sandbox's copy (MariaDB's and MySQL's alike).
-pub(crate) fn data_dir(data: &Option<DataSource>, workdir: &Path) -> PathBuf {
-    match data {
-        Some(DataSource::InPlace(p)) => p.clone(),
-        _ => workdir.join("data"),
-    }
+    pub sql: crate::sqldata::SqlServer,
 }
 
 /// The my.cnf bakeoff writes: its own settings first, then the experiment's options.
@@ -206,11 +189,7 @@ pub(crate) fn owned_arg_by(
 
 impl From<crate::target::Made> for Mariadb {
     fn from(m: crate::target::Made) -> Self {
-        Mariadb {
-            options: m.options,
-            data: m.data,
-            login: m.login,
-        }
+        Mariadb { sql: m.into() }
     }
 }
 
@@ -308,11 +287,7 @@ impl Target for Mariadb {
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
-        sqldata::check_reachable(workdir)?;
-        if let Some(DataSource::Copy(src)) = &self.data {
-            sqldata::copy_tree(src, &workdir.join("data"))?;
-        }
-        sqldata::give_to_server_user(workdir)
+        self.sql.init(workdir, &[])
     }
 
     fn command(
@@ -322,7 +297,12 @@ impl Target for Mariadb {
         workdir: &Path,
         extra_args: &[String],
     ) -> Command {
-        let mut text = my_cnf(addr, workdir, &self.data_dir(workdir), &self.options);
+        let mut text = my_cnf(
+            addr,
+            workdir,
+            &self.sql.data_dir(workdir),
+            &self.sql.options,
+        );
         if let Some(lines) = tree_settings(binary) {
             text = text.replacen("[mariadbd]\n", &format!("[mariadbd]\n{lines}"), 1);
         }
@@ -335,14 +315,11 @@ impl Target for Mariadb {
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        let Some(login) = &self.login else {
-            return Ok(false);
-        };
-        sqldata::ping(addr, login, Dialect::Mysql)
+        self.sql.probe(addr, Dialect::Mysql)
     }
 
     fn login(&self) -> Option<Login> {
-        self.login.clone()
+        self.sql.login.clone()
     }
 
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {

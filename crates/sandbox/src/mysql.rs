@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::owned;
-use crate::sqldata::{self, DataSource, Login};
+use crate::sqldata::{self, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
@@ -58,15 +58,7 @@ fn owned_setting(name: &str) -> Option<&'static str> {
 /// Oracle's MySQL `mysqld`.
 #[derive(Debug, Clone, Default)]
 pub struct Mysql {
-    pub options: BTreeMap<String, String>,
-    pub data: Option<DataSource>,
-    pub login: Option<Login>,
-}
-
-impl Mysql {
-    fn data_dir(&self, workdir: &Path) -> PathBuf {
-        crate::mariadb::data_dir(&self.data, workdir)
-    }
+    pub sql: crate::sqldata::SqlServer,
 }
 
 /// The my.cnf bakeoff writes (MariaDB's, under `[mysqld]`): its own settings first, the
@@ -87,11 +79,7 @@ pub fn my_cnf(
 
 impl From<crate::target::Made> for Mysql {
     fn from(m: crate::target::Made) -> Self {
-        Mysql {
-            options: m.options,
-            data: m.data,
-            login: m.login,
-        }
+        Mysql { sql: m.into() }
     }
 }
 
@@ -187,14 +175,7 @@ impl Target for Mysql {
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
-        sqldata::check_reachable(workdir)?;
-        if let Some(DataSource::Copy(src)) = &self.data {
-            sqldata::copy_tree(src, &workdir.join("data"))?;
-        }
-        let files = workdir.join("files");
-        std::fs::create_dir_all(&files)
-            .map_err(|e| format!("cannot create {}: {e}", files.display()))?;
-        sqldata::give_to_server_user(workdir)
+        self.sql.init(workdir, &["files"])
     }
 
     fn command(
@@ -204,7 +185,12 @@ impl Target for Mysql {
         workdir: &Path,
         extra_args: &[String],
     ) -> Command {
-        let mut text = my_cnf(addr, workdir, &self.data_dir(workdir), &self.options);
+        let mut text = my_cnf(
+            addr,
+            workdir,
+            &self.sql.data_dir(workdir),
+            &self.sql.options,
+        );
         if let Some(lines) = tree_settings(binary) {
             text = text.replacen("[mysqld]\n", &format!("[mysqld]\n{lines}"), 1);
         }
@@ -212,14 +198,11 @@ impl Target for Mysql {
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        let Some(login) = &self.login else {
-            return Ok(false);
-        };
-        sqldata::ping(addr, login, Dialect::OracleMysql)
+        self.sql.probe(addr, Dialect::OracleMysql)
     }
 
     fn login(&self) -> Option<Login> {
-        self.login.clone()
+        self.sql.login.clone()
     }
 
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::owned::{self, Risk};
-use crate::sqldata::{self, DataSource, Login};
+use crate::sqldata::{self, Login};
 use crate::target::{leading_version, version_line, Target, TargetKind};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
@@ -21,18 +21,7 @@ const MAX_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
 /// PostgreSQL (tested with 15).
 #[derive(Debug, Clone, Default)]
 pub struct Postgres {
-    pub options: BTreeMap<String, String>,
-    pub data: Option<DataSource>,
-    pub login: Option<Login>,
-}
-
-impl Postgres {
-    fn data_dir(&self, workdir: &Path) -> PathBuf {
-        match &self.data {
-            Some(DataSource::InPlace(p)) => p.clone(),
-            _ => workdir.join("data"),
-        }
-    }
+    pub sql: crate::sqldata::SqlServer,
 }
 
 /// Settings that name files where their value says, run commands or load code.
@@ -91,11 +80,7 @@ fn socket_dir(workdir: &Path) -> Option<PathBuf> {
 
 impl From<crate::target::Made> for Postgres {
     fn from(m: crate::target::Made) -> Self {
-        Postgres {
-            options: m.options,
-            data: m.data,
-            login: m.login,
-        }
+        Postgres { sql: m.into() }
     }
 }
 
@@ -205,11 +190,7 @@ impl Target for Postgres {
     }
 
     fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
-        sqldata::check_reachable(workdir)?;
-        if let Some(DataSource::Copy(src)) = &self.data {
-            sqldata::copy_tree(src, &workdir.join("data"))?;
-        }
-        sqldata::give_to_server_user(workdir)
+        self.sql.init(workdir, &[])
     }
 
     fn command(
@@ -225,9 +206,9 @@ impl Target for Postgres {
         let mut cmd = Command::new(binary);
         cmd.args(extra_args);
         cmd.arg("-D")
-            .arg(self.data_dir(workdir))
+            .arg(self.sql.data_dir(workdir))
             .args(["-p", &port.to_string()]);
-        for s in settings(addr.ip(), workdir, &self.options) {
+        for s in settings(addr.ip(), workdir, &self.sql.options) {
             cmd.arg("-c").arg(s);
         }
         sqldata::as_server_user(&mut cmd);
@@ -235,14 +216,11 @@ impl Target for Postgres {
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        match &self.login {
-            Some(login) => sqldata::ping(addr, login, Dialect::Postgres),
-            None => Ok(false),
-        }
+        self.sql.probe(addr, Dialect::Postgres)
     }
 
     fn login(&self) -> Option<Login> {
-        self.login.clone()
+        self.sql.login.clone()
     }
 
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {

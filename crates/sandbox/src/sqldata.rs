@@ -335,3 +335,60 @@ mod tests {
         assert_eq!(super::setup_reason("a\nb\n\nc\nd\ne\n"), "b | c | d | e");
     }
 }
+
+/// What every SQL target (MariaDB, MySQL, PostgreSQL) holds and does alike: its server
+/// options, the prepared data a run starts from, the login; where the data directory is,
+/// the sandbox made ready for the server's user, and the readiness probe.
+#[derive(Debug, Clone, Default)]
+pub struct SqlServer {
+    pub options: BTreeMap<String, String>,
+    pub data: Option<DataSource>,
+    pub login: Option<Login>,
+}
+
+impl From<crate::target::Made> for SqlServer {
+    fn from(m: crate::target::Made) -> Self {
+        SqlServer {
+            options: m.options,
+            data: m.data,
+            login: m.login,
+        }
+    }
+}
+
+impl SqlServer {
+    /// The server's data directory: a prepared dir used in place, else the sandbox's copy.
+    pub(crate) fn data_dir(&self, workdir: &Path) -> PathBuf {
+        match &self.data {
+            Some(DataSource::InPlace(p)) => p.clone(),
+            _ => workdir.join("data"),
+        }
+    }
+
+    /// The sandbox made ready: reachable by the server's user, the prepared data copied
+    /// in, the folders `dirs` (under the sandbox) made, all given to the server's user.
+    pub(crate) fn init(&self, workdir: &Path, dirs: &[&str]) -> Result<(), String> {
+        check_reachable(workdir)?;
+        if let Some(DataSource::Copy(src)) = &self.data {
+            copy_tree(src, &workdir.join("data"))?;
+        }
+        for d in dirs {
+            let dir = workdir.join(d);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        give_to_server_user(workdir)
+    }
+
+    /// One readiness attempt over `dialect` with the login (none yet: not ready).
+    pub(crate) fn probe(
+        &self,
+        addr: std::net::SocketAddr,
+        dialect: bakeoff_sqlclient::Dialect,
+    ) -> std::io::Result<bool> {
+        match &self.login {
+            Some(login) => ping(addr, login, dialect),
+            None => Ok(false),
+        }
+    }
+}

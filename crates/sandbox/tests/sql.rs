@@ -3,14 +3,12 @@
 //! nothing left running afterwards.
 
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
+use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 
 fn scratch() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();

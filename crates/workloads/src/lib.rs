@@ -1,16 +1,23 @@
 //! bakeoff-workloads: what is sent to the server, one folder (or file) per workload kind,
-//! each behind the [`Workload`] trait (`workload.rs`): `kv` (memcached's text protocol
-//! over the load engine, seeded key and value generators, every value read back checked),
-//! `oltp` (sysbench's OLTP schema and tests over bakeoff's own lean SQL clients; also
-//! run by the real `sysbench`), `tpcc` (TPC-C from the specification), `replay` (query
-//! logs; also run by Debian's `mysqlslap`), `sqlsuite` (sql-bench-style named
-//! operations; also `sqlbench`, the real Perl sql-bench from MariaDB's source). `verify`
-//! hashes query results for result equivalence. The SQL kinds talk to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
+//! each behind the [`Workload`] trait (`workload.rs`): `kv` (a key-value load over the
+//! load engine in memcached's text protocol or Redis's RESP, seeded key and value
+//! generators, every value read back checked; Redis's memory from INFO, `redis_info.rs`),
+//! `ycsb` (the YCSB core workloads A-F on key-value and SQL targets), `oltp` (sysbench's
+//! OLTP schema and tests over bakeoff's own lean SQL clients), `tpcc` (TPC-C from the
+//! specification), `replay` (query logs at several concurrencies), `sqlsuite`
+//! (sql-bench-style named operations). Beside the native kinds, the tools users already
+//! trust run as kinds of their own through `tool.rs` (child processes in their own
+//! process group): `sysbench`, `mysqlslap` (MariaDB's mariadb-slap on a replay's
+//! queries), `sqlbench` (the Perl sql-bench from MariaDB's source) and
+//! `redis-benchmark`. `verify` hashes query results for result equivalence. The SQL kinds
+//! talk to their servers through `bakeoff-sqlclient` (lean wire clients and the shared
+//! driver).
 //!
 //! Every kind is listed once, in [`KINDS`] (`kinds.rs`), behind the [`Kind`] trait: the
 //! plan reads a file with that registry; [`from_plan`] asks each `[[workload]]`'s kind
 //! for its workloads; [`summarize`] and [`warnings`] ask every kind for its statistics
-//! over saved results.
+//! over saved results. A new kind is its folder, one line in `KINDS` and its `pub mod`
+//! line here (docs/ARCHITECTURE.md, "How to add a workload").
 
 mod kinds;
 pub mod kv;

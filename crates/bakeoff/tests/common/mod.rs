@@ -85,25 +85,7 @@ impl Scratch {
     }
 }
 
-/// Pids of processes whose executable is under `dir` or named `name`.
-pub fn pids_named(name: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
-        if comm.trim() == name && !zombie {
-            out.push(pid);
-        }
-    }
-    out
-}
+pub use bakeoff_testkit::pids_named;
 
 /// The names in a directory (none when it does not exist), bakeoff's folder marker aside.
 pub fn entries(dir: &Path) -> Vec<String> {
@@ -116,16 +98,9 @@ pub fn entries(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Waits up to `secs` for `cond`.
-pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
-    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
-    while std::time::Instant::now() < end {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    cond()
+/// Waits up to `secs` for `cond` (`bakeoff_testkit::wait_until` in seconds).
+pub fn wait_for(secs: f64, cond: impl FnMut() -> bool) -> bool {
+    bakeoff_testkit::wait_until(std::time::Duration::from_secs_f64(secs), cond)
 }
 
 /// A scratch dir the SQL servers' unprivileged user can reach (tempdirs are 0700).

@@ -5,11 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bakeoff_sandbox::{SandboxSpec, TargetKind};
-
-pub const MEMCACHED: &str = "/usr/bin/memcached";
+pub use bakeoff_testkit::paths::MEMCACHED;
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -101,34 +100,4 @@ impl Drop for ChildGuard {
     }
 }
 
-/// Field 22 of /proc/PID/stat.
-pub fn start_ticks(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Whether `pid` exists and is not a zombie.
-pub fn running(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    !matches!(state, None | Some("Z") | Some("X"))
-}
-
-/// Polls `cond` every 10 ms until it holds or `timeout` passes.
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+pub use bakeoff_testkit::{running, start_ticks, wait_until};

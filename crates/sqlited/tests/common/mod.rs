@@ -8,8 +8,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use bakeoff_sqlited::{Config, Server};
-
-pub const SYSTEM_SQLITE: &str = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
+pub use bakeoff_testkit::paths::SYSTEM_SQLITE;
 
 /// A running server; the temp dir holds its database (and socket, if any).
 pub struct Running {

@@ -6,11 +6,10 @@
 
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
 use bakeoff_sqlclient::{Db, Dialect};
+pub use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-pub const MARIADBD: &str = "/usr/sbin/mariadbd";
-pub const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 /// Debian's SQLite, hosted by `bakeoff-sqlited` (built with the bakeoff crate's binaries:
 /// `cargo test --workspace` builds it; alone, run `cargo build -p bakeoff` first).
 pub const SQLITE_LIB: &str = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
