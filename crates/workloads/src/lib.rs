@@ -14,14 +14,13 @@
 
 mod kinds;
 pub mod kv;
-pub mod mysqlslap;
 pub mod oltp;
 pub mod redis_benchmark;
 pub mod redis_info;
 pub mod replay;
+pub mod shared;
 pub mod sqlbench;
 pub mod sqlsuite;
-pub mod sysbench;
 mod tool;
 pub mod tpcc;
 pub mod verify;
@@ -32,7 +31,21 @@ pub use workload::{
     AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload, MISS_SHARE,
 };
 
-pub use kinds::{Kind, Registry, KINDS};
+pub use kinds::{Kind, Registry};
+
+/// Every workload kind, in the order help texts list them.
+pub static KINDS: Registry = Registry(&[
+    &kv::KvKind,
+    &oltp::OLTP,
+    &oltp::SYSBENCH,
+    &tpcc::TpccKind,
+    &replay::REPLAY,
+    &replay::MYSQLSLAP,
+    &sqlsuite::SuiteKind,
+    &sqlbench::SqlBenchKind,
+    &redis_benchmark::RedisBenchmarkKind,
+    &ycsb::YcsbKind,
+]);
 
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::Results;
