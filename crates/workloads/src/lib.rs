@@ -7,10 +7,12 @@
 //! operations; also `sqlbench`, the real Perl sql-bench from MariaDB's source). `verify`
 //! hashes query results for result equivalence. The SQL kinds talk to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
 //!
-//! Every kind is listed once, in [`KINDS`] (`kinds.rs`), behind the [`Kind`] trait: the
-//! plan reads a file with that registry; [`from_plan`] asks each `[[workload]]`'s kind
-//! for its workloads; [`summarize`] and [`warnings`] ask every kind for its statistics
-//! over saved results.
+//! Every kind is listed once, in [`KINDS`] (here: lib.rs is the one module that names the
+//! kinds), behind the [`Kind`] trait (`kinds.rs`): the plan reads a file with that
+//! registry; [`from_plan`] asks each `[[workload]]`'s kind for its workloads;
+//! [`summarize`] and [`warnings`] ask every kind for its statistics over saved results.
+//! Kinds import no kinds: what they share is in `shared/` and the modules beside the
+//! kind folders, or in a crate below (docs/ARCHITECTURE.md, "Shared load services").
 
 mod kinds;
 pub mod kv;
