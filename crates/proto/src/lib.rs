@@ -8,5 +8,6 @@
 //! (readiness, stop) both use it without depending on each other.
 
 pub mod decimal;
+mod line;
 pub mod memcache;
 pub mod resp;

@@ -20,18 +20,7 @@ pub enum Reply<'a> {
     Other(&'a [u8]),
 }
 
-/// The line at `pos` (without CRLF) and where the next one starts, if complete.
-#[inline]
-pub fn line(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
-    let rest = buf.get(pos..)?;
-    let nl = rest.iter().position(|&b| b == b'\n')?;
-    let end = if nl > 0 && rest[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
-    Some((&rest[..end], pos + nl + 1))
-}
+pub use crate::line::line;
 
 /// What the reply line `l` says.
 #[inline]

@@ -5,6 +5,7 @@
 //! naming what came.
 
 use crate::decimal::push_decimal;
+pub use crate::line::line;
 
 /// One reply element, borrowed from the receive buffer. An array is only its header:
 /// its elements follow it.
@@ -53,19 +54,6 @@ pub fn command(out: &mut Vec<u8>, words: &[&[u8]]) {
     for w in words {
         bulk(out, w);
     }
-}
-
-/// The line at `pos` (without its line end) and where the next one starts, if complete.
-#[inline]
-pub fn line(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
-    let rest = buf.get(pos..)?;
-    let nl = rest.iter().position(|&b| b == b'\n')?;
-    let end = if nl > 0 && rest[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
-    Some((&rest[..end], pos + nl + 1))
 }
 
 /// A RESP integer or length: an optional minus sign, then at most 18 decimal digits.
