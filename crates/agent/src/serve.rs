@@ -530,7 +530,7 @@ impl Agent {
             connections: spec.connections,
             // A host that only loads gives the load every CPU it has.
             load_cpus: if spec.beside_server {
-                bakeoff_workloads::oltp::unpinned_load_cpus()
+                bakeoff_os::cpus::unpinned_load_cpus()
             } else {
                 std::thread::available_parallelism().map_or(1, |n| n.get())
             },

@@ -3,12 +3,15 @@
 //! pipeline) or open loop (a fixed or Poisson schedule, latency from the intended send
 //! time); a per-thread HdrHistogram rotated every second. It knows no protocol: a
 //! [`Session`] (one per connection, from the workload) writes requests and parses replies.
+//! How many loops a load gets is [`event_loops_for`] (`threads.rs`), the one rule every
+//! kind on the engine uses.
 
 mod engine;
 mod merge;
 mod net;
 mod record;
 pub mod rng;
+mod threads;
 
 pub use engine::{run, Outcome, Session, SessionFactory, Settings};
 pub use merge::{merge_records, serialize_histogram};
@@ -17,6 +20,7 @@ pub use net::{
     SATURATED,
 };
 pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
+pub use threads::{event_loops_for, AUTO_THREADS};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

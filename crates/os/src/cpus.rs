@@ -188,6 +188,15 @@ pub fn split(allowed: &CpuSet) -> Option<(CpuSet, CpuSet)> {
     split_by(allowed, core_of)
 }
 
+/// CPUs the load may keep busy when nothing pinned it: half of those this process may
+/// run on (the server has the other half), at least one. Every kind's thread rule
+/// (`bakeoff_engine::event_loops_for`, `bakeoff_sqlclient::driver::client_threads_for`)
+/// takes this when the run was not placed on CPUs of its own.
+pub fn unpinned_load_cpus() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus / 2).max(1)
+}
+
 fn split_by(
     allowed: &CpuSet,
     core_of: impl Fn(usize) -> Option<(u32, u32)>,
@@ -216,6 +225,11 @@ fn split_by(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unpinned_load_has_at_least_one_cpu() {
+        assert!(unpinned_load_cpus() >= 1);
+    }
 
     #[test]
     fn lists_parse_as_taskset_takes_them() {

@@ -13,7 +13,8 @@
 //!   [`own::claim_fresh`]), so a cleanup never touches a folder bakeoff did not make.
 //!
 //! - [`cpus`]: CPU lists as taskset takes them ([`cpus::CpuSet`]), pinning threads and
-//!   processes, and the default split of a machine between a server and its load.
+//!   processes, the default split of a machine between a server and its load, and the
+//!   load's CPUs when nothing pinned it ([`cpus::unpinned_load_cpus`]).
 //!
 //! A leaf: it depends on nothing but std and libc, so any crate of the workspace can use it.
 

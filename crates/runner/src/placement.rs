@@ -88,9 +88,7 @@ pub fn resolve(l: &Loaded) -> Result<Option<Placement>, RunError> {
 
 /// CPUs the load may keep busy: its pinned set, else half of this machine's.
 pub fn load_cpus(p: Option<&Placement>) -> usize {
-    p.map_or_else(bakeoff_workloads::oltp::unpinned_load_cpus, |p| {
-        p.load.len()
-    })
+    p.map_or_else(bakeoff_os::cpus::unpinned_load_cpus, |p| p.load.len())
 }
 
 /// This process pinned to the load's CPUs until dropped, when it gets back the CPUs it

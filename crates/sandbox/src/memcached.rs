@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::owned::{self, Long, Risk};
 use crate::target::{ConnectionLimit, Target, TargetKind};
 use bakeoff_build::Recipe;
+use bakeoff_proto::memcache;
 
 /// How long one probe may wait for connect, write and read each.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
@@ -223,7 +224,7 @@ impl Target for Memcached {
         };
         stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
         stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
-        stream.write_all(b"version\r\n")?;
+        stream.write_all(memcache::VERSION)?;
         let mut buf = [0u8; 128];
         let mut len = 0;
         while len < buf.len() && !buf[..len].contains(&b'\n') {
@@ -233,13 +234,8 @@ impl Target for Memcached {
             }
             len += n;
         }
-        Ok(is_version_reply(&buf[..len]))
+        Ok(memcache::is_version(&buf[..len]))
     }
-}
-
-/// Whether `reply` is a memcached text-protocol version line.
-fn is_version_reply(reply: &[u8]) -> bool {
-    reply.starts_with(b"VERSION ")
 }
 
 fn running_as_root() -> bool {
@@ -287,13 +283,6 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn version_reply() {
-        assert!(is_version_reply(b"VERSION 1.6.18\r\n"));
-        assert!(!is_version_reply(b"ERROR\r\n"));
-        assert!(!is_version_reply(b""));
-    }
 
     #[test]
     fn user_flag_detection() {

@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::owned::{self, Risk};
 use crate::target::{Target, TargetKind};
 use bakeoff_build::Recipe;
+use bakeoff_proto::resp;
 
 /// How long one probe may wait for connect, write and read each.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
@@ -344,7 +345,9 @@ impl Target for Redis {
         };
         stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
         stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
-        stream.write_all(b"PING\r\n")?;
+        let mut ping = Vec::new();
+        resp::command(&mut ping, &[b"PING"]);
+        stream.write_all(&ping)?;
         let mut buf = [0u8; 64];
         let mut len = 0;
         while len < buf.len() && !buf[..len].contains(&b'\n') {
@@ -355,7 +358,10 @@ impl Target for Redis {
             len += n;
         }
         // "-LOADING" while it reads a dataset: not ready yet.
-        Ok(buf[..len].starts_with(b"+PONG"))
+        Ok(matches!(
+            resp::element(&buf[..len], 0),
+            Ok(Some((resp::Element::Simple(b"PONG"), _)))
+        ))
     }
 
     fn socket(&self, workdir: &Path) -> Option<std::path::PathBuf> {
@@ -368,7 +374,9 @@ impl Target for Redis {
             return false;
         };
         let _ = s.set_write_timeout(Some(PROBE_TIMEOUT));
-        s.write_all(b"SHUTDOWN NOSAVE\r\n").is_ok()
+        let mut shutdown = Vec::new();
+        resp::command(&mut shutdown, &[b"SHUTDOWN", b"NOSAVE"]);
+        s.write_all(&shutdown).is_ok()
     }
 
     fn is_port_clash(&self, log_tail: &str) -> bool {

@@ -5,12 +5,14 @@
 //! as tasks), its per-thread measurements (`ThreadRec`) and their one-second ticks, and
 //! the merge of all threads' measurements into a `RunRecord`. Nothing here is on the hot
 //! path except `tick`, and nothing is shared between threads there but the phase.
+//! How many client threads a SQL load gets is [`client_threads_for`], the one rule every
+//! SQL kind uses (the engine's event loops have theirs, `bakeoff_engine::event_loops_for`).
 
 use crate::client::Client;
 use crate::db::Db;
 use bakeoff_engine::{
     histogram, merge_intervals, percentiles, raise_nofile, Live, LoadError, Measure, Phase,
-    PhaseHooks, Phases, Recorder, RunRecord, ThreadTime,
+    PhaseHooks, Phases, Recorder, RunRecord, ThreadTime, AUTO_THREADS,
 };
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
@@ -26,6 +28,27 @@ use std::time::{Duration, Instant};
 pub const CONNECTS_AT_ONCE: usize = 32;
 /// How long all connections may take to open.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(120);
+
+/// How many client threads drive `connections` with `load_cpus` CPUs for the load:
+/// `asked` if given (at most one per connection), else one thread per connection, each
+/// blocking on its socket, up to 8 per load CPU, and above that one event loop per load
+/// CPU with the connections as tasks. Measured on MariaDB (bench/RESULTS.md): at 4 and 8
+/// connections a blocked thread per connection gives 1.2-1.5x the TPS of one event loop,
+/// because the server's threads hand off to a blocked client without sleeping; from 16
+/// connections one event loop is as fast and costs less client CPU. (Unpinned on 2
+/// cores: load_cpus 1, so up to 8 threads, then 1 loop, as before load_cpus existed.)
+pub fn client_threads_for(asked: usize, connections: usize, load_cpus: usize) -> usize {
+    let connections = connections.max(1);
+    if asked != AUTO_THREADS {
+        return asked.min(connections);
+    }
+    let load_cpus = load_cpus.max(1);
+    if connections <= 8 * load_cpus {
+        connections
+    } else {
+        load_cpus
+    }
+}
 
 /// What the connections of one client thread share: the login, the workload's own
 /// read-only plan (`work`), the coordinator's state, the thread's recorder, a gate on
@@ -531,5 +554,25 @@ mod tests {
         let failed = Shared::new();
         failed.fail("boom".into());
         assert!(!rt.block_on(failed.sleep(Duration::from_secs(30))));
+    }
+
+    #[test]
+    fn asked_threads_are_kept_but_never_more_than_connections() {
+        assert_eq!(client_threads_for(2, 16, 8), 2);
+        assert_eq!(client_threads_for(8, 4, 1), 4);
+    }
+
+    #[test]
+    fn auto_gives_a_thread_per_connection_up_to_eight_per_load_cpu_then_a_loop_per_cpu() {
+        // 2 cores, unpinned: one load CPU.
+        assert_eq!(client_threads_for(AUTO_THREADS, 1, 1), 1);
+        assert_eq!(client_threads_for(AUTO_THREADS, 8, 1), 8);
+        assert_eq!(client_threads_for(AUTO_THREADS, 9, 1), 1);
+        assert_eq!(client_threads_for(AUTO_THREADS, 1024, 1), 1);
+        // 16 cores split in two: 8 load CPUs.
+        assert_eq!(client_threads_for(AUTO_THREADS, 64, 8), 64);
+        assert_eq!(client_threads_for(AUTO_THREADS, 256, 8), 8);
+        assert_eq!(client_threads_for(AUTO_THREADS, 1024, 64), 64);
+        assert_eq!(client_threads_for(AUTO_THREADS, 4, 0), 4);
     }
 }

@@ -1,30 +1,16 @@
 //! The registry: every workload kind, listed once. A kind is one folder behind one trait,
 //! [`Kind`] (with the plan's half, [`KindSpec`], as its supertrait): its keys and their
 //! checks, the targets it fits, the workloads its `[[workload]]` becomes, what an agent
-//! on another host rebuilds, and its own figures over a cell's runs. Nothing outside this
-//! list names a kind.
+//! on another host rebuilds, and its own figures over a cell's runs. The list itself,
+//! [`KINDS`](crate::KINDS), is in lib.rs, the one module above the kind folders: a kind
+//! uses this module's trait and helpers, so this module names no kind.
 
 use crate::workload::Workload;
-use crate::{kv, oltp, redis_benchmark, replay, sqlbench, sqlsuite, tpcc};
 use bakeoff_plan::OneOrMany;
 use bakeoff_plan::{KindSpec, Kinds, Loaded};
 use bakeoff_report::model::Results;
 use bakeoff_report::{KindSections, Section};
 use bakeoff_sandbox::{Ask, Protocol, Target};
-
-/// Every workload kind, in the order help texts list them.
-pub static KINDS: Registry = Registry(&[
-    &kv::KvKind,
-    &oltp::OLTP,
-    &oltp::SYSBENCH,
-    &tpcc::TpccKind,
-    &replay::REPLAY,
-    &replay::MYSQLSLAP,
-    &sqlsuite::SuiteKind,
-    &sqlbench::SqlBenchKind,
-    &redis_benchmark::RedisBenchmarkKind,
-    &crate::ycsb::YcsbKind,
-]);
 
 /// A workload kind: what the plan asks ([`KindSpec`]) and what the run asks.
 pub trait Kind: KindSpec {
@@ -62,7 +48,7 @@ pub trait Kind: KindSpec {
 }
 
 /// The kinds, as the plan reads a file with them.
-pub struct Registry(&'static [&'static dyn Kind]);
+pub struct Registry(pub(crate) &'static [&'static dyn Kind]);
 
 impl Registry {
     /// The kind named `name`.

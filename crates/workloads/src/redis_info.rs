@@ -1,9 +1,11 @@
 //! Redis's memory as INFO reports it (used, resident, fragmentation, per key), asked over
 //! a short blocking connection of its own at the edges of a run: allocators are compared
-//! on memory as much as on speed.
+//! on memory as much as on speed. The requests and replies are the shared RESP codec's
+//! (`bakeoff_proto::resp`).
 
 use crate::workload::Outcome;
 use bakeoff_engine::{LoadError, PhaseHooks, RunRecord};
+use bakeoff_proto::resp;
 use bakeoff_report::model::MemoryRecord;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -61,11 +63,14 @@ pub fn memory(addr: SocketAddr) -> Option<MemoryRecord> {
     let mut s = TcpStream::connect_timeout(&addr, TIMEOUT).ok()?;
     s.set_read_timeout(Some(TIMEOUT)).ok()?;
     s.set_write_timeout(Some(TIMEOUT)).ok()?;
-    s.write_all(b"INFO memory\r\nINFO keyspace\r\n").ok()?;
+    let mut request = Vec::new();
+    resp::command(&mut request, &[b"INFO", b"memory"]);
+    resp::command(&mut request, &[b"INFO", b"keyspace"]);
+    s.write_all(&request).ok()?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16384];
     // Two bulk replies; read until both have arrived.
-    while bulk_replies(&buf) < 2 {
+    while resp::bulk_replies(&buf) < 2 {
         let n = s.read(&mut chunk).ok()?;
         if n == 0 {
             return None;
@@ -73,31 +78,6 @@ pub fn memory(addr: SocketAddr) -> Option<MemoryRecord> {
         buf.extend_from_slice(&chunk[..n]);
     }
     parse(&String::from_utf8_lossy(&buf))
-}
-
-/// How many complete bulk-string replies `buf` holds.
-fn bulk_replies(buf: &[u8]) -> usize {
-    let mut pos = 0;
-    let mut n = 0;
-    while let Some(rest) = buf.get(pos..) {
-        let Some(nl) = rest.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
-        let Some(len) = std::str::from_utf8(&rest[..nl])
-            .ok()
-            .and_then(|l| l.strip_prefix('$'))
-            .and_then(|l| l.parse::<usize>().ok())
-        else {
-            break;
-        };
-        let end = pos + nl + 2 + len + 2;
-        if buf.len() < end {
-            break;
-        }
-        pos = end;
-        n += 1;
-    }
-    n
 }
 
 /// The record from INFO's `field:value` lines.
@@ -140,12 +120,5 @@ mod tests {
         assert_eq!(m.keys, 10_000);
         assert!((m.bytes_per_key - 287.5208).abs() < 1e-9);
         assert!(parse("garbage").is_none());
-    }
-
-    #[test]
-    fn counts_complete_bulk_replies() {
-        assert_eq!(bulk_replies(b"$3\r\nabc\r\n$2\r\nxy"), 1);
-        assert_eq!(bulk_replies(b"$3\r\nabc\r\n$2\r\nxy\r\n"), 2);
-        assert_eq!(bulk_replies(b"$3\r\nab"), 0);
     }
 }

@@ -35,13 +35,24 @@
 //! the next statement reconnects once, and if that fails every remaining statement
 //! carries the same error.
 
-use crate::replay::Statement;
 use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Db;
 use bakeoff_sqlclient::{Client, DbError, Rows};
 use sha2::{Digest, Sha256};
 use std::cmp::Ordering;
 use std::time::Duration;
+
+/// One statement to send: a query log's (replay) or a query set's (verification).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The statement's text, without comments (in a `.sql` file) and surrounding space.
+    pub sql: String,
+    /// The 1-based line of the input where the statement (or its log entry) starts.
+    pub line: usize,
+    /// The connection that sent it: the thread id of a general log, the process id of a
+    /// csvlog; None for a `.sql` file.
+    pub session: Option<u64>,
+}
 
 /// How NULL is encoded.
 pub const NULL_MARKER: &str = "\\N";

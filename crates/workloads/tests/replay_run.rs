@@ -15,7 +15,7 @@ use bakeoff_engine::{Live, LoadError, Measure, NoHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::Db;
-use bakeoff_workloads::mysqlslap;
+use bakeoff_workloads::replay::mysqlslap;
 use bakeoff_workloads::replay::{self, explain, LogFormat, ReplayConfig, ReplayRecord, Statement};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -2,14 +2,14 @@
 //! with a weighted command mix, seeded key and value-size choice, an optional preload that
 //! sets every key once, and a check of every value read back.
 
-mod keys;
 pub mod kind;
 mod protocol;
 mod resp;
-pub(crate) mod value;
 mod workload;
 
-pub use keys::{KeyChooser, KeyDistribution};
+pub use crate::shared::keys::{KeyChooser, KeyDistribution};
+
+use crate::shared::{keys, value};
 pub use kind::{commands_of, KvKeys, KvKind};
 pub use protocol::COMMANDS;
 pub use workload::Kv;
@@ -88,22 +88,6 @@ pub struct KvConfig {
 
 /// The largest key space a zipfian chooser precomputes (its zeta sum is O(keys)).
 pub const MAX_ZIPF_KEYS: u64 = 100_000_000;
-
-/// `client_threads` when the experiment leaves it out.
-pub const AUTO_THREADS: usize = 0;
-
-/// How many event loops drive `connections` with `load_cpus` CPUs for the load: `asked`
-/// if given, else one per load CPU (at most one per connection). The engine scales with
-/// its loops (0.36, 0.75 and 1.2 million ops/s at 2, 4 and 8 on 16 cores), so a load with
-/// as many loops as CPUs keeps ahead of a server with as many CPUs. Unpinned on 2 cores:
-/// one load CPU, one loop.
-pub fn threads_for(asked: usize, connections: usize, load_cpus: usize) -> usize {
-    let connections = connections.max(1);
-    if asked != AUTO_THREADS {
-        return asked.min(connections);
-    }
-    load_cpus.clamp(1, connections)
-}
 
 impl KvConfig {
     /// One-line messages naming the key at fault.

@@ -1,10 +1,13 @@
 //! memcached's text protocol: requests written straight into the connection's output
 //! buffer, replies parsed in place from its input buffer. A reply is consumed only when
-//! it is complete, so a reply split at any byte boundary is simply waited for.
+//! it is complete, so a reply split at any byte boundary is simply waited for. The
+//! protocol's lines and replies are read by the shared codec (`bakeoff_proto::memcache`).
 
 use super::keys::{parse_key, write_key};
 use super::value;
 use bakeoff_engine::Outcome;
+use bakeoff_proto::decimal::push_decimal;
+use bakeoff_proto::memcache::{self, line, Reply};
 
 /// Command indices, as reported in `by_command`: memcached speaks the first five, Redis
 /// all of them (add is SET NX, delete DEL, multiget MGET).
@@ -52,47 +55,9 @@ pub fn write_delete(out: &mut Vec<u8>, key: u64) {
     out.extend_from_slice(b"\r\n");
 }
 
-fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
-}
-
-/// The line at the front of `buf` (without CRLF) and the bytes it takes, if complete.
-fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
-    let nl = buf.iter().position(|&b| b == b'\n')?;
-    let end = if nl > 0 && buf[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
-    Some((&buf[..end], nl + 1))
-}
-
-/// An error reply's kind, if `l` is one.
-fn error_kind(l: &[u8]) -> Option<&'static str> {
-    if l == b"ERROR" {
-        Some("error")
-    } else if l.starts_with(b"CLIENT_ERROR") {
-        Some("client_error")
-    } else if l.starts_with(b"SERVER_ERROR") {
-        Some("server_error")
-    } else {
-        None
-    }
-}
-
 /// Parses the reply to a storage command or delete: one line.
 pub fn parse_simple(buf: &[u8], cmd: u8) -> Result<Option<Outcome>, String> {
-    let Some((l, n)) = line(buf) else {
+    let Some((l, n)) = line(buf, 0) else {
         return Ok(None);
     };
     let mut o = Outcome {
@@ -100,13 +65,11 @@ pub fn parse_simple(buf: &[u8], cmd: u8) -> Result<Option<Outcome>, String> {
         cmd,
         ..Outcome::default()
     };
-    match l {
-        b"STORED" | b"NOT_STORED" | b"DELETED" => {}
-        b"NOT_FOUND" => o.misses = 1,
-        _ => match error_kind(l) {
-            Some(k) => o.error = Some(k),
-            None => return Err(format!("unexpected reply {:?}", String::from_utf8_lossy(l))),
-        },
+    match memcache::reply(l) {
+        Reply::Stored | Reply::NotStored | Reply::Deleted => {}
+        Reply::NotFound => o.misses = 1,
+        Reply::Error(k) => o.error = Some(k),
+        Reply::End | Reply::Other(_) => return Err(memcache::unexpected(l)),
     }
     Ok(Some(o))
 }
@@ -121,21 +84,20 @@ pub fn parse_values(buf: &[u8], cmd: u8, requested: &[u64]) -> Result<Option<Out
         ..Outcome::default()
     };
     loop {
-        let Some((l, n)) = line(&buf[pos..]) else {
+        let Some((l, data_start)) = line(buf, pos) else {
             return Ok(None);
         };
         if l == b"END" {
-            pos += n;
+            pos = data_start;
             break;
         }
-        if let Some(k) = error_kind(l) {
+        if let Some(k) = memcache::error_kind(l) {
             o.error = Some(k);
-            pos += n;
-            o.consumed = pos;
+            o.consumed = data_start;
             return Ok(Some(o));
         }
-        let (key, len) = value_header(l)?;
-        let data_start = pos + n;
+        let (key, len) = memcache::value_header(l).ok_or_else(|| memcache::unexpected(l))?;
+        let key = parse_key(key);
         if buf.len() < data_start + len + 2 {
             return Ok(None);
         }
@@ -153,23 +115,6 @@ pub fn parse_values(buf: &[u8], cmd: u8, requested: &[u64]) -> Result<Option<Out
     o.misses = (requested.len() as u32).saturating_sub(found);
     o.consumed = pos;
     Ok(Some(o))
-}
-
-/// `VALUE <key> <flags> <bytes> [<cas>]` -> (our key id, if it is ours; data length).
-fn value_header(l: &[u8]) -> Result<(Option<u64>, usize), String> {
-    let bad = || format!("unexpected reply {:?}", String::from_utf8_lossy(l));
-    let mut parts = l.split(|&b| b == b' ');
-    if parts.next() != Some(b"VALUE") {
-        return Err(bad());
-    }
-    let key = parts.next().ok_or_else(bad)?;
-    let _flags = parts.next().ok_or_else(bad)?;
-    let len = parts
-        .next()
-        .and_then(|b| std::str::from_utf8(b).ok())
-        .and_then(|s| s.parse::<usize>().ok())
-        .ok_or_else(bad)?;
-    Ok((parse_key(key), len))
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! as arrays of bulk strings, replies parsed in place from its input buffer. A reply is
 //! consumed only when it is complete, so a reply split at any byte boundary is simply
 //! waited for. Values are bakeoff's self-checking values ([`super::value`]), checked on
-//! every read (GET, MGET, LPOP, HGET) exactly as on memcached.
+//! every read (GET, MGET, LPOP, HGET) exactly as on memcached. The protocol's elements
+//! are written and read by the shared codec (`bakeoff_proto::resp`).
 
 use super::keys::write_key_as;
 use super::protocol::{ADD, DELETE, GET, HGET, HSET, INCR, LPOP, LPUSH, MULTIGET, SET};
 use super::value;
 use bakeoff_engine::Outcome;
+use bakeoff_proto::resp::{array, bulk_header, element, error_kind, line, number, Element};
 
 /// The key of each data type: strings `key:N` (as on memcached), counters `ctr:N`, lists
 /// `list:N`, hashes `hash:N` (one field, `f`).
@@ -82,12 +84,6 @@ pub fn stores(cmd: u8) -> bool {
     matches!(cmd, SET | ADD | LPUSH | HSET)
 }
 
-fn array(out: &mut Vec<u8>, n: usize) {
-    out.push(b'*');
-    push_decimal(out, n as u64);
-    out.extend_from_slice(b"\r\n");
-}
-
 /// A key as a bulk string: its prefix is 4 or 5 bytes, then 10 digits.
 fn bulk_key(out: &mut Vec<u8>, prefix: &[u8], key: u64) {
     out.extend_from_slice(if prefix.len() == 4 {
@@ -101,114 +97,9 @@ fn bulk_key(out: &mut Vec<u8>, prefix: &[u8], key: u64) {
 
 fn bulk_value(out: &mut Vec<u8>, key: u64, gen: u32, len: usize) {
     let len = len.max(value::HEADER);
-    out.push(b'$');
-    push_decimal(out, len as u64);
-    out.extend_from_slice(b"\r\n");
+    bulk_header(out, len);
     value::write(out, key, gen, len);
     out.extend_from_slice(b"\r\n");
-}
-
-fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
-}
-
-/// One reply element, borrowed from the input buffer.
-#[derive(Debug, PartialEq)]
-enum Element<'a> {
-    Simple(&'a [u8]),
-    Error(&'a [u8]),
-    Integer,
-    Bulk(&'a [u8]),
-    Nil,
-}
-
-/// The line at `pos` (without CRLF) and where the next one starts, if complete.
-fn line(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
-    let rest = buf.get(pos..)?;
-    let nl = rest.windows(2).position(|w| w == b"\r\n")?;
-    Some((&rest[..nl], pos + nl + 2))
-}
-
-/// A RESP integer or length: an optional minus sign, then decimal digits.
-fn number(s: &[u8]) -> Result<i64, String> {
-    let bad = || format!("bad number {:?}", String::from_utf8_lossy(s));
-    let (neg, digits) = match s.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, s),
-    };
-    if digits.is_empty() || digits.len() > 18 {
-        return Err(bad());
-    }
-    let mut v = 0i64;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return Err(bad());
-        }
-        v = v * 10 + i64::from(d - b'0');
-    }
-    Ok(if neg { -v } else { v })
-}
-
-/// One non-array element at `pos`: the element and where the next one starts; None
-/// while incomplete.
-fn element(buf: &[u8], pos: usize) -> Result<Option<(Element<'_>, usize)>, String> {
-    let Some((l, next)) = line(buf, pos) else {
-        return Ok(None);
-    };
-    let (kind, body) = l.split_first().ok_or("an empty reply line (not RESP)")?;
-    let e = match kind {
-        b'+' => Element::Simple(body),
-        b'-' => Element::Error(body),
-        b':' => {
-            number(body)?;
-            Element::Integer
-        }
-        b'$' => {
-            let n = number(body)?;
-            if n < 0 {
-                Element::Nil
-            } else {
-                let n = n as usize;
-                if buf.len() < next + n + 2 {
-                    return Ok(None);
-                }
-                if &buf[next + n..next + n + 2] != b"\r\n" {
-                    return Err("a bulk string is not followed by CRLF".into());
-                }
-                return Ok(Some((Element::Bulk(&buf[next..next + n]), next + n + 2)));
-            }
-        }
-        _ => {
-            return Err(format!(
-                "unexpected reply {:?}",
-                String::from_utf8_lossy(&l[..l.len().min(40)])
-            ))
-        }
-    };
-    Ok(Some((e, next)))
-}
-
-/// A RESP error's kind: its first word, for the ones a benchmark meets.
-fn error_kind(msg: &[u8]) -> &'static str {
-    let word = msg.split(|&b| b == b' ').next().unwrap_or_default();
-    match word {
-        b"WRONGTYPE" => "wrongtype",
-        b"OOM" => "oom",
-        b"BUSY" => "busy",
-        b"LOADING" => "loading",
-        b"READONLY" => "readonly",
-        _ => "error",
-    }
 }
 
 /// Parses the reply to `cmd` on `requested` (one key id; MGET: all of them).
@@ -249,12 +140,12 @@ pub fn parse(buf: &[u8], cmd: u8, requested: &[u64]) -> Result<Option<Outcome>, 
         (SET, Element::Simple(b"OK")) => {}
         // SET NX that found the key: not stored, as memcached's add says NOT_STORED.
         (ADD, Element::Simple(b"OK") | Element::Nil) => {}
-        (DELETE, Element::Integer) => {
-            if buf.starts_with(b":0\r\n") {
+        (DELETE, Element::Integer(n)) => {
+            if n == 0 {
                 o.misses = 1;
             }
         }
-        (INCR | LPUSH | HSET, Element::Integer) => {}
+        (INCR | LPUSH | HSET, Element::Integer(_)) => {}
         (_, e) => return Err(format!("unexpected reply {e:?} to command {cmd}")),
     }
     Ok(Some(o))

@@ -107,7 +107,8 @@ impl Workload for Kv {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.cfg.clone();
         cfg.connections = ctx.connections;
-        cfg.client_threads = super::threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
+        cfg.client_threads =
+            bakeoff_engine::event_loops_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         if let Some(rate) = ctx.rate {
             cfg.schedule = Schedule::OpenLoop {
                 rate,
@@ -172,7 +173,7 @@ fn config(k: &KvKeys, protocol: Protocol) -> KvConfig {
         },
         multiget_keys: k.multiget_keys,
         connections: k.connections.to_vec().first().copied().unwrap_or(1),
-        client_threads: k.client_threads.unwrap_or(super::AUTO_THREADS),
+        client_threads: k.client_threads.unwrap_or(bakeoff_engine::AUTO_THREADS),
         schedule: match k.rate {
             Some(rate) => Schedule::OpenLoop {
                 rate,

@@ -1,6 +1,8 @@
 //! The oltp workload's parameters: sysbench's names and defaults (oltp_common.lua of
 //! sysbench 1.0.20), so an experiment file reads like a sysbench command line.
 
+use bakeoff_engine::AUTO_THREADS;
+
 /// sysbench's OLTP tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OltpTest {
@@ -176,62 +178,5 @@ impl Default for OltpConfig {
             max_reconnects: 10,
             rate: None,
         }
-    }
-}
-
-/// `client_threads` when the experiment leaves it out.
-pub const AUTO_THREADS: usize = 0;
-
-/// How many client threads drive `connections` with `load_cpus` CPUs for the load:
-/// `asked` if given (at most one per connection), else one thread per connection, each
-/// blocking on its socket, up to 8 per load CPU, and above that one event loop per load
-/// CPU with the connections as tasks. Measured on MariaDB (bench/RESULTS.md): at 4 and 8
-/// connections a blocked thread per connection gives 1.2-1.5x the TPS of one event loop,
-/// because the server's threads hand off to a blocked client without sleeping; from 16
-/// connections one event loop is as fast and costs less client CPU. (Unpinned on 2
-/// cores: load_cpus 1, so up to 8 threads, then 1 loop, as before load_cpus existed.)
-pub fn client_threads_for(asked: usize, connections: usize, load_cpus: usize) -> usize {
-    let connections = connections.max(1);
-    if asked != AUTO_THREADS {
-        return asked.min(connections);
-    }
-    let load_cpus = load_cpus.max(1);
-    if connections <= 8 * load_cpus {
-        connections
-    } else {
-        load_cpus
-    }
-}
-
-/// CPUs the load may keep busy when nothing pinned it: half of those this process may
-/// run on (the server has the other half), at least one.
-pub fn unpinned_load_cpus() -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cpus / 2).max(1)
-}
-
-#[cfg(test)]
-mod thread_tests {
-    use super::*;
-
-    #[test]
-    fn asked_threads_are_kept_but_never_more_than_connections() {
-        assert_eq!(client_threads_for(2, 16, 8), 2);
-        assert_eq!(client_threads_for(8, 4, 1), 4);
-    }
-
-    #[test]
-    fn auto_gives_a_thread_per_connection_up_to_eight_per_load_cpu_then_a_loop_per_cpu() {
-        // 2 cores, unpinned: one load CPU.
-        assert_eq!(client_threads_for(AUTO_THREADS, 1, 1), 1);
-        assert_eq!(client_threads_for(AUTO_THREADS, 8, 1), 8);
-        assert_eq!(client_threads_for(AUTO_THREADS, 9, 1), 1);
-        assert_eq!(client_threads_for(AUTO_THREADS, 1024, 1), 1);
-        // 16 cores split in two: 8 load CPUs.
-        assert_eq!(client_threads_for(AUTO_THREADS, 64, 8), 64);
-        assert_eq!(client_threads_for(AUTO_THREADS, 256, 8), 8);
-        assert_eq!(client_threads_for(AUTO_THREADS, 1024, 64), 64);
-        assert_eq!(client_threads_for(AUTO_THREADS, 4, 0), 4);
-        assert!(unpinned_load_cpus() >= 1);
     }
 }

@@ -12,11 +12,10 @@ mod config;
 mod kind;
 mod rand;
 mod sql;
+pub mod sysbench;
 mod workload;
 
-pub use config::{
-    client_threads_for, unpinned_load_cpus, Distribution, OltpConfig, OltpTest, AUTO_THREADS,
-};
+pub use config::{Distribution, OltpConfig, OltpTest};
 pub use kind::{OltpKeys, OltpKind, RowDistribution, OLTP, SYSBENCH};
 pub use rand::RowChooser;
 pub use sql::{create_table, text, transaction, Stmt};
@@ -196,7 +195,11 @@ pub fn run(
     live: &Arc<Live>,
     cancel: &AtomicBool,
 ) -> Result<RunRecord, LoadError> {
-    let threads = client_threads_for(cfg.client_threads, cfg.connections, unpinned_load_cpus());
+    let threads = driver::client_threads_for(
+        cfg.client_threads,
+        cfg.connections,
+        bakeoff_os::cpus::unpinned_load_cpus(),
+    );
     let plan = Arc::new(Plan::new(db, cfg));
     let w = driver::drive(
         cfg.connections,

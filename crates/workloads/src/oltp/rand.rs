@@ -6,7 +6,7 @@
 //! spread-out imitation costs the server more per transaction than sysbench's load.
 
 use super::config::Distribution;
-use crate::kv::{KeyChooser, KeyDistribution};
+use crate::shared::keys::{KeyChooser, KeyDistribution};
 use bakeoff_engine::rng::Rng;
 
 /// A seeded generator of row ids in `1..=n`.
@@ -29,7 +29,7 @@ enum Kind {
         res: f64,
         iter: u32,
     },
-    /// Ranked draws (zipfian) from the kv workload's generator.
+    /// Ranked draws (zipfian) from the shared key chooser (kv's).
     Ranked(KeyChooser),
     Pareto {
         power: f64,

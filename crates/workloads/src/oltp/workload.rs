@@ -4,13 +4,13 @@
 //! parameters.
 
 use super::kind::{OltpKeys, RowDistribution};
-use super::{Distribution, OltpConfig, OltpTest, AUTO_THREADS};
+use super::{Distribution, OltpConfig, OltpTest};
 use crate::workload::{
     invalidate, sql_figures, with_engine, AgentSpec, Outcome, RunContext, Tables, Workload,
 };
-use bakeoff_engine::RunRecord;
+use bakeoff_engine::{RunRecord, AUTO_THREADS};
 use bakeoff_report::model::Run;
-use bakeoff_sqlclient::Db;
+use bakeoff_sqlclient::{driver, Db};
 
 /// What sends the transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -80,14 +80,14 @@ impl Workload for Oltp {
         cfg.connections = ctx.connections;
         cfg.rate = ctx.rate;
         cfg.client_threads =
-            super::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
+            driver::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         let mut db = ctx.server.db()?;
         db.via_socket = cfg.unix_socket;
         let (phases, seed, hooks, live) = (ctx.phases, ctx.seed, ctx.hooks, ctx.live);
         let rec = match self.sender {
             Sender::Native => super::run(&db, &cfg, phases, seed, hooks, live, ctx.cancel),
             Sender::Sysbench => {
-                crate::sysbench::run(&db, &cfg, phases, seed, hooks, live, ctx.cancel)
+                super::sysbench::run(&db, &cfg, phases, seed, hooks, live, ctx.cancel)
             }
         }
         .map_err(|e| e.to_string())?;

@@ -11,10 +11,13 @@ mod explain;
 mod fingerprint;
 mod general_log;
 mod kind;
+pub mod mysqlslap;
 mod run;
 mod sqlfile;
 mod workload;
 
+/// One statement to replay (the shared type: verification runs the same statements).
+pub use crate::verify::Statement;
 pub use explain::{explain, explainable, Explain};
 pub use fingerprint::{class_id, fingerprint};
 pub use kind::{ReplayKeys, ReplayKind, MYSQLSLAP, REPLAY};
@@ -59,18 +62,6 @@ impl LogFormat {
         .into_iter()
         .find(|f| f.name() == name)
     }
-}
-
-/// One statement to replay.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Statement {
-    /// The statement's text, without comments (in a `.sql` file) and surrounding space.
-    pub sql: String,
-    /// The 1-based line of the input where the statement (or its log entry) starts.
-    pub line: usize,
-    /// The connection that sent it: the thread id of a general log, the process id of a
-    /// csvlog; None for a `.sql` file.
-    pub session: Option<u64>,
 }
 
 /// Why an input could not be read, and where. It displays as the line and what is wrong,

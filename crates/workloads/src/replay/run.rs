@@ -31,7 +31,6 @@
 //! measured too: `ops` is every statement executed, failed or not.
 
 use super::{class_id, fingerprint, Statement};
-use crate::oltp::{client_threads_for, unpinned_load_cpus};
 use bakeoff_engine::{
     percentiles, KindStats, Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord,
 };
@@ -250,7 +249,11 @@ pub fn run(
             last_ns: AtomicU64::new(0),
         },
     });
-    let threads = client_threads_for(cfg.client_threads, cfg.connections, unpinned_load_cpus());
+    let threads = driver::client_threads_for(
+        cfg.client_threads,
+        cfg.connections,
+        bakeoff_os::cpus::unpinned_load_cpus(),
+    );
     let window = Phases {
         warmup: Duration::ZERO,
         measure: Measure::Ops(run.plan.total),

@@ -5,9 +5,10 @@
 //! (`replay`: per-class figures, and the plans of the heaviest classes once per cell) or
 //! hands the file to Debian's mariadb-slap (`mysqlslap`).
 
+use super::mysqlslap;
 use super::{LogFormat, ParseError, ReplayConfig, ReplayRecord, Statement};
+use crate::verify;
 use crate::workload::{sql_figures, Outcome, QuerySet, RunContext, Script, Tables, Workload};
-use crate::{mysqlslap, verify};
 use bakeoff_plan::{key, Loaded};
 use bakeoff_report::model::{ClassRecord, ExplainRecord};
 use bakeoff_sqlclient::Db;
@@ -90,7 +91,7 @@ impl Replay {
             setup,
             setup_file,
             iterations: k.iterations.unwrap_or(1),
-            client_threads: k.client_threads.unwrap_or(crate::oltp::AUTO_THREADS),
+            client_threads: k.client_threads.unwrap_or(bakeoff_engine::AUTO_THREADS),
             unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
             explain: k.explain.unwrap_or(3),
             sender,
@@ -104,7 +105,7 @@ impl Replay {
             statements: self.statements.clone(),
             connections: ctx.connections,
             iterations: self.iterations,
-            client_threads: crate::oltp::client_threads_for(
+            client_threads: bakeoff_sqlclient::driver::client_threads_for(
                 self.client_threads,
                 ctx.connections,
                 ctx.load_cpus,

@@ -149,7 +149,7 @@ mod tests {
                 runs: (0..5)
                     .map(|i| run(2.0 + f64::from(i) * 0.01, 1.0))
                     .collect(),
-                ..crate::tpcc::figures::tests_cell("a")
+                ..Cell::new("w", "a", 1, Vec::new())
             };
             times(&c)
         };
@@ -157,7 +157,7 @@ mod tests {
             runs: (0..5)
                 .map(|i| run(1.0 + f64::from(i) * 0.01, 1.0))
                 .collect(),
-            ..crate::tpcc::figures::tests_cell("b")
+            ..Cell::new("w", "b", 1, Vec::new())
         };
         let other = times(&other_cell);
         let rule = stats::Rule::new(Direction::LowerIsBetter);

@@ -214,12 +214,6 @@ pub fn warnings(r: &Results) -> Vec<String> {
     out
 }
 
-/// An empty cell for other modules' tests.
-#[cfg(test)]
-pub(crate) fn tests_cell(variant: &str) -> Cell {
-    Cell::new("w", variant, 1, Vec::new())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,7 +141,7 @@ pub struct TpccConfig {
     pub engine: Option<String>,
     /// Retries of one transaction after a deadlock or serialization failure.
     pub max_retries: u32,
-    /// Client OS threads (`crate::oltp::AUTO_THREADS`: picked per connection count).
+    /// Client OS threads (`bakeoff_engine::AUTO_THREADS`: picked per connection count).
     pub client_threads: usize,
     /// Loader connections working in parallel (0: one per core).
     pub load_connections: usize,
@@ -156,7 +156,7 @@ impl Default for TpccConfig {
             mix: Mix::default(),
             engine: None,
             max_retries: 10,
-            client_threads: crate::oltp::AUTO_THREADS,
+            client_threads: bakeoff_engine::AUTO_THREADS,
             load_connections: 0,
         }
     }

@@ -16,7 +16,6 @@
 use super::random::Constants;
 use super::txn::{self, Home, Input, Outcome, Report, Session};
 use super::{Kind, KindResult, Mix, Think, TpccConfig, TpccRecord};
-use crate::oltp::{client_threads_for, unpinned_load_cpus};
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::{
     percentiles, KindStats, Live, LoadError, Phase, PhaseHooks, Phases, RunRecord,
@@ -59,7 +58,11 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<(RunRecord, TpccRecord), LoadError> {
     check_settings(cfg)?;
-    let threads = client_threads_for(cfg.client_threads, cfg.connections, unpinned_load_cpus());
+    let threads = driver::client_threads_for(
+        cfg.client_threads,
+        cfg.connections,
+        bakeoff_os::cpus::unpinned_load_cpus(),
+    );
     let plan = Arc::new(Plan {
         cfg: cfg.clone(),
         constants: Constants::for_run(seed),

@@ -95,8 +95,11 @@ impl Workload for Tpcc {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let mut cfg = self.for_engine(ctx.engine);
         cfg.connections = ctx.connections;
-        cfg.client_threads =
-            crate::oltp::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
+        cfg.client_threads = bakeoff_sqlclient::driver::client_threads_for(
+            cfg.client_threads,
+            ctx.connections,
+            ctx.load_cpus,
+        );
         let mut db = ctx.server.db()?;
         db.via_socket = self.unix_socket;
         let (rec, figures) = super::run(

@@ -14,13 +14,17 @@
 //! and `scan` (the HGETALLs, sent together as the connection's next request).
 //!
 //! A reply is first walked to its end (Ok(None) while it is incomplete), then checked:
-//! every field read back must be one bakeoff wrote for that record and field.
+//! every field read back must be one bakeoff wrote for that record and field. The
+//! protocols' pieces are the shared codecs' (`bakeoff_proto::memcache`, `::resp`).
 
 use super::gen::{key_name, Chooser, Inserts, KeyName};
 use super::value;
 use super::{Config, COMMANDS, INSERT, READ, RMW, SCAN, SCAN_INDEX, UPDATE};
 use bakeoff_engine::rng::Rng;
 use bakeoff_engine::{Outcome, Phase, Session, SessionFactory};
+use bakeoff_proto::decimal::decimal;
+use bakeoff_proto::memcache::{self, Reply};
+use bakeoff_proto::resp::{self, array, bulk, bulk_at, Element};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -368,30 +372,6 @@ impl YcsbSession {
 
 // ---- memcached's text protocol ----
 
-/// The line at `pos` (without CRLF) and where the next starts, if complete.
-fn line(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
-    let rest = buf.get(pos..)?;
-    let nl = rest.iter().position(|&b| b == b'\n')?;
-    let end = if nl > 0 && rest[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
-    Some((&rest[..end], pos + nl + 1))
-}
-
-fn mc_error(l: &[u8]) -> Option<&'static str> {
-    if l == b"ERROR" {
-        Some("error")
-    } else if l.starts_with(b"CLIENT_ERROR") {
-        Some("client_error")
-    } else if l.starts_with(b"SERVER_ERROR") {
-        Some("server_error")
-    } else {
-        None
-    }
-}
-
 /// A `get` reply at `pos` for record `key` named `name`: its end.
 fn mc_get(
     buf: &[u8],
@@ -403,7 +383,7 @@ fn mc_get(
 ) -> Result<Option<usize>, String> {
     let mut found = false;
     loop {
-        let Some((l, next)) = line(buf, pos) else {
+        let Some((l, next)) = memcache::line(buf, pos) else {
             return Ok(None);
         };
         if l == b"END" {
@@ -414,23 +394,13 @@ fn mc_get(
             }
             return Ok(Some(next));
         }
-        if let Some(e) = mc_error(l) {
+        if let Some(e) = memcache::error_kind(l) {
             if let Some(t) = t.as_deref_mut() {
                 t.error = Some(e);
             }
             return Ok(Some(next));
         }
-        // VALUE <key> <flags> <bytes>
-        let mut parts = l.split(|&b| b == b' ');
-        let head = parts.next();
-        let got = parts.next();
-        let len = parts
-            .nth(1)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .and_then(|s| s.parse::<usize>().ok());
-        let (Some(b"VALUE"), Some(got), Some(len)) = (head, got, len) else {
-            return Err(format!("unexpected reply {:?}", String::from_utf8_lossy(l)));
-        };
+        let (got, len) = memcache::value_header(l).ok_or_else(|| memcache::unexpected(l))?;
         let data_end = next + len;
         if buf.len() < data_end + 2 {
             return Ok(None);
@@ -451,16 +421,14 @@ fn mc_get(
 
 /// A storage command's one-line reply at `pos`: its end.
 fn mc_stored(buf: &[u8], pos: usize, t: Option<&mut Tally>) -> Result<Option<usize>, String> {
-    let Some((l, next)) = line(buf, pos) else {
+    let Some((l, next)) = memcache::line(buf, pos) else {
         return Ok(None);
     };
-    let error = match l {
-        b"STORED" => None,
-        b"NOT_STORED" => Some("not_stored"),
-        _ => match mc_error(l) {
-            Some(e) => Some(e),
-            None => return Err(format!("unexpected reply {:?}", String::from_utf8_lossy(l))),
-        },
+    let error = match memcache::reply(l) {
+        Reply::Stored => None,
+        Reply::NotStored => Some("not_stored"),
+        Reply::Error(e) => Some(e),
+        _ => return Err(memcache::unexpected(l)),
     };
     if let (Some(t), Some(e)) = (t, error) {
         t.error = Some(e);
@@ -470,125 +438,14 @@ fn mc_stored(buf: &[u8], pos: usize, t: Option<&mut Tally>) -> Result<Option<usi
 
 // ---- RESP ----
 
-fn array(out: &mut Vec<u8>, n: usize) {
-    out.push(b'*');
-    out.extend_from_slice(decimal(&mut [0; 20], n as i64));
-    out.extend_from_slice(b"\r\n");
-}
-
-fn bulk(out: &mut Vec<u8>, b: &[u8]) {
-    out.push(b'$');
-    out.extend_from_slice(decimal(&mut [0; 20], b.len() as i64));
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(b);
-    out.extend_from_slice(b"\r\n");
-}
-
-/// `v` in decimal, in `buf`.
-fn decimal(buf: &mut [u8; 20], v: i64) -> &[u8] {
-    let mut i = buf.len();
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
-}
-
-fn number(s: &[u8]) -> Result<i64, String> {
-    let (neg, digits) = match s.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, s),
-    };
-    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(format!("bad number {:?}", String::from_utf8_lossy(s)));
-    }
-    let v = digits
-        .iter()
-        .fold(0i64, |v, d| v * 10 + i64::from(d - b'0'));
-    Ok(if neg { -v } else { v })
-}
-
-fn resp_error(msg: &[u8]) -> &'static str {
-    match msg.split(|&b| b == b' ').next().unwrap_or_default() {
-        b"WRONGTYPE" => "wrongtype",
-        b"OOM" => "oom",
-        b"BUSY" => "busy",
-        b"LOADING" => "loading",
-        _ => "error",
-    }
-}
-
-/// One RESP element's head at `pos`.
-enum Head<'a> {
-    Error(&'a [u8]),
-    Int,
-    /// A bulk string's bytes.
-    Bulk(&'a [u8]),
-    Nil,
-    Array(usize),
-    Simple,
-}
-
-/// The element at `pos` (an array: only its header) and where what follows starts; None
-/// while incomplete.
-fn head(buf: &[u8], pos: usize) -> Result<Option<(Head<'_>, usize)>, String> {
-    let Some((l, next)) = line(buf, pos) else {
-        return Ok(None);
-    };
-    let (kind, body) = l.split_first().ok_or("an empty reply line (not RESP)")?;
-    Ok(Some(match kind {
-        b'+' => (Head::Simple, next),
-        b'-' => (Head::Error(body), next),
-        b':' => (Head::Int, next),
-        b'*' => match number(body)? {
-            n if n < 0 => (Head::Nil, next),
-            n => (Head::Array(n as usize), next),
-        },
-        b'$' => match number(body)? {
-            n if n < 0 => (Head::Nil, next),
-            n => {
-                let end = next + n as usize;
-                if buf.len() < end + 2 {
-                    return Ok(None);
-                }
-                (Head::Bulk(&buf[next..end]), end + 2)
-            }
-        },
-        _ => {
-            return Err(format!(
-                "unexpected reply {:?}",
-                String::from_utf8_lossy(&l[..l.len().min(40)])
-            ))
-        }
-    }))
-}
-
-/// A bulk string at `pos` (an array's element) and where what follows starts.
-fn bulk_at(buf: &[u8], pos: usize) -> Result<Option<(&[u8], usize)>, String> {
-    match head(buf, pos)? {
-        None => Ok(None),
-        Some((Head::Bulk(b), next)) => Ok(Some((b, next))),
-        Some(_) => Err("an array element that is not a bulk string".into()),
-    }
-}
-
 /// An integer reply (HSET, ZADD) at `pos`: its end.
 fn resp_int(buf: &[u8], pos: usize, t: Option<&mut Tally>) -> Result<Option<usize>, String> {
-    let Some((h, next)) = head(buf, pos)? else {
+    let Some((h, next)) = resp::element(buf, pos)? else {
         return Ok(None);
     };
     match (h, t) {
-        (Head::Int, _) | (Head::Error(_), None) => {}
-        (Head::Error(m), Some(t)) => t.error = Some(resp_error(m)),
+        (Element::Integer(_), _) | (Element::Error(_), None) => {}
+        (Element::Error(m), Some(t)) => t.error = Some(resp::error_kind(m)),
         _ => return Err("expected an integer reply".into()),
     }
     Ok(Some(next))
@@ -602,14 +459,14 @@ fn resp_hash(
     c: &Config,
     t: Option<&mut Tally>,
 ) -> Result<Option<usize>, String> {
-    let Some((h, mut pos)) = head(buf, pos)? else {
+    let Some((h, mut pos)) = resp::element(buf, pos)? else {
         return Ok(None);
     };
     let n = match h {
-        Head::Array(n) => n,
-        Head::Error(m) => {
+        Element::Array(n) => n,
+        Element::Error(m) => {
             if let Some(t) = t {
-                t.error = Some(resp_error(m));
+                t.error = Some(resp::error_kind(m));
             }
             return Ok(Some(pos));
         }
@@ -664,14 +521,14 @@ fn resp_keys(
     buf: &[u8],
     mut sink: Option<(&mut Tally, &mut Vec<KeyName>)>,
 ) -> Result<Option<usize>, String> {
-    let Some((h, mut pos)) = head(buf, 0)? else {
+    let Some((h, mut pos)) = resp::element(buf, 0)? else {
         return Ok(None);
     };
     let n = match h {
-        Head::Array(n) => n,
-        Head::Error(m) => {
+        Element::Array(n) => n,
+        Element::Error(m) => {
             if let Some((t, _)) = sink {
-                t.error = Some(resp_error(m));
+                t.error = Some(resp::error_kind(m));
             }
             return Ok(Some(pos));
         }

@@ -5,10 +5,10 @@
 //! wrote for that record and field checks out, whichever update a read saw; another
 //! record's or another field's value, a flipped byte or a header from one write over a
 //! body from another does not. Writing is a memcpy from the pattern and checking a
-//! memcmp against it: no allocation. The pattern and its hex header are kv's
-//! (`kv/value.rs`).
+//! memcmp against it: no allocation. The pattern and its hex header are the
+//! shared self-checking value's (`shared/value.rs`).
 
-use crate::kv::value::{append_body, body_matches, hex, put_hex, PERIOD};
+use crate::shared::value::{append_body, body_matches, hex, put_hex, PERIOD};
 use bakeoff_engine::rng::mix;
 
 /// The header's bytes: the shortest field.

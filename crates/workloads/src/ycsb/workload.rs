@@ -57,7 +57,10 @@ impl Ycsb {
 
     fn run_kv(&self, ctx: &RunContext, phases: &Phases) -> Result<Outcome, String> {
         let resp = self.protocol == Protocol::Resp;
-        let asked = self.keys.client_threads.unwrap_or(crate::kv::AUTO_THREADS);
+        let asked = self
+            .keys
+            .client_threads
+            .unwrap_or(bakeoff_engine::AUTO_THREADS);
         let factory = kvs::Factory {
             plan: Arc::new(kvs::Plan::new(&self.cfg, resp)),
             inserts: Arc::new(Inserts::new(self.cfg.records)),
@@ -65,7 +68,7 @@ impl Ycsb {
         };
         let settings = Settings {
             connections: ctx.connections,
-            threads: crate::kv::threads_for(asked, ctx.connections, ctx.load_cpus),
+            threads: bakeoff_engine::event_loops_for(asked, ctx.connections, ctx.load_cpus),
             // YCSB's client threads are synchronous: one request in flight each.
             schedule: Schedule::ClosedLoop { pipeline: 1 },
             phases: *phases,
@@ -90,8 +93,9 @@ impl Ycsb {
         let asked = self
             .keys
             .client_threads
-            .unwrap_or(crate::oltp::AUTO_THREADS);
-        let threads = crate::oltp::client_threads_for(asked, ctx.connections, ctx.load_cpus);
+            .unwrap_or(bakeoff_engine::AUTO_THREADS);
+        let threads =
+            bakeoff_sqlclient::driver::client_threads_for(asked, ctx.connections, ctx.load_cpus);
         let rec = sql::run(
             &db,
             &self.cfg,

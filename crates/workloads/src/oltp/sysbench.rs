@@ -12,7 +12,7 @@
 //! (its /proc stat at the checkpoint subtracted from its rusage at exit). Not available:
 //! per-statement latencies, and the zipfian distribution (absent from sysbench 1.0.20).
 
-use crate::oltp::{Distribution, OltpConfig};
+use super::{Distribution, OltpConfig};
 use bakeoff_engine::{
     Interval, Live, LoadError, Measure, Percentiles, Phase, PhaseHooks, Phases, RunRecord,
 };

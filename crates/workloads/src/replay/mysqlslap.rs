@@ -21,7 +21,7 @@
 //! ops / average seconds; queries = ops. Response times are unknown (zeros). Client CPU
 //! is mariadb-slap's user + system time divided by the iterations.
 
-use crate::replay::Statement;
+use super::Statement;
 use crate::tool::{self, Finished};
 use bakeoff_engine::{Live, LoadError, Phase, RunRecord};
 use bakeoff_sqlclient::{Db, Wire};

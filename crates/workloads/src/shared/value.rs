@@ -1,8 +1,9 @@
-//! Self-checking values. A value is 16 header bytes (the key id in 10 hex digits, a
-//! generation in 6) followed by a body that cycles a fixed 251-byte pattern from an offset
-//! derived from (key id, generation). Any value bakeoff wrote for a key checks out, even
-//! when connections race to set it; a value for another key, a truncated or corrupted one
-//! does not. Writing and checking are memcpy/memcmp against the pattern: no allocation.
+//! Self-checking values (kv's, and the pattern ycsb's fields are built from). A value is
+//! 16 header bytes (the key id in 10 hex digits, a generation in 6) followed by a body
+//! that cycles a fixed 251-byte pattern from an offset derived from (key id,
+//! generation). Any value bakeoff wrote for a key checks out, even when connections race
+//! to set it; a value for another key, a truncated or corrupted one does not. Writing
+//! and checking are memcpy/memcmp against the pattern: no allocation.
 
 use bakeoff_engine::rng::mix;
 use std::sync::OnceLock;
