@@ -5,11 +5,11 @@
 //! (`replay`: per-class figures, and the plans of the heaviest classes once per cell) or
 //! hands the file to Debian's mariadb-slap (`mysqlslap`).
 
+use super::records::{ClassRecord, ExplainRecord, ReplayRun};
 use super::{LogFormat, ParseError, ReplayConfig, ReplayRecord, Statement};
 use crate::workload::{sql_figures, Outcome, QuerySet, RunContext, Script, Tables, Workload};
 use crate::{mysqlslap, verify};
 use bakeoff_plan::{key, Loaded};
-use bakeoff_report::model::{ClassRecord, ExplainRecord};
 use bakeoff_sqlclient::Db;
 use std::path::PathBuf;
 
@@ -125,8 +125,7 @@ impl Replay {
             rec,
             extra: Box::new(move |run| {
                 sql_figures(run, &counted, false);
-                run.classes = classes;
-                run.explains = explains;
+                ReplayRun { classes, explains }.put(run);
             }),
         })
     }
