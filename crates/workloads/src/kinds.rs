@@ -24,6 +24,7 @@ pub static KINDS: Registry = Registry(&[
     &sqlbench::SqlBenchKind,
     &redis_benchmark::RedisBenchmarkKind,
     &crate::ycsb::YcsbKind,
+    &crate::tpcb::TpcbKind,
 ]);
 
 /// A workload kind: what the plan asks ([`KindSpec`]) and what the run asks.

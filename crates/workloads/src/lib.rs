@@ -4,7 +4,8 @@
 //! `oltp` (sysbench's OLTP schema and tests over bakeoff's own lean SQL clients; also
 //! run by the real `sysbench`), `tpcc` (TPC-C from the specification), `replay` (query
 //! logs; also run by Debian's `mysqlslap`), `sqlsuite` (sql-bench-style named
-//! operations; also `sqlbench`, the real Perl sql-bench from MariaDB's source). `verify`
+//! operations; also `sqlbench`, the real Perl sql-bench from MariaDB's source), `tpcb`
+//! (pgbench's TPC-B-like scripts over bakeoff's own SQL clients). `verify`
 //! hashes query results for result equivalence. The SQL kinds talk to their servers through `bakeoff-sqlclient` (lean wire clients and the shared driver).
 //!
 //! Every kind is listed once, in [`KINDS`] (`kinds.rs`), behind the [`Kind`] trait: the
@@ -23,6 +24,7 @@ pub mod sqlbench;
 pub mod sqlsuite;
 pub mod sysbench;
 mod tool;
+pub mod tpcb;
 pub mod tpcc;
 pub mod verify;
 pub mod workload;
