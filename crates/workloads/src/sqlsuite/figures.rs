@@ -84,7 +84,7 @@ pub fn summarize_cells(r: &mut Results) {
 /// One cell's rows; its operations against the baseline's are one FDR family.
 fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell {
     let mut out = SuiteCell::default();
-    let mut found: Vec<Option<stats::Comparison>> = Vec::new();
+    let mut members: Vec<Option<stats::Member>> = Vec::new();
     let mut rows: Vec<SuiteRow> = Vec::new();
     let mut base_of: HashMap<(&str, &str), &Vec<(usize, f64)>> = HashMap::new();
     for ((g, n), bx) in base.into_iter().flatten() {
@@ -96,7 +96,7 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
             continue;
         };
         let b = base_of.get(&(group.as_str(), name.as_str()));
-        found.push(b.and_then(|bx| stats::compare_rounds(bx, xs, rule)));
+        members.push(b.map(|bx| stats::Member::rounds(bx, xs)));
         rows.push(SuiteRow {
             group: group.clone(),
             name: name.clone(),
@@ -105,7 +105,7 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
             vs_baseline: None,
         });
     }
-    stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
+    let found = stats::decide_family(members, rule);
     for (mut row, k) in rows.into_iter().zip(found) {
         row.vs_baseline = k.as_ref().map(RatioRecord::new);
         if row.name.is_empty() {

@@ -22,7 +22,8 @@ pub fn summarize_cells(r: &mut Results) {
             .collect()
     };
     let index = bakeoff_report::index::Index::new(r);
-    let mut found: Vec<Option<stats::Comparison>> = r
+    type Rounds = Vec<(usize, f64)>;
+    let sides: Vec<Option<(Rounds, Rounds)>> = r
         .cells
         .iter()
         .map(|c| {
@@ -31,10 +32,17 @@ pub fn summarize_cells(r: &mut Results) {
                 return None;
             }
             let b = index.cell(&c.workload, &baseline, c.connections)?;
-            stats::compare_rounds(&notpm_of(b), &notpm_of(c), &rule)
+            Some((notpm_of(b), notpm_of(c)))
         })
         .collect();
-    stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
+    // The TPC-C comparisons are one family.
+    let found = stats::decide_family(
+        sides
+            .iter()
+            .map(|s| s.as_ref().map(|(b, c)| stats::Member::rounds(b, c)))
+            .collect(),
+        &rule,
+    );
     let against: Vec<Option<RatioRecord>> = found
         .iter()
         .map(|k| k.as_ref().map(RatioRecord::new))
