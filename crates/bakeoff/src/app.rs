@@ -321,11 +321,14 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
             args.experiment.display()
         )));
     }
-    print!("{}", bakeoff_report::replay::verification_table(r).plain());
+    print!(
+        "{}",
+        bakeoff_report::verification::verification_table(r).plain()
+    );
     for v in r.verification.iter().filter(|v| !v.differences.is_empty()) {
         println!("\n{}: results differ from {}", v.variant, r.plan.baseline);
         for d in &v.differences {
-            for line in bakeoff_report::replay::difference_lines(d) {
+            for line in bakeoff_report::verification::difference_lines(d) {
                 println!("  {line}");
             }
         }

@@ -40,6 +40,11 @@ fn float(v: f64) -> Field {
     Field::Plain(number(v))
 }
 
+/// A key of the run's kind figures.
+fn figure<'a>(r: &'a Run, key: &str) -> Option<&'a serde_json::Value> {
+    r.figures.0.get(key)
+}
+
 fn opt_float(v: Option<f64>) -> Field {
     v.map(float).unwrap_or(Field::Plain(String::new()))
 }
@@ -67,11 +72,22 @@ const COLUMNS: &[(&str, Getter)] = &[
     ("ops_per_s", |_, r| float(r.ops_per_s)),
     ("tps", |_, r| opt_float(r.tps)),
     ("qps", |_, r| opt_float(r.qps)),
-    ("warehouses", |_, r| opt_int(r.warehouses.map(u64::from))),
-    ("notpm", |_, r| opt_float(r.notpm)),
-    ("tpm", |_, r| opt_float(r.tpm)),
+    // Columns a kind's figures fill (the file's columns stay as they were).
+    ("warehouses", |_, r| {
+        opt_int(figure(r, "warehouses").and_then(|v| v.as_u64()))
+    }),
+    ("notpm", |_, r| {
+        opt_float(figure(r, "notpm").and_then(|v| v.as_f64()))
+    }),
+    ("tpm", |_, r| {
+        opt_float(figure(r, "tpm").and_then(|v| v.as_f64()))
+    }),
     ("consistency", |_, r| {
-        text(r.consistency.as_deref().unwrap_or(""))
+        text(
+            figure(r, "consistency")
+                .and_then(|v| v.as_str())
+                .unwrap_or(""),
+        )
     }),
     ("latency_p50_us", |_, r| float(r.latency_us.p50)),
     ("latency_p90_us", |_, r| float(r.latency_us.p90)),

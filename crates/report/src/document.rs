@@ -5,7 +5,7 @@
 //! sections in the same order under the same titles.
 //!
 //! A workload kind with figures of its own adds its sections through [`KindSections`]
-//! ([`BuiltinKinds`] covers tpcc, sqlsuite and replay); the outline places them after the
+//! (the workload registry; [`NoKinds`] adds none); the outline places them after the
 //! throughput sections without knowing what they hold.
 //!
 //! A block is shown in report.html and report.md unless it sits in [`Block::Only`], which
@@ -327,21 +327,13 @@ pub trait KindSections {
     fn sections(&self, r: &Results) -> Vec<Section>;
 }
 
-/// The kinds the report knows without a registry: TPC-C, query-log replay and the SQL
-/// suite, in that order.
+/// No kind sections: the report of the figures every experiment has.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BuiltinKinds;
+pub struct NoKinds;
 
-impl KindSections for BuiltinKinds {
-    fn sections(&self, r: &Results) -> Vec<Section> {
-        [
-            crate::tpcc::section(r),
-            crate::replay::section(r),
-            crate::sqlsuite::section(r),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+impl KindSections for NoKinds {
+    fn sections(&self, _r: &Results) -> Vec<Section> {
+        Vec::new()
     }
 }
 

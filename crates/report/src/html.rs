@@ -86,7 +86,7 @@ footer{margin-top:3em;font-size:12.5px;color:var(--muted)}
 
 /// The self-contained HTML report with the built-in kinds' sections.
 pub fn render(r: &Results) -> String {
-    render_with(r, &crate::BuiltinKinds)
+    render_with(r, &crate::NoKinds)
 }
 
 /// The HTML report with `kinds` adding their sections.
@@ -464,10 +464,9 @@ mod tests {
             system: None,
             instructions_per_op: None,
             profile: None,
-            tpcc: None,
-            sqlsuite: None,
             layouts: None,
             capacity: None,
+            ..Default::default()
         }
     }
 

@@ -10,6 +10,7 @@ pub mod csv;
 pub mod dist;
 pub mod document;
 pub mod facts;
+pub mod figures;
 pub mod html;
 pub mod index;
 pub mod machines;
@@ -17,18 +18,16 @@ pub mod markdown;
 pub mod markup;
 pub mod model;
 pub mod outline;
-pub mod replay;
 pub mod sections;
-pub mod sqlsuite;
 pub mod summary;
 pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod terminal;
-pub mod tpcc;
 pub mod validate;
+pub mod verification;
 
-pub use document::{BuiltinKinds, Document, KindSections, Section};
+pub use document::{Document, KindSections, NoKinds, Section};
 pub use model::Results;
 
 /// Turns results into one file's bytes.
@@ -52,7 +51,7 @@ impl Exporter for Json {
     }
 }
 
-/// The workload kinds whose sections the report shows: the built-in ones, or a registry.
+/// The workload kinds whose sections the report shows: the registry, or none.
 pub type Kinds = &'static (dyn KindSections + Sync);
 
 /// report.md, with the sections of `kinds`.
@@ -63,9 +62,7 @@ pub struct Markdown {
 
 impl Default for Markdown {
     fn default() -> Self {
-        Markdown {
-            kinds: &BuiltinKinds,
-        }
+        Markdown { kinds: &NoKinds }
     }
 }
 
@@ -86,9 +83,7 @@ pub struct Html {
 
 impl Default for Html {
     fn default() -> Self {
-        Html {
-            kinds: &BuiltinKinds,
-        }
+        Html { kinds: &NoKinds }
     }
 }
 
@@ -125,9 +120,9 @@ impl Exporter for Benchstat {
     }
 }
 
-/// Every exporter that writes a file in the results folder, with the built-in kinds.
+/// Every exporter that writes a file in the results folder, without kind sections.
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
-    exporters_with(&BuiltinKinds)
+    exporters_with(&NoKinds)
 }
 
 /// Every exporter that writes a file in the results folder; report.md and report.html
@@ -143,10 +138,9 @@ pub fn exporters_with(kinds: Kinds) -> Vec<Box<dyn Exporter>> {
 }
 
 /// The terminal summary (the document's blocks marked for the terminal): warnings, the
-/// headline table and how the rounds ended, each sweep, then what the built-in kinds
-/// show there.
+/// headline table and how the rounds ended, each sweep (no kind sections).
 pub fn terminal(r: &Results, color: bool) -> String {
-    terminal_with(r, color, &BuiltinKinds)
+    terminal_with(r, color, &NoKinds)
 }
 
 /// The terminal summary with `kinds` adding their sections.

@@ -10,7 +10,7 @@ use crate::table::is_relative;
 
 /// report.md with the built-in kinds' sections.
 pub fn render(r: &Results) -> String {
-    render_with(r, &crate::BuiltinKinds)
+    render_with(r, &crate::NoKinds)
 }
 
 /// report.md with `kinds` adding their sections.

@@ -691,6 +691,7 @@ impl Run {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(remote = "Self")]
 pub struct Run {
     /// Round number (0-based) and position in that round's order.
     pub round: usize,
@@ -803,34 +804,10 @@ pub struct Run {
     /// Probes that failed in this run (the run itself stays valid).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probe_errors: Vec<String>,
-    /// tpcc: warehouses loaded for this run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouses: Option<u32>,
-    /// tpcc: New-Order transactions committed per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notpm: Option<f64>,
-    /// tpcc: transactions of every kind per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpm: Option<f64>,
-    /// tpcc: per kind (new_order, payment, order_status, delivery, stock_level).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub transactions: BTreeMap<String, TransactionRecord>,
-    /// tpcc: the consistency conditions after the run, "pass" or "fail" (a failure makes
-    /// the run invalid).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consistency: Option<String>,
-    /// tpcc: the violated conditions, when consistency is "fail".
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub consistency_violations: Vec<String>,
-    /// replay: per statement class (literals normalized), heaviest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub classes: Vec<ClassRecord>,
-    /// replay: EXPLAIN of the heaviest classes (the first round's run of each cell).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub explains: Vec<ExplainRecord>,
-    /// sqlsuite: every operation's time, in the order they ran.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub operations: Vec<OperationRecord>,
+    /// The workload kind's own figures, its keys beside the run's own: read and written
+    /// by the kind (`crate::figures`).
+    #[serde(flatten, skip_deserializing)]
+    pub figures: crate::figures::Figures,
     /// Redis: INFO memory at the end of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryRecord>,
@@ -890,56 +867,6 @@ pub struct MemoryRecord {
     pub bytes_per_key: f64,
 }
 
-/// One timed operation of a sqlsuite run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct OperationRecord {
-    pub group: String,
-    pub name: String,
-    pub seconds: f64,
-}
-
-/// A sqlsuite cell: per group and per operation, the median seconds over valid runs with
-/// a 95% CI, and the time against the baseline's (ratio of medians: below 1 is faster).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct SuiteCell {
-    pub groups: Vec<SuiteRow>,
-    pub operations: Vec<SuiteRow>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct SuiteRow {
-    pub group: String,
-    /// The operation (empty for a group's row).
-    #[serde(default)]
-    pub name: String,
-    pub median_s: f64,
-    pub ci95: [f64; 2],
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vs_baseline: Option<RatioRecord>,
-}
-
-/// One statement class of a replay run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ClassRecord {
-    pub fingerprint: String,
-    /// A short stable id of the fingerprint.
-    pub class: String,
-    pub count: u64,
-    pub total_s: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    #[serde(default)]
-    pub errors: u64,
-}
-
-/// The plan a server chose for one statement class.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ExplainRecord {
-    pub class: String,
-    pub fingerprint: String,
-    pub plan: String,
-}
-
 /// Result equivalence of one variant against the baseline: every query's result hash.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VerificationRecord {
@@ -973,57 +900,6 @@ pub struct DifferenceRecord {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_error: Option<String>,
-}
-
-/// One tpcc transaction kind in one run: counts, response times and the 90th-percentile
-/// check against the specification's limit.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct TransactionRecord {
-    pub count: u64,
-    pub mean_ms: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-    pub limit_ms: f64,
-    /// p90_ms <= limit_ms.
-    pub pass: bool,
-    #[serde(default)]
-    pub rollbacks: u64,
-    #[serde(default)]
-    pub retries: u64,
-    #[serde(default)]
-    pub errors: u64,
-}
-
-/// A tpcc cell's figures: NOTPM with its CI and verdict, the response-time check, and the
-/// largest passing warehouse count of its sweep.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct TpccCell {
-    /// The workload as the experiment names it (cells of a warehouse sweep are named
-    /// `<workload>-w<W>`).
-    pub workload: String,
-    pub warehouses: u32,
-    /// "none" (back to back) or "spec" (keying and think times).
-    pub think: String,
-    /// The experiment asked for the largest passing W.
-    #[serde(default)]
-    pub find_max_w: bool,
-    pub median_notpm: f64,
-    pub notpm_ci95: [f64; 2],
-    /// NOTPM against the baseline's cell (absent for the baseline).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notpm_vs_baseline: Option<RatioRecord>,
-    /// Per kind: median over valid runs of each run's p90 and max, and the check.
-    pub transactions: BTreeMap<String, TransactionRecord>,
-    /// Every kind's median p90 within its limit.
-    pub pass: bool,
-    /// Valid runs whose consistency check passed, and all valid runs.
-    pub consistent_runs: usize,
-    /// find_max_w: the largest W of the sweep at these connections where this W and
-    /// every smaller one pass (0: not even the smallest).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_passing_warehouses: Option<u32>,
 }
 
 /// A ratio of medians against the baseline with its CI, p-value and verdict.
@@ -1076,7 +952,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(remote = "Self")]
 pub struct Cell {
     pub workload: String,
     pub variant: String,
@@ -1113,18 +990,16 @@ pub struct Cell {
     /// [measure] profile = true: the hotspot profile of one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileRecord>,
-    /// tpcc workloads: NOTPM, the response-time check, the largest passing W.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpcc: Option<TpccCell>,
-    /// sqlsuite workloads: seconds per group and per operation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqlsuite: Option<SuiteCell>,
     /// `[plan] layouts` above 1: the spread between runs and between layouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<LayoutSpreadRecord>,
     /// `[[workload]] slo`: the capacity at the latency limit, its searches and trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityRecord>,
+    /// Each kind's own figures for the cell, under the kind's name (`"<kind>": {...}`):
+    /// read and written by the kind (`crate::figures`).
+    #[serde(flatten, skip_deserializing)]
+    pub kinds: crate::figures::Figures,
 }
 
 /// A cell's capacity at its workload's latency limit (`[[workload]] slo`): the highest
@@ -1589,10 +1464,9 @@ impl Cell {
             system: None,
             instructions_per_op: None,
             profile: None,
-            tpcc: None,
-            sqlsuite: None,
             layouts: None,
             capacity: None,
+            kinds: Default::default(),
         }
     }
 }
@@ -1837,3 +1711,23 @@ pub fn json_problem(e: &serde_json::Error, what: &str) -> String {
 fn is_zero_usize(n: &usize) -> bool {
     *n == 0
 }
+
+/// Runs and cells read and write their kinds' figures through [`crate::figures`].
+macro_rules! with_figures {
+    ($t:ty, $field:ident) => {
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                <$t>::serialize(self, s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                crate::figures::read_with_figures(d, |c| <$t>::deserialize(c), |x, f| x.$field = f)
+            }
+        }
+    };
+}
+
+with_figures!(Run, figures);
+with_figures!(Cell, kinds);

@@ -165,7 +165,7 @@ fn notes(r: &Results) -> Option<Section> {
 /// Result verification: per variant same, different or skipped; each difference with
 /// its query, both hashes and the first differing rows.
 fn verification(r: &Results) -> Option<Section> {
-    use crate::replay as rp;
+    use crate::verification as rp;
     if r.verification.is_empty() {
         return None;
     }

@@ -63,7 +63,7 @@ fn row(r: &Results, index: &Index, aa: &HashSet<&str>, c: &Cell) -> Vec<Value> {
         (None, false) => (String::new(), String::new(), "-".into()),
     };
     let num = |v: f64| if has_data { ops(v) } else { "-".into() };
-    // A sqlsuite cell times operations, not requests: no latency histogram.
+    // A cell that times operations, not requests, has no latency histogram.
     let has_latency = has_data && c.latency_us.p99 > 0.0;
     let lat = |v: f64| if has_latency { micros(v) } else { "-".into() };
     vec![

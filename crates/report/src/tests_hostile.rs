@@ -175,8 +175,8 @@ fn poisoned(mut r: Results, h: &str) -> Results {
     for c in &mut r.cells {
         rename(&mut names, &mut c.variant);
         c.workload = format!("{h}w");
-        if let Some(t) = &mut c.tpcc {
-            t.workload = format!("{h}w");
+        if let Some(serde_json::Value::Object(t)) = c.kinds.0.get_mut("tpcc") {
+            t.insert("workload".into(), format!("{h}w").into());
         }
         for x in &mut c.runs {
             x.invalid_reason = Some(h.into());

@@ -144,8 +144,6 @@ fn run(at: &str, x: &Run) -> Check {
         ("tps", x.tps),
         ("qps", x.qps),
         ("client_cpu_us_per_txn", x.client_cpu_us_per_txn),
-        ("notpm", x.notpm),
-        ("tpm", x.tpm),
     ] {
         opt_amount(&format!("{at}.{name}"), v)?;
     }
@@ -177,12 +175,22 @@ fn run(at: &str, x: &Run) -> Check {
             opt_amount(&format!("{at}.counters.{name}"), v)?;
         }
     }
+    kinds(at, &x.figures)?;
     for (i, c) in x.clients.iter().enumerate() {
         let at = format!("{at}.clients[{i}]");
         amount(&format!("{at}.ops_per_s"), c.ops_per_s)?;
         amount(&format!("{at}.client_cpu_s"), c.client_cpu_s)?;
     }
     Ok(())
+}
+
+/// A kind's own figures: every number in them is a figure of 0 or more (no kind writes
+/// another).
+fn kinds(at: &str, f: &crate::figures::Figures) -> Check {
+    match f.negative() {
+        Some((key, v)) => refuse(&format!("{at}.{key}"), v, "not a figure of 0 or more"),
+        None => Ok(()),
+    }
 }
 
 fn cell(at: &str, c: &Cell) -> Check {
@@ -195,10 +203,7 @@ fn cell(at: &str, c: &Cell) -> Check {
     if let Some(s) = &c.system {
         system(&format!("{at}.system"), s)?;
     }
-    if let Some(t) = &c.tpcc {
-        amount(&format!("{at}.tpcc.median_notpm"), t.median_notpm)?;
-        interval(&format!("{at}.tpcc.notpm_ci95"), t.notpm_ci95)?;
-    }
+    kinds(at, &c.kinds)?;
     if let Some(k) = &c.capacity {
         amount(&format!("{at}.capacity.ops_per_s"), k.ops_per_s)?;
         interval(&format!("{at}.capacity.ci"), k.ci)?;

@@ -228,8 +228,17 @@ fn by_round(c: &Cell, instruction_runs: bool) -> Vec<(usize, f64)> {
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let baseline = &r.plan.baseline;
     let rule = r.rule(Direction::HigherIsBetter);
-    // (cell, compared the instruction runs of mode both, the comparison)
-    let mut found: Vec<(&Cell, bool, stats::Comparison)> = Vec::new();
+    // (cell, compared the instruction runs of mode both, both sides by round, layouts,
+    // the metric's resolution): the family's pairs.
+    type Sides<'a> = (
+        &'a Cell,
+        bool,
+        Vec<(usize, f64)>,
+        Vec<(usize, f64)>,
+        Option<usize>,
+        f64,
+    );
+    let mut pairs: Vec<Sides> = Vec::new();
     // Lookups by name built once: a folder may hold thousands of variants.
     let index = bakeoff_report::index::Index::new(r);
     let mut layouts_of = std::collections::HashMap::new();
@@ -238,6 +247,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     }
     let layouts = |name: &str| layouts_of.get(name).copied().unwrap_or(0);
     let rounds = round_seconds_all(r);
+    let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
     for instruction_runs in [false, true] {
         // A capacity cell's closed-loop peak ran once per variant: its capacities compare.
         for c in r
@@ -248,35 +258,55 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             let Some(b) = index.cell(&c.workload, baseline, c.connections) else {
                 continue;
             };
-            let (b, c_) = (by_round(b, instruction_runs), by_round(c, instruction_runs));
             // Over layouts when either side was built in several: a layout's luck is drawn
             // once per binary, so the layout slots, not the rounds, are the repetitions.
             let nested = (!instruction_runs && layouts(baseline).max(layouts(&c.variant)) > 1)
-                .then(|| stats::compare_layouts(&b, &c_, r.plan.layouts, &rule))
-                .flatten();
-            if let Some(k) = nested.or_else(|| stats::compare_rounds(&b, &c_, &rule)) {
-                found.push((c, instruction_runs, k));
-            }
+                .then_some(r.plan.layouts);
+            let resolution = if instruction_runs || counted_cell(c, instruction_runs) {
+                instruction_resolution([Some(b), Some(c)], instruction_runs)
+            } else {
+                precision
+            };
+            pairs.push((
+                c,
+                instruction_runs,
+                by_round(b, instruction_runs),
+                by_round(c, instruction_runs),
+                nested,
+                resolution,
+            ));
         }
     }
-    let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
-    for (c, instruction_runs, k) in found.iter_mut() {
-        let base = r.cell(&c.workload, baseline, c.connections);
-        k.resolution = if *instruction_runs || counted_cell(c, *instruction_runs) {
-            instruction_resolution([base, Some(*c)], *instruction_runs)
-        } else {
-            precision
-        };
-    }
+    // One family per experiment: every pair, then the capacities, decided together.
     let mut capacities = crate::capacity_figures::comparisons(r, &rule);
-    stats::decide(
-        found
-            .iter_mut()
-            .map(|x| &mut x.2)
-            .chain(capacities.iter_mut().map(|x| &mut x.1)),
-        rule.alpha,
-        rule.equivalence,
-    );
+    let members = pairs
+        .iter()
+        .map(|(_, _, b, c, nested, resolution)| {
+            Some(stats::Member::Pair {
+                baseline: stats::Sample::Rounds(b),
+                candidate: stats::Sample::Rounds(c),
+                layouts: *nested,
+                resolution: Some(*resolution),
+            })
+        })
+        .chain(
+            capacities
+                .iter()
+                .map(|(_, k)| Some(stats::Member::Made(k.clone()))),
+        )
+        .collect();
+    let mut decided = stats::decide_family(members, &rule).into_iter();
+    let mut found: Vec<(&Cell, bool, stats::Comparison)> = Vec::new();
+    for ((c, instruction_runs, ..), k) in pairs.iter().zip(decided.by_ref()) {
+        if let Some(k) = k {
+            found.push((c, *instruction_runs, k));
+        }
+    }
+    for ((_, k), decided) in capacities.iter_mut().zip(decided) {
+        if let Some(d) = decided {
+            *k = d;
+        }
+    }
     for (c, k) in capacities.iter_mut() {
         let held = |cell: Option<&Cell>| {
             cell.and_then(|x| x.capacity.as_ref())

@@ -17,6 +17,7 @@
 //! Pure functions; deterministic; non-finite inputs are ignored, never a panic.
 
 mod changes;
+mod family;
 mod fdr;
 mod forecast;
 mod hiding;
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 pub use changes::{change_points, ChangePoint};
+pub use family::{decide_family, Member, Sample};
 pub use fdr::benjamini_hochberg;
 pub use forecast::{fewest_rounds, predicted_half_width, rounds_to_reach};
 pub use hiding::Hiding;

@@ -143,8 +143,10 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
 
     let mut cells = Vec::new();
     let mut comparisons: Vec<ComparisonRecord> = Vec::new();
-    let mut decided: Vec<(&CellKey, stats::Comparison)> = Vec::new();
-    // Per comparison: whether the load held back A's cell and B's.
+    // The compared pairs: their key, both sides' figures, whether they count
+    // instructions, and whether the load held back A's cell and B's (the clock's answers
+    // only: instruction counts do not depend on the pace or on what else ran).
+    let mut pairs: Vec<(&CellKey, Vec<f64>, Vec<f64>, bool)> = Vec::new();
     let mut held: Vec<(bool, bool, bool, bool)> = Vec::new();
     let mut warnings: Vec<String> = [("A", ra), ("B", rb)]
         .into_iter()
@@ -173,19 +175,8 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
                 if ia { "A" } else { "B" },
                 if ia { "B" } else { "A" }
             ));
-        } else if let Some(mut x) = stats::compare(&xa, &xb, &rule) {
-            if x.smallest_p() >= 0.05 {
-                too_few.push((k.to_string(), xa.len(), xb.len()));
-            }
-            if ia {
-                // Instruction counts of a server under a load move ~0.5% between runs
-                // of one binary: a difference within 2.5 times that is never faster or
-                // slower (the run's own analysis measures the spread; this is its floor).
-                x.resolution = INSTRUCTION_RESOLUTION;
-            }
-            decided.push((k, x));
-            // The clock's answers only: instruction counts do not depend on the pace
-            // or on what else ran.
+        } else {
+            pairs.push((k, xa, xb, ia));
             held.push((
                 ca.held_back(),
                 cb.held_back(),
@@ -197,12 +188,34 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         cells.push(relabel(cb, "B", &b.folder));
     }
 
-    // Records are made once decided: their intervals are at the adjusted level.
-    stats::decide(
-        decided.iter_mut().map(|x| &mut x.1),
-        rule.alpha,
-        rule.equivalence,
-    );
+    // One family: every matched cell's comparison, decided together; records are made
+    // once decided, so their intervals are at the adjusted level.
+    let members = pairs
+        .iter()
+        .map(|(_, xa, xb, ia)| {
+            Some(stats::Member::Pair {
+                baseline: stats::Sample::Values(xa),
+                candidate: stats::Sample::Values(xb),
+                layouts: None,
+                // Instruction counts of a server under a load move ~0.5% between runs
+                // of one binary: a difference within 2.5 times that is never faster or
+                // slower (the run's own analysis measures the spread; this is its floor).
+                resolution: ia.then_some(INSTRUCTION_RESOLUTION),
+            })
+        })
+        .collect();
+    let found = stats::decide_family(members, &rule);
+    let mut decided: Vec<(&CellKey, stats::Comparison)> = Vec::new();
+    let mut kept = Vec::new();
+    for (((k, xa, xb, _), x), h) in pairs.iter().zip(found).zip(held) {
+        let Some(x) = x else { continue };
+        if x.smallest_p() >= 0.05 {
+            too_few.push((k.to_string(), xa.len(), xb.len()));
+        }
+        decided.push((*k, x));
+        kept.push(h);
+    }
+    let held = kept;
     for ((k, x), (held_a, held_b, busy_a, busy_b)) in decided.iter().zip(held) {
         let mut rec = ComparisonRecord::new(
             &k.workload,

@@ -412,10 +412,9 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         system: None,
         instructions_per_op: None,
         profile: None,
-        tpcc: None,
-        sqlsuite: None,
         layouts: None,
         capacity: None,
+        ..Default::default()
     }
 }
 

@@ -5,7 +5,8 @@
 //! `ycsb` (the YCSB core workloads A-F on key-value and SQL targets), `oltp` (sysbench's
 //! OLTP schema and tests over bakeoff's own lean SQL clients), `tpcc` (TPC-C from the
 //! specification), `replay` (query logs at several concurrencies), `sqlsuite`
-//! (sql-bench-style named operations). Beside the native kinds, the tools users already
+//! (sql-bench-style named operations), `tpcb` (pgbench's TPC-B-like scripts over
+//! bakeoff's own SQL clients). Beside the native kinds, the tools users already
 //! trust run as kinds of their own through `tool.rs` (child processes in their own
 //! process group): `sysbench`, `mysqlslap` (MariaDB's mariadb-slap on a replay's
 //! queries), `sqlbench` (the Perl sql-bench from MariaDB's source) and
@@ -30,6 +31,7 @@ pub mod shared;
 pub mod sqlbench;
 pub mod sqlsuite;
 mod tool;
+pub mod tpcb;
 pub mod tpcc;
 pub mod verify;
 pub mod workload;
@@ -53,6 +55,7 @@ pub static KINDS: Registry = Registry(&[
     &sqlbench::SqlBenchKind,
     &redis_benchmark::RedisBenchmarkKind,
     &ycsb::YcsbKind,
+    &tpcb::TpcbKind,
 ]);
 
 use bakeoff_plan::Loaded;

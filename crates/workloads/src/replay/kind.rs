@@ -78,7 +78,7 @@ impl Kind for ReplayKind {
     /// The per-class table and plans, once for both senders (replay lists them).
     fn sections(&self, r: &bakeoff_report::model::Results) -> Vec<bakeoff_report::Section> {
         match self.0 {
-            Sender::Native => bakeoff_report::replay::section(r).into_iter().collect(),
+            Sender::Native => super::section::section(r).into_iter().collect(),
             Sender::Mysqlslap => Vec::new(),
         }
     }

@@ -12,7 +12,9 @@ mod fingerprint;
 mod general_log;
 mod kind;
 pub mod mysqlslap;
+pub mod records;
 mod run;
+mod section;
 mod sqlfile;
 mod workload;
 
@@ -21,6 +23,7 @@ pub use crate::verify::Statement;
 pub use explain::{explain, explainable, Explain};
 pub use fingerprint::{class_id, fingerprint};
 pub use kind::{ReplayKeys, ReplayKind, MYSQLSLAP, REPLAY};
+pub use records::{ClassRecord, ExplainRecord, ReplayRun};
 pub use run::{run, ClassStats, ReplayConfig, ReplayRecord};
 pub use workload::{Replay, Sender, Statements};
 

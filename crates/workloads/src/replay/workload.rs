@@ -6,11 +6,11 @@
 //! hands the file to Debian's mariadb-slap (`mysqlslap`).
 
 use super::mysqlslap;
+use super::records::{ClassRecord, ExplainRecord, ReplayRun};
 use super::{LogFormat, ParseError, ReplayConfig, ReplayRecord, Statement};
 use crate::verify;
 use crate::workload::{sql_figures, Outcome, QuerySet, RunContext, Script, Tables, Workload};
 use bakeoff_plan::{key, Loaded};
-use bakeoff_report::model::{ClassRecord, ExplainRecord};
 use bakeoff_sqlclient::Db;
 use std::path::PathBuf;
 
@@ -126,8 +126,7 @@ impl Replay {
             rec,
             extra: Box::new(move |run| {
                 sql_figures(run, &counted, false);
-                run.classes = classes;
-                run.explains = explains;
+                ReplayRun { classes, explains }.put(run);
             }),
         })
     }

@@ -4,12 +4,12 @@
 //! workload's scratch folder; each run's output goes into a folder of its own there.
 
 use super::{configure, failure, parse, redact, tests_in, Parsed, SqlBenchKeys, Tests};
+use crate::shared::suite::{OperationRecord, SuiteRun};
 use crate::tool::{self, Finished};
 use crate::workload::{invalidate, sql_figures, Outcome, RunContext, Script, Tables, Workload};
 use bakeoff_build::{Cache, SourceSpec};
 use bakeoff_engine::RunRecord;
 use bakeoff_plan::{key, Loaded, TargetKind};
-use bakeoff_report::model::OperationRecord;
 use bakeoff_sqlclient::{Db, Wire};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -393,7 +393,7 @@ fn outcome(runs: Vec<TestRun>, password: &str) -> Result<Outcome, String> {
         rec,
         extra: Box::new(move |run| {
             sql_figures(run, &counted, false);
-            run.operations = operations;
+            SuiteRun { operations }.put(run);
             if !failed.is_empty() {
                 invalidate(run, failed.join("; "));
             }

@@ -2,7 +2,8 @@
 //! operation, the median seconds with a 95% CI, and against the baseline's cell the ratio
 //! of medians (below 1: this variant took less time) with its CI and verdict. Pure.
 
-use bakeoff_report::model::{Cell, RatioRecord, Results, SuiteCell, SuiteRow};
+use super::records::{SuiteCell, SuiteRow, SuiteRun};
+use bakeoff_report::model::{Cell, RatioRecord, Results};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -15,13 +16,10 @@ fn times(c: &Cell) -> Times {
     let mut order: Vec<(String, String)> = Vec::new();
     let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut by: BTreeMap<(String, String), Vec<(usize, f64)>> = BTreeMap::new();
-    for run in c
-        .runs
-        .iter()
-        .filter(|r| r.valid && !r.operations.is_empty())
-    {
+    for run in c.runs.iter().filter(|r| r.valid) {
+        let ops = SuiteRun::of(run).operations;
         let mut groups: BTreeMap<String, f64> = BTreeMap::new();
-        for op in &run.operations {
+        for op in &ops {
             *groups.entry(op.group.clone()).or_default() += op.seconds;
             let k = (op.group.clone(), op.name.clone());
             for key in [(op.group.clone(), String::new()), k.clone()] {
@@ -79,14 +77,14 @@ pub fn summarize_cells(r: &mut Results) {
         })
         .collect();
     for (c, s) in r.cells.iter_mut().zip(suites) {
-        c.sqlsuite = s;
+        SuiteCell::put(s.as_ref(), c);
     }
 }
 
 /// One cell's rows; its operations against the baseline's are one FDR family.
 fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell {
     let mut out = SuiteCell::default();
-    let mut found: Vec<Option<stats::Comparison>> = Vec::new();
+    let mut members: Vec<Option<stats::Member>> = Vec::new();
     let mut rows: Vec<SuiteRow> = Vec::new();
     let mut base_of: HashMap<(&str, &str), &Vec<(usize, f64)>> = HashMap::new();
     for ((g, n), bx) in base.into_iter().flatten() {
@@ -98,7 +96,7 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
             continue;
         };
         let b = base_of.get(&(group.as_str(), name.as_str()));
-        found.push(b.and_then(|bx| stats::compare_rounds(bx, xs, rule)));
+        members.push(b.map(|bx| stats::Member::rounds(bx, xs)));
         rows.push(SuiteRow {
             group: group.clone(),
             name: name.clone(),
@@ -107,7 +105,7 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
             vs_baseline: None,
         });
     }
-    stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
+    let found = stats::decide_family(members, rule);
     for (mut row, k) in rows.into_iter().zip(found) {
         row.vs_baseline = k.as_ref().map(RatioRecord::new);
         if row.name.is_empty() {
@@ -121,9 +119,10 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
 
 #[cfg(test)]
 mod tests {
+    use super::super::records::OperationRecord;
     use super::*;
+    use bakeoff_report::model::Run;
     use bakeoff_report::model::Verdict;
-    use bakeoff_report::model::{OperationRecord, Run};
 
     fn run(insert: f64, select: f64) -> Run {
         let op = |group: &str, name: &str, seconds| OperationRecord {
@@ -131,15 +130,19 @@ mod tests {
             name: name.into(),
             seconds,
         };
-        Run {
+        let mut x = Run {
             valid: true,
+            ..Run::default()
+        };
+        SuiteRun {
             operations: vec![
                 op("insert", "insert", insert),
                 op("insert", "select_key", select),
                 op("select", "min_max", 0.5),
             ],
-            ..Run::default()
         }
+        .put(&mut x);
+        x
     }
 
     #[test]

@@ -47,7 +47,7 @@ impl Kind for SuiteKind {
     }
 
     fn sections(&self, r: &Results) -> Vec<bakeoff_report::Section> {
-        bakeoff_report::sqlsuite::section(r).into_iter().collect()
+        super::section::section(r).into_iter().collect()
     }
 }
 

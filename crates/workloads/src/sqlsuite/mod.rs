@@ -25,10 +25,13 @@ mod data;
 pub mod figures;
 mod kind;
 mod ops;
+pub mod records;
+mod section;
 mod workload;
 
 pub use data::{wisconsin_rows, wisconsin_string, WisconsinRow};
 pub use kind::{SuiteKeys, SuiteKind};
+pub use records::{OperationRecord, SuiteCell, SuiteRow, SuiteRun};
 pub use workload::{Suite, VERIFY_SCALE};
 
 use crate::verify;

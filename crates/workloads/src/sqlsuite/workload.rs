@@ -3,13 +3,13 @@
 //! operations counted as ops over their summed time; as a verification query set it runs
 //! at a scale of at most [`VERIFY_SCALE`], every statement's result hashed.
 
+use super::records::{OperationRecord, SuiteRun};
 use super::{Group, OpResult, SuiteConfig};
 use crate::verify;
 use crate::workload::{
     sql_figures, with_engine, Outcome, QuerySet, RunContext, Script, Tables, Workload,
 };
 use bakeoff_engine::RunRecord;
-use bakeoff_report::model::OperationRecord;
 use bakeoff_sqlclient::Db;
 use std::sync::atomic::AtomicBool;
 
@@ -103,7 +103,7 @@ fn outcome(ops: &[OpResult]) -> Outcome {
         rec,
         extra: Box::new(move |run| {
             sql_figures(run, &counted, false);
-            run.operations = operations;
+            SuiteRun { operations }.put(run);
         }),
     }
 }

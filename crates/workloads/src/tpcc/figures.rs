@@ -2,7 +2,8 @@
 //! the response-time check per transaction kind, and, for a warehouse sweep with
 //! `find_max_w`, the largest W that passes. Pure: results in, results out.
 
-use bakeoff_report::model::{Cell, RatioRecord, Results, TransactionRecord};
+use super::records::{TpccCell, TpccRun, TransactionRecord};
+use bakeoff_report::model::{Cell, RatioRecord, Results};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;
 
@@ -17,41 +18,48 @@ pub fn summarize_cells(r: &mut Results) {
         c.runs
             .iter()
             .filter(|x| x.valid)
-            .filter_map(|x| x.notpm.map(|n| (x.round, n)))
+            .filter_map(|x| TpccRun::of(x).notpm.map(|n| (x.round, n)))
             .collect()
     };
     let index = bakeoff_report::index::Index::new(r);
-    let mut found: Vec<Option<stats::Comparison>> = r
+    type Rounds = Vec<(usize, f64)>;
+    let sides: Vec<Option<(Rounds, Rounds)>> = r
         .cells
         .iter()
         .map(|c| {
-            c.tpcc.as_ref()?;
+            TpccCell::of(c)?;
             if c.variant == baseline {
                 return None;
             }
             let b = index.cell(&c.workload, &baseline, c.connections)?;
-            stats::compare_rounds(&notpm_of(b), &notpm_of(c), &rule)
+            Some((notpm_of(b), notpm_of(c)))
         })
         .collect();
-    stats::decide(found.iter_mut().flatten(), rule.alpha, rule.equivalence);
+    // The TPC-C comparisons are one family.
+    let found = stats::decide_family(
+        sides
+            .iter()
+            .map(|s| s.as_ref().map(|(b, c)| stats::Member::rounds(b, c)))
+            .collect(),
+        &rule,
+    );
     let against: Vec<Option<RatioRecord>> = found
         .iter()
         .map(|k| k.as_ref().map(RatioRecord::new))
         .collect();
     for (c, k) in r.cells.iter_mut().zip(against) {
-        if let Some(t) = c.tpcc.as_mut() {
-            t.notpm_vs_baseline = k;
-        }
+        TpccCell::update(c, |t, _| t.notpm_vs_baseline = k);
     }
     max_passing(r);
 }
 
 /// One cell: NOTPM, per-kind medians of the runs' p90 (max of their max), the check.
 fn summarize(c: &mut Cell) {
-    let Some(t) = c.tpcc.as_mut() else {
-        return;
-    };
-    let valid: Vec<_> = c.runs.iter().filter(|x| x.valid).collect();
+    TpccCell::update(c, summarize_into);
+}
+
+fn summarize_into(t: &mut TpccCell, c: &Cell) {
+    let valid: Vec<TpccRun> = c.runs.iter().filter(|x| x.valid).map(TpccRun::of).collect();
     let notpm: Vec<f64> = valid.iter().filter_map(|x| x.notpm).collect();
     match stats::summarize(&notpm) {
         Some(s) => {
@@ -101,16 +109,16 @@ fn summarize(c: &mut Cell) {
 /// The sweep a cell belongs to: (variant, workload, connections); with the
 /// specification's think times connections grow with W, so they do not split the sweep.
 fn sweep_key(c: &Cell) -> Option<(String, String, usize)> {
-    let t = c.tpcc.as_ref()?;
+    let t = TpccCell::of(c)?;
     let conns = if t.think == "spec" { 0 } else { c.connections };
-    Some((c.variant.clone(), t.workload.clone(), conns))
+    Some((c.variant.clone(), t.workload, conns))
 }
 
 /// For sweeps with find_max_w: the largest W where it and every smaller W pass.
 fn max_passing(r: &mut Results) {
     let mut sweeps: BTreeMap<(String, String, usize), Vec<(u32, bool)>> = BTreeMap::new();
     for c in &r.cells {
-        if let (Some(k), Some(t)) = (sweep_key(c), c.tpcc.as_ref()) {
+        if let (Some(k), Some(t)) = (sweep_key(c), TpccCell::of(c)) {
             if t.find_max_w {
                 sweeps.entry(k).or_default().push((t.warehouses, t.pass));
             }
@@ -134,9 +142,7 @@ fn max_passing(r: &mut Results) {
         let Some(&best) = sweep_key(c).and_then(|k| best.get(&k)) else {
             continue;
         };
-        if let Some(t) = c.tpcc.as_mut() {
-            t.max_passing_warehouses = Some(best);
-        }
+        TpccCell::update(c, |t, _| t.max_passing_warehouses = Some(best));
     }
 }
 
@@ -144,7 +150,7 @@ fn max_passing(r: &mut Results) {
 /// and missed a response-time limit in every valid run so far; larger W cannot pass.
 pub fn beyond_a_failed_w(r: &Results, at: usize) -> bool {
     let c = &r.cells[at];
-    let Some(t) = c.tpcc.as_ref().filter(|t| t.find_max_w) else {
+    let Some(t) = TpccCell::of(c).filter(|t| t.find_max_w) else {
         return false;
     };
     let key = sweep_key(c);
@@ -152,7 +158,7 @@ pub fn beyond_a_failed_w(r: &Results, at: usize) -> bool {
         .cells
         .iter()
         .filter(|o| sweep_key(o) == key)
-        .filter_map(|o| o.tpcc.as_ref().map(|t| (t.warehouses, o)))
+        .filter_map(|o| TpccCell::of(o).map(|t| (t.warehouses, o)))
         .min_by_key(|(w, _)| *w);
     let Some((w, first)) = smallest else {
         return false;
@@ -162,7 +168,7 @@ pub fn beyond_a_failed_w(r: &Results, at: usize) -> bool {
         && !valid.is_empty()
         && valid
             .iter()
-            .all(|x| x.transactions.values().any(|k| !k.pass))
+            .all(|x| TpccRun::of(x).transactions.values().any(|k| !k.pass))
 }
 
 /// What a reader must see first: a max-W search that found nothing because the smallest
@@ -173,7 +179,7 @@ pub fn warnings(r: &Results) -> Vec<String> {
     // Each sweep's cell at its smallest W (the first such), in one pass.
     let mut smallest: BTreeMap<_, (u32, &Cell)> = BTreeMap::new();
     for o in &r.cells {
-        if let Some(t) = o.tpcc.as_ref() {
+        if let Some(t) = TpccCell::of(o) {
             let at = smallest.entry(sweep_key(o)).or_insert((t.warehouses, o));
             if t.warehouses < at.0 {
                 *at = (t.warehouses, o);
@@ -181,7 +187,7 @@ pub fn warnings(r: &Results) -> Vec<String> {
         }
     }
     for c in &r.cells {
-        let Some(t) = c.tpcc.as_ref() else { continue };
+        let Some(t) = TpccCell::of(c) else { continue };
         if t.max_passing_warehouses != Some(0) || c.valid_runs == 0 {
             continue;
         }
@@ -192,10 +198,9 @@ pub fn warnings(r: &Results) -> Vec<String> {
         if !said.insert(key) {
             continue;
         }
-        let failing: Vec<String> = cell
-            .tpcc
+        let failing: Vec<String> = TpccCell::of(cell)
             .iter()
-            .flat_map(|t| t.transactions.iter())
+            .flat_map(|t| t.transactions.clone())
             .filter(|(_, x)| !x.pass)
             .map(|(k, x)| format!("{k} p90 {:.0} ms > {:.0} ms", x.p90_ms, x.limit_ms))
             .collect();
@@ -218,9 +223,7 @@ pub fn warnings(r: &Results) -> Vec<String> {
 mod tests {
     use super::*;
     use bakeoff_report::model::Verdict;
-    use bakeoff_report::model::{
-        ExperimentRecord, Host, Latency, PlanRecord, Run, TpccCell, SCHEMA,
-    };
+    use bakeoff_report::model::{ExperimentRecord, Host, PlanRecord, Run, SCHEMA};
 
     fn run(notpm: f64, new_order_p90_ms: f64) -> Run {
         let k = TransactionRecord {
@@ -231,46 +234,39 @@ mod tests {
             pass: new_order_p90_ms <= 5000.0,
             ..TransactionRecord::default()
         };
-        Run {
+        let mut x = Run {
             valid: true,
-            notpm: Some(notpm),
             ops_per_s: notpm / 27.0,
+            ..Run::default()
+        };
+        TpccRun {
+            notpm: Some(notpm),
             consistency: Some("pass".into()),
             transactions: [("new_order".to_string(), k)].into_iter().collect(),
-            ..Run::default()
+            ..TpccRun::default()
         }
+        .put(&mut x);
+        x
     }
 
     fn cell(variant: &str, w: u32, runs: Vec<Run>) -> Cell {
-        Cell {
+        let mut c = Cell {
             workload: format!("tpcc-w{w}"),
             variant: variant.into(),
             connections: 8,
             valid_runs: runs.len(),
             runs,
-            median_ops_per_s: 0.0,
-            ci95: [0.0, 0.0],
-            ci_coverage: 0.0,
-            cv: 0.0,
-            latency_us: Latency::default(),
-            client_bound_runs: 0,
-            machine_busy_runs: 0,
-            verify_failures: 0,
-            stop_reason: None,
-            system: None,
-            instructions_per_op: None,
-            profile: None,
-            tpcc: Some(TpccCell {
-                workload: "tpcc".into(),
-                warehouses: w,
-                think: "none".into(),
-                find_max_w: true,
-                ..TpccCell::default()
-            }),
-            sqlsuite: None,
-            layouts: None,
-            capacity: None,
+            ..Default::default()
+        };
+        TpccCell {
+            workload: "tpcc".into(),
+            warehouses: w,
+            think: "none".into(),
+            find_max_w: true,
+            ..TpccCell::default()
         }
+        .put(&mut c);
+        c
     }
 
     fn results(cells: Vec<Cell>) -> Results {
@@ -331,10 +327,9 @@ mod tests {
         let t = |v: &str, w: u32| {
             r.cells
                 .iter()
-                .find(|c| c.variant == v && c.tpcc.as_ref().unwrap().warehouses == w)
-                .unwrap()
-                .tpcc
-                .clone()
+                .filter(|c| c.variant == v)
+                .filter_map(TpccCell::of)
+                .find(|t| t.warehouses == w)
                 .unwrap()
         };
         assert_eq!(t("a", 1).median_notpm, 1002.0);

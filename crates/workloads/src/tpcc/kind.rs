@@ -57,7 +57,7 @@ impl RegistryKind for TpccKind {
     }
 
     fn sections(&self, r: &Results) -> Vec<bakeoff_report::Section> {
-        bakeoff_report::tpcc::section(r).into_iter().collect()
+        super::section::section(r).into_iter().collect()
     }
 }
 

@@ -17,14 +17,17 @@ pub mod figures;
 mod kind;
 mod loader;
 pub mod random;
+pub mod records;
 mod run;
 pub mod schema;
+mod section;
 mod txn;
 mod workload;
 
 pub use check::{check, Violation};
 pub use kind::{ThinkMode, TpccKeys, TpccKind, TERMINALS_PER_WAREHOUSE};
 pub use loader::load;
+pub use records::{TpccCell, TpccRun, TransactionRecord};
 pub use run::run;
 pub use workload::Tpcc;
 

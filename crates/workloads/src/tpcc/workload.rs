@@ -5,9 +5,10 @@
 //! the run invalid.
 
 use super::kind::{ThinkMode, TpccKeys, TERMINALS_PER_WAREHOUSE};
+use super::records::{TpccCell, TpccRun, TransactionRecord};
 use super::{Mix, Think, TpccConfig, TpccRecord};
 use crate::workload::{invalidate, with_engine, Outcome, RunContext, Tables, Workload};
-use bakeoff_report::model::{Cell, Results, Run, TpccCell, TransactionRecord};
+use bakeoff_report::model::{Cell, Results, Run};
 use bakeoff_sqlclient::Db;
 
 /// One point of a tpcc workload's warehouse sweep.
@@ -116,7 +117,7 @@ impl Workload for Tpcc {
     }
 
     fn plan_cell(&self, cell: &mut Cell) {
-        cell.tpcc = Some(TpccCell {
+        TpccCell {
             workload: self.workload.clone(),
             warehouses: self.cfg.warehouses,
             think: match self.cfg.think {
@@ -126,7 +127,8 @@ impl Workload for Tpcc {
             .into(),
             find_max_w: self.find_max_w,
             ..TpccCell::default()
-        });
+        }
+        .put(cell);
     }
 
     fn skip(&self, results: &Results, at: usize) -> Option<String> {
@@ -183,10 +185,13 @@ fn record(
     figures: &TpccRecord,
     checked: Result<Vec<String>, String>,
 ) {
-    run.warehouses = Some(warehouses);
-    run.notpm = Some(figures.notpm);
-    run.tpm = Some(figures.tpm);
-    run.transactions = figures
+    let mut t = TpccRun {
+        warehouses: Some(warehouses),
+        notpm: Some(figures.notpm),
+        tpm: Some(figures.tpm),
+        ..TpccRun::default()
+    };
+    t.transactions = figures
         .kinds
         .iter()
         .map(|(k, r)| {
@@ -208,7 +213,7 @@ fn record(
             (k.name().to_string(), rec)
         })
         .collect();
-    run.consistency = Some(if matches!(&checked, Ok(v) if v.is_empty()) {
+    t.consistency = Some(if matches!(&checked, Ok(v) if v.is_empty()) {
         "pass".into()
     } else {
         "fail".into()
@@ -225,11 +230,12 @@ fn record(
                 run,
                 format!("TPC-C consistency check failed: {}{more}", v[0]),
             );
-            run.consistency_violations = v;
+            t.consistency_violations = v;
         }
         Err(e) => {
-            run.consistency_violations = vec![format!("the check could not run: {e}")];
+            t.consistency_violations = vec![format!("the check could not run: {e}")];
             invalidate(run, format!("TPC-C consistency check could not run: {e}"));
         }
     }
+    t.put(run);
 }

@@ -3,27 +3,42 @@
 //! largest W that passes the response-time limits, per-kind response times against those
 //! limits, and whether the server was CPU-bound or I/O-bound while it ran.
 
-use crate::document::{Block, Chart, Charts, Inline, Media, Section, Span};
-use crate::model::{Cell, Results};
-use crate::summary::ops;
-use crate::svg::{LineChart, Series};
-use crate::table::{Column, Table};
+use super::records::TpccCell;
+use bakeoff_report::document::{Block, Chart, Charts, Inline, Media, Section, Span};
+use bakeoff_report::model::{self, Results};
+use bakeoff_report::summary::ops;
+use bakeoff_report::svg::{LineChart, Series};
+use bakeoff_report::table::{Column, Table};
 use std::collections::{HashMap, HashSet};
 
-/// The tpcc workloads (as the experiment names them), in results order.
-pub fn workloads(r: &Results) -> Vec<String> {
-    by_workload(r)
-        .into_iter()
-        .map(|(w, _)| w.to_string())
-        .collect()
+/// A cell with its tpcc record, read once.
+pub struct Cell<'a> {
+    cell: &'a model::Cell,
+    pub tpcc: Option<TpccCell>,
+}
+
+impl<'a> Cell<'a> {
+    pub fn new(cell: &'a model::Cell) -> Cell<'a> {
+        Cell {
+            cell,
+            tpcc: TpccCell::of(cell),
+        }
+    }
+}
+
+impl std::ops::Deref for Cell<'_> {
+    type Target = model::Cell;
+    fn deref(&self) -> &model::Cell {
+        self.cell
+    }
 }
 
 /// Each tpcc workload (in results order) with its cells, by (W, connections), then
 /// variant: one pass over the cells, however many workloads there are.
-pub fn by_workload(r: &Results) -> Vec<(&str, Vec<&Cell>)> {
+pub fn by_workload<'a>(cells: &'a [Cell<'a>]) -> Vec<(&'a str, Vec<&'a Cell<'a>>)> {
     let mut order: Vec<&str> = Vec::new();
     let mut at: HashMap<&str, Vec<&Cell>> = HashMap::new();
-    for c in &r.cells {
+    for c in cells {
         if let Some(t) = &c.tpcc {
             let cells = at.entry(t.workload.as_str()).or_default();
             if cells.is_empty() {
@@ -62,7 +77,7 @@ pub fn points(cells: &[&Cell]) -> Vec<(u32, usize)> {
 }
 
 /// A workload's cells by (variant, W, connections), the first of each.
-fn cells_at<'a>(cells: &[&'a Cell]) -> HashMap<(&'a str, u32, usize), &'a Cell> {
+fn cells_at<'a>(cells: &[&'a Cell<'a>]) -> HashMap<(&'a str, u32, usize), &'a Cell<'a>> {
     let mut at = HashMap::with_capacity(cells.len());
     for c in cells {
         if let Some(t) = &c.tpcc {
@@ -161,7 +176,7 @@ fn notpm_rows(w: &str, cells: &[&Cell]) -> Table {
         t.push(vec![
             k.warehouses.to_string().into(),
             c.connections.to_string().into(),
-            crate::table::Value::Variant(c.variant.clone()),
+            bakeoff_report::table::Value::Variant(c.variant.clone()),
             if k.median_notpm > 0.0 {
                 format!(
                     "{} [{}, {}]",
@@ -380,8 +395,8 @@ fn notpm_chart(r: &Results, w: &str, cells: &[&Cell]) -> Chart {
     let spec = cells
         .iter()
         .any(|c| c.tpcc.as_ref().is_some_and(|k| k.think == "spec"));
-    let order = crate::document::variant_order(r);
-    let palette = crate::index::Palette::new(&order);
+    let order = bakeoff_report::document::variant_order(r);
+    let palette = bakeoff_report::index::Palette::new(&order);
     let mut of: HashMap<&str, Vec<&Cell>> = HashMap::new();
     for c in cells {
         of.entry(c.variant.as_str()).or_default().push(c);
@@ -445,7 +460,8 @@ fn notpm_chart(r: &Results, w: &str, cells: &[&Cell]) -> Chart {
 /// with verdicts; the terminal shows the table), the largest passing W, response times
 /// against their limits, and what bound the server.
 pub fn section(r: &Results) -> Option<Section> {
-    let workloads = by_workload(r);
+    let all: Vec<Cell> = r.cells.iter().map(Cell::new).collect();
+    let workloads = by_workload(&all);
     if workloads.is_empty() {
         return None;
     }
@@ -497,5 +513,40 @@ mod tests {
         assert_eq!(bound_by(2.0, 30.0, 95.0), "I/O");
         assert_eq!(bound_by(1.0, 3.0, 10.0), "CPU");
         assert_eq!(bound_by(1.0, 60.0, 10.0), "neither");
+    }
+
+    /// The report crate's tpcc sample (its `tpcc_sample_is_the_kind_fixture` keeps the
+    /// file equal to it), shown by the registry in every exporter.
+    #[test]
+    fn tpcc_sections_in_every_exporter() {
+        use bakeoff_report::{html, markdown, terminal_with, Results};
+        let text = include_str!("../../tests/fixtures/kinds/tpcc_sample.json");
+        let r = Results::from_json(text).unwrap();
+        let kinds = &crate::KINDS;
+        let md = markdown::render_with(&r, kinds);
+        assert!(md.contains("## TPC-C\n\n### tpcc: NOTPM"), "{md}");
+        assert!(md.contains("| 2 | 8 | 5,200 \\[5,044, 5,356\\] | 5,720 \\[5,548, 5,892\\] | 1.100 \\[1.040, 1.160\\] faster | gcc-O2 pass, clang-O3 FAIL (new_order) |"), "{md}");
+        assert!(
+            md.contains("- **gcc-O2: W = 2 is the largest that passes at 8 connections**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- **clang-O3: W = 1 is the largest that passes at 8 connections**"),
+            "{md}"
+        );
+        assert!(md.contains("| clang-O3 | 2 | 8 | new_order | 900 | 3050 | 2033 | 6100 | 12200 | 24400 | 5000 | FAIL |"), "{md}");
+        assert!(
+            md.contains("| gcc-O2 | 1 | 8 | 60 | 30 | 2 | 8 | 20.0 | 35 | CPU | 1/1 |"),
+            "{md}"
+        );
+        let term = terminal_with(&r, false, kinds);
+        assert!(term.contains("\ntpcc: NOTPM\n"), "{term}");
+        assert!(
+            term.contains("Largest passing W:\n- gcc-O2: W = 2 is the largest that passes at 8 connections\n- clang-O3: W = 1"),
+            "{term}"
+        );
+        let html = html::render_with(&r, kinds);
+        assert!(html.contains("<section id=\"tpcc\">"), "{html}");
+        assert!(html.contains("NOTPM by warehouses"), "{html}");
     }
 }

@@ -2,24 +2,40 @@
 //! CIs and each candidate's time relative to the baseline (= 1.00; below 1 took less
 //! time) with its CI and verdict; per operation the same, the largest change first.
 
-use crate::document::{Block, Section};
-use crate::model::{Cell, Results, SuiteRow};
-use crate::table::{Column, Table};
+use super::records::{SuiteCell, SuiteRow};
+use bakeoff_report::document::{Block, Section};
+use bakeoff_report::model::{self, Results};
+use bakeoff_report::table::{Column, Table};
 use std::collections::{HashMap, HashSet};
 
-/// The sqlsuite workloads, in results order.
-pub fn workloads(r: &Results) -> Vec<String> {
-    by_workload(r)
-        .into_iter()
-        .map(|(w, _)| w.to_string())
+/// A cell with its suite record, read once.
+pub struct Cell<'a> {
+    cell: &'a model::Cell,
+    pub sqlsuite: Option<SuiteCell>,
+}
+
+impl std::ops::Deref for Cell<'_> {
+    type Target = model::Cell;
+    fn deref(&self) -> &model::Cell {
+        self.cell
+    }
+}
+
+fn cells(r: &Results) -> Vec<Cell<'_>> {
+    r.cells
+        .iter()
+        .map(|cell| Cell {
+            cell,
+            sqlsuite: SuiteCell::of(cell),
+        })
         .collect()
 }
 
 /// Each sqlsuite workload (in results order) with its cells, in one pass.
-fn by_workload(r: &Results) -> Vec<(&str, Vec<&Cell>)> {
+fn by_workload<'a>(all: &'a [Cell<'a>]) -> Vec<(&'a str, Vec<&'a Cell<'a>>)> {
     let mut order: Vec<&str> = Vec::new();
     let mut at: HashMap<&str, Vec<&Cell>> = HashMap::new();
-    for c in r.cells.iter().filter(|c| c.sqlsuite.is_some()) {
+    for c in all.iter().filter(|c| c.sqlsuite.is_some()) {
         let cells = at.entry(c.workload.as_str()).or_default();
         if cells.is_empty() {
             order.push(&c.workload);
@@ -186,7 +202,8 @@ pub fn table(r: &Results, w: &str, cells: &[&Cell], ops: bool) -> Table {
 /// The SQL suite section: per sqlsuite workload the group table (the terminal shows it
 /// too) and the operation table.
 pub fn section(r: &Results) -> Option<Section> {
-    let workloads = by_workload(r);
+    let all = cells(r);
+    let workloads = by_workload(&all);
     if workloads.is_empty() {
         return None;
     }
