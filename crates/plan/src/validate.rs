@@ -29,6 +29,7 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_plan(l, e)?;
     check_verify(l, e)?;
     check_hosts(l, e)?;
+    crate::tune::check(l)?;
     check_measure(l, e)
 }
 

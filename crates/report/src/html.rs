@@ -649,6 +649,7 @@ mod tests {
             history: Vec::new(),
             hosts: Vec::new(),
             aa: None,
+            tune: None,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod sweep;
 pub mod table;
 pub mod terminal;
 pub mod tpcc;
+pub mod tune;
 pub mod validate;
 
 pub use document::{BuiltinKinds, Document, KindSections, Section};

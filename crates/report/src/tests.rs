@@ -171,6 +171,7 @@ pub(crate) fn sample() -> Results {
         history: Vec::new(),
         hosts: Vec::new(),
         aa: None,
+        tune: None,
     }
 }
 

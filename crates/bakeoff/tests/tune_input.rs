@@ -1,0 +1,63 @@
+//! `[tune]` bad input: one line with file:line:col, exit status 2, from `bakeoff check`
+//! and `bakeoff tune` alike. Nothing is built or started.
+
+mod common;
+
+use assert_cmd::Command;
+
+fn bakeoff() -> Command {
+    Command::cargo_bin("bakeoff").expect("binary")
+}
+
+const HEAD: &str = "name = \"t\"\n[target]\nkind = \"memcached\"\nsource = { debian = \"memcached\" }\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n\n[[workload]]\nkind = \"kv\"\nname = \"mix\"\n\n[[workload]]\nkind = \"kv\"\nname = \"train\"\ntrain_only = true\n\n";
+
+/// The one line `check` and `tune` print for a `[tune]` table, and its exit status.
+fn refused(tune: &str) -> Vec<String> {
+    let s = common::Scratch::new();
+    let path = s.path().join("exp.toml");
+    std::fs::write(&path, format!("{HEAD}[tune]\n{tune}\n")).unwrap();
+    ["check", "tune"]
+        .iter()
+        .map(|cmd| {
+            let out = bakeoff().arg(cmd).arg(&path).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            assert_eq!(out.status.code(), Some(2), "{cmd} {tune}: {err}");
+            assert_eq!(err.lines().count(), 1, "{cmd} {tune}: one line: {err}");
+            err
+        })
+        .collect()
+}
+
+#[test]
+fn bad_tune_input_is_one_located_line_and_exit_2() {
+    for (tune, line_col, what) in [
+        ("opt = [\"-O2\", \"-O9\"]", "exp.toml:22:15", "not an optimization level"),
+        ("lto = [\"none\", \"fat\"]", "exp.toml:22:16", "not a choice"),
+        ("compiler = [\"icx-2024\"]", "exp.toml:22:13", "not one bakeoff knows"),
+        ("opt = []", "exp.toml:22:7", "empty list"),
+        ("flags = [\"-fno-plt\", \"rm -rf\"]", "exp.toml:22:23", "not a compiler flag"),
+        ("train = \"nope\"", "exp.toml:22:9", "not a workload"),
+        ("baseline = \"nope\"", "exp.toml:22:12", "not a variant"),
+        (
+            "opt = [\"-O1\", \"-O2\", \"-O3\", \"-Os\"]\nmarch = [\"\", \"-march=native\"]\nlto = [\"none\", \"full\"]\npgo = [false, true]\nflags = [\"\", \"-fno-plt\", \"-fno-semantic-interposition\", \"-fomit-frame-pointer\", \"-funroll-loops\"]\ncompiler = [\"gcc-12\", \"clang-16\"]",
+            "exp.toml:21:1",
+            "more than 256",
+        ),
+    ] {
+        for err in refused(tune) {
+            assert!(err.contains(line_col) && err.contains(what), "{tune}: {err}");
+        }
+    }
+}
+
+#[test]
+fn a_good_space_checks() {
+    let s = common::Scratch::new();
+    let path = s.path().join("exp.toml");
+    std::fs::write(
+        &path,
+        format!("{HEAD}[tune]\ncompiler = [\"gcc-12\"]\nopt = [\"-O2\", \"-O3\"]\npgo = [false, true]\ntrain = \"train\"\nbaseline = \"debian\"\n"),
+    )
+    .unwrap();
+    bakeoff().arg("check").arg(&path).assert().success();
+}
