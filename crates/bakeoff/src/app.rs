@@ -115,6 +115,7 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
+        Command::Tune(args) => crate::tune::tune_cmd(&args),
         Command::Agent { root, run } => bakeoff_agent::serve(&root, &run).map_err(Failure::Failed),
     }
 }

@@ -9,7 +9,7 @@ fn bakeoff() -> Command {
     Command::cargo_bin("bakeoff").expect("binary")
 }
 
-const HEAD: &str = "name = \"t\"\n[target]\nkind = \"memcached\"\nsource = { debian = \"memcached\" }\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n\n[[workload]]\nkind = \"kv\"\nname = \"mix\"\n\n[[workload]]\nkind = \"kv\"\nname = \"train\"\ntrain_only = true\n\n";
+const HEAD: &str = "name = \"t\"\n[target]\nkind = \"memcached\"\nsource = { debian = \"memcached\" }\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n\n[[workload]]\nkind = \"kv\"\nname = \"mix\"\n\n[[workload]]\nkind = \"kv\"\nname = \"train\"\n\n";
 
 /// The one line `check` and `tune` print for a `[tune]` table, and its exit status.
 fn refused(tune: &str) -> Vec<String> {
@@ -31,16 +31,16 @@ fn refused(tune: &str) -> Vec<String> {
 #[test]
 fn bad_tune_input_is_one_located_line_and_exit_2() {
     for (tune, line_col, what) in [
-        ("opt = [\"-O2\", \"-O9\"]", "exp.toml:22:15", "not an optimization level"),
-        ("lto = [\"none\", \"fat\"]", "exp.toml:22:16", "not a choice"),
-        ("compiler = [\"icx-2024\"]", "exp.toml:22:13", "not one bakeoff knows"),
-        ("opt = []", "exp.toml:22:7", "empty list"),
-        ("flags = [\"-fno-plt\", \"rm -rf\"]", "exp.toml:22:23", "not a compiler flag"),
-        ("train = \"nope\"", "exp.toml:22:9", "not a workload"),
-        ("baseline = \"nope\"", "exp.toml:22:12", "not a variant"),
+        ("opt = [\"-O2\", \"-O9\"]", "exp.toml:19:15", "not an optimization level"),
+        ("lto = [\"none\", \"fat\"]", "exp.toml:19:16", "not a choice"),
+        ("compiler = [\"icx-2024\"]", "exp.toml:19:13", "not one bakeoff knows"),
+        ("opt = []", "exp.toml:19:7", "empty list"),
+        ("flags = [\"-fno-plt\", \"rm -rf\"]", "exp.toml:19:22", "not a compiler flag"),
+        ("train = \"nope\"", "exp.toml:19:9", "not a workload"),
+        ("baseline = \"nope\"", "exp.toml:19:12", "not a variant"),
         (
             "opt = [\"-O1\", \"-O2\", \"-O3\", \"-Os\"]\nmarch = [\"\", \"-march=native\"]\nlto = [\"none\", \"full\"]\npgo = [false, true]\nflags = [\"\", \"-fno-plt\", \"-fno-semantic-interposition\", \"-fomit-frame-pointer\", \"-funroll-loops\"]\ncompiler = [\"gcc-12\", \"clang-16\"]",
-            "exp.toml:21:1",
+            "exp.toml:18:1",
             "more than 256",
         ),
     ] {

@@ -10,7 +10,7 @@ mod experiment;
 mod host;
 mod kind;
 pub mod ssh_options;
-mod tune;
+pub mod tune;
 mod validate;
 mod workload;
 

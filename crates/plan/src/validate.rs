@@ -969,7 +969,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
                     .into_iter()
                     .flatten()
                     .any(|t| t.workload == name)
-            });
+            }) || e.tune.as_ref().and_then(|t| t.train.as_ref()) == Some(&name);
             if !trains {
                 return Err(l.error_at(
                     &key!["workload", i, "train_only"],
