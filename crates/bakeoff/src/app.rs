@@ -75,6 +75,9 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.workloads.len(),
                 l.experiment.stopping_summary()
             );
+            if let Some(line) = crate::tune::check_line(&l) {
+                println!("{line}");
+            }
             for line in bakeoff_runner::capacity_cost(&l) {
                 println!("{line}");
             }

@@ -260,6 +260,27 @@ fn setup(args: &RunArgs) -> Result<(Setup, Vec<Candidate>, Vec<bakeoff_tune::Exc
     ))
 }
 
+/// What `bakeoff check` says of a file's `[tune]`: the candidates and what is left out.
+pub fn check_line(l: &Loaded) -> Option<String> {
+    let e = &l.experiment;
+    let t = e.tune.as_ref()?;
+    let target = target_for(e.target.kind);
+    let (ok, out) = t.space(e).candidates(|r| refuses(&*target, r));
+    let mut reasons: Vec<&str> = out.iter().map(|x| x.reason.as_str()).collect();
+    reasons.sort();
+    reasons.dedup();
+    Some(format!(
+        "tune: {} candidate(s) against {}{}",
+        ok.len(),
+        t.baseline(e),
+        if out.is_empty() {
+            String::new()
+        } else {
+            format!("; {} left out ({})", out.len(), reasons.join("; "))
+        }
+    ))
+}
+
 /// Why this machine or target cannot build a recipe.
 fn refuses(target: &dyn bakeoff_sandbox::Target, r: &Recipe) -> Option<String> {
     if bakeoff_os::path::which(&r.compiler).is_none() {

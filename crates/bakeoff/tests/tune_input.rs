@@ -61,3 +61,62 @@ fn a_good_space_checks() {
     .unwrap();
     bakeoff().arg("check").arg(&path).assert().success();
 }
+
+/// The stages `bakeoff tune` derives from examples/memcached-tune.toml load as plain
+/// experiments: the race on one cell (PGO's workload only trained on), the overfitting
+/// check on every measured workload.
+#[test]
+fn the_example_s_stages_are_experiments() {
+    use bakeoff_plan::tune::{stage_text, Measured, Stage};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let l =
+        bakeoff_plan::load(&root.join("memcached-tune.toml"), &bakeoff_workloads::KINDS).unwrap();
+    let tune = l.experiment.tune.clone().unwrap();
+    let space = tune.space(&l.experiment);
+    let (cands, out) = space.candidates(|_| None);
+    assert_eq!(cands.len() + out.len(), 24);
+    assert_eq!(out.len(), 6, "thin LTO with gcc: {out:?}");
+    let picked: Vec<(String, bakeoff_tune::Recipe)> = cands
+        .iter()
+        .filter(|c| c.name == "gcc-12.O2" || c.name == "clang-16.O3.lto-thin.pgo")
+        .map(|c| (c.name.clone(), c.recipe.clone()))
+        .collect();
+    assert_eq!(picked.len(), 2);
+    let s = common::Scratch::new();
+    for (measured, workloads) in [
+        (Measured::Cell(0, "connections", 16), vec!["get90", "train"]),
+        (Measured::All, vec!["get90", "set50", "train"]),
+    ] {
+        let text = stage_text(
+            &l.text,
+            &tune,
+            &Stage {
+                candidates: &picked,
+                baseline: "debian",
+                measured,
+                budget_s: Some(60.0),
+                mode: "time",
+            },
+        )
+        .unwrap();
+        let path = s.write("stage.toml", &text);
+        let e = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS)
+            .unwrap_or_else(|err| panic!("{err}\n{text}"))
+            .experiment;
+        let names: Vec<String> = e.workloads.iter().map(|w| w.display_name()).collect();
+        assert_eq!(names, workloads, "{text}");
+        assert!(
+            e.workloads
+                .iter()
+                .find(|w| w.display_name() == "train")
+                .unwrap()
+                .train_only
+        );
+        assert_eq!(e.variants.len(), 3);
+        let pgo = &e.variants[2];
+        assert_eq!(pgo.cflags.as_deref(), Some("-O3"));
+        assert_eq!(pgo.pgo.as_ref().unwrap().workload, "train");
+        assert_eq!(e.baseline(), "debian");
+        assert!(e.tune.is_none());
+    }
+}

@@ -74,10 +74,13 @@ impl Tune {
     }
 }
 
+/// What is wrong with one choice of a list, if anything.
+type Problem = fn(&str) -> Option<String>;
+
 pub(crate) fn check(l: &Loaded) -> Result<(), PlanError> {
     let e = &l.experiment;
     let Some(t) = &e.tune else { return Ok(()) };
-    let strings: [(&str, &Option<Vec<String>>, fn(&str) -> Option<String>); 5] = [
+    let strings: [(&str, &Option<Vec<String>>, Problem); 5] = [
         ("compiler", &t.compiler, compiler_problem),
         ("opt", &t.opt, opt_problem),
         ("march", &t.march, march_problem),
@@ -205,6 +208,17 @@ pub enum Measured {
     All,
 }
 
+impl Measured {
+    /// The cell, when the workload table sets its connections key (a kind without a
+    /// sweep has none to set).
+    fn filter_key(self, t: &toml_edit::Table) -> Measured {
+        match self {
+            Measured::Cell(w, k, n) if t.contains_key(k) => Measured::Cell(w, k, n),
+            _ => Measured::All,
+        }
+    }
+}
+
 /// One stage of `bakeoff tune` as an experiment of its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stage<'a> {
@@ -329,10 +343,10 @@ pub fn stage_text(text: &str, tune: &Tune, stage: &Stage) -> Result<String, Stri
             Measured::All => !file_only(t) && (!is_train || !others),
         };
         if keep_measured {
-            if let Measured::Cell(_, key, n) = stage.measured {
+            if let Measured::Cell(_, k, n) = stage.measured.filter_key(t) {
                 let mut one = Array::new();
                 one.push(n as i64);
-                t.insert(key, value(one));
+                t.insert(k, value(one));
             }
         } else {
             t.insert("train_only", value(true));

@@ -139,6 +139,13 @@ pub fn effects_table(t: &TuneRecord) -> Table {
     table
 }
 
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 fn shown(level: &str) -> String {
     if level.is_empty() {
         "(none)".into()
@@ -175,7 +182,7 @@ pub fn section(r: &Results) -> Option<Section> {
             w.interval
                 .map(|[lo, hi]| format!(", interval [{}, {}]", fixed(lo, 3), fixed(hi, 3)))
                 .unwrap_or_default(),
-            t.conclusion.why
+            upper_first(&t.conclusion.why)
         ),
         None => format!("No winner: {}.", t.conclusion.why),
     };
@@ -277,4 +284,86 @@ pub fn section(r: &Results) -> Option<Section> {
         s.push(Block::Table(ex.titled("Left out of the space")));
     }
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_tune::{Race, Settings, Signal, Space, StageData};
+
+    fn record() -> TuneRecord {
+        let space = Space {
+            opt: vec!["-O0".into(), "-O2".into()],
+            ..Space::default()
+        };
+        let (cands, _) = space.candidates(|_| None);
+        let mut race = Race::new(cands, Settings::default());
+        let ratios = |x: f64| {
+            (0..6)
+                .map(|i| (i, x * (1.0 + 0.01 * (i % 3) as f64)))
+                .collect()
+        };
+        race.feed(
+            Signal::Throughput,
+            StageData {
+                ratios: vec![
+                    ("gcc.O0".into(), ratios(0.5)),
+                    ("gcc.O2".into(), ratios(1.1)),
+                ],
+                failed: vec![],
+            },
+        );
+        let bakeoff_tune::Next::Done(conclusion) = race.next() else {
+            panic!("decided")
+        };
+        TuneRecord {
+            baseline: "debian".into(),
+            cell: "kv x16".into(),
+            candidates: race.standings(),
+            excluded: vec![],
+            stages: race.stages.clone(),
+            winner: Some(Winner {
+                name: "gcc.O2".into(),
+                ratio: Some(1.1),
+                interval: Some([1.05, 1.15]),
+                verdict: Some(Verdict::Faster),
+                variant: "[[variant]]\nname = \"gcc.O2\"\n".into(),
+            }),
+            effects: race.effects(&space.factors(), 0.95),
+            conclusion,
+            overfitting: vec!["set50 x16: ratio 0.950, slower".into()],
+            overfitting_checked: true,
+            seconds: Some(12.0),
+        }
+    }
+
+    #[test]
+    fn the_section_shows_the_ranking_the_block_and_the_effects_everywhere() {
+        let r = Results {
+            tune: Some(record()),
+            ..Results::default()
+        };
+        let md = crate::markdown::render(&r);
+        for want in [
+            "Tune: the best build against debian",
+            "| 1 | gcc.O2 |",
+            "dropped: throughput",
+            "```toml\n[[variant]]",
+            "What each choice is worth",
+            "| opt | `-O2` | `-O0` |",
+            "set50 x16: ratio 0.950, slower",
+        ] {
+            assert!(md.contains(want), "{want}: {md}");
+        }
+        let html = crate::html::render(&r);
+        assert!(html.contains("What each choice is worth") && html.contains("<svg"));
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Results = serde_json::from_str(&json).unwrap();
+        let back = back.tune.expect("tune read back");
+        assert_eq!(back.candidates.len(), 2);
+        assert_eq!(back.winner, r.tune.as_ref().unwrap().winner);
+        for key in ["\"candidates\"", "\"stages\"", "\"winner\"", "\"effects\""] {
+            assert!(json.contains(key), "{key}");
+        }
+    }
 }
