@@ -101,20 +101,26 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
             continue;
         }
         let n = race.stages.len() + 1;
-        let (results, seconds) = run_stage(&setup, args, &race, &names, n, share, &cancel)?;
+        // With `[plan] mode = "both"`, the first stage screens on instruction counts.
+        let signal = if n == 1 && screens(&setup) && names.len() > 1 {
+            Signal::Instructions
+        } else {
+            Signal::Throughput
+        };
+        let (results, seconds) = run_stage(&setup, args, &race, &names, n, share, signal, &cancel)?;
         if let Some(l) = left.as_mut() {
             *l -= seconds;
         }
-        let data = stage_data(&setup, &results, &names);
+        let data = stage_data(&setup, &results, &names, signal);
         let per_round = results
             .comparisons
             .iter()
             .find(|k| names.contains(&k.variant) && !k.round_ratios.is_empty())
             .map(|k| k.round_ratios.len());
-        if let Some(r) = per_round.filter(|r| *r > 0) {
+        if let Some(r) = per_round.filter(|r| *r > 0 && signal == Signal::Throughput) {
             pace = Some(seconds / r as f64);
         }
-        let rec = race.feed(Signal::Throughput, data).clone();
+        let rec = race.feed(signal, data).clone();
         if let Some(st) = race.stages.last_mut() {
             st.seconds = Some(seconds);
         }
@@ -317,6 +323,13 @@ fn refuses(target: &dyn bakeoff_sandbox::Target, r: &Recipe) -> Option<String> {
     None
 }
 
+/// A screen on instruction counts first: the file asks for them beside wall-clock time
+/// (`[plan] mode = "both"`, with its `ops`).
+fn screens(s: &Setup) -> bool {
+    let e = &s.loaded.experiment;
+    e.plan.mode == bakeoff_plan::Mode::Both && e.plan.ops.is_some()
+}
+
 /// The overfitting check runs when PGO or BOLT is in the space and another workload
 /// than the trained one is measured.
 fn overfit_check_wanted(s: &Setup) -> bool {
@@ -327,6 +340,7 @@ fn overfit_check_wanted(s: &Setup) -> bool {
 }
 
 /// Runs one stage: the candidates still in, against the references, on the cell.
+#[allow(clippy::too_many_arguments)]
 fn run_stage(
     setup: &Setup,
     args: &RunArgs,
@@ -334,6 +348,7 @@ fn run_stage(
     names: &[String],
     n: usize,
     budget_s: Option<f64>,
+    signal: Signal,
     cancel: &Arc<AtomicBool>,
 ) -> Result<(Results, f64), Failure> {
     let candidates: Vec<(String, Recipe)> = names
@@ -347,12 +362,20 @@ fn run_stage(
         baseline: &setup.baseline,
         measured: Measured::Cell(w, key, conns),
         budget_s,
-        mode: "time",
+        mode: match signal {
+            Signal::Instructions => "instructions",
+            Signal::Throughput => "time",
+        },
     };
     let dir = setup.folder.join(format!("stage-{n}"));
     eprintln!(
-        "tune: stage {n}: {} candidates{}",
+        "tune: stage {n}: {} candidates{}{}",
         candidates.len(),
+        if signal == Signal::Instructions {
+            ", screened on instruction counts"
+        } else {
+            ""
+        },
         budget_s.map_or(String::new(), |b| format!(
             ", up to {} of rounds",
             seconds_text(b)
@@ -434,7 +457,7 @@ fn run_derived(
 
 /// The stage's per-round throughput ratios of each candidate, and the candidates that
 /// failed (build, verification, no valid run) with why.
-fn stage_data(setup: &Setup, r: &Results, names: &[String]) -> StageData {
+fn stage_data(setup: &Setup, r: &Results, names: &[String], signal: Signal) -> StageData {
     let mut data = StageData::default();
     for name in names {
         if let Some(v) = r
@@ -451,7 +474,7 @@ fn stage_data(setup: &Setup, r: &Results, names: &[String]) -> StageData {
         let k = r.comparisons.iter().find(|k| {
             &k.variant == name
                 && k.baseline == setup.baseline
-                && !k.is_instructions()
+                && k.is_instructions() == (signal == Signal::Instructions)
                 && !k.is_capacity()
         });
         match k {

@@ -199,6 +199,10 @@ fn flags_problem(f: &str) -> Option<String> {
         })
 }
 
+/// Runs per candidate in a screening stage (instruction counts repeat to a fraction of
+/// a percent, so a few suffice).
+pub const SCREEN_RUNS: usize = 3;
+
 /// Which workloads a stage of the search measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Measured {
@@ -357,7 +361,13 @@ pub fn stage_text(text: &str, tune: &Tune, stage: &Stage) -> Result<String, Stri
         plan.insert("baseline", value(stage.baseline));
         plan.remove("aa");
         plan.insert("mode", value(stage.mode));
-        if let Some(b) = stage.budget_s {
+        if stage.mode == "instructions" {
+            // A screen: a few callgrind runs of `ops` each, no wall-clock window.
+            for k in ["duration", "budget", "precision", "min_repetitions"] {
+                plan.remove(k);
+            }
+            plan.insert("repetitions", value(SCREEN_RUNS as i64));
+        } else if let Some(b) = stage.budget_s {
             plan.insert("budget", value(format!("{b:.3}")));
         }
     }

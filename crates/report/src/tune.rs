@@ -139,13 +139,6 @@ pub fn effects_table(t: &TuneRecord) -> Table {
     table
 }
 
-fn upper_first(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
-}
-
 fn shown(level: &str) -> String {
     if level.is_empty() {
         "(none)".into()
@@ -174,7 +167,7 @@ pub fn section(r: &Results) -> Option<Section> {
     );
     let head = match &t.winner {
         Some(w) => format!(
-            "Winner on {}: {} (ratio {} to {}{}). {}.",
+            "Winner on {}: {} (ratio {} to {}{}); the search ended: {}.",
             t.cell,
             w.name,
             w.ratio.map_or("-".into(), |x| fixed(x, 3)),
@@ -182,70 +175,69 @@ pub fn section(r: &Results) -> Option<Section> {
             w.interval
                 .map(|[lo, hi]| format!(", interval [{}, {}]", fixed(lo, 3), fixed(hi, 3)))
                 .unwrap_or_default(),
-            upper_first(&t.conclusion.why)
+            t.conclusion.why
         ),
         None => format!("No winner: {}.", t.conclusion.why),
     };
-    s.push(Block::text(head));
-    s.push(Block::Table(ranked(t)));
+    s.push(Block::text(head).everywhere());
+    s.push(Block::Table(ranked(t)).everywhere());
     if let Some(w) = &t.winner {
-        s.push(Block::text("The winning recipe, ready to paste:"));
-        s.push(Block::Pre {
-            lang: "toml",
-            text: w.variant.clone(),
-        });
+        s.push(Block::text("The winning recipe, ready to paste:").everywhere());
+        s.push(
+            Block::Pre {
+                lang: "toml",
+                text: w.variant.clone(),
+            }
+            .everywhere(),
+        );
     }
     if !t.effects.is_empty() {
-        s.push(Block::Heading("What each choice is worth".into()));
+        s.push(Block::Heading("What each choice is worth".into()).everywhere());
         let table = effects_table(t);
-        s.push(Block::Verdicts(Box::new(IntervalTable {
-            intervals: t
-                .effects
-                .iter()
-                .map(|e| Interval {
-                    value: e.ratio,
-                    lo: e.interval[0],
-                    hi: e.interval[1],
-                    color: crate::outline::verdict_color(effect_verdict(e)).to_string(),
-                    tip: format!(
-                        "{} = {} against {}: {} [{}, {}]",
-                        e.factor,
-                        shown(&e.level),
-                        shown(&e.reference),
-                        fixed(e.ratio, 3),
-                        fixed(e.interval[0], 3),
-                        fixed(e.interval[1], 3)
-                    ),
-                    points: Vec::new(),
-                })
-                .collect(),
-            at: 4,
-            header: "effect with its 95% interval".into(),
-            axis_label: "throughput ratio, level over reference (1 = no effect)".into(),
-            reference: 1.0,
-            verdicts: t.effects.iter().map(effect_verdict).collect(),
-            against: t.effects.iter().map(|e| shown(&e.reference)).collect(),
-            table,
-        })));
+        s.push(
+            Block::Verdicts(Box::new(IntervalTable {
+                intervals: t
+                    .effects
+                    .iter()
+                    .map(|e| Interval {
+                        value: e.ratio,
+                        lo: e.interval[0],
+                        hi: e.interval[1],
+                        color: crate::outline::verdict_color(effect_verdict(e)).to_string(),
+                        tip: format!(
+                            "{} = {} against {}: {} [{}, {}]",
+                            e.factor,
+                            shown(&e.level),
+                            shown(&e.reference),
+                            fixed(e.ratio, 3),
+                            fixed(e.interval[0], 3),
+                            fixed(e.interval[1], 3)
+                        ),
+                        points: Vec::new(),
+                    })
+                    .collect(),
+                at: 4,
+                header: "effect with its 95% interval".into(),
+                axis_label: "throughput ratio, level over reference (1 = no effect)".into(),
+                reference: 1.0,
+                verdicts: t.effects.iter().map(effect_verdict).collect(),
+                against: t.effects.iter().map(|e| shown(&e.reference)).collect(),
+                table,
+            }))
+            .everywhere(),
+        );
         s.push(Block::caption(
             "Main effects from the first throughput stage (every candidate in the same rounds): a linear model on log throughput, one level against its factor's first; 95% t intervals.",
         ));
     }
     if t.overfitting_checked {
-        s.push(Block::Heading(
-            "On the workloads it was not trained on".into(),
-        ));
-        if t.overfitting.is_empty() {
-            s.push(Block::text(
-                "The winner is slower than the baseline nowhere else.",
-            ));
+        s.push(Block::Heading("On the workloads it was not trained on".into()).everywhere());
+        let said = if t.overfitting.is_empty() {
+            Block::text("The winner is slower than the baseline nowhere else.")
         } else {
-            s.push(Block::List {
-                class: "",
-                numbered: false,
-                items: t.overfitting.iter().map(|l| l.as_str().into()).collect(),
-            });
-        }
+            Block::bullets(t.overfitting.iter().map(|l| l.as_str().into()).collect())
+        };
+        s.push(said.everywhere());
     }
     let mut stages = Table::new(
         "tune-stages",
@@ -354,6 +346,15 @@ mod tests {
             "set50 x16: ratio 0.950, slower",
         ] {
             assert!(md.contains(want), "{want}: {md}");
+        }
+        let term = crate::terminal(&r, false);
+        for want in [
+            "gcc.O2",
+            "[[variant]]",
+            "What each choice is worth",
+            "set50 x16",
+        ] {
+            assert!(term.contains(want), "{want}: {term}");
         }
         let html = crate::html::render(&r);
         assert!(html.contains("What each choice is worth") && html.contains("<svg"));
