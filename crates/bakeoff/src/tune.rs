@@ -73,7 +73,8 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
         },
         total.map_or(String::new(), |t| format!("; budget {}", seconds_text(t)))
     );
-    let mut last: Option<Results> = None;
+    // The last throughput stage's results and folder.
+    let mut last: Option<(Results, PathBuf)> = None;
     let conclusion = loop {
         let names = match race.next() {
             Next::Done(c) => break c,
@@ -126,7 +127,9 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
         }
         spread = leader_spread(&race).or(spread);
         progress(&race, &rec, left.map(|l| l - reserve), pace, spread);
-        last = Some(results);
+        if signal == Signal::Throughput {
+            last = Some((results, setup.folder.join(format!("stage-{n}"))));
+        }
     };
     let standings = race.standings();
     let effects = race.effects(&setup.space.factors(), 0.95);
@@ -153,7 +156,7 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
             let budget = left.map(|l| l.max(reserve).max(pace.unwrap_or(5.0) * 6.0));
             let r = run_final(&setup, args, &w.name, recipe, budget, &cancel)?;
             overfitting = losses(&setup, &r, &w.name);
-            Some(r)
+            Some((r, setup.folder.join("check")))
         }
         _ => last,
     };
@@ -171,8 +174,9 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
         seconds: Some(started.elapsed().as_secs_f64()),
     };
     let results = match results.as_mut() {
-        Some(r) => {
+        Some((r, from)) => {
             r.tune = Some(record_tune);
+            copy_runs(from, &setup.folder)?;
             r
         }
         None => {
@@ -402,7 +406,7 @@ fn run_final(
         mode: "time",
     };
     eprintln!("tune: the winner {name} on every workload (the overfitting check)");
-    run_derived(setup, args, &stage, &setup.folder, cancel).map(|(r, _)| r)
+    run_derived(setup, args, &stage, &setup.folder.join("check"), cancel).map(|(r, _)| r)
 }
 
 /// One derived experiment through the runner: its results and the seconds its rounds
@@ -590,6 +594,26 @@ fn variant_block(setup: &Setup, name: &str, r: &Recipe) -> String {
         }
     }
     s
+}
+
+/// The runs' files (logs, series, histograms) of the experiment the folder's results are
+/// (the overfitting check's or the last stage's), so its reports' links hold.
+fn copy_runs(from: &Path, to: &Path) -> Result<(), Failure> {
+    let ok = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "cannot copy {} into {}; check the disk and the folder's permissions",
+            from.display(),
+            to.display()
+        )))
+    }
 }
 
 /// Every report of the folder from `results`.

@@ -76,17 +76,16 @@ fn every_o0_candidate_is_dropped_and_the_winner_has_an_interval() {
         eprintln!("the machine was busy during stage 1: drops not asserted");
     } else {
         assert!(!winner.contains(".O0"), "{winner}");
-    }
-    for c in cands
-        .iter()
-        .filter(|c| c["name"].as_str().unwrap().ends_with(".O0"))
-    {
-        assert_eq!(c["status"]["state"], "dropped", "{c}");
-        assert!(
-            c["status"]["reason"].as_str().unwrap().contains(winner)
-                || t["stages"][0]["leader"].as_str().is_some(),
-            "{c}"
-        );
+        for c in cands
+            .iter()
+            .filter(|c| c["name"].as_str().unwrap().ends_with(".O0"))
+        {
+            assert_eq!(c["status"]["state"], "dropped", "{c}");
+            assert!(
+                c["status"]["reason"].as_str().unwrap().contains("below"),
+                "{c}"
+            );
+        }
     }
     assert!(!t["effects"].as_array().unwrap().is_empty(), "{t}");
     assert!(stdout.contains("[[variant]]"), "{stdout}");
