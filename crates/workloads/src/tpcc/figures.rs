@@ -316,6 +316,7 @@ mod tests {
             history: Vec::new(),
             hosts: Vec::new(),
             aa: None,
+            tune: None,
         }
     }
 
