@@ -230,6 +230,7 @@ fn the_effects_intervals_cover_the_true_effects_at_their_level() {
     let se = (0.95f64 * 0.05 / seeds as f64).sqrt();
     for ((f, l), n) in covered {
         let rate = n as f64 / seeds as f64;
+        eprintln!("{f} = {l}: covered {n} of {seeds}");
         assert!(
             rate >= 0.95 - 3.0 * se,
             "{f} = {l}: covered {n} of {seeds} ({rate:.3})"
