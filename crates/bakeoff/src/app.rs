@@ -75,6 +75,9 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.workloads.len(),
                 l.experiment.stopping_summary()
             );
+            if let Some(line) = crate::tune::check_line(&l) {
+                println!("{line}");
+            }
             for line in bakeoff_runner::capacity_cost(&l) {
                 println!("{line}");
             }
@@ -115,6 +118,7 @@ pub fn run() -> Result<(), Failure> {
         }
         Command::Trend(args) => trend_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
+        Command::Tune(args) => crate::tune::tune_cmd(&args),
         Command::Agent { root, run } => bakeoff_agent::serve(&root, &run).map_err(Failure::Failed),
     }
 }

@@ -193,6 +193,24 @@ pub enum Command {
     /// change between good and bad, an inconclusive step, or only unbuildable commits
     /// left), 2 for bad input, 130 when interrupted.
     Bisect(BisectArgs),
+    /// Search the `[tune]` space for the fastest build of the server on the
+    /// experiment's first measured workload, within `[plan] budget`.
+    ///
+    /// Every combination of the `[tune]` lists (compiler, opt, march, lto, pgo, bolt,
+    /// flags) is a candidate; impossible ones (thin LTO with gcc, BOLT or PGO where the
+    /// target or this machine has none, PGO/BOLT without `train`) are left out and listed.
+    /// The candidates race in stages, each an experiment of its own with the file's
+    /// statistics: all built first (cached), verified, then measured against the baseline
+    /// (`[tune] baseline`) in interleaved rounds; after each stage the candidates decided
+    /// below the leader are dropped. The search ends when the leader is decided against
+    /// the baseline and the runner-up, or the budget is spent. The answer: a ranked
+    /// table, the winning recipe as a `[[variant]]` block, and what each choice is worth
+    /// (main effects with intervals). With PGO or BOLT in the space the winner is also
+    /// measured on the workloads it was not trained on. Results go into
+    /// results/tune-<name>-<UTC time>/ (each stage in stage-N/) and the history.
+    ///
+    /// Exit status: 0 with a winner, 1 without one, 2 for bad input, 130 when interrupted.
+    Tune(RunArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     ///
     /// scripts/setup.sh installs bash's under /usr/local/share/bash-completion/completions.

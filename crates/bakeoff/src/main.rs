@@ -6,6 +6,7 @@ mod app;
 mod bisect;
 mod cli;
 mod progress;
+mod tune;
 
 use std::process::ExitCode;
 

@@ -33,6 +33,9 @@ pub struct Experiment {
     /// Other machines, reached over ssh (`[[host]]`).
     #[serde(default, rename = "host", skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<crate::Host>,
+    /// The build space `bakeoff tune` searches (`crate::tune`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<crate::Tune>,
 }
 
 /// The `[verify]` table.

@@ -10,6 +10,7 @@ mod experiment;
 mod host;
 mod kind;
 pub mod ssh_options;
+pub mod tune;
 mod validate;
 mod workload;
 
@@ -21,6 +22,7 @@ pub use experiment::*;
 pub use host::Host;
 pub use kind::{fitting_targets, KindKeys, KindSpec, Kinds};
 pub use ssh_options::allow_ssh_commands;
+pub use tune::Tune;
 pub use validate::{range, Check};
 pub use workload::{article, fields_of};
 

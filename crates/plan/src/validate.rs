@@ -29,6 +29,7 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_plan(l, e)?;
     check_verify(l, e)?;
     check_hosts(l, e)?;
+    crate::tune::check(l)?;
     check_measure(l, e)
 }
 
@@ -968,7 +969,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
                     .into_iter()
                     .flatten()
                     .any(|t| t.workload == name)
-            });
+            }) || e.tune.as_ref().and_then(|t| t.train.as_ref()) == Some(&name);
             if !trains {
                 return Err(l.error_at(
                     &key!["workload", i, "train_only"],

@@ -648,6 +648,7 @@ mod tests {
             history: Vec::new(),
             hosts: Vec::new(),
             aa: None,
+            tune: None,
         }
     }
 

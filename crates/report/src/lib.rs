@@ -24,6 +24,7 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod terminal;
+pub mod tune;
 pub mod validate;
 pub mod verification;
 

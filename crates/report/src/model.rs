@@ -57,6 +57,9 @@ pub struct Results {
     /// sandbox of the baseline's binary) against the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aa: Option<AaRecord>,
+    /// `bakeoff tune`: the search that chose the winner measured here (`crate::tune`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<crate::tune::TuneRecord>,
 }
 
 /// The A/A check in one record: the A/A variant against the baseline, its comparison
@@ -1438,6 +1441,7 @@ impl Default for Results {
             history: Vec::new(),
             hosts: Vec::new(),
             aa: None,
+            tune: None,
         }
     }
 }

@@ -29,6 +29,7 @@ type Part = fn(&Results) -> Option<Section>;
 
 /// The sections before the workload kinds' own.
 const BEFORE_KINDS: &[Part] = &[
+    crate::tune::section,
     answer,
     verification,
     memory_errors,
@@ -269,7 +270,7 @@ fn memory_errors(r: &Results) -> Option<Section> {
     Some(s)
 }
 
-fn verdict_color(v: Verdict) -> &'static str {
+pub(crate) fn verdict_color(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => svg::FASTER,
         Verdict::Slower => svg::SLOWER,

@@ -170,6 +170,7 @@ pub(crate) fn sample() -> Results {
         history: Vec::new(),
         hosts: Vec::new(),
         aa: None,
+        tune: None,
     }
 }
 

@@ -342,6 +342,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         history: Vec::new(),
         hosts: Vec::new(),
         aa: None,
+        tune: None,
     };
     Compared {
         results,

@@ -468,6 +468,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         history: Vec::new(),
         hosts: Vec::new(),
         aa: None,
+        tune: None,
     }
 }
 

@@ -306,6 +306,7 @@ mod tests {
             history: Vec::new(),
             hosts: Vec::new(),
             aa: None,
+            tune: None,
         }
     }
 
