@@ -452,8 +452,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "valkey",
         ],
     ),
-    // The race's entries feed the effect estimates, which the race reports.
-    ("tune", &["effects", "race"]),
     // The wire clients and Db/Client, which name each other.
     ("sqlclient", &["client", "db", "driver", "mywire", "pgwire"]),
 ];
