@@ -404,31 +404,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     ),
     // profile.rs's Spots come from hotlines.rs, which reads profile.rs's Profile.
     ("probe", &["hotlines", "profile"]),
-    // The model reads itself through validate.rs and index.rs and holds the tune record of
-    // tune.rs; summary.rs's formatting helpers are used by svg.rs and table.rs, which it
-    // uses. (The kinds' sections left for their kind folders, issue 42 part 1.)
-    (
-        "report",
-        &[
-            "aa",
-            "capacity",
-            "dist",
-            "document",
-            "facts",
-            "index",
-            "machines",
-            "model",
-            "outline",
-            "sections",
-            "summary",
-            "svg",
-            "sweep",
-            "table",
-            "tune",
-            "validate",
-            "verification",
-        ],
-    ),
     // The target registry (target.rs names every server's module, each implements its
     // Target trait) and the lifecycle modules beside it.
     (
