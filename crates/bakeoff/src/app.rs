@@ -1,30 +1,19 @@
 //! Wiring: arguments to typed options, the experiment to the runner, results to the
-//! terminal. Returns a [`Failure`] that main turns into an exit status.
+//! terminal; dispatches each subcommand. Returns a [`Failure`] that main turns into an
+//! exit status. What the subcommands share (loading, options, progress, the history
+//! record, results read back) is `session.rs`'s, which names no subcommand.
 
 use crate::cli::{
     Cli, ColorChoice, Command, CompareArgs, HistoryArgs, RunArgs, StoreArg, TrendArgs,
 };
 use crate::progress::Bars;
+use crate::session::{load, options, progress_mode, read_results, record, sandbox_root, Failure};
 use bakeoff_report::Results;
 use bakeoff_runner::{Options, RunError};
-use bakeoff_store::{Entry, Filter, Side, Store};
+use bakeoff_store::{Filter, Side, Store};
 use clap::Parser;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-
-pub enum Failure {
-    /// Bad input: exit status 2.
-    BadInput(String),
-    /// Could not finish: exit status 1.
-    Failed(String),
-    /// `--fail-on` was met: exit status 3.
-    Threshold(String),
-    /// The experiment finished, but a variant has a cell without one valid run (every
-    /// run there failed to start, died or was invalid): exit status 4.
-    NoValidRun(String),
-    /// Ctrl-C or SIGTERM: exit status 130.
-    Interrupted(String),
-}
 
 pub fn run() -> Result<(), Failure> {
     let cli = match Cli::try_parse() {
@@ -269,41 +258,6 @@ fn usage_line(rendered: &str, command: &str) -> String {
     format!("{line}; see '{command} --help'")
 }
 
-pub(crate) fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {
-    bakeoff_plan::load_with(path, set, &bakeoff_workloads::KINDS)
-        .map_err(|e| Failure::BadInput(e.to_string()))
-}
-
-/// The run's options: the command line's, then the experiment's `[plan] sandbox_dir`
-/// (relative to the file), then the defaults.
-pub(crate) fn options(args: &RunArgs, loaded: &bakeoff_plan::Loaded) -> Options {
-    Options {
-        out: args.out.clone(),
-        results_root: args.results_dir.clone(),
-        cache_root: args
-            .cache
-            .clone()
-            .unwrap_or_else(bakeoff_build::Cache::default_root),
-        sandbox_root: sandbox_root(args.sandbox_dir.as_deref(), loaded),
-        every_variant: false,
-    }
-}
-
-/// The sandbox folder: `--sandbox-dir`, then the experiment's `[plan] sandbox_dir`
-/// (relative to the file), then the default; made absolute against the working directory
-/// here, once: servers start in their own sandbox folder, where a relative path (a data
-/// dir, a socket, a log) would name something else.
-fn sandbox_root(arg: Option<&Path>, loaded: &bakeoff_plan::Loaded) -> PathBuf {
-    let root = arg
-        .map(Path::to_path_buf)
-        .or_else(|| {
-            let dir = loaded.experiment.plan.sandbox_dir.as_ref()?;
-            Some(loaded.resolve(Path::new(dir)))
-        })
-        .unwrap_or_else(bakeoff_sandbox::default_root);
-    std::path::absolute(&root).unwrap_or(root)
-}
-
 /// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.
 fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
     let loaded = load(&args.experiment, &args.set)?;
@@ -408,16 +362,6 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
     }
 }
 
-/// Bars on a terminal, plain lines without one, nothing with --quiet.
-pub(crate) fn progress_mode(args: &RunArgs) -> crate::progress::Show {
-    use crate::progress::Show;
-    match (args.quiet, std::io::stderr().is_terminal()) {
-        (true, _) => Show::Quiet,
-        (false, true) => Show::Bars,
-        (false, false) => Show::Lines,
-    }
-}
-
 /// The cells of variants that ran (their build or binary was ready) where not one run
 /// was valid, in one line; None when every such cell has a figure. A variant that could
 /// not be built is reported as failed in the table and does not count here.
@@ -493,45 +437,6 @@ fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
         );
     }
     (!hits.is_empty()).then(|| format!("--fail-on: {}", hits.join("; ")))
-}
-
-/// Records a finished (or interrupted) experiment in the history store. A store that
-/// cannot be written is a warning, never a failed run. Returns the id and the store.
-pub(crate) fn record(args: &RunArgs, results: &Results, folder: &Path) -> Option<(i64, PathBuf)> {
-    if args.no_history {
-        return None;
-    }
-    let Some(path) = args
-        .store
-        .store
-        .clone()
-        .or_else(bakeoff_store::default_path)
-    else {
-        eprintln!(
-            "warning: not recorded in the history: no store location ($HOME is not set); pass --store FILE"
-        );
-        return None;
-    };
-    let entry = Entry::from_results(results, folder);
-    match Store::open(&path).and_then(|mut s| s.record(&entry)) {
-        Ok(id) => Some((id, path)),
-        Err(e) => {
-            eprintln!("warning: not recorded in the history: {e}");
-            None
-        }
-    }
-}
-
-/// A results folder's results.json, or one line saying why not.
-pub(crate) fn read_results(dir: &Path) -> Result<Results, String> {
-    let path = dir.join("results.json");
-    let text = bakeoff_plan::read_input(&path, "results file").map_err(|e| {
-        format!(
-            "{}: {e}; give a folder written by `bakeoff run`",
-            path.display()
-        )
-    })?;
-    Results::from_json(&text).map_err(|m| format!("{}: {m}", path.display()))
 }
 
 fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {

@@ -13,9 +13,9 @@
 //! rounds are added while its interval straddles the halfway ratio, up to the rounds
 //! its share allows, and it stops as soon as the interval lies on one side.
 
-use crate::app::{load, options, progress_mode, read_results, record, Failure};
 use crate::cli::BisectArgs;
 use crate::progress::Bars;
+use crate::session::{load, options, progress_mode, read_results, record, Failure};
 use bakeoff_bisect::{
     fewest_rounds, short, smallest_change, Budget, Call, Decision, Judgement, Next, NoCommits,
     Outcome, Search, StepRule, MAX_ROUNDS,

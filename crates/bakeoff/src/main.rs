@@ -6,12 +6,13 @@ mod app;
 mod bisect;
 mod cli;
 mod progress;
+mod session;
 mod tune;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    use app::Failure;
+    use session::Failure;
     let (code, line) = match app::run() {
         Ok(()) => return ExitCode::SUCCESS,
         Err(Failure::Failed(m)) => (1, Some(format!("error: {m}"))),

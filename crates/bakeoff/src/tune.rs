@@ -10,9 +10,9 @@
 //! results folder's own; otherwise the last stage's results are. Its results.json gets
 //! `tune`, the report its section (`bakeoff_report::tune`).
 
-use crate::app::{load, options, progress_mode, read_results, record, Failure};
 use crate::cli::RunArgs;
 use crate::progress::Bars;
+use crate::session::{load, options, progress_mode, read_results, record, Failure};
 use bakeoff_plan::tune::{stage_text, Measured, Stage};
 use bakeoff_plan::{Loaded, Tune};
 use bakeoff_report::tune::{TuneRecord, Winner};

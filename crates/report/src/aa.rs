@@ -3,14 +3,14 @@
 //! comparison is the check and which verdicts it makes suspect.
 
 use crate::document::{Block, Frame, Inline, Media, Section, Span};
+use crate::format;
 use crate::model::{Cell, ComparisonRecord, Results};
-use crate::summary;
 use crate::table::{fixed, Table, Value};
 
 /// A verdict in words with its A/A mark: "(A/A check)" on the check itself, "(suspect:
 /// A/A)" on every verdict of an experiment whose check found a difference.
 pub fn verdict_text(k: &ComparisonRecord) -> String {
-    let text = summary::verdict_text(k);
+    let text = format::verdict_text(k);
     if k.aa {
         format!("{text} (A/A check)")
     } else if k.suspect {
@@ -105,7 +105,7 @@ pub fn section(r: &Results) -> Option<Section> {
             k.workload.clone().into(),
             k.connections.to_string().into(),
             fixed(k.ratio, 3).into(),
-            summary::ratio_ci_text(k).into(),
+            format::ratio_ci_text(k).into(),
             fixed(k.p_adjusted, 4).into(),
             k.detectable
                 .map(|d| format!("±{:.1}%", d * 100.0))

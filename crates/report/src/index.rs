@@ -5,32 +5,12 @@
 //! asks an [`Index`] (or a [`Palette`]) built before the loop, and the report stays linear
 //! in what it reads.
 
-use crate::model::{Cell, ComparisonRecord, Results};
+pub use crate::model::headline;
+use crate::model::{comp_key, Cell, CompKey, ComparisonRecord, Results};
 use std::collections::{HashMap, HashSet};
 
 /// A cell's key: workload, variant, connections.
 type Key<'a> = (&'a str, &'a str, usize);
-
-/// A comparison's cell: workload, connections, variant, baseline
-/// ([`ComparisonRecord::same_cell`]).
-type CompKey<'a> = (&'a str, usize, &'a str, &'a str);
-
-fn comp_key(k: &ComparisonRecord) -> CompKey<'_> {
-    (&k.workload, k.connections, &k.variant, &k.baseline)
-}
-
-/// The comparisons that answer for their cell ([`Results::headline_comparisons`]), in
-/// results order, in one pass over the comparisons.
-pub fn headline(comparisons: &[ComparisonRecord]) -> impl Iterator<Item = &ComparisonRecord> {
-    let throughput: HashSet<CompKey<'_>> = comparisons
-        .iter()
-        .filter(|k| !k.is_instructions())
-        .map(comp_key)
-        .collect();
-    comparisons
-        .iter()
-        .filter(move |k| !k.is_instructions() || !throughput.contains(&comp_key(k)))
-}
 
 /// Cells and comparisons by key, each the first in results order (as a scan would find).
 pub struct Index<'a> {

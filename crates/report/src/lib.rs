@@ -11,6 +11,7 @@ pub mod dist;
 pub mod document;
 pub mod facts;
 pub mod figures;
+pub mod format;
 pub mod html;
 pub mod index;
 pub mod machines;

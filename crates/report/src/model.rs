@@ -2,6 +2,7 @@
 //! exporters here, `bakeoff report`, other tools). Keys are kept stable; new ones are added,
 //! never renamed. Schema id: [`SCHEMA`].
 
+use bakeoff_tune::{Conclusion, Effect, Excluded, StageRecord, Standing};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -57,9 +58,49 @@ pub struct Results {
     /// sandbox of the baseline's binary) against the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aa: Option<AaRecord>,
-    /// `bakeoff tune`: the search that chose the winner measured here (`crate::tune`).
+    /// `bakeoff tune`: the search that chose the winner measured here (its section is
+    /// `crate::tune`'s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tune: Option<crate::tune::TuneRecord>,
+    pub tune: Option<TuneRecord>,
+}
+
+/// results.json's `tune`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneRecord {
+    /// The variant beaten (or not).
+    pub baseline: String,
+    /// The cell the race was run on (`workload xN`).
+    pub cell: String,
+    /// Every candidate, ranked: still in first, then dropped, then out.
+    pub candidates: Vec<Standing>,
+    /// Combinations of the space left out, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<Excluded>,
+    pub stages: Vec<StageRecord>,
+    pub winner: Option<Winner>,
+    pub effects: Vec<Effect>,
+    pub conclusion: Conclusion,
+    /// The winner on the workloads it was not trained on: one line per cell where it
+    /// is slower than the baseline (empty: it loses nowhere, or no check ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overfitting: Vec<String>,
+    /// Whether the overfitting check ran (PGO or BOLT in the space, other workloads).
+    #[serde(default)]
+    pub overfitting_checked: bool,
+    /// Seconds the whole search took, builds included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// The winning candidate and its recipe as a `[[variant]]` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Winner {
+    pub name: String,
+    pub ratio: Option<f64>,
+    pub interval: Option<[f64; 2]>,
+    pub verdict: Option<Verdict>,
+    /// TOML, ready to paste into an experiment file.
+    pub variant: String,
 }
 
 /// The A/A check in one record: the A/A variant against the baseline, its comparison
@@ -1502,7 +1543,7 @@ impl Results {
     /// second answer shown beside the first (`instructions_beside`), never counted as
     /// comparisons of their own.
     pub fn headline_comparisons(&self) -> impl Iterator<Item = &ComparisonRecord> {
-        crate::index::headline(&self.comparisons)
+        headline(&self.comparisons)
     }
 
     /// In `mode = "both"`, the instruction-count record beside throughput record `k`.
@@ -1524,118 +1565,27 @@ impl Results {
             pairing: self.plan.pairing,
         }
     }
+}
 
-    /// Reads results.json, checking the schema id.
-    pub fn from_json(text: &str) -> Result<Results, String> {
-        let r: Results = serde_json::from_str(text).map_err(|e| {
-            // Where the value is, by its place in the file, when serde refused a value.
-            let at = match e.classify() {
-                serde_json::error::Category::Data => {
-                    crate::validate::json_path_at(text, e.line(), e.column())
-                }
-                _ => None,
-            };
-            let problem = json_problem(&e, "not a bakeoff results.json");
-            let problem = match at {
-                Some(at) => {
-                    problem.replacen(": not a bakeoff", &format!(", at {at}: not a bakeoff"), 1)
-                }
-                None => problem,
-            };
-            format!(
-                "{problem}; give a folder written by `bakeoff run` (or restore its results.json)"
-            )
-        })?;
-        if r.schema != SCHEMA {
-            return Err(format!(
-                "its schema is not {SCHEMA:?}; re-run with this bakeoff version"
-            ));
-        }
-        r.check()?;
-        Ok(r)
-    }
+/// A comparison's cell: workload, connections, variant, baseline
+/// ([`ComparisonRecord::same_cell`]).
+pub(crate) type CompKey<'a> = (&'a str, usize, &'a str, &'a str);
 
-    /// What a run could never have written, refused with the field it is in: a name the
-    /// experiment file would refuse ([`bakeoff_os::name::valid_name`]), a baseline that is
-    /// not one of the variants, more runs in a cell than
-    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number.
-    pub fn check(&self) -> Result<(), String> {
-        use bakeoff_os::name::{printable, valid_name, NAME_RULE};
-        let name = |field: &str, n: &str| -> Result<(), String> {
-            if valid_name(n) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{field} {:?} is not a name bakeoff writes (names are {NAME_RULE}); this results.json was edited or made by hand: use a folder written by `bakeoff run`",
-                    printable(&n.chars().take(80).collect::<String>())
-                ))
-            }
-        };
-        let known = |field: &str, n: &str| -> Result<(), String> {
-            name(field, n)?;
-            // `bakeoff compare` with several variants a side: "A" heads "A:<name>", ...
-            let side =
-                |v: &VariantRecord| v.name.strip_prefix(n).is_some_and(|r| r.starts_with(':'));
-            if self.variants.is_empty() || self.variants.iter().any(|v| v.name == n || side(v)) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{field} {n:?} is not one of the variants; this results.json was edited or made by hand: use a folder written by `bakeoff run`"
-                ))
-            }
-        };
-        name("name", &self.name)?;
-        let mut seen = std::collections::HashSet::with_capacity(self.variants.len());
-        for (i, v) in self.variants.iter().enumerate() {
-            name(&format!("variants[{i}].name"), &v.name)?;
-            if !seen.insert(v.name.as_str()) {
-                return Err(format!(
-                    "variants[{i}].name {:?} is there twice; use a folder written by `bakeoff run`",
-                    v.name
-                ));
-            }
-        }
-        known("plan.baseline", &self.plan.baseline)?;
-        for (i, c) in self.cells.iter().enumerate() {
-            name(&format!("cells[{i}].workload"), &c.workload)?;
-            name(&format!("cells[{i}].variant"), &c.variant)?;
-            let rounds = c.runs.iter().filter(|x| !x.instruction_run).count();
-            if rounds > bakeoff_stats::MAX_ROUNDS
-                || c.runs.len() - rounds > crate::model::MAX_INSTRUCTION_RUNS
-            {
-                return Err(format!(
-                    "cells[{i}].runs holds {} runs, more than the {} rounds a run makes; use a folder written by `bakeoff run`",
-                    c.runs.len(),
-                    bakeoff_stats::MAX_ROUNDS
-                ));
-            }
-            for (j, run) in c.runs.iter().enumerate() {
-                if !(run.ops_per_s.is_finite() && run.ops_per_s >= 0.0) {
-                    return Err(format!(
-                        "cells[{i}].runs[{j}].ops_per_s is {}, not a throughput (a number of operations per second, 0 or more); use a folder written by `bakeoff run`",
-                        run.ops_per_s
-                    ));
-                }
-            }
-        }
-        for (i, c) in self.comparisons.iter().enumerate() {
-            name(&format!("comparisons[{i}].workload"), &c.workload)?;
-            name(&format!("comparisons[{i}].variant"), &c.variant)?;
-            name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
-            if ![THROUGHPUT, INSTRUCTIONS, CAPACITY].contains(&c.metric.as_str()) {
-                return Err(format!(
-                    "comparisons[{i}].metric {:?} is none of {THROUGHPUT:?}, {INSTRUCTIONS:?}, {CAPACITY:?}; use a folder written by `bakeoff run`",
-                    c.metric
-                ));
-            }
-        }
-        if let Some(a) = &self.aa {
-            name("aa.variant", &a.variant)?;
-            name("aa.workload", &a.workload)?;
-            name("aa.baseline", &a.baseline)?;
-        }
-        crate::validate::values(self)
-    }
+pub(crate) fn comp_key(k: &ComparisonRecord) -> CompKey<'_> {
+    (&k.workload, k.connections, &k.variant, &k.baseline)
+}
+
+/// The comparisons that answer for their cell ([`Results::headline_comparisons`]), in
+/// results order, in one pass over the comparisons.
+pub fn headline(comparisons: &[ComparisonRecord]) -> impl Iterator<Item = &ComparisonRecord> {
+    let throughput: std::collections::HashSet<CompKey<'_>> = comparisons
+        .iter()
+        .filter(|k| !k.is_instructions())
+        .map(comp_key)
+        .collect();
+    comparisons
+        .iter()
+        .filter(move |k| !k.is_instructions() || !throughput.contains(&comp_key(k)))
 }
 
 fn is_no_threads(n: &usize) -> bool {

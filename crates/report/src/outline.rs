@@ -14,7 +14,7 @@ use crate::document::{
 };
 use crate::facts;
 use crate::index::{Index, Palette};
-use crate::model::{Cell, ComparisonRecord, Results, Run, Verdict};
+use crate::model::{Cell, ComparisonRecord, Results, Run};
 use crate::sections;
 use crate::summary::{self, micros, ops};
 use crate::svg::{self, Bar, BarChart, BarGroup, Interval, LineChart, Scale, Series, StackedBars};
@@ -270,16 +270,6 @@ fn memory_errors(r: &Results) -> Option<Section> {
     Some(s)
 }
 
-pub(crate) fn verdict_color(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Faster => svg::FASTER,
-        Verdict::Slower => svg::SLOWER,
-        Verdict::Equivalent => svg::EQUIVALENT,
-        Verdict::Inconclusive => svg::SAME,
-        Verdict::ClientBound | Verdict::MachineBusy => svg::CLIENT_BOUND,
-    }
-}
-
 /// Where the verdicts table draws its interval column: after the CI in words.
 const CHART_AT: usize = 5;
 
@@ -294,7 +284,7 @@ fn verdicts(r: &Results) -> Option<Section> {
             value: c.ratio,
             lo: c.ci95[0],
             hi: c.ci95[1],
-            color: verdict_color(c.verdict).to_string(),
+            color: svg::verdict_color(c.verdict).to_string(),
             points: c.round_ratios.iter().map(|x| x.ratio).collect(),
             tip: format!(
                 "{} ×{}: {} vs {}: ratio {}, CI {}, {}",

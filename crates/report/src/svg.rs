@@ -14,6 +14,7 @@
 //! escaped with [`crate::markup::escape`], in `<text>`, `<title>` and attributes alike.
 
 use crate::markup::escape;
+use crate::model::Verdict;
 use std::fmt::Write;
 
 /// Series colours: variant `i` gets `PALETTE[i % 8]` in every chart.
@@ -28,6 +29,17 @@ pub const SAME: &str = "#8d939b";
 pub const EQUIVALENT: &str = "#3b7dd8";
 /// A comparison the load engine held back: amber, a warning rather than an answer.
 pub const CLIENT_BOUND: &str = "#c77c02";
+
+/// The colour of verdict `v`.
+pub fn verdict_color(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => FASTER,
+        Verdict::Slower => SLOWER,
+        Verdict::Equivalent => EQUIVALENT,
+        Verdict::Inconclusive => SAME,
+        Verdict::ClientBound | Verdict::MachineBusy => CLIENT_BOUND,
+    }
+}
 
 /// The palette colour of series `i`.
 pub fn color(i: usize) -> &'static str {
@@ -123,7 +135,7 @@ pub fn value(v: f64) -> String {
         return "-".into();
     }
     if v.abs() >= 1000.0 {
-        return crate::summary::ops(v);
+        return crate::format::ops(v);
     }
     let digits = if v == 0.0 {
         0

@@ -2,9 +2,9 @@
 //! per count and one column per variant (median TPS or ops/s), then each candidate's
 //! ratio to the baseline with its verdict, the way scalability results are usually read.
 
+use crate::format::ops;
 use crate::index::Index;
 use crate::model::{Cell, Results};
-use crate::summary::ops;
 use crate::table::{Column, Table};
 use std::collections::HashMap;
 
@@ -103,13 +103,10 @@ pub fn aligned_table(
     right: impl Fn(usize) -> bool,
 ) -> String {
     // Cells may hold names read from a store or a results folder: never sent raw.
-    let header: Vec<String> = header
-        .iter()
-        .map(|c| crate::summary::printable(c))
-        .collect();
+    let header: Vec<String> = header.iter().map(|c| crate::format::printable(c)).collect();
     let rows: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| r.iter().map(|c| crate::summary::printable(c)).collect())
+        .map(|r| r.iter().map(|c| crate::format::printable(c)).collect())
         .collect();
     let (header, rows) = (&header[..], &rows[..]);
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();

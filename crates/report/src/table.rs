@@ -213,14 +213,14 @@ impl Table {
         let header: Vec<String> = self
             .columns
             .iter()
-            .map(|c| crate::summary::printable(&c.name))
+            .map(|c| crate::format::printable(&c.name))
             .collect();
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
             .map(|r| {
                 r.iter()
-                    .map(|v| crate::summary::printable(&v.plain()))
+                    .map(|v| crate::format::printable(&v.plain()))
                     .collect()
             })
             .collect();
@@ -243,7 +243,7 @@ impl Table {
                     };
                     match values.and_then(|v| v.get(i)) {
                         Some(Value::Verdict(k, _)) if color => {
-                            crate::summary::paint(&padded, Some(*k))
+                            crate::format::paint(&padded, Some(*k))
                         }
                         _ => padded,
                     }

@@ -8,47 +8,10 @@ use crate::document::{Block, IntervalTable, Section};
 use crate::model::{Results, Verdict};
 use crate::svg::Interval;
 use crate::table::{fixed, Table, Value};
-use bakeoff_tune::{Conclusion, Effect, Excluded, StageRecord, Standing, Status};
-use serde::{Deserialize, Serialize};
+use bakeoff_tune::{Effect, Status};
 
-/// results.json's `tune`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TuneRecord {
-    /// The variant beaten (or not).
-    pub baseline: String,
-    /// The cell the race was run on (`workload xN`).
-    pub cell: String,
-    /// Every candidate, ranked: still in first, then dropped, then out.
-    pub candidates: Vec<Standing>,
-    /// Combinations of the space left out, with why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub excluded: Vec<Excluded>,
-    pub stages: Vec<StageRecord>,
-    pub winner: Option<Winner>,
-    pub effects: Vec<Effect>,
-    pub conclusion: Conclusion,
-    /// The winner on the workloads it was not trained on: one line per cell where it
-    /// is slower than the baseline (empty: it loses nowhere, or no check ran).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub overfitting: Vec<String>,
-    /// Whether the overfitting check ran (PGO or BOLT in the space, other workloads).
-    #[serde(default)]
-    pub overfitting_checked: bool,
-    /// Seconds the whole search took, builds included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
-}
-
-/// The winning candidate and its recipe as a `[[variant]]` block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Winner {
-    pub name: String,
-    pub ratio: Option<f64>,
-    pub interval: Option<[f64; 2]>,
-    pub verdict: Option<Verdict>,
-    /// TOML, ready to paste into an experiment file.
-    pub variant: String,
-}
+/// The records are results.json's, so the model's; named here too.
+pub use crate::model::{TuneRecord, Winner};
 
 fn status_text(s: &Status) -> (String, String) {
     match s {
@@ -203,7 +166,7 @@ pub fn section(r: &Results) -> Option<Section> {
                         value: e.ratio,
                         lo: e.interval[0],
                         hi: e.interval[1],
-                        color: crate::outline::verdict_color(effect_verdict(e)).to_string(),
+                        color: crate::svg::verdict_color(effect_verdict(e)).to_string(),
                         tip: format!(
                             "{} = {} against {}: {} [{}, {}]",
                             e.factor,

@@ -4,9 +4,14 @@
 //! round beyond the rounds a run makes. Each is named by its place in the file
 //! (`cells[3].runs[1].latency_us.p99`), so an edited or damaged folder is refused in one
 //! line instead of being drawn as if it were measured; and [`json_path_at`] names the
-//! place of a value serde refused (a count below zero, a string for a number).
+//! place of a value serde refused (a count below zero, a string for a number). Reading
+//! results.json is here too (`Results::from_json`, `Results::check`), so the model's
+//! types name no check.
 
-use crate::model::{Cell, ComparisonRecord, Latency, Results, Run, SystemRecord};
+use crate::model::{
+    json_problem, Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, VariantRecord,
+    CAPACITY, INSTRUCTIONS, MAX_INSTRUCTION_RUNS, SCHEMA, THROUGHPUT,
+};
 
 /// What to do, after every refusal.
 const TODO: &str = "this results.json was edited or damaged: use a folder written by `bakeoff run` (or restore its results.json)";
@@ -16,6 +21,117 @@ const TODO: &str = "this results.json was edited or damaged: use a folder writte
 const ORDER_SLACK: f64 = 0.9;
 
 type Check = Result<(), String>;
+
+/// Reading results.json: the model's types, checked here.
+impl Results {
+    /// Reads results.json, checking the schema id.
+    pub fn from_json(text: &str) -> Result<Results, String> {
+        let r: Results = serde_json::from_str(text).map_err(|e| {
+            // Where the value is, by its place in the file, when serde refused a value.
+            let at = match e.classify() {
+                serde_json::error::Category::Data => json_path_at(text, e.line(), e.column()),
+                _ => None,
+            };
+            let problem = json_problem(&e, "not a bakeoff results.json");
+            let problem = match at {
+                Some(at) => {
+                    problem.replacen(": not a bakeoff", &format!(", at {at}: not a bakeoff"), 1)
+                }
+                None => problem,
+            };
+            format!(
+                "{problem}; give a folder written by `bakeoff run` (or restore its results.json)"
+            )
+        })?;
+        if r.schema != SCHEMA {
+            return Err(format!(
+                "its schema is not {SCHEMA:?}; re-run with this bakeoff version"
+            ));
+        }
+        r.check()?;
+        Ok(r)
+    }
+
+    /// What a run could never have written, refused with the field it is in: a name the
+    /// experiment file would refuse ([`bakeoff_os::name::valid_name`]), a baseline that is
+    /// not one of the variants, more runs in a cell than
+    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number.
+    pub fn check(&self) -> Result<(), String> {
+        use bakeoff_os::name::{printable, valid_name, NAME_RULE};
+        let name = |field: &str, n: &str| -> Result<(), String> {
+            if valid_name(n) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{field} {:?} is not a name bakeoff writes (names are {NAME_RULE}); this results.json was edited or made by hand: use a folder written by `bakeoff run`",
+                    printable(&n.chars().take(80).collect::<String>())
+                ))
+            }
+        };
+        let known = |field: &str, n: &str| -> Result<(), String> {
+            name(field, n)?;
+            // `bakeoff compare` with several variants a side: "A" heads "A:<name>", ...
+            let side =
+                |v: &VariantRecord| v.name.strip_prefix(n).is_some_and(|r| r.starts_with(':'));
+            if self.variants.is_empty() || self.variants.iter().any(|v| v.name == n || side(v)) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{field} {n:?} is not one of the variants; this results.json was edited or made by hand: use a folder written by `bakeoff run`"
+                ))
+            }
+        };
+        name("name", &self.name)?;
+        let mut seen = std::collections::HashSet::with_capacity(self.variants.len());
+        for (i, v) in self.variants.iter().enumerate() {
+            name(&format!("variants[{i}].name"), &v.name)?;
+            if !seen.insert(v.name.as_str()) {
+                return Err(format!(
+                    "variants[{i}].name {:?} is there twice; use a folder written by `bakeoff run`",
+                    v.name
+                ));
+            }
+        }
+        known("plan.baseline", &self.plan.baseline)?;
+        for (i, c) in self.cells.iter().enumerate() {
+            name(&format!("cells[{i}].workload"), &c.workload)?;
+            name(&format!("cells[{i}].variant"), &c.variant)?;
+            let rounds = c.runs.iter().filter(|x| !x.instruction_run).count();
+            if rounds > bakeoff_stats::MAX_ROUNDS || c.runs.len() - rounds > MAX_INSTRUCTION_RUNS {
+                return Err(format!(
+                    "cells[{i}].runs holds {} runs, more than the {} rounds a run makes; use a folder written by `bakeoff run`",
+                    c.runs.len(),
+                    bakeoff_stats::MAX_ROUNDS
+                ));
+            }
+            for (j, run) in c.runs.iter().enumerate() {
+                if !(run.ops_per_s.is_finite() && run.ops_per_s >= 0.0) {
+                    return Err(format!(
+                        "cells[{i}].runs[{j}].ops_per_s is {}, not a throughput (a number of operations per second, 0 or more); use a folder written by `bakeoff run`",
+                        run.ops_per_s
+                    ));
+                }
+            }
+        }
+        for (i, c) in self.comparisons.iter().enumerate() {
+            name(&format!("comparisons[{i}].workload"), &c.workload)?;
+            name(&format!("comparisons[{i}].variant"), &c.variant)?;
+            name(&format!("comparisons[{i}].baseline"), &c.baseline)?;
+            if ![THROUGHPUT, INSTRUCTIONS, CAPACITY].contains(&c.metric.as_str()) {
+                return Err(format!(
+                    "comparisons[{i}].metric {:?} is none of {THROUGHPUT:?}, {INSTRUCTIONS:?}, {CAPACITY:?}; use a folder written by `bakeoff run`",
+                    c.metric
+                ));
+            }
+        }
+        if let Some(a) = &self.aa {
+            name("aa.variant", &a.variant)?;
+            name("aa.workload", &a.workload)?;
+            name("aa.baseline", &a.baseline)?;
+        }
+        values(self)
+    }
+}
 
 fn refuse(at: &str, v: f64, what: &str) -> Check {
     Err(format!("{at} is {v}, {what}; {TODO}"))
@@ -345,7 +461,7 @@ pub fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
             Frame::Array { index } => path.push_str(&format!("[{index}]")),
         }
     }
-    (!path.is_empty()).then(|| crate::summary::printable(&path))
+    (!path.is_empty()).then(|| crate::format::printable(&path))
 }
 
 #[cfg(test)]

@@ -384,9 +384,6 @@ fn the_runners_modules_form_no_cycle() {
 /// circle is broken by moving what both sides use into a module of its own that uses
 /// neither (as `shared/` did for the workload kinds).
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
-    // The CLI's subcommands: app.rs dispatches to bisect.rs, which uses app.rs's helpers
-    // (load, options, progress, results). tune.rs, a subcommand of the same shape, joins it.
-    ("bakeoff", &["app", "bisect", "tune"]),
     // BuildSpec lives in builder.rs, which uses key.rs and recipe.rs, which use it.
     ("build", &["builder", "key", "recipe"]),
     // Experiment types and their validation call each other (experiment.rs <-> validate.rs,
@@ -407,31 +404,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     ),
     // profile.rs's Spots come from hotlines.rs, which reads profile.rs's Profile.
     ("probe", &["hotlines", "profile"]),
-    // The model reads itself through validate.rs and index.rs and holds the tune record of
-    // tune.rs; summary.rs's formatting helpers are used by svg.rs and table.rs, which it
-    // uses. (The kinds' sections left for their kind folders, issue 42 part 1.)
-    (
-        "report",
-        &[
-            "aa",
-            "capacity",
-            "dist",
-            "document",
-            "facts",
-            "index",
-            "machines",
-            "model",
-            "outline",
-            "sections",
-            "summary",
-            "svg",
-            "sweep",
-            "table",
-            "tune",
-            "validate",
-            "verification",
-        ],
-    ),
     // The target registry (target.rs names every server's module, each implements its
     // Target trait) and the lifecycle modules beside it.
     (
@@ -452,8 +424,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "valkey",
         ],
     ),
-    // The race's entries feed the effect estimates, which the race reports.
-    ("tune", &["effects", "race"]),
     // The wire clients and Db/Client, which name each other.
     ("sqlclient", &["client", "db", "driver", "mywire", "pgwire"]),
 ];

@@ -10,7 +10,7 @@
 //! factor's effect differs between the other factors' levels (an interaction), the
 //! estimate is the average over the candidates measured.
 
-use crate::race::Entry;
+use crate::entry::Entry;
 use crate::stat::t_quantile;
 use serde::{Deserialize, Serialize};
 

@@ -9,6 +9,7 @@
 //! runs the stages through the runner and feeds them in.
 
 pub mod effects;
+pub mod entry;
 pub mod race;
 pub mod space;
 mod stat;

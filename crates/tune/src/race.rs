@@ -10,6 +10,7 @@
 //! within the equivalence band, and the leader's interval against the baseline is
 //! decided too.
 
+pub use crate::entry::{Entry, Status};
 use crate::space::{Candidate, Recipe};
 use crate::stat::{mean_interval, paired};
 use bakeoff_stats::Verdict;
@@ -45,30 +46,6 @@ impl Default for Settings {
             screen_margin: 0.05,
         }
     }
-}
-
-/// Where a candidate stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "lowercase")]
-pub enum Status {
-    /// Still racing (or the winner).
-    Alive,
-    /// Decided worse than the leader after this stage (1-based).
-    Dropped { stage: usize, reason: String },
-    /// Did not build, failed verification, crashed, or gave no valid run.
-    Out { stage: usize, reason: String },
-}
-
-/// One candidate through the race, with every round it was measured in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    pub name: String,
-    pub recipe: Recipe,
-    pub status: Status,
-    /// (round id across stages, log of throughput over the baseline's in that round).
-    pub throughput: Vec<(usize, f64)>,
-    /// (round id, minus the log of instructions over the baseline's): more is better.
-    pub instructions: Vec<(usize, f64)>,
 }
 
 /// What a stage measured.
