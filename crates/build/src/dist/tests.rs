@@ -90,6 +90,8 @@ fn a_wrong_sha256_or_no_server_is_one_line_and_leaves_nothing() {
         sha256: Some("0".repeat(64)),
     };
     let e = fetch(&src, &cache).unwrap_err();
+    assert!(e.input, "{e}");
+    let e = e.message;
     assert!(e.contains("has sha256") && !e.contains('\n'), "{e}");
     assert!(leftovers(&cache).is_empty());
     let other = Layout {
@@ -119,7 +121,7 @@ fn not_an_archive_is_refused() {
         &cache,
     )
     .unwrap_err();
-    assert!(e.contains("not an archive"), "{e}");
+    assert!(e.input && e.message.contains("not an archive"), "{e}");
     assert!(leftovers(&cache).is_empty());
 }
 
@@ -130,5 +132,146 @@ fn elf_machine_reads_this_machine() {
     assert_eq!(
         find::elf_machine(&t),
         Some(super::find::this_machine_for_tests())
+    );
+}
+
+/// A loopback HTTP server that answers every GET with `body` (404 for other paths) and
+/// counts the requests; it stops when the test ends.
+struct Served {
+    url: String,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+fn serve(name: &str, body: Vec<u8>) -> Served {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/{name}", listener.local_addr().unwrap());
+    let path = format!("/{name}");
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            counted.fetch_add(1, Ordering::SeqCst);
+            let found = request.split_whitespace().nth(1) == Some(path.as_str());
+            let head = if found {
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+            } else {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into()
+            };
+            let _ = conn.write_all(head.as_bytes());
+            if found {
+                let _ = conn.write_all(&body);
+            }
+        }
+    });
+    Served { url, hits }
+}
+
+#[test]
+fn a_url_is_downloaded_once_and_a_wrong_sha256_leaves_nothing() {
+    use std::sync::atomic::Ordering;
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = fake_dist(tmp.path());
+    let bytes = std::fs::read(&archive).unwrap();
+    let (_, sha) = hash_file(&archive).unwrap();
+    let served = serve("memcached-1.0.tar.gz", bytes);
+    let cache = Cache::new(tmp.path().join("cache"));
+    let src = DistSource::Url {
+        url: served.url.clone(),
+        sha256: sha.clone(),
+    };
+    let t = fetch(&src, &cache).unwrap();
+    assert!(!t.cached && t.sha256 == sha, "{t:?}");
+    assert!(find_server(&t.dir, &LAYOUT, None).is_ok());
+    assert_eq!(served.hits.load(Ordering::SeqCst), 1);
+    // A second fetch reads the cache: no request.
+    let again = fetch(&src, &cache).unwrap();
+    assert!(again.cached && again.dir == t.dir, "{again:?}");
+    assert_eq!(served.hits.load(Ordering::SeqCst), 1);
+    // The same url named with another sha256: fetched again (never taken from the
+    // cache) and refused in one line, nothing of it kept.
+    let entries = |c: &Cache| {
+        let mut v: Vec<String> = std::fs::read_dir(c.dir(&["dist"]))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = entries(&cache);
+    let wrong = DistSource::Url {
+        url: served.url.clone(),
+        sha256: "0".repeat(64),
+    };
+    let e = fetch(&wrong, &cache).unwrap_err();
+    assert_eq!(served.hits.load(Ordering::SeqCst), 2);
+    assert!(e.input, "{e}");
+    assert!(
+        e.message.contains("has sha256") && e.message.contains(&sha) && !e.message.contains('\n'),
+        "{e}"
+    );
+    assert_eq!(entries(&cache), before, "the wrong archive left something");
+    // A url the server does not have: curl's 404, the experiment's input.
+    let missing = DistSource::Url {
+        url: served.url.replace("memcached-1.0", "nothing"),
+        sha256: sha,
+    };
+    let e = fetch(&missing, &cache).unwrap_err();
+    assert!(e.input && e.message.contains("404"), "{e}");
+    assert_eq!(entries(&cache), before);
+}
+
+/// This machine's `true`, as `dir/bin/memcached`, with `patch` applied to its bytes.
+fn patched_server(dir: &Path, patch: impl Fn(&mut Vec<u8>)) -> PathBuf {
+    let t = std::fs::canonicalize(bakeoff_os::path::which("true").unwrap()).unwrap();
+    let mut bytes = std::fs::read(t).unwrap();
+    patch(&mut bytes);
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    let to = dir.join("bin").join("memcached");
+    std::fs::write(&to, bytes).unwrap();
+    unpack::make_runnable(dir);
+    to
+}
+
+#[test]
+fn a_server_for_another_machine_or_a_newer_glibc_is_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    // e_machine 183: an aarch64 build.
+    let arm = tmp.path().join("arm");
+    patched_server(&arm, |b| b[18..20].copy_from_slice(&183u16.to_le_bytes()));
+    let e = find_server(&arm, &LAYOUT, None).unwrap_err();
+    assert!(
+        e.contains("bin/memcached is built for aarch64, this machine is x86_64")
+            && !e.contains('\n'),
+        "{e}"
+    );
+    // Every GLIBC_2.x symbol version it asks for renamed GLIBC_9.x.
+    let new = tmp.path().join("new");
+    patched_server(&new, |b| {
+        let mut i = 0;
+        while let Some(at) = b[i..].windows(8).position(|w| w == b"GLIBC_2.") {
+            b[i + at + 6] = b'9';
+            i += at + 8;
+        }
+    });
+    let e = find_server(&new, &LAYOUT, None).unwrap_err();
+    assert!(
+        e.contains("bin/memcached needs glibc 9.")
+            && e.contains("this machine has 2.")
+            && !e.contains('\n'),
+        "{e}"
     );
 }

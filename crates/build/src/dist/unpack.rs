@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::DistError;
 use crate::util::run_captured;
 
 /// How deep archives inside archives are unpacked (a txz in a jar is one level).
@@ -72,19 +73,21 @@ fn kind_by_magic(path: &Path) -> Option<Kind> {
 }
 
 /// Unpacks the fetched archive `archive` into `dest`.
-pub(super) fn unpack_top(archive: &Path, dest: &Path) -> Result<(), String> {
+pub(super) fn unpack_top(archive: &Path, dest: &Path) -> Result<(), DistError> {
     let name = crate::util::name_of(archive);
     let kind = kind_by_name(&name)
         .or_else(|| kind_by_magic(archive))
         .ok_or_else(|| {
-            format!(
+            DistError::input(format!(
                 "{name} is not an archive bakeoff unpacks (jar, zip, whl, deb, tar with gz, xz, bz2 or zstd); give one of those or a folder"
-            )
+            ))
         })?;
     unpack(kind, archive, dest)
 }
 
-fn unpack(kind: Kind, archive: &Path, dest: &Path) -> Result<(), String> {
+/// Unpacks one archive; a tool's refusal is the archive's fault (input), a missing tool
+/// or folder the machine's.
+fn unpack(kind: Kind, archive: &Path, dest: &Path) -> Result<(), DistError> {
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
     let (tool, mut cmd) = match kind {
         Kind::Zip => {
@@ -110,7 +113,8 @@ fn unpack(kind: Kind, archive: &Path, dest: &Path) -> Result<(), String> {
         return Err(format!(
             "`{tool}` is needed to unpack {}: run scripts/setup.sh",
             crate::util::name_of(archive)
-        ));
+        )
+        .into());
     }
     let out = run_captured(&mut cmd).map_err(|e| format!("cannot run {tool}: {e}"))?;
     if !out.ok {
@@ -121,17 +125,17 @@ fn unpack(kind: Kind, archive: &Path, dest: &Path) -> Result<(), String> {
             .find(|l| !l.trim().is_empty())
             .unwrap_or("")
             .trim();
-        return Err(format!(
+        return Err(DistError::input(format!(
             "cannot unpack {} ({tool}: {line}); check that the archive is whole",
             crate::util::name_of(archive)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// Unpacks every archive under `dir` into a folder beside it (its name without the
 /// ending), removes the archive, and goes on inside, `MAX_DEPTH` levels at most.
-pub(super) fn nested(dir: &Path, depth: usize) -> Result<(), String> {
+pub(super) fn nested(dir: &Path, depth: usize) -> Result<(), DistError> {
     if depth >= MAX_DEPTH {
         return Ok(());
     }

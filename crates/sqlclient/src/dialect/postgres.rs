@@ -90,7 +90,13 @@ impl SqlDialect for Postgres {
         match setting {
             Setting::NoCommitFlush => Some("SET synchronous_commit = off".into()),
             Setting::IndexBuildMemoryMb(mb) => Some(format!("SET maintenance_work_mem = '{mb}MB'")),
-            Setting::SerialIndexBuilds => Some("SET max_parallel_maintenance_workers = 0".into()),
+            // Parallel index builds came with PostgreSQL 11, and SET of a name the server
+            // does not know is an error: set it only where pg_settings lists it (9.6, 10).
+            Setting::SerialIndexBuilds => Some(
+                "SELECT set_config(name, '0', false) FROM pg_settings \
+                 WHERE name = 'max_parallel_maintenance_workers'"
+                    .into(),
+            ),
             Setting::StatisticsTarget(n) => Some(format!("SET default_statistics_target = {n}")),
             // Constraints are checked per row, always; one storage engine (heap).
             Setting::NoConstraintChecks | Setting::StorageEngine(_) => None,

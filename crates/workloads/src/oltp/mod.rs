@@ -272,6 +272,7 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
         timings: Vec::with_capacity(plan.txn.len()),
         insert_seq: 0,
         conn,
+        trx_as_text: !plan.prepared_trx,
     };
     match plan.cfg.rate {
         None => closed_loop(lane, &mut client, &mut w).await,
@@ -460,6 +461,16 @@ struct Worker {
     timings: Vec<(usize, u64)>,
     insert_seq: u64,
     conn: usize,
+    /// BEGIN and COMMIT go as text: the dialect says the server cannot prepare them, or
+    /// this server refused to (MariaDB before 10.3: error 1295), as sysbench's MySQL
+    /// driver falls back on that error.
+    trx_as_text: bool,
+}
+
+/// The MySQL protocol's "This command is not supported in the prepared statement
+/// protocol yet".
+fn cannot_prepare(e: &DbError) -> bool {
+    e.message.ends_with("(error 1295)")
 }
 
 impl Worker {
@@ -482,8 +493,14 @@ impl Worker {
             let r = match s {
                 // Prepared like sysbench's; one statement for all tables (as text
                 // where the server cannot prepare them).
-                Stmt::Begin | Stmt::Commit if p.prepared_trx => {
-                    c.exec(s.index(), text, plain, &[]).await
+                Stmt::Begin | Stmt::Commit if !self.trx_as_text => {
+                    match c.exec(s.index(), text, plain, &[]).await {
+                        Err(e) if cannot_prepare(&e) => {
+                            self.trx_as_text = true;
+                            c.simple(plain).await
+                        }
+                        r => r,
+                    }
                 }
                 Stmt::Begin | Stmt::Commit => c.simple(plain).await,
                 Stmt::PointSelect | Stmt::IndexUpdate => {
@@ -620,4 +637,25 @@ fn summarize(
         }
     }
     r
+}
+
+#[cfg(test)]
+mod trx_tests {
+    use super::*;
+
+    #[test]
+    fn a_begin_the_server_cannot_prepare_goes_as_text() {
+        let refused = DbError {
+            kind: "server_error",
+            message:
+                "This command is not supported in the prepared statement protocol yet (error 1295)"
+                    .into(),
+        };
+        assert!(cannot_prepare(&refused));
+        let deadlock = DbError {
+            kind: "deadlock",
+            message: "Deadlock found when trying to get lock (error 1213)".into(),
+        };
+        assert!(!cannot_prepare(&deadlock));
+    }
 }

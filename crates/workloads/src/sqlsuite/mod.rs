@@ -174,7 +174,19 @@ fn run_suite(
         rng: Rng::new(0),
         capture: capture.then(Capture::default),
         current: String::new(),
+        // As a verification query set, the lookups go as text with their values on
+        // every server, so that every version sends the same statements.
+        prepare_in_sql: !capture,
     };
+    // Where the dialect prepares in SQL, whether this server's EXECUTE takes values
+    // (asked once, outside the timed statements).
+    if ctx.prepare_in_sql && ctx.sql.execute(PS_PROBE, &[1]).is_some() {
+        let (rt, c) = (&ctx.rt, ctx.c.as_mut().expect("connection open"));
+        if let Ok(rows) = rt.block_on(c.rows("SELECT VERSION()")) {
+            let version = rows.rows.first().and_then(|r| r.first().cloned().flatten());
+            ctx.prepare_in_sql = execute_takes_values(version.as_deref().unwrap_or(""));
+        }
+    }
     if let Some(set) =
         (cfg.engine.as_deref()).and_then(|e| ctx.sql.session_setting(Setting::StorageEngine(e)))
     {
@@ -272,6 +284,34 @@ pub(crate) struct Ctx<'a> {
     capture: Option<Capture>,
     /// `group/operation` now running (names the captured statements).
     current: String,
+    /// The lookups are prepared in SQL (PREPARE, EXECUTE ... USING values) where the
+    /// dialect does; false where this server's EXECUTE takes user variables only (MariaDB
+    /// before 10.2.3): there they are prepared through the protocol, as on MySQL. False
+    /// when capturing (the statements as text, alike on every version).
+    prepare_in_sql: bool,
+}
+
+/// A statement name for asking the dialect whether it prepares in SQL.
+const PS_PROBE: &str = "sb_probe";
+
+/// Whether `EXECUTE ... USING` takes values on the server whose `SELECT VERSION()` is
+/// `version`: MariaDB from 10.2.3 (before it, user variables only, as MySQL's in every
+/// version); any other server, or a version that does not parse, is taken to.
+fn execute_takes_values(version: &str) -> bool {
+    if !version.contains("MariaDB") {
+        return true;
+    }
+    // "10.1.23-MariaDB", or behind MySQL's "5.5.5-" prefix of old handshakes.
+    let v = version.strip_prefix("5.5.5-").unwrap_or(version);
+    let parts: Vec<u32> = v
+        .split(|c: char| !c.is_ascii_digit())
+        .take(3)
+        .map_while(|p| p.parse().ok())
+        .collect();
+    match parts.as_slice() {
+        [a, b, c] => (*a, *b, *c) >= (10, 2, 3),
+        _ => true,
+    }
 }
 
 /// What [`capture`] collects.
@@ -394,6 +434,28 @@ impl Ctx<'_> {
         self.try_exec(sql)?.map_err(|e| failed(sql, e))
     }
 
+    /// The dialect's `PREPARE`, where this server runs it as the suite sends it (see
+    /// `prepare_in_sql`); None: prepare through the protocol.
+    pub fn sql_prepare(&self, name: &str, sql: &str) -> Option<String> {
+        self.prepare_in_sql
+            .then(|| self.sql.prepare(name, sql))
+            .flatten()
+    }
+
+    /// The dialect's `EXECUTE` of what [`Ctx::sql_prepare`] made.
+    pub fn sql_execute(&self, name: &str, args: &[i64]) -> Option<String> {
+        self.prepare_in_sql
+            .then(|| self.sql.execute(name, args))
+            .flatten()
+    }
+
+    /// The dialect's `DEALLOCATE` of what [`Ctx::sql_prepare`] made.
+    pub fn sql_deallocate(&self, name: &str) -> Option<String> {
+        self.prepare_in_sql
+            .then(|| self.sql.deallocate(name))
+            .flatten()
+    }
+
     /// Runs the one statement prepared through the protocol (`$n` parameters): parsed on
     /// first use, then only bound and executed.
     /// `plain` is the `?` form, sent as text with the values inlined when capturing.
@@ -496,6 +558,20 @@ fn failed(sql: &str, e: DbError) -> LoadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_in_execute_from_mariadb_10_2_3() {
+        assert!(!execute_takes_values("10.1.23-MariaDB"));
+        assert!(!execute_takes_values("5.5.5-10.1.23-MariaDB"));
+        assert!(!execute_takes_values("10.2.2-MariaDB-log"));
+        assert!(execute_takes_values("10.2.11-MariaDB"));
+        assert!(execute_takes_values("10.11.6-MariaDB-0+deb12u1"));
+        assert!(execute_takes_values("11.4.5-MariaDB"));
+        assert!(execute_takes_values(
+            "PostgreSQL 9.6.24 on x86_64-pc-linux-gnu, compiled by gcc 4.4.7"
+        ));
+        assert!(execute_takes_values(""));
+    }
 
     #[test]
     fn group_names_round_trip() {

@@ -759,14 +759,16 @@ const PS_LOOKUP: &str = "SELECT * FROM sb_bench1 WHERE id = ? AND id2 = ?";
 const PS_NAME: &str = "sb_ps";
 
 /// PREPARE, EXECUTE and DEALLOCATE of a primary-key lookup, in the server's SQL
-/// (the dialect's `prepare`). Where there is no SQL-level PREPARE (SQLite),
+/// (the dialect's `prepare`). Where there is no SQL-level PREPARE (SQLite), or its
+/// EXECUTE takes user variables only (MySQL; MariaDB before 10.2.3),
 /// `once_prepared_select` prepares once through the protocol (Parse once, then
-/// Bind/Execute) and `prepared_select` sends the text, which SQLite prepares, runs and
+/// Bind/Execute) and `prepared_select` sends the text, which the server prepares, runs and
 /// finalizes each time.
 fn ins_once_prepared(ctx: &mut Ctx) -> Res {
     let (n, times) = (ins_rows(ctx), ins_lookups(ctx));
     let (sql, name) = (ctx.sql, PS_NAME);
-    let (Some(prepare), Some(deallocate)) = (sql.prepare(name, PS_LOOKUP), sql.deallocate(name))
+    let (Some(prepare), Some(deallocate)) =
+        (ctx.sql_prepare(name, PS_LOOKUP), ctx.sql_deallocate(name))
     else {
         let lookup = sql.placeholders(PS_LOOKUP);
         for _ in 0..times {
@@ -789,15 +791,16 @@ fn ins_once_prepared(ctx: &mut Ctx) -> Res {
 
 /// `EXECUTE` of the lookup, or (without SQL-level PREPARE) its text with the values in.
 fn ps_execute(ctx: &Ctx, a: i64, b: i64) -> String {
-    ctx.sql
-        .execute(PS_NAME, &[a, b])
+    ctx.sql_execute(PS_NAME, &[a, b])
         .unwrap_or_else(|| inline(PS_LOOKUP, &[Param::Int(a), Param::Int(b)]))
 }
 
 fn ins_prepared(ctx: &mut Ctx) -> Res {
     let (n, times) = (ins_rows(ctx), ins_lookups(ctx));
-    let sql = ctx.sql;
-    let (prepare, deallocate) = (sql.prepare(PS_NAME, PS_LOOKUP), sql.deallocate(PS_NAME));
+    let (prepare, deallocate) = (
+        ctx.sql_prepare(PS_NAME, PS_LOOKUP),
+        ctx.sql_deallocate(PS_NAME),
+    );
     for _ in 0..times {
         let i = ctx.below(n);
         if let Some(p) = &prepare {
