@@ -95,7 +95,8 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
         let floor = pace.map_or(10.0, |p| p * bakeoff_plan::DEFAULT_MIN_ROUNDS as f64);
         if share.is_some_and(|s| s < floor) {
             race.stop(format!(
-                "the budget is spent ({} left, a stage needs about {})",
+                "the budget is spent (this stage's share is {} of the {} left, a stage needs about {})",
+                seconds_text(share.unwrap_or(0.0)),
                 seconds_text(left.unwrap_or(0.0) - reserve),
                 seconds_text(floor)
             ));

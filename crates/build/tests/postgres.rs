@@ -140,8 +140,10 @@ fn builds_runs_and_caches(compiler: &str, version_text: &str) {
 
     let started = Instant::now();
     let second = build(tree, &s, &cache).unwrap();
+    // A cached build re-hashes the install tree (well under a second on a quiet machine;
+    // over one under a load of 15); the build itself took 90 s or more.
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(10),
         "a cached build is instant"
     );
     assert!(second.cached, "the second build is a cache hit");
