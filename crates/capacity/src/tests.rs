@@ -3,24 +3,18 @@
 
 use super::*;
 
-/// splitmix64: a small seeded generator for the simulations.
-struct Rng(u64);
+use bakeoff_testkit::noise::{box_muller, SplitMix64};
+
+/// splitmix64 with uniform draws from [0, 1): a small seeded generator for the simulations.
+struct Rng(SplitMix64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.uniform_from_zero()
     }
     fn normal(&mut self) -> f64 {
         let u = self.uniform().max(1e-12);
-        let v = self.uniform();
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        box_muller(u, self.uniform())
     }
 }
 
@@ -46,7 +40,7 @@ impl Server {
         Server {
             knee,
             sigma,
-            rng: Rng(seed),
+            rng: Rng(SplitMix64(seed)),
             flaky: None,
             dip: None,
             outliers: Vec::new(),

@@ -15,27 +15,8 @@ use bakeoff_report::model::{
     Cell, InstructionsRecord, OtherProcess, PlanRecord, Results, Run, Verdict, INSTRUCTIONS,
 };
 
-/// A seeded generator (splitmix64) with normal draws (Box-Muller).
-struct Noise(u64);
-
-impl Noise {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+// A seeded generator (splitmix64) with normal draws (Box-Muller).
+use bakeoff_testkit::noise::SplitMix64 as Noise;
 
 const ROUNDS: usize = 10;
 const COUNTED: usize = 8;
@@ -82,12 +63,7 @@ fn experiment(seed: u64, b_ops: f64, b_instr: f64) -> Results {
             })
             .collect();
         runs.extend((0..COUNTED).map(|round| {
-            let off = if n.uniform() < 0.1 {
-                0.015 * n.normal().signum()
-            } else {
-                0.0
-            };
-            let per_op = 5_000.0 * instr_factor * (0.005 * n.normal() + off).exp();
+            let per_op = instructions_per_op(&mut n, instr_factor);
             Run {
                 round,
                 instruction_run: true,
@@ -107,10 +83,26 @@ fn experiment(seed: u64, b_ops: f64, b_instr: f64) -> Results {
     };
     let a = cell("a", 1.0, 1.0);
     let b = cell("b", b_ops, b_instr);
+    analyzed("aa", vec![a, b])
+}
+
+/// Instructions per operation of one counted run: 5,000 times `factor`, 0.5% run to run,
+/// and one run in ten off by 1.5% either way.
+fn instructions_per_op(n: &mut Noise, factor: f64) -> f64 {
+    let off = if n.uniform() < 0.1 {
+        0.015 * n.normal().signum()
+    } else {
+        0.0
+    };
+    5_000.0 * factor * (0.005 * n.normal() + off).exp()
+}
+
+/// The experiment `name` of `cells` under [`plan`], analyzed.
+fn analyzed(name: &str, cells: Vec<Cell>) -> Results {
     let mut r = Results {
-        name: "aa".into(),
+        name: name.into(),
         plan: plan(),
-        cells: vec![a, b],
+        cells,
         ..Results::default()
     };
     analyze(&mut r);
@@ -169,12 +161,7 @@ fn identical_instruction_counts_differ_in_fewer_than_one_in_a_thousand() {
         let mut cell = |variant: &str| {
             let runs = (0..COUNTED)
                 .map(|round| {
-                    let off = if n.uniform() < 0.1 {
-                        0.015 * n.normal().signum()
-                    } else {
-                        0.0
-                    };
-                    let per_op = 5_000.0 * (0.005 * n.normal() + off).exp();
+                    let per_op = instructions_per_op(&mut n, 1.0);
                     Run {
                         round,
                         ops_per_s: 2_000.0,
@@ -191,13 +178,7 @@ fn identical_instruction_counts_differ_in_fewer_than_one_in_a_thousand() {
             Cell::new("kv", variant, 16, runs)
         };
         let (a, b) = (cell("a"), cell("b"));
-        let mut r = Results {
-            name: "aa".into(),
-            plan: plan(),
-            cells: vec![a, b],
-            ..Results::default()
-        };
-        analyze(&mut r);
+        let r = analyzed("aa", vec![a, b]);
         differ += usize::from(differs(verdict(&r, INSTRUCTIONS)));
     }
     eprintln!("instructions A/A over {MANY} seeds: {differ} faster/slower");
@@ -277,14 +258,7 @@ fn two_cells(make: impl Fn(usize, f64) -> Run) -> Results {
         Cell::new("kv", v, 16, runs)
     };
     let (a, b) = (cell("a"), cell("b"));
-    let mut r = Results {
-        name: "busy".into(),
-        plan: plan(),
-        cells: vec![a, b],
-        ..Results::default()
-    };
-    analyze(&mut r);
-    r
+    analyzed("busy", vec![a, b])
 }
 
 /// A hog took a CPU's worth while the load waited a third of its window: machine-busy,

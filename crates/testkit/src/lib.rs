@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+pub mod noise;
+
 /// Where Debian installs the servers and libraries the tests run (scripts/setup.sh).
 pub mod paths {
     pub const MEMCACHED: &str = "/usr/bin/memcached";
