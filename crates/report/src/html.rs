@@ -457,15 +457,7 @@ mod tests {
             ci_coverage: 0.9375,
             cv: 0.01,
             latency_us: latency(lat),
-            client_bound_runs: 0,
-            machine_busy_runs: 0,
-            verify_failures: 0,
             stop_reason: Some("repetitions".into()),
-            system: None,
-            instructions_per_op: None,
-            profile: None,
-            layouts: None,
-            capacity: None,
             ..Default::default()
         }
     }

@@ -1496,22 +1496,7 @@ impl Cell {
             variant: variant.to_string(),
             connections,
             runs,
-            median_ops_per_s: 0.0,
-            ci95: [0.0, 0.0],
-            ci_coverage: 0.0,
-            cv: 0.0,
-            valid_runs: 0,
-            latency_us: Latency::default(),
-            client_bound_runs: 0,
-            machine_busy_runs: 0,
-            verify_failures: 0,
-            stop_reason: None,
-            system: None,
-            instructions_per_op: None,
-            profile: None,
-            layouts: None,
-            capacity: None,
-            kinds: Default::default(),
+            ..Cell::default()
         }
     }
 }

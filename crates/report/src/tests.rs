@@ -46,15 +46,7 @@ fn cell(variant: &str, median: f64, runs: Vec<Run>) -> Cell {
             max: 1900.0,
             mean: 100.0,
         },
-        client_bound_runs: 0,
-        machine_busy_runs: 0,
-        verify_failures: 0,
         stop_reason: Some("repetitions".into()),
-        system: None,
-        instructions_per_op: None,
-        profile: None,
-        layouts: None,
-        capacity: None,
         ..Default::default()
     }
 }
@@ -160,17 +152,10 @@ pub(crate) fn sample() -> Results {
             verdict: Verdict::Faster,
             ..Default::default()
         }],
-        stopped_by: None,
-        rounds_s: None,
         warnings: vec![
             "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)".into(),
         ],
-        notes: Vec::new(),
-        verification: Vec::new(),
-        history: Vec::new(),
-        hosts: Vec::new(),
-        aa: None,
-        tune: None,
+        ..Results::default()
     }
 }
 
