@@ -106,27 +106,18 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     let (ra, rb) = (&a.results, &b.results);
     // The A/A variant (`[plan] aa`) is each run's check of its machine, not a candidate.
     let candidate = |r: &Results, c: &Cell| !r.variants.iter().any(|v| v.aa && v.name == c.variant);
-    let matched: Vec<CellKey> = ra
-        .cells
-        .iter()
-        .filter(|c| candidate(ra, c))
-        .map(CellKey::of)
-        .filter(|k| rb.cells.iter().any(|c| k.is(c)))
-        .collect();
-    let only_a: Vec<CellKey> = ra
-        .cells
-        .iter()
-        .filter(|c| candidate(ra, c))
-        .map(CellKey::of)
-        .filter(|k| !matched.contains(k))
-        .collect();
-    let only_b: Vec<CellKey> = rb
-        .cells
-        .iter()
-        .filter(|c| candidate(rb, c))
-        .map(CellKey::of)
-        .filter(|k| !matched.contains(k))
-        .collect();
+    // The keys of a side's candidate cells that `keep` keeps.
+    let keys = |r: &Results, keep: &dyn Fn(&CellKey) -> bool| -> Vec<CellKey> {
+        r.cells
+            .iter()
+            .filter(|c| candidate(r, c))
+            .map(CellKey::of)
+            .filter(|k| keep(k))
+            .collect()
+    };
+    let matched = keys(ra, &|k| rb.cells.iter().any(|c| k.is(c)));
+    let only_a = keys(ra, &|k| !matched.contains(k));
+    let only_b = keys(rb, &|k| !matched.contains(k));
 
     let mut variant_names: Vec<&str> = Vec::new();
     for k in &matched {

@@ -105,14 +105,7 @@ fn a_new_store_has_the_schema_version_and_newer_ones_are_refused() {
     rusqlite::Connection::open(&foreign)
         .and_then(|c| c.execute_batch("CREATE TABLE unrelated (x)"))
         .unwrap();
-    let before = std::fs::read(&foreign).unwrap();
-    let e = Store::open(&foreign).err().expect("refused");
-    assert!(
-        matches!(e, Error::NotAStore { .. }) && e.is_bad_input(),
-        "{e}"
-    );
-    assert!(Store::open_existing(&foreign).is_err());
-    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+    refused_and_untouched(&foreign);
     // An empty file is a new store for a writer, and an empty history for a reader.
     let (_d3, empty) = scratch();
     std::fs::create_dir_all(empty.parent().unwrap()).unwrap();
@@ -129,6 +122,19 @@ fn a_new_store_has_the_schema_version_and_newer_ones_are_refused() {
     let e = Store::open(&path).err().expect("refused");
     assert!(matches!(e, Error::Newer { .. }) && e.is_bad_input(), "{e}");
     assert!(e.to_string().contains("newer bakeoff"), "{e}");
+}
+
+/// Another program's SQLite file at `path` is refused as no store, for writing and for
+/// reading alike, and left as it was.
+fn refused_and_untouched(path: &std::path::Path) {
+    let before = std::fs::read(path).unwrap();
+    let e = Store::open(path).err().expect("refused");
+    assert!(
+        matches!(e, Error::NotAStore { .. }) && e.is_bad_input(),
+        "{e}"
+    );
+    assert!(Store::open_existing(path).is_err());
+    assert_eq!(std::fs::read(path).unwrap(), before);
 }
 
 /// Issue 28: `run --store` switched another program's SQLite file to WAL because it had a
@@ -150,14 +156,7 @@ fn another_programs_sqlite_file_with_an_experiments_table_is_left_untouched() {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.pragma_update(None, "user_version", version).unwrap();
         drop(c);
-        let before = std::fs::read(&path).unwrap();
-        let e = Store::open(&path).err().expect("refused");
-        assert!(
-            matches!(e, Error::NotAStore { .. }) && e.is_bad_input(),
-            "{e}"
-        );
-        assert!(Store::open_existing(&path).is_err());
-        assert_eq!(std::fs::read(&path).unwrap(), before);
+        refused_and_untouched(&path);
     }
     let _ = before;
     let wal = path.with_extension("sqlite-wal");
@@ -404,16 +403,6 @@ fn cell(variant: &str, connections: usize, runs: Vec<Run>) -> Cell {
         ci95: [s.ci95.0, s.ci95.1],
         ci_coverage: s.coverage,
         cv: s.cv,
-        latency_us: Latency::default(),
-        client_bound_runs: 0,
-        machine_busy_runs: 0,
-        verify_failures: 0,
-        stop_reason: None,
-        system: None,
-        instructions_per_op: None,
-        profile: None,
-        layouts: None,
-        capacity: None,
         ..Default::default()
     }
 }
@@ -472,36 +461,38 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
     }
 }
 
+/// A side of a comparison: `results` from `folder`, not in the store.
+fn side(results: Results, folder: &str) -> Side {
+    Side {
+        results,
+        folder: folder.into(),
+        id: None,
+    }
+}
+
 fn runs(from: f64) -> Vec<Run> {
     (0..5).map(|i| run(from + f64::from(i))).collect()
 }
 
 #[test]
 fn compare_matches_cells_and_judges_b_against_a() {
+    // "fast" at 4 connections on both sides; "base" at 4 on both, and once more at 8
+    // connections in A, at 16 in B.
+    let e2e = |fast: f64, base_also_at: usize| {
+        results(
+            "e2e",
+            vec![
+                cell("base", 4, runs(100.0)),
+                cell("fast", 4, runs(fast)),
+                cell("base", base_also_at, runs(100.0)),
+            ],
+        )
+    };
     let a = Side {
-        results: results(
-            "e2e",
-            vec![
-                cell("base", 4, runs(100.0)),
-                cell("fast", 4, runs(100.0)),
-                cell("base", 8, runs(100.0)),
-            ],
-        ),
-        folder: "/r/a".into(),
         id: Some(1),
+        ..side(e2e(100.0, 8), "/r/a")
     };
-    let b = Side {
-        results: results(
-            "e2e",
-            vec![
-                cell("base", 4, runs(100.0)),
-                cell("fast", 4, runs(130.0)),
-                cell("base", 16, runs(100.0)),
-            ],
-        ),
-        folder: "/r/b".into(),
-        id: None,
-    };
+    let b = side(e2e(130.0, 16), "/r/b");
     let c = compare(&a, &b, "2024-06-01T10:20:30Z");
     assert_eq!(c.matched.len(), 2);
     assert_eq!(c.only_a[0].to_string(), "mixed x8 base");
@@ -576,18 +567,10 @@ fn one_variant_is_its_own_baseline_and_mixed_modes_are_not_compared() {
             top: vec![],
         });
     }
-    let a = Side {
-        results: results("one", vec![ia]),
-        folder: "/r/a".into(),
-        id: None,
-    };
+    let a = side(results("one", vec![ia]), "/r/a");
     let mut rb = results("two", vec![cell("base", 4, runs(100.0)[..2].to_vec())]);
     rb.host.hostname = "elsewhere".into();
-    let b = Side {
-        results: rb,
-        folder: "/r/b".into(),
-        id: None,
-    };
+    let b = side(rb, "/r/b");
     let c = compare(&a, &b, "2024-06-01T10:20:30Z");
     assert_eq!(c.results.plan.baseline, "A:base");
     assert!(c.results.comparisons.is_empty());
@@ -601,16 +584,14 @@ fn one_variant_is_its_own_baseline_and_mixed_modes_are_not_compared() {
 
 #[test]
 fn too_few_runs_for_a_verdict_are_warned() {
-    let a = Side {
-        results: results("e2e", vec![cell("base", 4, runs(100.0)[..2].to_vec())]),
-        folder: "/r/a".into(),
-        id: None,
-    };
-    let b = Side {
-        results: results("e2e", vec![cell("base", 4, runs(200.0)[..2].to_vec())]),
-        folder: "/r/b".into(),
-        id: None,
-    };
+    let a = side(
+        results("e2e", vec![cell("base", 4, runs(100.0)[..2].to_vec())]),
+        "/r/a",
+    );
+    let b = side(
+        results("e2e", vec![cell("base", 4, runs(200.0)[..2].to_vec())]),
+        "/r/b",
+    );
     let c = compare(&a, &b, "2024-06-01T10:20:30Z");
     let k = &c.results.comparisons[0];
     assert_eq!(k.verdict, Verdict::Inconclusive);
@@ -697,11 +678,7 @@ fn compare_leaves_the_aa_check_out_and_says_when_it_differed() {
             comparisons: 1,
             differ,
         });
-        Side {
-            results: r,
-            folder: folder.into(),
-            id: None,
-        }
+        self::side(r, folder)
     };
     let c = compare(&side(0, "/r/a"), &side(1, "/r/b"), "2024-06-01T10:20:30Z");
     let keys: Vec<String> = c.matched.iter().map(|k| k.to_string()).collect();
