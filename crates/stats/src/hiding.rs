@@ -66,23 +66,23 @@ mod tests {
     #[test]
     fn names_the_direction_and_both_bounds() {
         use Direction::*;
-        assert_eq!(
-            text((1.004, 1.049), HigherIsBetter),
-            "between 0.4% and 4.9% faster"
-        );
-        assert_eq!(
-            text((0.95, 0.99), HigherIsBetter),
-            "between 1.0% and 5.0% slower"
-        );
-        assert_eq!(
-            text((0.98, 1.031), HigherIsBetter),
-            "between 2.0% slower and 3.1% faster"
-        );
-        // Times: a ratio below 1 is faster.
-        assert_eq!(
-            text((0.95, 0.99), LowerIsBetter),
-            "between 1.0% and 5.0% faster"
-        );
+        for (ci, d, want) in [
+            (
+                (1.004, 1.049),
+                HigherIsBetter,
+                "between 0.4% and 4.9% faster",
+            ),
+            ((0.95, 0.99), HigherIsBetter, "between 1.0% and 5.0% slower"),
+            (
+                (0.98, 1.031),
+                HigherIsBetter,
+                "between 2.0% slower and 3.1% faster",
+            ),
+            // Times: a ratio below 1 is faster.
+            ((0.95, 0.99), LowerIsBetter, "between 1.0% and 5.0% faster"),
+        ] {
+            assert_eq!(text(ci, d), want, "{ci:?} {d:?}");
+        }
         assert!(
             (Hiding::new((0.98, 1.031), HigherIsBetter)
                 .unwrap()
