@@ -253,6 +253,36 @@ pub(crate) fn number(v: f64) -> String {
     }
 }
 
+/// Splits CSV text into records of fields (RFC 4180, enough for the tests that read what
+/// [`render`] wrote); every line must end in a newline.
+#[cfg(test)]
+pub(crate) fn parse_rows(s: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(field.is_empty() && row.is_empty(), "unterminated last line");
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,34 +363,6 @@ mod tests {
       ]
     }"#;
 
-    /// Splits CSV text into records of fields (RFC 4180, enough for these tests).
-    fn parse(s: &str) -> Vec<Vec<String>> {
-        let mut rows = Vec::new();
-        let mut row = Vec::new();
-        let mut field = String::new();
-        let mut quoted = false;
-        let mut chars = s.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (quoted, c) {
-                (true, '"') if chars.peek() == Some(&'"') => {
-                    field.push('"');
-                    chars.next();
-                }
-                (true, '"') => quoted = false,
-                (true, c) => field.push(c),
-                (false, '"') => quoted = true,
-                (false, ',') => row.push(std::mem::take(&mut field)),
-                (false, '\n') => {
-                    row.push(std::mem::take(&mut field));
-                    rows.push(std::mem::take(&mut row));
-                }
-                (false, c) => field.push(c),
-            }
-        }
-        assert!(field.is_empty() && row.is_empty(), "unterminated last line");
-        rows
-    }
-
     fn column(name: &str) -> usize {
         COLUMNS.iter().position(|(n, _)| *n == name).unwrap()
     }
@@ -374,7 +376,7 @@ mod tests {
     fn csv_every_row_has_every_column() {
         let out = render(&small());
         assert!(out.ends_with('\n') && !out.contains('\r'));
-        let rows = parse(&out);
+        let rows = parse_rows(&out);
         assert_eq!(rows.len(), 1 + 3, "header and one row per run");
         for row in &rows {
             assert_eq!(row.len(), COLUMNS.len() + AA_COLUMNS.len(), "{row:?}");
@@ -393,7 +395,7 @@ mod tests {
             "{out}"
         );
         // And it reads back to the original values.
-        let rows = parse(&out);
+        let rows = parse_rows(&out);
         let invalid = &rows[3];
         assert_eq!(invalid[column("variant")], "clang,O3");
         assert_eq!(invalid[column("valid")], "false");
@@ -408,7 +410,7 @@ mod tests {
 
     #[test]
     fn csv_missing_values_are_empty() {
-        let rows = parse(&render(&small()));
+        let rows = parse_rows(&render(&small()));
         let (sql, kv) = (&rows[1], &rows[2]);
         assert_eq!(sql[column("tps")], "1500.5");
         assert_eq!(sql[column("qps")], "30010");
@@ -431,7 +433,7 @@ mod tests {
         r.cells[0].workload = "@SUM(A1)".into();
         r.cells[1].variant = "-O2".into();
         r.cells[1].runs[1].invalid_reason = Some("+1 crashed".into());
-        let rows = parse(&render(&r));
+        let rows = parse_rows(&render(&r));
         assert_eq!(
             rows[1][column("variant")],
             "'=HYPERLINK(\"http://x\",\"y\")"

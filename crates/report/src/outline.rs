@@ -281,10 +281,6 @@ fn verdicts(r: &Results) -> Option<Section> {
         .comparisons
         .iter()
         .map(|c| Interval {
-            value: c.ratio,
-            lo: c.ci95[0],
-            hi: c.ci95[1],
-            color: svg::verdict_color(c.verdict).to_string(),
             points: c.round_ratios.iter().map(|x| x.ratio).collect(),
             tip: format!(
                 "{} ×{}: {} vs {}: ratio {}, CI {}, {}",
@@ -296,6 +292,7 @@ fn verdicts(r: &Results) -> Option<Section> {
                 summary::ratio_ci_text(c),
                 c.verdict.as_str()
             ),
+            ..Interval::of_verdict(c.ratio, c.ci95, c.verdict)
         })
         .collect();
     let mut s = Section::new(

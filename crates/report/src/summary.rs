@@ -305,14 +305,7 @@ fn machine_busy_lines(r: &Results) -> Vec<String> {
                     format!("{} {} of {valid}", c.variant, c.machine_busy_runs)
                 })
                 .collect();
-            let mut top: Vec<crate::model::OtherProcess> = Vec::new();
-            for o in cells.iter().flat_map(|c| c.busiest_others()) {
-                match top.iter_mut().find(|t| t.name == o.name) {
-                    Some(t) => t.cpu_pct = t.cpu_pct.max(o.cpu_pct),
-                    None => top.push(o),
-                }
-            }
-            top.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+            let top = busiest_others(cells.iter().copied());
             let named: Vec<String> = top
                 .iter()
                 .take(3)
@@ -332,6 +325,20 @@ fn machine_busy_lines(r: &Results) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The other processes that took the CPU in `cells`' runs, each once at its highest
+/// share, busiest first.
+fn busiest_others<'a>(cells: impl Iterator<Item = &'a Cell>) -> Vec<crate::model::OtherProcess> {
+    let mut top: Vec<crate::model::OtherProcess> = Vec::new();
+    for o in cells.flat_map(|c| c.busiest_others()) {
+        match top.iter_mut().find(|t| t.name == o.name) {
+            Some(t) => t.cpu_pct = t.cpu_pct.max(o.cpu_pct),
+            None => top.push(o),
+        }
+    }
+    top.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+    top
 }
 
 fn connections_per(connections: usize, threads: usize) -> usize {
@@ -705,19 +712,11 @@ fn answer_words(r: &Results, k: &ComparisonRecord) -> (String, Option<String>) {
             None,
         ),
         Verdict::MachineBusy => {
-            let mut top: Vec<crate::model::OtherProcess> = Vec::new();
-            for c in [&k.baseline, &k.variant]
-                .into_iter()
-                .filter_map(|v| r.cell(&k.workload, v, k.connections))
-            {
-                for o in c.busiest_others() {
-                    match top.iter_mut().find(|t| t.name == o.name) {
-                        Some(t) => t.cpu_pct = t.cpu_pct.max(o.cpu_pct),
-                        None => top.push(o),
-                    }
-                }
-            }
-            top.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+            let top = busiest_others(
+                [&k.baseline, &k.variant]
+                    .into_iter()
+                    .filter_map(|v| r.cell(&k.workload, v, k.connections)),
+            );
             let named: Vec<String> = top
                 .iter()
                 .take(2)

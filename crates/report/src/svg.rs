@@ -216,6 +216,13 @@ struct Axis {
 }
 
 impl Axis {
+    /// Each tick's position (as drawn) and label.
+    fn placed_ticks(&self) -> impl Iterator<Item = (String, &str)> {
+        self.ticks
+            .iter()
+            .map(|(v, label)| (n(self.px(*v)), label.as_str()))
+    }
+
     fn px(&self, v: f64) -> f64 {
         let (a, b) = (self.scale.t(self.lo), self.scale.t(self.hi));
         if b == a {
@@ -486,6 +493,46 @@ fn legend_rows(items: &[(String, &str, Mark)], width: f64) -> usize {
     rows
 }
 
+/// The vertical grid line and tick label of each of `x`'s ticks, from `y_top` down to
+/// `y_bottom`, the labels under it.
+fn x_grid(out: &mut String, x: &Axis, y_top: f64, y_bottom: f64) {
+    for (p, label) in x.placed_ticks() {
+        let _ = writeln!(
+            out,
+            "<line class=\"grid\" x1=\"{p}\" y1=\"{}\" x2=\"{p}\" y2=\"{}\"/><text class=\"tick\" x=\"{p}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            n(y_top),
+            n(y_bottom),
+            n(y_bottom + 15.0),
+            escape(label)
+        );
+    }
+}
+
+/// The path data of an interval from `lo` to `hi` on `x`, centred at height `m`, with
+/// end caps 10 high; None when either end is not finite.
+fn whisker(x: &Axis, lo: f64, hi: f64, m: f64) -> Option<String> {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return None;
+    }
+    let (a, z) = (n(x.px(lo.min(hi))), n(x.px(lo.max(hi))));
+    let (t, u) = (n(m - 5.0), n(m + 5.0));
+    Some(format!("M{a} {t}V{u}M{a} {m}H{z}M{z} {t}V{u}", m = n(m)))
+}
+
+/// The horizontal axis line at `y` and `label` centred `label_dy` below it.
+fn x_axis(out: &mut String, x: &Axis, y: f64, label_dy: f64, label: &str) {
+    let _ = writeln!(
+        out,
+        "<path class=\"axis\" d=\"M{} {}H{}\" fill=\"none\"/><text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        n(x.p0),
+        n(y),
+        n(x.p1),
+        n((x.p0 + x.p1) / 2.0),
+        n(y + label_dy),
+        escape(label)
+    );
+}
+
 /// A line chart, or `None` when no series has a drawable point.
 pub fn line_chart(c: &LineChart) -> Option<String> {
     let (xs, ys) = (c.x_scale, c.y_scale);
@@ -594,18 +641,7 @@ pub fn line_chart(c: &LineChart) -> Option<String> {
             p = n(py)
         );
     }
-    for (v, label) in &x.ticks {
-        let px = x.px(*v);
-        let _ = writeln!(
-            out,
-            "<line class=\"grid\" x1=\"{p}\" y1=\"{}\" x2=\"{p}\" y2=\"{}\"/><text class=\"tick\" x=\"{p}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            n(y.p1),
-            n(y.p0),
-            n(y.p0 + 15.0),
-            escape(label),
-            p = n(px)
-        );
-    }
+    x_grid(&mut out, &x, y.p1, y.p0);
     let _ = writeln!(
         out,
         "<path class=\"axis\" d=\"M{} {}V{}H{}\" fill=\"none\"/>",
@@ -815,27 +851,8 @@ pub fn bars(c: &BarChart) -> Option<String> {
         n(top - 14.0),
         escape(&clip(&c.title, 110))
     );
-    for (v, label) in &x.ticks {
-        let px = n(x.px(*v));
-        let _ = writeln!(
-            out,
-            "<line class=\"grid\" x1=\"{px}\" y1=\"{}\" x2=\"{px}\" y2=\"{}\"/><text class=\"tick\" x=\"{px}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            n(top - 4.0),
-            n(plot_bottom),
-            n(plot_bottom + 15.0),
-            escape(label)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<path class=\"axis\" d=\"M{} {}H{}\" fill=\"none\"/><text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        n(x.p0),
-        n(plot_bottom),
-        n(x.p1),
-        n((x.p0 + x.p1) / 2.0),
-        n(plot_bottom + 34.0),
-        escape(&c.x_label)
-    );
+    x_grid(&mut out, &x, top - 4.0, plot_bottom);
+    x_axis(&mut out, &x, plot_bottom, 34.0, &c.x_label);
     let r0 = x.px(c.reference);
     let mut y = top;
     for g in &groups {
@@ -868,17 +885,11 @@ pub fn bars(c: &BarChart) -> Option<String> {
                 n(bw.max(1.0)),
                 escape(&tip)
             );
-            if b.lo.is_finite() && b.hi.is_finite() {
-                let (a, z) = (x.px(b.lo.min(b.hi)), x.px(b.lo.max(b.hi)));
+            if let Some(d) = whisker(&x, b.lo, b.hi, cy) {
                 let _ = writeln!(
                     out,
-                    "<path class=\"whisker\" d=\"M{a} {t}V{u}M{a} {m}H{z}M{z} {t}V{u}\" fill=\"none\"><title>{}</title></path>",
-                    escape(&tip),
-                    a = n(a),
-                    z = n(z),
-                    t = n(cy - 5.0),
-                    u = n(cy + 5.0),
-                    m = n(cy)
+                    "<path class=\"whisker\" d=\"{d}\" fill=\"none\"><title>{}</title></path>",
+                    escape(&tip)
                 );
             }
             let _ = writeln!(
@@ -918,6 +929,19 @@ pub struct Interval {
     pub points: Vec<f64>,
 }
 
+impl Interval {
+    /// `value` within `[lo, hi]`, coloured by `verdict`, with no tip or points yet.
+    pub fn of_verdict(value: f64, [lo, hi]: [f64; 2], verdict: Verdict) -> Interval {
+        Interval {
+            value,
+            lo,
+            hi,
+            color: verdict_color(verdict).to_string(),
+            ..Interval::default()
+        }
+    }
+}
+
 /// Per-row strips on one shared axis, plus that axis drawn once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Strips {
@@ -955,8 +979,7 @@ pub fn interval_rows(reference: f64, x_label: &str, rows: &[Interval]) -> Option
         ticks,
     };
     let grid = |out: &mut String| {
-        for (v, _) in &x.ticks {
-            let p = n(x.px(*v));
+        for (p, _) in x.placed_ticks() {
             let _ = writeln!(
                 out,
                 "<line class=\"grid\" x1=\"{p}\" y1=\"0\" x2=\"{p}\" y2=\"{}\"/>",
@@ -987,14 +1010,10 @@ pub fn interval_rows(reference: f64, x_label: &str, rows: &[Interval]) -> Option
                     n(m + 7.0)
                 );
             }
-            if r.lo.is_finite() && r.hi.is_finite() {
-                let (a, z) = (n(x.px(r.lo.min(r.hi))), n(x.px(r.lo.max(r.hi))));
+            if let Some(d) = whisker(&x, r.lo, r.hi, m) {
                 let _ = writeln!(
                     out,
-                    "<path d=\"M{a} {t}V{u}M{a} {m}H{z}M{z} {t}V{u}\" stroke=\"{col}\" stroke-width=\"2.5\" fill=\"none\"/>",
-                    t = n(m - 5.0),
-                    u = n(m + 5.0),
-                    m = n(m)
+                    "<path d=\"{d}\" stroke=\"{col}\" stroke-width=\"2.5\" fill=\"none\"/>"
                 );
             }
             let _ = writeln!(
@@ -1009,8 +1028,7 @@ pub fn interval_rows(reference: f64, x_label: &str, rows: &[Interval]) -> Option
     }
     let mut axis = String::new();
     open(&mut axis, STRIP_W, 34.0, x_label, "strip");
-    for (v, label) in &x.ticks {
-        let p = n(x.px(*v));
+    for (p, label) in x.placed_ticks() {
         let _ = writeln!(
             axis,
             "<line class=\"axis\" x1=\"{p}\" y1=\"0\" x2=\"{p}\" y2=\"4\"/><text class=\"tick\" x=\"{p}\" y=\"15\" text-anchor=\"middle\">{}</text>",
@@ -1095,17 +1113,7 @@ pub fn stacked_bars(c: &StackedBars) -> Option<String> {
             escape(&clip(&c.title, 110))
         );
     }
-    for (v, label) in &x.ticks {
-        let p = n(x.px(*v));
-        let _ = writeln!(
-            out,
-            "<line class=\"grid\" x1=\"{p}\" y1=\"{}\" x2=\"{p}\" y2=\"{}\"/><text class=\"tick\" x=\"{p}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            n(top),
-            n(plot_bottom),
-            n(plot_bottom + 15.0),
-            escape(label)
-        );
-    }
+    x_grid(&mut out, &x, top, plot_bottom);
     for (i, (label, vals)) in rows.iter().enumerate() {
         let y = top + i as f64 * row;
         let _ = writeln!(
@@ -1141,16 +1149,7 @@ pub fn stacked_bars(c: &StackedBars) -> Option<String> {
             acc += v;
         }
     }
-    let _ = writeln!(
-        out,
-        "<path class=\"axis\" d=\"M{} {}H{}\" fill=\"none\"/><text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        n(x.p0),
-        n(plot_bottom),
-        n(x.p1),
-        n((x.p0 + x.p1) / 2.0),
-        n(plot_bottom + 32.0),
-        escape(&c.x_label)
-    );
+    x_axis(&mut out, &x, plot_bottom, 32.0, &c.x_label);
     legend(
         &mut out,
         &items,

@@ -517,34 +517,9 @@ fn check_terminal(t: &str, h: &str) {
     }
 }
 
-/// The fields of a CSV text (RFC 4180), row by row.
-fn csv_rows(text: &str) -> Vec<Vec<String>> {
-    let (mut rows, mut row, mut field) = (Vec::new(), Vec::new(), String::new());
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    rows
-}
-
 /// Checks results.csv: every row as wide as the header, no field a formula.
 fn check_csv(csv: &str, h: &str) {
-    let rows = csv_rows(csv);
+    let rows = crate::csv::parse_rows(csv);
     let width = rows[0].len();
     for row in &rows {
         assert_eq!(

@@ -163,10 +163,6 @@ pub fn section(r: &Results) -> Option<Section> {
                     .effects
                     .iter()
                     .map(|e| Interval {
-                        value: e.ratio,
-                        lo: e.interval[0],
-                        hi: e.interval[1],
-                        color: crate::svg::verdict_color(effect_verdict(e)).to_string(),
                         tip: format!(
                             "{} = {} against {}: {} [{}, {}]",
                             e.factor,
@@ -176,7 +172,7 @@ pub fn section(r: &Results) -> Option<Section> {
                             fixed(e.interval[0], 3),
                             fixed(e.interval[1], 3)
                         ),
-                        points: Vec::new(),
+                        ..Interval::of_verdict(e.ratio, e.interval, effect_verdict(e))
                     })
                     .collect(),
                 at: 4,
