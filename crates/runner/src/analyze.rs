@@ -329,17 +329,20 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             c.machine_busy(),
         );
     }
+    let record = |c: &Cell, k: &stats::Comparison| {
+        ComparisonRecord::new(
+            &c.workload,
+            c.connections,
+            &c.variant,
+            baseline,
+            k,
+            precision,
+        )
+    };
     let mut records: Vec<ComparisonRecord> = found
         .iter()
         .map(|(c, instruction_runs, k)| {
-            let mut rec = ComparisonRecord::new(
-                &c.workload,
-                c.connections,
-                &c.variant,
-                baseline,
-                k,
-                precision,
-            );
+            let mut rec = record(c, k);
             if *instruction_runs || counted_cell(c, *instruction_runs) {
                 rec.metric = INSTRUCTIONS.to_string();
             }
@@ -404,14 +407,7 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     }
     ordered.extend(counted.into_iter().flatten());
     for (c, k) in &capacities {
-        let mut rec = ComparisonRecord::new(
-            &c.workload,
-            c.connections,
-            &c.variant,
-            baseline,
-            k,
-            precision,
-        );
+        let mut rec = record(c, k);
         rec.metric = CAPACITY.to_string();
         ordered.push(rec);
     }
@@ -761,6 +757,33 @@ mod tests {
         Cell::new("kv", variant, 16, runs)
     }
 
+    /// Valid runs at these throughputs, one a round from round 0.
+    fn rounds(ops: impl IntoIterator<Item = f64>) -> Vec<Run> {
+        ops.into_iter()
+            .enumerate()
+            .map(|(i, ops)| Run {
+                round: i,
+                ..run(ops, true)
+            })
+            .collect()
+    }
+
+    /// [`results`] of `cells`, analyzed.
+    fn analyzed(repetitions: usize, cells: Vec<Cell>) -> Results {
+        let mut r = results(repetitions, cells);
+        analyze(&mut r);
+        r
+    }
+
+    /// Mode both over ten rounds (eight counted) of the baseline "a" (100,000 ops/s at
+    /// 5,000 instructions per op) and `others` (variant, ops/s, instructions per op),
+    /// analyzed.
+    fn both(others: [(&str, f64, f64); 2]) -> Results {
+        let mut cells = vec![both_cell("a", 100_000.0, 5_000.0, 10, 8)];
+        cells.extend(others.map(|(v, ops, per_op)| both_cell(v, ops, per_op, 10, 8)));
+        analyzed(10, cells)
+    }
+
     fn results(repetitions: usize, cells: Vec<Cell>) -> Results {
         Results {
             name: "t".into(),
@@ -785,15 +808,7 @@ mod tests {
     /// (inconclusive) and the interval shown agree, and the explanation says both.
     #[test]
     fn an_interval_that_excludes_1_only_unadjusted_sits_beside_an_agreeing_answer() {
-        let rounds = |logs: &[f64]| -> Vec<Run> {
-            logs.iter()
-                .enumerate()
-                .map(|(i, x)| Run {
-                    round: i,
-                    ..run(1000.0 * x.exp(), true)
-                })
-                .collect()
-        };
+        let rounds = |logs: &[f64]| rounds(logs.iter().map(|x| 1000.0 * x.exp()));
         let up = [
             0.031, 0.024, 0.045, 0.012, -0.008, 0.038, -0.019, 0.027, 0.05, 0.002,
         ];
@@ -802,7 +817,7 @@ mod tests {
             .enumerate()
             .map(|(i, x)| if i % 2 == 0 { *x } else { -*x })
             .collect();
-        let mut r = results(
+        let r = analyzed(
             10,
             vec![
                 cell("a", rounds(&[0.0; 10])),
@@ -811,7 +826,6 @@ mod tests {
                 cell("d", rounds(&flat)),
             ],
         );
-        analyze(&mut r);
         let k = r.comparison("kv", "b", 16).unwrap();
         let [lo, hi] = k
             .ci95_unadjusted
@@ -845,8 +859,7 @@ mod tests {
         );
         let mut b_runs: Vec<Run> = (0..5).map(|i| run(130.0 + f64::from(i), true)).collect();
         b_runs.push(run(1.0, false));
-        let mut r = results(5, vec![a, cell("b", b_runs)]);
-        analyze(&mut r);
+        let r = analyzed(5, vec![a, cell("b", b_runs)]);
         let b = r.cell("kv", "b", 16).unwrap();
         assert_eq!((b.valid_runs, b.median_ops_per_s), (5, 132.0));
         assert_eq!(b.latency_us.p99, 50.0);
@@ -866,14 +879,13 @@ mod tests {
     fn verify_failures_and_too_few_repetitions_are_warned_first() {
         let mut bad = run(100.0, false);
         bad.verify_failures = 3;
-        let mut r = results(
+        let r = analyzed(
             2,
             vec![
                 cell("a", vec![run(100.0, true), run(101.0, true)]),
                 cell("b", vec![bad, run(100.0, true)]),
             ],
         );
-        analyze(&mut r);
         assert!(r.warnings[0].contains("too few"), "{:?}", r.warnings);
         assert!(r.warnings.iter().any(|w| w.contains("wrong answers")));
         assert_eq!(r.cell("kv", "b", 16).unwrap().verify_failures, 3);
@@ -883,13 +895,10 @@ mod tests {
     /// `counted` instruction-count runs at `per_op` instructions per operation.
     fn both_cell(variant: &str, ops: f64, per_op: f64, rounds: usize, counted: usize) -> Cell {
         let wobble = |i: usize| 1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0) / 2.0;
-        let mut runs: Vec<Run> = (0..rounds)
-            .map(|i| Run {
-                round: i,
-                wall_s: Some(1.5),
-                ..run(ops * wobble(i), true)
-            })
-            .collect();
+        let mut runs = self::rounds((0..rounds).map(|i| ops * wobble(i)));
+        for x in &mut runs {
+            x.wall_s = Some(1.5);
+        }
         runs.extend((0..counted).map(|i| Run {
             round: i,
             instruction_run: true,
@@ -909,15 +918,7 @@ mod tests {
     fn mode_both_gives_one_record_per_metric_decided_together() {
         // "work" is 10% slower and runs 20% more instructions per op: both slower, and
         // the identical build neither faster nor slower on either.
-        let mut r = results(
-            10,
-            vec![
-                both_cell("a", 100_000.0, 5_000.0, 10, 8),
-                both_cell("same", 100_000.0, 5_000.0, 10, 8),
-                both_cell("work", 90_000.0, 6_000.0, 10, 8),
-            ],
-        );
-        analyze(&mut r);
+        let r = both([("same", 100_000.0, 5_000.0), ("work", 90_000.0, 6_000.0)]);
         assert_eq!(r.comparisons.len(), 4, "{:?}", r.comparisons);
         let of = |variant: &str, metric: &str| {
             r.comparisons
@@ -969,15 +970,7 @@ mod tests {
     fn mode_both_flags_fewer_instructions_but_slower() {
         // "lean" runs 10% fewer instructions per op but is 10% slower on the clock (the
         // cost is elsewhere: cache misses, locks); "heavy" the reverse.
-        let mut r = results(
-            10,
-            vec![
-                both_cell("a", 100_000.0, 5_000.0, 10, 8),
-                both_cell("lean", 90_000.0, 4_500.0, 10, 8),
-                both_cell("heavy", 110_000.0, 5_500.0, 10, 8),
-            ],
-        );
-        analyze(&mut r);
+        let r = both([("lean", 90_000.0, 4_500.0), ("heavy", 110_000.0, 5_500.0)]);
         let lean = r.comparison("kv", "lean", 16).unwrap();
         assert_eq!(lean.verdict, Verdict::Slower);
         assert_eq!(
@@ -1013,8 +1006,7 @@ mod tests {
         let mut b = both_cell("b", 90_000.0, 6_000.0, 10, 8);
         bound(&mut a);
         bound(&mut b);
-        let mut r = results(10, vec![a, b]);
-        analyze(&mut r);
+        let r = analyzed(10, vec![a, b]);
         let head = r.comparison("kv", "b", 16).unwrap();
         assert_eq!(head.verdict, Verdict::ClientBound);
         assert_eq!(
@@ -1045,8 +1037,7 @@ mod tests {
                 .collect();
             cell(variant, runs)
         };
-        let mut r = results(8, vec![counted("a", 5_000.0), counted("b", 6_000.0)]);
-        analyze(&mut r);
+        let r = analyzed(8, vec![counted("a", 5_000.0), counted("b", 6_000.0)]);
         assert_eq!(r.comparisons.len(), 1);
         let k = &r.comparisons[0];
         assert_eq!(
@@ -1061,16 +1052,8 @@ mod tests {
     /// this with a folder they are given).
     #[test]
     fn property_mutated_results_never_panic_any_exporter() {
-        let runs = |base: f64| -> Vec<Run> {
-            (0..8)
-                .map(|i| Run {
-                    round: i,
-                    ..run(base + f64::from(i as u32), true)
-                })
-                .collect()
-        };
-        let mut r = results(8, vec![cell("a", runs(100.0)), cell("b", runs(104.0))]);
-        analyze(&mut r);
+        let runs = |base: f64| rounds((0..8u32).map(|i| base + f64::from(i)));
+        let r = analyzed(8, vec![cell("a", runs(100.0)), cell("b", runs(104.0))]);
         let text = serde_json::to_string(&r).expect("json");
         let numbers: Vec<(usize, usize)> = {
             let b = text.as_bytes();

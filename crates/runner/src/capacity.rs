@@ -62,29 +62,18 @@ pub(crate) fn search(
     stop: &bakeoff_plan::Stopping,
     index: &mut usize,
 ) -> Option<String> {
-    ctx.capacities(results, observer, points, stop, index)
+    let started = ctx.launcher.now();
+    let mut why = String::from("precision");
+    for &point in points {
+        let left = stop
+            .budget
+            .map(|b| b.as_secs_f64() - ctx.since(started).as_secs_f64());
+        why = ctx.point_capacity(results, observer, point, stop, left, index)?;
+    }
+    Some(why)
 }
 
 impl Context<'_> {
-    fn capacities(
-        &self,
-        results: &mut Results,
-        observer: &dyn Observer,
-        points: &[(usize, usize)],
-        stop: &bakeoff_plan::Stopping,
-        index: &mut usize,
-    ) -> Option<String> {
-        let started = self.launcher.now();
-        let mut why = String::from("precision");
-        for &point in points {
-            let left = stop
-                .budget
-                .map(|b| b.as_secs_f64() - self.since(started).as_secs_f64());
-            why = self.point_capacity(results, observer, point, stop, left, index)?;
-        }
-        Some(why)
-    }
-
     fn point_capacity(
         &self,
         results: &mut Results,
@@ -233,13 +222,9 @@ impl Context<'_> {
         };
         let name = self.configs[w].name();
         if self.variants.len() > 1 {
-            let ks: Vec<_> = results
-                .comparisons
-                .iter()
-                .filter(|k| k.is_capacity() && k.workload == name && k.connections == connections)
-                .collect();
-            ks.len() + 1 == self.variants.len()
-                && ks.iter().all(|k| k.detectable.is_some_and(|d| d <= target))
+            self.comparisons_precise(results, target, |k| {
+                k.is_capacity() && k.workload == name && k.connections == connections
+            })
         } else {
             results
                 .cells

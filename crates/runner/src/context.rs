@@ -114,6 +114,20 @@ impl Context<'_> {
         first.get_or_insert(e.to_string());
     }
 
+    /// Whether the comparisons of `results` that `keep` picks (those of one point) cover
+    /// every variant but the baseline and each could detect a difference of `target`: the
+    /// precision reached.
+    pub(crate) fn comparisons_precise(
+        &self,
+        results: &Results,
+        target: f64,
+        keep: impl Fn(&bakeoff_report::model::ComparisonRecord) -> bool,
+    ) -> bool {
+        let ks: Vec<_> = results.comparisons.iter().filter(|k| keep(k)).collect();
+        ks.len() + 1 == self.variants.len()
+            && ks.iter().all(|k| k.detectable.is_some_and(|d| d <= target))
+    }
+
     pub(crate) fn seconds_per_run(&self) -> f64 {
         self.loaded.experiment.run_seconds_guess()
     }

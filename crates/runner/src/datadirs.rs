@@ -33,14 +33,9 @@ pub(crate) const LOAD_IDLE: std::time::Duration = std::time::Duration::from_secs
 pub trait DataPlace: Send + Sync {
     /// The binary as the server there can run it, made ready under `vdir`.
     fn binary_for(&self, v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String>;
-    /// `Target::data_format` of the binary there.
-    fn data_format(
-        &self,
-        kind: TargetKind,
-        binary: &Path,
-        options: &BTreeMap<String, String>,
-        configure_args: &[String],
-    ) -> Option<String>;
+    /// `Target::data_format` of the binary there, with `v`'s server options and configure
+    /// arguments.
+    fn data_format(&self, kind: TargetKind, binary: &Path, v: &ReadyVariant) -> Option<String>;
     /// A pristine data directory with bakeoff's login.
     fn init(&self, kind: TargetKind, binary: &Path, dir: &Path) -> Result<(), String>;
     /// `cp -a`, owner and modes kept.
@@ -89,14 +84,8 @@ impl DataPlace for Here {
         reachable_binary(v, vdir)
     }
 
-    fn data_format(
-        &self,
-        kind: TargetKind,
-        binary: &Path,
-        options: &BTreeMap<String, String>,
-        configure_args: &[String],
-    ) -> Option<String> {
-        bakeoff_sandbox::target_for(kind).data_format(binary, options, configure_args)
+    fn data_format(&self, kind: TargetKind, binary: &Path, v: &ReadyVariant) -> Option<String> {
+        bakeoff_sandbox::target_for(kind).data_format(binary, &v.options, &v.configure_args)
     }
 
     fn init(&self, kind: TargetKind, binary: &Path, dir: &Path) -> Result<(), String> {
@@ -241,13 +230,7 @@ pub fn prepare(
                     moved.push((v.name.clone(), binary));
                 }
             }
-            Err(e) => {
-                observer.notice(&format!("{}: {e}", v.name));
-                let rec = &mut results.variants[v.record];
-                rec.status = "failed".into();
-                rec.error = Some(e);
-                failed.push(v.name.clone());
-            }
+            Err(e) => failed.push(fail(v, e, results, observer)),
         }
     }
     variants.retain(|v| !failed.contains(&v.name));
@@ -284,9 +267,7 @@ impl Prep<'_> {
         let (v, observer, kind) = (self.v, self.observer, self.l.experiment.target.kind);
         let vdir = root.join(safe_name(&v.name));
         let binary = self.place.binary_for(v, &vdir)?;
-        let compat = self
-            .place
-            .data_format(kind, &binary, &v.options, &v.configure_args);
+        let compat = self.place.data_format(kind, &binary, v);
         // Workloads with the same tables share one load.
         let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
         for (w, spec) in specs.iter().enumerate() {
@@ -467,14 +448,19 @@ fn options_start(
         let started = Sandbox::start(&spec).and_then(|sb| sb.stop().map(|_| ()));
         if let Err(e) = started {
             let e = format!("server did not start with its options: {e}");
-            observer.notice(&format!("{}: {e}", v.name));
-            let rec = &mut results.variants[v.record];
-            rec.status = "failed".into();
-            rec.error = Some(e);
-            failed.push(v.name.clone());
+            failed.push(fail(v, e, results, observer));
         }
     }
     variants.retain(|v| !failed.contains(&v.name));
+}
+
+/// Marks `v` failed for `e` in the results and says so; returns its name.
+fn fail(v: &ReadyVariant, e: String, results: &mut Results, observer: &dyn Observer) -> String {
+    observer.notice(&format!("{}: {e}", v.name));
+    let rec = &mut results.variants[v.record];
+    rec.status = "failed".into();
+    rec.error = Some(e);
+    v.name.clone()
 }
 
 pub fn sql_spec(

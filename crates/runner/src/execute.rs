@@ -201,13 +201,9 @@ impl Context<'_> {
         let done = if self.variants.len() > 1 {
             // In mode both, the instruction-count records stop their own runs (counting.rs).
             let both = self.loaded.experiment.plan.mode == bakeoff_plan::Mode::Both;
-            let ks: Vec<_> = results
-                .comparisons
-                .iter()
-                .filter(|k| at(&k.workload, k.connections) && !(both && k.is_instructions()))
-                .collect();
-            ks.len() + 1 == self.variants.len()
-                && ks.iter().all(|k| k.detectable.is_some_and(|d| d <= target))
+            self.comparisons_precise(results, target, |k| {
+                at(&k.workload, k.connections) && !(both && k.is_instructions())
+            })
         } else {
             results
                 .cells

@@ -87,50 +87,20 @@ pub fn verify_experiment(
     opts: &Options,
     observer: &dyn Observer,
 ) -> Result<Outcome, RunError> {
-    let Opened {
-        configs,
-        hosts,
-        folder,
-        mut results,
-        ..
-    } = open(loaded, opts, observer, Stage::Verify)?;
-    let mut variants = variants::variants(
-        loaded,
-        opts,
-        &configs,
-        &folder,
-        observer,
-        &mut results,
-        &hosts,
-    )?;
-    let configs = checks::measured(loaded, configs);
-    let store = place_and_prepare(
-        loaded,
-        opts,
-        &configs,
-        &mut variants,
-        &mut results,
-        observer,
-        &hosts,
-    );
+    let mut o = open(loaded, opts, observer, Stage::Verify)?;
+    let mut variants = o.variants(loaded, opts, observer)?;
+    o.measured_only(loaded);
+    let store = o.place_and_prepare(loaded, opts, &mut variants, observer);
     let mut verifying = loaded.clone();
     verifying.experiment.verify.enabled = true;
-    equivalence::verify_all(
-        &verifying,
-        opts,
-        &configs,
-        &variants,
-        &store,
-        &mut results,
-        observer,
-    );
-    results.status = "complete".into();
-    results.finished_utc = Some(folder::now_utc());
-    analyze(&mut results);
-    write_results(&folder, &results)?;
+    o.verify_all(&verifying, opts, &variants, &store, observer);
+    o.results.status = "complete".into();
+    o.results.finished_utc = Some(folder::now_utc());
+    analyze(&mut o.results);
+    write_results(&o.folder, &o.results)?;
     Ok(Outcome {
-        folder: folder.path.clone(),
-        results,
+        folder: o.folder.path.clone(),
+        results: o.results,
     })
 }
 
@@ -142,6 +112,71 @@ struct Opened {
     hosts: Arc<remote::Hosts>,
     folder: Folder,
     results: bakeoff_report::Results,
+}
+
+impl Opened {
+    /// Every variant built or found (`variants::variants`), recorded in the results.
+    fn variants(
+        &mut self,
+        loaded: &Loaded,
+        opts: &Options,
+        observer: &dyn Observer,
+    ) -> Result<Vec<ready::ReadyVariant>, RunError> {
+        variants::variants(
+            loaded,
+            opts,
+            &self.configs,
+            &self.folder,
+            observer,
+            &mut self.results,
+            &self.hosts,
+        )
+    }
+
+    /// Training-only workloads served the builds; the rest of the experiment measures.
+    fn measured_only(&mut self, loaded: &Loaded) {
+        self.configs = checks::measured(loaded, std::mem::take(&mut self.configs));
+    }
+
+    /// Puts the servers on their host (when the experiment has one), then makes every
+    /// variant's prepared data where its server runs.
+    fn place_and_prepare(
+        &mut self,
+        loaded: &Loaded,
+        opts: &Options,
+        variants: &mut Vec<ready::ReadyVariant>,
+        observer: &dyn Observer,
+    ) -> datadirs::DataStore {
+        let (configs, results, hosts) = (&self.configs, &mut self.results, &self.hosts);
+        hosts.stage(loaded, variants, results, observer);
+        let (place, root) = hosts.data_place().unwrap_or_else(|| {
+            let here: Arc<dyn datadirs::DataPlace> = Arc::new(datadirs::Here);
+            (here, datadirs::local_root(opts))
+        });
+        datadirs::prepare(
+            loaded, opts, configs, variants, results, observer, place, root,
+        )
+    }
+
+    /// The result verification of every variant (`equivalence::verify_all`).
+    fn verify_all(
+        &mut self,
+        loaded: &Loaded,
+        opts: &Options,
+        variants: &[ready::ReadyVariant],
+        store: &datadirs::DataStore,
+        observer: &dyn Observer,
+    ) {
+        equivalence::verify_all(
+            loaded,
+            opts,
+            &self.configs,
+            variants,
+            store,
+            &mut self.results,
+            observer,
+        );
+    }
 }
 
 /// Which command opens.
@@ -201,27 +236,6 @@ fn open(
     })
 }
 
-/// Puts the servers on their host (when the experiment has one), then makes every
-/// variant's prepared data where its server runs.
-fn place_and_prepare(
-    loaded: &Loaded,
-    opts: &Options,
-    configs: &ready::Workloads,
-    variants: &mut Vec<ready::ReadyVariant>,
-    results: &mut bakeoff_report::Results,
-    observer: &dyn Observer,
-    hosts: &Arc<remote::Hosts>,
-) -> datadirs::DataStore {
-    hosts.stage(loaded, variants, results, observer);
-    let (place, root) = hosts.data_place().unwrap_or_else(|| {
-        let here: Arc<dyn datadirs::DataPlace> = Arc::new(datadirs::Here);
-        (here, datadirs::local_root(opts))
-    });
-    datadirs::prepare(
-        loaded, opts, configs, variants, results, observer, place, root,
-    )
-}
-
 /// The probes of every run: CPU counters that count wherever a variant serves (this
 /// machine, `[target] host`, variants' own hosts), the events all of them count.
 fn probe_plan(loaded: &Loaded, hosts: &remote::Hosts) -> probes::ProbePlan {
@@ -269,42 +283,26 @@ pub fn run_experiment(
     observer: &dyn Observer,
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
-    let Opened {
-        configs,
-        placement,
-        facts,
-        hosts,
-        folder,
-        mut results,
-    } = open(loaded, opts, observer, Stage::Run)?;
-    results.host.cpus = placement.as_ref().map(|p| CpuPlacement {
+    let mut o = open(loaded, opts, observer, Stage::Run)?;
+    o.results.host.cpus = o.placement.as_ref().map(|p| CpuPlacement {
         server: p.server.to_string(),
         load: p.load.to_string(),
         by: if p.asked { "plan" } else { "split" }.into(),
     });
-    results.hosts = remote::records(loaded, &facts);
-    hosts.machines_into(&mut results.hosts);
+    o.results.hosts = remote::records(loaded, &o.facts);
+    o.hosts.machines_into(&mut o.results.hosts);
     // Said from the start (analyze says it again with the rest).
-    results.warnings = analyze::warnings(&results);
-    write_results(&folder, &results)?;
+    o.results.warnings = analyze::warnings(&o.results);
+    write_results(&o.folder, &o.results)?;
     if let Some(line) = capacity_figures::wall_time_line(loaded) {
         observer.notice(&line);
     }
-    let mut variants = variants::variants(
-        loaded,
-        opts,
-        &configs,
-        &folder,
-        observer,
-        &mut results,
-        &hosts,
-    )?;
-    aa::add(loaded, &mut variants, &mut results, observer);
-    // Training-only workloads served the builds; the rest of the experiment measures.
-    let configs = checks::measured(loaded, configs);
-    write_results(&folder, &results)?;
+    let mut variants = o.variants(loaded, opts, observer)?;
+    aa::add(loaded, &mut variants, &mut o.results, observer);
+    o.measured_only(loaded);
+    write_results(&o.folder, &o.results)?;
     if opts.every_variant {
-        if let Some(v) = results.variants.iter().find(|v| v.status != "ok") {
+        if let Some(v) = o.results.variants.iter().find(|v| v.status != "ok") {
             return Err(RunError::Failed(format!(
                 "variant {} failed: {}",
                 v.name,
@@ -312,30 +310,22 @@ pub fn run_experiment(
             )));
         }
     }
-    let store = place_and_prepare(
-        loaded,
-        opts,
-        &configs,
-        &mut variants,
-        &mut results,
-        observer,
-        &hosts,
-    );
-    write_results(&folder, &results)?;
+    let store = o.place_and_prepare(loaded, opts, &mut variants, observer);
+    write_results(&o.folder, &o.results)?;
     if variants.is_empty() {
         return Err(RunError::Failed(
             "no variant is left to run (its build, data load or first start failed); see the errors above".into(),
         ));
     }
-    equivalence::verify_all(
-        loaded,
-        opts,
-        &configs,
-        &variants,
-        &store,
-        &mut results,
-        observer,
-    );
+    o.verify_all(loaded, opts, &variants, &store, observer);
+    let Opened {
+        configs,
+        placement,
+        hosts,
+        folder,
+        mut results,
+        ..
+    } = o;
     write_results(&folder, &results)?;
     let probe_plan = probe_plan(loaded, &hosts);
     for n in &probe_plan.notes {

@@ -10,7 +10,6 @@ use bakeoff_agent::protocol::{DataOp, Request};
 use bakeoff_plan::TargetKind;
 use bakeoff_sandbox::SandboxSpec;
 use bakeoff_sqlclient::Db;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -50,18 +49,12 @@ impl DataPlace for HostData {
         Ok(v.binary.clone())
     }
 
-    fn data_format(
-        &self,
-        kind: TargetKind,
-        binary: &Path,
-        options: &BTreeMap<String, String>,
-        configure_args: &[String],
-    ) -> Option<String> {
+    fn data_format(&self, kind: TargetKind, binary: &Path, v: &ReadyVariant) -> Option<String> {
         self.data(DataOp::Format {
             kind,
             binary: self.hosts.path_there(&self.host, binary),
-            options: options.clone(),
-            configure_args: configure_args.to_vec(),
+            options: v.options.clone(),
+            configure_args: v.configure_args.clone(),
         })
         .ok()
         .flatten()
