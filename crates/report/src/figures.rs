@@ -108,7 +108,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Catch<'_, D> {
         self.inner.deserialize_struct(
             name,
             fields,
-            CatchVisitor {
+            Caught {
                 inner: v,
                 fields,
                 extra: self.extra,
@@ -123,13 +123,15 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Catch<'_, D> {
     }
 }
 
-struct CatchVisitor<'a, V> {
-    inner: V,
+/// A struct's reader on its way (`inner`: serde's visitor of the struct, then the map
+/// of its keys) with the struct's `fields`: keys not among them go to `extra`.
+struct Caught<'a, T> {
+    inner: T,
     fields: &'static [&'static str],
     extra: &'a mut BTreeMap<String, Value>,
 }
 
-impl<'de, V: Visitor<'de>> Visitor<'de> for CatchVisitor<'_, V> {
+impl<'de, V: Visitor<'de>> Visitor<'de> for Caught<'_, V> {
     type Value = V::Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -137,7 +139,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CatchVisitor<'_, V> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_map(CatchMap {
+        self.inner.visit_map(Caught {
             inner: map,
             fields: self.fields,
             extra: self.extra,
@@ -149,13 +151,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CatchVisitor<'_, V> {
     }
 }
 
-struct CatchMap<'a, A> {
-    inner: A,
-    fields: &'static [&'static str],
-    extra: &'a mut BTreeMap<String, Value>,
-}
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for CatchMap<'_, A> {
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Caught<'_, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
