@@ -789,12 +789,9 @@ mod tests {
             name: "t".into(),
             plan: PlanRecord {
                 repetitions: Some(repetitions),
-                warmup_s: 0.0,
                 duration_s: Some(1.0),
-                ops: None,
                 seed: 1,
                 baseline: "a".into(),
-                rounds: vec![],
                 ..PlanRecord::default()
             },
             cells,

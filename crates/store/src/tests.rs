@@ -437,12 +437,9 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         },
         plan: PlanRecord {
             repetitions: Some(5),
-            warmup_s: 0.0,
             duration_s: Some(1.0),
-            ops: None,
             seed: 1,
             baseline: "base".into(),
-            rounds: vec![],
             ..PlanRecord::default()
         },
         source: None,
