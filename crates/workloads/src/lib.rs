@@ -38,7 +38,7 @@ pub mod workload;
 pub mod ycsb;
 
 pub use workload::{
-    AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload, MISS_SHARE,
+    AgentSpec, Cells, Outcome, QuerySet, RunContext, Server, Tables, Workload, MISS_SHARE,
 };
 
 pub use kinds::{Kind, Registry};
