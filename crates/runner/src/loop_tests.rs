@@ -27,7 +27,7 @@ use bakeoff_report::model::{
     InstructionsRecord, Latency, OtherProcess, Results, Run, VariantRecord, Verdict, INSTRUCTIONS,
     THROUGHPUT,
 };
-use bakeoff_workloads::{Outcome, RunContext, Workload};
+use bakeoff_workloads::{Cells, Outcome, RunContext, Workload};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -209,17 +209,11 @@ impl Launcher for Scripted {
 
 /// A workload that is only a name and its connections: the scripted launcher never
 /// asks it to run.
-struct Named {
-    name: String,
-    connections: Vec<usize>,
-}
+struct Named(Cells);
 
 impl Workload for Named {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.0
     }
     fn run(&self, _ctx: &RunContext) -> Result<Outcome, String> {
         Err("a scripted workload never runs".into())
@@ -302,12 +296,7 @@ fn measure(loaded: &Loaded, launcher: &Scripted, seen: &Seen) -> Results {
     let configs: Workloads = e
         .workloads
         .iter()
-        .map(|w| {
-            Box::new(Named {
-                name: w.display_name(),
-                connections: w.connections_swept(),
-            }) as Box<dyn Workload>
-        })
+        .map(|w| Box::new(Named(Cells::of(w))) as Box<dyn Workload>)
         .collect();
     let store = DataStore::empty(dir.path().join("data"));
     let probes = ProbePlan::new(e, "this machine", &|| Err("no counters here".into()));

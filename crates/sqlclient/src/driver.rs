@@ -10,9 +10,10 @@
 
 use crate::client::Client;
 use crate::db::Db;
+use bakeoff_engine::rng::mix;
 use bakeoff_engine::{
-    histogram, merge_intervals, percentiles, raise_nofile, Live, LoadError, Measure, Phase,
-    PhaseHooks, Phases, Recorder, RunRecord, ThreadTime, AUTO_THREADS,
+    histogram, merge_intervals, percentiles, raise_nofile, KindStats, Live, LoadError, Measure,
+    Phase, PhaseHooks, Phases, Recorder, RunRecord, ThreadTime, AUTO_THREADS,
 };
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
@@ -89,6 +90,47 @@ impl<W> Lane<W> {
             reporter: t == 0,
             blocking: owned == 1,
         }
+    }
+
+    /// Opens connection `conn` (of `connections`) on this lane, as [`open`] does, with
+    /// `statements` statement slots, prepared when `prepared`.
+    pub async fn open(
+        &self,
+        conn: usize,
+        connections: usize,
+        statements: usize,
+        prepared: bool,
+    ) -> Option<Client> {
+        let (gate, sh) = (&self.gate, &*self.sh);
+        open(
+            &self.db,
+            statements,
+            prepared,
+            gate,
+            sh,
+            conn,
+            connections,
+            self.blocking,
+        )
+        .await
+    }
+
+    /// Records a measured operation of `command` (its response time `ns`, `queries` sent)
+    /// in this thread's measurements and counts it toward the run's operations.
+    #[inline]
+    pub fn record(&self, command: u8, ns: u64, queries: u64) {
+        let mut s = self.st.borrow_mut();
+        s.rec.record(command, ns, ns);
+        s.queries += queries;
+        s.kinds[command as usize].saturating_record(ns.max(1));
+        drop(s);
+        self.sh.measured.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// [`tick`] for this lane's thread.
+    #[inline]
+    pub fn tick(&self) -> bool {
+        tick(self.reporter, &self.sh, &self.st, &self.live)
     }
 }
 
@@ -222,17 +264,23 @@ pub struct Window {
     pub reconnects: u64,
 }
 
+/// What a run is driven through: its phases, the hooks called at the measured window's
+/// edges, where its progress goes, and the flag that cancels it.
+#[derive(Clone, Copy)]
+pub struct Drive<'a> {
+    pub phases: &'a Phases,
+    pub hooks: &'a dyn PhaseHooks,
+    pub live: &'a Arc<Live>,
+    pub cancel: &'a AtomicBool,
+}
+
 /// Runs `threads` client threads (`thread(t, shared)` each) over `connections`
-/// connections through the phases; their measurements and the measured window, or why
+/// connections through `d`'s phases; their measurements and the measured window, or why
 /// the run failed.
-#[allow(clippy::too_many_arguments)]
 pub fn drive<F>(
     connections: usize,
     threads: usize,
-    phases: &Phases,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
+    d: &Drive,
     thread: F,
 ) -> Result<Window, LoadError>
 where
@@ -245,7 +293,7 @@ where
     }
     raise_nofile();
     let shared = Arc::new(Shared::new());
-    live.set_phase(Phase::Connect);
+    d.live.set_phase(Phase::Connect);
     let (outs, window) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -253,18 +301,18 @@ where
                 scope.spawn(move || thread(t, &shared))
             })
             .collect();
-        let window = coordinate(connections, phases, &shared, hooks, live, cancel);
+        let window = coordinate(connections, d, &shared);
         let outs: Vec<Option<ThreadRec>> = handles
             .into_iter()
             .map(|h| h.join().ok().flatten())
             .collect();
         (outs, window)
     });
-    live.set_phase(Phase::Done);
+    d.live.set_phase(Phase::Done);
     if let Some(e) = shared.error.lock().ok().and_then(|mut g| g.take()) {
         return Err(LoadError::Sql(e));
     }
-    if cancel.load(Ordering::SeqCst) {
+    if d.cancel.load(Ordering::SeqCst) {
         return Err(LoadError::Cancelled);
     }
     let Some((start, end)) = window else {
@@ -278,15 +326,78 @@ where
     })
 }
 
-/// Moves the threads through the phases; the measured window (ns since the epoch).
-fn coordinate(
+/// [`drive`] with each client thread's connections on one [`Lane`] over `work`: thread `t`
+/// owns connections `t`, `t + threads`, ... and starts with the measurements `rec(t)`;
+/// `connection(i, lane)` is connection `i`'s future.
+pub fn drive_lanes<W, R, C, Fut>(
     connections: usize,
-    phases: &Phases,
-    sh: &Shared,
-    hooks: &dyn PhaseHooks,
-    live: &Live,
-    cancel: &AtomicBool,
-) -> Option<(u64, u64)> {
+    threads: usize,
+    d: &Drive,
+    db: &Db,
+    work: &Arc<W>,
+    rec: R,
+    connection: C,
+) -> Result<Window, LoadError>
+where
+    W: Send + Sync,
+    R: Fn(usize) -> ThreadRec + Sync,
+    C: Fn(usize, Rc<Lane<W>>) -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    drive(connections, threads, d, |t, sh| {
+        let owned = (t..connections).step_by(threads).count();
+        client_thread(t == 0, sh, d.live, rec(t), |st| {
+            let lane = Rc::new(Lane::new(db, work, sh, st, d.live, t, owned));
+            (t..connections)
+                .step_by(threads)
+                .map(|i| connection(i, lane.clone()))
+                .collect()
+        })
+    })
+}
+
+/// Connection `conn`'s own seed, drawn from the run's `seed`.
+pub fn connection_seed(seed: u64, conn: usize) -> u64 {
+    mix(seed ^ mix(conn as u64 + 1))
+}
+
+/// [`drive_lanes`] for a load whose operations are `commands` (a histogram each, no
+/// counters): connection `i`'s future is `connection(i, lane, connection_seed(seed, i))`.
+/// The threads' record merged, with each command that ran and the reconnects.
+pub fn drive_commands<W, C, Fut>(
+    (connections, threads): (usize, usize),
+    d: &Drive,
+    db: &Db,
+    work: &Arc<W>,
+    seed: u64,
+    commands: &[&str],
+    connection: C,
+) -> Result<RunRecord, LoadError>
+where
+    W: Send + Sync,
+    C: Fn(usize, Rc<Lane<W>>, u64) -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let n = commands.len();
+    let w = drive_lanes(
+        connections,
+        threads,
+        d,
+        db,
+        work,
+        |_| ThreadRec::new(n, n, 0),
+        |i, lane| connection(i, lane, connection_seed(seed, i)),
+    )?;
+    let (mut r, kinds, _) = merge(w.outs, (w.start, w.end), threads, n, 0);
+    r.reconnects = w.reconnects;
+    record_kinds(&mut r, commands, &kinds);
+    d.live.set_progress(r.ops, w.end);
+    Ok(r)
+}
+
+/// Moves the threads through the phases; the measured window (ns since the epoch).
+fn coordinate(connections: usize, d: &Drive, sh: &Shared) -> Option<(u64, u64)> {
+    let (phases, hooks, live, cancel) = (d.phases, d.hooks, d.live, d.cancel);
     let wait = |deadline: Option<Instant>, until: &dyn Fn() -> bool| -> bool {
         loop {
             if sh.abort.load(Ordering::SeqCst) {
@@ -476,7 +587,8 @@ pub fn tick(reporter: bool, sh: &Shared, st: &RefCell<ThreadRec>, live: &Live) -
 }
 
 /// The threads' measurements merged over the measured window `start..end`: the record
-/// (ops, throughput, response times, queries, client CPU, errors, intervals, hdr log),
+/// (ops, throughput, response times, misses and failed verifications, queries, client
+/// CPU, errors, intervals, hdr log),
 /// the `n_kinds` per-kind histograms and the `n_counters` counters, summed over threads.
 /// The caller fills `kinds` and `by_command`.
 pub fn merge(
@@ -505,6 +617,8 @@ pub fn merge(
             *sum += c;
         }
         r.ops += t.rec.ops;
+        r.misses += t.rec.misses;
+        r.verify_failures += t.rec.verify_failures;
         r.queries += t.queries;
         r.client_cpu_s += t.time.cpu_s;
         r.client_wait_s += t.time.wait_s;
@@ -521,6 +635,26 @@ pub fn merge(
     r.client_rss_kib = bakeoff_engine::peak_rss_kib();
     r.client_bound = bakeoff_engine::load_set_the_pace(r.client_cpu_s, threads, elapsed_s);
     (r, kinds, counters)
+}
+
+/// One kind's figures from its response times: count, percentiles, the histogram.
+pub fn kind_stats(h: &Histogram<u64>) -> KindStats {
+    KindStats {
+        count: h.len(),
+        latency_us: percentiles(h),
+        hist: bakeoff_engine::serialize_histogram(h),
+    }
+}
+
+/// Each of `kinds` that ran, named as in `names`, into `r`: its count (`by_command`) and
+/// its figures (`kinds`).
+pub fn record_kinds(r: &mut RunRecord, names: &[&str], kinds: &[Histogram<u64>]) {
+    for (name, h) in names.iter().zip(kinds) {
+        if !h.is_empty() {
+            r.by_command.insert(name.to_string(), h.len());
+            r.kinds.insert(name.to_string(), kind_stats(h));
+        }
+    }
 }
 
 #[cfg(test)]

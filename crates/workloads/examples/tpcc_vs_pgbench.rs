@@ -10,6 +10,7 @@
 
 use bakeoff_engine::{Live, Measure, NoHooks, Phases};
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
+use bakeoff_sqlclient::driver::Drive;
 use bakeoff_sqlclient::{Db, Dialect};
 use bakeoff_workloads::tpcc::{self, Kind, TpccConfig};
 use std::os::unix::fs::PermissionsExt;
@@ -114,16 +115,13 @@ fn main() {
             measure: Measure::Duration(Duration::from_secs(seconds)),
         };
         let before = sandbox.usage().cpu_s;
-        let (rec, t) = tpcc::run(
-            &db,
-            &cfg,
-            &phases,
-            round,
-            &NoHooks,
-            &live,
-            &AtomicBool::new(false),
-        )
-        .expect("tpcc run");
+        let d = Drive {
+            phases: &phases,
+            hooks: &NoHooks,
+            live: &live,
+            cancel: &AtomicBool::new(false),
+        };
+        let (rec, t) = tpcc::run(&db, &cfg, round, &d).expect("tpcc run");
         // The server's CPU over warmup and window, scaled to the window's share.
         let server_s = (sandbox.usage().cpu_s - before) * seconds as f64 / (seconds + 5) as f64;
         let new_orders = t

@@ -19,15 +19,9 @@ pub trait Kind: KindSpec {
     /// parsed); an error is one line naming the file, key and fix.
     fn workloads(&self, l: &Loaded, i: usize) -> Result<Vec<Box<dyn Workload>>, String>;
 
-    /// The workload an agent on another host rebuilds from [`Workload::agent_spec`];
-    /// `preload_only`: a run that only sets every key (the first host's, before the
-    /// measured load). Only kinds that [`KindSpec::loads_from_hosts`].
-    fn for_agent(
-        &self,
-        _spec: &serde_json::Value,
-        _target: &dyn Target,
-        _preload_only: bool,
-    ) -> Result<Box<dyn Workload>, String> {
+    /// The workload an agent on another host rebuilds from [`Workload::agent_spec`]. Only
+    /// kinds that [`KindSpec::loads_from_hosts`].
+    fn for_agent(&self, _ask: &AgentAsk) -> Result<Box<dyn Workload>, String> {
         Err(format!("a {} load runs only on this machine", self.name()))
     }
 
@@ -45,6 +39,16 @@ pub trait Kind: KindSpec {
     fn sections(&self, _r: &Results) -> Vec<Section> {
         Vec::new()
     }
+}
+
+/// What an agent on another host rebuilds a workload from.
+pub struct AgentAsk<'a> {
+    /// The workload's [`Workload::agent_spec`].
+    pub spec: &'a serde_json::Value,
+    /// The target it loads.
+    pub target: &'a dyn Target,
+    /// A run that only sets every key (the first host's, before the measured load).
+    pub preload_only: bool,
 }
 
 /// The kinds, as the plan reads a file with them.
@@ -100,11 +104,17 @@ pub(crate) fn installed(l: &Loaded, i: usize, program: &str, package: &str) -> R
         .to_string())
 }
 
+/// Any SQL target (SQLite too).
+pub(crate) fn speaks_sql(target: &dyn Target) -> Result<(), String> {
+    match target.protocol() {
+        Protocol::Sql => Ok(()),
+        _ => Err("it speaks SQL".into()),
+    }
+}
+
 /// A SQL server that many connections load with transactions (not SQLite).
 pub(crate) fn sql_server(target: &dyn Target) -> Result<(), String> {
-    if target.protocol() != Protocol::Sql {
-        return Err("it speaks SQL".into());
-    }
+    speaks_sql(target)?;
     match target.refuses(Ask::ConcurrentSql) {
         Some(why) => Err(format!("it needs concurrent transactions; {why}")),
         None => Ok(()),
@@ -140,3 +150,53 @@ pub(crate) fn check_special(l: &Loaded, i: usize, pct: f64, res: f64) -> bakeoff
     bakeoff_plan::range(l, &at("special_pct"), pct, 0.001, 100.0, "special_pct")?;
     bakeoff_plan::range(l, &at("special_res"), res, 0.0, 100.0, "special_res")
 }
+
+/// A [`KindSpec`]'s `name` (`kind = "$name"`), and its `keys` and `read` for a kind
+/// whose keys are the struct `$keys`, read as the table has them
+/// (`bakeoff_plan::kind_keys_boilerplate!` is the same for `KindKeys`). A macro because
+/// both traits are the plan's: a generic impl of them for the kinds here would break the
+/// orphan rule.
+macro_rules! named_with_keys {
+    ($name:literal, $keys:ty) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+
+        fn keys(&self) -> Vec<&'static str> {
+            bakeoff_plan::fields_of::<$keys>().to_vec()
+        }
+
+        fn read(
+            &self,
+            table: toml_edit::Value,
+        ) -> Result<Box<dyn bakeoff_plan::KindKeys>, toml_edit::de::Error> {
+            Ok(Box::new($crate::kinds::read_keys::<$keys>(table)?))
+        }
+    };
+}
+pub(crate) use named_with_keys;
+
+/// `KindKeys` methods that return a field of the same name as it is: `connections`
+/// (`connections_swept`), `client_threads`, `transport`. A macro for the reason
+/// [`named_with_keys`] is.
+macro_rules! keys_from_fields {
+    ($($field:ident),+) => {
+        $($crate::kinds::keys_from_fields!(@$field);)+
+    };
+    (@connections) => {
+        fn connections_swept(&self) -> Vec<usize> {
+            self.connections.to_vec()
+        }
+    };
+    (@client_threads) => {
+        fn client_threads(&self) -> Option<usize> {
+            self.client_threads
+        }
+    };
+    (@transport) => {
+        fn transport(&self) -> Option<bakeoff_plan::Transport> {
+            self.transport
+        }
+    };
+}
+pub(crate) use keys_from_fields;

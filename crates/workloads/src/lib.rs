@@ -38,7 +38,7 @@ pub mod workload;
 pub mod ycsb;
 
 pub use workload::{
-    AgentSpec, Outcome, QuerySet, RunContext, Server, Tables, Workload, MISS_SHARE,
+    AgentSpec, Cells, Outcome, QuerySet, RunContext, Server, Tables, Workload, MISS_SHARE,
 };
 
 pub use kinds::{Kind, Registry};
@@ -85,7 +85,11 @@ pub fn for_agent(
 ) -> Result<Box<dyn Workload>, String> {
     let name = spec["kind"].as_str().unwrap_or_default();
     match KINDS.kind(name) {
-        Some(kind) => kind.for_agent(spec, &*bakeoff_sandbox::target_for(target), preload_only),
+        Some(kind) => kind.for_agent(&kinds::AgentAsk {
+            spec,
+            target: &*bakeoff_sandbox::target_for(target),
+            preload_only,
+        }),
         None => Err(format!("this agent cannot run a {name:?} workload")),
     }
 }

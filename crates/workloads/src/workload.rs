@@ -10,6 +10,7 @@
 use crate::verify;
 use bakeoff_engine::{Live, PhaseHooks, Phases, RunRecord};
 use bakeoff_report::model::{Cell, KindRecord, Latency, Results, Run};
+use bakeoff_sqlclient::driver::Drive;
 use bakeoff_sqlclient::Db;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -17,11 +18,18 @@ use std::sync::Arc;
 
 /// One workload of an experiment, ready to run (a tpcc warehouse sweep is one per W).
 pub trait Workload: Send + Sync {
+    /// Its name and connection sweep.
+    fn cells(&self) -> &Cells;
+
     /// The name its cells and files carry.
-    fn name(&self) -> &str;
+    fn name(&self) -> &str {
+        &self.cells().name
+    }
 
     /// Its cells' connection counts.
-    fn connections(&self) -> &[usize];
+    fn connections(&self) -> &[usize] {
+        &self.cells().connections
+    }
 
     /// Whether it speaks SQL (needs a SQL target and, usually, prepared tables).
     fn sql(&self) -> bool {
@@ -72,6 +80,25 @@ pub trait Workload: Send + Sync {
     /// after a smaller one failed).
     fn skip(&self, _results: &Results, _at: usize) -> Option<String> {
         None
+    }
+}
+
+/// What a workload's cells are named by: its name and its connection sweep.
+#[derive(Debug, Clone)]
+pub struct Cells {
+    /// The name its cells and files carry.
+    pub name: String,
+    /// Its cells' connection counts.
+    pub connections: Vec<usize>,
+}
+
+impl Cells {
+    /// `[[workload]]` `w`'s: its name in the file and its sweep.
+    pub fn of(w: &bakeoff_plan::Workload) -> Cells {
+        Cells {
+            name: w.display_name(),
+            connections: w.connections_swept(),
+        }
     }
 }
 
@@ -152,6 +179,18 @@ pub struct RunContext<'a> {
     pub rate: Option<f64>,
 }
 
+impl RunContext<'_> {
+    /// What a SQL load is driven through: this run's phases, hooks, progress and cancel.
+    pub fn drive(&self) -> Drive<'_> {
+        Drive {
+            phases: self.phases,
+            hooks: self.hooks,
+            live: self.live,
+            cancel: self.cancel,
+        }
+    }
+}
+
 /// A finished run: the load engine's record, and what the workload adds to the run's
 /// record (its own figures; it may also mark the run invalid).
 pub struct Outcome {
@@ -216,6 +255,14 @@ pub struct Script {
     /// The file the statements came from, for progress lines.
     pub file: Option<std::path::PathBuf>,
     pub statements: Vec<String>,
+}
+
+impl Script {
+    /// No tables: the workload runs on an empty database.
+    pub const EMPTY: Script = Script {
+        file: None,
+        statements: Vec::new(),
+    };
 }
 
 impl Tables for Script {

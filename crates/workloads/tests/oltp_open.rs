@@ -9,6 +9,7 @@ mod common;
 
 use bakeoff_engine::{Live, Measure, NoHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
+use bakeoff_sqlclient::driver::Drive;
 use bakeoff_sqlclient::Db;
 use bakeoff_workloads::oltp::{self, OltpConfig, OltpTest};
 use std::sync::atomic::AtomicBool;
@@ -22,8 +23,13 @@ fn run(db: &Db, cfg: &OltpConfig, seconds: f64) -> RunRecord {
     };
     let live = Arc::new(Live::default());
     let cancel = AtomicBool::new(false);
-    oltp::run(db, cfg, &phases, 7, &NoHooks, &live, &cancel)
-        .unwrap_or_else(|e| panic!("oltp run: {e}"))
+    let d = Drive {
+        phases: &phases,
+        hooks: &NoHooks,
+        live: &live,
+        cancel: &cancel,
+    };
+    oltp::run(db, cfg, 7, &d).unwrap_or_else(|e| panic!("oltp run: {e}"))
 }
 
 #[test]

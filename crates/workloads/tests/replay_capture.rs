@@ -23,11 +23,7 @@ fn fixtures() -> PathBuf {
 fn run_sql_file(db: &Db) {
     let text = std::fs::read_to_string(fixtures().join("oltp-mix.sql")).unwrap();
     let statements = replay::parse(&text, LogFormat::SqlFile).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    common::block_on(async {
         let mut c = Client::connect(db, 0, false).await.unwrap();
         for s in &statements {
             c.rows(&s.sql)

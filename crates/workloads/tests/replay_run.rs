@@ -13,10 +13,12 @@ mod common;
 
 use bakeoff_engine::{Live, LoadError, Measure, NoHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
+use bakeoff_sqlclient::driver::Drive;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::Db;
 use bakeoff_workloads::replay::mysqlslap;
 use bakeoff_workloads::replay::{self, explain, LogFormat, ReplayConfig, ReplayRecord, Statement};
+use common::block_on;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -49,14 +51,6 @@ fn split_fixture() -> (Vec<Statement>, Vec<Statement>) {
     (setup, repeat)
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
 /// Runs `statements` once, in order, on one connection.
 fn run_once(db: &Db, statements: &[Statement]) {
     block_on(async {
@@ -76,6 +70,16 @@ fn replay(
     connections: usize,
     iterations: u32,
 ) -> Result<(RunRecord, ReplayRecord), LoadError> {
+    replay_cancelled(db, statements, (connections, iterations), false)
+}
+
+/// [`replay`] with its cancel flag set from the start when `cancelled`.
+fn replay_cancelled(
+    db: &Db,
+    statements: &[Statement],
+    (connections, iterations): (usize, u32),
+    cancelled: bool,
+) -> Result<(RunRecord, ReplayRecord), LoadError> {
     let cfg = ReplayConfig {
         statements: statements.to_vec(),
         connections,
@@ -83,15 +87,13 @@ fn replay(
         client_threads: 0,
     };
     let live = Arc::new(Live::default());
-    replay::run(
-        db,
-        &cfg,
-        &PHASES,
-        1,
-        &NoHooks,
-        &live,
-        &AtomicBool::new(false),
-    )
+    let d = Drive {
+        phases: &PHASES,
+        hooks: &NoHooks,
+        live: &live,
+        cancel: &AtomicBool::new(cancelled),
+    };
+    replay::run(db, &cfg, &d)
 }
 
 /// What every clean replay must show.
@@ -191,22 +193,7 @@ fn replays_a_real_log(db: &Db, log: &str) {
 }
 
 fn cancelled_runs_say_so(db: &Db, repeat: &[Statement]) {
-    let cfg = ReplayConfig {
-        statements: repeat.to_vec(),
-        connections: 2,
-        iterations: 1000,
-        client_threads: 0,
-    };
-    let live = Arc::new(Live::default());
-    let r = replay::run(
-        db,
-        &cfg,
-        &PHASES,
-        1,
-        &NoHooks,
-        &live,
-        &AtomicBool::new(true),
-    );
+    let r = replay_cancelled(db, repeat, (2, 1000), true);
     assert!(matches!(r, Err(LoadError::Cancelled)), "{r:?}");
 }
 

@@ -8,7 +8,6 @@ mod common;
 
 use bakeoff_engine::LoadError;
 use bakeoff_sandbox::TargetKind;
-use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::{Db, Dialect};
 use bakeoff_workloads::sqlsuite::{self, Group, OpResult, SuiteConfig};
 use std::sync::atomic::AtomicBool;
@@ -84,22 +83,10 @@ fn leftover_tables(db: &Db) -> Vec<String> {
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'sb\\_%' ESCAPE '\\'"
         }
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut c = Client::connect(db, 0, false).await.unwrap();
-        let rows = c
-            .rows(q)
-            .await
-            .unwrap_or_else(|e| panic!("{q}: {}", e.message));
-        c.close().await;
-        rows.rows
-            .into_iter()
-            .map(|r| r[0].clone().unwrap_or_default())
-            .collect()
-    })
+    common::rows(db, q)
+        .into_iter()
+        .map(|r| r[0].clone().unwrap_or_default())
+        .collect()
 }
 
 fn check(label: &str, results: &[OpResult]) {

@@ -29,7 +29,13 @@ fn postgres_tpcb_commits_and_its_balances_add_up() {
         measure: Measure::Duration(Duration::from_millis(800)),
     };
     let (live, cancel) = (Arc::new(Live::default()), AtomicBool::new(false));
-    let r = tpcb::run(db, &cfg, 2, 2, &phases, 7, &NoHooks, &live, &cancel).expect("run");
+    let d = driver::Drive {
+        phases: &phases,
+        hooks: &NoHooks,
+        live: &live,
+        cancel: &cancel,
+    };
+    let r = tpcb::run(db, &cfg, 2, 2, 7, &d).expect("run");
     eprintln!(
         "tpcb: {:.0} tps, p90 {:.0} us",
         r.ops_per_s, r.latency_us.p90

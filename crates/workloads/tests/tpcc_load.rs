@@ -5,28 +5,10 @@
 mod common;
 
 use bakeoff_sandbox::TargetKind;
-use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::Db;
 use bakeoff_workloads::tpcc::{self, TpccConfig, Violation};
 
-type Rows = Vec<Vec<Option<String>>>;
-
-/// Runs one statement on a fresh connection and returns its rows.
-fn sql(db: &Db, q: &str) -> Rows {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut c = Client::connect(db, 0, false).await.unwrap();
-        let rows = c
-            .rows(q)
-            .await
-            .unwrap_or_else(|e| panic!("{q}: {}", e.message));
-        c.close().await;
-        rows.rows
-    })
-}
+use common::rows as sql;
 
 fn int(db: &Db, q: &str) -> i64 {
     let rows = sql(db, q);

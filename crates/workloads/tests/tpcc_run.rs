@@ -8,6 +8,7 @@ mod common;
 
 use bakeoff_engine::{Live, Measure, NoHooks, PhaseHooks, Phases, RunRecord};
 use bakeoff_sandbox::TargetKind;
+use bakeoff_sqlclient::driver::Drive;
 use bakeoff_sqlclient::Db;
 use bakeoff_workloads::tpcc::{self, Kind, Think, TpccConfig, TpccRecord};
 use std::sync::atomic::AtomicBool;
@@ -34,8 +35,13 @@ fn run(
 ) -> (RunRecord, TpccRecord) {
     let live = Arc::new(Live::default());
     let cancel = AtomicBool::new(false);
-    tpcc::run(db, cfg, &phases, 42, hooks, &live, &cancel)
-        .unwrap_or_else(|e| panic!("tpcc run: {e}"))
+    let d = Drive {
+        phases: &phases,
+        hooks,
+        live: &live,
+        cancel: &cancel,
+    };
+    tpcc::run(db, cfg, 42, &d).unwrap_or_else(|e| panic!("tpcc run: {e}"))
 }
 
 fn throughput_run(kind: TargetKind, db: &Db, cfg: &TpccConfig) {

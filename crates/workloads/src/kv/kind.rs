@@ -6,12 +6,12 @@
 use super::protocol::{COMMANDS, MEMCACHED_COMMANDS};
 use super::Kv;
 use crate::kinds::{
-    check_special, default_connections, default_special_pct, default_special_res, keys_of,
-    read_keys, Kind,
+    check_special, default_connections, default_special_pct, default_special_res, keys_from_fields,
+    keys_of, named_with_keys, AgentAsk, Kind,
 };
 use crate::Workload;
 use bakeoff_plan::{
-    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
+    key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
 };
 use bakeoff_sandbox::{target_for, Protocol, Target};
 use serde::{Deserialize, Serialize};
@@ -22,17 +22,7 @@ use std::time::Duration;
 pub struct KvKind;
 
 impl KindSpec for KvKind {
-    fn name(&self) -> &'static str {
-        "kv"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<KvKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<KvKeys>(table)?))
-    }
+    named_with_keys!("kv", KvKeys);
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
         match target.protocol() {
@@ -56,15 +46,9 @@ impl Kind for KvKind {
         Ok(vec![Box::new(Kv::from_plan(l, i, k)?)])
     }
 
-    fn for_agent(
-        &self,
-        spec: &serde_json::Value,
-        target: &dyn Target,
-        preload_only: bool,
-    ) -> Result<Box<dyn Workload>, String> {
-        Ok(Box::new(
-            Kv::from_agent(spec, target.protocol())?.with_preload(preload_only),
-        ))
+    fn for_agent(&self, ask: &AgentAsk) -> Result<Box<dyn Workload>, String> {
+        let kv = Kv::from_agent(ask.spec, ask.target.protocol())?;
+        Ok(Box::new(kv.with_preload(ask.preload_only)))
     }
 }
 
@@ -82,17 +66,7 @@ impl KindKeys for KvKeys {
         check_kv(l, e, i, self)
     }
 
-    fn connections_swept(&self) -> Vec<usize> {
-        self.connections.to_vec()
-    }
-
-    fn client_threads(&self) -> Option<usize> {
-        self.client_threads
-    }
-
-    fn transport(&self) -> Option<Transport> {
-        self.transport
-    }
+    keys_from_fields!(connections, client_threads, transport);
 
     fn windows(&self) -> (Duration, Duration) {
         bakeoff_plan::KV_WINDOWS

@@ -279,21 +279,34 @@ impl KvSession {
         self.pending.push_back(Pending { cmd, keys: 1 });
     }
 
+    /// A multi-key get of `key` and `multiget_keys - 1` keys more, written by `write`
+    /// (the keys from an index of the ring buffer's two slices).
+    #[inline]
+    fn multiget(
+        &mut self,
+        out: &mut Vec<u8>,
+        cmd: u8,
+        key: u64,
+        write: impl FnOnce(&mut Vec<u8>, &[u64], &[u64], usize),
+    ) {
+        let start = self.requested.len();
+        self.requested.push_back(key);
+        for _ in 1..self.multiget_keys {
+            let k = self.keys.next(&mut self.rng);
+            self.requested.push_back(k);
+        }
+        let (a, b) = self.requested.as_slices();
+        write(out, a, b, start);
+        self.pending.push_back(Pending {
+            cmd,
+            keys: self.multiget_keys,
+        });
+    }
+
     /// One Redis request (MGET included).
     fn issue_resp(&mut self, out: &mut Vec<u8>, cmd: u8, key: u64) {
         if cmd == protocol::MULTIGET {
-            let start = self.requested.len();
-            self.requested.push_back(key);
-            for _ in 1..self.multiget_keys {
-                let k = self.keys.next(&mut self.rng);
-                self.requested.push_back(k);
-            }
-            let (a, b) = self.requested.as_slices();
-            resp::write_mget(out, a, b, start);
-            self.pending.push_back(Pending {
-                cmd,
-                keys: self.multiget_keys,
-            });
+            self.multiget(out, cmd, key, resp::write_mget);
             return;
         }
         let (gen, len) = if resp::stores(cmd) {
@@ -336,18 +349,7 @@ impl Session for KvSession {
                 self.pending.push_back(Pending { cmd, keys: 1 });
             }
             protocol::MULTIGET => {
-                let start = self.requested.len();
-                self.requested.push_back(key);
-                for _ in 1..self.multiget_keys {
-                    let k = self.keys.next(&mut self.rng);
-                    self.requested.push_back(k);
-                }
-                let (a, b) = self.requested.as_slices();
-                write_multi(out, a, b, start);
-                self.pending.push_back(Pending {
-                    cmd,
-                    keys: self.multiget_keys,
-                });
+                self.multiget(out, cmd, key, write_multi);
             }
             _ => {
                 protocol::write_get(out, &[key]);

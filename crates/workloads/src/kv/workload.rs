@@ -3,14 +3,13 @@
 
 use super::kind::{self, Arrival, KvKeys};
 use super::{KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
-use crate::workload::{AgentSpec, Outcome, RunContext, Workload};
+use crate::workload::{AgentSpec, Cells, Outcome, RunContext, Workload};
 use bakeoff_engine::{Endpoint, Schedule};
 use bakeoff_plan::{key, Loaded};
 
 /// A kv workload of the experiment.
 pub struct Kv {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     cfg: KvConfig,
     /// Redis over its unix socket instead of loopback TCP.
     unix_socket: bool,
@@ -33,7 +32,7 @@ impl Kv {
                 .map_err(|m| l.error_at(&key!["workload", i], m).to_string())?;
         }
         Ok(Kv {
-            connections: w.connections_swept(),
+            cells: Cells::of(w),
             ..kv
         })
     }
@@ -47,8 +46,10 @@ impl Kv {
             Protocol::Memcached
         };
         Kv {
-            name,
-            connections: k.connections.to_vec(),
+            cells: Cells {
+                name,
+                connections: k.connections.to_vec(),
+            },
             cfg: config(k, protocol),
             unix_socket: k.transport == Some(bakeoff_plan::Transport::Unix),
             keys: k.clone(),
@@ -74,12 +75,8 @@ impl Kv {
 }
 
 impl Workload for Kv {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn sql(&self) -> bool {
@@ -88,7 +85,7 @@ impl Workload for Kv {
 
     fn agent_spec(&self) -> Option<AgentSpec> {
         Some(AgentSpec {
-            spec: serde_json::json!({ "kind": "kv", "name": self.name, "keys": self.keys }),
+            spec: serde_json::json!({ "kind": "kv", "name": self.cells.name, "keys": self.keys }),
             preloads: self.cfg.preload,
         })
     }

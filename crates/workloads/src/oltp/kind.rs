@@ -4,7 +4,7 @@
 use super::{Oltp, OltpTest, Sender};
 use crate::kinds::{
     check_special, default_connections, default_special_pct, default_special_res, installed,
-    keys_of, read_keys, sql_server, Kind,
+    keys_from_fields, keys_of, read_keys, sql_server, AgentAsk, Kind,
 };
 use crate::Workload;
 use bakeoff_plan::{
@@ -64,13 +64,8 @@ impl Kind for OltpKind {
         Ok(vec![Box::new(Oltp::from_plan(w, k, self.0))])
     }
 
-    fn for_agent(
-        &self,
-        spec: &serde_json::Value,
-        _target: &dyn Target,
-        _preload_only: bool,
-    ) -> Result<Box<dyn Workload>, String> {
-        Ok(Box::new(Oltp::from_agent(spec)?))
+    fn for_agent(&self, ask: &AgentAsk) -> Result<Box<dyn Workload>, String> {
+        Ok(Box::new(Oltp::from_agent(ask.spec)?))
     }
 }
 
@@ -79,17 +74,7 @@ impl KindKeys for OltpKeys {
         check_sql(l, e, i, self)
     }
 
-    fn connections_swept(&self) -> Vec<usize> {
-        self.connections.to_vec()
-    }
-
-    fn client_threads(&self) -> Option<usize> {
-        self.client_threads
-    }
-
-    fn transport(&self) -> Option<Transport> {
-        self.transport
-    }
+    keys_from_fields!(connections, client_threads, transport);
 
     bakeoff_plan::kind_keys_boilerplate!();
 }

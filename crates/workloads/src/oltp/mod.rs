@@ -22,14 +22,11 @@ pub use sql::{create_table, text, transaction, Stmt};
 pub use workload::{Oltp, Sender};
 
 use bakeoff_engine::rng::{mix, Rng};
-use bakeoff_engine::{
-    histogram, percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, Recorder, RunRecord,
-};
-use bakeoff_sqlclient::driver::{self, runtime, Shared, ThreadRec};
+use bakeoff_engine::{histogram, percentiles, KindStats, LoadError, Recorder, RunRecord};
+use bakeoff_sqlclient::driver::{self, runtime, Drive, ThreadRec};
 use bakeoff_sqlclient::Db;
 use bakeoff_sqlclient::{Client, DbError, Param};
-use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -186,62 +183,39 @@ impl Plan {
 }
 
 /// Runs the workload against `db`: connect every connection, warm up, measure.
-pub fn run(
-    db: &Db,
-    cfg: &OltpConfig,
-    phases: &Phases,
-    seed: u64,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
-) -> Result<RunRecord, LoadError> {
+pub fn run(db: &Db, cfg: &OltpConfig, seed: u64, d: &Drive) -> Result<RunRecord, LoadError> {
     let threads = driver::client_threads_for(
         cfg.client_threads,
         cfg.connections,
         bakeoff_os::cpus::unpinned_load_cpus(),
     );
     let plan = Arc::new(Plan::new(db, cfg));
-    let w = driver::drive(
+    let w = driver::drive_lanes(
         cfg.connections,
         threads,
-        phases,
-        hooks,
-        live,
-        cancel,
-        |t, sh| client_thread(t, threads, db, &plan, sh, seed, live),
+        d,
+        db,
+        &plan,
+        |_| thread_rec(cfg),
+        |conn, lane| {
+            let seed = driver::connection_seed(seed, conn);
+            async move { connection(conn, &lane, seed).await }
+        },
     )?;
     let mut r = summarize(w.outs, (w.start, w.end), threads, cfg.rate);
     r.reconnects = w.reconnects;
-    live.set_progress(r.ops, w.end);
+    d.live.set_progress(r.ops, w.end);
     Ok(r)
 }
 
-fn client_thread(
-    t: usize,
-    threads: usize,
-    db: &Db,
-    plan: &Arc<Plan>,
-    sh: &Arc<Shared>,
-    seed: u64,
-    live: &Arc<Live>,
-) -> Option<ThreadRec> {
-    let owned = (t..plan.cfg.connections).step_by(threads).count();
+/// A client thread's measurements before its run.
+fn thread_rec(cfg: &OltpConfig) -> ThreadRec {
     let mut rec = ThreadRec::new(1, KINDS, 0);
-    if plan.cfg.rate.is_some() {
+    if cfg.rate.is_some() {
         // The open loop's recorder also keeps the service times (from the actual send).
         rec.rec = Recorder::new(1, true);
     }
-    driver::client_thread(t == 0, sh, live, rec, |st| {
-        let lane = Rc::new(Lane::new(db, plan, sh, st, live, t, owned));
-        (t..plan.cfg.connections)
-            .step_by(threads)
-            .map(|conn| {
-                let lane = lane.clone();
-                let seed = mix(seed ^ mix(conn as u64 + 1));
-                async move { connection(conn, &lane, seed).await }
-            })
-            .collect()
-    })
+    rec
 }
 
 type Lane = driver::Lane<Plan>;
@@ -250,18 +224,15 @@ type Lane = driver::Lane<Plan>;
 /// back (closed loop), or at the intended times of its schedule when the run has an
 /// offered rate (open loop).
 async fn connection(conn: usize, lane: &Lane, seed: u64) {
-    let (db, plan, sh) = (&lane.db, &*lane.work, &*lane.sh);
-    let Some(mut client) = driver::open(
-        db,
-        plan.texts.len(),
-        plan.cfg.prepared,
-        &lane.gate,
-        sh,
-        conn,
-        plan.cfg.connections,
-        lane.blocking,
-    )
-    .await
+    let plan = &*lane.work;
+    let Some(mut client) = lane
+        .open(
+            conn,
+            plan.cfg.connections,
+            plan.texts.len(),
+            plan.cfg.prepared,
+        )
+        .await
     else {
         return;
     };
@@ -286,7 +257,7 @@ async fn closed_loop(lane: &Lane, client: &mut Client, w: &mut Worker) {
     let (plan, sh, st) = (&*lane.work, &*lane.sh, &*lane.st);
     while !sh.stopped() {
         if lane.blocking {
-            driver::tick(lane.reporter, sh, st, &lane.live);
+            lane.tick();
         }
         let measuring = st.borrow().measuring;
         let started = Instant::now();
@@ -357,7 +328,7 @@ async fn pace(lane: &Lane, intended: u64) -> bool {
     let sh = &*lane.sh;
     loop {
         if lane.blocking {
-            driver::tick(lane.reporter, sh, &lane.st, &lane.live);
+            lane.tick();
         }
         if sh.stopped() {
             return false;
@@ -626,14 +597,7 @@ fn summarize(
     for s in Stmt::ALL {
         let h = &kinds[s.index()];
         if !h.is_empty() {
-            r.kinds.insert(
-                s.name().into(),
-                KindStats {
-                    count: h.len(),
-                    latency_us: percentiles(h),
-                    hist: bakeoff_engine::serialize_histogram(h),
-                },
-            );
+            r.kinds.insert(s.name().into(), driver::kind_stats(h));
         }
     }
     r

@@ -13,15 +13,13 @@
 //! per-statement latencies, and the zipfian distribution (absent from sysbench 1.0.20).
 
 use super::{Distribution, OltpConfig};
-use bakeoff_engine::{
-    Interval, Live, LoadError, Measure, Percentiles, Phase, PhaseHooks, Phases, RunRecord,
-};
+use bakeoff_engine::{Interval, LoadError, Measure, Percentiles, Phase, Phases, RunRecord};
+use bakeoff_sqlclient::driver::Drive;
 use bakeoff_sqlclient::{Db, Wire};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// The sysbench command line for a measured run (`run`), without spawning it.
@@ -283,15 +281,13 @@ fn proc_cpu_s(pid: u32) -> f64 {
 }
 
 /// Runs sysbench for one measured run and returns what it measured.
-pub fn run(
-    db: &Db,
-    cfg: &OltpConfig,
-    phases: &Phases,
-    seed: u64,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
-) -> Result<RunRecord, LoadError> {
+pub fn run(db: &Db, cfg: &OltpConfig, seed: u64, d: &Drive) -> Result<RunRecord, LoadError> {
+    let Drive {
+        phases,
+        hooks,
+        live,
+        cancel,
+    } = *d;
     let mut cmd = command(db, cfg, phases, seed);
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -6,7 +6,7 @@
 use super::kind::{OltpKeys, RowDistribution};
 use super::{Distribution, OltpConfig, OltpTest};
 use crate::workload::{
-    invalidate, sql_figures, with_engine, AgentSpec, Outcome, RunContext, Tables, Workload,
+    invalidate, sql_figures, with_engine, AgentSpec, Cells, Outcome, RunContext, Tables, Workload,
 };
 use bakeoff_engine::{RunRecord, AUTO_THREADS};
 use bakeoff_report::model::Run;
@@ -24,8 +24,7 @@ pub enum Sender {
 
 /// An oltp or sysbench workload of the experiment.
 pub struct Oltp {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     cfg: OltpConfig,
     sender: Sender,
     /// The plan's keys, as an agent on another host rebuilds the workload from them.
@@ -36,8 +35,7 @@ impl Oltp {
     /// The `[[workload]]` `w` with its keys `k`, sent by `sender`.
     pub fn from_plan(w: &bakeoff_plan::Workload, k: &OltpKeys, sender: Sender) -> Oltp {
         Oltp {
-            name: w.display_name(),
-            connections: w.connections_swept(),
+            cells: Cells::of(w),
             cfg: config(k),
             sender,
             keys: k.clone(),
@@ -49,8 +47,10 @@ impl Oltp {
         let keys: OltpKeys =
             serde_json::from_value(spec["keys"].clone()).map_err(|e| format!("oltp keys: {e}"))?;
         Ok(Oltp {
-            name: spec["name"].as_str().unwrap_or("oltp").to_string(),
-            connections: keys.connections.to_vec(),
+            cells: Cells {
+                name: spec["name"].as_str().unwrap_or("oltp").to_string(),
+                connections: keys.connections.to_vec(),
+            },
             cfg: config(&keys),
             sender: Sender::Native,
             keys,
@@ -63,12 +63,8 @@ impl Oltp {
 }
 
 impl Workload for Oltp {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn tables(&self, engine: Option<&str>) -> Option<Box<dyn Tables>> {
@@ -83,14 +79,11 @@ impl Workload for Oltp {
             driver::client_threads_for(cfg.client_threads, ctx.connections, ctx.load_cpus);
         let mut db = ctx.server.db()?;
         db.via_socket = cfg.unix_socket;
-        let (phases, seed, hooks, live) = (ctx.phases, ctx.seed, ctx.hooks, ctx.live);
-        let rec = match self.sender {
-            Sender::Native => super::run(&db, &cfg, phases, seed, hooks, live, ctx.cancel),
-            Sender::Sysbench => {
-                super::sysbench::run(&db, &cfg, phases, seed, hooks, live, ctx.cancel)
-            }
-        }
-        .map_err(|e| e.to_string())?;
+        let send = match self.sender {
+            Sender::Native => super::run,
+            Sender::Sysbench => super::sysbench::run,
+        };
+        let rec = send(&db, &cfg, ctx.seed, &ctx.drive()).map_err(|e| e.to_string())?;
         let extra = figures(&rec, cfg.max_reconnects);
         Ok(Outcome { rec, extra })
     }
@@ -98,7 +91,7 @@ impl Workload for Oltp {
     /// bakeoff's own clients run on other hosts too (sysbench would have to be there).
     fn agent_spec(&self) -> Option<AgentSpec> {
         (self.sender == Sender::Native).then(|| AgentSpec {
-            spec: serde_json::json!({ "kind": "oltp", "name": self.name, "keys": self.keys }),
+            spec: serde_json::json!({ "kind": "oltp", "name": self.cells.name, "keys": self.keys }),
             preloads: false,
         })
     }

@@ -3,11 +3,11 @@
 //! size `-d`), the targets it fits (RESP), and its workload.
 
 use super::RedisBenchmark;
-use crate::kinds::{default_connections, installed, keys_of, read_keys, Kind};
-use crate::Workload;
-use bakeoff_plan::{
-    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany,
+use crate::kinds::{
+    default_connections, installed, keys_from_fields, keys_of, named_with_keys, Kind,
 };
+use crate::Workload;
+use bakeoff_plan::{key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany};
 use bakeoff_sandbox::{Protocol, Target};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -16,17 +16,7 @@ use std::time::Duration;
 pub struct RedisBenchmarkKind;
 
 impl KindSpec for RedisBenchmarkKind {
-    fn name(&self) -> &'static str {
-        "redis-benchmark"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<RedisBenchmarkKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<RedisBenchmarkKeys>(table)?))
-    }
+    named_with_keys!("redis-benchmark", RedisBenchmarkKeys);
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
         match target.protocol() {
@@ -50,9 +40,7 @@ impl KindKeys for RedisBenchmarkKeys {
         check(l, i, self)
     }
 
-    fn connections_swept(&self) -> Vec<usize> {
-        self.connections.to_vec()
-    }
+    keys_from_fields!(connections);
 
     fn windows(&self) -> (Duration, Duration) {
         bakeoff_plan::KV_WINDOWS

@@ -2,12 +2,11 @@
 //! the sandbox's TCP address.
 
 use super::Config;
-use crate::workload::{Outcome, RunContext, Workload};
+use crate::workload::{Cells, Outcome, RunContext, Workload};
 
 /// A redis-benchmark workload of the experiment.
 pub struct RedisBenchmark {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     cfg: Config,
 }
 
@@ -15,8 +14,7 @@ impl RedisBenchmark {
     /// The `[[workload]]` `w` with its keys `k`.
     pub fn from_plan(w: &bakeoff_plan::Workload, k: &super::RedisBenchmarkKeys) -> Self {
         RedisBenchmark {
-            name: w.display_name(),
-            connections: w.connections_swept(),
+            cells: Cells::of(w),
             cfg: Config {
                 connections: 1,
                 pipeline: k.pipeline,
@@ -29,12 +27,8 @@ impl RedisBenchmark {
 }
 
 impl Workload for RedisBenchmark {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn sql(&self) -> bool {

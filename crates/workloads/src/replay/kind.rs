@@ -2,12 +2,12 @@
 //! iterations), the targets they fit, and how a `[[workload]]` becomes a workload.
 
 use super::{Replay, Sender};
-use crate::kinds::{installed, keys_of, read_keys, sql_server, Kind};
+use crate::kinds::{installed, keys_from_fields, keys_of, read_keys, speaks_sql, sql_server, Kind};
 use crate::Workload;
 use bakeoff_plan::{
     fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
 };
-use bakeoff_sandbox::{Protocol, Target};
+use bakeoff_sandbox::Target;
 use bakeoff_sqlclient::Wire;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -50,8 +50,7 @@ impl KindSpec for ReplayKind {
     /// protocol.
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
         match self.0 {
-            Sender::Native if target.protocol() == Protocol::Sql => Ok(()),
-            Sender::Native => Err("it speaks SQL".into()),
+            Sender::Native => speaks_sql(target),
             Sender::Mysqlslap => {
                 sql_server(target)?;
                 match target.dialect().map(|d| d.wire()) {
@@ -99,13 +98,7 @@ impl KindKeys for ReplayKeys {
         "concurrency"
     }
 
-    fn client_threads(&self) -> Option<usize> {
-        self.client_threads
-    }
-
-    fn transport(&self) -> Option<Transport> {
-        self.transport
-    }
+    keys_from_fields!(client_threads, transport);
 
     bakeoff_plan::kind_keys_boilerplate!();
 }

@@ -139,8 +139,9 @@ pub fn query_text(statements: &[Statement]) -> Result<String, String> {
     Ok(out)
 }
 
-/// Runs mariadb-slap on `file` (see [`command`]) and returns what it measured, within
-/// [`DEFAULT_TIMEOUT`].
+/// Runs mariadb-slap on `file` (see [`command`]) and returns what it measured.
+/// mariadb-slap is killed (with its process group) when it runs longer than
+/// [`DEFAULT_TIMEOUT`], or when `cancel` is set.
 pub fn run(
     db: &Db,
     file: &Path,
@@ -148,28 +149,6 @@ pub fn run(
     iterations: u32,
     live: &Arc<Live>,
     cancel: &AtomicBool,
-) -> Result<RunRecord, LoadError> {
-    run_with_timeout(
-        db,
-        file,
-        connections,
-        iterations,
-        live,
-        cancel,
-        DEFAULT_TIMEOUT,
-    )
-}
-
-/// [`run`] with a time limit: mariadb-slap is killed (with its process group) when it
-/// runs longer than `timeout`, or when `cancel` is set.
-pub fn run_with_timeout(
-    db: &Db,
-    file: &Path,
-    connections: usize,
-    iterations: u32,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
-    timeout: Duration,
 ) -> Result<RunRecord, LoadError> {
     if db.dialect.wire() != Wire::Mysql {
         return Err(LoadError::Settings(
@@ -182,7 +161,7 @@ pub fn run_with_timeout(
     let ran = tool::run(
         cmd,
         cancel,
-        timeout,
+        DEFAULT_TIMEOUT,
         "mariadb-slap",
         "apt-get install mariadb-client",
     );

@@ -32,15 +32,14 @@
 
 use super::{class_id, fingerprint, Statement};
 use bakeoff_engine::{
-    percentiles, KindStats, Live, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord,
+    percentiles, KindStats, LoadError, Measure, Phase, PhaseHooks, Phases, RunRecord,
 };
-use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window};
+use bakeoff_sqlclient::driver::{self, Drive, ThreadRec, Window};
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::Db;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::pin::pin;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -227,19 +226,10 @@ struct Run {
 
 /// Replays `cfg.statements` against `db` (see the module's doc). The load engine's
 /// record (ops = statements executed, `kinds` and `by_command` per class id, errors by
-/// kind) and the per-class one (`ReplayRecord`, the most total time first). `phases` and
-/// `seed` are taken as the other SQL workloads take them, and not used: a replay has no
-/// warmup and its window is its work (see the module's doc), and it is deterministic.
-pub fn run(
-    db: &Db,
-    cfg: &ReplayConfig,
-    phases: &Phases,
-    seed: u64,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
-) -> Result<(RunRecord, ReplayRecord), LoadError> {
-    let _ = (phases, seed);
+/// kind) and the per-class one (`ReplayRecord`, the most total time first). `d`'s phases
+/// are not used: a replay has no warmup and its window is its work (see the module's
+/// doc); it takes no seed, being deterministic.
+pub fn run(db: &Db, cfg: &ReplayConfig, d: &Drive) -> Result<(RunRecord, ReplayRecord), LoadError> {
     let run = Arc::new(Run {
         plan: Plan::new(cfg)?,
         gate: Gate {
@@ -259,67 +249,46 @@ pub fn run(
         measure: Measure::Ops(run.plan.total),
     };
     let gated = GateHooks {
-        inner: hooks,
+        inner: d.hooks,
         gate: &run.gate,
     };
-    let w = driver::drive(
+    let gated_drive = Drive {
+        phases: &window,
+        hooks: &gated,
+        ..*d
+    };
+    let w = driver::drive_lanes(
         cfg.connections,
         threads,
-        &window,
-        &gated,
-        live,
-        cancel,
-        |t, sh| client_thread(t, threads, db, &run, sh, live),
+        &gated_drive,
+        db,
+        &run,
+        |_| thread_rec(run.plan.classes.len()),
+        |i, lane| async move { connection(i, &lane).await },
     )?;
     let (r, replay) = summarize(w, threads, &run);
-    live.set_progress(r.ops, run.gate.last_ns.load(Ordering::SeqCst));
+    d.live
+        .set_progress(r.ops, run.gate.last_ns.load(Ordering::SeqCst));
     Ok((r, replay))
 }
 
 type Lane = driver::Lane<Run>;
 
-fn client_thread(
-    t: usize,
-    threads: usize,
-    db: &Db,
-    run: &Arc<Run>,
-    sh: &Arc<Shared>,
-    live: &Arc<Live>,
-) -> Option<ThreadRec> {
-    let connections = run.plan.lanes.len();
-    let owned = (t..connections).step_by(threads).count();
-    let n = run.plan.classes.len();
+/// A client thread's measurements before its run, over `n` classes.
+fn thread_rec(n: usize) -> ThreadRec {
     let mut rec = ThreadRec::new(0, 0, n * PER_CLASS);
     // Grown as needed: small for the classes this thread never sees.
     rec.kinds = (0..n)
         .map(|_| Histogram::new(CLASS_DIGITS).expect("valid significant digits"))
         .collect();
-    driver::client_thread(t == 0, sh, live, rec, |st| {
-        let lane = Rc::new(Lane::new(db, run, sh, st, live, t, owned));
-        (t..connections)
-            .step_by(threads)
-            .map(|i| {
-                let lane = lane.clone();
-                async move { connection(i, &lane).await }
-            })
-            .collect()
-    })
+    rec
 }
 
 /// Connection `i`: opens, waits for the measured window, replays its share.
 async fn connection(i: usize, lane: &Lane) {
     let (sh, plan) = (&*lane.sh, &lane.work.plan);
     let connections = plan.lanes.len();
-    let opened = driver::open(
-        &lane.db,
-        0,
-        false,
-        &lane.gate,
-        sh,
-        i,
-        connections,
-        lane.blocking,
-    );
+    let opened = lane.open(i, connections, 0, false);
     let Some(mut client) = opened.await else {
         return;
     };
@@ -338,7 +307,7 @@ async fn connection(i: usize, lane: &Lane) {
                 break 'passes;
             }
             if lane.blocking {
-                driver::tick(lane.reporter, sh, &lane.st, &lane.live);
+                lane.tick();
             }
         }
     }
@@ -375,7 +344,7 @@ async fn wait_for_start(lane: &Lane) -> bool {
     }
     // Starts this thread's recorder before its first statement (else the ticker's first
     // look at the window would reset what was recorded).
-    driver::tick(lane.reporter, sh, &lane.st, &lane.live);
+    lane.tick();
     true
 }
 

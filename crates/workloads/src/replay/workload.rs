@@ -9,7 +9,9 @@ use super::mysqlslap;
 use super::records::{ClassRecord, ExplainRecord, ReplayRun};
 use super::{LogFormat, ParseError, ReplayConfig, ReplayRecord, Statement};
 use crate::verify;
-use crate::workload::{sql_figures, Outcome, QuerySet, RunContext, Script, Tables, Workload};
+use crate::workload::{
+    sql_figures, Cells, Outcome, QuerySet, RunContext, Script, Tables, Workload,
+};
 use bakeoff_plan::{key, Loaded};
 use bakeoff_sqlclient::Db;
 use std::path::PathBuf;
@@ -26,8 +28,7 @@ pub enum Sender {
 
 /// A replay or mysqlslap workload of the experiment.
 pub struct Replay {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     /// The log as given (mysqlslap reads it itself).
     file: PathBuf,
     statements: Vec<Statement>,
@@ -84,8 +85,7 @@ impl Replay {
             None => (Vec::new(), None),
         };
         Ok(Replay {
-            name: w.display_name(),
-            connections: w.connections_swept(),
+            cells: Cells::of(w),
             file: path,
             statements,
             setup,
@@ -111,10 +111,7 @@ impl Replay {
                 ctx.load_cpus,
             ),
         };
-        let (rec, figures) = super::run(
-            db, &cfg, ctx.phases, ctx.seed, ctx.hooks, ctx.live, ctx.cancel,
-        )
-        .map_err(|e| e.to_string())?;
+        let (rec, figures) = super::run(db, &cfg, &ctx.drive()).map_err(|e| e.to_string())?;
         let explains = if ctx.round == 0 && self.explain > 0 {
             super::explain(db, &figures.classes, self.explain)
         } else {
@@ -153,12 +150,8 @@ impl Replay {
 }
 
 impl Workload for Replay {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn tables(&self, _engine: Option<&str>) -> Option<Box<dyn Tables>> {

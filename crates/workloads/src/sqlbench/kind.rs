@@ -4,9 +4,9 @@
 //! timed operations, and the report's SQL suite section shows them).
 
 use super::{refused_args, SqlBench, TESTS};
-use crate::kinds::{installed, keys_of, read_keys, Kind};
+use crate::kinds::{installed, keys_of, named_with_keys, Kind};
 use crate::Workload;
-use bakeoff_plan::{fields_of, key, Check, Experiment, KindKeys, KindSpec, Loaded};
+use bakeoff_plan::{key, Check, Experiment, KindKeys, KindSpec, Loaded};
 use bakeoff_sandbox::Target;
 use bakeoff_sqlclient::Dialect;
 use serde::{Deserialize, Serialize};
@@ -16,17 +16,7 @@ use std::path::PathBuf;
 pub struct SqlBenchKind;
 
 impl KindSpec for SqlBenchKind {
-    fn name(&self) -> &'static str {
-        "sql-bench"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<SqlBenchKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<SqlBenchKeys>(table)?))
-    }
+    named_with_keys!("sql-bench", SqlBenchKeys);
 
     /// MariaDB (`--server=mysql`) and PostgreSQL (`--server=Pg`) servers.
     fn fits(&self, target: &dyn Target) -> Result<(), String> {

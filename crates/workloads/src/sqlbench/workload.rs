@@ -6,7 +6,9 @@
 use super::{configure, failure, parse, redact, tests_in, Parsed, SqlBenchKeys, Tests};
 use crate::shared::suite::{OperationRecord, SuiteRun};
 use crate::tool::{self, Finished};
-use crate::workload::{invalidate, sql_figures, Outcome, RunContext, Script, Tables, Workload};
+use crate::workload::{
+    invalidate, sql_figures, Cells, Outcome, RunContext, Script, Tables, Workload,
+};
 use bakeoff_build::{Cache, SourceSpec};
 use bakeoff_engine::RunRecord;
 use bakeoff_plan::{key, Loaded, TargetKind};
@@ -46,8 +48,7 @@ enum Origin {
 
 /// A sql-bench workload of the experiment.
 pub struct SqlBench {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     /// None: run-all-tests.
     tests: Option<Vec<String>>,
     args: Vec<String>,
@@ -139,8 +140,7 @@ impl SqlBench {
         let scratch =
             std::env::temp_dir().join(format!("bakeoff-sql-bench-{}-{n}", std::process::id()));
         Ok(SqlBench {
-            name: w.display_name(),
-            connections: w.connections_swept(),
+            cells: Cells::of(w),
             tests: match &k.tests {
                 Some(Tests::List(v)) => Some(v.clone()),
                 _ => None,
@@ -227,19 +227,12 @@ struct TestRun {
 }
 
 impl Workload for SqlBench {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn tables(&self, _engine: Option<&str>) -> Option<Box<dyn Tables>> {
-        Some(Box::new(Script {
-            file: None,
-            statements: Vec::new(),
-        }))
+        Some(Box::new(Script::EMPTY))
     }
 
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {

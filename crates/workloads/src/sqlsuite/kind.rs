@@ -2,34 +2,21 @@
 //! (any SQL target), and its figures (seconds per group and operation: `figures.rs`).
 
 use super::{figures, Group, Suite};
-use crate::kinds::{keys_of, read_keys, Kind};
+use crate::kinds::{keys_of, named_with_keys, speaks_sql, Kind};
 use crate::Workload;
-use bakeoff_plan::{fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded};
+use bakeoff_plan::{key, range, Check, Experiment, KindKeys, KindSpec, Loaded};
 use bakeoff_report::model::Results;
-use bakeoff_sandbox::{target_for, Protocol, Target};
+use bakeoff_sandbox::{target_for, Target};
 use serde::{Deserialize, Serialize};
 
 /// The kind in the registry.
 pub struct SuiteKind;
 
 impl KindSpec for SuiteKind {
-    fn name(&self) -> &'static str {
-        "sqlsuite"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<SuiteKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<SuiteKeys>(table)?))
-    }
+    named_with_keys!("sqlsuite", SuiteKeys);
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
-        match target.protocol() {
-            Protocol::Sql => Ok(()),
-            _ => Err("it speaks SQL".into()),
-        }
+        speaks_sql(target)
     }
 }
 

@@ -3,6 +3,7 @@
 //! time) with its CI and verdict; per operation the same, the largest change first.
 
 use super::records::{SuiteCell, SuiteRow};
+use crate::shared::section::variants;
 use bakeoff_report::document::{Block, Section};
 use bakeoff_report::model::{self, Results};
 use bakeoff_report::table::{Column, Table};
@@ -45,14 +46,6 @@ fn by_workload<'a>(all: &'a [Cell<'a>]) -> Vec<(&'a str, Vec<&'a Cell<'a>>)> {
     order
         .into_iter()
         .map(|w| (w, at.remove(w).unwrap_or_default()))
-        .collect()
-}
-
-fn variants(r: &Results) -> Vec<&str> {
-    r.variants
-        .iter()
-        .filter(|v| v.status == "ok")
-        .map(|v| v.name.as_str())
         .collect()
 }
 

@@ -7,7 +7,7 @@ use super::records::{OperationRecord, SuiteRun};
 use super::{Group, OpResult, SuiteConfig};
 use crate::verify;
 use crate::workload::{
-    sql_figures, with_engine, Outcome, QuerySet, RunContext, Script, Tables, Workload,
+    sql_figures, with_engine, Cells, Outcome, QuerySet, RunContext, Script, Tables, Workload,
 };
 use bakeoff_engine::RunRecord;
 use bakeoff_sqlclient::Db;
@@ -19,8 +19,7 @@ pub const VERIFY_SCALE: f64 = 0.05;
 
 /// A sqlsuite workload of the experiment.
 pub struct Suite {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     cfg: SuiteConfig,
 }
 
@@ -28,8 +27,7 @@ impl Suite {
     /// The `[[workload]]` `w` with its keys `k`.
     pub fn from_plan(w: &bakeoff_plan::Workload, k: &super::SuiteKeys) -> Suite {
         Suite {
-            name: w.display_name(),
-            connections: w.connections_swept(),
+            cells: Cells::of(w),
             cfg: SuiteConfig {
                 scale: k.scale.unwrap_or(1.0),
                 groups: match &k.groups {
@@ -47,19 +45,12 @@ fn for_engine(cfg: &SuiteConfig, engine: Option<&str>) -> SuiteConfig {
 }
 
 impl Workload for Suite {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn tables(&self, _engine: Option<&str>) -> Option<Box<dyn Tables>> {
-        Some(Box::new(Script {
-            file: None,
-            statements: Vec::new(),
-        }))
+        Some(Box::new(Script::EMPTY))
     }
 
     fn queries(&self) -> Option<Box<dyn QuerySet>> {

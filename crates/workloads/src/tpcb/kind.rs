@@ -3,36 +3,21 @@
 //! targets it fits (every SQL target), its workload, its figures and its section.
 
 use super::{figures, section, Builtin, Tpcb};
-use crate::kinds::{keys_of, read_keys, Kind};
+use crate::kinds::{keys_from_fields, keys_of, named_with_keys, speaks_sql, Kind};
 use crate::Workload;
-use bakeoff_plan::{
-    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany,
-};
+use bakeoff_plan::{key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany};
 use bakeoff_report::model::Results;
-use bakeoff_sandbox::{target_for, Protocol, Target};
+use bakeoff_sandbox::{target_for, Target};
 use serde::{Deserialize, Serialize};
 
 /// The kind in the registry.
 pub struct TpcbKind;
 
 impl KindSpec for TpcbKind {
-    fn name(&self) -> &'static str {
-        "tpcb"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<TpcbKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<TpcbKeys>(table)?))
-    }
+    named_with_keys!("tpcb", TpcbKeys);
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
-        match target.protocol() {
-            Protocol::Sql => Ok(()),
-            _ => Err("it speaks SQL".into()),
-        }
+        speaks_sql(target)
     }
 }
 
@@ -115,13 +100,7 @@ impl KindKeys for TpcbKeys {
         Ok(())
     }
 
-    fn connections_swept(&self) -> Vec<usize> {
-        self.connections.to_vec()
-    }
-
-    fn client_threads(&self) -> Option<usize> {
-        self.client_threads
-    }
+    keys_from_fields!(connections, client_threads);
 
     bakeoff_plan::kind_keys_boilerplate!();
 }

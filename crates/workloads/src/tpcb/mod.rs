@@ -27,13 +27,12 @@ pub use records::{TpcbCell, TpcbRun};
 pub use workload::Tpcb;
 
 use crate::workload::Tables;
-use bakeoff_engine::rng::{mix, Rng};
-use bakeoff_engine::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
-use bakeoff_sqlclient::driver::{self, ThreadRec};
+use bakeoff_engine::rng::Rng;
+use bakeoff_engine::{LoadError, RunRecord};
+use bakeoff_sqlclient::driver::{self, Drive};
 use bakeoff_sqlclient::{Client, Db, DbError, Param};
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -201,17 +200,13 @@ struct Plan {
 }
 
 /// Runs the script against `db` over `connections` connections from `threads` threads.
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     db: &Db,
     cfg: &Config,
     connections: usize,
     threads: usize,
-    phases: &Phases,
     seed: u64,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
+    d: &Drive,
 ) -> Result<RunRecord, LoadError> {
     let mut statements: Vec<(String, String)> = STATEMENTS
         .iter()
@@ -225,46 +220,8 @@ pub fn run(
         connections,
         statements,
     });
-    let w = driver::drive(
-        connections,
-        threads,
-        phases,
-        hooks,
-        live,
-        cancel,
-        |t, sh| {
-            let owned = (t..connections).step_by(threads).count();
-            let rec = ThreadRec::new(COMMANDS.len(), COMMANDS.len(), 0);
-            driver::client_thread(t == 0, sh, live, rec, |st| {
-                let lane = Rc::new(driver::Lane::new(db, &plan, sh, st, live, t, owned));
-                (t..connections)
-                    .step_by(threads)
-                    .map(|conn| {
-                        let lane = lane.clone();
-                        let seed = mix(seed ^ mix(conn as u64 + 1));
-                        async move { connection(conn, &lane, seed).await }
-                    })
-                    .collect()
-            })
-        },
-    )?;
-    let (mut r, kinds, _) = driver::merge(w.outs, (w.start, w.end), threads, COMMANDS.len(), 0);
-    r.reconnects = w.reconnects;
-    for (name, h) in COMMANDS.iter().zip(&kinds) {
-        if !h.is_empty() {
-            r.by_command.insert(name.to_string(), h.len());
-            r.kinds.insert(
-                name.to_string(),
-                KindStats {
-                    count: h.len(),
-                    latency_us: percentiles(h),
-                    hist: bakeoff_engine::serialize_histogram(h),
-                },
-            );
-        }
-    }
-    live.set_progress(r.ops, w.end);
-    Ok(r)
+    let spread = (connections, threads);
+    driver::drive_commands(spread, d, db, &plan, seed, &COMMANDS, connection)
 }
 
 type Lane = driver::Lane<Plan>;
@@ -294,26 +251,18 @@ pub fn draw(rng: &mut Rng, scale: u64) -> Draw {
 }
 
 /// One connection: transactions back to back until the run ends.
-async fn connection(conn: usize, lane: &Lane, seed: u64) {
+async fn connection(conn: usize, lane: Rc<Lane>, seed: u64) {
     let (plan, sh, st) = (&*lane.work, &*lane.sh, &*lane.st);
-    let Some(mut client) = driver::open(
-        &lane.db,
-        plan.statements.len(),
-        true,
-        &lane.gate,
-        sh,
-        conn,
-        plan.connections,
-        lane.blocking,
-    )
-    .await
+    let Some(mut client) = lane
+        .open(conn, plan.connections, plan.statements.len(), true)
+        .await
     else {
         return;
     };
     let mut rng = Rng::new(seed);
     while !sh.stopped() {
         if lane.blocking {
-            driver::tick(lane.reporter, sh, st, &lane.live);
+            lane.tick();
         }
         let measuring = st.borrow().measuring;
         let d = draw(&mut rng, plan.cfg.scale);
@@ -321,13 +270,7 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
         match transaction(&mut client, plan, d).await {
             Ok(queries) => {
                 if measuring && st.borrow().measuring {
-                    let ns = started.elapsed().as_nanos() as u64;
-                    let mut s = st.borrow_mut();
-                    s.rec.record(0, ns, ns);
-                    s.queries += queries;
-                    s.kinds[0].saturating_record(ns.max(1));
-                    drop(s);
-                    sh.measured.fetch_add(1, Ordering::Relaxed);
+                    lane.record(0, started.elapsed().as_nanos() as u64, queries);
                 }
             }
             Err(e) => {

@@ -5,14 +5,13 @@
 use super::records::{TpcbCell, TpcbRun};
 use super::{check_balances, run, Accounts, Config, TpcbKeys};
 use crate::workload::{
-    invalidate, sql_figures, with_engine, Outcome, RunContext, Tables, Workload,
+    invalidate, sql_figures, with_engine, Cells, Outcome, RunContext, Tables, Workload,
 };
 use bakeoff_report::model::Cell;
 
 /// A tpcb workload of the experiment.
 pub struct Tpcb {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     client_threads: usize,
     cfg: Config,
 }
@@ -21,8 +20,10 @@ impl Tpcb {
     /// The workload named `name` from its keys (checked already).
     pub fn new(name: String, k: &TpcbKeys) -> Tpcb {
         Tpcb {
-            name,
-            connections: k.connections.to_vec(),
+            cells: Cells {
+                name,
+                connections: k.connections.to_vec(),
+            },
             client_threads: k.client_threads.unwrap_or(bakeoff_engine::AUTO_THREADS),
             cfg: Config {
                 scale: k.scale.unwrap_or(1),
@@ -38,12 +39,8 @@ impl Tpcb {
 }
 
 impl Workload for Tpcb {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn tables(&self, engine: Option<&str>) -> Option<Box<dyn Tables>> {
@@ -64,11 +61,8 @@ impl Workload for Tpcb {
             &self.cfg,
             ctx.connections,
             threads,
-            ctx.phases,
             ctx.seed,
-            ctx.hooks,
-            ctx.live,
-            ctx.cancel,
+            &ctx.drive(),
         )
         .map_err(|e| e.to_string())?;
         let checked = bakeoff_sqlclient::driver::runtime()
@@ -104,7 +98,7 @@ impl Workload for Tpcb {
 
     fn plan_cell(&self, cell: &mut Cell) {
         TpcbCell {
-            workload: self.name.clone(),
+            workload: self.cells.name.clone(),
             scale: self.cfg.scale,
             builtin: self.cfg.builtin.name().into(),
             ..TpcbCell::default()

@@ -3,10 +3,13 @@
 //! (NOTPM, the response-time check, the largest passing W: `figures.rs`).
 
 use super::{figures, Kind, Tpcc};
-use crate::kinds::{default_connections, keys_of, read_keys, sql_server, Kind as RegistryKind};
+use crate::kinds::{
+    default_connections, keys_from_fields, keys_of, named_with_keys, sql_server,
+    Kind as RegistryKind,
+};
 use crate::Workload;
 use bakeoff_plan::{
-    fields_of, key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
+    key, range, Check, Experiment, KindKeys, KindSpec, Loaded, OneOrMany, Transport,
     MAX_CONNECTIONS,
 };
 use bakeoff_report::model::Results;
@@ -21,17 +24,7 @@ pub const TERMINALS_PER_WAREHOUSE: usize = 10;
 pub struct TpccKind;
 
 impl KindSpec for TpccKind {
-    fn name(&self) -> &'static str {
-        "tpcc"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<TpccKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<TpccKeys>(table)?))
-    }
+    named_with_keys!("tpcc", TpccKeys);
 
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
         sql_server(target)
@@ -78,13 +71,7 @@ impl KindKeys for TpccKeys {
         }
     }
 
-    fn client_threads(&self) -> Option<usize> {
-        self.client_threads
-    }
-
-    fn transport(&self) -> Option<Transport> {
-        self.transport
-    }
+    keys_from_fields!(client_threads, transport);
 
     /// A warehouse sweep's cells: `<name>-w<W>`.
     fn cell_names(&self, name: &str) -> Vec<String> {

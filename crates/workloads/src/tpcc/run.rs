@@ -17,13 +17,10 @@ use super::random::Constants;
 use super::txn::{self, Home, Input, Outcome, Report, Session};
 use super::{Kind, KindResult, Mix, Think, TpccConfig, TpccRecord};
 use bakeoff_engine::rng::{mix, Rng};
-use bakeoff_engine::{
-    percentiles, KindStats, Live, LoadError, Phase, PhaseHooks, Phases, RunRecord,
-};
-use bakeoff_sqlclient::driver::{self, Shared, ThreadRec, Window};
+use bakeoff_engine::{percentiles, KindStats, LoadError, Phase, RunRecord};
+use bakeoff_sqlclient::driver::{self, Drive, ThreadRec, Window};
 use bakeoff_sqlclient::Db;
-use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,11 +48,8 @@ struct Plan {
 pub fn run(
     db: &Db,
     cfg: &TpccConfig,
-    phases: &Phases,
     seed: u64,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
+    d: &Drive,
 ) -> Result<(RunRecord, TpccRecord), LoadError> {
     check_settings(cfg)?;
     let threads = driver::client_threads_for(
@@ -67,18 +61,21 @@ pub fn run(
         cfg: cfg.clone(),
         constants: Constants::for_run(seed),
     });
-    let w = driver::drive(
+    let w = driver::drive_lanes(
         cfg.connections,
         threads,
-        phases,
-        hooks,
-        live,
-        cancel,
-        |t, sh| client_thread(t, threads, db, &plan, sh, seed, live),
+        d,
+        db,
+        &plan,
+        |_| ThreadRec::new(KINDS, KINDS, COUNTERS),
+        |i, lane| {
+            let seed = mix(seed ^ mix(0x7e2c ^ (i as u64 + 1)));
+            async move { terminal(i, &lane, seed).await }
+        },
     )?;
     let end = w.end;
     let (r, tpcc) = summarize(w, threads);
-    live.set_progress(r.ops, end);
+    d.live.set_progress(r.ops, end);
     Ok((r, tpcc))
 }
 
@@ -100,45 +97,10 @@ fn check_settings(cfg: &TpccConfig) -> Result<(), LoadError> {
 
 type Lane = driver::Lane<Plan>;
 
-fn client_thread(
-    t: usize,
-    threads: usize,
-    db: &Db,
-    plan: &Arc<Plan>,
-    sh: &Arc<Shared>,
-    seed: u64,
-    live: &Arc<Live>,
-) -> Option<ThreadRec> {
-    let connections = plan.cfg.connections;
-    let owned = (t..connections).step_by(threads).count();
-    let rec = ThreadRec::new(KINDS, KINDS, COUNTERS);
-    driver::client_thread(t == 0, sh, live, rec, |st| {
-        let lane = Rc::new(Lane::new(db, plan, sh, st, live, t, owned));
-        (t..connections)
-            .step_by(threads)
-            .map(|i| {
-                let lane = lane.clone();
-                let seed = mix(seed ^ mix(0x7e2c ^ (i as u64 + 1)));
-                async move { terminal(i, &lane, seed).await }
-            })
-            .collect()
-    })
-}
-
 /// Terminal `i`: opens its connection, then runs transactions until the run is over.
 async fn terminal(i: usize, lane: &Lane, seed: u64) {
-    let (sh, st, cfg) = (&*lane.sh, &*lane.st, &lane.work.cfg);
-    let opened = driver::open(
-        &lane.db,
-        0,
-        false,
-        &lane.gate,
-        sh,
-        i,
-        cfg.connections,
-        lane.blocking,
-    )
-    .await;
+    let (sh, cfg) = (&*lane.sh, &lane.work.cfg);
+    let opened = lane.open(i, cfg.connections, 0, false).await;
     let Some(client) = opened else {
         return;
     };
@@ -149,7 +111,7 @@ async fn terminal(i: usize, lane: &Lane, seed: u64) {
     let spec = cfg.think == Think::Spec;
     while !sh.stopped() {
         if lane.blocking {
-            driver::tick(lane.reporter, sh, st, &lane.live);
+            lane.tick();
         }
         let kind = deck.draw(&mut rng);
         let input = Input::draw(kind, &mut rng, &home, &lane.work.constants);

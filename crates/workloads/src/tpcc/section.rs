@@ -4,6 +4,7 @@
 //! limits, and whether the server was CPU-bound or I/O-bound while it ran.
 
 use super::records::TpccCell;
+use crate::shared::section::{columns, variants};
 use bakeoff_report::document::{Block, Chart, Charts, Inline, Media, Section, Span};
 use bakeoff_report::model::{self, Results};
 use bakeoff_report::summary::ops;
@@ -54,15 +55,6 @@ pub fn by_workload<'a>(cells: &'a [Cell<'a>]) -> Vec<(&'a str, Vec<&'a Cell<'a>>
             cs.sort_by_key(|c| (c.tpcc.as_ref().map_or(0, |t| t.warehouses), c.connections));
             (w, cs)
         })
-        .collect()
-}
-
-/// The variants that ran, in results order.
-fn variants(r: &Results) -> Vec<&str> {
-    r.variants
-        .iter()
-        .filter(|v| v.status == "ok")
-        .map(|v| v.name.as_str())
         .collect()
 }
 
@@ -263,32 +255,26 @@ pub fn max_w_lines(r: &Results, cells: &[&Cell]) -> Vec<String> {
 /// Per cell and transaction kind: counts, response times (ms), the limit and the check.
 pub fn response_table(w: &str, cells: &[&Cell]) -> Table {
     let text = ["variant", "kind", "p90 check"];
-    let header: Vec<Column> = [
-        "variant",
-        "W",
-        "conns",
-        "kind",
-        "count",
-        "mean",
-        "p50",
-        "p90",
-        "p99",
-        "max",
-        "limit",
-        "p90 check",
-        "rollbacks",
-        "retries",
-        "errors",
-    ]
-    .iter()
-    .map(|h| {
-        if text.contains(h) {
-            Column::text(*h)
-        } else {
-            Column::figure(*h)
-        }
-    })
-    .collect();
+    let header = columns(
+        &[
+            "variant",
+            "W",
+            "conns",
+            "kind",
+            "count",
+            "mean",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+            "limit",
+            "p90 check",
+            "rollbacks",
+            "retries",
+            "errors",
+        ],
+        &text,
+    );
     let ms = |v: f64| {
         if v >= 100.0 {
             format!("{v:.0}")
@@ -328,28 +314,22 @@ pub fn response_table(w: &str, cells: &[&Cell]) -> Table {
 /// windows (the sampler's means), and the consistency checks that passed.
 pub fn bound_table(w: &str, cells: &[&Cell]) -> Option<Table> {
     let text = ["variant", "bound by"];
-    let header: Vec<Column> = [
-        "variant",
-        "W",
-        "conns",
-        "user %",
-        "system %",
-        "iowait %",
-        "idle %",
-        "disk writes MB/s",
-        "disk util max %",
-        "bound by",
-        "consistent runs",
-    ]
-    .iter()
-    .map(|h| {
-        if text.contains(h) {
-            Column::text(*h)
-        } else {
-            Column::figure(*h)
-        }
-    })
-    .collect();
+    let header = columns(
+        &[
+            "variant",
+            "W",
+            "conns",
+            "user %",
+            "system %",
+            "iowait %",
+            "idle %",
+            "disk writes MB/s",
+            "disk util max %",
+            "bound by",
+            "consistent runs",
+        ],
+        &text,
+    );
     let mut rows = Vec::new();
     for c in cells {
         let (Some(t), Some(s)) = (&c.tpcc, &c.system) else {

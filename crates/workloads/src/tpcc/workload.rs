@@ -7,14 +7,13 @@
 use super::kind::{ThinkMode, TpccKeys, TERMINALS_PER_WAREHOUSE};
 use super::records::{TpccCell, TpccRun, TransactionRecord};
 use super::{Mix, Think, TpccConfig, TpccRecord};
-use crate::workload::{invalidate, with_engine, Outcome, RunContext, Tables, Workload};
+use crate::workload::{invalidate, with_engine, Cells, Outcome, RunContext, Tables, Workload};
 use bakeoff_report::model::{Cell, Results, Run};
 use bakeoff_sqlclient::Db;
 
 /// One point of a tpcc workload's warehouse sweep.
 pub struct Tpcc {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     cfg: TpccConfig,
     /// The workload's name in the file (the sweep's cells share it).
     workload: String,
@@ -60,12 +59,14 @@ impl Tpcc {
                     load_connections: k.load_connections.unwrap_or(d.load_connections),
                 };
                 Tpcc {
-                    name: if sweep.len() > 1 {
-                        format!("{name}-w{wh}")
-                    } else {
-                        name.clone()
+                    cells: Cells {
+                        name: if sweep.len() > 1 {
+                            format!("{name}-w{wh}")
+                        } else {
+                            name.clone()
+                        },
+                        connections,
                     },
-                    connections,
                     cfg,
                     workload: name.clone(),
                     find_max_w: k.find_max_w == Some(true),
@@ -81,12 +82,8 @@ impl Tpcc {
 }
 
 impl Workload for Tpcc {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn tables(&self, engine: Option<&str>) -> Option<Box<dyn Tables>> {
@@ -103,10 +100,8 @@ impl Workload for Tpcc {
         );
         let mut db = ctx.server.db()?;
         db.via_socket = self.unix_socket;
-        let (rec, figures) = super::run(
-            &db, &cfg, ctx.phases, ctx.seed, ctx.hooks, ctx.live, ctx.cancel,
-        )
-        .map_err(|e| e.to_string())?;
+        let (rec, figures) =
+            super::run(&db, &cfg, ctx.seed, &ctx.drive()).map_err(|e| e.to_string())?;
         // The consistency conditions, on the server the run left behind.
         let checked = consistency(&ctx.server.db(), &cfg);
         let warehouses = cfg.warehouses;

@@ -2,9 +2,9 @@
 //! fits) and the run's (its workload here or on an agent).
 
 use super::{check, Protocol, Ycsb, YcsbKeys};
-use crate::kinds::{keys_of, read_keys, Kind};
+use crate::kinds::{keys_from_fields, keys_of, named_with_keys, AgentAsk, Kind};
 use crate::Workload;
-use bakeoff_plan::{fields_of, key, Check, Experiment, KindKeys, KindSpec, Loaded};
+use bakeoff_plan::{key, Check, Experiment, KindKeys, KindSpec, Loaded};
 use bakeoff_sandbox::{target_for, Target};
 use std::time::Duration;
 
@@ -12,17 +12,7 @@ use std::time::Duration;
 pub struct YcsbKind;
 
 impl KindSpec for YcsbKind {
-    fn name(&self) -> &'static str {
-        "ycsb"
-    }
-
-    fn keys(&self) -> Vec<&'static str> {
-        fields_of::<YcsbKeys>().to_vec()
-    }
-
-    fn read(&self, table: toml_edit::Value) -> Result<Box<dyn KindKeys>, toml_edit::de::Error> {
-        Ok(Box::new(read_keys::<YcsbKeys>(table)?))
-    }
+    named_with_keys!("ycsb", YcsbKeys);
 
     /// Every protocol bakeoff speaks: memcached's, RESP and SQL.
     fn fits(&self, _target: &dyn Target) -> Result<(), String> {
@@ -42,13 +32,10 @@ impl Kind for YcsbKind {
         Ok(vec![Box::new(Ycsb::new(w.display_name(), keys, protocol))])
     }
 
-    fn for_agent(
-        &self,
-        spec: &serde_json::Value,
-        _target: &dyn Target,
-        preload_only: bool,
-    ) -> Result<Box<dyn Workload>, String> {
-        Ok(Box::new(Ycsb::from_agent(spec)?.with_preload(preload_only)))
+    fn for_agent(&self, ask: &AgentAsk) -> Result<Box<dyn Workload>, String> {
+        Ok(Box::new(
+            Ycsb::from_agent(ask.spec)?.with_preload(ask.preload_only),
+        ))
     }
 }
 
@@ -58,13 +45,7 @@ impl KindKeys for YcsbKeys {
         check(self, protocol.scans()).map_err(|(k, m)| l.error_at(&key!["workload", i, k], m))
     }
 
-    fn connections_swept(&self) -> Vec<usize> {
-        self.connections.to_vec()
-    }
-
-    fn client_threads(&self) -> Option<usize> {
-        self.client_threads
-    }
+    keys_from_fields!(connections, client_threads);
 
     /// kv's short windows: the records sit in memory and are loaded before the runs.
     fn windows(&self) -> (Duration, Duration) {

@@ -12,12 +12,11 @@ use super::gen::{key_name, Chooser, Inserts};
 use super::value;
 use super::{Config, COMMANDS, INSERT, RMW, SCAN, UPDATE};
 use crate::workload::Tables;
-use bakeoff_engine::rng::{mix, Rng};
-use bakeoff_engine::{percentiles, KindStats, Live, LoadError, PhaseHooks, Phases, RunRecord};
-use bakeoff_sqlclient::driver::{self, ThreadRec};
+use bakeoff_engine::rng::Rng;
+use bakeoff_engine::{LoadError, RunRecord};
+use bakeoff_sqlclient::driver::{self, Drive};
 use bakeoff_sqlclient::{inline, Client, Db, DbError, Param, Rows, SqlDialect};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -166,63 +165,17 @@ impl Plan {
 }
 
 /// Runs the mix against `db` over `connections` connections from `threads` threads.
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     db: &Db,
     cfg: &Config,
     connections: usize,
     threads: usize,
-    phases: &Phases,
     seed: u64,
-    hooks: &dyn PhaseHooks,
-    live: &Arc<Live>,
-    cancel: &AtomicBool,
+    d: &Drive,
 ) -> Result<RunRecord, LoadError> {
     let plan = Arc::new(Plan::new(db, cfg, connections));
-    let w = driver::drive(
-        connections,
-        threads,
-        phases,
-        hooks,
-        live,
-        cancel,
-        |t, sh| {
-            let owned = (t..connections).step_by(threads).count();
-            let rec = ThreadRec::new(COMMANDS.len(), COMMANDS.len(), 0);
-            driver::client_thread(t == 0, sh, live, rec, |st| {
-                let lane = Rc::new(driver::Lane::new(db, &plan, sh, st, live, t, owned));
-                (t..connections)
-                    .step_by(threads)
-                    .map(|conn| {
-                        let lane = lane.clone();
-                        let seed = mix(seed ^ mix(conn as u64 + 1));
-                        async move { connection(conn, &lane, seed).await }
-                    })
-                    .collect()
-            })
-        },
-    )?;
-    let misses = w.outs.iter().map(|o| o.rec.misses).sum();
-    let failures = w.outs.iter().map(|o| o.rec.verify_failures).sum();
-    let (mut r, kinds, _) = driver::merge(w.outs, (w.start, w.end), threads, COMMANDS.len(), 0);
-    r.misses = misses;
-    r.verify_failures = failures;
-    r.reconnects = w.reconnects;
-    for (name, h) in COMMANDS.iter().zip(&kinds) {
-        if !h.is_empty() {
-            r.by_command.insert(name.to_string(), h.len());
-            r.kinds.insert(
-                name.to_string(),
-                KindStats {
-                    count: h.len(),
-                    latency_us: percentiles(h),
-                    hist: bakeoff_engine::serialize_histogram(h),
-                },
-            );
-        }
-    }
-    live.set_progress(r.ops, w.end);
-    Ok(r)
+    let spread = (connections, threads);
+    driver::drive_commands(spread, d, db, &plan, seed, &COMMANDS, connection)
 }
 
 type Lane = driver::Lane<Plan>;
@@ -236,19 +189,11 @@ const RETRIED: [&str; 4] = [
 ];
 
 /// One connection: open it, then operations back to back until the run ends.
-async fn connection(conn: usize, lane: &Lane, seed: u64) {
+async fn connection(conn: usize, lane: Rc<Lane>, seed: u64) {
     let (plan, sh, st) = (&*lane.work, &*lane.sh, &*lane.st);
-    let Some(mut client) = driver::open(
-        &lane.db,
-        plan.writes.len(),
-        true,
-        &lane.gate,
-        sh,
-        conn,
-        plan.connections,
-        lane.blocking,
-    )
-    .await
+    let Some(mut client) = lane
+        .open(conn, plan.connections, plan.writes.len(), true)
+        .await
     else {
         return;
     };
@@ -260,7 +205,7 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
     };
     while !sh.stopped() {
         if lane.blocking {
-            driver::tick(lane.reporter, sh, st, &lane.live);
+            lane.tick();
         }
         let measuring = st.borrow().measuring;
         let op = plan.cfg.mix.pick(w.rng.below(1000));
@@ -271,13 +216,10 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
                 if measuring && st.borrow().measuring {
                     let ns = started.elapsed().as_nanos() as u64;
                     let mut s = st.borrow_mut();
-                    s.rec.record(op, ns, ns);
                     s.rec.misses += u64::from(w.tally.misses);
                     s.rec.verify_failures += u64::from(w.tally.failures);
-                    s.queries += u64::from(w.tally.queries);
-                    s.kinds[op as usize].saturating_record(ns.max(1));
                     drop(s);
-                    sh.measured.fetch_add(1, Ordering::Relaxed);
+                    lane.record(op, ns, u64::from(w.tally.queries));
                 }
             }
             Err(e) => {

@@ -5,15 +5,15 @@
 
 use super::gen::{Chooser, Inserts};
 use super::{kvs, sql, Config, Protocol, YcsbKeys};
-use crate::workload::{sql_figures, AgentSpec, Outcome, RunContext, Tables, Workload};
+use crate::workload::{sql_figures, AgentSpec, Cells, Outcome, RunContext, Tables, Workload};
 use bakeoff_engine::{Phases, RunRecord, Schedule, Settings};
 use bakeoff_report::model::Run;
+use bakeoff_sqlclient::driver::Drive;
 use std::sync::Arc;
 
 /// A ycsb workload of the experiment.
 pub struct Ycsb {
-    name: String,
-    connections: Vec<usize>,
+    cells: Cells,
     keys: YcsbKeys,
     protocol: Protocol,
     cfg: Config,
@@ -26,8 +26,10 @@ impl Ycsb {
     /// `protocol` ([`Protocol::for_target`]).
     pub fn new(name: String, keys: &YcsbKeys, protocol: Protocol) -> Ycsb {
         Ycsb {
-            name,
-            connections: keys.connections.to_vec(),
+            cells: Cells {
+                name,
+                connections: keys.connections.to_vec(),
+            },
             keys: keys.clone(),
             protocol,
             cfg: Config::from_keys(keys),
@@ -101,11 +103,11 @@ impl Ycsb {
             &self.cfg,
             ctx.connections,
             threads,
-            phases,
             ctx.seed,
-            ctx.hooks,
-            ctx.live,
-            ctx.cancel,
+            &Drive {
+                phases,
+                ..ctx.drive()
+            },
         )
         .map_err(|e| e.to_string())?;
         let extra = self.merged(&rec);
@@ -114,12 +116,8 @@ impl Ycsb {
 }
 
 impl Workload for Ycsb {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn connections(&self) -> &[usize] {
-        &self.connections
+    fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     fn sql(&self) -> bool {
@@ -158,7 +156,7 @@ impl Workload for Ycsb {
         Some(AgentSpec {
             spec: serde_json::json!({
                 "kind": "ycsb",
-                "name": self.name,
+                "name": self.cells.name,
                 "keys": self.keys,
                 "protocol": self.protocol,
             }),

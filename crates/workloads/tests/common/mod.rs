@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use bakeoff_sandbox::{init_data, DataSource, Sandbox, SandboxSpec, TargetKind};
-use bakeoff_sqlclient::{Db, Dialect};
+use bakeoff_sqlclient::{Client, Db, Dialect};
 pub use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -26,6 +26,28 @@ impl Drop for Server {
             let _ = s.stop();
         }
     }
+}
+
+/// Runs `f` to its end on a current-thread runtime of its own.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Runs one statement on a fresh connection and returns its rows.
+pub fn rows(db: &Db, q: &str) -> Vec<Vec<Option<String>>> {
+    block_on(async {
+        let mut c = Client::connect(db, 0, false).await.unwrap();
+        let rows = c
+            .rows(q)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {}", e.message));
+        c.close().await;
+        rows.rows
+    })
 }
 
 /// Starts a fresh server of `kind` with `options` (my.cnf or postgresql.conf keys).
