@@ -25,12 +25,7 @@ fn a_hog_beside_an_aa_experiment_gives_machine_busy_naming_it() {
         s.run_cmd(&f).args(["--no-history"]).output().unwrap()
     };
     no_server_left("memcached", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = common::assert_ok(&out);
     let r = s.results();
     let ks = r["comparisons"].as_array().unwrap();
     assert!(!ks.is_empty());

@@ -109,12 +109,7 @@ fn a_load_starved_of_its_cpu_gives_machine_busy_never_an_answer() {
             .unwrap()
     };
     no_server_left("memcached", &s);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "machine-busy is not slower: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = common::assert_ok(&out);
     let r = s.results();
     assert_eq!(r["host"]["cpus"]["server"], "0", "{}", r["host"]);
     assert_eq!(r["host"]["cpus"]["load"], "1");
@@ -218,11 +213,7 @@ fn run_in_default_dirs(
 fn postgres_run_succeeds(c: &mut std::process::Command, s: &Scratch) {
     let out = c.output().unwrap();
     no_server_left("postgres", s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{no_server_left, sql_scratch as scratch};
+use common::{assert_ok, no_server_left, sql_scratch as scratch};
 use serde_json::Value;
 
 /// The cells of workload `w`.
@@ -109,12 +109,7 @@ fn postgres_small_tests() {
             "name = \"sql-bench-pg\"\n[target]\nkind = \"postgres\"\noptions = {{ synchronous_commit = \"off\" }}\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"alter-table\"]\nargs = [\"--small-test\"]\n\n[[workload]]\nname = \"sb-all\"\nkind = \"sql-bench\"\ntests = \"all\"\nargs = [\"--small-test\", \"--skip-test=ATIS,big-tables,insert,select,table-elimination,transactions,wisconsin\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
         ),
     );
-    let out = s.run_cmd(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&s.run_cmd(&file).output().unwrap());
     let r = s.results();
     check_timed(&r, "sb", &["insert", "alter-table"]);
     // run-all-tests: each test's output file read, the skipped ones left out.
