@@ -35,6 +35,11 @@ fn variant_a(extra: &str) -> String {
     format!("[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n{extra}")
 }
 
+/// [`memcached`] with `variants`, one round.
+fn one_round(variants: &str) -> String {
+    memcached(variants, "repetitions = 1")
+}
+
 fn bakeoff() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
 }
@@ -59,10 +64,7 @@ fn regression_no_valid_run_is_exit_4_with_the_table() {
     script(&s, "dies.sh", "#!/bin/sh\nexit 1\n");
     let f = s.write(
         "e.toml",
-        &memcached(
-            "[[variant]]\nname = \"dies\"\nbinary = \"dies.sh\"\n",
-            "repetitions = 1",
-        ),
+        &one_round("[[variant]]\nname = \"dies\"\nbinary = \"dies.sh\"\n"),
     );
     let out = s
         .run_cmd(&f)
@@ -125,10 +127,7 @@ fn regression_argument_list_over_the_system_limit_is_exit_2() {
     let long = "v".repeat(200_000);
     let f = s.write(
         "e.toml",
-        &memcached(
-            &variant_a(&format!("args = [\"-o\", \"{long}\"]\n")),
-            "repetitions = 1",
-        ),
+        &one_round(&variant_a(&format!("args = [\"-o\", \"{long}\"]\n"))),
     );
     let err = one_line_2(&check_cmd(&f).output().unwrap());
     assert!(err.contains("at most"), "{err}");
@@ -137,10 +136,7 @@ fn regression_argument_list_over_the_system_limit_is_exit_2() {
         .collect();
     let f = s.write(
         "many.toml",
-        &memcached(
-            &variant_a(&format!("args = [{}]\n", many.join(","))),
-            "repetitions = 1",
-        ),
+        &one_round(&variant_a(&format!("args = [{}]\n", many.join(",")))),
     );
     let out = s.run_cmd(&f).output().unwrap();
     let err = one_line_2(&out);
@@ -155,10 +151,7 @@ fn regression_relative_binary_runs_from_a_relative_experiment_path() {
     std::fs::copy("/usr/bin/memcached", s.path().join("dir/mc")).unwrap();
     s.write(
         "dir/exp.toml",
-        &memcached(
-            "[[variant]]\nname = \"mc\"\nbinary = \"./mc\"\n",
-            "repetitions = 1",
-        ),
+        &one_round("[[variant]]\nname = \"mc\"\nbinary = \"./mc\"\n"),
     );
     let rel = Path::new("dir/exp.toml");
     let check = bakeoff()
@@ -207,11 +200,7 @@ fn regression_usage_errors_are_one_line_with_exit_2() {
 
 /// A memcached experiment built from `source` (a TOML inline table).
 fn built_from(source: &str) -> String {
-    memcached(
-        "[[variant]]\nname = \"b\"\ncflags = \"-O2\"\n",
-        "repetitions = 1",
-    )
-    .replace(
+    one_round("[[variant]]\nname = \"b\"\ncflags = \"-O2\"\n").replace(
         "kind = \"memcached\"\n",
         &format!("kind = \"memcached\"\nsource = {source}\n"),
     )
@@ -403,10 +392,7 @@ fn regression_messages_say_what_the_input_is() {
     let s = Scratch::new();
     let f = s.write(
         "dir.toml",
-        &memcached(
-            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin\"\n",
-            "repetitions = 1",
-        ),
+        &one_round("[[variant]]\nname = \"a\"\nbinary = \"/usr/bin\"\n"),
     );
     // A directory is said to be one, not "does not exist".
     let err = one_line_2(&check_cmd(&f).output().unwrap());

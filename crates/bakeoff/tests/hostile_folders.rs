@@ -59,40 +59,20 @@ fn hostile_sandbox_dir_holding_a_users_files_is_refused_and_untouched() {
     let plain = s.write("plain.toml", &experiment(None));
     let store = s.path().join("history.sqlite");
     let out = |name: &str| s.path().join(name);
-    let runs: Vec<Vec<std::ffi::OsString>> = vec![
-        vec!["check".into(), in_file.clone().into()],
-        vec!["check".into(), "--noise".into(), in_file.clone().into()],
-        vec![
-            "check".into(),
-            "--noise".into(),
-            "--sandbox-dir".into(),
-            victim.clone().into(),
-            plain.clone().into(),
-        ],
-        vec![
-            "run".into(),
-            in_file.clone().into(),
-            "--out".into(),
-            out("o1").into(),
-        ],
-        vec![
-            "run".into(),
-            plain.clone().into(),
-            "--sandbox-dir".into(),
-            victim.clone().into(),
-            "--out".into(),
-            out("o2").into(),
-        ],
-        vec![
-            "verify".into(),
-            in_file.clone().into(),
-            "--out".into(),
-            out("o3").into(),
-        ],
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (i, p, v) = (path(&in_file), path(&plain), path(&victim));
+    let (o1, o2, o3) = (path(&out("o1")), path(&out("o2")), path(&out("o3")));
+    let runs: [&[&str]; 6] = [
+        &["check", &i],
+        &["check", "--noise", &i],
+        &["check", "--noise", "--sandbox-dir", &v, &p],
+        &["run", &i, "--out", &o1],
+        &["run", &p, "--sandbox-dir", &v, "--out", &o2],
+        &["verify", &i, "--out", &o3],
     ];
     for args in runs {
         let o = bakeoff()
-            .args(&args)
+            .args(args)
             .env("BAKEOFF_STORE", &store)
             .output()
             .unwrap();

@@ -37,6 +37,24 @@ impl Scratch {
         s
     }
 
+    /// Writes `text` as `name` and runs it with `args` beside the [`Hog`] `hog` makes
+    /// (stopped once bakeoff exits); no memcached of it left, exit status 0; its stdout.
+    pub fn run_beside(
+        &self,
+        hog: impl FnOnce() -> Hog,
+        name: &str,
+        text: &str,
+        args: &[&str],
+    ) -> String {
+        let f = self.write(name, text);
+        let out = {
+            let _hog = hog();
+            self.run_cmd(&f).args(args).output().unwrap()
+        };
+        no_server_left("memcached", self);
+        assert_ok(&out)
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -156,6 +174,15 @@ pub fn item<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serd
         .flatten()
         .find(|x| x[key] == value)
         .unwrap_or_else(|| panic!("no {key} = {value:?} in {list}"))
+}
+
+/// The string `key` of every item of a results.json list.
+pub fn strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| x[key].as_str().unwrap())
+        .collect()
 }
 
 /// Makes a named pipe at `path`.
@@ -349,6 +376,20 @@ pub fn three_builds(name: &str, plan: &str) -> String {
 
 /// memcached's arguments in most tests: one worker thread, 64 MB.
 pub const ARGS_64: &str = "\"-t\", \"1\", \"-m\", \"64\"";
+
+/// An experiment for a busy machine, named `name`: installed memcached (`-t 1`) as each
+/// of `variants`, kv `get` at 8 connections over 1,000 keys, six rounds of 500 ms, then
+/// `plan` (whole lines).
+pub fn busy_machine_experiment(name: &str, variants: &[&str], plan: &str) -> String {
+    let mut text = memcached_installed(name, "\"-t\", \"1\"");
+    for v in variants {
+        text += &installed(v, "");
+    }
+    text + "\n"
+        + &kv("get", "8", 1000, "")
+        + "\n[plan]\nrepetitions = 6\nwarmup = \"200ms\"\nduration = \"500ms\"\n"
+        + plan
+}
 
 /// Processes that keep CPUs busy until dropped (killed and reaped even when the test
 /// fails, since the guard drops while the panic unwinds). Not bakeoff's: the test starts
