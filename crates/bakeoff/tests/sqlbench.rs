@@ -81,27 +81,25 @@ fn check_timed(r: &Value, w: &str, groups: &[&str]) {
 #[test]
 fn mariadb_installed_small_tests_and_a_test_that_dies() {
     let s = scratch();
-    let file = s.write(
-        "sb.toml",
-        &experiment(
-            "sql-bench-mariadb",
-            "mariadb",
-            "innodb_buffer_pool_size = \"64M\"",
-            MARIADBD,
-            &[
-                ("flush2", "innodb_flush_log_at_trx_commit = 2"),
-                ("flush0", "innodb_flush_log_at_trx_commit = 0"),
-            ],
-            &[
-                ("sb", "[\"insert\", \"connect\"]", "[\"--small-test\"]"),
-                (
-                    "sb-dies",
-                    "[\"alter-table\", \"create\"]",
-                    "[\"--small-test\", \"--create-options=ENGINE=nosuch\"]",
-                ),
-            ],
-        ),
+    let text = experiment(
+        "sql-bench-mariadb",
+        "mariadb",
+        "innodb_buffer_pool_size = \"64M\"",
+        MARIADBD,
+        &[
+            ("flush2", "innodb_flush_log_at_trx_commit = 2"),
+            ("flush0", "innodb_flush_log_at_trx_commit = 0"),
+        ],
+        &[
+            ("sb", "[\"insert\", \"connect\"]", "[\"--small-test\"]"),
+            (
+                "sb-dies",
+                "[\"alter-table\", \"create\"]",
+                "[\"--small-test\", \"--create-options=ENGINE=nosuch\"]",
+            ),
+        ],
     );
+    let file = s.write("sb.toml", &text);
     let out = s.run_cmd(&file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The dying workload's cells have no valid run: said, and the exit status says so.
@@ -138,24 +136,22 @@ fn mariadb_installed_small_tests_and_a_test_that_dies() {
 #[test]
 fn postgres_small_tests() {
     let s = scratch();
-    let file = s.write(
-        "sb.toml",
-        &experiment(
-            "sql-bench-pg",
-            "postgres",
-            "synchronous_commit = \"off\"",
-            POSTGRES,
-            &[("default", "")],
-            &[
-                ("sb", "[\"insert\", \"alter-table\"]", "[\"--small-test\"]"),
-                (
-                    "sb-all",
-                    "\"all\"",
-                    "[\"--small-test\", \"--skip-test=ATIS,big-tables,insert,select,table-elimination,transactions,wisconsin\"]",
-                ),
-            ],
-        ),
+    let text = experiment(
+        "sql-bench-pg",
+        "postgres",
+        "synchronous_commit = \"off\"",
+        POSTGRES,
+        &[("default", "")],
+        &[
+            ("sb", "[\"insert\", \"alter-table\"]", "[\"--small-test\"]"),
+            (
+                "sb-all",
+                "\"all\"",
+                "[\"--small-test\", \"--skip-test=ATIS,big-tables,insert,select,table-elimination,transactions,wisconsin\"]",
+            ),
+        ],
     );
+    let file = s.write("sb.toml", &text);
     assert_ok(&s.run_cmd(&file).output().unwrap());
     let r = s.results();
     check_timed(&r, "sb", &["insert", "alter-table"]);
