@@ -6,14 +6,12 @@
 # alternating if REPEAT > 1, so drift on a noisy machine hits both alike.
 #
 #   bash bench/build-time.sh REV_BEFORE REV_AFTER [REPEAT=1]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 before="${1:?give the revision before}"
 after="${2:?give the revision after}"
 repeat="${3:-1}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+bench_work
 
 for rev in "$before" "$after"; do
   git -C "$here" worktree add -q --detach "$work/$rev" "$rev"

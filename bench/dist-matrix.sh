@@ -13,8 +13,9 @@
 # CACHE=DIR); a second run fetches nothing. Short runs: one repetition, 0.5 s warmup,
 # 1 s measured, small tables (oltp 1 x 1,000 rows, TPC-C W = 1, YCSB 1,000 records,
 # sqlsuite at scale 0.01).
-set -uo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+set +e # a failed cell is a row of the table, not the end of the script
 out="${1:-/tmp/dist-matrix}"
 vfilter="${2:-.}"
 kfilter="${3:-.}"

@@ -5,8 +5,8 @@
 # Prints per experiment the median ops/s and client CPU per op, then the ratios
 # agent/local per pair and their median.
 # Usage: bash bench/hosts.sh [PAIRS] [DURATION]   (default 4 pairs, 10s windows)
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pairs="${1:-4}"
 duration="${2:-10s}"
 bin="${BAKEOFF:-$here/target/release/bakeoff}"

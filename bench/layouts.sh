@@ -3,8 +3,8 @@
 # layouts = 1 and with layouts = 4, same budget, one after the other; prints each run's
 # verdicts and the Code layouts table (spread between layouts against spread between
 # runs of one binary). Usage: bash bench/layouts.sh [BUDGET]   (default 6m)
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 budget="${1:-6m}"
 bin="${BAKEOFF:-$here/target/release/bakeoff}"
 out="$(mktemp -d)"

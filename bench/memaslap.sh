@@ -12,8 +12,8 @@
 #
 # Client CPU: memaslap's whole process (getrusage of the child); bakeoff's client thread
 # during the measured window (getrusage RUSAGE_THREAD), which is what results.json reports.
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 secs="${1:-10}"
 reps="${2:-3}"
 threads="${3:-1}"
@@ -21,18 +21,10 @@ conns="${4:-16}"
 server_pin=(); [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
 load_pin=(); [ -n "${LOAD_CPUS:-}" ] && load_pin=(taskset -c "$LOAD_CPUS")
 port=$((20000 + RANDOM % 20000))
-work="$(mktemp -d)"
-server=""
-cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_work
 
 command -v memcaslap >/dev/null || { echo "memcaslap missing: apt-get install libmemcached-tools" >&2; exit 2; }
-(cd "$here" && cargo build --release -q -p bakeoff-workloads --example kvload)
-kvload="${CARGO_TARGET_DIR:-$here/target}/release/examples/kvload"
+kvload_build
 
 user=(); [ "$(id -u)" -eq 0 ] && user=(-u root)
 "${server_pin[@]}" /usr/bin/memcached -t "${MC_THREADS:-1}" -c 4096 -U 0 -l 127.0.0.1 -p "$port" -m 1024 "${user[@]}" &

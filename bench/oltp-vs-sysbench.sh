@@ -10,8 +10,8 @@
 #
 # unix: both clients reach the server through its unix socket instead of loopback TCP.
 # PG_TOML names another PostgreSQL experiment of the same two workloads (bench/scale.sh).
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 which="${1:-both}"
 transport="${2:-tcp}"
 case "$transport" in tcp|unix) ;; *) echo "transport must be tcp or unix" >&2; exit 2 ;; esac

@@ -10,14 +10,12 @@
 # Prints each design's verdicts, CIs, rounds and wall time; every figure is from the run.
 #
 #   bash bench/precision.sh [BUDGET=5m] [ITERS=80] [SEED=7]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 budget="${1:-5m}"
 iters="${2:-80}"
 seed="${3:-7}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+bench_work
 bakeoff="${BAKEOFF:-bakeoff}"
 
 # shellcheck source=bench/three-builds.sh

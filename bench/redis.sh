@@ -12,23 +12,15 @@
 # its CPU per op both runs' CPU over both runs' requests. Client CPU: redis-benchmark's and
 # the floor's whole process; bakeoff's client thread during the measured window (what
 # results.json reports).
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 secs="${1:-10}"
 reps="${2:-3}"
 port=$((20000 + RANDOM % 20000))
-work="$(mktemp -d)"
-server=""
-cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_work
 
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing: apt-get install redis-tools" >&2; exit 2; }
-(cd "$here" && cargo build --release -q -p bakeoff-workloads --example kvload)
-kvload="${CARGO_TARGET_DIR:-$here/target}/release/examples/kvload"
+kvload_build
 cc -O2 -o "$work/resp-floor" "$here/bench/resp-floor.c"
 
 /usr/bin/redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \

@@ -14,8 +14,8 @@
 #   bash bench/scale.sh [kv|oltp|both=both] [SECONDS=10] [REPS=3]
 #
 # Prints one line per kv cell and the oltp table; paste them into bench/RESULTS.md.
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 what="${1:-both}"
 secs="${2:-10}"
 reps="${3:-3}"

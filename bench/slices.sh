@@ -8,17 +8,14 @@
 # same three memcached builds as bench/precision.sh, over the same wall time.
 #
 #   bash bench/slices.sh [SECONDS=300] [ITERS=80] [SLICE=1]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 secs="${1:-300}"
 iters="${2:-80}"
 slice="${3:-1}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+bench_work
 bakeoff="${BAKEOFF:-bakeoff}"
-(cd "$here" && cargo build --release -q -p bakeoff-workloads --example kvload)
-kvload="${CARGO_TARGET_DIR:-$here/target}/release/examples/kvload"
+kvload_build
 
 # shellcheck source=bench/three-builds.sh
 . "$here/bench/three-builds.sh"

@@ -5,8 +5,8 @@
 # (c) the same replay against PostgreSQL 15 for scale. ROUNDS alternating rounds each.
 #
 #   bash bench/sqlite-host.sh [N=20000] [ROUNDS=3]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 n="${1:-20000}"; rounds="${2:-3}"
 bakeoff="${BAKEOFF:-$here/target/release/bakeoff}"
 [ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)

@@ -9,24 +9,11 @@ work_patch() {
 
 # three_builds NAME PLAN: the experiment (reads work.patch beside it), on stdout.
 three_builds() {
+  printf 'name = "%s"\n[target]\nkind = "memcached"\nsource = { debian = "memcached" }\nargs = ["-t", "1", "-m", "64"]\n' "$1"
+  for v in base same work; do
+    printf '[[variant]]\nname = "%s"\ncompiler = "gcc-12"\ncflags = "-O2"\n' "$v"
+  done
   cat <<TOML
-name = "$1"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1", "-m", "64"]
-[[variant]]
-name = "base"
-compiler = "gcc-12"
-cflags = "-O2"
-[[variant]]
-name = "same"
-compiler = "gcc-12"
-cflags = "-O2"
-[[variant]]
-name = "work"
-compiler = "gcc-12"
-cflags = "-O2"
 patches = ["work.patch"]
 [[workload]]
 kind = "kv"

@@ -7,7 +7,7 @@
 #
 # SCALE is pgbench's scale factor: 20 loads 2,000,000 pgbench_accounts rows, about as
 # many rows as TPC-C's W = 2 (about 1,000,000 rows of wider tables).
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$here"
 cargo run --release -q -p bakeoff-workloads --example tpcc_vs_pgbench -- "${1:-20}" "${2:-3}" "${3:-30}"

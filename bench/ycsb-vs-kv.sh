@@ -8,14 +8,13 @@
 # CPU per op (the load's thread during the measured window) over the valid runs.
 #
 #   bash bench/ycsb-vs-kv.sh [SECONDS=2] [REPS=8]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 secs="${1:-2}"
 reps="${2:-8}"
 bakeoff="${BAKEOFF:-$here/target/release/bakeoff}"
 [ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+bench_work
 
 for target in memcached redis; do
   binary=/usr/bin/memcached

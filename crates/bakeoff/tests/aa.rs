@@ -9,40 +9,20 @@ mod common;
 
 use common::{no_server_left, Scratch};
 
-const EXPERIMENT: &str = r#"name = "aa"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1", "-m", "64"]
-
-[[variant]]
-name = "debian"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "copy"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[workload]]
-kind = "kv"
-name = "mixed"
-connections = [4]
-keys = 2000
-mix = { get = 90, set = 10 }
-
-[plan]
-repetitions = 4
-warmup = "0s"
-duration = "300ms"
-aa = true
-"#;
+fn experiment() -> String {
+    let mut text = common::memcached_source("aa", common::ARGS_64);
+    for name in ["debian", "copy"] {
+        text += &common::build(name, "gcc-12", "-O2", "");
+    }
+    text + "\n"
+        + &common::kv("mixed", "4", 2000, "mix = { get = 90, set = 10 }\n")
+        + "\n[plan]\nrepetitions = 4\nwarmup = \"0s\"\nduration = \"300ms\"\naa = true\n"
+}
 
 #[test]
 fn aa_check_is_in_every_output() {
     let s = Scratch::new();
-    let f = s.write("aa.toml", EXPERIMENT);
+    let f = s.write("aa.toml", &experiment());
     let out = s
         .run_cmd(&f)
         .args(["--no-history", "--fail-on", "slower"])
@@ -62,12 +42,7 @@ fn aa_check_is_in_every_output() {
     assert_eq!(out.status.code(), Some(expected), "{stderr}\n{stdout}");
 
     // The A/A variant: the baseline's binary, marked, run in every round.
-    let aa = r["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == "debian~aa")
-        .unwrap_or_else(|| panic!("no A/A variant: {}", r["variants"]));
+    let aa = common::item(&r["variants"], "name", "debian~aa");
     assert_eq!(aa["aa"], true, "{aa}");
     // The baseline's binary and build, not a build of its own.
     assert_eq!(aa["binary"], r["variants"][0]["binary"], "{aa}");
@@ -89,12 +64,7 @@ fn aa_check_is_in_every_output() {
         );
     }
     // Each A/A run its own sandbox: its own server log.
-    let cell = r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["variant"] == "debian~aa")
-        .expect("the A/A cell");
+    let cell = common::item(&r["cells"], "variant", "debian~aa");
     let logs: std::collections::BTreeSet<&str> = cell["runs"]
         .as_array()
         .unwrap()
@@ -106,9 +76,9 @@ fn aa_check_is_in_every_output() {
     // The A/A comparison, and the other comparison marked only when it differed.
     let ks = r["comparisons"].as_array().unwrap();
     assert_eq!(ks.len(), 2, "{ks:?}");
-    let check = ks.iter().find(|k| k["variant"] == "debian~aa").unwrap();
+    let check = common::item(&r["comparisons"], "variant", "debian~aa");
     assert_eq!(check["aa"], true, "{check}");
-    let copy = ks.iter().find(|k| k["variant"] == "copy").unwrap();
+    let copy = common::item(&r["comparisons"], "variant", "copy");
     assert!(copy.get("aa").is_none(), "{copy}");
     let summary = &r["aa"];
     assert_eq!(summary["variant"], "debian~aa", "{summary}");

@@ -5,35 +5,19 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{item, Scratch, SHORT_KV};
 
-const EXPERIMENT: &str = r#"name = "bolt-e2e"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1"]
-
-[[variant]]
-name = "plain"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "bolted"
-compiler = "gcc-12"
-cflags = "-O2"
-bolt = { workload = "kv", duration = "2s" }
-
-[[workload]]
-kind = "kv"
-connections = [4]
-keys = 2000
-
-[plan]
-repetitions = 1
-warmup = "100ms"
-duration = "500ms"
-"#;
+fn experiment() -> String {
+    common::memcached_source("bolt-e2e", "\"-t\", \"1\"")
+        + &common::build("plain", "gcc-12", "-O2", "")
+        + &common::build(
+            "bolted",
+            "gcc-12",
+            "-O2",
+            "bolt = { workload = \"kv\", duration = \"2s\" }\n",
+        )
+        + SHORT_KV
+}
 
 #[test]
 fn bolt_rewrites_a_build_that_still_serves_and_verifies() {
@@ -45,24 +29,8 @@ fn bolt_rewrites_a_build_that_still_serves_and_verifies() {
         return;
     }
     let s = Scratch::new();
-    let f = s.write("bolt.toml", EXPERIMENT);
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    no_server_left("memcached", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = s.results();
-    let v = |name: &str| {
-        r["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let r = s.run_clean("bolt.toml", &experiment(), "memcached");
+    let v = |name: &str| item(&r["variants"], "name", name).clone();
     let bolted = v("bolted");
     assert_eq!(bolted["status"], "ok", "{bolted}");
     assert!(
@@ -80,12 +48,7 @@ fn bolt_rewrites_a_build_that_still_serves_and_verifies() {
             .contains("no LBR"),
         "{bolted}"
     );
-    let cell = r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["variant"] == "bolted")
-        .unwrap();
+    let cell = item(&r["cells"], "variant", "bolted");
     assert!(cell["median_ops_per_s"].as_f64().unwrap() > 100.0, "{cell}");
     assert_eq!(cell["verify_failures"], 0, "{cell}");
 }

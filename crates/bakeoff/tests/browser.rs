@@ -159,43 +159,14 @@ fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 fn experiment() -> String {
-    format!(
-        r#"name = "browser"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "64"]
-
-[[variant]]
-name = "debian"
-binary = "/usr/bin/memcached"
-
-[[variant]]
-name = "{NASTY}"
-binary = "/usr/bin/memcached"
-args = ["-t", "2"]
-
-[[workload]]
-kind = "kv"
-name = "sweep"
-connections = [1, 4]
-keys = 2000
-
-[[workload]]
-kind = "kv"
-name = "sets"
-connections = [4]
-keys = 2000
-mix = {{ get = 50, set = 50 }}
-
-[plan]
-repetitions = 2
-warmup = "100ms"
-duration = "1s"
-
-[measure]
-interval = "250ms"
-"#
-    )
+    common::memcached_installed("browser", common::ARGS_64)
+        + &common::installed("debian", "")
+        + &common::installed(NASTY, "args = [\"-t\", \"2\"]\n")
+        + "\n"
+        + &common::kv("sweep", "1, 4", 2000, "")
+        + "\n"
+        + &common::kv("sets", "4", 2000, "mix = { get = 50, set = 50 }\n")
+        + "\n[plan]\nrepetitions = 2\nwarmup = \"100ms\"\nduration = \"1s\"\n\n[measure]\ninterval = \"250ms\"\n"
 }
 
 #[test]
@@ -211,11 +182,7 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
     let s = Scratch::new();
     let f = s.write("b.toml", &experiment());
     let out = s.run_cmd(&f).output().expect("run bakeoff");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     let report = s.out().join("report.html");
     let html = std::fs::read_to_string(&report).expect("report.html");
     assert!(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{no_server_left, others_named, Hog, Scratch};
+use common::{busy_machine_experiment, others_named, Hog, Scratch};
 
 /// Effect relied on: one `yes` per CPU, started by this test (not by bakeoff), takes
 /// about half of every CPU for the whole A/A experiment, so every run sees other
@@ -18,19 +18,12 @@ use common::{no_server_left, others_named, Hog, Scratch};
 #[test]
 fn a_hog_beside_an_aa_experiment_gives_machine_busy_naming_it() {
     let s = Scratch::new();
-    let text = "name = \"hogged\"\n[target]\nkind = \"memcached\"\nargs = [\"-t\", \"1\"]\n\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n\n[[workload]]\nkind = \"kv\"\nname = \"get\"\nconnections = [8]\nkeys = 1000\n\n[plan]\nrepetitions = 6\nwarmup = \"200ms\"\nduration = \"500ms\"\naa = true\n";
-    let f = s.write("hogged.toml", text);
-    let out = {
-        let _hog = Hog::everywhere();
-        s.run_cmd(&f).args(["--no-history"]).output().unwrap()
-    };
-    no_server_left("memcached", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = s.run_beside(
+        Hog::everywhere,
+        "hogged.toml",
+        &busy_machine_experiment("hogged", &["a"], "aa = true\n"),
+        &["--no-history"],
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
     let r = s.results();
     let ks = r["comparisons"].as_array().unwrap();
     assert!(!ks.is_empty());

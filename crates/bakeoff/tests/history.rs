@@ -11,33 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn experiment(duration: &str, repetitions: usize) -> String {
-    format!(
-        r#"name = "hist"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "64"]
-
-[[variant]]
-name = "debian"
-binary = "/usr/bin/memcached"
-
-[[variant]]
-name = "threads2"
-binary = "/usr/bin/memcached"
-args = ["-t", "2"]
-
-[[workload]]
-kind = "kv"
-name = "mixed"
-connections = [4]
-keys = 2000
-
-[plan]
-repetitions = {repetitions}
-warmup = "100ms"
-duration = "{duration}"
-"#
-    )
+    common::memcached_installed("hist", common::ARGS_64)
+        + &common::installed("debian", "")
+        + &common::installed("threads2", "args = [\"-t\", \"2\"]\n")
+        + "\n"
+        + &common::kv("mixed", "4", 2000, "")
+        + &format!("\n[plan]\nrepetitions = {repetitions}\nwarmup = \"100ms\"\nduration = \"{duration}\"\n")
 }
 
 /// The bakeoff binary, run in the scratch dir, with $BAKEOFF_STORE pointing at a file

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{check_cmd, no_server_left, one_line_2, Scratch};
 use std::path::Path;
 use std::process::Output;
 
@@ -30,6 +30,16 @@ duration = "300ms"
     )
 }
 
+/// A `[[variant]]` named `a`, the installed memcached, then `extra` (whole lines).
+fn variant_a(extra: &str) -> String {
+    format!("[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n{extra}")
+}
+
+/// [`memcached`] with `variants`, one round.
+fn one_round(variants: &str) -> String {
+    memcached(variants, "repetitions = 1")
+}
+
 fn bakeoff() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
 }
@@ -39,19 +49,6 @@ fn text(out: &Output) -> (String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// One line on stderr and exit status 2.
-fn one_line_2(out: &Output) -> String {
-    let (stdout, stderr) = text(out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
 }
 
 fn script(s: &Scratch, name: &str, body: &str) -> std::path::PathBuf {
@@ -67,10 +64,7 @@ fn regression_no_valid_run_is_exit_4_with_the_table() {
     script(&s, "dies.sh", "#!/bin/sh\nexit 1\n");
     let f = s.write(
         "e.toml",
-        &memcached(
-            "[[variant]]\nname = \"dies\"\nbinary = \"dies.sh\"\n",
-            "repetitions = 1",
-        ),
+        &one_round("[[variant]]\nname = \"dies\"\nbinary = \"dies.sh\"\n"),
     );
     let out = s
         .run_cmd(&f)
@@ -104,11 +98,11 @@ fn regression_sandbox_root_that_is_a_file_is_exit_2_before_anything_starts() {
     let f = s.write(
         "e.toml",
         &memcached(
-            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n",
+            &variant_a(""),
             "repetitions = 1\nsandbox_dir = \"not-a-folder\"",
         ),
     );
-    let err = one_line_2(&bakeoff().arg("check").arg(&f).output().unwrap());
+    let err = one_line_2(&check_cmd(&f).output().unwrap());
     assert!(err.contains("e.toml:"), "located at the key: {err}");
     assert!(err.contains("is a file, not a folder"), "{err}");
     // run, with --sandbox-dir below the file: refused before a results folder exists.
@@ -133,25 +127,16 @@ fn regression_argument_list_over_the_system_limit_is_exit_2() {
     let long = "v".repeat(200_000);
     let f = s.write(
         "e.toml",
-        &memcached(
-            &format!("[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\nargs = [\"-o\", \"{long}\"]\n"),
-            "repetitions = 1",
-        ),
+        &one_round(&variant_a(&format!("args = [\"-o\", \"{long}\"]\n"))),
     );
-    let err = one_line_2(&bakeoff().arg("check").arg(&f).output().unwrap());
+    let err = one_line_2(&check_cmd(&f).output().unwrap());
     assert!(err.contains("at most"), "{err}");
     let many: Vec<String> = (0..70_000)
         .map(|_| "\"-vvvvvvvvvvvvvvvvvvvvvvvvv\"".to_string())
         .collect();
     let f = s.write(
         "many.toml",
-        &memcached(
-            &format!(
-                "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\nargs = [{}]\n",
-                many.join(",")
-            ),
-            "repetitions = 1",
-        ),
+        &one_round(&variant_a(&format!("args = [{}]\n", many.join(",")))),
     );
     let out = s.run_cmd(&f).output().unwrap();
     let err = one_line_2(&out);
@@ -166,10 +151,7 @@ fn regression_relative_binary_runs_from_a_relative_experiment_path() {
     std::fs::copy("/usr/bin/memcached", s.path().join("dir/mc")).unwrap();
     s.write(
         "dir/exp.toml",
-        &memcached(
-            "[[variant]]\nname = \"mc\"\nbinary = \"./mc\"\n",
-            "repetitions = 1",
-        ),
+        &one_round("[[variant]]\nname = \"mc\"\nbinary = \"./mc\"\n"),
     );
     let rel = Path::new("dir/exp.toml");
     let check = bakeoff()
@@ -218,11 +200,7 @@ fn regression_usage_errors_are_one_line_with_exit_2() {
 
 /// A memcached experiment built from `source` (a TOML inline table).
 fn built_from(source: &str) -> String {
-    memcached(
-        "[[variant]]\nname = \"b\"\ncflags = \"-O2\"\n",
-        "repetitions = 1",
-    )
-    .replace(
+    one_round("[[variant]]\nname = \"b\"\ncflags = \"-O2\"\n").replace(
         "kind = \"memcached\"\n",
         &format!("kind = \"memcached\"\nsource = {source}\n"),
     )
@@ -232,11 +210,7 @@ fn built_from(source: &str) -> String {
 fn regression_tarball_fifo_device_scheme_and_dash_rev_fail_check() {
     let s = Scratch::new();
     let fifo = s.path().join("pipe.tar.gz");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    common::mkfifo(&fifo);
     let sha = "0".repeat(64);
     let cases = [
         (
@@ -270,7 +244,7 @@ fn regression_tarball_fifo_device_scheme_and_dash_rev_fail_check() {
     ];
     for (source, says) in cases {
         let f = s.write("e.toml", &built_from(&source));
-        let out = bakeoff().arg("check").arg(&f).output().unwrap();
+        let out = check_cmd(&f).output().unwrap();
         let err = one_line_2(&out);
         assert!(err.contains(says), "{source}: {err}");
         assert!(err.contains("e.toml:"), "located: {err}");
@@ -376,12 +350,9 @@ fn regression_a_full_results_disk_stops_the_experiment_at_the_first_failed_write
     let out_dir = disk.at.join("out");
     let f = s.write(
         "e.toml",
-        &memcached(
-            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n",
-            "repetitions = 60",
-        )
-        .replace("warmup = \"100ms\"", "warmup = \"0s\"")
-        .replace("duration = \"300ms\"", "duration = \"100ms\""),
+        &memcached(&variant_a(""), "repetitions = 60")
+            .replace("warmup = \"100ms\"", "warmup = \"0s\"")
+            .replace("duration = \"300ms\"", "duration = \"100ms\""),
     );
     let started = std::time::Instant::now();
     let out = bakeoff()
@@ -421,30 +392,13 @@ fn regression_messages_say_what_the_input_is() {
     let s = Scratch::new();
     let f = s.write(
         "dir.toml",
-        &memcached(
-            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin\"\n",
-            "repetitions = 1",
-        ),
+        &one_round("[[variant]]\nname = \"a\"\nbinary = \"/usr/bin\"\n"),
     );
     // A directory is said to be one, not "does not exist".
-    let err = one_line_2(&bakeoff().arg("check").arg(&f).output().unwrap());
+    let err = one_line_2(&check_cmd(&f).output().unwrap());
     assert!(err.contains("binary /usr/bin is a directory"), "{err}");
-    let ok = s.write(
-        "ok.toml",
-        &memcached(
-            "[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n",
-            "repetitions = 1",
-        ),
-    );
-    let check = |set: &str| {
-        let out = bakeoff()
-            .arg("check")
-            .arg(&ok)
-            .args(["--set", set])
-            .output()
-            .unwrap();
-        one_line_2(&out)
-    };
+    let ok = s.write("ok.toml", &memcached(&variant_a(""), "repetitions = 1"));
+    let check = |set: &str| one_line_2(&check_cmd(&ok).args(["--set", set]).output().unwrap());
     // Whole numbers are printed as whole numbers, never through a float.
     let err = check("plan.repetitions=9223372036854775807");
     assert!(err.contains("got 9223372036854775807 "), "{err}");

@@ -6,27 +6,12 @@
 
 mod common;
 
-use common::Scratch;
+use common::{one_line_2, Scratch};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 fn bakeoff() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-}
-
-/// One line on stderr, exit status 2, no panic.
-fn one_line_2(out: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
 }
 
 fn experiment(sandbox_dir: Option<&str>) -> String {
@@ -74,40 +59,20 @@ fn hostile_sandbox_dir_holding_a_users_files_is_refused_and_untouched() {
     let plain = s.write("plain.toml", &experiment(None));
     let store = s.path().join("history.sqlite");
     let out = |name: &str| s.path().join(name);
-    let runs: Vec<Vec<std::ffi::OsString>> = vec![
-        vec!["check".into(), in_file.clone().into()],
-        vec!["check".into(), "--noise".into(), in_file.clone().into()],
-        vec![
-            "check".into(),
-            "--noise".into(),
-            "--sandbox-dir".into(),
-            victim.clone().into(),
-            plain.clone().into(),
-        ],
-        vec![
-            "run".into(),
-            in_file.clone().into(),
-            "--out".into(),
-            out("o1").into(),
-        ],
-        vec![
-            "run".into(),
-            plain.clone().into(),
-            "--sandbox-dir".into(),
-            victim.clone().into(),
-            "--out".into(),
-            out("o2").into(),
-        ],
-        vec![
-            "verify".into(),
-            in_file.clone().into(),
-            "--out".into(),
-            out("o3").into(),
-        ],
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (i, p, v) = (path(&in_file), path(&plain), path(&victim));
+    let (o1, o2, o3) = (path(&out("o1")), path(&out("o2")), path(&out("o3")));
+    let runs: [&[&str]; 6] = [
+        &["check", &i],
+        &["check", "--noise", &i],
+        &["check", "--noise", "--sandbox-dir", &v, &p],
+        &["run", &i, "--out", &o1],
+        &["run", &p, "--sandbox-dir", &v, "--out", &o2],
+        &["verify", &i, "--out", &o3],
     ];
     for args in runs {
         let o = bakeoff()
-            .args(&args)
+            .args(args)
             .env("BAKEOFF_STORE", &store)
             .output()
             .unwrap();
@@ -163,46 +128,15 @@ fn hostile_sandbox_dir_system_folders_are_refused_at_check() {
 
 /// A results folder of one run, as `report` reads it.
 fn results_folder(s: &Scratch) -> PathBuf {
-    use bakeoff_report::model::{Cell, PlanRecord, Results, Run, VariantRecord};
-    let cell = |v: &str, f: f64| {
-        let runs = (0..6)
-            .map(|round| Run {
-                round,
-                ops_per_s: 1000.0 * f * (1.0 + 0.01 * round as f64),
-                valid: true,
-                ..Run::default()
-            })
-            .collect();
-        Cell::new("kv", v, 1, runs)
-    };
-    let variant = |name: &str| VariantRecord {
-        name: name.into(),
-        status: "ok".into(),
-        ..VariantRecord::default()
-    };
-    let r = Results {
-        name: "r".into(),
-        status: "complete".into(),
-        plan: PlanRecord {
-            repetitions: Some(6),
-            duration_s: Some(1.0),
-            baseline: "a".into(),
-            equivalence: 0.01,
-            rounds: vec![Vec::new(); 6],
-            ..PlanRecord::default()
-        },
-        variants: vec![variant("a"), variant("b")],
-        cells: vec![cell("a", 1.0), cell("b", 1.1)],
-        ..Results::default()
-    };
-    let dir = s.path().join("results");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("results.json"),
-        serde_json::to_string_pretty(&r).unwrap(),
+    common::results_folder(
+        s,
+        "results",
+        "r",
+        1,
+        &[("a", 1.0), ("b", 1.1)],
+        6,
+        |f, round| 1000.0 * f * (1.0 + 0.01 * round as f64),
     )
-    .unwrap();
-    dir
 }
 
 #[test]

@@ -8,50 +8,27 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{assert_ok, item, no_server_left, Scratch, SHORT_KV};
 
-const EXPERIMENT: &str = r#"name = "layouts-e2e"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1"]
-
-[[variant]]
-name = "gcc-O2"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "installed"
-binary = "/usr/bin/memcached"
-
-[[workload]]
-kind = "kv"
-connections = [4]
-keys = 2000
-
-[plan]
-repetitions = 6
-layouts = 3
-warmup = "100ms"
-duration = "300ms"
-"#;
+fn experiment() -> String {
+    common::memcached_source("layouts-e2e", "\"-t\", \"1\"")
+        + &common::build("gcc-O2", "gcc-12", "-O2", "")
+        + &common::installed("installed", "")
+        + &SHORT_KV
+            .replace("repetitions = 1\n", "repetitions = 6\nlayouts = 3\n")
+            .replace("500ms", "300ms")
+}
 
 #[test]
 fn three_layouts_three_binaries_all_serving() {
     let s = Scratch::new();
-    let f = s.write("layouts.toml", EXPERIMENT);
+    let f = s.write("layouts.toml", &experiment());
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     no_server_left("memcached", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let r = s.results();
     assert_eq!(r["plan"]["layouts"], 3);
-    let variants = r["variants"].as_array().unwrap();
-    let built = variants.iter().find(|v| v["name"] == "gcc-O2").unwrap();
+    let built = item(&r["variants"], "name", "gcc-O2");
     assert_eq!(built["status"], "ok", "{built}");
     let layouts = built["layouts"]
         .as_array()
@@ -76,7 +53,7 @@ fn three_layouts_three_binaries_all_serving() {
         .contains("--shuffle-sections="));
     assert!(s.out().join("logs/build-gcc-O2-layout-3.log").exists());
 
-    let installed = variants.iter().find(|v| v["name"] == "installed").unwrap();
+    let installed = item(&r["variants"], "name", "installed");
     assert!(installed.get("layouts").is_none(), "{installed}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -126,21 +103,10 @@ fn three_layouts_three_binaries_all_serving() {
 #[test]
 fn layouts_bad_input_is_one_line() {
     let s = Scratch::new();
-    let check = |name: &str, text: &str| {
-        let f = s.write(name, text);
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-            .arg("check")
-            .arg(&f)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
-    };
+    let check = |name: &str, text: &str| common::check(&s.write(name, text));
     let (code, err) = check(
         "zero.toml",
-        &EXPERIMENT.replace("layouts = 3", "layouts = 0"),
+        &experiment().replace("layouts = 3", "layouts = 0"),
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(

@@ -5,54 +5,20 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{Scratch, SHORT_KV};
 
-const EXPERIMENT: &str = r#"name = "lto-e2e"
-[target]
-kind = "memcached"
-source = { debian = "memcached" }
-args = ["-t", "1"]
-
-[[variant]]
-name = "plain"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "gcc-lto"
-compiler = "gcc-12"
-cflags = "-O2"
-lto = "full"
-
-[[variant]]
-name = "clang-thin"
-compiler = "clang-16"
-cflags = "-O2"
-lto = "thin"
-
-[[workload]]
-kind = "kv"
-connections = [4]
-keys = 2000
-
-[plan]
-repetitions = 1
-warmup = "100ms"
-duration = "500ms"
-"#;
+fn experiment() -> String {
+    common::memcached_source("lto-e2e", "\"-t\", \"1\"")
+        + &common::build("plain", "gcc-12", "-O2", "")
+        + &common::build("gcc-lto", "gcc-12", "-O2", "lto = \"full\"\n")
+        + &common::build("clang-thin", "clang-16", "-O2", "lto = \"thin\"\n")
+        + SHORT_KV
+}
 
 #[test]
 fn lto_builds_carry_lto_code_and_serve() {
     let s = Scratch::new();
-    let f = s.write("lto.toml", EXPERIMENT);
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    no_server_left("memcached", &s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = s.results();
+    let r = s.run_clean("lto.toml", &experiment(), "memcached");
     let variants = r["variants"].as_array().unwrap();
     let sha = |name: &str| {
         variants.iter().find(|v| v["name"] == name).unwrap()["build"]["binary_sha256"]
@@ -85,15 +51,10 @@ fn lto_builds_carry_lto_code_and_serve() {
     // Thin LTO is clang's: one line at the key, exit 2, nothing built.
     let bad = s.write(
         "thin-gcc.toml",
-        &EXPERIMENT.replace("compiler = \"clang-16\"", "compiler = \"gcc-12\""),
+        &experiment().replace("compiler = \"clang-16\"", "compiler = \"gcc-12\""),
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&bad)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = common::check(&bad);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("thin-gcc.toml:22:7") && err.contains("clang's"),
         "{err}"

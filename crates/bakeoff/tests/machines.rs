@@ -99,21 +99,15 @@ fn a_connection_cap_below_the_sweep_is_exit_2_at_its_key() {
 #[test]
 fn a_load_starved_of_its_cpu_gives_machine_busy_never_an_answer() {
     let s = Scratch::new();
-    let text = "name = \"starved\"\n[target]\nkind = \"memcached\"\nargs = [\"-t\", \"1\"]\n\n[[variant]]\nname = \"a\"\nbinary = \"/usr/bin/memcached\"\n\n[[variant]]\nname = \"b\"\nbinary = \"/usr/bin/memcached\"\n\n[[workload]]\nkind = \"kv\"\nname = \"get\"\nconnections = [8]\nkeys = 1000\n\n[plan]\nrepetitions = 6\nwarmup = \"200ms\"\nduration = \"500ms\"\ncpus = { server = \"0\", load = \"1\" }\n";
-    let f = s.write("starved.toml", text);
-    let out = {
-        let _hog = Hog::on(1);
-        s.run_cmd(&f)
-            .args(["--fail-on", "slower"])
-            .output()
-            .unwrap()
-    };
-    no_server_left("memcached", &s);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "machine-busy is not slower: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = s.run_beside(
+        || Hog::on(1),
+        "starved.toml",
+        &common::busy_machine_experiment(
+            "starved",
+            &["a", "b"],
+            "cpus = { server = \"0\", load = \"1\" }\n",
+        ),
+        &["--fail-on", "slower"],
     );
     let r = s.results();
     assert_eq!(r["host"]["cpus"]["server"], "0", "{}", r["host"]);
@@ -218,11 +212,7 @@ fn run_in_default_dirs(
 fn postgres_run_succeeds(c: &mut std::process::Command, s: &Scratch) {
     let out = c.output().unwrap();
     no_server_left("postgres", s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
 }
 
 #[test]

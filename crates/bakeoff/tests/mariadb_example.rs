@@ -10,7 +10,6 @@ mod common;
 
 use common::{no_server_left, Scratch};
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 #[test]
@@ -19,14 +18,8 @@ fn mariadb_gcc_vs_clang_example_runs_from_a_fresh_cache() {
     let s = Scratch::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let file = root.join("examples/mariadb-gcc-vs-clang.toml");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
-    cmd.arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(s.out())
-        .arg("--sandbox-dir")
-        .arg(s.sandboxes())
-        .arg("--quiet")
+    let mut cmd = s.bare_cmd("run", &file, &s.out());
+    cmd.arg("--quiet")
         .env("BAKEOFF_STORE", s.path().join("history.sqlite"));
     if let Ok(cache) = std::env::var("BAKEOFF_EXAMPLE_CACHE") {
         cmd.arg("--cache").arg(cache);

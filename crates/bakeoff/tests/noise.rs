@@ -8,32 +8,14 @@ mod common;
 use common::{cache_dir, no_server_left, Scratch};
 use std::process::Command;
 
-const EXPERIMENT: &str = r#"name = "noise-e2e"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "64"]
-
-[[variant]]
-name = "debian"
-binary = "/usr/bin/memcached"
-
-[[variant]]
-name = "two-threads"
-binary = "/usr/bin/memcached"
-args = ["-t", "2"]
-
-[[workload]]
-kind = "kv"
-name = "kv"
-connections = [8, 16]
-keys = 2000
-
-[plan]
-budget = "3m"
-precision = 0.02
-warmup = "200ms"
-duration = "600ms"
-"#;
+fn experiment() -> String {
+    common::memcached_installed("noise-e2e", common::ARGS_64)
+        + &common::installed("debian", "")
+        + &common::installed("two-threads", "args = [\"-t\", \"2\"]\n")
+        + "\n"
+        + &common::kv("kv", "8, 16", 2000, "")
+        + "\n[plan]\nbudget = \"3m\"\nprecision = 0.02\nwarmup = \"200ms\"\nduration = \"600ms\"\n"
+}
 
 fn check(s: &Scratch, file: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
@@ -51,7 +33,7 @@ fn check(s: &Scratch, file: &std::path::Path) -> Command {
 #[test]
 fn check_noise_runs_the_baseline_and_prints_a_forecast() {
     let s = Scratch::new();
-    let f = s.write("noise.toml", EXPERIMENT);
+    let f = s.write("noise.toml", &experiment());
     let started = std::time::Instant::now();
     let out = check(&s, &f).output().expect("bakeoff check --noise");
     no_server_left("memcached", &s);
@@ -109,7 +91,7 @@ fn check_noise_refuses_bad_input_with_status_2() {
     let s = Scratch::new();
     let f = s.write(
         "bad.toml",
-        &EXPERIMENT.replace("budget = \"3m\"", "budget = \"forever\""),
+        &experiment().replace("budget = \"3m\"", "budget = \"forever\""),
     );
     let out = check(&s, &f).output().expect("bakeoff check --noise");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{differs_beyond_chance, no_server_left, three_builds, Scratch, ADDED_WORK};
+use common::{assert_not_different, no_server_left, three_builds, Scratch};
 
 const PLAN: &str = r#"repetitions = 8
 min_repetitions = 8
@@ -31,8 +31,7 @@ seed = 11
 
 #[test]
 fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
-    let s = Scratch::new();
-    s.write("work.patch", ADDED_WORK);
+    let s = Scratch::with_added_work();
     let f = s.write("precision.toml", &three_builds("precision-e2e", PLAN));
     // As CI would run it: a slower comparison fails the job with exit status 3.
     let out = s
@@ -69,13 +68,7 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     let rounds = r["plan"]["rounds"].as_array().map_or(0, |a| a.len());
     assert_eq!(rounds, 8);
 
-    let cmp = |variant: &str| {
-        r["comparisons"]
-            .as_array()
-            .and_then(|a| a.iter().find(|k| k["variant"] == variant))
-            .cloned()
-            .unwrap_or_else(|| panic!("no comparison for {variant}: {r}"))
-    };
+    let cmp = |variant: &str| common::item(&r["comparisons"], "variant", variant).clone();
     let work = cmp("work");
     for key in [
         "verdict",
@@ -116,10 +109,7 @@ fn a_patch_that_adds_work_is_slower_and_an_identical_build_is_not() {
     // took the CPU (no answer either way). A false discovery is possible by design at
     // the 5% level; at 1 in 1,000 it is a defect.
     let same = cmp("same");
-    assert!(
-        !differs_beyond_chance(&same),
-        "identical builds called different at p < 0.001: {same}"
-    );
+    assert_not_different(&same);
 
     let md = std::fs::read_to_string(s.out().join("report.md")).expect("report.md");
     assert!(md.contains("Per-round ratios"), "{md}");

@@ -9,66 +9,50 @@ use common::Scratch;
 use std::path::Path;
 
 fn experiment(variants: &str, plan: &str, measure: &str) -> String {
-    format!(
-        r#"name = "probes"
-[target]
-kind = "memcached"
-source = {{ debian = "memcached" }}
-args = ["-t", "1", "-m", "64"]
-{variants}
-[[workload]]
-kind = "kv"
-name = "mixed"
-connections = [4]
-keys = 2000
-mix = {{ get = 80, set = 10, delete = 10 }}
-
-[plan]
-{plan}
-
-[measure]
-{measure}
-"#
-    )
+    common::memcached_source("probes", common::ARGS_64)
+        + variants
+        + "\n"
+        + &common::kv(
+            "mixed",
+            "4",
+            2000,
+            "mix = { get = 80, set = 10, delete = 10 }\n",
+        )
+        + &format!("\n[plan]\n{plan}\n\n[measure]\n{measure}\n")
 }
 
-const TWO_BINARIES: &str = r#"
-[[variant]]
-name = "one-thread"
-binary = "/usr/bin/memcached"
+/// Debian's memcached twice: `one-thread` and `two-threads` (`-t 2`).
+fn two_binaries() -> String {
+    common::installed("one-thread", "")
+        + &common::installed("two-threads", "args = [\"-t\", \"2\"]\n")
+}
 
-[[variant]]
-name = "two-threads"
-binary = "/usr/bin/memcached"
-args = ["-t", "2"]
-"#;
-
-fn perf_installed() -> bool {
-    std::process::Command::new("perf")
+/// Whether perf is missing here, said on stderr: the test that needs it is skipped.
+fn perf_missing() -> bool {
+    let installed = std::process::Command::new("perf")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!("perf is not installed: skipped");
+    }
+    !installed
 }
 
 fn run_ok(s: &Scratch, file: &Path) -> String {
-    let out = s.run_cmd(file).output().expect("run bakeoff");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    stdout
+    common::assert_ok(&s.run_cmd(file).output().expect("run bakeoff"))
 }
 
 #[test]
 fn sampler_counters_and_profiles_explain_each_cell() {
-    if !perf_installed() {
-        eprintln!("perf is not installed: skipped");
+    if perf_missing() {
         return;
     }
     let s = Scratch::new();
     let f = s.write(
         "p.toml",
         &experiment(
-            TWO_BINARIES,
+            &two_binaries(),
             "repetitions = 2\nwarmup = \"200ms\"\nduration = \"1500ms\"",
             "interval = \"250ms\"\ncounters = true\nprofile = true",
         ),
@@ -137,10 +121,7 @@ fn sampler_counters_and_profiles_explain_each_cell() {
         // The profiled run is extra: the statistics saw exactly the planned runs.
         assert_eq!(cell["runs"].as_array().map(|a| a.len()), Some(2));
     }
-    let other = r["cells"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["variant"] == "two-threads"))
-        .expect("cell");
+    let other = common::item(&r["cells"], "variant", "two-threads");
     assert!(
         !other["profile"]["diff"]
             .as_array()
@@ -166,11 +147,11 @@ fn sampler_counters_and_profiles_explain_each_cell() {
 #[test]
 fn instructions_mode_counts_the_same_work_the_same() {
     let s = Scratch::new();
-    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
+    let variants = common::installed("debian", "");
     let f = s.write(
         "i.toml",
         &experiment(
-            variants,
+            &variants,
             "repetitions = 2\nwarmup = \"300ms\"\nops = 3000\nmode = \"instructions\"",
             "",
         ),
@@ -200,24 +181,17 @@ fn instructions_mode_counts_the_same_work_the_same() {
 fn address_sanitizer_finds_a_planted_overflow_and_fails_the_variant() {
     let s = Scratch::new();
     s.write("overflow.patch", common::OVERFLOW);
-    let variants = r#"
-[[variant]]
-name = "asan"
-compiler = "gcc-12"
-cflags = "-O1"
-sanitize = ["address"]
-
-[[variant]]
-name = "asan-overflow"
-compiler = "gcc-12"
-cflags = "-O1"
-sanitize = ["address"]
-patches = ["overflow.patch"]
-"#;
+    let variants = common::build("asan", "gcc-12", "-O1", "sanitize = [\"address\"]\n")
+        + &common::build(
+            "asan-overflow",
+            "gcc-12",
+            "-O1",
+            "sanitize = [\"address\"]\npatches = [\"overflow.patch\"]\n",
+        );
     let f = s.write(
         "a.toml",
         &experiment(
-            variants,
+            &variants,
             "repetitions = 1\nwarmup = \"200ms\"\nduration = \"800ms\"",
             "",
         ),
@@ -225,13 +199,7 @@ patches = ["overflow.patch"]
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let r = s.results();
-    let by = |n: &str| {
-        r["variants"]
-            .as_array()
-            .and_then(|v| v.iter().find(|v| v["name"] == n))
-            .expect("variant")
-            .clone()
-    };
+    let by = |n: &str| common::item(&r["variants"], "name", n).clone();
     let clean = by("asan");
     assert_eq!(clean["sanitize"][0], "address", "{clean}");
     assert!(clean.get("memory_errors").is_none(), "{clean}");
@@ -254,10 +222,10 @@ patches = ["overflow.patch"]
 #[test]
 fn instructions_mode_without_ops_is_refused_with_its_position() {
     let s = Scratch::new();
-    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
+    let variants = common::installed("debian", "");
     let f = s.write(
         "bad.toml",
-        &experiment(variants, "mode = \"instructions\"\nduration = \"1s\"", ""),
+        &experiment(&variants, "mode = \"instructions\"\nduration = \"1s\"", ""),
     );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     assert_eq!(out.status.code(), Some(2));
@@ -270,27 +238,18 @@ fn instructions_mode_without_ops_is_refused_with_its_position() {
 
 #[test]
 fn hot_lines_name_memcached_source_lines() {
-    if !perf_installed() {
-        eprintln!("perf is not installed: skipped");
+    if perf_missing() {
         return;
     }
     let s = Scratch::new();
     // The baseline has line info (-g); Debian's binary has none, so its hot spots are
     // instructions, which are never matched against the baseline's lines.
-    let variants = r#"
-[[variant]]
-name = "debug"
-compiler = "gcc-12"
-cflags = "-O2 -g"
-
-[[variant]]
-name = "debian"
-binary = "/usr/bin/memcached"
-"#;
+    let variants =
+        common::build("debug", "gcc-12", "-O2 -g", "") + &common::installed("debian", "");
     let f = s.write(
         "l.toml",
         &experiment(
-            variants,
+            &variants,
             "repetitions = 1\nwarmup = \"200ms\"\nduration = \"1500ms\"",
             "profile = true",
         ),
@@ -300,13 +259,7 @@ binary = "/usr/bin/memcached"
     eprintln!("run with profiles: {:?}", started.elapsed());
     common::no_server_left("memcached", &s);
     let r = s.results();
-    let cell = |v: &str| {
-        r["cells"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| c["variant"] == v))
-            .expect("cell")["profile"]
-            .clone()
-    };
+    let cell = |v: &str| common::item(&r["cells"], "variant", v)["profile"].clone();
     let debug = cell("debug");
     eprintln!("lines resolved in {} ms", debug["lines_ms"]);
     let top = debug["top"].as_array().expect("top");

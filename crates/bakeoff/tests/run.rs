@@ -4,80 +4,50 @@
 
 mod common;
 
-use common::{entries, pids_named, wait_for, Scratch};
+use common::{
+    assert_ok, build, entries, installed, item, kv, memcached_source, pids_named, wait_for,
+    Scratch, ARGS_64,
+};
 use std::process::Stdio;
 
 /// Adds a string to the binary without changing behaviour.
 const PATCH: &str = "--- a/memcached.c\n+++ b/memcached.c\n@@ -0,0 +1 @@\n+static const char bakeoff_mark[] __attribute__((used)) = \"bakeoff test patch\";\n";
 
 fn experiment(variants: &str, plan: &str) -> String {
-    format!(
-        r#"name = "e2e"
-[target]
-kind = "memcached"
-source = {{ debian = "memcached" }}
-args = ["-t", "1", "-m", "64"]
-{variants}
-[[workload]]
-kind = "kv"
-name = "mixed"
-connections = [4]
-keys = 2000
-mix = {{ get = 80, set = 10, delete = 5, multiget = 5 }}
-
-[plan]
-{plan}
-"#
-    )
+    memcached_source("e2e", ARGS_64)
+        + variants
+        + "\n"
+        + &kv(
+            "mixed",
+            "4",
+            2000,
+            "mix = { get = 80, set = 10, delete = 5, multiget = 5 }\n",
+        )
+        + "\n[plan]\n"
+        + plan
+        + "\n"
 }
 
 #[test]
 fn builds_patch_failure_binary_and_cache() {
     let s = Scratch::new();
     s.write("mark.patch", PATCH);
-    let variants = r#"
-[[variant]]
-name = "gcc-O2"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "patched"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["mark.patch"]
-
-[[variant]]
-name = "broken"
-compiler = "gcc-12"
-cflags = "-O2 -fno-such-flag-bakeoff"
-
-[[variant]]
-name = "debian"
-binary = "/usr/bin/memcached"
-"#;
+    let variants = variants_without_broken()
+        + &build("broken", "gcc-12", "-O2 -fno-such-flag-bakeoff", "")
+        + &installed("debian", "");
     let f = s.write(
         "e2e.toml",
         &experiment(
-            variants,
+            &variants,
             "repetitions = 2\nwarmup = \"200ms\"\nduration = \"700ms\"\nseed = 3",
         ),
     );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let stdout = assert_ok(&out);
     let r = s.results();
     assert_eq!(r["schema"], "bakeoff.results/1");
     assert_eq!(r["status"], "complete");
-    let variants = r["variants"].as_array().expect("variants");
-    let by = |n: &str| {
-        variants
-            .iter()
-            .find(|v| v["name"] == n)
-            .expect("variant")
-            .clone()
-    };
+    let by = |n: &str| item(&r["variants"], "name", n).clone();
     assert_eq!(by("gcc-O2")["status"], "ok");
     assert_eq!(by("broken")["status"], "failed");
     let err = by("broken")["error"]
@@ -126,16 +96,11 @@ binary = "/usr/bin/memcached"
     let f2 = s2.write(
         "e2e.toml",
         &experiment(
-            variants_without_broken(),
+            &variants_without_broken(),
             "repetitions = 1\nwarmup = \"0s\"\nops = 2000",
         ),
     );
-    let out = s2.run_cmd(&f2).output().expect("run bakeoff");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&s2.run_cmd(&f2).output().expect("run bakeoff"));
     let r2 = s2.results();
     for v in r2["variants"]
         .as_array()
@@ -160,19 +125,14 @@ binary = "/usr/bin/memcached"
     }
 }
 
-fn variants_without_broken() -> &'static str {
-    r#"
-[[variant]]
-name = "gcc-O2"
-compiler = "gcc-12"
-cflags = "-O2"
+/// [`experiment`] on the installed memcached alone (variant `debian`), no source.
+fn installed_only(plan: &str) -> String {
+    experiment(&installed("debian", ""), plan).replace("source = { debian = \"memcached\" }\n", "")
+}
 
-[[variant]]
-name = "patched"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["mark.patch"]
-"#
+fn variants_without_broken() -> String {
+    build("gcc-O2", "gcc-12", "-O2", "")
+        + &build("patched", "gcc-12", "-O2", "patches = [\"mark.patch\"]\n")
 }
 
 #[test]
@@ -220,15 +180,7 @@ binary = "{}"
         String::from_utf8_lossy(&out.stderr)
     );
     let r = s.results();
-    let cell = |v: &str| {
-        r["cells"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|c| c["variant"] == v)
-            .expect("cell")
-            .clone()
-    };
+    let cell = |v: &str| item(&r["cells"], "variant", v).clone();
     assert_eq!(cell("debian")["valid_runs"], 2);
     for v in ["bad-args", "dies"] {
         let c = cell(v);
@@ -249,12 +201,7 @@ binary = "{}"
 #[test]
 fn sigint_and_kill_9_leave_no_server_behind() {
     let s = Scratch::new();
-    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
-    let text = experiment(
-        variants,
-        "repetitions = 3\nwarmup = \"0s\"\nduration = \"30s\"",
-    )
-    .replace("source = { debian = \"memcached\" }\n", "");
+    let text = installed_only("repetitions = 3\nwarmup = \"0s\"\nduration = \"30s\"");
     let f = s.write("long.toml", &text);
     for (signal, expect_exit) in [("INT", Some(130)), ("KILL", None)] {
         let before = pids_named("memcached");
@@ -305,12 +252,7 @@ fn sigint_and_kill_9_leave_no_server_behind() {
             .replace("repetitions = 3", "repetitions = 1"),
     );
     let _ = std::fs::remove_dir_all(s.out());
-    let out = s.run_cmd(&quick).output().expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&s.run_cmd(&quick).output().expect("run"));
     let after = entries(&s.sandboxes()).len();
     assert!(
         after == 0,
@@ -321,16 +263,10 @@ fn sigint_and_kill_9_leave_no_server_behind() {
 #[test]
 fn precision_stops_a_cell_early() {
     let s = Scratch::new();
-    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
     let plan = "repetitions = 8\nwarmup = \"0s\"\nduration = \"300ms\"\ntarget_ci = 0.4\nmin_repetitions = 2";
-    let text = experiment(variants, plan).replace("source = { debian = \"memcached\" }\n", "");
+    let text = installed_only(plan);
     let f = s.write("ci.toml", &text);
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&s.run_cmd(&f).output().expect("run bakeoff"));
     let cell = &s.results()["cells"][0];
     let runs = cell["runs"].as_array().map_or(0, |a| a.len());
     assert!((2..8).contains(&runs), "{cell}");
@@ -342,17 +278,10 @@ fn precision_stops_a_cell_early() {
 #[test]
 fn without_a_terminal_progress_is_plain_lines() {
     let s = Scratch::new();
-    let variants = "\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n";
-    let plan = "repetitions = 2\nwarmup = \"0s\"\nduration = \"300ms\"";
-    let text = experiment(variants, plan).replace("source = { debian = \"memcached\" }\n", "");
+    let text = installed_only("repetitions = 2\nwarmup = \"0s\"\nduration = \"300ms\"");
     let f = s.write("plain.toml", &text);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("run")
-        .arg(&f)
-        .arg("--out")
-        .arg(s.out())
-        .arg("--sandbox-dir")
-        .arg(s.sandboxes())
+    let out = s
+        .bare_cmd("run", &f, &s.out())
         .arg("--no-history")
         .output()
         .expect("run");

@@ -7,8 +7,33 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{no_server_left, sql_scratch as scratch};
+use common::{assert_ok, no_server_left, sql_scratch as scratch};
 use serde_json::Value;
+
+/// sql-bench on `kind`'s installed `binary`, `options` (a TOML table's inside) under
+/// `[target]`: a variant per (name, its options or ""), a `sql-bench` workload per
+/// (name, tests, args: TOML values), one round.
+fn experiment(
+    name: &str,
+    kind: &str,
+    options: &str,
+    binary: &str,
+    variants: &[(&str, &str)],
+    workloads: &[(&str, &str, &str)],
+) -> String {
+    let mut text =
+        format!("name = \"{name}\"\n[target]\nkind = \"{kind}\"\noptions = {{ {options} }}\n");
+    for (variant, options) in variants {
+        text += &format!("\n[[variant]]\nname = \"{variant}\"\nbinary = \"{binary}\"\n");
+        if !options.is_empty() {
+            text += &format!("options = {{ {options} }}\n");
+        }
+    }
+    for (workload, tests, args) in workloads {
+        text += &format!("\n[[workload]]\nname = \"{workload}\"\nkind = \"sql-bench\"\ntests = {tests}\nargs = {args}\n");
+    }
+    text + "\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
+}
 
 /// The cells of workload `w`.
 fn cells<'a>(r: &'a Value, w: &str) -> Vec<&'a Value> {
@@ -45,12 +70,7 @@ fn check_timed(r: &Value, w: &str, groups: &[&str]) {
             assert!(run["ops_per_s"].as_f64().unwrap() > 0.0, "{run}");
         }
         let suite = &c["sqlsuite"];
-        let got: Vec<&str> = suite["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["group"].as_str().unwrap())
-            .collect();
+        let got = common::strs(&suite["groups"], "group");
         assert_eq!(got, groups, "{suite}");
         assert!(!suite["operations"].as_array().unwrap().is_empty());
     }
@@ -61,12 +81,25 @@ fn check_timed(r: &Value, w: &str, groups: &[&str]) {
 #[test]
 fn mariadb_installed_small_tests_and_a_test_that_dies() {
     let s = scratch();
-    let file = s.write(
-        "sb.toml",
-        &format!(
-            "name = \"sql-bench-mariadb\"\n[target]\nkind = \"mariadb\"\noptions = {{ innodb_buffer_pool_size = \"64M\" }}\n\n[[variant]]\nname = \"flush2\"\nbinary = \"{MARIADBD}\"\noptions = {{ innodb_flush_log_at_trx_commit = 2 }}\n\n[[variant]]\nname = \"flush0\"\nbinary = \"{MARIADBD}\"\noptions = {{ innodb_flush_log_at_trx_commit = 0 }}\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"connect\"]\nargs = [\"--small-test\"]\n\n[[workload]]\nname = \"sb-dies\"\nkind = \"sql-bench\"\ntests = [\"alter-table\", \"create\"]\nargs = [\"--small-test\", \"--create-options=ENGINE=nosuch\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
-        ),
+    let text = experiment(
+        "sql-bench-mariadb",
+        "mariadb",
+        "innodb_buffer_pool_size = \"64M\"",
+        MARIADBD,
+        &[
+            ("flush2", "innodb_flush_log_at_trx_commit = 2"),
+            ("flush0", "innodb_flush_log_at_trx_commit = 0"),
+        ],
+        &[
+            ("sb", "[\"insert\", \"connect\"]", "[\"--small-test\"]"),
+            (
+                "sb-dies",
+                "[\"alter-table\", \"create\"]",
+                "[\"--small-test\", \"--create-options=ENGINE=nosuch\"]",
+            ),
+        ],
     );
+    let file = s.write("sb.toml", &text);
     let out = s.run_cmd(&file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The dying workload's cells have no valid run: said, and the exit status says so.
@@ -103,18 +136,23 @@ fn mariadb_installed_small_tests_and_a_test_that_dies() {
 #[test]
 fn postgres_small_tests() {
     let s = scratch();
-    let file = s.write(
-        "sb.toml",
-        &format!(
-            "name = \"sql-bench-pg\"\n[target]\nkind = \"postgres\"\noptions = {{ synchronous_commit = \"off\" }}\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[workload]]\nname = \"sb\"\nkind = \"sql-bench\"\ntests = [\"insert\", \"alter-table\"]\nargs = [\"--small-test\"]\n\n[[workload]]\nname = \"sb-all\"\nkind = \"sql-bench\"\ntests = \"all\"\nargs = [\"--small-test\", \"--skip-test=ATIS,big-tables,insert,select,table-elimination,transactions,wisconsin\"]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
-        ),
+    let text = experiment(
+        "sql-bench-pg",
+        "postgres",
+        "synchronous_commit = \"off\"",
+        POSTGRES,
+        &[("default", "")],
+        &[
+            ("sb", "[\"insert\", \"alter-table\"]", "[\"--small-test\"]"),
+            (
+                "sb-all",
+                "\"all\"",
+                "[\"--small-test\", \"--skip-test=ATIS,big-tables,insert,select,table-elimination,transactions,wisconsin\"]",
+            ),
+        ],
     );
-    let out = s.run_cmd(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let file = s.write("sb.toml", &text);
+    assert_ok(&s.run_cmd(&file).output().unwrap());
     let r = s.results();
     check_timed(&r, "sb", &["insert", "alter-table"]);
     // run-all-tests: each test's output file read, the skipped ones left out.

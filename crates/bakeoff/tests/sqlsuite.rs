@@ -6,7 +6,7 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{no_server_left, sql_scratch as scratch};
+use common::{assert_ok, item, no_server_left, sql_scratch as scratch, Scratch};
 use serde_json::Value;
 
 /// Operations the issue names; each must be timed in every run.
@@ -78,36 +78,52 @@ fn check(r: &Value, repetitions: usize) {
     }
 }
 
+/// The suite at scale 0.01 on `kind`, `target` (whole lines) under its `[target]`, two
+/// variants of the installed `binary`, each with its own lines, and `repetitions` rounds.
+fn experiment(
+    name: &str,
+    kind: &str,
+    target: &str,
+    binary: &str,
+    variants: [(&str, &str); 2],
+    repetitions: usize,
+) -> String {
+    let mut text = format!("name = \"{name}\"\n[target]\nkind = \"{kind}\"\n{target}");
+    for (variant, lines) in variants {
+        text += &format!("\n[[variant]]\nname = \"{variant}\"\nbinary = \"{binary}\"\n{lines}");
+    }
+    text + &format!("\n[[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\n\n[plan]\nrepetitions = {repetitions}\nwarmup = \"0s\"\n")
+}
+
+/// Runs `text` (as suite.toml): bakeoff succeeded, no `server` outlived it, and every
+/// cell passes [`check`] with `repetitions` runs; results.json and stdout.
+fn run_suite(s: &Scratch, text: &str, repetitions: usize, server: &str) -> (Value, String) {
+    let file = s.write("suite.toml", text);
+    let out = s.run_cmd(&file).output().unwrap();
+    no_server_left(server, s);
+    let stdout = assert_ok(&out);
+    let r = s.results();
+    check(&r, repetitions);
+    (r, stdout)
+}
+
 #[test]
 fn mariadb_innodb_against_myisam() {
     let s = scratch();
-    let file = s.write(
-        "suite.toml",
-        &format!(
-            "name = \"sqlsuite-mariadb\"\n[target]\nkind = \"mariadb\"\noptions = {{ innodb_buffer_pool_size = \"64M\" }}\n\n[[variant]]\nname = \"innodb\"\nbinary = \"{MARIADBD}\"\nengine = \"InnoDB\"\n\n[[variant]]\nname = \"myisam\"\nbinary = \"{MARIADBD}\"\nengine = \"MyISAM\"\n\n[[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\n\n[plan]\nrepetitions = 2\nwarmup = \"0s\"\n"
-        ),
+    let text = experiment(
+        "sqlsuite-mariadb",
+        "mariadb",
+        "options = { innodb_buffer_pool_size = \"64M\" }\n",
+        MARIADBD,
+        [
+            ("innodb", "engine = \"InnoDB\"\n"),
+            ("myisam", "engine = \"MyISAM\"\n"),
+        ],
+        2,
     );
-    let out = s.run_cmd(&file).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = s.results();
-    check(&r, 2);
-    let my = r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["variant"] == "myisam")
-        .unwrap();
-    let insert = my["sqlsuite"]["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["group"] == "insert")
-        .unwrap();
+    let (r, stdout) = run_suite(&s, &text, 2, "mariadbd");
+    let my = item(&r["cells"], "variant", "myisam");
+    let insert = item(&my["sqlsuite"]["groups"], "group", "insert");
     assert!(
         insert["vs_baseline"]["ratio"].as_f64().unwrap() > 0.0,
         "{insert}"
@@ -118,8 +134,7 @@ fn mariadb_innodb_against_myisam() {
     );
     // The suite's statements are the default verification set: MyISAM ignores ROLLBACK,
     // so what the transactions group leaves in its table differs, and that is said.
-    let verdicts = r["verification"].as_array().unwrap();
-    let myisam = verdicts.iter().find(|v| v["variant"] == "myisam").unwrap();
+    let myisam = item(&r["verification"], "variant", "myisam");
     assert_eq!(myisam["status"], "different", "{myisam}");
     let diffs = myisam["differences"].as_array().unwrap();
     assert!(
@@ -135,28 +150,24 @@ fn mariadb_innodb_against_myisam() {
         "{report}"
     );
     assert!(report.contains("seconds per operation"), "{report}");
-    no_server_left("mariadbd", &s);
 }
 
 #[test]
 fn postgres_two_variants() {
     let s = scratch();
-    let file = s.write(
-        "suite.toml",
-        &format!(
-            "name = \"sqlsuite-pg\"\n[target]\nkind = \"postgres\"\n\n[[variant]]\nname = \"default\"\nbinary = \"{POSTGRES}\"\n\n[[variant]]\nname = \"async\"\nbinary = \"{POSTGRES}\"\noptions = {{ synchronous_commit = \"off\" }}\n\n[[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\n"
-        ),
+    let text = experiment(
+        "sqlsuite-pg",
+        "postgres",
+        "",
+        POSTGRES,
+        [
+            ("default", ""),
+            ("async", "options = { synchronous_commit = \"off\" }\n"),
+        ],
+        1,
     );
-    let out = s.run_cmd(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = s.results();
-    check(&r, 1);
+    let (r, _) = run_suite(&s, &text, 1, "postgres");
     for v in r["verification"].as_array().unwrap() {
         assert_eq!(v["status"], "same", "{v}");
     }
-    no_server_left("postgres", &s);
 }

@@ -10,30 +10,17 @@ mod common;
 use common::{no_server_left, Scratch};
 
 fn experiment(variant: &str) -> String {
-    format!(
-        r#"name = "threads"
-[target]
-kind = "memcached"
-source = {{ debian = "memcached" }}
-args = ["-t", "4", "-m", "64"]
-
-[[variant]]
-name = "plain"
-binary = "/usr/bin/memcached"
-{variant}
-[[workload]]
-kind = "kv"
-name = "mixed"
-connections = [8]
-keys = 2000
-mix = {{ get = 80, set = 15, delete = 5 }}
-
-[plan]
-repetitions = 1
-warmup = "200ms"
-duration = "1500ms"
-"#
-    )
+    common::memcached_source("threads", "\"-t\", \"4\", \"-m\", \"64\"")
+        + &common::installed("plain", "")
+        + variant
+        + "\n"
+        + &common::kv(
+            "mixed",
+            "8",
+            2000,
+            "mix = { get = 80, set = 15, delete = 5 }\n",
+        )
+        + "\n[plan]\nrepetitions = 1\nwarmup = \"200ms\"\nduration = \"1500ms\"\n"
 }
 
 /// Runs the experiment and checks what it says of `checked`'s findings (of `tool`).
@@ -58,10 +45,7 @@ fn checked_honestly(s: &Scratch, checked: &str, tool: &str) {
             .clone()
     };
     // It served: the checked variant's run has operations.
-    let cell = r["cells"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["variant"] == checked))
-        .expect("cell");
+    let cell = common::item(&r["cells"], "variant", checked);
     let ops = cell["runs"][0]["ops"].as_u64().unwrap_or(0);
     assert!(ops > 0, "{checked} served nothing: {cell}\n{stderr}");
     // Its server log was kept, and read: whatever it holds of the tool's reports is

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// A cache shared by every test run, so memcached's source is fetched and each build made
 /// once per checkout rather than once per test.
@@ -29,6 +29,32 @@ impl Scratch {
         }
     }
 
+    /// A scratch dir holding work.patch, [`ADDED_WORK`] (what [`three_builds`]'s `work`
+    /// variant applies).
+    pub fn with_added_work() -> Scratch {
+        let s = Scratch::new();
+        s.write("work.patch", ADDED_WORK);
+        s
+    }
+
+    /// Writes `text` as `name` and runs it with `args` beside the [`Hog`] `hog` makes
+    /// (stopped once bakeoff exits); no memcached of it left, exit status 0; its stdout.
+    pub fn run_beside(
+        &self,
+        hog: impl FnOnce() -> Hog,
+        name: &str,
+        text: &str,
+        args: &[&str],
+    ) -> String {
+        let f = self.write(name, text);
+        let out = {
+            let _hog = hog();
+            self.run_cmd(&f).args(args).output().unwrap()
+        };
+        no_server_left("memcached", self);
+        assert_ok(&out)
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -39,36 +65,48 @@ impl Scratch {
         p
     }
 
-    /// `bakeoff run FILE --out <scratch>/out` with the shared cache and a private sandbox root.
-    pub fn run_cmd(&self, file: &Path) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
-        c.arg("run")
-            .arg(file)
-            .arg("--out")
-            .arg(self.out())
-            .arg("--cache")
+    /// `bakeoff COMMAND FILE --out OUT` with the shared cache, a private sandbox root and
+    /// a private history store.
+    fn command(&self, command: &str, file: &Path, out: &Path) -> Command {
+        let mut c = self.bare_cmd(command, file, out);
+        c.arg("--cache")
             .arg(cache_dir())
-            .arg("--sandbox-dir")
-            .arg(self.sandboxes())
             .arg("--quiet")
             .env("BAKEOFF_STORE", self.path().join("history.sqlite"));
         c
     }
 
-    /// `bakeoff verify FILE --out <scratch>/<out>`, otherwise like [`Scratch::run_cmd`].
-    pub fn verify_cmd(&self, file: &Path, out: &str) -> Command {
+    /// `bakeoff COMMAND FILE --out OUT --sandbox-dir <scratch>/sandboxes` and nothing
+    /// more: the default cache, progress and history.
+    pub fn bare_cmd(&self, command: &str, file: &Path, out: &Path) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
-        c.arg("verify")
+        c.arg(command)
             .arg(file)
             .arg("--out")
-            .arg(self.path().join(out))
-            .arg("--cache")
-            .arg(cache_dir())
+            .arg(out)
             .arg("--sandbox-dir")
-            .arg(self.sandboxes())
-            .arg("--quiet")
-            .env("BAKEOFF_STORE", self.path().join("history.sqlite"));
+            .arg(self.sandboxes());
         c
+    }
+
+    /// `bakeoff run FILE --out <scratch>/out` with the shared cache and a private sandbox root.
+    pub fn run_cmd(&self, file: &Path) -> Command {
+        self.command("run", file, &self.out())
+    }
+
+    /// `bakeoff verify FILE --out <scratch>/<out>`, otherwise like [`Scratch::run_cmd`].
+    pub fn verify_cmd(&self, file: &Path, out: &str) -> Command {
+        self.command("verify", file, &self.path().join(out))
+    }
+
+    /// Writes `text` as `name`, runs it ([`Scratch::run_cmd`]), checks that no `server`
+    /// of this scratch dir outlived it and that bakeoff succeeded; its results.json.
+    pub fn run_clean(&self, name: &str, text: &str, server: &str) -> serde_json::Value {
+        let f = self.write(name, text);
+        let out = self.run_cmd(&f).output().expect("run bakeoff");
+        no_server_left(server, self);
+        assert_ok(&out);
+        self.results()
     }
 
     pub fn out(&self) -> PathBuf {
@@ -86,6 +124,127 @@ impl Scratch {
 }
 
 pub use bakeoff_testkit::pids_named;
+
+/// Asserts that bakeoff exited 0 (its stderr, then its stdout, in the message); its stdout.
+pub fn assert_ok(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// `bakeoff check FILE`, to add arguments or environment to.
+pub fn check_cmd(file: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+    c.arg("check").arg(file);
+    c
+}
+
+/// `bakeoff check FILE`: its exit status and its stderr.
+pub fn check(file: &Path) -> (Option<i32>, String) {
+    let out = check_cmd(file).output().expect("bakeoff check");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One line on stderr, exit status 2 and no panic; the line.
+pub fn one_line_2(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// The item of a results.json list (`r["cells"]`, `r["variants"]`...) whose `key` is
+/// `value`; panics, naming both, when there is none.
+pub fn item<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .find(|x| x[key] == value)
+        .unwrap_or_else(|| panic!("no {key} = {value:?} in {list}"))
+}
+
+/// The string `key` of every item of a results.json list.
+pub fn strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| x[key].as_str().unwrap())
+        .collect()
+}
+
+/// Makes a named pipe at `path`.
+pub fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// Writes `<scratch>/<dir>/results.json`, a complete experiment `name` as `report` reads
+/// it: kv at `connections`, one cell per variant of `factors` (the first the baseline),
+/// each of `rounds` valid runs at `ops(factor, round)` ops/s.
+pub fn results_folder(
+    s: &Scratch,
+    dir: &str,
+    name: &str,
+    connections: usize,
+    factors: &[(&str, f64)],
+    rounds: usize,
+    ops: impl Fn(f64, usize) -> f64,
+) -> PathBuf {
+    use bakeoff_report::model::{Cell, PlanRecord, Results, Run, VariantRecord};
+    let cell = |v: &str, f: f64| {
+        let runs = (0..rounds)
+            .map(|round| Run {
+                round,
+                ops_per_s: ops(f, round),
+                valid: true,
+                ..Run::default()
+            })
+            .collect();
+        Cell::new("kv", v, connections, runs)
+    };
+    let r = Results {
+        name: name.into(),
+        status: "complete".into(),
+        plan: PlanRecord {
+            repetitions: Some(rounds),
+            duration_s: Some(1.0),
+            baseline: factors[0].0.into(),
+            equivalence: 0.01,
+            rounds: vec![Vec::new(); rounds],
+            ..PlanRecord::default()
+        },
+        variants: factors
+            .iter()
+            .map(|(v, _)| VariantRecord {
+                name: (*v).into(),
+                status: "ok".into(),
+                ..VariantRecord::default()
+            })
+            .collect(),
+        cells: factors.iter().map(|(v, f)| cell(v, *f)).collect(),
+        ..Results::default()
+    };
+    let dir = s.path().join(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("results.json"),
+        serde_json::to_string_pretty(&r).unwrap(),
+    )
+    .unwrap();
+    dir
+}
 
 /// The names in a directory (none when it does not exist), bakeoff's folder marker aside.
 pub fn entries(dir: &Path) -> Vec<String> {
@@ -169,44 +328,67 @@ pub fn assert_loopback_only(run: &serde_json::Value) {
 /// batches more requests per wakeup).
 pub const ADDED_WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 20000; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
 
+/// The opening of an experiment named `name` on memcached built from Debian's source,
+/// with the server's `args` (the inside of a TOML array).
+pub fn memcached_source(name: &str, args: &str) -> String {
+    format!("name = \"{name}\"\n[target]\nkind = \"memcached\"\nsource = {{ debian = \"memcached\" }}\nargs = [{args}]\n")
+}
+
+/// The opening of an experiment named `name` on installed memcached with the server's
+/// `args` (the inside of a TOML array).
+pub fn memcached_installed(name: &str, args: &str) -> String {
+    format!("name = \"{name}\"\n[target]\nkind = \"memcached\"\nargs = [{args}]\n")
+}
+
+/// A blank line and a `[[variant]]` built by `compiler` with `cflags`, then `extra` (whole
+/// lines).
+pub fn build(name: &str, compiler: &str, cflags: &str, extra: &str) -> String {
+    format!("\n[[variant]]\nname = \"{name}\"\ncompiler = \"{compiler}\"\ncflags = \"{cflags}\"\n{extra}")
+}
+
+/// A blank line and a `[[variant]]` of the installed /usr/bin/memcached, then `extra`
+/// (whole lines).
+pub fn installed(name: &str, extra: &str) -> String {
+    format!("\n[[variant]]\nname = \"{name}\"\nbinary = \"/usr/bin/memcached\"\n{extra}")
+}
+
+/// A `[[workload]]` of kind kv named `name` over `connections` (the inside of a TOML
+/// array) and `keys` keys, then `extra` (whole lines: a mix...).
+pub fn kv(name: &str, connections: &str, keys: u32, extra: &str) -> String {
+    format!("[[workload]]\nkind = \"kv\"\nname = \"{name}\"\nconnections = [{connections}]\nkeys = {keys}\n{extra}")
+}
+
 /// An experiment named `name` over three gcc-12 -O2 builds of Debian's memcached (`base`,
 /// an identical `same`, and `work` with [`ADDED_WORK`] as work.patch) on kv at 8
 /// connections, with `plan` as its `[plan]` table: the same builds for every test that
 /// uses it, so the shared build cache serves them.
 pub fn three_builds(name: &str, plan: &str) -> String {
-    format!(
-        r#"name = "{name}"
-[target]
-kind = "memcached"
-source = {{ debian = "memcached" }}
-args = ["-t", "1", "-m", "64"]
+    let mut text = memcached_source(name, ARGS_64);
+    for (variant, extra) in [
+        ("base", ""),
+        ("same", ""),
+        ("work", "patches = [\"work.patch\"]\n"),
+    ] {
+        text += &build(variant, "gcc-12", "-O2", extra);
+    }
+    text + "\n" + &kv("kv", "8", 5000, "mix = { get = 90, set = 10 }\n") + "\n[plan]\n" + plan
+}
 
-[[variant]]
-name = "base"
-compiler = "gcc-12"
-cflags = "-O2"
+/// memcached's arguments in most tests: one worker thread, 64 MB.
+pub const ARGS_64: &str = "\"-t\", \"1\", \"-m\", \"64\"";
 
-[[variant]]
-name = "same"
-compiler = "gcc-12"
-cflags = "-O2"
-
-[[variant]]
-name = "work"
-compiler = "gcc-12"
-cflags = "-O2"
-patches = ["work.patch"]
-
-[[workload]]
-kind = "kv"
-name = "kv"
-connections = [8]
-keys = 5000
-mix = {{ get = 90, set = 10 }}
-
-[plan]
-{plan}"#
-    )
+/// An experiment for a busy machine, named `name`: installed memcached (`-t 1`) as each
+/// of `variants`, kv `get` at 8 connections over 1,000 keys, six rounds of 500 ms, then
+/// `plan` (whole lines).
+pub fn busy_machine_experiment(name: &str, variants: &[&str], plan: &str) -> String {
+    let mut text = memcached_installed(name, "\"-t\", \"1\"");
+    for v in variants {
+        text += &installed(v, "");
+    }
+    text + "\n"
+        + &kv("get", "8", 1000, "")
+        + "\n[plan]\nrepetitions = 6\nwarmup = \"200ms\"\nduration = \"500ms\"\n"
+        + plan
 }
 
 /// Processes that keep CPUs busy until dropped (killed and reaped even when the test
@@ -276,4 +458,17 @@ pub fn differs_beyond_chance(k: &serde_json::Value) -> bool {
         && k["p_value"]
             .as_f64()
             .is_some_and(|p| p < FALSE_ANSWER_LEVEL)
+}
+
+/// The rest of the build tests' experiments (bolt, lto, layouts): kv at 4 connections
+/// over 2,000 keys, one short round.
+pub const SHORT_KV: &str = "\n[[workload]]\nkind = \"kv\"\nconnections = [4]\nkeys = 2000\n\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"500ms\"\n";
+
+/// Asserts that a comparison of one binary with itself did not come out faster or
+/// slower beyond chance ([`differs_beyond_chance`]).
+pub fn assert_not_different(k: &serde_json::Value) {
+    assert!(
+        !differs_beyond_chance(k),
+        "identical builds called different at p < {FALSE_ANSWER_LEVEL}: {k}"
+    );
 }
