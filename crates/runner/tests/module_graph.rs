@@ -424,8 +424,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "valkey",
         ],
     ),
-    // The wire clients and Db/Client, which name each other.
-    ("sqlclient", &["client", "db", "driver", "mywire", "pgwire"]),
 ];
 
 fn workspace() -> PathBuf {
