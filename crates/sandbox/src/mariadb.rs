@@ -3,30 +3,15 @@
 //! the unprivileged server user when bakeoff is root; ready when user `bakeoff` can log in
 //! over TCP and `SELECT 1` answers.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 
 use crate::kind::TargetKind;
-use crate::mysqld::{login_sql, major_minor, my_cnf_in, Mysqld};
+use crate::mysqld::{login_sql, major_minor, Mysqld};
 use crate::sqldata::{self, Login, SqlServer};
 use crate::target::{layout, version_line, Ask};
 use bakeoff_build::dist::Layout;
 use bakeoff_sqlclient::Dialect;
-
-/// Settings the sandbox owns, in MariaDB's `-` spelling: (name, what it sets).
-const OWNED: &[(&str, &str)] = &[
-    ("port", "the port"),
-    ("bind-address", "the listen address"),
-    ("datadir", "the data directory"),
-    ("socket", "the socket"),
-    ("pid-file", "the pid file"),
-    ("defaults-file", "the configuration file"),
-    ("defaults-extra-file", "the configuration file"),
-    ("defaults-group-suffix", "the configuration file"),
-    ("networking", "whether the server listens on TCP"),
-];
 
 /// MariaDB (10.x, 11.x) or MySQL-compatible `mariadbd`.
 #[derive(Debug, Clone, Default)]
@@ -34,20 +19,10 @@ pub struct Mariadb {
     pub sql: SqlServer,
 }
 
-/// The my.cnf bakeoff writes: its own settings first, then the experiment's options.
-pub fn my_cnf(
-    addr: SocketAddr,
-    workdir: &Path,
-    data: &Path,
-    options: &BTreeMap<String, String>,
-) -> String {
-    my_cnf_in("mariadbd", addr, workdir, data, "", options)
-}
-
 impl Mysqld for Mariadb {
     const KIND: TargetKind = TargetKind::Mariadb;
     const DIALECT: Dialect = Dialect::Mysql;
-    const OWNED: &'static [(&'static str, &'static str)] = OWNED;
+    const OWNED: &'static [(&'static str, &'static str)] = &[];
     const FORMAT_OPTIONS: &'static [&'static str] = &[
         "innodb_page_size",
         "lower_case_table_names",
@@ -84,22 +59,18 @@ impl Mysqld for Mariadb {
         init(binary, dest, login)
     }
 
-    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path) -> String {
-        let mut text = my_cnf(
-            addr,
-            workdir,
-            &self.sql.data_dir(workdir),
-            &self.sql.options,
-        );
-        if let Some(lines) = tree_settings(binary) {
-            text = text.replacen("[mariadbd]\n", &format!("[mariadbd]\n{lines}"), 1);
-        }
-        // Servers before 10.4 (named mysqld) read no [mariadbd] group; every version
-        // reads [mysqld].
+    /// Servers before 10.4 (named mysqld) read no `[mariadbd]` group; every version
+    /// reads `[mysqld]`.
+    fn group(&self, binary: &Path) -> &'static str {
         if binary.file_name().is_some_and(|n| n == "mysqld") {
-            text = text.replacen("[mariadbd]\n", "[mysqld]\n", 1);
+            "mysqld"
+        } else {
+            "mariadbd"
         }
-        text
+    }
+
+    fn tree_settings(&self, binary: &Path) -> Option<String> {
+        tree_settings(binary)
     }
 }
 
@@ -224,24 +195,5 @@ mod tests {
         assert_eq!(install_flags(Some((10, 4)), true), modern.to_vec());
         assert_eq!(install_flags(Some((11, 4)), true), modern.to_vec());
         assert_eq!(install_flags(None, true), modern.to_vec());
-    }
-
-    #[test]
-    fn my_cnf_has_bakeoffs_settings_then_the_options() {
-        let opts = BTreeMap::from([
-            ("innodb_buffer_pool_size".to_string(), "1G".to_string()),
-            ("max_connections".to_string(), "2000".to_string()),
-        ]);
-        let cnf = my_cnf(
-            ([127, 0, 0, 1], 3307).into(),
-            Path::new("/sb/x"),
-            Path::new("/sb/x/data"),
-            &opts,
-        );
-        assert!(cnf.starts_with("# written by bakeoff"));
-        assert!(cnf
-            .contains("[mariadbd]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
-        assert!(cnf.contains("socket = /sb/x/mysqld.sock\n"));
-        assert!(cnf.ends_with("innodb_buffer_pool_size = 1G\nmax_connections = 2000\n"));
     }
 }

@@ -257,7 +257,7 @@ mod tests {
     }
 
     use super::*;
-    use std::path::Path;
+    use crate::target::command_args;
 
     #[test]
     fn user_flag_detection() {
@@ -271,16 +271,7 @@ mod tests {
     #[test]
     fn command_puts_port_first_and_user_args_last() {
         let extra = vec!["-t".to_string(), "2".to_string()];
-        let cmd = Memcached.command(&Launch {
-            binary: Path::new("/usr/bin/memcached"),
-            addr: SocketAddr::from(([127, 0, 0, 1], 4242)),
-            workdir: Path::new("/tmp"),
-            args: &extra,
-        });
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = command_args(&Memcached, "/usr/bin/memcached", 4242, "/tmp", &extra);
         assert_eq!(&args[..6], ["-p", "4242", "-l", "127.0.0.1", "-U", "0"]);
         assert_eq!(&args[args.len() - 2..], ["-t", "2"]);
         assert_eq!(args.contains(&"root".to_string()), running_as_root());

@@ -10,29 +10,19 @@
 //! `--bootstrap` run before that. A tree that is not the system's (a distribution's
 //! binaries) gets its `basedir`, `lc-messages-dir` and `plugin-dir`.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::kind::TargetKind;
-use crate::mysqld::{login_sql, major_minor, my_cnf_in, Mysqld};
+use crate::mysqld::{login_sql, major_minor, Mysqld};
 use crate::sqldata::{self, Login, SqlServer};
 use crate::target::{layout, version_line, Ask};
 use bakeoff_build::dist::Layout;
 use bakeoff_sqlclient::Dialect;
 
-/// Settings the sandbox owns, in MySQL's `-` spelling: (name, what it sets).
+/// Settings the sandbox owns in MySQL beyond the family's, in its `-` spelling: (name,
+/// what it sets).
 const OWNED: &[(&str, &str)] = &[
-    ("port", "the port"),
-    ("bind-address", "the listen address"),
-    ("datadir", "the data directory"),
-    ("socket", "the socket"),
-    ("pid-file", "the pid file"),
-    ("defaults-file", "the configuration file"),
-    ("defaults-extra-file", "the configuration file"),
-    ("defaults-group-suffix", "the configuration file"),
-    ("networking", "whether the server listens on TCP"),
     ("mysqlx", "the X protocol listener"),
     ("mysqlx-port", "the X protocol listener"),
     ("mysqlx-bind-address", "the X protocol listener"),
@@ -49,22 +39,6 @@ const OWNED: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default)]
 pub struct Mysql {
     pub sql: SqlServer,
-}
-
-/// The my.cnf bakeoff writes (MariaDB's, under `[mysqld]`): its own settings first, the
-/// X plugin off and file imports kept in the sandbox (`loose-` for what older versions do
-/// not know: the X plugin came with 5.7), then the experiment's options.
-pub fn my_cnf(
-    addr: SocketAddr,
-    workdir: &Path,
-    data: &Path,
-    options: &BTreeMap<String, String>,
-) -> String {
-    let extra = format!(
-        "secure-file-priv = {}\nloose-mysqlx = OFF\n",
-        workdir.join("files").display()
-    );
-    my_cnf_in("mysqld", addr, workdir, data, &extra, options)
 }
 
 impl Mysqld for Mysql {
@@ -99,17 +73,21 @@ impl Mysqld for Mysql {
         init(binary, dest, login)
     }
 
-    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path) -> String {
-        let mut text = my_cnf(
-            addr,
-            workdir,
-            &self.sql.data_dir(workdir),
-            &self.sql.options,
-        );
-        if let Some(lines) = tree_settings(binary) {
-            text = text.replacen("[mysqld]\n", &format!("[mysqld]\n{lines}"), 1);
-        }
-        text
+    fn group(&self, _binary: &Path) -> &'static str {
+        "mysqld"
+    }
+
+    fn tree_settings(&self, binary: &Path) -> Option<String> {
+        tree_settings(binary)
+    }
+
+    /// The X plugin off and file imports kept in the sandbox (`loose-` for what older
+    /// versions do not know: the X plugin came with 5.7).
+    fn extra_settings(&self, workdir: &Path) -> String {
+        format!(
+            "secure-file-priv = {}\nloose-mysqlx = OFF\n",
+            workdir.join("files").display()
+        )
     }
 }
 
@@ -271,23 +249,6 @@ mod tests {
             base_of(Path::new("/c/5-5-9/Linux-x86_64/mysqld")),
             Some(PathBuf::from("/c/5-5-9/Linux-x86_64"))
         );
-    }
-
-    #[test]
-    fn my_cnf_turns_the_x_plugin_off_and_keeps_files_in_the_sandbox() {
-        let opts = BTreeMap::from([("max_connections".to_string(), "2000".to_string())]);
-        let cnf = my_cnf(
-            ([127, 0, 0, 1], 3307).into(),
-            Path::new("/sb/x"),
-            Path::new("/sb/x/data"),
-            &opts,
-        );
-        assert!(
-            cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n")
-        );
-        assert!(cnf.contains("loose-mysqlx = OFF\n"));
-        assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
-        assert!(cnf.ends_with("max_connections = 2000\n"));
     }
 
     #[test]

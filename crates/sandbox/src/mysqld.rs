@@ -20,6 +20,19 @@ use crate::target::{
     common_refusal, leading_version, version_line, Ask, ConnectionLimit, Launch, Target,
 };
 
+/// Settings the sandbox owns in every mysqld, in the `-` spelling: (name, what it sets).
+const OWNED: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind-address", "the listen address"),
+    ("datadir", "the data directory"),
+    ("socket", "the socket"),
+    ("pid-file", "the pid file"),
+    ("defaults-file", "the configuration file"),
+    ("defaults-extra-file", "the configuration file"),
+    ("defaults-group-suffix", "the configuration file"),
+    ("networking", "whether the server listens on TCP"),
+];
+
 /// mysqld's short options, as a getopt string (`::`: a value only when attached).
 const SHORT_OPTIONS: &str = "#::?ab:C:h:L:P:r:sT::t:u:vVW::";
 
@@ -73,13 +86,14 @@ fn risky_setting(name: &str, value: &str) -> Option<String> {
     owned::mariadb_risk(&owned::mariadb_name(name), RISKY).and_then(|r| owned::refusal(r, value))
 }
 
-/// What the option `name` sets, if the sandbox owns it (`owned`: the server's table of
-/// names and what each sets), under any spelling mysqld takes: any case, `_` for `-`,
-/// `loose-`, `skip-`, `enable-`, unique prefixes.
-fn owned_setting(owned: &[(&str, &'static str)], name: &str) -> Option<&'static str> {
+/// What the option `name` sets, if the sandbox owns it (the family's [`OWNED`], then
+/// `own`: the server's own table of names and what each sets), under any spelling mysqld
+/// takes: any case, `_` for `-`, `loose-`, `skip-`, `enable-`, unique prefixes.
+fn owned_setting(own: &[(&str, &'static str)], name: &str) -> Option<&'static str> {
     let name = owned::mariadb_name(name);
-    owned
+    OWNED
         .iter()
+        .chain(own)
         .find(|(o, _)| owned::mariadb_means(&name, o))
         .map(|(_, what)| *what)
 }
@@ -135,19 +149,20 @@ fn risky_arg(args: &[String]) -> Option<(String, String)> {
         })
 }
 
-/// A mysqld-family my.cnf under `[group]`: the data directory, 127.0.0.1 and the port,
-/// the socket and pid file in the sandbox, `extra` (the server's own lines), then the
-/// experiment's options, which cannot override what the sandbox owns (the plan refuses
-/// them).
-pub(crate) fn my_cnf_in(
+/// A mysqld-family my.cnf under `[group]`: `tree` (where a build's or distribution's
+/// files are), the data directory, 127.0.0.1 and the port, the socket and pid file in
+/// the sandbox, `extra` (the server's own lines), then the experiment's options, which
+/// cannot override what the sandbox owns (the plan refuses them).
+fn my_cnf_in(
     group: &str,
+    tree: &str,
     addr: SocketAddr,
     workdir: &Path,
     data: &Path,
     extra: &str,
     options: &BTreeMap<String, String>,
 ) -> String {
-    let mut s = format!("# written by bakeoff for this sandbox\n[{group}]\n");
+    let mut s = format!("# written by bakeoff for this sandbox\n[{group}]\n{tree}");
     s.push_str(&format!("datadir = {}\n", data.display()));
     s.push_str(&format!(
         "port = {}\nbind-address = {}\n",
@@ -224,7 +239,8 @@ pub(crate) trait Mysqld: Send + Sync {
     const KIND: TargetKind;
     /// The SQL it speaks.
     const DIALECT: Dialect;
-    /// Settings the sandbox owns, in the `-` spelling: (name, what it sets).
+    /// Settings the sandbox owns in this server beyond the family's ([`OWNED`]), in the
+    /// `-` spelling: (name, what it sets).
     const OWNED: &'static [(&'static str, &'static str)];
     /// Options that change InnoDB's files: servers must agree on them to share loaded
     /// data.
@@ -246,8 +262,32 @@ pub(crate) trait Mysqld: Send + Sync {
     /// Makes a data directory at `dest` with `login` (see [`Target::init_data`]).
     fn make_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String>;
 
-    /// The my.cnf this sandbox's server reads.
-    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path) -> String;
+    /// The my.cnf group `binary` reads.
+    fn group(&self, binary: &Path) -> &'static str;
+
+    /// For a server outside the system's /usr (a build's install tree, a
+    /// distribution's): the my.cnf lines that say where its files are.
+    fn tree_settings(&self, binary: &Path) -> Option<String>;
+
+    /// The server's own my.cnf lines after bakeoff's (none by default).
+    fn extra_settings(&self, _workdir: &Path) -> String {
+        String::new()
+    }
+
+    /// The my.cnf this sandbox's server reads: bakeoff's settings first, then the
+    /// experiment's options.
+    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path) -> String {
+        let sql = self.sql_server();
+        my_cnf_in(
+            self.group(binary),
+            &self.tree_settings(binary).unwrap_or_default(),
+            addr,
+            workdir,
+            &sql.data_dir(workdir),
+            &self.extra_settings(workdir),
+            &sql.options,
+        )
+    }
 }
 
 impl<T: Mysqld> Target for T {
@@ -348,5 +388,58 @@ impl<T: Mysqld> Target for T {
 
     fn stop_signal(&self) -> (i32, bool) {
         (libc::SIGTERM, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mariadb::Mariadb;
+    use crate::mysql::Mysql;
+
+    /// What a server holds with the experiment's `options`.
+    fn with_options(options: &[(&str, &str)]) -> SqlServer {
+        SqlServer {
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The my.cnf of the system's `/usr/sbin/<server>` in the sandbox /sb/x on port 3307.
+    fn cnf_of(t: &impl Mysqld, server: &str) -> String {
+        t.cnf(
+            &Path::new("/usr/sbin").join(server),
+            ([127, 0, 0, 1], 3307).into(),
+            Path::new("/sb/x"),
+        )
+    }
+
+    #[test]
+    fn my_cnf_has_bakeoffs_settings_then_the_options() {
+        let sql = with_options(&[
+            ("innodb_buffer_pool_size", "1G"),
+            ("max_connections", "2000"),
+        ]);
+        let cnf = cnf_of(&Mariadb { sql }, "mariadbd");
+        assert!(cnf.starts_with("# written by bakeoff"));
+        assert!(cnf
+            .contains("[mariadbd]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
+        assert!(cnf.contains("socket = /sb/x/mysqld.sock\n"));
+        assert!(cnf.ends_with("innodb_buffer_pool_size = 1G\nmax_connections = 2000\n"));
+    }
+
+    #[test]
+    fn my_cnf_turns_the_x_plugin_off_and_keeps_files_in_the_sandbox() {
+        let sql = with_options(&[("max_connections", "2000")]);
+        let cnf = cnf_of(&Mysql { sql }, "mysqld");
+        assert!(
+            cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n")
+        );
+        assert!(cnf.contains("loose-mysqlx = OFF\n"));
+        assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
+        assert!(cnf.ends_with("max_connections = 2000\n"));
     }
 }

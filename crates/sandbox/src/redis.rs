@@ -366,6 +366,7 @@ impl Target for Redis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::command_args;
 
     #[test]
     fn config_owns_the_sandbox_lines_and_adds_options() {
@@ -398,16 +399,14 @@ mod tests {
 
     #[test]
     fn command_line_puts_bakeoffs_directives_last_where_they_win() {
-        let cmd = Redis::default().command(&Launch {
-            binary: Path::new("/usr/bin/redis-server"),
-            addr: SocketAddr::from(([127, 0, 0, 1], 4242)),
-            workdir: Path::new("/w"),
-            args: &["--io-threads".to_string(), "2".to_string()],
-        });
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let extra = ["--io-threads".to_string(), "2".to_string()];
+        let args = command_args(
+            &Redis::default(),
+            "/usr/bin/redis-server",
+            4242,
+            "/w",
+            &extra,
+        );
         assert_eq!(
             args,
             [

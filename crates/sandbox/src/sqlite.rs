@@ -201,7 +201,7 @@ pub(crate) fn init(dest: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::SocketAddr;
+    use crate::target::command_args;
 
     #[test]
     fn command_names_library_database_port_socket_and_pragmas() {
@@ -211,16 +211,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        let cmd = t.command(&Launch {
-            binary: Path::new("/b/libsqlite3.so"),
-            addr: SocketAddr::from(([127, 0, 0, 1], 5433)),
-            workdir: Path::new("/sb/x"),
-            args: &[],
-        });
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = command_args(&t, "/b/libsqlite3.so", 5433, "/sb/x", &[]);
         assert_eq!(
             args,
             [

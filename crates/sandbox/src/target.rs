@@ -528,6 +528,27 @@ pub(crate) fn leading_version(rest: &str, keep: usize) -> Option<String> {
     (parts.len() >= keep).then(|| parts[..keep].join("."))
 }
 
+/// The arguments `target`'s command line gives `binary` in `workdir` on 127.0.0.1:`port`
+/// with the experiment's `args` (for the targets' tests).
+#[cfg(test)]
+pub(crate) fn command_args(
+    target: &dyn Target,
+    binary: &str,
+    port: u16,
+    workdir: &str,
+    args: &[String],
+) -> Vec<String> {
+    let cmd = target.command(&Launch {
+        binary: Path::new(binary),
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        workdir: Path::new(workdir),
+        args,
+    });
+    cmd.get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
