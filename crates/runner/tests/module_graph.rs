@@ -404,28 +404,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     ),
     // profile.rs's Spots come from hotlines.rs, which reads profile.rs's Profile.
     ("probe", &["hotlines", "profile"]),
-    // The target registry (target.rs names every server's module, each implements its
-    // Target trait) and the lifecycle modules beside it.
-    (
-        "sandbox",
-        &[
-            "dirs",
-            "error",
-            "mariadb",
-            "memcached",
-            "meta",
-            "mysql",
-            "postgres",
-            "redis",
-            "sandbox",
-            "sqldata",
-            "sqlite",
-            "target",
-            "valkey",
-        ],
-    ),
-    // The wire clients and Db/Client, which name each other.
-    ("sqlclient", &["client", "db", "driver", "mywire", "pgwire"]),
 ];
 
 fn workspace() -> PathBuf {

@@ -421,22 +421,18 @@ mod tests {
                     40 22 0:30 / /srv/my\\040data rw - xfs /dev/sdb1 rw\n";
         let at =
             |p: &str| mount_of(Path::new(p), info).map(|m| (m.0.display().to_string(), m.1, m.2));
-        assert_eq!(
-            at("/var/tmp/bakeoff-0"),
-            Some(("/".into(), "ext4".into(), "/dev/vda".into()))
-        );
-        assert_eq!(
-            at("/run/user/0/bakeoff"),
-            Some(("/run/user/0".into(), "tmpfs".into(), "tmpfs".into()))
-        );
-        assert_eq!(
-            at("/runx"),
-            Some(("/".into(), "ext4".into(), "/dev/vda".into()))
-        );
-        assert_eq!(
-            at("/srv/my data/x"),
-            Some(("/srv/my data".into(), "xfs".into(), "/dev/sdb1".into()))
-        );
+        for (path, (mount, fs, device)) in [
+            ("/var/tmp/bakeoff-0", ("/", "ext4", "/dev/vda")),
+            ("/run/user/0/bakeoff", ("/run/user/0", "tmpfs", "tmpfs")),
+            ("/runx", ("/", "ext4", "/dev/vda")),
+            ("/srv/my data/x", ("/srv/my data", "xfs", "/dev/sdb1")),
+        ] {
+            assert_eq!(
+                at(path),
+                Some((mount.into(), fs.into(), device.into())),
+                "{path}"
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::target::TargetKind;
+use crate::kind::TargetKind;
 
 /// Everything that can go wrong while starting, stopping or cleaning up a sandbox.
 #[derive(Debug, thiserror::Error)]

@@ -19,12 +19,15 @@
 
 mod dirs;
 mod error;
+mod kind;
 mod mariadb;
 mod memcached;
 mod meta;
 mod mysql;
+mod mysqld;
 mod owned;
 mod postgres;
+mod pristine;
 mod process;
 mod procfs;
 mod redis;
@@ -36,26 +39,27 @@ mod sqldata;
 mod sqlite;
 mod stale;
 mod target;
+mod targets;
 mod valkey;
 
 pub use dirs::{check_root, claim_root, default_root, filesystem_of, is_our_root, Filesystem};
 pub use error::SandboxError;
+pub use kind::TargetKind;
 pub use mariadb::Mariadb;
 pub use memcached::Memcached;
 pub use mysql::Mysql;
 pub use postgres::Postgres;
+pub use pristine::init_data;
 pub use procfs::{Usage, Watch};
 pub use redis::Redis;
-pub use sandbox::{Sandbox, SandboxSpec, StopOutcome, StopReport, LOOPBACK};
+pub use sandbox::{target_for_spec, Sandbox, SandboxSpec, StopOutcome, StopReport, LOOPBACK};
 pub use signals::{install_signal_handler, kill_all, try_install_signal_handler};
 /// Spawns a helper process (ssh) as servers are: its own process group, killed when
 /// bakeoff dies.
 pub use spawner::spawn as spawn_guarded;
-pub use sqldata::{copy_tree, init_data, read_login, server_user, DataSource, Login};
+pub use sqldata::{copy_tree, read_login, server_user, DataSource, Login};
 pub use sqlite::{host_binary, Sqlite};
 pub use stale::{reap_stale, StaleReport};
-pub use target::{
-    common_refusal, target_for, target_for_spec, Ask, ConnectionLimit, Protocol, Target,
-    TargetKind, UnknownTarget,
-};
+pub use target::{common_refusal, Ask, ConnectionLimit, Launch, Protocol, Target};
+pub use targets::{target_for, UnknownTarget};
 pub use valkey::Valkey;

@@ -1,14 +1,13 @@
 //! The memcached target: `-p PORT -l 127.0.0.1 -U 0` (plus `-u root` when bakeoff runs as
 //! root), ready when `version\r\n` is answered with `VERSION `.
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
+use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::kind::TargetKind;
 use crate::owned::{self, Long, Risk};
-use crate::target::{ConnectionLimit, Target, TargetKind};
+use crate::target::{first_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_proto::memcache;
 
@@ -77,11 +76,7 @@ impl Target for Memcached {
     }
 
     fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        bakeoff_build::dist::Layout {
-            servers: &["memcached"],
-            helpers: &[],
-            version_args: &["-V"],
-        }
+        crate::target::layout(&["memcached"], &[], &["-V"])
     }
 
     fn recipe(&self) -> Recipe {
@@ -190,51 +185,30 @@ impl Target for Memcached {
         out
     }
 
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        _workdir: &Path,
-        extra_args: &[String],
-    ) -> Command {
-        let port = addr.port();
-        let mut cmd = Command::new(binary);
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let port = launch.addr.port();
+        let mut cmd = Command::new(launch.binary);
         cmd.args([
             "-p",
             &port.to_string(),
             "-l",
-            &addr.ip().to_string(),
+            &launch.addr.ip().to_string(),
             "-U",
             "0",
         ]);
         // memcached refuses to run as root without -u. Staying root (rather than dropping
         // to nobody) keeps the parent-death signal, which a credential change would clear.
-        if running_as_root() && !has_user_flag(extra_args) {
+        if running_as_root() && !has_user_flag(launch.args) {
             cmd.args(["-u", "root"]);
         }
-        cmd.args(extra_args);
+        cmd.args(launch.args);
         cmd
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        let mut stream = match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
-            Ok(s) => s,
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(false),
-            Err(e) => return Err(e),
-        };
-        stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
-        stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
-        stream.write_all(memcache::VERSION)?;
         let mut buf = [0u8; 128];
-        let mut len = 0;
-        while len < buf.len() && !buf[..len].contains(&b'\n') {
-            let n = stream.read(&mut buf[len..])?;
-            if n == 0 {
-                break;
-            }
-            len += n;
-        }
-        Ok(memcache::is_version(&buf[..len]))
+        let answer = first_line(addr, memcache::VERSION, &mut buf, PROBE_TIMEOUT)?;
+        Ok(answer.is_some_and(|len| memcache::is_version(&buf[..len])))
     }
 }
 
@@ -283,6 +257,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::target::command_args;
 
     #[test]
     fn user_flag_detection() {
@@ -296,16 +271,7 @@ mod tests {
     #[test]
     fn command_puts_port_first_and_user_args_last() {
         let extra = vec!["-t".to_string(), "2".to_string()];
-        let cmd = Memcached.command(
-            Path::new("/usr/bin/memcached"),
-            SocketAddr::from(([127, 0, 0, 1], 4242)),
-            Path::new("/tmp"),
-            &extra,
-        );
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = command_args(&Memcached, "/usr/bin/memcached", 4242, "/tmp", &extra);
         assert_eq!(&args[..6], ["-p", "4242", "-l", "127.0.0.1", "-U", "0"]);
         assert_eq!(&args[args.len() - 2..], ["-t", "2"]);
         assert_eq!(args.contains(&"root".to_string()), running_as_root());

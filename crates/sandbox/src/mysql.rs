@@ -10,28 +10,19 @@
 //! `--bootstrap` run before that. A tree that is not the system's (a distribution's
 //! binaries) gets its `basedir`, `lc-messages-dir` and `plugin-dir`.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::owned;
-use crate::sqldata::{self, Login};
-use crate::target::{leading_version, version_line, Target, TargetKind};
-use bakeoff_build::Recipe;
+use crate::kind::TargetKind;
+use crate::mysqld::{login_sql, major_minor, Mysqld};
+use crate::sqldata::{self, Login, SqlServer};
+use crate::target::{layout, version_line, Ask};
+use bakeoff_build::dist::Layout;
 use bakeoff_sqlclient::Dialect;
 
-/// Settings the sandbox owns, in MySQL's `-` spelling: (name, what it sets).
+/// Settings the sandbox owns in MySQL beyond the family's, in its `-` spelling: (name,
+/// what it sets).
 const OWNED: &[(&str, &str)] = &[
-    ("port", "the port"),
-    ("bind-address", "the listen address"),
-    ("datadir", "the data directory"),
-    ("socket", "the socket"),
-    ("pid-file", "the pid file"),
-    ("defaults-file", "the configuration file"),
-    ("defaults-extra-file", "the configuration file"),
-    ("defaults-group-suffix", "the configuration file"),
-    ("networking", "whether the server listens on TCP"),
     ("mysqlx", "the X protocol listener"),
     ("mysqlx-port", "the X protocol listener"),
     ("mysqlx-bind-address", "the X protocol listener"),
@@ -44,173 +35,59 @@ const OWNED: &[(&str, &str)] = &[
     ),
 ];
 
-/// What the option `name` sets, if the sandbox owns it, under any spelling MySQL takes
-/// (the same rules as MariaDB's: case, `_` for `-`, `loose-`, `skip-`, `enable-`,
-/// unique prefixes).
-fn owned_setting(name: &str) -> Option<&'static str> {
-    let name = owned::mariadb_name(name);
-    OWNED
-        .iter()
-        .find(|(o, _)| owned::mariadb_means(&name, o))
-        .map(|(_, what)| *what)
-}
-
 /// Oracle's MySQL `mysqld`.
 #[derive(Debug, Clone, Default)]
 pub struct Mysql {
-    pub sql: crate::sqldata::SqlServer,
+    pub sql: SqlServer,
 }
 
-/// The my.cnf bakeoff writes (MariaDB's, under `[mysqld]`): its own settings first, the
-/// X plugin off and file imports kept in the sandbox (`loose-` for what older versions do
-/// not know: the X plugin came with 5.7), then the experiment's options.
-pub fn my_cnf(
-    addr: SocketAddr,
-    workdir: &Path,
-    data: &Path,
-    options: &BTreeMap<String, String>,
-) -> String {
-    let extra = format!(
-        "secure-file-priv = {}\nloose-mysqlx = OFF\n",
-        workdir.join("files").display()
-    );
-    crate::mariadb::my_cnf_in("mysqld", addr, workdir, data, &extra, options)
-}
-
-impl From<crate::target::Made> for Mysql {
-    fn from(m: crate::target::Made) -> Self {
-        Mysql { sql: m.into() }
-    }
-}
-
-impl Target for Mysql {
-    fn kind(&self) -> TargetKind {
-        TargetKind::Mysql
-    }
-
+impl Mysqld for Mysql {
+    const KIND: TargetKind = TargetKind::Mysql;
+    const DIALECT: Dialect = Dialect::OracleMysql;
+    const OWNED: &'static [(&'static str, &'static str)] = OWNED;
+    const FORMAT_OPTIONS: &'static [&'static str] = &["innodb_page_size", "lower_case_table_names"];
     /// `mysqld`; no helper is required (8.0 initializes itself; 5.5's MXJ archive ships a
     /// ready data directory instead of `mysql_install_db`).
-    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        bakeoff_build::dist::Layout {
-            servers: &["mysqld"],
-            helpers: &[],
-            version_args: &["--version"],
-        }
+    const LAYOUT: Layout = layout(&["mysqld"], &[], &["--version"]);
+    const DIRS: &'static [&'static str] = &["files"];
+
+    fn sql_server(&self) -> &SqlServer {
+        &self.sql
     }
 
-    fn recipe(&self) -> Recipe {
-        Recipe::Mariadb
-    }
-
-    fn dialect(&self) -> Option<Dialect> {
-        Some(Dialect::OracleMysql)
-    }
-
-    fn refuses(&self, ask: crate::Ask) -> Option<String> {
-        match ask {
-            crate::Ask::Lto
-            | crate::Ask::Pgo
-            | crate::Ask::MakeArgs
-            | crate::Ask::Sanitize => Some(
-                "MySQL's source is not reachable here: a mysql variant is an installed binary or a dist, not a build"
-                    .into(),
-            ),
-            _ => crate::common_refusal(self.kind(), true, ask),
-        }
+    fn refusal(&self, ask: Ask) -> Option<String> {
+        matches!(ask, Ask::Lto | Ask::Pgo | Ask::MakeArgs | Ask::Sanitize).then(|| {
+            "MySQL's source is not reachable here: a mysql variant is an installed binary or a dist, not a build"
+                .into()
+        })
     }
 
     /// MariaDB's server (its version string says `-MariaDB`) is not MySQL's.
-    fn refuses_binary(&self, binary: &Path) -> Option<String> {
+    fn other_server(&self, binary: &Path) -> Option<String> {
         crate::target::file_holds(binary, b"-MariaDB").then(|| {
             "is MariaDB's server, not MySQL's; use [target] kind = \"mariadb\" for it".into()
         })
     }
 
-    /// Read as mysqld reads them (see [`owned_setting`]).
-    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
-        crate::mariadb::owned_arg_by(args, owned_setting)
-    }
-
-    fn owned_option(&self, key: &str) -> Option<&'static str> {
-        owned_setting(key)
-    }
-
-    /// MariaDB's rules (paths that leave the data directory, `init-file`, plugins): both
-    /// servers read their options alike.
-    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
-        crate::mariadb::risky_setting(key, value)
-    }
-
-    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
-        crate::mariadb::risky_arg(args)
-    }
-
-    fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+    fn make_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
         init(binary, dest, login)
     }
 
-    /// "mysql 8.0" from "mysqld  Ver 8.0.15 for linux-glibc2.12 on x86_64 (MySQL ...)",
-    /// with the options that change InnoDB's files.
-    fn data_format(
-        &self,
-        binary: &Path,
-        options: &BTreeMap<String, String>,
-        _configure_args: &[String],
-    ) -> Option<String> {
-        let mut key = format!("mysql {}", file_version(&version_line(binary)?)?);
-        for k in ["innodb_page_size", "lower_case_table_names"] {
-            if let Some(val) = options.get(k) {
-                key.push_str(&format!(" {k}={val}"));
-            }
-        }
-        Some(key)
+    fn group(&self, _binary: &Path) -> &'static str {
+        "mysqld"
     }
 
-    fn connection_limit(&self) -> Option<crate::target::ConnectionLimit> {
-        Some(crate::target::ConnectionLimit::Option("max_connections"))
+    fn tree_settings(&self, binary: &Path) -> Option<String> {
+        tree_settings(binary)
     }
 
-    fn has_storage_engines(&self) -> bool {
-        true
-    }
-
-    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
-        self.sql.init(workdir, &["files"])
-    }
-
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        workdir: &Path,
-        extra_args: &[String],
-    ) -> Command {
-        let mut text = my_cnf(
-            addr,
-            workdir,
-            &self.sql.data_dir(workdir),
-            &self.sql.options,
-        );
-        if let Some(lines) = tree_settings(binary) {
-            text = text.replacen("[mysqld]\n", &format!("[mysqld]\n{lines}"), 1);
-        }
-        crate::mariadb::start_command(binary, &text, addr, workdir, extra_args)
-    }
-
-    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        self.sql.probe(addr, Dialect::OracleMysql)
-    }
-
-    fn login(&self) -> Option<Login> {
-        self.sql.login.clone()
-    }
-
-    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
-        Some(workdir.join("mysqld.sock"))
-    }
-
-    fn stop_signal(&self) -> (i32, bool) {
-        (libc::SIGTERM, false)
+    /// The X plugin off and file imports kept in the sandbox (`loose-` for what older
+    /// versions do not know: the X plugin came with 5.7).
+    fn extra_settings(&self, workdir: &Path) -> String {
+        format!(
+            "secure-file-priv = {}\nloose-mysqlx = OFF\n",
+            workdir.join("files").display()
+        )
     }
 }
 
@@ -265,31 +142,6 @@ fn find_near(base: &Path, wanted: &dyn Fn(&Path) -> bool) -> Option<PathBuf> {
         subs.iter().find_map(|d| walk(d, depth - 1, wanted))
     }
     walk(base, 3, wanted).or_else(|| walk(base.parent()?, 3, wanted))
-}
-
-/// The (major, minor) of a `--version` line.
-fn major_minor(line: &str) -> Option<(u32, u32)> {
-    let v = file_version(line)?;
-    let (a, b) = v.split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// The SQL that makes the login: its database, its user on every host, all privileges.
-/// `IDENTIFIED BY` leaves the method to the server's default (caching_sha2_password on
-/// 8.0 and later). FLUSH PRIVILEGES first: a `--bootstrap` run starts without the grant
-/// tables, and refuses CREATE USER until they are read.
-fn login_sql(login: &Login) -> String {
-    format!(
-        "FLUSH PRIVILEGES;\n\
-         CREATE DATABASE IF NOT EXISTS {db};\n\
-         CREATE USER '{u}'@'%' IDENTIFIED BY '{p}';\n\
-         CREATE USER '{u}'@'localhost' IDENTIFIED BY '{p}';\n\
-         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'%' WITH GRANT OPTION;\n\
-         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost' WITH GRANT OPTION;\n",
-        db = login.database,
-        u = login.user,
-        p = login.password
-    )
 }
 
 /// The data directory at `dest` as the version makes one, then the login in it.
@@ -372,14 +224,12 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
     sqldata::run_setup(boot, Some(&login_sql(login)), "mysqld --bootstrap")
 }
 
-/// "8.0" from a `--version` line ("mysqld  Ver 8.0.15 for linux-glibc2.12 on x86_64").
-fn file_version(line: &str) -> Option<String> {
-    leading_version(&line[line.find("Ver ")? + 4..], 2)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::mysqld::file_version;
+    use crate::target::Target;
 
     #[test]
     fn versions_and_trees() {
@@ -399,23 +249,6 @@ mod tests {
             base_of(Path::new("/c/5-5-9/Linux-x86_64/mysqld")),
             Some(PathBuf::from("/c/5-5-9/Linux-x86_64"))
         );
-    }
-
-    #[test]
-    fn my_cnf_turns_the_x_plugin_off_and_keeps_files_in_the_sandbox() {
-        let opts = BTreeMap::from([("max_connections".to_string(), "2000".to_string())]);
-        let cnf = my_cnf(
-            ([127, 0, 0, 1], 3307).into(),
-            Path::new("/sb/x"),
-            Path::new("/sb/x/data"),
-            &opts,
-        );
-        assert!(
-            cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n")
-        );
-        assert!(cnf.contains("loose-mysqlx = OFF\n"));
-        assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
-        assert!(cnf.ends_with("max_connections = 2000\n"));
     }
 
     #[test]

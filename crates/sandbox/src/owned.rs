@@ -303,7 +303,9 @@ mod tests {
 /// ordinary arguments next to them must not be.
 #[cfg(test)]
 mod spellings {
-    use crate::target::{target_for, Target, TargetKind};
+    use crate::kind::TargetKind;
+    use crate::target::Target;
+    use crate::targets::target_for;
 
     fn v(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
@@ -508,7 +510,9 @@ mod spellings {
 #[cfg(test)]
 mod hostile {
     use super::spellings::cases;
-    use crate::target::{target_for, Target, TargetKind};
+    use crate::kind::TargetKind;
+    use crate::target::Target;
+    use crate::targets::target_for;
 
     fn v(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()

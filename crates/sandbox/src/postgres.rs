@@ -5,23 +5,21 @@
 //! SIGINT (fast shutdown: SIGTERM would wait for clients to leave).
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
-use crate::sqldata::{self, Login};
-use crate::target::{leading_version, version_line, Target, TargetKind};
+use crate::sqldata::{self, Login, SqlServer};
+use crate::target::{leading_version, version_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
-
-/// sun_path is 108 bytes; the socket file is `<dir>/.s.PGSQL.<port>`.
-const MAX_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
 
 /// PostgreSQL (tested with 15).
 #[derive(Debug, Clone, Default)]
 pub struct Postgres {
-    pub sql: crate::sqldata::SqlServer,
+    pub sql: SqlServer,
 }
 
 /// Settings that name files where their value says, run commands or load code.
@@ -63,7 +61,7 @@ const SHORT_OPTIONS: &str = "B:bc:C:D:d:EeFf:h:ijk:lN:nOPp:r:S:sTt:W:-:";
 /// The command-line settings postgres gets: the experiment's options, then bakeoff's own
 /// (the last setting of a name wins).
 pub fn settings(listen: IpAddr, workdir: &Path, options: &BTreeMap<String, String>) -> Vec<String> {
-    let sockets = socket_dir(workdir)
+    let sockets = sqldata::pg_socket_dir(workdir)
         .map(|d| d.display().to_string())
         .unwrap_or_default();
     let mut out: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -72,29 +70,13 @@ pub fn settings(listen: IpAddr, workdir: &Path, options: &BTreeMap<String, Strin
     out
 }
 
-/// The sandbox dir as socket directory, unless its path is too long for a unix socket
-/// (then PostgreSQL listens on TCP only).
-fn socket_dir(workdir: &Path) -> Option<PathBuf> {
-    (workdir.as_os_str().len() <= MAX_SOCKET_DIR).then(|| workdir.to_path_buf())
-}
-
-impl From<crate::target::Made> for Postgres {
-    fn from(m: crate::target::Made) -> Self {
-        Postgres { sql: m.into() }
-    }
-}
-
 impl Target for Postgres {
     fn kind(&self) -> TargetKind {
         TargetKind::Postgres
     }
 
     fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        bakeoff_build::dist::Layout {
-            servers: &["postgres"],
-            helpers: &[&["initdb"]],
-            version_args: &["--version"],
-        }
+        crate::target::layout(&["postgres"], &[&["initdb"]], &["--version"])
     }
 
     fn recipe(&self) -> Recipe {
@@ -185,46 +167,32 @@ impl Target for Postgres {
         3
     }
 
-    fn connection_limit(&self) -> Option<crate::target::ConnectionLimit> {
-        Some(crate::target::ConnectionLimit::Option("max_connections"))
+    fn connection_limit(&self) -> Option<ConnectionLimit> {
+        Some(ConnectionLimit::Option("max_connections"))
     }
 
-    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
-        self.sql.init(workdir, &[])
-    }
-
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        workdir: &Path,
-        extra_args: &[String],
-    ) -> Command {
-        let port = addr.port();
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let port = launch.addr.port();
         // The last setting of a name wins: the experiment's arguments first, bakeoff's own
         // (data directory, port, listen address, sockets) after them.
-        let mut cmd = Command::new(binary);
-        cmd.args(extra_args);
+        let mut cmd = Command::new(launch.binary);
+        cmd.args(launch.args);
         cmd.arg("-D")
-            .arg(self.sql.data_dir(workdir))
+            .arg(self.sql.data_dir(launch.workdir))
             .args(["-p", &port.to_string()]);
-        for s in settings(addr.ip(), workdir, &self.sql.options) {
+        for s in settings(launch.addr.ip(), launch.workdir, &self.sql.options) {
             cmd.arg("-c").arg(s);
         }
         sqldata::as_server_user(&mut cmd);
         cmd
     }
 
-    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        self.sql.probe(addr, Dialect::Postgres)
-    }
-
-    fn login(&self) -> Option<Login> {
-        self.sql.login.clone()
+    fn sql(&self) -> Option<&SqlServer> {
+        Some(&self.sql)
     }
 
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {
-        socket_dir(workdir)
+        sqldata::pg_socket_dir(workdir)
     }
 
     fn stop_signal(&self) -> (i32, bool) {

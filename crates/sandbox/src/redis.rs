@@ -6,14 +6,15 @@
 //! names the line.
 
 use std::collections::BTreeMap;
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
-use crate::target::{Target, TargetKind};
+use crate::target::{first_line, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_proto::resp;
 
@@ -254,11 +255,7 @@ impl Target for Redis {
     /// rest. Without a choice, a tree that cannot link its bundled jemalloc (Debian's) gets
     /// the system's.
     fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        bakeoff_build::dist::Layout {
-            servers: &["redis-server"],
-            helpers: &[],
-            version_args: &["--version"],
-        }
+        crate::target::layout(&["redis-server"], &[], &["--version"])
     }
 
     fn recipe(&self) -> Recipe {
@@ -313,24 +310,18 @@ impl Target for Redis {
             .map_err(|e| format!("cannot write {CONFIG_FILE}: {e}"))
     }
 
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        workdir: &Path,
-        extra_args: &[String],
-    ) -> Command {
-        let port = addr.port();
-        let mut cmd = Command::new(binary);
-        cmd.arg(workdir.join(CONFIG_FILE));
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let port = launch.addr.port();
+        let mut cmd = Command::new(launch.binary);
+        cmd.arg(launch.workdir.join(CONFIG_FILE));
         // Command-line directives come after the file's, and a later one replaces an
         // earlier one: bakeoff's own come last, so they win over any the experiment gives.
-        cmd.args(extra_args);
+        cmd.args(launch.args);
         cmd.args([
             "--port",
             &port.to_string(),
             "--bind",
-            &addr.ip().to_string(),
+            &launch.addr.ip().to_string(),
             "--daemonize",
             "no",
         ]);
@@ -338,25 +329,12 @@ impl Target for Redis {
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        let mut stream = match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
-            Ok(s) => s,
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(false),
-            Err(e) => return Err(e),
-        };
-        stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
-        stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
         let mut ping = Vec::new();
         resp::command(&mut ping, &[b"PING"]);
-        stream.write_all(&ping)?;
         let mut buf = [0u8; 64];
-        let mut len = 0;
-        while len < buf.len() && !buf[..len].contains(&b'\n') {
-            let n = stream.read(&mut buf[len..])?;
-            if n == 0 {
-                break;
-            }
-            len += n;
-        }
+        let Some(len) = first_line(addr, &ping, &mut buf, PROBE_TIMEOUT)? else {
+            return Ok(false);
+        };
         // "-LOADING" while it reads a dataset: not ready yet.
         Ok(matches!(
             resp::element(&buf[..len], 0),
@@ -388,6 +366,7 @@ impl Target for Redis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::command_args;
 
     #[test]
     fn config_owns_the_sandbox_lines_and_adds_options() {
@@ -420,16 +399,14 @@ mod tests {
 
     #[test]
     fn command_line_puts_bakeoffs_directives_last_where_they_win() {
-        let cmd = Redis::default().command(
-            Path::new("/usr/bin/redis-server"),
-            SocketAddr::from(([127, 0, 0, 1], 4242)),
-            Path::new("/w"),
-            &["--io-threads".to_string(), "2".to_string()],
+        let extra = ["--io-threads".to_string(), "2".to_string()];
+        let args = command_args(
+            &Redis::default(),
+            "/usr/bin/redis-server",
+            4242,
+            "/w",
+            &extra,
         );
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
         assert_eq!(
             args,
             [

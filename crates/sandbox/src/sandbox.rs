@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 
 use crate::dirs::{self, log_tail};
 use crate::error::SandboxError;
+use crate::kind::TargetKind;
 use crate::meta::Record;
 use crate::process::{describe_exit, free_port, peek_exit};
 use crate::procfs::Watch;
 use crate::procfs::{self, Usage};
 use crate::sqldata::{DataSource, Login};
-use crate::target::{target_for_spec, Target, TargetKind};
+use crate::target::{Launch, Made, Target};
 use crate::{registry, spawner};
 use std::collections::BTreeMap;
 
@@ -85,6 +86,30 @@ impl SandboxSpec {
             cpus: None,
         }
     }
+}
+
+/// The [`Target`] for a spec: SQL targets get its options, its data source and the login
+/// stored in that data.
+pub fn target_for_spec(spec: &SandboxSpec) -> Result<Box<dyn Target>, String> {
+    let sql = spec.kind.is_sql();
+    let login = match &spec.data {
+        Some(d) if sql => Some(crate::sqldata::read_login(d.path())?),
+        _ => None,
+    };
+    if sql && spec.data.is_none() {
+        return Err(format!(
+            "a {} sandbox needs a data directory (make one with init_data)",
+            spec.kind
+        ));
+    }
+    Ok(crate::targets::make(
+        spec.kind,
+        Made {
+            options: spec.options.clone(),
+            data: spec.data.clone(),
+            login,
+        },
+    ))
 }
 
 /// How a stopped server ended.
@@ -255,7 +280,12 @@ impl Sandbox {
             File::create(&path).map_err(|e| SandboxError::io("create log file", path, e))
         };
         let mut cmd = wrapped(
-            target.command(binary, SocketAddr::new(ip, port), dir, &spec.args),
+            target.command(&Launch {
+                binary,
+                addr: SocketAddr::new(ip, port),
+                workdir: dir,
+                args: &spec.args,
+            }),
             &spec.wrapper,
             target.kind().is_sql(),
         );

@@ -1,6 +1,8 @@
 //! What SQL servers share: the login a data directory carries, the unprivileged user the
-//! server runs as when bakeoff is root, copying and owning data directories, and the
-//! one-time initialization of a pristine data directory (`init_data`).
+//! server runs as when bakeoff is root, copying and owning data directories, the setup
+//! commands that make one, and the lifecycle every SQL target shares ([`SqlServer`]).
+//! The one-time initialization of a pristine data directory, which asks the target, is
+//! `targets.rs`'s `init_data`.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -10,15 +12,22 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::SandboxError;
-use crate::target::TargetKind;
-
 /// How long a SQL server may take to become ready (InnoDB recovery, 1000+ connections).
 pub const SQL_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// How long one readiness attempt may take.
 const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1500);
 /// How long a SQL server may take to shut down cleanly before it is killed.
 pub const SQL_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// sun_path is 108 bytes; a PostgreSQL-protocol socket file is `<dir>/.s.PGSQL.<port>`.
+const MAX_PG_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
+
+/// The sandbox dir as the socket directory of a server speaking PostgreSQL's protocol
+/// (PostgreSQL, SQLite's host), unless its path is too long for a unix socket (then the
+/// server listens on TCP only).
+pub fn pg_socket_dir(workdir: &Path) -> Option<PathBuf> {
+    (workdir.as_os_str().len() <= MAX_PG_SOCKET_DIR).then(|| workdir.to_path_buf())
+}
 
 /// The file inside a data directory that holds its login (copies carry it along).
 pub const LOGIN_FILE: &str = "bakeoff-login.json";
@@ -50,7 +59,7 @@ impl DataSource {
     }
 }
 
-/// Reads the login stored in a data directory by [`init_data`].
+/// Reads the login stored in a data directory by `init_data`.
 pub fn read_login(data_dir: &Path) -> Result<Login, String> {
     let path = data_dir.join(LOGIN_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -104,18 +113,24 @@ pub fn give_to_server_user(path: &Path) -> Result<(), String> {
     let Some((uid, gid, _)) = server_user() else {
         return Ok(());
     };
-    let out = Command::new("chown")
-        .arg("-R")
-        .arg(format!("{uid}:{gid}"))
-        .arg(path)
+    let mut chown = Command::new("chown");
+    chown.arg("-R").arg(format!("{uid}:{gid}")).arg(path);
+    run_tool(chown, || format!("chown of {} failed", path.display()))
+}
+
+/// Runs a file tool (`chown`, `cp`) to its end: Err when it cannot run, or with `failed`
+/// and what it wrote to stderr when it fails.
+fn run_tool(mut cmd: Command, failed: impl FnOnce() -> String) -> Result<(), String> {
+    let tool = cmd.get_program().to_string_lossy().into_owned();
+    let out = cmd
         .output()
-        .map_err(|e| format!("cannot run chown: {e}"))?;
+        .map_err(|e| format!("cannot run {tool}: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
         Err(format!(
-            "chown of {} failed: {}",
-            path.display(),
+            "{}: {}",
+            failed(),
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
@@ -145,22 +160,11 @@ pub fn check_reachable(dir: &Path) -> Result<(), String> {
 
 /// `cp -a --reflink=auto FROM TO`: owner, modes and times kept.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    let out = Command::new("cp")
-        .args(["-a", "--reflink=auto"])
-        .arg(from)
-        .arg(to)
-        .output()
-        .map_err(|e| format!("cannot run cp: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "copying {} to {} failed: {}",
-            from.display(),
-            to.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    let mut cp = Command::new("cp");
+    cp.args(["-a", "--reflink=auto"]).arg(from).arg(to);
+    run_tool(cp, || {
+        format!("copying {} to {} failed", from.display(), to.display())
+    })
 }
 
 /// 20 random letters and digits from the kernel's generator.
@@ -256,40 +260,6 @@ fn setup_reason(text: &str) -> String {
     }
 }
 
-/// Creates a pristine data directory for `kind` at `dest` (which must not exist), with
-/// user `bakeoff`, a random password and database `bakeoff`; returns the login, which is
-/// also stored in the directory. Once per variant: runs copy it.
-pub fn init_data(kind: TargetKind, binary: &Path, dest: &Path) -> Result<Login, SandboxError> {
-    let fail = |message: String| SandboxError::Init {
-        target: kind,
-        dir: dest.to_path_buf(),
-        message,
-    };
-    if dest.exists() {
-        return Err(fail("the destination already exists".into()));
-    }
-    let parent = dest.parent().unwrap_or(Path::new("/"));
-    std::fs::create_dir_all(parent).map_err(|e| fail(format!("cannot create parent: {e}")))?;
-    check_reachable(dest).map_err(&fail)?;
-    let login = Login {
-        user: "bakeoff".into(),
-        password: random_password(),
-        database: "bakeoff".into(),
-    };
-    let made = crate::target::target_for(kind).init_data(binary, dest, &login);
-    if let Err(m) = made {
-        let _ = std::fs::remove_dir_all(dest);
-        return Err(fail(m));
-    }
-    let text = serde_json::to_string_pretty(&login).unwrap_or_default();
-    let file = dest.join(LOGIN_FILE);
-    std::fs::write(&file, text).map_err(|e| fail(format!("cannot write the login: {e}")))?;
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| fail(format!("cannot protect the login file: {e}")))?;
-    give_to_server_user(dest).map_err(&fail)?;
-    Ok(login)
-}
-
 /// The options a SQL server gets, as `key=value` strings in a stable order.
 pub fn option_lines(options: &BTreeMap<String, String>) -> Vec<String> {
     // A value is one line whatever it holds (the plan refuses line breaks; `\n` is
@@ -344,16 +314,6 @@ pub struct SqlServer {
     pub options: BTreeMap<String, String>,
     pub data: Option<DataSource>,
     pub login: Option<Login>,
-}
-
-impl From<crate::target::Made> for SqlServer {
-    fn from(m: crate::target::Made) -> Self {
-        SqlServer {
-            options: m.options,
-            data: m.data,
-            login: m.login,
-        }
-    }
 }
 
 impl SqlServer {

@@ -9,12 +9,12 @@
 //! root), so it reads libraries in a private build cache.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::sqldata::{self, DataSource, Login};
-use crate::target::{Target, TargetKind};
+use crate::kind::TargetKind;
+use crate::sqldata::{self, DataSource, Login, SqlServer};
+use crate::target::{Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
 
@@ -22,24 +22,10 @@ use bakeoff_sqlclient::Dialect;
 pub const HOST: &str = "bakeoff-sqlited";
 /// The database file inside a data directory.
 pub const DB_FILE: &str = "bakeoff.db";
-/// sun_path is 108 bytes; the socket file is `<dir>/.s.PGSQL.<port>` as for PostgreSQL.
-const MAX_SOCKET_DIR: usize = 107 - ".s.PGSQL.65535".len() - 1;
-
 /// SQLite through `bakeoff-sqlited`.
 #[derive(Debug, Clone, Default)]
 pub struct Sqlite {
-    pub options: BTreeMap<String, String>,
-    pub data: Option<DataSource>,
-    pub login: Option<Login>,
-}
-
-impl Sqlite {
-    fn data_dir(&self, workdir: &Path) -> PathBuf {
-        match &self.data {
-            Some(DataSource::InPlace(p)) => p.clone(),
-            _ => workdir.join("data"),
-        }
-    }
+    pub sql: SqlServer,
 }
 
 /// Where `bakeoff-sqlited` is: `$BAKEOFF_SQLITED`, else beside the running program (or
@@ -58,10 +44,6 @@ pub fn host_binary() -> Option<PathBuf> {
         return Some(p);
     }
     bakeoff_os::path::which(HOST)
-}
-
-fn socket_dir(workdir: &Path) -> Option<PathBuf> {
-    (workdir.as_os_str().len() <= MAX_SOCKET_DIR).then(|| workdir.to_path_buf())
 }
 
 /// The host's command line for `library` on `port` (the sandbox adds cwd and stdio).
@@ -85,16 +67,6 @@ pub fn host_command(
         cmd.arg("--pragma").arg(format!("{k}={v}"));
     }
     cmd
-}
-
-impl From<crate::target::Made> for Sqlite {
-    fn from(m: crate::target::Made) -> Self {
-        Sqlite {
-            options: m.options,
-            data: m.data,
-            login: m.login,
-        }
-    }
 }
 
 impl Target for Sqlite {
@@ -196,40 +168,28 @@ impl Target for Sqlite {
                 "{HOST} not found beside bakeoff or on PATH; run scripts/setup.sh (it installs both) or set BAKEOFF_SQLITED"
             ));
         }
-        if let Some(DataSource::Copy(src)) = &self.data {
+        if let Some(DataSource::Copy(src)) = &self.sql.data {
             sqldata::copy_tree(src, &workdir.join("data"))?;
         }
         Ok(())
     }
 
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        workdir: &Path,
-        extra_args: &[String],
-    ) -> Command {
-        let port = addr.port();
-        let socket = socket_dir(workdir).map(|d| d.join(format!(".s.PGSQL.{port}")));
-        let database = self.data_dir(workdir).join(DB_FILE);
-        let mut cmd = host_command(binary, &database, port, socket, &self.options);
-        cmd.args(extra_args);
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let port = launch.addr.port();
+        let socket =
+            sqldata::pg_socket_dir(launch.workdir).map(|d| d.join(format!(".s.PGSQL.{port}")));
+        let database = self.sql.data_dir(launch.workdir).join(DB_FILE);
+        let mut cmd = host_command(launch.binary, &database, port, socket, &self.sql.options);
+        cmd.args(launch.args);
         cmd
     }
 
-    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        match &self.login {
-            Some(login) => sqldata::ping(addr, login, Dialect::Sqlite),
-            None => Ok(false),
-        }
-    }
-
-    fn login(&self) -> Option<Login> {
-        self.login.clone()
+    fn sql(&self) -> Option<&SqlServer> {
+        Some(&self.sql)
     }
 
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {
-        socket_dir(workdir)
+        sqldata::pg_socket_dir(workdir)
     }
 }
 
@@ -241,23 +201,17 @@ pub(crate) fn init(dest: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::command_args;
 
     #[test]
     fn command_names_library_database_port_socket_and_pragmas() {
         let t = Sqlite {
-            options: BTreeMap::from([("synchronous".to_string(), "off".to_string())]),
-            ..Default::default()
+            sql: SqlServer {
+                options: BTreeMap::from([("synchronous".to_string(), "off".to_string())]),
+                ..Default::default()
+            },
         };
-        let cmd = t.command(
-            Path::new("/b/libsqlite3.so"),
-            SocketAddr::from(([127, 0, 0, 1], 5433)),
-            Path::new("/sb/x"),
-            &[],
-        );
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = command_args(&t, "/b/libsqlite3.so", 5433, "/sb/x", &[]);
         assert_eq!(
             args,
             [

@@ -188,6 +188,28 @@ mod tests {
         Guard { root, child: None }
     }
 
+    /// A test root with a sandbox `<name>-1` whose record names a dead owner and a live
+    /// server (a `sleep` in its own group, killed with the guard) whose start time is
+    /// recorded `skew` ticks off: the guard, the server's pid and the sandbox's folder.
+    fn dead_owners_server(tag: &str, name: &str, skew: u64) -> (Guard, i32, PathBuf) {
+        let mut g = test_root(tag);
+        let child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        g.child = Some(child);
+        let dir = g.root.join(format!("{name}-1"));
+        fs::create_dir(&dir).unwrap();
+        let mut r = dead_owner_record(name);
+        r.server_pid = Some(pid);
+        r.server_pgid = Some(pid);
+        r.server_start = procfs::start_ticks(pid).map(|s| s + skew);
+        r.write(&dir).unwrap();
+        (g, pid, dir)
+    }
+
     /// A record whose owner is a process that already exited.
     fn dead_owner_record(name: &str) -> Record {
         let mut c = Command::new("true").spawn().unwrap();
@@ -200,21 +222,7 @@ mod tests {
 
     #[test]
     fn kills_server_of_dead_owner_and_removes_dir() {
-        let mut g = test_root("dead");
-        let child = Command::new("sleep")
-            .arg("30")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let pid = child.id() as i32;
-        g.child = Some(child);
-        let dir = g.root.join("gcc-O2-1");
-        fs::create_dir(&dir).unwrap();
-        let mut r = dead_owner_record("gcc-O2");
-        r.server_pid = Some(pid);
-        r.server_pgid = Some(pid);
-        r.server_start = procfs::start_ticks(pid);
-        r.write(&dir).unwrap();
+        let (mut g, pid, dir) = dead_owners_server("dead", "gcc-O2", 0);
 
         let reports = reap_stale(&g.root);
         assert_eq!(reports.len(), 1, "{reports:?}");
@@ -232,21 +240,7 @@ mod tests {
 
     #[test]
     fn never_kills_a_process_with_other_start_time() {
-        let mut g = test_root("reused");
-        let child = Command::new("sleep")
-            .arg("30")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let pid = child.id() as i32;
-        g.child = Some(child);
-        let dir = g.root.join("x-1");
-        fs::create_dir(&dir).unwrap();
-        let mut r = dead_owner_record("x");
-        r.server_pid = Some(pid);
-        r.server_pgid = Some(pid);
-        r.server_start = procfs::start_ticks(pid).map(|s| s + 1);
-        r.write(&dir).unwrap();
+        let (mut g, _, dir) = dead_owners_server("reused", "x", 1);
 
         let reports = reap_stale(&g.root);
         assert_eq!(reports.len(), 1);

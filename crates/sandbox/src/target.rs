@@ -2,149 +2,50 @@
 //! (its recipe), started (command line, flags the sandbox owns, arguments under
 //! valgrind), found ready (readiness probe, how long to wait), stopped, how its data
 //! directory is made and which builds can share one, how many connections it keeps for
-//! itself. One implementation per [`TargetKind`], chosen in one place ([`target_for`]).
+//! itself. One implementation per [`TargetKind`], chosen in one place (the registry,
+//! `targets.rs`, which names every implementation; this module names none).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
-use std::str::FromStr;
 use std::time::Duration;
 
 use bakeoff_build::Recipe;
 
-use serde::{Deserialize, Serialize};
-
-use crate::mariadb::Mariadb;
-use crate::memcached::Memcached;
-use crate::mysql::Mysql;
-use crate::postgres::Postgres;
-use crate::redis::Redis;
-use crate::sqlite::Sqlite;
-use crate::valkey::Valkey;
-
-/// The kind of server a sandbox runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetKind {
-    /// memcached (text protocol readiness probe).
-    Memcached,
-    /// MariaDB `mariadbd` (readiness: a real login and `SELECT 1`).
-    Mariadb,
-    /// PostgreSQL `postgres` (readiness: a real login and `SELECT 1`).
-    Postgres,
-    /// SQLite: the variant's library hosted by `bakeoff-sqlited` (readiness as PostgreSQL).
-    Sqlite,
-    /// Redis `redis-server` (RESP; readiness: PING).
-    Redis,
-    /// Oracle's MySQL `mysqld`, 5.5 to 8.x (readiness as MariaDB's).
-    Mysql,
-    /// Valkey `valkey-server`, Redis's fork (RESP; readiness: PING).
-    Valkey,
-}
+use crate::kind::TargetKind;
+use crate::sqldata::{DataSource, Login, SqlServer, SQL_READY_TIMEOUT, SQL_STOP_GRACE};
 
 /// What a target is made with for a sandbox: the experiment's options, its data, and
 /// the login stored in that data (all empty for a target asked only what it is).
 #[derive(Debug, Clone, Default)]
 pub struct Made {
     pub options: BTreeMap<String, String>,
-    pub data: Option<crate::DataSource>,
-    pub login: Option<crate::sqldata::Login>,
+    pub data: Option<DataSource>,
+    pub login: Option<Login>,
 }
 
-/// How a registry entry makes its [`Target`].
-type Maker = fn(Made) -> Box<dyn Target>;
-
-/// The target registry: every kind, its name in experiment files and output, and how its
-/// [`Target`] is made. A new target is its module, its [`TargetKind`] variant and one line
-/// here; every question about it (SQL or not, options, dialect, protocol, what it
-/// refuses) is answered by its `Target`.
-#[rustfmt::skip]
-const REGISTRY: &[(TargetKind, &str, Maker)] = &[
-    (TargetKind::Memcached, "memcached", |_| Box::new(Memcached)),
-    (TargetKind::Mariadb,   "mariadb",   |m| Box::new(Mariadb::from(m))),
-    (TargetKind::Mysql,     "mysql",     |m| Box::new(Mysql::from(m))),
-    (TargetKind::Postgres,  "postgres",  |m| Box::new(Postgres::from(m))),
-    (TargetKind::Sqlite,    "sqlite",    |m| Box::new(Sqlite::from(m))),
-    (TargetKind::Redis,     "redis",     |m| Box::new(Redis::from(m))),
-    (TargetKind::Valkey,    "valkey",    |m| Box::new(Valkey::from(m))),
-];
-
-impl TargetKind {
-    /// Every kind this build supports, in the registry's order (help texts, messages).
-    pub fn all() -> impl Iterator<Item = TargetKind> {
-        REGISTRY.iter().map(|(k, _, _)| *k)
-    }
-
-    /// Every kind's name, comma-separated, for messages.
-    pub fn names() -> String {
-        REGISTRY
-            .iter()
-            .map(|(_, n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    fn entry(self) -> &'static (TargetKind, &'static str, Maker) {
-        REGISTRY
-            .iter()
-            .find(|(k, _, _)| *k == self)
-            .expect("every TargetKind has a registry line")
-    }
-
-    /// The lowercase name used in experiment files and output.
-    pub fn as_str(self) -> &'static str {
-        self.entry().1
-    }
-
-    /// Whether this is a SQL server (data directory, login, options): it has a dialect.
-    pub fn is_sql(self) -> bool {
-        target_for(self).dialect().is_some()
-    }
-
-    /// Whether the experiment's `options` are server settings for it
-    /// ([`Target::takes_options`]).
-    pub fn takes_options(self) -> bool {
-        target_for(self).takes_options()
-    }
-
-    /// Whether the sandbox's "binary" is a shared library ([`Target::binary_is_library`]).
-    pub fn binary_is_library(self) -> bool {
-        target_for(self).binary_is_library()
+impl From<Made> for SqlServer {
+    fn from(m: Made) -> Self {
+        SqlServer {
+            options: m.options,
+            data: m.data,
+            login: m.login,
+        }
     }
 }
 
-impl fmt::Display for TargetKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Error of [`TargetKind::from_str`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownTarget(pub String);
-
-impl fmt::Display for UnknownTarget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown target {:?}; use one of: {}",
-            self.0,
-            TargetKind::names()
-        )
-    }
-}
-
-impl std::error::Error for UnknownTarget {}
-
-impl FromStr for TargetKind {
-    type Err = UnknownTarget;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        TargetKind::all()
-            .find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| UnknownTarget(s.to_string()))
-    }
+/// What a server is started with: [`Target::command`]'s input.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    /// The server binary (SQLite: the library its host loads).
+    pub binary: &'a Path,
+    /// The loopback address and free port it listens on.
+    pub addr: SocketAddr,
+    /// The sandbox's work dir.
+    pub workdir: &'a Path,
+    /// The experiment's own arguments for it.
+    pub args: &'a [String],
 }
 
 /// Where a server's connection cap is set.
@@ -331,9 +232,7 @@ pub trait Target: Send + Sync {
     /// What an `options` key sets that the sandbox owns, under every spelling the server
     /// accepts for it (any case, `-` for `_`, and for MariaDB `loose-` and prefixes).
     fn owned_option(&self, key: &str) -> Option<&'static str> {
-        if !self.kind().is_sql() {
-            return None;
-        }
+        self.dialect()?;
         let norm = key.to_ascii_lowercase().replace('-', "_");
         SQL_OWNED_OPTIONS
             .iter()
@@ -358,8 +257,8 @@ pub trait Target: Send + Sync {
     /// How long the server may take to become ready (SQL: InnoDB recovery, 1000+
     /// connections), and to shut down cleanly before it is killed.
     fn ready_timeout(&self) -> Duration {
-        if self.kind().is_sql() {
-            crate::sqldata::SQL_READY_TIMEOUT
+        if self.dialect().is_some() {
+            SQL_READY_TIMEOUT
         } else {
             Duration::from_secs(10)
         }
@@ -367,8 +266,8 @@ pub trait Target: Send + Sync {
 
     /// See [`Target::ready_timeout`].
     fn stop_grace(&self) -> Duration {
-        if self.kind().is_sql() {
-            crate::sqldata::SQL_STOP_GRACE
+        if self.dialect().is_some() {
+            SQL_STOP_GRACE
         } else {
             Duration::from_secs(5)
         }
@@ -391,12 +290,7 @@ pub trait Target: Send + Sync {
     }
 
     /// Makes a pristine data directory at `dest` with `login` as its ordinary user.
-    fn init_data(
-        &self,
-        _binary: &Path,
-        _dest: &Path,
-        _login: &crate::sqldata::Login,
-    ) -> Result<(), String> {
+    fn init_data(&self, _binary: &Path, _dest: &Path, _login: &Login) -> Result<(), String> {
         Err(format!("{} keeps no data directory", self.kind()))
     }
 
@@ -466,33 +360,46 @@ pub trait Target: Send + Sync {
         common_refusal(self.kind(), self.dialect().is_some(), ask)
     }
 
-    /// One-time preparation of a fresh work dir before the first start (e.g. initdb for
-    /// PostgreSQL). Default: nothing. The error text ends up in `SandboxError::Init`.
-    fn init(&self, _binary: &Path, _workdir: &Path) -> Result<(), String> {
-        Ok(())
+    /// One-time preparation of a fresh work dir before the first start. Default: a SQL
+    /// target's data copied in and the folder given to the server's user
+    /// ([`SqlServer::init`]), else nothing. The error text ends up in
+    /// `SandboxError::Init`.
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        self.sql().map_or(Ok(()), |sql| sql.init(workdir, &[]))
     }
 
-    /// The command line to start `binary` listening on 127.0.0.1:`port`, with the user's
-    /// extra args. The sandbox sets the working directory, stdio and process group itself.
+    /// The command line to start the launch's `binary` listening on its `addr`, with the
+    /// experiment's `args`. The sandbox sets the working directory, stdio and process group itself.
     ///
     /// To run the server as another user, set it here with `CommandExt::uid`/`gid`: the
     /// sandbox arms the parent-death signal after that switch. A server that switches
     /// users itself after exec loses the parent-death signal (the kernel clears it on a
     /// credential change), which is why memcached as root gets `-u root`.
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        workdir: &Path,
-        extra_args: &[String],
-    ) -> Command;
+    fn command(&self, launch: &Launch<'_>) -> Command;
 
     /// One readiness attempt; `Ok(true)` when ready. Must be bounded in time (about 1 s).
-    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool>;
+    /// Default: a SQL target's login and `SELECT 1` over its dialect
+    /// ([`SqlServer::probe`]); a target without both gives its own.
+    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
+        match (self.sql(), self.dialect()) {
+            (Some(sql), Some(dialect)) => sql.probe(addr, dialect),
+            _ => Err(std::io::Error::other(format!(
+                "{} has no readiness probe",
+                self.kind()
+            ))),
+        }
+    }
+
+    /// What a SQL target holds as every SQL target does (its options, the prepared data
+    /// a run starts from, the login), which the lifecycle's defaults use. None: not a
+    /// SQL target.
+    fn sql(&self) -> Option<&SqlServer> {
+        None
+    }
 
     /// How SQL workloads log in (SQL targets only).
-    fn login(&self) -> Option<crate::sqldata::Login> {
-        None
+    fn login(&self) -> Option<Login> {
+        self.sql()?.login.clone()
     }
 
     /// The server's unix socket (MariaDB: the socket file; PostgreSQL: its directory).
@@ -536,31 +443,18 @@ pub(crate) const SQL_OWNED_OPTIONS: &[(&str, &str)] = &[
     ("config_file", "the configuration file"),
 ];
 
-/// The [`Target`] implementation for `kind`, with no options and no data (SQL targets
-/// built this way cannot log in; use [`target_for_spec`]).
-pub fn target_for(kind: TargetKind) -> Box<dyn Target> {
-    (kind.entry().2)(Made::default())
-}
-
-/// The [`Target`] for a spec: SQL targets get its options, its data source and the login
-/// stored in that data.
-pub fn target_for_spec(spec: &crate::SandboxSpec) -> Result<Box<dyn Target>, String> {
-    let sql = spec.kind.is_sql();
-    let login = match &spec.data {
-        Some(d) if sql => Some(crate::sqldata::read_login(d.path())?),
-        _ => None,
-    };
-    if sql && spec.data.is_none() {
-        return Err(format!(
-            "a {} sandbox needs a data directory (make one with init_data)",
-            spec.kind
-        ));
+/// A server's [`Target::dist_layout`]: its file names (preferred first), the helpers it
+/// needs beside it (each one of several names), the arguments that print its version.
+pub(crate) const fn layout(
+    servers: &'static [&'static str],
+    helpers: &'static [&'static [&'static str]],
+    version_args: &'static [&'static str],
+) -> bakeoff_build::dist::Layout {
+    bakeoff_build::dist::Layout {
+        servers,
+        helpers,
+        version_args,
     }
-    Ok((spec.kind.entry().2)(Made {
-        options: spec.options.clone(),
-        data: spec.data.clone(),
-        login,
-    }))
 }
 
 /// Whether the file at `path` holds `needle` (read in 1 MiB pieces, never run).
@@ -585,6 +479,36 @@ pub(crate) fn file_holds(path: &Path, needle: &[u8]) -> bool {
     }
 }
 
+/// One readiness request on a fresh TCP connection to `addr` and the start of its answer:
+/// `request` written, then `buf` filled up to its first line end (or its size, or the end
+/// of the stream), each step waiting at most `timeout`. The answer's length; None when
+/// nothing listens yet (the connection refused).
+pub(crate) fn first_line(
+    addr: SocketAddr,
+    request: &[u8],
+    buf: &mut [u8],
+    timeout: Duration,
+) -> std::io::Result<Option<usize>> {
+    use std::io::{ErrorKind, Read, Write};
+    let mut stream = match std::net::TcpStream::connect_timeout(&addr, timeout) {
+        Ok(s) => s,
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    stream.write_all(request)?;
+    let mut len = 0;
+    while len < buf.len() && !buf[..len].contains(&b'\n') {
+        let n = stream.read(&mut buf[len..])?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+    }
+    Ok(Some(len))
+}
+
 /// The first line `binary --version` prints, if it runs.
 pub(crate) fn version_line(binary: &Path) -> Option<String> {
     let out = Command::new(binary).arg("--version").output().ok()?;
@@ -604,25 +528,31 @@ pub(crate) fn leading_version(rest: &str, keep: usize) -> Option<String> {
     (parts.len() >= keep).then(|| parts[..keep].join("."))
 }
 
+/// The arguments `target`'s command line gives `binary` in `workdir` on 127.0.0.1:`port`
+/// with the experiment's `args` (for the targets' tests).
+#[cfg(test)]
+pub(crate) fn command_args(
+    target: &dyn Target,
+    binary: &str,
+    port: u16,
+    workdir: &str,
+    args: &[String],
+) -> Vec<String> {
+    let cmd = target.command(&Launch {
+        binary: Path::new(binary),
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        workdir: Path::new(workdir),
+        args,
+    });
+    cmd.get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kind_names_round_trip() {
-        for k in TargetKind::all() {
-            assert_eq!(k.as_str().parse::<TargetKind>().unwrap(), k);
-            let json = serde_json::to_string(&k).unwrap();
-            assert_eq!(json, format!("\"{}\"", k.as_str()));
-            assert_eq!(serde_json::from_str::<TargetKind>(&json).unwrap(), k);
-            assert_eq!(
-                target_for(k).kind(),
-                k,
-                "{k}'s registry line makes another target"
-            );
-        }
-        assert!("mysql8".parse::<TargetKind>().is_err());
-    }
+    use crate::targets::target_for;
 
     #[test]
     fn a_needle_is_found_across_read_pieces() {

@@ -7,8 +7,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::kind::TargetKind;
 use crate::redis::Redis;
-use crate::target::{ConnectionLimit, Made, Target, TargetKind};
+use crate::target::{ConnectionLimit, Launch, Made, Target};
 use bakeoff_build::Recipe;
 
 /// Valkey `valkey-server` (RESP; readiness: PING).
@@ -31,11 +32,7 @@ impl Target for Valkey {
     }
 
     fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        bakeoff_build::dist::Layout {
-            servers: &["valkey-server"],
-            helpers: &[],
-            version_args: &["--version"],
-        }
+        crate::target::layout(&["valkey-server"], &[], &["--version"])
     }
 
     fn takes_options(&self) -> bool {
@@ -78,14 +75,8 @@ impl Target for Valkey {
         self.0.init(binary, workdir)
     }
 
-    fn command(
-        &self,
-        binary: &Path,
-        addr: SocketAddr,
-        workdir: &Path,
-        extra_args: &[String],
-    ) -> Command {
-        self.0.command(binary, addr, workdir, extra_args)
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        self.0.command(launch)
     }
 
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {

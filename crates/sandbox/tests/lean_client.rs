@@ -68,16 +68,21 @@ fn scratch() -> tempfile::TempDir {
     d
 }
 
+/// A current-thread tokio runtime for the cross-check's driver.
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn mariadb_lean_client_agrees_with_mysql_async() {
     let tmp = scratch();
     let sb = sandbox(TargetKind::Mariadb, "/usr/sbin/mariadbd", tmp.path());
     let d = db(&sb, Dialect::Mysql);
     let lean = lean_rows(&d);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread();
     let opts = |password: &str| {
         mysql_async::OptsBuilder::default()
             .ip_or_hostname(d.addr.ip().to_string())
@@ -144,10 +149,7 @@ fn postgres_lean_client_agrees_with_tokio_postgres() {
     );
     let d = db(&sb, Dialect::Postgres);
     let lean = lean_rows(&d);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread();
     let config = |password: &str| {
         let mut c = tokio_postgres::Config::new();
         c.host(d.addr.ip().to_string())

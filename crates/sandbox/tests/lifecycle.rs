@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use bakeoff_sandbox::{
-    Memcached, Sandbox, SandboxError, SandboxSpec, StopOutcome, Target, TargetKind,
+    Launch, Memcached, Sandbox, SandboxError, SandboxSpec, StopOutcome, Target, TargetKind,
 };
 use common::{PidGuard, TestRoot};
 
@@ -110,15 +110,9 @@ impl Target for NeverReady {
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
-    fn command(
-        &self,
-        binary: &Path,
-        _addr: std::net::SocketAddr,
-        _dir: &Path,
-        extra: &[String],
-    ) -> Command {
-        let mut c = Command::new(binary);
-        c.args(extra);
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let mut c = Command::new(launch.binary);
+        c.args(launch.args);
         c
     }
     fn probe(&self, _addr: SocketAddr) -> std::io::Result<bool> {
@@ -138,9 +132,16 @@ impl Target for EveryAddress {
         TargetKind::Memcached
     }
 
-    fn command(&self, binary: &Path, addr: SocketAddr, _dir: &Path, _extra: &[String]) -> Command {
-        let mut c = Command::new(binary);
-        c.args(["-p", &addr.port().to_string(), "-l", "0.0.0.0", "-U", "0"]);
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let mut c = Command::new(launch.binary);
+        c.args([
+            "-p",
+            &launch.addr.port().to_string(),
+            "-l",
+            "0.0.0.0",
+            "-U",
+            "0",
+        ]);
         if unsafe { libc::geteuid() } == 0 {
             c.args(["-u", "root"]);
         }
@@ -297,25 +298,17 @@ impl Target for ClashingMemcached {
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
-    fn command(
-        &self,
-        binary: &Path,
-        addr: std::net::SocketAddr,
-        dir: &Path,
-        extra: &[String],
-    ) -> Command {
+    fn command(&self, launch: &Launch<'_>) -> Command {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         let port = if n < self.clashes {
             self.busy
         } else {
-            addr.port()
+            launch.addr.port()
         };
-        Memcached.command(
-            binary,
-            std::net::SocketAddr::new(addr.ip(), port),
-            dir,
-            extra,
-        )
+        Memcached.command(&Launch {
+            addr: SocketAddr::new(launch.addr.ip(), port),
+            ..*launch
+        })
     }
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
         Memcached.probe(addr)
@@ -385,14 +378,8 @@ impl Target for AlwaysReady {
     fn kind(&self) -> TargetKind {
         TargetKind::Memcached
     }
-    fn command(
-        &self,
-        binary: &Path,
-        addr: std::net::SocketAddr,
-        dir: &Path,
-        extra: &[String],
-    ) -> Command {
-        NeverReady.command(binary, addr, dir, extra)
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        NeverReady.command(launch)
     }
     fn probe(&self, _addr: SocketAddr) -> std::io::Result<bool> {
         Ok(true)
@@ -463,14 +450,8 @@ impl Target for FailingInit {
     fn init(&self, _binary: &Path, _dir: &Path) -> Result<(), String> {
         Err("initdb said no".into())
     }
-    fn command(
-        &self,
-        binary: &Path,
-        addr: std::net::SocketAddr,
-        dir: &Path,
-        extra: &[String],
-    ) -> Command {
-        Memcached.command(binary, addr, dir, extra)
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        Memcached.command(launch)
     }
     fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
         Memcached.probe(addr)

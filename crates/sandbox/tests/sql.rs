@@ -83,14 +83,15 @@ fn lifecycle(kind: TargetKind, max_conn_query: &str, table_ddl: &str) {
     let login = init_data(kind, Path::new(binary), &pristine).expect("init_data");
     assert_eq!(login.user, "bakeoff");
     assert!(login.password.len() >= 16);
+    let start = |data: DataSource, options: &[(&str, &str)]| {
+        Sandbox::start(&spec(kind, tmp.path(), data, options))
+    };
 
     // Options reach the server; stop leaves nothing behind.
-    let sb = Sandbox::start(&spec(
-        kind,
-        tmp.path(),
+    let sb = start(
         DataSource::Copy(pristine.clone()),
         &[("max_connections", "300")],
-    ))
+    )
     .expect("start");
     assert!(sb.socket().is_some());
     assert!(sql(&sb, max_conn_query).ends_with("300"));
@@ -100,12 +101,10 @@ fn lifecycle(kind: TargetKind, max_conn_query: &str, table_ddl: &str) {
     assert!(!dir.exists(), "sandbox dir kept");
 
     // An option the server does not know: a start error that names it.
-    let err = Sandbox::start(&spec(
-        kind,
-        tmp.path(),
+    let err = start(
         DataSource::Copy(pristine.clone()),
         &[("no_such_option", "1")],
-    ))
+    )
     .expect_err("unknown option must fail");
     assert!(err.to_string().contains("no_such_option"), "{err}");
 
@@ -118,23 +117,11 @@ fn lifecycle(kind: TargetKind, max_conn_query: &str, table_ddl: &str) {
         .status()
         .unwrap();
     assert!(cp.success());
-    let sb = Sandbox::start(&spec(
-        kind,
-        tmp.path(),
-        DataSource::InPlace(prepared.clone()),
-        &[],
-    ))
-    .expect("start in place");
+    let sb = start(DataSource::InPlace(prepared.clone()), &[]).expect("start in place");
     sql(&sb, table_ddl);
     sb.stop().expect("stop");
     assert!(prepared.is_dir());
-    let sb = Sandbox::start(&spec(
-        kind,
-        tmp.path(),
-        DataSource::Copy(prepared.clone()),
-        &[],
-    ))
-    .expect("start copy");
+    let sb = start(DataSource::Copy(prepared.clone()), &[]).expect("start copy");
     assert_eq!(sql(&sb, "SELECT count(*) FROM kept"), "2");
     sb.stop().expect("stop");
 }

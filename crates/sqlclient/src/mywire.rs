@@ -7,8 +7,8 @@
 //! status, not the values. (A general driver decodes every row into owned values, which
 //! measured about twice sysbench's client CPU per transaction here.)
 
-use crate::client::{DbError, Param, Rows};
 use crate::stream::{Endpoint, Inbox, Stream};
+use crate::values::{DbError, Param, Rows};
 use std::io;
 use std::time::Duration;
 

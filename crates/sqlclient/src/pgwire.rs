@@ -4,8 +4,8 @@
 //! skipped message by message in one reused buffer up to ReadyForQuery; rows are never
 //! decoded.
 
-use crate::client::{DbError, Param, Rows};
 use crate::stream::{Endpoint, Inbox, Stream};
+use crate::values::{DbError, Param, Rows};
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};

@@ -226,11 +226,8 @@ impl Extended {
     /// Describe: a statement's ParameterDescription and RowDescription/NoData, or a
     /// portal's RowDescription/NoData.
     pub fn describe<W: Write>(&mut self, out: &mut Backend<W>, body: &[u8]) -> Result<(), PgError> {
-        let mut b = Body::new(body);
-        let kind = b.u8()?;
-        let name = b.cstr()?;
-        match kind {
-            b'S' => {
+        match named(body, "Describe")? {
+            Named::Statement(name) => {
                 let prepared = self.statement(name)?;
                 let mut p = prepared.borrow_mut();
                 for t in p.types.iter_mut().filter(|t| **t == 0) {
@@ -239,11 +236,10 @@ impl Extended {
                 out.parameter_description(&p.types);
                 describe_rows(out, &p.columns, &[]);
             }
-            b'P' => {
+            Named::Portal(name) => {
                 let portal = self.portal(name)?;
                 describe_rows(out, &portal.prepared.borrow().columns, &portal.formats);
             }
-            k => return Err(PgError::protocol(format!("invalid Describe kind {k}"))),
         }
         Ok(())
     }
@@ -300,18 +296,33 @@ impl Extended {
 
     /// Close: forgets a statement or a portal (no error if there is none).
     pub fn close<W: Write>(&mut self, out: &mut Backend<W>, body: &[u8]) -> Result<(), PgError> {
-        let mut b = Body::new(body);
-        let kind = b.u8()?;
-        let name = b.cstr()?;
-        match kind {
-            b'S' => {
+        match named(body, "Close")? {
+            Named::Statement(name) => {
                 self.statements.remove(name);
             }
-            b'P' => self.close_portal(name),
-            k => return Err(PgError::protocol(format!("invalid Close kind {k}"))),
+            Named::Portal(name) => self.close_portal(name),
         }
         out.empty(b'3');
         Ok(())
+    }
+}
+
+/// What a Describe or Close message names: a prepared statement or a portal.
+enum Named<'a> {
+    Statement(&'a str),
+    Portal(&'a str),
+}
+
+/// Reads the kind byte (`S` or `P`) and the name of a Describe or Close (`message`, for
+/// the error) message's `body`.
+fn named<'a>(body: &'a [u8], message: &str) -> Result<Named<'a>, PgError> {
+    let mut b = Body::new(body);
+    let kind = b.u8()?;
+    let name = b.cstr()?;
+    match kind {
+        b'S' => Ok(Named::Statement(name)),
+        b'P' => Ok(Named::Portal(name)),
+        k => Err(PgError::protocol(format!("invalid {message} kind {k}"))),
     }
 }
 

@@ -32,15 +32,7 @@ fn invalid(what: String) -> io::Error {
 /// Reads a startup-phase packet (length, then body without a type byte) into `body`;
 /// false at end of input.
 pub fn read_startup(input: &mut impl Read, body: &mut Vec<u8>) -> io::Result<bool> {
-    let Some(len) = read_len(input)? else {
-        return Ok(false);
-    };
-    if !(8..=MAX_STARTUP).contains(&len) {
-        return Err(invalid(format!("invalid startup packet length {len}")));
-    }
-    body.resize(len - 4, 0);
-    input.read_exact(body)?;
-    Ok(true)
+    read_body(input, body, 8..=MAX_STARTUP, "startup packet")
 }
 
 /// Reads one typed message into `body`: its type, None at end of input.
@@ -51,15 +43,27 @@ pub fn read_message(input: &mut impl Read, body: &mut Vec<u8>) -> io::Result<Opt
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
+    Ok(read_body(input, body, 4..=MAX_MESSAGE, "message")?.then_some(kind[0]))
+}
+
+/// Reads a length (which counts itself) and the body it announces into `body`; the
+/// length must lie in `valid` (else an `invalid <what> length` error). False at end of
+/// input.
+fn read_body(
+    input: &mut impl Read,
+    body: &mut Vec<u8>,
+    valid: std::ops::RangeInclusive<usize>,
+    what: &str,
+) -> io::Result<bool> {
     let Some(len) = read_len(input)? else {
-        return Ok(None);
+        return Ok(false);
     };
-    if !(4..=MAX_MESSAGE).contains(&len) {
-        return Err(invalid(format!("invalid message length {len}")));
+    if !valid.contains(&len) {
+        return Err(invalid(format!("invalid {what} length {len}")));
     }
     body.resize(len - 4, 0);
     input.read_exact(body)?;
-    Ok(Some(kind[0]))
+    Ok(true)
 }
 
 /// A cursor over a message body; running off its end is a protocol violation.

@@ -1,0 +1,445 @@
+//! What the mysqld family (MariaDB's `mariadbd`, Oracle's `mysqld`) shares: the my.cnf
+//! bakeoff writes and the command line that reads it, how their command lines and options
+//! are read (what the sandbox owns, what is refused: both servers read options alike),
+//! the login's SQL, the version in a `--version` line, and their whole [`Target`]: each
+//! server is a [`Mysqld`], which says only what differs (`mariadb.rs`, `mysql.rs`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bakeoff_build::dist::Layout;
+use bakeoff_build::Recipe;
+use bakeoff_sqlclient::Dialect;
+
+use crate::kind::TargetKind;
+use crate::owned::{self, Risk};
+use crate::sqldata::{self, Login, SqlServer};
+use crate::target::{
+    common_refusal, leading_version, version_line, Ask, ConnectionLimit, Launch, Target,
+};
+
+/// Settings the sandbox owns in every mysqld, in the `-` spelling: (name, what it sets).
+const OWNED: &[(&str, &str)] = &[
+    ("port", "the port"),
+    ("bind-address", "the listen address"),
+    ("datadir", "the data directory"),
+    ("socket", "the socket"),
+    ("pid-file", "the pid file"),
+    ("defaults-file", "the configuration file"),
+    ("defaults-extra-file", "the configuration file"),
+    ("defaults-group-suffix", "the configuration file"),
+    ("networking", "whether the server listens on TCP"),
+];
+
+/// mysqld's short options, as a getopt string (`::`: a value only when attached).
+const SHORT_OPTIONS: &str = "#::?ab:C:h:L:P:r:sT::t:u:vVW::";
+
+/// Settings that write (or read) files where their value says, run SQL from a file, load
+/// code or open ports, in MariaDB's `-` spelling (`*`: every name it starts).
+const RISKY: &[(&str, Risk)] = &[
+    ("log-error", DATA_PATH),
+    ("general-log-file", DATA_PATH),
+    ("slow-query-log-file", DATA_PATH),
+    ("log-slow-query-file", DATA_PATH),
+    ("log-bin", DATA_PATH),
+    ("log-bin-index", DATA_PATH),
+    ("log-basename", DATA_PATH),
+    ("log-tc", DATA_PATH),
+    ("relay-log", DATA_PATH),
+    ("relay-log-index", DATA_PATH),
+    ("relay-log-info-file", DATA_PATH),
+    ("master-info-file", DATA_PATH),
+    ("tmpdir", DATA_PATH),
+    ("innodb-tmpdir", DATA_PATH),
+    ("innodb-data-home-dir", DATA_PATH),
+    ("innodb-data-file-path", DATA_PATH),
+    ("innodb-temp-data-file-path", DATA_PATH),
+    ("innodb-log-group-home-dir", DATA_PATH),
+    ("innodb-undo-directory", DATA_PATH),
+    ("innodb-buffer-pool-filename", DATA_PATH),
+    ("aria-log-dir-path", DATA_PATH),
+    ("secure-file-priv", DATA_PATH),
+    ("server-audit-file-path", DATA_PATH),
+    ("debug", DATA_PATH),
+    ("chroot", DATA_PATH),
+    (
+        "init-file",
+        Risk::Runs("runs the statements of a file as the server's administrator"),
+    ),
+    ("plugin-load", LOADS_CODE),
+    ("plugin-load-add", LOADS_CODE),
+    ("plugin-dir", LOADS_CODE),
+    (
+        "wsrep*",
+        Risk::Runs("turns on Galera replication, which listens on every address and runs scripts"),
+    ),
+];
+
+const DATA_PATH: Risk = Risk::Path("the data directory");
+const LOADS_CODE: Risk = Risk::Runs("loads a plugin's code into the server");
+
+/// Why `name` = `value` is refused (see [`RISKY`]), under any spelling MariaDB takes
+/// (MySQL's mysqld reads its options the same way and shares these).
+fn risky_setting(name: &str, value: &str) -> Option<String> {
+    owned::mariadb_risk(&owned::mariadb_name(name), RISKY).and_then(|r| owned::refusal(r, value))
+}
+
+/// What the option `name` sets, if the sandbox owns it (the family's [`OWNED`], then
+/// `own`: the server's own table of names and what each sets), under any spelling mysqld
+/// takes: any case, `_` for `-`, `loose-`, `skip-`, `enable-`, unique prefixes.
+fn owned_setting(own: &[(&str, &'static str)], name: &str) -> Option<&'static str> {
+    let name = owned::mariadb_name(name);
+    OWNED
+        .iter()
+        .chain(own)
+        .find(|(o, _)| owned::mariadb_means(&name, o))
+        .map(|(_, what)| *what)
+}
+
+/// The first of `args` that sets what `owned` names, read as mysqld reads its command
+/// line: a long option in any case, `_` for `-`, behind `loose-`, `skip-` or `enable-`,
+/// or any prefix of its name (`--bind-addr`); short options bundle (`-P3307`,
+/// `-Wh/elsewhere`).
+fn owned_arg_by(args: &[String], owned: &[(&str, &'static str)]) -> Option<(String, &'static str)> {
+    let long = args.iter().find_map(|a| {
+        let body = a.strip_prefix("--")?;
+        let name = body.split_once('=').map_or(body, |(n, _)| n);
+        owned_setting(owned, name).map(|what| (a.clone(), what))
+    });
+    long.or_else(|| {
+        owned::first_owned(
+            owned::getopt(args, SHORT_OPTIONS, Some(&[])),
+            |name, _| match name {
+                "P" => Some("the port"),
+                "h" => Some("the data directory"),
+                _ => None,
+            },
+        )
+    })
+}
+
+/// The first of `args` that [`risky_setting`] refuses: `--name=value` and `--name value`
+/// (either may be what mysqld takes), and the short options that name a path: `-t`
+/// (tmpdir), `-r` (chroot), `-#` (debug trace). The argument as written and why.
+fn risky_arg(args: &[String]) -> Option<(String, String)> {
+    for (i, a) in args.iter().enumerate() {
+        let Some(body) = a.strip_prefix("--") else {
+            continue;
+        };
+        let (name, values) = match body.split_once('=') {
+            Some((n, v)) => (n, vec![v]),
+            None => (body, vec!["1", args.get(i + 1).map_or("", String::as_str)]),
+        };
+        if let Some(why) = values.iter().find_map(|v| risky_setting(name, v)) {
+            return Some((a.clone(), why));
+        }
+    }
+    owned::getopt(args, SHORT_OPTIONS, Some(&[]))
+        .into_iter()
+        .find_map(|p| {
+            let name = match p.name.as_str() {
+                "t" => "tmpdir",
+                "r" => "chroot",
+                "#" => "debug",
+                _ => return None,
+            };
+            risky_setting(name, p.value.as_deref().unwrap_or("")).map(|why| (p.spelling, why))
+        })
+}
+
+/// A mysqld-family my.cnf under `[group]`: `tree` (where a build's or distribution's
+/// files are), the data directory, 127.0.0.1 and the port, the socket and pid file in
+/// the sandbox, `extra` (the server's own lines), then the experiment's options, which
+/// cannot override what the sandbox owns (the plan refuses them).
+fn my_cnf_in(
+    group: &str,
+    tree: &str,
+    addr: SocketAddr,
+    workdir: &Path,
+    data: &Path,
+    extra: &str,
+    options: &BTreeMap<String, String>,
+) -> String {
+    let mut s = format!("# written by bakeoff for this sandbox\n[{group}]\n{tree}");
+    s.push_str(&format!("datadir = {}\n", data.display()));
+    s.push_str(&format!(
+        "port = {}\nbind-address = {}\n",
+        addr.port(),
+        addr.ip()
+    ));
+    s.push_str(&format!(
+        "socket = {}\n",
+        workdir.join("mysqld.sock").display()
+    ));
+    s.push_str(&format!(
+        "pid-file = {}\n",
+        workdir.join("mysqld.pid").display()
+    ));
+    s.push_str(extra);
+    s.push_str("skip-name-resolve\n");
+    for line in sqldata::option_lines(options) {
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
+}
+
+/// Writes `cnf` as the sandbox's my.cnf and starts `binary` with it, as the server user:
+/// the experiment's arguments, then the address and port again (the last wins).
+fn start_command(cnf: &str, launch: &Launch<'_>) -> Command {
+    let file = launch.workdir.join("my.cnf");
+    // A write failure shows as the server's own "could not open" error at start.
+    let _ = std::fs::write(&file, cnf);
+    let mut cmd = Command::new(launch.binary);
+    cmd.arg(format!("--defaults-file={}", file.display()));
+    cmd.args(launch.args);
+    cmd.arg(format!("--port={}", launch.addr.port()))
+        .arg(format!("--bind-address={}", launch.addr.ip()));
+    sqldata::as_server_user(&mut cmd);
+    cmd
+}
+
+/// The SQL that makes the login: its database, its user on every host, all privileges.
+/// `IDENTIFIED BY` leaves the method to the server's default (caching_sha2_password on
+/// MySQL 8.0 and later). FLUSH PRIVILEGES first: a `--bootstrap` run starts without the
+/// grant tables, and refuses CREATE USER until they are read.
+pub(crate) fn login_sql(login: &Login) -> String {
+    format!(
+        "FLUSH PRIVILEGES;\n\
+         CREATE DATABASE IF NOT EXISTS {db};\n\
+         CREATE USER '{u}'@'%' IDENTIFIED BY '{p}';\n\
+         CREATE USER '{u}'@'localhost' IDENTIFIED BY '{p}';\n\
+         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'%' WITH GRANT OPTION;\n\
+         GRANT ALL PRIVILEGES ON *.* TO '{u}'@'localhost' WITH GRANT OPTION;\n",
+        db = login.database,
+        u = login.user,
+        p = login.password
+    )
+}
+
+/// "10.11" from a `--version` line ("mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for ...",
+/// "mysqld  Ver 8.0.15 for linux-glibc2.12 on x86_64").
+pub(crate) fn file_version(line: &str) -> Option<String> {
+    leading_version(&line[line.find("Ver ")? + 4..], 2)
+}
+
+/// The (major, minor) of a `--version` line.
+pub(crate) fn major_minor(line: &str) -> Option<(u32, u32)> {
+    let v = file_version(line)?;
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// A server of the mysqld family: what differs between MariaDB's and MySQL's; the rest
+/// of its [`Target`] is this module's.
+pub(crate) trait Mysqld: Send + Sync {
+    /// Which kind it is (also the first word of its data format).
+    const KIND: TargetKind;
+    /// The SQL it speaks.
+    const DIALECT: Dialect;
+    /// Settings the sandbox owns in this server beyond the family's ([`OWNED`]), in the
+    /// `-` spelling: (name, what it sets).
+    const OWNED: &'static [(&'static str, &'static str)];
+    /// Options that change InnoDB's files: servers must agree on them to share loaded
+    /// data.
+    const FORMAT_OPTIONS: &'static [&'static str];
+    /// Its server in a distribution's binaries (see [`Target::dist_layout`]).
+    const LAYOUT: Layout;
+    /// Folders the sandbox makes for it (beside `data`).
+    const DIRS: &'static [&'static str];
+
+    /// What the server holds as every SQL target does: options, data, login.
+    fn sql_server(&self) -> &SqlServer;
+
+    /// What it refuses beyond [`common_refusal`] (see [`Target::refuses`]).
+    fn refusal(&self, ask: Ask) -> Option<String>;
+
+    /// Why `binary` is the family's other server (see [`Target::refuses_binary`]).
+    fn other_server(&self, binary: &Path) -> Option<String>;
+
+    /// Makes a data directory at `dest` with `login` (see [`Target::init_data`]).
+    fn make_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String>;
+
+    /// The my.cnf group `binary` reads.
+    fn group(&self, binary: &Path) -> &'static str;
+
+    /// For a server outside the system's /usr (a build's install tree, a
+    /// distribution's): the my.cnf lines that say where its files are.
+    fn tree_settings(&self, binary: &Path) -> Option<String>;
+
+    /// The server's own my.cnf lines after bakeoff's (none by default).
+    fn extra_settings(&self, _workdir: &Path) -> String {
+        String::new()
+    }
+
+    /// The my.cnf this sandbox's server reads: bakeoff's settings first, then the
+    /// experiment's options.
+    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path) -> String {
+        let sql = self.sql_server();
+        my_cnf_in(
+            self.group(binary),
+            &self.tree_settings(binary).unwrap_or_default(),
+            addr,
+            workdir,
+            &sql.data_dir(workdir),
+            &self.extra_settings(workdir),
+            &sql.options,
+        )
+    }
+}
+
+impl<T: Mysqld> Target for T {
+    fn kind(&self) -> TargetKind {
+        T::KIND
+    }
+
+    fn dist_layout(&self) -> Layout {
+        T::LAYOUT
+    }
+
+    fn recipe(&self) -> Recipe {
+        Recipe::Mariadb
+    }
+
+    fn dialect(&self) -> Option<Dialect> {
+        Some(T::DIALECT)
+    }
+
+    fn sql(&self) -> Option<&SqlServer> {
+        Some(self.sql_server())
+    }
+
+    fn refuses(&self, ask: Ask) -> Option<String> {
+        self.refusal(ask)
+            .or_else(|| common_refusal(T::KIND, true, ask))
+    }
+
+    fn refuses_binary(&self, binary: &Path) -> Option<String> {
+        self.other_server(binary)
+    }
+
+    /// Read as mysqld reads them: a long option in any case, `_` for `-`, behind
+    /// `loose-`, `skip-` or `enable-`, or any prefix of its name (`--bind-addr`); short
+    /// options bundle (`-P3307`, `-Wh/elsewhere`).
+    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
+        owned_arg_by(args, T::OWNED)
+    }
+
+    fn owned_option(&self, key: &str) -> Option<&'static str> {
+        owned_setting(T::OWNED, key)
+    }
+
+    /// Paths that leave the data directory, `init-file`, plugins and Galera (`wsrep_*`),
+    /// in every spelling `owned_option` reads: both servers read their options alike.
+    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
+        risky_setting(key, value)
+    }
+
+    /// `--name=value` and `--name value` (either may be what mysqld takes), and the
+    /// short options that name a path: `-t` (tmpdir), `-r` (chroot), `-#` (debug trace).
+    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
+        risky_arg(args)
+    }
+
+    fn init_data(&self, binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
+        self.make_data(binary, dest, login)
+    }
+
+    /// "mariadb 10.11" from "mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for ...", "mysql
+    /// 8.0" from "mysqld  Ver 8.0.15 for ...", with the options that change InnoDB's
+    /// files.
+    fn data_format(
+        &self,
+        binary: &Path,
+        options: &BTreeMap<String, String>,
+        _configure_args: &[String],
+    ) -> Option<String> {
+        let mut key = format!("{} {}", T::KIND, file_version(&version_line(binary)?)?);
+        for k in T::FORMAT_OPTIONS {
+            if let Some(val) = options.get(*k) {
+                key.push_str(&format!(" {k}={val}"));
+            }
+        }
+        Some(key)
+    }
+
+    fn connection_limit(&self) -> Option<ConnectionLimit> {
+        Some(ConnectionLimit::Option("max_connections"))
+    }
+
+    fn has_storage_engines(&self) -> bool {
+        true
+    }
+
+    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+        self.sql_server().init(workdir, T::DIRS)
+    }
+
+    fn command(&self, launch: &Launch<'_>) -> Command {
+        let cnf = self.cnf(launch.binary, launch.addr, launch.workdir);
+        start_command(&cnf, launch)
+    }
+
+    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
+        Some(workdir.join("mysqld.sock"))
+    }
+
+    fn stop_signal(&self) -> (i32, bool) {
+        (libc::SIGTERM, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mariadb::Mariadb;
+    use crate::mysql::Mysql;
+
+    /// What a server holds with the experiment's `options`.
+    fn with_options(options: &[(&str, &str)]) -> SqlServer {
+        SqlServer {
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The my.cnf of the system's `/usr/sbin/<server>` in the sandbox /sb/x on port 3307.
+    fn cnf_of(t: &impl Mysqld, server: &str) -> String {
+        t.cnf(
+            &Path::new("/usr/sbin").join(server),
+            ([127, 0, 0, 1], 3307).into(),
+            Path::new("/sb/x"),
+        )
+    }
+
+    #[test]
+    fn my_cnf_has_bakeoffs_settings_then_the_options() {
+        let sql = with_options(&[
+            ("innodb_buffer_pool_size", "1G"),
+            ("max_connections", "2000"),
+        ]);
+        let cnf = cnf_of(&Mariadb { sql }, "mariadbd");
+        assert!(cnf.starts_with("# written by bakeoff"));
+        assert!(cnf
+            .contains("[mariadbd]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
+        assert!(cnf.contains("socket = /sb/x/mysqld.sock\n"));
+        assert!(cnf.ends_with("innodb_buffer_pool_size = 1G\nmax_connections = 2000\n"));
+    }
+
+    #[test]
+    fn my_cnf_turns_the_x_plugin_off_and_keeps_files_in_the_sandbox() {
+        let sql = with_options(&[("max_connections", "2000")]);
+        let cnf = cnf_of(&Mysql { sql }, "mysqld");
+        assert!(
+            cnf.contains("[mysqld]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n")
+        );
+        assert!(cnf.contains("loose-mysqlx = OFF\n"));
+        assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
+        assert!(cnf.ends_with("max_connections = 2000\n"));
+    }
+}
