@@ -400,8 +400,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "workload",
         ],
     ),
-    // profile.rs's Spots come from hotlines.rs, which reads profile.rs's Profile.
-    ("probe", &["hotlines", "profile"]),
     // The target registry (target.rs names every server's module, each implements its
     // Target trait) and the lifecycle modules beside it.
     (
