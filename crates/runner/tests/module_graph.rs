@@ -384,22 +384,6 @@ fn the_runners_modules_form_no_cycle() {
 /// circle is broken by moving what both sides use into a module of its own that uses
 /// neither (as `shared/` did for the workload kinds).
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
-    // Experiment types and their validation call each other (experiment.rs <-> validate.rs,
-    // kind.rs, workload.rs, dist.rs, host.rs, the document).
-    (
-        "plan",
-        &[
-            "dist",
-            "document",
-            "experiment",
-            "host",
-            "kind",
-            "ssh_options",
-            "tune",
-            "validate",
-            "workload",
-        ],
-    ),
     // The target registry (target.rs names every server's module, each implements its
     // Target trait) and the lifecycle modules beside it.
     (

@@ -1,14 +1,17 @@
 //! The rules between keys that types alone cannot say: unique names, one source kind,
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
-use crate::document::{Key, Loaded, PlanError};
-use crate::experiment::{BuildOn, Experiment, Mode, Sanitizer, Source, Variant, Workload};
+mod dist;
+mod hosts;
+mod tune;
+mod workload;
+
+use crate::experiment::{BuildOn, Experiment, Loaded, Mode, Sanitizer, Source, Variant, Workload};
 use crate::key;
+use crate::located::{Check, Key};
 use bakeoff_os::name::{valid_name, NAME_RULE};
 use bakeoff_sandbox::{target_for, Ask, TargetKind};
 use std::collections::BTreeSet;
-
-pub type Check = Result<(), PlanError>;
 
 pub(crate) fn check(l: &Loaded) -> Check {
     let e = &l.experiment;
@@ -29,7 +32,7 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_plan(l, e)?;
     check_verify(l, e)?;
     check_hosts(l, e)?;
-    crate::tune::check(l)?;
+    tune::check(l)?;
     check_measure(l, e)
 }
 
@@ -49,15 +52,15 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
                 format!("host name {:?} is used twice", h.name),
             ));
         }
-        if let Some((k, m)) = crate::host::problem(h) {
+        if let Some((k, m)) = hosts::destination_problem(h) {
             return Err(l.error_at(&key!["host", i, k], m));
         }
-        if let Some((at, m)) = crate::ssh_options::problem(l, i, h) {
+        if let Some((at, m)) = hosts::ssh_problem(l, i, h) {
             return Err(l.error_at(&at, m));
         }
     }
     let known = |n: &str| e.hosts.iter().any(|h| h.name == n);
-    let unknown = |at: &[crate::Key], n: &str| {
+    let unknown = |at: &[Key], n: &str| {
         let list: Vec<&str> = e.hosts.iter().map(|h| h.name.as_str()).collect();
         l.error_at(
             at,
@@ -795,7 +798,7 @@ fn distinct_file_names(l: &Loaded, what: &str, names: &[(Vec<Key>, String)]) -> 
 fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     check_variant_asks(l, e, i, v)?;
     if v.dist.is_some() {
-        return crate::dist::check(l, e, i, v);
+        return dist::check(l, e, i, v);
     }
     if let Some(b) = &v.binary {
         let build_keys = [
@@ -962,7 +965,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
                 format!("workload name {name:?} is used twice; give each workload a distinct name"),
             ));
         }
-        crate::workload::check(l, e, i, w)?;
+        workload::check(l, e, i, w)?;
         if w.train_only {
             let trains = e.variants.iter().any(|v| {
                 [&v.pgo, &v.bolt]
