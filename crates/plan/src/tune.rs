@@ -2,6 +2,7 @@
 //! variant to beat (`baseline`) and the workload PGO and BOLT train on (`train`), and the
 //! experiment text of each stage of the search. Checked in `validate/tune.rs`.
 
+use crate::derive::{parse_text, variant_tables};
 use serde::{Deserialize, Serialize};
 
 /// The `[tune]` table as written.
@@ -78,15 +79,10 @@ pub struct Stage<'a> {
 /// cflags, lto, pgo and bolt; PGO and BOLT train on `[tune] train`, which is then only
 /// trained on unless it is the one measured.
 pub fn stage_text(text: &str, tune: &Tune, stage: &Stage) -> Result<String, String> {
-    use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.message().to_string())?;
+    use toml_edit::{value, Array, InlineTable, Item, Table};
+    let mut doc = parse_text(text)?;
     doc.remove("tune");
-    let variants = doc
-        .get_mut("variant")
-        .and_then(Item::as_array_of_tables_mut)
-        .ok_or("the experiment has no [[variant]] tables")?;
+    let variants = variant_tables(&mut doc)?;
     let is_build = |t: &Table| !t.contains_key("binary") && !t.contains_key("dist");
     let template = variants.iter().find(|t| is_build(t)).cloned().map(|mut t| {
         for k in [

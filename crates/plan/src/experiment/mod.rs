@@ -354,6 +354,24 @@ impl Variant {
     pub fn compiler_or_default(&self) -> &str {
         self.compiler.as_deref().unwrap_or("gcc")
     }
+
+    /// The keys only a build takes, each with whether the variant sets it (in the order
+    /// checks look for one: the first set is the one an error names).
+    pub fn build_keys(&self) -> [(&'static str, bool); 11] {
+        [
+            ("compiler", self.compiler.is_some()),
+            ("cflags", self.cflags.is_some()),
+            ("ldflags", self.ldflags.is_some()),
+            ("configure_args", !self.configure_args.is_empty()),
+            ("make_args", !self.make_args.is_empty()),
+            ("patches", !self.patches.is_empty()),
+            ("env", !self.env.is_empty()),
+            ("rev", self.rev.is_some()),
+            ("lto", self.lto.is_some()),
+            ("pgo", self.pgo.is_some()),
+            ("bolt", self.bolt.is_some()),
+        ]
+    }
 }
 
 /// `connections = 16` or `connections = [1, 16, 64]`.

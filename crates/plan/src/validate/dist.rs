@@ -12,24 +12,14 @@ const FORMS: &str = "url = \"https://...\" with sha256, file = \"PATH\", maven =
 pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     let Some(d) = &v.dist else { return Ok(()) };
     let at = |k: &'static str| -> Vec<Key> { key!["variant", i, "dist", k].to_vec() };
-    let build_keys = [
-        ("binary", v.binary.is_some()),
-        ("compiler", v.compiler.is_some()),
-        ("cflags", v.cflags.is_some()),
-        ("ldflags", v.ldflags.is_some()),
-        ("configure_args", !v.configure_args.is_empty()),
-        ("make_args", !v.make_args.is_empty()),
-        ("patches", !v.patches.is_empty()),
-        ("env", !v.env.is_empty()),
-        ("rev", v.rev.is_some()),
-        ("lto", v.lto.is_some()),
-        ("pgo", v.pgo.is_some()),
-        ("bolt", v.bolt.is_some()),
-        ("sanitize", !v.sanitize.is_empty()),
-    ];
-    if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
+    let binary = ("binary", v.binary.is_some());
+    let sanitize = ("sanitize", !v.sanitize.is_empty());
+    let mut not_run = std::iter::once(binary)
+        .chain(v.build_keys())
+        .chain([sanitize]);
+    if let Some((k, _)) = not_run.find(|(_, set)| *set) {
         return Err(l.error_at(
-            &key!["variant", i, *k],
+            &key!["variant", i, k],
             format!("variant {:?} has both dist and {k}: a distribution's binaries are run as they are, not built; remove one", v.name),
         ));
     }
