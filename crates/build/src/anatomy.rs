@@ -13,24 +13,23 @@ pub struct Anatomy {
     pub functions: BTreeMap<String, u64>,
 }
 
-/// `size -A -d` and `nm -S --defined-only` on `binary`; None when `size` cannot read it.
-pub fn read(binary: &Path) -> Option<Anatomy> {
-    let size = Command::new("size")
-        .args(["-A", "-d"])
-        .arg(binary)
-        .env("LC_ALL", "C")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let text_bytes = parse_text_size(&String::from_utf8_lossy(&size.stdout))?;
-    let functions = Command::new("nm")
-        .args(["-S", "--defined-only"])
+/// What `program args binary` prints in the C locale, when it succeeds.
+fn tool_output(program: &str, args: &[&str], binary: &Path) -> Option<String> {
+    Command::new(program)
+        .args(args)
         .arg(binary)
         .env("LC_ALL", "C")
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| parse_functions(&String::from_utf8_lossy(&o.stdout)))
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// `size -A -d` and `nm -S --defined-only` on `binary`; None when `size` cannot read it.
+pub fn read(binary: &Path) -> Option<Anatomy> {
+    let text_bytes = parse_text_size(&tool_output("size", &["-A", "-d"], binary)?)?;
+    let functions = tool_output("nm", &["-S", "--defined-only"], binary)
+        .map(|o| parse_functions(&o))
         .unwrap_or_default();
     Some(Anatomy {
         text_bytes,

@@ -6,7 +6,6 @@
 //! `builds/<key>` only when every file the recipe requires exists. A failed attempt is kept,
 //! log included, in `builds/<key>.failed`.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,8 +19,9 @@ use crate::compiler::{check_compiler, CompilerId};
 use crate::error::{BuildError, Result};
 use crate::key::KeyInputs;
 use crate::prepare::{prepare, read_patches, Layout};
-use crate::recipe::{Plan, Recipe};
+use crate::recipe::Plan;
 use crate::source::SourceTree;
+use crate::spec::BuildSpec;
 use crate::util::{copy_tree, hash_file, remove_tree, tail_file};
 
 /// How many log lines a [`BuildError::BuildFailed`] carries.
@@ -46,77 +46,6 @@ const SCRUBBED_ENV: &[&str] = &[
     "GNUMAKEFLAGS",
     "CARGO_MAKEFLAGS",
 ];
-
-/// One variant's build recipe.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuildSpec {
-    /// The variant's name (for messages only; not part of the cache key).
-    pub variant: String,
-    /// Compiler command or path, e.g. `gcc-12`, `clang-16`, `/opt/x/bin/icx`; becomes `CC`.
-    pub compiler: String,
-    /// `CFLAGS`; when empty, `CFLAGS` is left unset so the project's default applies.
-    pub cflags: String,
-    /// `LDFLAGS`; when empty, left unset.
-    pub ldflags: String,
-    /// Appended to `configure` (or `cmake`), after the recipe's own options, so they win.
-    pub configure_args: Vec<String>,
-    /// Appended to every `make` (after `-j<nproc>`).
-    pub make_args: Vec<String>,
-    /// Unified diffs applied in order with `patch -p1`.
-    pub patches: Vec<PathBuf>,
-    /// Extra environment for configure and make (applied last, so it can override `CC` etc.).
-    pub env: BTreeMap<String, String>,
-    /// How the target is built, and so which binary is the product: use
-    /// the target's recipe (`bakeoff_sandbox::Target::recipe`).
-    pub recipe: Recipe,
-    /// Link-time optimization: its flags and tools join the build (see [`crate::lto`]),
-    /// and the objects are checked to carry LTO code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lto: Option<crate::lto::Lto>,
-    /// Profile-guided optimization: an instrumented build, or one that uses profiles (see
-    /// [`crate::pgo`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::pgo::Profile>,
-    /// A code layout: functions in their own sections, shuffled by the linker with this
-    /// seed (see [`crate::layout`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout_seed: Option<u64>,
-}
-
-impl BuildSpec {
-    /// The spec as it is built: LTO's flags appended to cflags and ldflags (cflags `-O2`
-    /// first when the variant gives none, the usual default that setting CFLAGS would
-    /// otherwise drop) and its archiver, ranlib and nm in env, unless env sets them.
-    pub fn resolved(&self) -> std::result::Result<BuildSpec, String> {
-        if self.lto.is_none() && self.profile.is_none() && self.layout_seed.is_none() {
-            return Ok(self.clone());
-        }
-        let join = |a: &str, b: &str| format!("{a} {b}").trim().to_string();
-        let mut out = self.clone();
-        if out.cflags.is_empty() {
-            out.cflags = "-O2".into();
-        }
-        if let Some(lto) = self.lto {
-            let s = crate::lto::settings(&self.compiler, lto)?;
-            out.cflags = join(&out.cflags, &s.cflags);
-            out.ldflags = join(&out.ldflags, &s.ldflags);
-            for (k, v) in s.env {
-                out.env.entry(k).or_insert(v);
-            }
-        }
-        if let Some(p) = &self.profile {
-            let (c, l) = crate::pgo::flags(&self.compiler, p)?;
-            out.cflags = join(&out.cflags, &c);
-            out.ldflags = join(&out.ldflags, &l);
-        }
-        if let Some(seed) = self.layout_seed {
-            let s = crate::layout::settings(&self.compiler, seed)?;
-            out.cflags = join(&out.cflags, &s.cflags);
-            out.ldflags = join(&out.ldflags, &s.ldflags);
-        }
-        Ok(out)
-    }
-}
 
 /// What a build produced; recorded in every results folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -551,6 +480,7 @@ fn step(cmd: &mut Command, log: &mut File, name: &str) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Recipe;
 
     fn spec_with(make_args: &[&str]) -> BuildSpec {
         BuildSpec {
@@ -586,32 +516,52 @@ mod tests {
         assert!(matches!(err, BuildError::BadSpec { .. }), "{err}");
     }
 
+    /// A plain-make tree whose default goal builds `hello` from hello.c.
+    const HELLO: [(&str, &str); 2] = [
+        ("hello.c", "int main(void) { return 0; }\n"),
+        ("Makefile", "hello: hello.c\n\t$(CC) $(CFLAGS) -o $@ $<\n"),
+    ];
+
+    /// A path source at `tmp/src` holding `files` (name, text), fetched: (its dir, the tree).
+    fn path_source(tmp: &Path, files: &[(&str, &str)]) -> (PathBuf, SourceTree) {
+        let src = tmp.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        for (name, text) in files {
+            std::fs::write(src.join(name), text).unwrap();
+        }
+        let tree = crate::source::fetch(
+            &crate::SourceSpec::Path { path: src.clone() },
+            &Cache::new(tmp),
+        )
+        .unwrap();
+        (src, tree)
+    }
+
+    /// The [`HELLO`] tree in a fresh temp dir, with a build cache beside it.
+    fn hello_tree() -> (tempfile::TempDir, PathBuf, SourceTree, Cache) {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, tree) = path_source(tmp.path(), &HELLO);
+        let cache = Cache::new(tmp.path().join("cache"));
+        (tmp, src, tree, cache)
+    }
+
+    /// A gcc-12 build of an autotools or plain-make `product`.
+    fn gcc_spec(variant: &str, product: &str, cflags: &str) -> BuildSpec {
+        BuildSpec {
+            variant: variant.into(),
+            compiler: "gcc-12".into(),
+            cflags: cflags.into(),
+            recipe: Recipe::autotools(product),
+            ..BuildSpec::default()
+        }
+    }
+
     /// A plain-make tree: the whole pipeline (copy, make, product check, cache hit) without
     /// autotools or network.
     #[test]
     fn plain_make_tree_builds_and_caches() {
-        let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::write(src.join("hello.c"), "int main(void) { return 0; }\n").unwrap();
-        std::fs::write(
-            src.join("Makefile"),
-            "hello: hello.c\n\t$(CC) $(CFLAGS) -o $@ $<\n",
-        )
-        .unwrap();
-        let tree = crate::source::fetch(
-            &crate::SourceSpec::Path { path: src.clone() },
-            &Cache::new(tmp.path()),
-        )
-        .unwrap();
-        let cache = Cache::new(tmp.path().join("cache"));
-        let spec = BuildSpec {
-            variant: "plain".into(),
-            compiler: "gcc-12".into(),
-            cflags: "-O1".into(),
-            recipe: Recipe::autotools("hello"),
-            ..BuildSpec::default()
-        };
+        let (_tmp, src, tree, cache) = hello_tree();
+        let spec = gcc_spec("plain", "hello", "-O1");
         let first = build(&tree, &spec, &cache).unwrap();
         assert!(!first.cached);
         assert!(first.binary.is_file());
@@ -631,27 +581,8 @@ mod tests {
     /// entry is built again, never handed out under the old hash.
     #[test]
     fn hostile_changed_cached_build_is_rebuilt() {
-        let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::write(src.join("hello.c"), "int main(void) { return 0; }\n").unwrap();
-        std::fs::write(
-            src.join("Makefile"),
-            "hello: hello.c\n\t$(CC) $(CFLAGS) -o $@ $<\n",
-        )
-        .unwrap();
-        let tree = crate::source::fetch(
-            &crate::SourceSpec::Path { path: src.clone() },
-            &Cache::new(tmp.path()),
-        )
-        .unwrap();
-        let cache = Cache::new(tmp.path().join("cache"));
-        let spec = BuildSpec {
-            variant: "plain".into(),
-            compiler: "gcc-12".into(),
-            recipe: Recipe::autotools("hello"),
-            ..BuildSpec::default()
-        };
+        let (_tmp, _, tree, cache) = hello_tree();
+        let spec = gcc_spec("plain", "hello", "");
         let first = build(&tree, &spec, &cache).unwrap();
         let len = first.binary_bytes as usize;
         for (at, grow) in [(0, false), (len / 2, false), (len - 1, false), (0, true)] {
@@ -676,20 +607,8 @@ mod tests {
     #[test]
     fn missing_product_is_reported() {
         let tmp = tempfile::tempdir().unwrap();
-        let src = tmp.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::write(src.join("Makefile"), "all:\n\ttrue\n").unwrap();
-        let tree = crate::source::fetch(
-            &crate::SourceSpec::Path { path: src },
-            &Cache::new(tmp.path()),
-        )
-        .unwrap();
-        let spec = BuildSpec {
-            variant: "v".into(),
-            compiler: "gcc-12".into(),
-            recipe: Recipe::autotools("nothing"),
-            ..BuildSpec::default()
-        };
+        let (_, tree) = path_source(tmp.path(), &[("Makefile", "all:\n\ttrue\n")]);
+        let spec = gcc_spec("v", "nothing", "");
         let err = build(&tree, &spec, &Cache::new(tmp.path().join("cache"))).unwrap_err();
         assert!(matches!(err, BuildError::ProductMissing { .. }), "{err}");
         assert!(err.log().unwrap().is_file());

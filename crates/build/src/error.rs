@@ -158,12 +158,16 @@ fn variant_phrase(variant: &Option<String>) -> String {
     }
 }
 
-fn first_line(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
+/// A tool's output as its non-empty lines, trimmed: where its messages pick the telling one.
+pub(crate) fn output_lines(text: &str) -> Vec<&str> {
+    text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .collect();
+        .collect()
+}
+
+fn first_line(text: &str) -> String {
+    let lines = output_lines(text);
     let failing = lines
         .iter()
         .find(|l| l.contains("FAILED") || l.contains("Reversed") || l.contains("can't find"));

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::builder::BuildSpec;
 use crate::compiler::{matching_cxx, CompilerId};
 use crate::error::Result;
 use crate::prepare::{read_patches, PatchFile};
 use crate::source::SourceTree;
+use crate::spec::BuildSpec;
 use crate::util::sha256_hex;
 
 /// The hashed inputs, also written to each entry's `build.json` for inspection.

@@ -31,14 +31,15 @@ pub mod pgo;
 mod prepare;
 mod recipe;
 mod source;
+mod spec;
 mod util;
 
-pub use builder::{build, describe_binary, BuildInfo, BuildSpec};
+pub use builder::{build, describe_binary, BuildInfo};
 pub use cache::Cache;
 pub use compiler::{check_compiler, find_compiler, matching_cxx, CompilerId};
 pub use error::BuildError;
 pub use key::cache_key;
 pub use lto::Lto;
-pub use recipe::Recipe;
 pub use source::{bundled_sqlite_version, fetch, is_debian_package_name, SourceSpec, SourceTree};
+pub use spec::{BuildSpec, Recipe};
 pub use util::sha256_hex;

@@ -36,76 +36,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use crate::builder::BuildSpec;
 use crate::error::{BuildError, Result};
 use crate::prepare::Layout;
-
-/// How a target is built; part of every build's cache key (with [`Recipe::id`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "recipe", rename_all = "lowercase")]
-pub enum Recipe {
-    /// `SRC/configure` from a fresh build dir (or a `cp -a` copy of a configure-less tree),
-    /// then `make -j<n> <make_args> <product>` (the default goal for plain-make trees, or when
-    /// make_args name a goal). `product` is relative to the build dir, e.g. `memcached`.
-    Autotools { product: PathBuf },
-    /// Redis and its forks (Valkey): a plain-make tree, `make -j<n> <make_args>` in a copy
-    /// of it; `product` relative to the build dir (`src/redis-server`, the default, left
-    /// out of the cache key so Redis builds keep theirs; `src/valkey-server`). Adds
-    /// `USE_SYSTEM_JEMALLOC=yes` when the tree needs it and nothing chose an allocator
-    /// (see [`redis_system_jemalloc`]).
-    Redis {
-        #[serde(default = "redis_product", skip_serializing_if = "is_redis_product")]
-        product: PathBuf,
-    },
-    /// PostgreSQL: a reduced but complete server install; product `install/bin/postgres`,
-    /// with `initdb` and `pg_ctl` beside it and `install/share/postgresql/` filled.
-    Postgres,
-    /// MariaDB with cmake, server only; product `install/bin/mariadbd`, with
-    /// `install/scripts/mariadb-install-db` and `install/share/` (errmsg, system tables).
-    Mariadb,
-    /// SQLite from its amalgamation (`sqlite3.c` at the top of the tree), compiled by one
-    /// compiler command into the product `libsqlite3.so` (no install). configure_args are
-    /// extra compiler arguments (`-DSQLITE_...`); make_args are rejected.
-    Sqlite,
-}
-
-impl Default for Recipe {
-    fn default() -> Self {
-        Recipe::Autotools {
-            product: PathBuf::new(),
-        }
-    }
-}
-
-impl Recipe {
-    /// An autotools or plain-make build whose product is `product` in the build dir.
-    pub fn autotools(product: &str) -> Recipe {
-        Recipe::Autotools {
-            product: PathBuf::from(product),
-        }
-    }
-
-    /// A Redis-like plain-make build whose server is `product` in the build dir
-    /// (`src/redis-server`, `src/valkey-server`).
-    pub fn redis(product: &str) -> Recipe {
-        Recipe::Redis {
-            product: PathBuf::from(product),
-        }
-    }
-}
-
-/// The redis recipe's default product, in the build dir.
-const REDIS_PRODUCT: &str = "src/redis-server";
-
-fn redis_product() -> PathBuf {
-    PathBuf::from(REDIS_PRODUCT)
-}
-
-fn is_redis_product(p: &Path) -> bool {
-    p == Path::new(REDIS_PRODUCT)
-}
+use crate::spec::{BuildSpec, Recipe};
 
 /// make variables that choose Redis's allocator (src/Makefile, and Debian's patch).
 const REDIS_ALLOCATOR_VARS: &[&str] = &[

@@ -3,7 +3,7 @@
 //! revision and at the step's commit, and one cell.
 //! `bakeoff check --noise` runs the experiment reduced to its baseline on one point.
 
-use toml_edit::{value, Array, DocumentMut, Item};
+use toml_edit::{value, Array, ArrayOfTables, DocumentMut, Item};
 
 /// What a bisect step keeps of the experiment.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,15 +22,23 @@ pub struct Step<'a> {
     pub share: Option<(f64, usize)>,
 }
 
+/// Experiment text as an editable document (comments and layout kept).
+pub(crate) fn parse_text(text: &str) -> Result<DocumentMut, String> {
+    text.parse()
+        .map_err(|e: toml_edit::TomlError| e.message().to_string())
+}
+
+/// The document's `[[variant]]` tables.
+pub(crate) fn variant_tables(doc: &mut DocumentMut) -> Result<&mut ArrayOfTables, String> {
+    doc.get_mut("variant")
+        .and_then(Item::as_array_of_tables_mut)
+        .ok_or_else(|| "the experiment has no [[variant]] tables".to_string())
+}
+
 /// The experiment text of a bisect step.
 pub fn bisect_step(text: &str, step: &Step) -> Result<String, String> {
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.message().to_string())?;
-    let variants = doc
-        .get_mut("variant")
-        .and_then(Item::as_array_of_tables_mut)
-        .ok_or("the experiment has no [[variant]] tables")?;
+    let mut doc = parse_text(text)?;
+    let variants = variant_tables(&mut doc)?;
     let template = variants
         .get(step.template)
         .cloned()
@@ -83,13 +91,8 @@ pub struct NoiseCheck<'a> {
 
 /// The experiment text `bakeoff check --noise` runs.
 pub fn noise_check(text: &str, check: &NoiseCheck) -> Result<String, String> {
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.message().to_string())?;
-    let variants = doc
-        .get_mut("variant")
-        .and_then(Item::as_array_of_tables_mut)
-        .ok_or("the experiment has no [[variant]] tables")?;
+    let mut doc = parse_text(text)?;
+    let variants = variant_tables(&mut doc)?;
     let named = |t: &toml_edit::Table| t.get("name").and_then(Item::as_str) == Some(check.baseline);
     if !variants.iter().any(named) {
         return Err(format!("no [[variant]] is named {:?}", check.baseline));
@@ -139,31 +142,44 @@ mod tests {
 
     const TEXT: &str = "name = \"x\"\n[target]\nkind = \"memcached\"\nsource = { git = \"repo\", rev = \"main\" }\n\n[[variant]]\nname = \"debian\"\nbinary = \"/usr/bin/memcached\"\n\n[[variant]]\nname = \"o2\" # the build\ncompiler = \"gcc-12\"\ncflags = \"-O2\"\n\n[[workload]]\nkind = \"kv\"\nname = \"a\"\n\n[[workload]]\nkind = \"kv\"\nname = \"b\"\nconnections = [1, 16]\n\n[plan]\nbudget = \"1m\"\n";
 
+    /// A step from `good` (rev v1) to abc123, both built like variant 1, as a document.
+    fn step(
+        workload: usize,
+        connections: Option<(&'static str, usize)>,
+        share: Option<(f64, usize)>,
+    ) -> DocumentMut {
+        let step = Step {
+            template: 1,
+            good: ("v1", "good"),
+            candidate: ("abc123", "abc123"),
+            workload,
+            connections,
+            share,
+        };
+        bisect_step(TEXT, &step).unwrap().parse().unwrap()
+    }
+
+    /// The document keeps one workload, `b`, at `connections` (as TOML writes the list).
+    fn assert_one_point(doc: &DocumentMut, connections: &str) {
+        let w = doc["workload"].as_array_of_tables().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.get(0).unwrap()["name"].as_str(), Some("b"));
+        assert_eq!(
+            w.get(0).unwrap()["connections"].to_string().trim(),
+            connections
+        );
+    }
+
     #[test]
     fn a_step_keeps_two_builds_and_one_cell() {
-        let out = bisect_step(
-            TEXT,
-            &Step {
-                template: 1,
-                good: ("v1", "good"),
-                candidate: ("abc123", "abc123"),
-                workload: 1,
-                connections: Some(("connections", 16)),
-                share: None,
-            },
-        )
-        .unwrap();
-        let doc: DocumentMut = out.parse().unwrap();
+        let doc = step(1, Some(("connections", 16)), None);
         let v = doc["variant"].as_array_of_tables().unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(v.get(0).unwrap()["name"].as_str(), Some("good"));
         assert_eq!(v.get(0).unwrap()["rev"].as_str(), Some("v1"));
         assert_eq!(v.get(1).unwrap()["rev"].as_str(), Some("abc123"));
         assert_eq!(v.get(1).unwrap()["cflags"].as_str(), Some("-O2"));
-        let w = doc["workload"].as_array_of_tables().unwrap();
-        assert_eq!(w.len(), 1);
-        assert_eq!(w.get(0).unwrap()["name"].as_str(), Some("b"));
-        assert_eq!(w.get(0).unwrap()["connections"].to_string().trim(), "[16]");
+        assert_one_point(&doc, "[16]");
         assert_eq!(doc["plan"]["baseline"].as_str(), Some("good"));
         assert_eq!(doc["plan"]["budget"].as_str(), Some("1m"));
         assert!(doc["plan"].get("repetitions").is_none());
@@ -171,19 +187,7 @@ mod tests {
 
     #[test]
     fn a_step_takes_its_share_of_the_bisect() {
-        let out = bisect_step(
-            TEXT,
-            &Step {
-                template: 1,
-                good: ("v1", "good"),
-                candidate: ("abc123", "abc123"),
-                workload: 0,
-                connections: None,
-                share: Some((12.5, 20)),
-            },
-        )
-        .unwrap();
-        let doc: DocumentMut = out.parse().unwrap();
+        let doc = step(0, None, Some((12.5, 20)));
         assert_eq!(doc["plan"]["budget"].as_str(), Some("12.500"));
         assert_eq!(doc["plan"]["repetitions"].as_integer(), Some(20));
     }
@@ -209,10 +213,7 @@ mod tests {
         assert_eq!(v.len(), 1);
         assert_eq!(v.get(0).unwrap()["name"].as_str(), Some("o2"));
         assert_eq!(v.get(0).unwrap()["cflags"].as_str(), Some("-O2"));
-        let w = doc["workload"].as_array_of_tables().unwrap();
-        assert_eq!(w.len(), 1);
-        assert_eq!(w.get(0).unwrap()["name"].as_str(), Some("b"));
-        assert_eq!(w.get(0).unwrap()["connections"].to_string().trim(), "[1]");
+        assert_one_point(&doc, "[1]");
         assert_eq!(doc["plan"]["repetitions"].as_integer(), Some(6));
         assert!(doc["plan"].get("budget").is_none() && doc["plan"].get("precision").is_none());
         assert!(out.contains("# the build"), "comments are kept: {out}");

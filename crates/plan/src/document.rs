@@ -1,81 +1,15 @@
 //! The experiment file as a document: read (TOML syntax and types first, then the rules
-//! between keys) and kept with its text and syntax tree, so every error, now or later,
-//! points at `file:line:col` of the key it is about ([`Loaded::error_at`]).
+//! between keys) into a [`Loaded`], which keeps its text and syntax tree, so every error,
+//! now or later, points at `file:line:col` of the key it is about ([`Loaded::error_at`]).
 
-use crate::experiment::Experiment;
+use crate::experiment::{Experiment, Kinds, Loaded};
+use crate::located::{locate_offset, tidy_serde_message, PlanError};
 use crate::validate;
-use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// An experiment file that parsed and passed validation, with its text kept so later
-/// checks (a compiler missing, say) can still point at the key that named it.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    pub experiment: Experiment,
-    /// The file as given on the command line.
-    pub path: PathBuf,
-    /// The directory relative paths in the file are resolved against.
-    pub base_dir: PathBuf,
-    /// The file's exact text (kept in the results folder).
-    pub text: String,
-    doc: Option<toml_edit::ImDocument<String>>,
-    /// The workload kinds it was read with.
-    kinds: &'static dyn crate::Kinds,
-}
-
-/// One step of a key path: a table key or an array index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Key {
-    Name(std::borrow::Cow<'static, str>),
-    Index(usize),
-}
-
-impl From<&'static str> for Key {
-    fn from(s: &'static str) -> Self {
-        Key::Name(s.into())
-    }
-}
-
-impl From<String> for Key {
-    fn from(s: String) -> Self {
-        Key::Name(s.into())
-    }
-}
-
-impl From<usize> for Key {
-    fn from(i: usize) -> Self {
-        Key::Index(i)
-    }
-}
-
-/// A key path like `variant[1].compiler`, as an owned list.
-pub type KeyPath = Vec<Key>;
-
-/// Builds a key path as an array: `key!["variant", 1, "compiler"]`.
-#[macro_export]
-macro_rules! key {
-    ($($k:expr),* $(,)?) => { [$($crate::Key::from($k)),*] };
-}
-
-/// Bad input: where it is and what to do. Displays as one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanError {
-    /// `file:line:col`, or just `file` when no position is known.
-    pub location: String,
-    pub message: String,
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.message)
-    }
-}
-
-impl std::error::Error for PlanError {}
 
 /// Reads, parses and validates an experiment file; `kinds`: the workload kinds it may
 /// name (`bakeoff_workloads::KINDS`).
-pub fn load(path: &Path, kinds: &'static dyn crate::Kinds) -> Result<Loaded, PlanError> {
+pub fn load(path: &Path, kinds: &'static dyn Kinds) -> Result<Loaded, PlanError> {
     let text = read_input(path, "experiment file").map_err(|message| PlanError {
         location: path.display().to_string(),
         message,
@@ -92,7 +26,7 @@ pub fn load(path: &Path, kinds: &'static dyn crate::Kinds) -> Result<Loaded, Pla
 pub fn load_with(
     path: &Path,
     overrides: &[String],
-    kinds: &'static dyn crate::Kinds,
+    kinds: &'static dyn Kinds,
 ) -> Result<Loaded, PlanError> {
     let text = read_input(path, "experiment file").map_err(|message| PlanError {
         location: path.display().to_string(),
@@ -237,11 +171,7 @@ pub fn read_input(path: &Path, what: &str) -> Result<String, String> {
 }
 
 /// Parses and validates experiment text as if it came from `path`.
-pub fn parse(
-    path: &Path,
-    text: String,
-    kinds: &'static dyn crate::Kinds,
-) -> Result<Loaded, PlanError> {
+pub fn parse(path: &Path, text: String, kinds: &'static dyn Kinds) -> Result<Loaded, PlanError> {
     let base_dir = path
         .parent()
         .map(|p| {
@@ -288,7 +218,7 @@ fn read_workloads(
     path: &Path,
     text: &str,
     doc: &toml_edit::ImDocument<String>,
-    kinds: &'static dyn crate::Kinds,
+    kinds: &'static dyn Kinds,
 ) -> Result<Vec<crate::Workload>, PlanError> {
     let tables: Vec<(toml_edit::Value, Option<usize>)> = match doc.get("workload") {
         Some(toml_edit::Item::ArrayOfTables(a)) => a
@@ -316,162 +246,4 @@ fn read_workloads(
             })
         })
         .collect()
-}
-
-impl Loaded {
-    /// The workload kinds the file was read with.
-    pub fn kinds(&self) -> &'static dyn crate::Kinds {
-        self.kinds
-    }
-
-    /// An error at the key `at` (or at the nearest enclosing key the file has).
-    pub fn error_at(&self, at: &[Key], message: impl Into<String>) -> PlanError {
-        PlanError {
-            location: locate_offset(&self.path, &self.text, self.offset_of(at)),
-            message: message.into(),
-        }
-    }
-
-    /// Resolves a path from the file (patches, sources) against the file's directory.
-    pub fn resolve(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.base_dir.join(p)
-        }
-    }
-
-    /// The keys the file sets in the table at `at` (empty if there is none), in file order.
-    pub fn keys_in(&self, at: &[Key]) -> Vec<String> {
-        let Some(doc) = self.doc.as_ref() else {
-            return Vec::new();
-        };
-        let mut node = Node::Table(doc.as_table());
-        for k in at {
-            match node.step(k) {
-                Some(next) => node = next,
-                None => return Vec::new(),
-            }
-        }
-        match node {
-            Node::Table(t) => t.iter().map(|(k, _)| k.to_string()).collect(),
-            Node::Item(it) => it
-                .as_table_like()
-                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
-                .unwrap_or_default(),
-        }
-    }
-
-    fn offset_of(&self, at: &[Key]) -> Option<usize> {
-        let doc = self.doc.as_ref()?;
-        let mut node = Node::Table(doc.as_table());
-        let mut best = None;
-        for k in at {
-            match node.step(k) {
-                Some(next) => {
-                    best = next.start().or(best);
-                    node = next;
-                }
-                None => break,
-            }
-        }
-        best
-    }
-}
-
-/// A place in the parsed document: array-of-tables entries are tables, the rest items.
-#[derive(Clone, Copy)]
-enum Node<'a> {
-    Item(&'a toml_edit::Item),
-    Table(&'a toml_edit::Table),
-}
-
-impl<'a> Node<'a> {
-    fn step(self, k: &Key) -> Option<Node<'a>> {
-        match (self, k) {
-            (Node::Table(t), Key::Name(n)) => t.get(n.as_ref()).map(Node::Item),
-            (Node::Item(toml_edit::Item::ArrayOfTables(a)), Key::Index(i)) => {
-                a.get(*i).map(Node::Table)
-            }
-            (Node::Item(it), Key::Name(n)) => it.get(n.as_ref()).map(Node::Item),
-            (Node::Item(it), Key::Index(i)) => it.get(*i).map(Node::Item),
-            (Node::Table(_), Key::Index(_)) => None,
-        }
-    }
-
-    fn start(self) -> Option<usize> {
-        match self {
-            Node::Item(it) => it.span().map(|s| s.start),
-            Node::Table(t) => t.span().map(|s| s.start),
-        }
-    }
-}
-
-/// `file:line:col` for a byte offset (1-based line and column, columns in characters).
-fn locate_offset(path: &Path, text: &str, offset: Option<usize>) -> String {
-    let Some(offset) = offset else {
-        return path.display().to_string();
-    };
-    let offset = offset.min(text.len());
-    let before = &text[..floor_char_boundary(text, offset)];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    format!("{}:{line}:{col}", path.display())
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// serde's messages are multi-line and name Rust types; keep one plain line.
-fn tidy_serde_message(m: &str) -> String {
-    // The parser's explanation can take two lines ("invalid table header" then "duplicate
-    // key `target` in document root"): keep both, in one line.
-    let joined: Vec<&str> = m.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let mut first = joined.join(": ");
-    for (rust, words) in [
-        (
-            "data did not match any variant of untagged enum OneOrMany",
-            "expected a number or a list of numbers",
-        ),
-        (
-            "data did not match any variant of untagged enum ValueSize",
-            "expected a size in bytes or { mean = N }",
-        ),
-        (
-            "data did not match any variant of untagged enum OptionValue",
-            "expected a string, a number or true/false",
-        ),
-        ("expected usize", "expected a whole number (0 or more)"),
-        ("expected u64", "expected a whole number (0 or more)"),
-        ("expected u32", "expected a whole number (0 or more)"),
-        ("expected u16", "expected a whole number (0 or more)"),
-        ("expected u8", "expected a whole number (0 or more)"),
-        ("expected i64", "expected a whole number"),
-        ("expected f64", "expected a number"),
-        ("expected a sequence", "expected a list, e.g. [1, 2]"),
-        ("expected a map", "expected a table, e.g. { key = value }"),
-    ] {
-        first = first.replace(rust, words);
-    }
-    if first.starts_with("unknown field") {
-        format!("{first}; remove it or fix its spelling (see docs/experiment-file.md)")
-    } else if first.starts_with("missing field") {
-        format!("{first}; add it (see docs/experiment-file.md)")
-    } else if first.starts_with("invalid type") || first.starts_with("invalid value") {
-        format!("{first} (see docs/experiment-file.md for the key's form)")
-    } else if first.contains("duplicate key") {
-        format!("{first}; give each key, and each [table], once")
-    } else if first.starts_with("expected")
-        || first.starts_with("invalid")
-        || first.starts_with("unclosed")
-        || first.starts_with("unexpected")
-    {
-        format!("{first} (TOML syntax: compare with the files in examples/)")
-    } else {
-        first
-    }
 }

@@ -90,26 +90,3 @@ impl Host {
         args
     }
 }
-
-/// Why a host table's destination or port cannot be used, or None. A destination that
-/// starts with `-` would be read by ssh as an option of its own. (`identity`, `work_dir`
-/// and `ssh_options`: `ssh_options.rs`.)
-pub(crate) fn problem(h: &Host) -> Option<(&'static str, String)> {
-    if h.ssh.trim().is_empty()
-        || h.ssh.starts_with('-')
-        || h.ssh.contains(char::is_whitespace)
-        || h.ssh.contains(char::is_control)
-    {
-        return Some((
-            "ssh",
-            format!(
-                "ssh {:?} is not a destination: give user@host, ssh://user@host:port or a Host from ~/.ssh/config",
-                h.ssh
-            ),
-        ));
-    }
-    if h.port == Some(0) {
-        return Some(("port", "port must be 1 to 65535".into()));
-    }
-    None
-}

@@ -8,22 +8,21 @@ mod dist;
 mod document;
 mod experiment;
 mod host;
-mod kind;
+mod located;
 pub mod ssh_options;
 pub mod tune;
 mod validate;
 mod workload;
 
 pub use dist::{Dist, Packages};
-pub use document::{
-    load, load_with, parse, read_input, Key, KeyPath, Loaded, PlanError, MAX_INPUT_BYTES,
-};
+pub use document::{load, load_with, parse, read_input, MAX_INPUT_BYTES};
 pub use experiment::*;
+pub use experiment::{fitting_targets, KindKeys, KindSpec, Kinds, Loaded};
 pub use host::Host;
-pub use kind::{fitting_targets, KindKeys, KindSpec, Kinds};
+pub use located::{Check, Key, KeyPath, PlanError};
 pub use ssh_options::allow_ssh_commands;
 pub use tune::Tune;
-pub use validate::{range, Check};
+pub use validate::range;
 pub use workload::{article, fields_of};
 
 use bakeoff_sandbox::ConnectionLimit;

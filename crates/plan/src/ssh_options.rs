@@ -8,10 +8,9 @@
 //! (a session type, going to the background, a control socket of its own), which are
 //! never accepted. The files ssh reads for a host (its identity and known-hosts files)
 //! must be regular files of a sane size, so a device or a pipe named there cannot make
-//! ssh read forever.
+//! ssh read forever. This module knows the options and the files; the checks that read a
+//! `[[host]]` table and say where it is wrong are `validate/hosts.rs`'s.
 
-use crate::document::{Key, Loaded};
-use crate::host::Host;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -147,7 +146,7 @@ pub(crate) fn split(option: &str) -> Result<(String, String), String> {
 }
 
 /// `option` cut to 80 characters, for messages (which show it with `{:?}`).
-fn shown(option: &str) -> String {
+pub(crate) fn shown(option: &str) -> String {
     option.chars().take(80).collect()
 }
 
@@ -235,7 +234,7 @@ pub fn file_problem(path: &Path, may_be_missing: bool) -> Option<String> {
 
 /// An identity file and the files ssh reads beside it (`.pub`, `-cert.pub`, which may be
 /// missing).
-fn identity_problem(path: &Path) -> Option<String> {
+pub(crate) fn identity_problem(path: &Path) -> Option<String> {
     file_problem(path, false).or_else(|| {
         ["{}.pub", "{}-cert.pub"].iter().find_map(|f| {
             let beside = PathBuf::from(f.replace("{}", &path.to_string_lossy()));
@@ -271,10 +270,10 @@ fn option_path(word: &str) -> Result<PathBuf, String> {
 /// The ssh options' own problem, if any: one that does not split, is off the allowlist
 /// (without `--allow-ssh-commands`), is never accepted, names a file that is not a sane
 /// regular file, or gives a timeout out of range. (index in `ssh_options`, message.)
-fn option_problem(h: &Host) -> Option<(usize, String)> {
+pub(crate) fn option_problem(host: &str, options: &[String]) -> Option<(usize, String)> {
     let allow_any = ALLOW_SSH_COMMANDS.load(Ordering::Relaxed);
-    for (j, o) in h.ssh_options.iter().enumerate() {
-        let at = |m: String| Some((j, format!("host {}: {m}", h.name)));
+    for (j, o) in options.iter().enumerate() {
+        let at = |m: String| Some((j, format!("host {host}: {m}")));
         if o.chars().any(|c| c.is_control() && c != '\t') {
             return at(format!(
                 "ssh option {:?} holds a control character; give one Key=Value line",
@@ -345,70 +344,10 @@ fn option_problem(h: &Host) -> Option<(usize, String)> {
     None
 }
 
-/// Why a host's ssh settings cannot be used, if they cannot: where (the key path) and
-/// what to do. Checks the fields ssh reads: `identity` (resolved against the experiment
-/// file), `work_dir` and `ssh_options`.
-pub(crate) fn problem(l: &Loaded, i: usize, h: &Host) -> Option<(Vec<Key>, String)> {
-    let at = |k: &'static str| vec![Key::from("host"), Key::from(i), Key::from(k)];
-    if h.name.starts_with('-') {
-        return Some((
-            at("name"),
-            format!(
-                "host name {:?} starts with - (it goes into ssh's arguments); give a name that starts with a letter or digit",
-                shown(&h.name)
-            ),
-        ));
-    }
-    if let Some(id) = &h.identity {
-        let text = id.to_string_lossy();
-        let why = if text.starts_with('-') || text.chars().any(char::is_control) {
-            Some(format!(
-                "identity {:?} starts with - or holds a control character; give the key file's path (\"./-key\" for a name that starts with -)",
-                shown(&text)
-            ))
-        } else {
-            identity_problem(&l.resolve(id)).map(|why| {
-                format!(
-                    "identity: {why}; give a private key file (a regular file of at most {} MiB)",
-                    MAX_SSH_FILE_BYTES >> 20
-                )
-            })
-        };
-        if let Some(why) = why {
-            return Some((at("identity"), format!("host {}: {why}", h.name)));
-        }
-    }
-    if let Some(dir) = &h.work_dir {
-        let why = if dir.trim().is_empty() {
-            Some("is empty")
-        } else if dir.starts_with('-') {
-            Some("starts with - (a command there would read it as an option)")
-        } else if dir.chars().any(char::is_control) {
-            Some("holds a control character")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Some((
-                at("work_dir"),
-                format!(
-                    "host {}: work_dir {:?} {why}; give a folder there such as \".cache/bakeoff\" or \"/srv/bakeoff\" (\"./-x\" for a name that starts with -)",
-                    h.name,
-                    shown(dir)
-                ),
-            ));
-        }
-    }
-    option_problem(h).map(|(j, m)| {
-        let mut k = at("ssh_options");
-        k.push(Key::from(j));
-        (k, m)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Host;
 
     fn host(options: &[&str]) -> Host {
         Host {
@@ -420,6 +359,11 @@ mod tests {
             work_dir: None,
             listen: None,
         }
+    }
+
+    fn options_problem(options: &[&str]) -> Option<(usize, String)> {
+        let h = host(options);
+        option_problem(&h.name, &h.ssh_options)
     }
 
     /// Every spelling ssh reads of `key` and `value`: case, `=` or spaces, quotes, `-o`.
@@ -446,7 +390,7 @@ mod tests {
             let (k, v) = split(&o).unwrap_or_else(|e| panic!("{o}: {e}"));
             assert!(k.eq_ignore_ascii_case("forwardx11") && v == "yes", "{o}");
             assert_eq!(
-                option_problem(&host(&[&o])).map(|p| p.0),
+                options_problem(&[&o]).map(|p| p.0),
                 Some(0),
                 "{o} was accepted"
             );
@@ -477,7 +421,7 @@ mod tests {
             ("Hostname", "evil"),
         ] {
             for o in spellings(k, v) {
-                let (_, m) = option_problem(&host(&[&o])).unwrap_or_else(|| panic!("{o}"));
+                let (_, m) = options_problem(&[&o]).unwrap_or_else(|| panic!("{o}"));
                 assert!(
                     m.contains("host db:")
                         && m.to_lowercase().contains(&k.to_lowercase())
@@ -488,7 +432,7 @@ mod tests {
         }
         for o in spellings("port", "2222") {
             assert_eq!(canonical(&o), "Port=2222", "{o}");
-            assert_eq!(option_problem(&host(&[&o])), None, "{o}");
+            assert_eq!(options_problem(&[&o]), None, "{o}");
         }
         for bad in ["-v", "Port", "=22", "Port=", "\"Port", "Po-rt=1", "-", ""] {
             let m = split(bad).unwrap_err();
@@ -506,7 +450,7 @@ mod tests {
             ("RequestTTY", "force"),
         ] {
             for o in spellings(k, v) {
-                let (_, m) = option_problem(&host(&[&o])).expect(&o);
+                let (_, m) = options_problem(&[&o]).expect(&o);
                 assert!(m.contains("host db:") && m.contains("remove it"), "{m}");
             }
         }
@@ -529,7 +473,7 @@ mod tests {
             "ConnectTimeout=ten",
             "ConnectionAttempts=1000",
         ] {
-            assert!(option_problem(&host(&[o])).is_some(), "{o} was accepted");
+            assert!(options_problem(&[o]).is_some(), "{o} was accepted");
         }
         for o in [
             "UserKnownHostsFile=/dev/null",
@@ -539,7 +483,7 @@ mod tests {
             "ConnectionAttempts=2",
             "StrictHostKeyChecking=accept-new",
         ] {
-            assert_eq!(option_problem(&host(&[o])), None, "{o}");
+            assert_eq!(options_problem(&[o]), None, "{o}");
         }
     }
 

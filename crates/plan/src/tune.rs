@@ -1,13 +1,8 @@
 //! `[tune]`: the build space `bakeoff tune` searches (each key a list of choices), the
-//! variant to beat (`baseline`) and the workload PGO and BOLT train on (`train`). Checked
-//! here: every list non-empty and free of repeats, every choice one the key knows, a
-//! space of at most `bakeoff_tune::MAX_CANDIDATES`, `train` a workload and `baseline` a
-//! variant of the file, and a source to build from.
+//! variant to beat (`baseline`) and the workload PGO and BOLT train on (`train`), and the
+//! experiment text of each stage of the search. Checked in `validate/tune.rs`.
 
-use crate::document::{Loaded, PlanError};
-use crate::experiment::Experiment;
-use crate::key;
-use bakeoff_tune::{Lto, Space, MAX_CANDIDATES};
+use crate::derive::{parse_text, variant_tables};
 use serde::{Deserialize, Serialize};
 
 /// The `[tune]` table as written.
@@ -39,164 +34,6 @@ pub struct Tune {
     /// The workload PGO and BOLT train on; the other workloads are measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<String>,
-}
-
-impl Tune {
-    /// The space the keys describe, defaults filled in (`compiler`: the first build
-    /// variant's, or gcc).
-    pub fn space(&self, e: &Experiment) -> Space {
-        let d = Space::default();
-        let compiler = e
-            .variants
-            .iter()
-            .find(|v| v.is_build())
-            .map(|v| v.compiler_or_default().to_string())
-            .unwrap_or_else(|| "gcc".into());
-        Space {
-            compiler: self.compiler.clone().unwrap_or_else(|| vec![compiler]),
-            opt: self.opt.clone().unwrap_or(d.opt),
-            march: self.march.clone().unwrap_or(d.march),
-            lto: self
-                .lto
-                .as_ref()
-                .map(|l| l.iter().filter_map(|s| Lto::parse(s)).collect())
-                .unwrap_or(d.lto),
-            pgo: self.pgo.clone().unwrap_or(d.pgo),
-            bolt: self.bolt.clone().unwrap_or(d.bolt),
-            flags: self.flags.clone().unwrap_or(d.flags),
-            train: self.train.clone(),
-        }
-    }
-
-    /// The variant to beat.
-    pub fn baseline<'a>(&'a self, e: &'a Experiment) -> &'a str {
-        self.baseline.as_deref().unwrap_or_else(|| e.baseline())
-    }
-}
-
-/// What is wrong with one choice of a list, if anything.
-type Problem = fn(&str) -> Option<String>;
-
-pub(crate) fn check(l: &Loaded) -> Result<(), PlanError> {
-    let e = &l.experiment;
-    let Some(t) = &e.tune else { return Ok(()) };
-    let strings: [(&str, &Option<Vec<String>>, Problem); 5] = [
-        ("compiler", &t.compiler, compiler_problem),
-        ("opt", &t.opt, opt_problem),
-        ("march", &t.march, march_problem),
-        ("lto", &t.lto, lto_problem),
-        ("flags", &t.flags, flags_problem),
-    ];
-    for (k, list, problem) in strings {
-        let Some(list) = list else { continue };
-        if list.is_empty() {
-            return Err(l.error_at(&key!["tune", k], format!("{k} is an empty list; give at least one choice, or drop the key for its default")));
-        }
-        for (j, choice) in list.iter().enumerate() {
-            if let Some(why) = problem(choice) {
-                return Err(l.error_at(&key!["tune", k, j], why));
-            }
-            if list[..j].contains(choice) {
-                return Err(l.error_at(
-                    &key!["tune", k, j],
-                    format!("{choice:?} is listed twice in {k}; list each choice once"),
-                ));
-            }
-        }
-    }
-    for (k, list) in [("pgo", &t.pgo), ("bolt", &t.bolt)] {
-        let Some(list) = list else { continue };
-        if list.is_empty() || list.len() > 2 || (list.len() == 2 && list[0] == list[1]) {
-            return Err(l.error_at(
-                &key!["tune", k],
-                format!("{k} takes [false], [true] or [false, true]"),
-            ));
-        }
-    }
-    if let Some(w) = &t.train {
-        if !e.workloads.iter().any(|x| &x.display_name() == w) {
-            let names: Vec<String> = e.workloads.iter().map(|w| w.display_name()).collect();
-            return Err(l.error_at(
-                &key!["tune", "train"],
-                format!(
-                    "train {w:?} is not a workload; use one of {}",
-                    names.join(", ")
-                ),
-            ));
-        }
-    }
-    if let Some(b) = &t.baseline {
-        if !e.variants.iter().any(|v| &v.name == b) {
-            let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
-            return Err(l.error_at(
-                &key!["tune", "baseline"],
-                format!(
-                    "baseline {b:?} is not a variant; use one of {}",
-                    names.join(", ")
-                ),
-            ));
-        }
-    }
-    let space = t.space(e);
-    if space.size() > MAX_CANDIDATES {
-        return Err(l.error_at(
-            &key!["tune"],
-            format!(
-                "the space has {} candidates, more than {MAX_CANDIDATES}; trim flags or other lists",
-                space.size()
-            ),
-        ));
-    }
-    if e.target.source.is_none() {
-        return Err(l.error_at(
-            &key!["tune"],
-            format!(
-                "[tune] builds candidates from source, and [target] has none; add source = {{ debian = \"{}\" }}",
-                e.target.kind.as_str()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn compiler_problem(c: &str) -> Option<String> {
-    bakeoff_build::lto::family(c).is_none().then(|| {
-        format!("compiler {c:?} is not one bakeoff knows; use gcc, gcc-N, clang or clang-N")
-    })
-}
-
-fn opt_problem(o: &str) -> Option<String> {
-    let known = [
-        "", "-O0", "-O1", "-O2", "-O3", "-Os", "-Oz", "-Og", "-Ofast",
-    ];
-    (!known.contains(&o)).then(|| format!("opt {o:?} is not an optimization level; use one of -O0, -O1, -O2, -O3, -Os, -Oz, -Og, -Ofast (or \"\")"))
-}
-
-fn march_problem(m: &str) -> Option<String> {
-    let ok = m.is_empty()
-        || (["-march=", "-mtune=", "-mcpu="]
-            .iter()
-            .any(|p| m.strip_prefix(p).is_some_and(|v| !v.is_empty()))
-            && !m.contains(char::is_whitespace));
-    (!ok).then(|| {
-        format!(
-            "march {m:?}: give \"\" or one -march=, -mtune= or -mcpu= flag, e.g. \"-march=native\""
-        )
-    })
-}
-
-fn lto_problem(s: &str) -> Option<String> {
-    Lto::parse(s)
-        .is_none()
-        .then(|| format!("lto {s:?} is not a choice; use \"none\", \"thin\" or \"full\""))
-}
-
-fn flags_problem(f: &str) -> Option<String> {
-    f.split_whitespace()
-        .find(|w| !w.starts_with('-') || w.contains(['\'', '"', '`', '$', ';']))
-        .map(|w| {
-            format!("flags {f:?}: {w:?} is not a compiler flag; each group is flags separated by spaces, each starting with -")
-        })
 }
 
 /// Runs per candidate in a screening stage (instruction counts repeat to a fraction of
@@ -242,15 +79,10 @@ pub struct Stage<'a> {
 /// cflags, lto, pgo and bolt; PGO and BOLT train on `[tune] train`, which is then only
 /// trained on unless it is the one measured.
 pub fn stage_text(text: &str, tune: &Tune, stage: &Stage) -> Result<String, String> {
-    use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.message().to_string())?;
+    use toml_edit::{value, Array, InlineTable, Item, Table};
+    let mut doc = parse_text(text)?;
     doc.remove("tune");
-    let variants = doc
-        .get_mut("variant")
-        .and_then(Item::as_array_of_tables_mut)
-        .ok_or("the experiment has no [[variant]] tables")?;
+    let variants = variant_tables(&mut doc)?;
     let is_build = |t: &Table| !t.contains_key("binary") && !t.contains_key("dist");
     let template = variants.iter().find(|t| is_build(t)).cloned().map(|mut t| {
         for k in [

@@ -15,7 +15,7 @@
 //! when the budget runs out keeps its function without lines. The time taken is
 //! [`Profile::lines_ms`].
 
-use crate::profile::{HotLine, Profile};
+use crate::hotspots::{HotLine, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Write};
@@ -419,7 +419,7 @@ pub fn diff_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::FnShare;
+    use crate::hotspots::FnShare;
 
     // Captured here from hot.c (a loop in `spin`), `gcc-12 -g -O1`, and from memcached
     // built with `-O2 -g`.

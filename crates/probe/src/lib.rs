@@ -25,6 +25,7 @@
 pub mod callgrind;
 pub mod findings;
 pub mod hotlines;
+mod hotspots;
 pub mod machine;
 pub mod others;
 pub mod perfstat;

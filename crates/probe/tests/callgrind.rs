@@ -28,6 +28,15 @@ fn totals_line(text: &str) -> u64 {
     line.trim().parse().expect("a number")
 }
 
+/// Fixture `name` parsed, its functions' costs checked against its totals, and its total
+/// the one on its `totals:` line.
+fn checked_fixture(name: &str) -> Counts {
+    let text = read_fixture(name);
+    let c = callgrind::parse_checked(&text).expect("totals agree");
+    assert_eq!(c.instructions, totals_line(&text));
+    c
+}
+
 fn own(c: &Counts, f: &str) -> Option<u64> {
     c.functions
         .iter()
@@ -50,9 +59,7 @@ fn assert_sorted_and_complete(c: &Counts) {
 /// The per-function numbers are callgrind_annotate's for the same file.
 #[test]
 fn real_program_file_matches_its_totals_and_callgrind_annotate() {
-    let text = read_fixture("calls.out");
-    let c = callgrind::parse_checked(&text).expect("totals agree");
-    assert_eq!(c.instructions, totals_line(&text));
+    let c = checked_fixture("calls.out");
     assert_eq!(c.instructions, 487_607);
     assert_eq!(own(&c, "busy"), Some(220_013));
     assert_eq!(own(&c, "leaf"), Some(200_000));
@@ -68,9 +75,7 @@ fn real_program_file_matches_its_totals_and_callgrind_annotate() {
 /// binary: many functions are addresses), with its `summary: 0` quirk.
 #[test]
 fn real_memcached_dump_matches_its_totals() {
-    let text = read_fixture("memcached-window.out");
-    let c = callgrind::parse_checked(&text).expect("totals agree");
-    assert_eq!(c.instructions, totals_line(&text));
+    let c = checked_fixture("memcached-window.out");
     assert_eq!(c.instructions, 745_454);
     assert_eq!(
         own(&c, "0x000000000000e0c0 [memcached]"),

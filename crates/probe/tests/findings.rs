@@ -34,6 +34,13 @@ fn one(name: &str) -> Finding {
     found.into_iter().next().expect("one finding")
 }
 
+/// The one finding in fixture `name`, which must be `tool`'s, of `kind`.
+fn one_of(name: &str, tool: &str, kind: &str) -> Finding {
+    let f = one(name);
+    assert_eq!((f.tool.as_str(), f.kind.as_str()), (tool, kind), "{name}");
+    f
+}
+
 fn first_frame(f: &Finding) -> &str {
     f.stack.first().map(String::as_str).unwrap_or("")
 }
@@ -60,8 +67,7 @@ fn asan_heap_buffer_overflow() {
 
 #[test]
 fn asan_segv() {
-    let f = one("asan_segv.txt");
-    assert_eq!((f.tool.as_str(), f.kind.as_str()), ("asan", "SEGV"));
+    let f = one_of("asan_segv.txt", "asan", "SEGV");
     assert!(first_frame(&f).starts_with("deref_null "), "{:?}", f.stack);
     assert_eq!(
         f.stack.last().map(String::as_str),
@@ -71,8 +77,7 @@ fn asan_segv() {
 
 #[test]
 fn leak_sanitizer() {
-    let f = one("asan_leak.txt");
-    assert_eq!((f.tool.as_str(), f.kind.as_str()), ("asan", "leak"));
+    let f = one_of("asan_leak.txt", "asan", "leak");
     assert_eq!(
         f.message,
         "Direct leak of 64 byte(s) in 1 object(s) allocated from:"
@@ -83,11 +88,7 @@ fn leak_sanitizer() {
 
 #[test]
 fn ubsan_signed_overflow() {
-    let f = one("ubsan.txt");
-    assert_eq!(
-        (f.tool.as_str(), f.kind.as_str()),
-        ("ubsan", "undefined-behavior")
-    );
+    let f = one_of("ubsan.txt", "ubsan", "undefined-behavior");
     assert_eq!(
         f.message,
         "signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'"
@@ -102,11 +103,7 @@ fn ubsan_signed_overflow() {
 
 #[test]
 fn memcheck_invalid_read_after_free() {
-    let f = one("memcheck.txt");
-    assert_eq!(
-        (f.tool.as_str(), f.kind.as_str()),
-        ("memcheck", "invalid-read")
-    );
+    let f = one_of("memcheck.txt", "memcheck", "invalid-read");
     assert_eq!(f.message, "Invalid read of size 4");
     // The read's stack, not the free's nor the allocation's.
     assert_eq!(f.stack, ["read_after_free (uaf.c:7)", "main (uaf.c:9)"]);

@@ -1,6 +1,7 @@
 //! Records a busy shell with perf and analyzes it (skipped where perf is missing).
 
-use bakeoff_probe::profile::{analyze, flamegraph, parse_script, Recording};
+use bakeoff_probe::profile::{analyze, flamegraph, parse_script, FnShare, Profile, Recording};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,17 +34,23 @@ fn shell() -> PathBuf {
     std::fs::canonicalize("/bin/sh").unwrap_or_else(|_| PathBuf::from("/bin/sh"))
 }
 
+/// `program args`, its stdin empty, killed when the guard drops.
+fn spawn(program: impl AsRef<OsStr>, args: &[&str]) -> Busy {
+    let program = program.as_ref();
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {program:?}: {e}"));
+    Busy(child)
+}
+
 #[test]
 fn records_and_analyzes_a_busy_shell() {
     if !perf_installed() {
         return;
     }
-    let child = Command::new("sh")
-        .args(["-c", "while :; do :; done"])
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn sh");
-    let busy = Busy(child);
+    let busy = spawn("sh", &["-c", "while :; do :; done"]);
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("perf.data");
     let pid = busy.0.id() as i32;
@@ -77,12 +84,7 @@ fn stopping_right_after_start_leaves_a_file() {
     if !perf_installed() {
         return;
     }
-    let child = Command::new("sleep")
-        .arg("30")
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn sleep");
-    let sleeper = Busy(child);
+    let sleeper = spawn("sleep", &["30"]);
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("idle.data");
     let recording = Recording::start(&[sleeper.0.id() as i32], &data).expect("perf record");
@@ -159,12 +161,8 @@ fn cpu_ticks(pid: u32) -> u64 {
 
 /// Records `binary` until it has used 400 ms of CPU (or for 15 s: a busy machine may
 /// give it little) and analyzes it.
-fn record(binary: &Path, dir: &Path) -> bakeoff_probe::profile::Profile {
-    let child = Command::new(binary)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let busy = Busy(child);
+fn record(binary: &Path, dir: &Path) -> Profile {
+    let busy = spawn(binary, &[]);
     let data = dir.join(format!(
         "{}.data",
         binary.file_name().unwrap().to_string_lossy()
@@ -189,6 +187,17 @@ fn record(binary: &Path, dir: &Path) -> bakeoff_probe::profile::Profile {
     profile
 }
 
+/// The `spin` function of a profile, which must have been sampled and given lines.
+fn spin_lines(p: &Profile) -> &FnShare {
+    let spin = p
+        .top
+        .iter()
+        .find(|f| f.function == "spin")
+        .expect("spin sampled");
+    assert!(!spin.lines.is_empty(), "{spin:?}");
+    spin
+}
+
 #[test]
 fn hot_lines_of_a_loop_with_and_without_line_info() {
     if !perf_installed() {
@@ -199,12 +208,7 @@ fn hot_lines_of_a_loop_with_and_without_line_info() {
         return;
     };
     let p = record(&with, dir.path());
-    let spin = p
-        .top
-        .iter()
-        .find(|f| f.function == "spin")
-        .expect("spin sampled");
-    assert!(!spin.lines.is_empty(), "{spin:?}");
+    let spin = spin_lines(&p);
     let loop_lines: f64 = spin
         .lines
         .iter()
@@ -217,12 +221,7 @@ fn hot_lines_of_a_loop_with_and_without_line_info() {
 
     // No line info: the hottest instructions, with their disassembly.
     let p = record(&without, dir.path());
-    let spin = p
-        .top
-        .iter()
-        .find(|f| f.function == "spin")
-        .expect("spin sampled");
-    assert!(!spin.lines.is_empty(), "{spin:?}");
+    let spin = spin_lines(&p);
     for l in &spin.lines {
         assert!(l.place.starts_with("0x"), "{l:?}");
         let code = l.instruction.as_deref().unwrap_or("");

@@ -1,6 +1,6 @@
 //! The /proc sampler against this machine, with the test process as the "server".
 
-use bakeoff_probe::sampler::{Sample, Sampler, ServerUsage, THREAD_NAME};
+use bakeoff_probe::sampler::{Sample, Sampler, ServerUsage, Summary, THREAD_NAME};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -61,15 +61,22 @@ fn mode_sum(s: &Sample) -> f64 {
         + s.cpu_steal_pct
 }
 
+/// This process sampled every `interval` while it burns CPU for `burn`; stopping the
+/// sampler must take under 100 ms.
+fn sample_burning(interval: Duration, burn: Duration) -> (Vec<Sample>, Summary) {
+    let sampler = Sampler::start(self_usage(), interval);
+    burn_cpu(burn);
+    let asked = Instant::now();
+    let stopped = sampler.stop();
+    let took = asked.elapsed();
+    assert!(took < Duration::from_millis(100), "stop took {took:?}");
+    stopped
+}
+
 #[test]
 fn busy_process_sampled_every_200ms() {
-    let sampler = Sampler::start(self_usage(), Duration::from_millis(200));
-    burn_cpu(Duration::from_millis(1200));
-    let asked = Instant::now();
-    let (samples, summary) = sampler.stop();
-    let took = asked.elapsed();
-
-    assert!(took < Duration::from_millis(100), "stop took {took:?}");
+    let (samples, summary) =
+        sample_burning(Duration::from_millis(200), Duration::from_millis(1200));
     assert!(
         (5..=7).contains(&samples.len()),
         "{} samples",
@@ -99,13 +106,7 @@ fn busy_process_sampled_every_200ms() {
 
 #[test]
 fn window_shorter_than_an_interval_still_has_a_summary() {
-    let sampler = Sampler::start(self_usage(), Duration::from_secs(1));
-    burn_cpu(Duration::from_millis(150));
-    let asked = Instant::now();
-    let (samples, summary) = sampler.stop();
-    let took = asked.elapsed();
-
-    assert!(took < Duration::from_millis(100), "stop took {took:?}");
+    let (samples, summary) = sample_burning(Duration::from_secs(1), Duration::from_millis(150));
     assert!(samples.is_empty());
     assert!((0.14..0.5).contains(&summary.seconds), "{summary:?}");
     assert!(summary.server_rss_kib_max > 0);

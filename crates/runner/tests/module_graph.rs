@@ -1,7 +1,7 @@
 //! Module graphs, read from the sources. Three rules:
 //!
 //! - Every crate of the workspace: its modules form a DAG (code compiled only for tests
-//!   aside), but for the circles listed in `KNOWN_CIRCLES`, which may shrink, never grow.
+//!   aside). The last circles (build, plan, probe, sandbox, sqlclient) went in issue 42.
 //! - The workloads crate: kinds import no kinds. A kind folder (a folder under
 //!   crates/workloads/src other than `shared/`) names no other kind folder, and no module
 //!   but lib.rs (the registry `KINDS`) names a kind folder: the shared load services
@@ -379,39 +379,12 @@ fn the_runners_modules_form_no_cycle() {
     );
 }
 
-/// Circles that were there when this test came (issue 42), per crate: each may shrink
-/// or go, never grow, and no new one may appear. When one goes, remove its line. A
-/// circle is broken by moving what both sides use into a module of its own that uses
-/// neither (as `shared/` did for the workload kinds).
-const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
-    // BuildSpec lives in builder.rs, which uses key.rs and recipe.rs, which use it.
-    ("build", &["builder", "key", "recipe"]),
-    // Experiment types and their validation call each other (experiment.rs <-> validate.rs,
-    // kind.rs, workload.rs, dist.rs, host.rs, the document).
-    (
-        "plan",
-        &[
-            "dist",
-            "document",
-            "experiment",
-            "host",
-            "kind",
-            "ssh_options",
-            "tune",
-            "validate",
-            "workload",
-        ],
-    ),
-    // profile.rs's Spots come from hotlines.rs, which reads profile.rs's Profile.
-    ("probe", &["hotlines", "profile"]),
-];
-
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 #[test]
-fn no_crate_has_a_new_import_circle() {
+fn no_crate_has_an_import_circle() {
     let mut crates: Vec<PathBuf> = std::fs::read_dir(workspace().join("crates"))
         .unwrap()
         .flatten()
@@ -424,33 +397,12 @@ fn no_crate_has_a_new_import_circle() {
     for src in &crates {
         let name = src.parent().unwrap().file_name().unwrap().to_string_lossy();
         let graph = module_graph(src, Tests::Left);
-        let found = cycles(&graph);
-        let known: Vec<&[&str]> = KNOWN_CIRCLES
-            .iter()
-            .filter(|(c, _)| *c == name)
-            .map(|(_, m)| *m)
-            .collect();
-        for circle in &found {
-            if !known
-                .iter()
-                .any(|k| circle.iter().all(|m| k.contains(&m.as_str())))
-            {
-                let edges: BTreeMap<&String, &BTreeSet<String>> =
-                    graph.iter().filter(|(m, _)| circle.contains(m)).collect();
-                problems.push(format!(
-                    "crates/{name}/src: the modules {circle:?} import each other in a circle; move what they share into a module of its own that uses neither side. Their imports: {edges:#?}"
-                ));
-            }
-        }
-        for k in &known {
-            if !found
-                .iter()
-                .any(|c| c.iter().any(|m| k.contains(&m.as_str())))
-            {
-                problems.push(format!(
-                    "crates/{name}/src: the circle {k:?} is gone; remove it from KNOWN_CIRCLES"
-                ));
-            }
+        for circle in cycles(&graph) {
+            let edges: BTreeMap<&String, &BTreeSet<String>> =
+                graph.iter().filter(|(m, _)| circle.contains(m)).collect();
+            problems.push(format!(
+                "crates/{name}/src: the modules {circle:?} import each other in a circle; move what they share into a module of its own that uses neither side. Their imports: {edges:#?}"
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{DistError, DistSource};
+use crate::error::output_lines;
 use crate::util::run_captured;
 
 /// The archives `src` names, fetched into `dir`.
@@ -113,11 +114,7 @@ fn names_nothing(output: &str) -> bool {
 
 /// The line of a client's output that says what went wrong, shortened.
 fn error_line(output: &str) -> String {
-    let lines: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
+    let lines = output_lines(output);
     let pick = lines
         .iter()
         .find(|l| l.contains("Could not find artifact") || l.contains("No matching distribution"))

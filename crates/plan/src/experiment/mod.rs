@@ -3,7 +3,20 @@
 //! Every table denies unknown keys, so a typo is an error with its position rather than a
 //! silently ignored setting. Defaults live here, next to the keys they belong to, and are
 //! documented in docs/experiment-file.md.
+//!
+//! One node of the crate's module graph with its two submodules, because the three name
+//! each other by their nature: a [`Workload`] holds its kind's keys ([`KindKeys`]), whose
+//! check reads the [`Loaded`] file, which holds the [`Experiment`]. They validate nothing:
+//! the rules live above them (`validate`), the error and location helpers below
+//! (`located`).
 
+mod kind;
+mod loaded;
+
+pub use kind::{fitting_targets, KindKeys, KindSpec, Kinds};
+pub use loaded::Loaded;
+
+use bakeoff_tune::{Lto, Space};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -341,6 +354,24 @@ impl Variant {
     pub fn compiler_or_default(&self) -> &str {
         self.compiler.as_deref().unwrap_or("gcc")
     }
+
+    /// The keys only a build takes, each with whether the variant sets it (in the order
+    /// checks look for one: the first set is the one an error names).
+    pub fn build_keys(&self) -> [(&'static str, bool); 11] {
+        [
+            ("compiler", self.compiler.is_some()),
+            ("cflags", self.cflags.is_some()),
+            ("ldflags", self.ldflags.is_some()),
+            ("configure_args", !self.configure_args.is_empty()),
+            ("make_args", !self.make_args.is_empty()),
+            ("patches", !self.patches.is_empty()),
+            ("env", !self.env.is_empty()),
+            ("rev", self.rev.is_some()),
+            ("lto", self.lto.is_some()),
+            ("pgo", self.pgo.is_some()),
+            ("bolt", self.bolt.is_some()),
+        ]
+    }
 }
 
 /// `connections = 16` or `connections = [1, 16, 64]`.
@@ -367,11 +398,11 @@ impl OneOrMany {
 #[derive(Clone)]
 pub struct Workload {
     /// Its kind: what `kind = "..."` names.
-    pub kind: &'static dyn crate::KindSpec,
+    pub kind: &'static dyn KindSpec,
     /// Names the workload in results; default its kind.
     pub name: Option<String>,
     /// The kind's own keys.
-    pub keys: Box<dyn crate::KindKeys>,
+    pub keys: Box<dyn KindKeys>,
     /// Only for training (a variant's `pgo` or `bolt`): never measured or verified.
     pub train_only: bool,
     /// The `[[host]]`s that drive the load; default this machine.
@@ -629,4 +660,38 @@ fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String
         }
     }
     d.deserialize_any(Text).map(Some)
+}
+
+/// `[tune]`'s defaults, filled in from the rest of the file.
+impl crate::Tune {
+    /// The space the keys describe, defaults filled in (`compiler`: the first build
+    /// variant's, or gcc).
+    pub fn space(&self, e: &Experiment) -> Space {
+        let d = Space::default();
+        let compiler = e
+            .variants
+            .iter()
+            .find(|v| v.is_build())
+            .map(|v| v.compiler_or_default().to_string())
+            .unwrap_or_else(|| "gcc".into());
+        Space {
+            compiler: self.compiler.clone().unwrap_or_else(|| vec![compiler]),
+            opt: self.opt.clone().unwrap_or(d.opt),
+            march: self.march.clone().unwrap_or(d.march),
+            lto: self
+                .lto
+                .as_ref()
+                .map(|l| l.iter().filter_map(|s| Lto::parse(s)).collect())
+                .unwrap_or(d.lto),
+            pgo: self.pgo.clone().unwrap_or(d.pgo),
+            bolt: self.bolt.clone().unwrap_or(d.bolt),
+            flags: self.flags.clone().unwrap_or(d.flags),
+            train: self.train.clone(),
+        }
+    }
+
+    /// The variant to beat.
+    pub fn baseline<'a>(&'a self, e: &'a Experiment) -> &'a str {
+        self.baseline.as_deref().unwrap_or_else(|| e.baseline())
+    }
 }

@@ -1,14 +1,17 @@
 //! The rules between keys that types alone cannot say: unique names, one source kind,
 //! a binary excludes build keys, ranges, a baseline that exists. Checked before anything runs.
 
-use crate::document::{Key, Loaded, PlanError};
-use crate::experiment::{BuildOn, Experiment, Mode, Sanitizer, Source, Variant, Workload};
+mod dist;
+mod hosts;
+mod tune;
+mod workload;
+
+use crate::experiment::{BuildOn, Experiment, Loaded, Mode, Sanitizer, Source, Variant, Workload};
 use crate::key;
+use crate::located::{Check, Key, PlanError};
 use bakeoff_os::name::{valid_name, NAME_RULE};
 use bakeoff_sandbox::{target_for, Ask, TargetKind};
 use std::collections::BTreeSet;
-
-pub type Check = Result<(), PlanError>;
 
 pub(crate) fn check(l: &Loaded) -> Check {
     let e = &l.experiment;
@@ -29,7 +32,7 @@ pub(crate) fn check(l: &Loaded) -> Check {
     check_plan(l, e)?;
     check_verify(l, e)?;
     check_hosts(l, e)?;
-    crate::tune::check(l)?;
+    tune::check(l)?;
     check_measure(l, e)
 }
 
@@ -49,15 +52,15 @@ fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
                 format!("host name {:?} is used twice", h.name),
             ));
         }
-        if let Some((k, m)) = crate::host::problem(h) {
+        if let Some((k, m)) = hosts::destination_problem(h) {
             return Err(l.error_at(&key!["host", i, k], m));
         }
-        if let Some((at, m)) = crate::ssh_options::problem(l, i, h) {
+        if let Some((at, m)) = hosts::ssh_problem(l, i, h) {
             return Err(l.error_at(&at, m));
         }
     }
     let known = |n: &str| e.hosts.iter().any(|h| h.name == n);
-    let unknown = |at: &[crate::Key], n: &str| {
+    let unknown = |at: &[Key], n: &str| {
         let list: Vec<&str> = e.hosts.iter().map(|h| h.name.as_str()).collect();
         l.error_at(
             at,
@@ -158,12 +161,7 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
                 continue;
             }
             if !w.kind.loads_from_hosts() {
-                let kinds = l.kinds();
-                let able: Vec<&str> = kinds
-                    .names()
-                    .into_iter()
-                    .filter(|k| kinds.find(k).is_some_and(|k| k.loads_from_hosts()))
-                    .collect();
+                let able = kinds_loading_from_hosts(l);
                 return Err(l.error_at(
                     from,
                     format!(
@@ -175,18 +173,7 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
                     ),
                 ));
             }
-            let Some(server) = server else {
-                return Err(l.error_at(
-                    from,
-                    "the load is on other hosts but the server is on this machine, listening on loopback: give the variant a host too",
-                ));
-            };
-            if w.keys.transport() == Some(crate::Transport::Unix) {
-                return Err(l.error_at(
-                    &key!["workload", wi, "transport"],
-                    "transport = \"unix\" needs the load on this machine with the server",
-                ));
-            }
+            let server = remote_server(l, from, "give the variant a host too", server, wi, w)?;
             let h = e.hosts.iter().position(|h| h.name == server).unwrap_or(0);
             if let Some(c) = load.iter().find(|c| *c != server) {
                 if e.hosts[h].listen.is_none() {
@@ -252,6 +239,55 @@ fn check_build_on_host(l: &Loaded, e: &Experiment, served_there: bool) -> Check 
     Ok(())
 }
 
+/// The kinds whose load may come from other hosts, in the registry's order.
+fn kinds_loading_from_hosts(l: &Loaded) -> Vec<&'static str> {
+    let kinds = l.kinds();
+    kinds
+        .names()
+        .into_iter()
+        .filter(|k| kinds.find(k).is_some_and(|k| k.loads_from_hosts()))
+        .collect()
+}
+
+/// The host that serves workload `i`, whose load comes from other hosts and so reaches
+/// the server over the network: an error at `at` (ending in `fix`) when the server is on
+/// this machine, on loopback, and at the workload's `transport` when that is a Unix
+/// socket.
+fn remote_server<'a>(
+    l: &Loaded,
+    at: &[Key],
+    fix: &str,
+    server: Option<&'a str>,
+    i: usize,
+    w: &Workload,
+) -> Result<&'a str, PlanError> {
+    let Some(server) = server else {
+        return Err(l.error_at(
+            at,
+            format!("the load is on other hosts but the server is on this machine, listening on loopback: {fix}"),
+        ));
+    };
+    if w.keys.transport() == Some(crate::Transport::Unix) {
+        return Err(l.error_at(
+            &key!["workload", i, "transport"],
+            "transport = \"unix\" needs the load on this machine with the server",
+        ));
+    }
+    Ok(server)
+}
+
+/// `[target] name` and each variant's `name`, with their key paths.
+fn target_and_variants<'a, T>(
+    e: &'a Experiment,
+    name: &'static str,
+    of_target: &'a T,
+    of_variant: fn(&'a Variant) -> &'a T,
+) -> impl Iterator<Item = (Vec<Key>, &'a T)> {
+    let variants = e.variants.iter().enumerate();
+    std::iter::once((key!["target", name].to_vec(), of_target))
+        .chain(variants.map(move |(i, v)| (key!["variant", i, name].to_vec(), of_variant(v))))
+}
+
 /// What can run on another host today, and whether the load can reach the server.
 fn check_placement(l: &Loaded, e: &Experiment) -> Check {
     let server = e.target.host.as_deref();
@@ -270,12 +306,7 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
             continue;
         }
         if !w.clients.is_empty() && !w.kind.loads_from_hosts() {
-            let kinds = l.kinds();
-            let able: Vec<&str> = kinds
-                .names()
-                .into_iter()
-                .filter(|k| kinds.find(k).is_some_and(|k| k.loads_from_hosts()))
-                .collect();
+            let able = kinds_loading_from_hosts(l);
             return Err(l.error_at(
                 &at,
                 format!(
@@ -296,18 +327,8 @@ fn check_placement(l: &Loaded, e: &Experiment) -> Check {
             // Each variant's server and load: `check_variant_placement`.
             continue;
         }
-        let Some(server) = server else {
-            return Err(l.error_at(
-                &at,
-                "the load is on other hosts but the server is on this machine, listening on loopback: put the server on a [[host]] too ([target] host)",
-            ));
-        };
-        if w.keys.transport() == Some(crate::Transport::Unix) {
-            return Err(l.error_at(
-                &key!["workload", i, "transport"],
-                "transport = \"unix\" needs the load on this machine with the server",
-            ));
-        }
+        let fix = "put the server on a [[host]] too ([target] host)";
+        let server = remote_server(l, &at, fix, server, i, w)?;
         let host = e.hosts.iter().position(|h| h.name == server).unwrap_or(0);
         let elsewhere = w.clients.is_empty() || w.clients.iter().any(|c| c != server);
         if elsewhere && e.hosts[host].listen.is_none() {
@@ -488,13 +509,7 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
         format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
     };
     let target = bakeoff_sandbox::target_for(e.target.kind);
-    let lists = std::iter::once((key!["target", "args"].to_vec(), &e.target.args)).chain(
-        e.variants
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (key!["variant", i, "args"].to_vec(), &v.args)),
-    );
-    for (at, args) in lists {
+    for (at, args) in target_and_variants(e, "args", &e.target.args, |v| &v.args) {
         for (i, a) in args.iter().enumerate() {
             let mut at = at.clone();
             at.push(Key::Index(i));
@@ -518,13 +533,7 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(&at, format!("{a:?} {why}")));
         }
     }
-    let tables = std::iter::once((key!["target", "options"].to_vec(), &e.target.options)).chain(
-        e.variants
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (key!["variant", i, "options"].to_vec(), &v.options)),
-    );
-    for (at, options) in tables {
+    for (at, options) in target_and_variants(e, "options", &e.target.options, |v| &v.options) {
         for (k, v) in options {
             let mut at = at.clone();
             at.push(Key::Name(k.clone().into()));
@@ -795,23 +804,10 @@ fn distinct_file_names(l: &Loaded, what: &str, names: &[(Vec<Key>, String)]) -> 
 fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     check_variant_asks(l, e, i, v)?;
     if v.dist.is_some() {
-        return crate::dist::check(l, e, i, v);
+        return dist::check(l, e, i, v);
     }
     if let Some(b) = &v.binary {
-        let build_keys = [
-            ("compiler", v.compiler.is_some()),
-            ("cflags", v.cflags.is_some()),
-            ("ldflags", v.ldflags.is_some()),
-            ("configure_args", !v.configure_args.is_empty()),
-            ("make_args", !v.make_args.is_empty()),
-            ("patches", !v.patches.is_empty()),
-            ("env", !v.env.is_empty()),
-            ("rev", v.rev.is_some()),
-            ("lto", v.lto.is_some()),
-            ("pgo", v.pgo.is_some()),
-            ("bolt", v.bolt.is_some()),
-        ];
-        if let Some((k, _)) = build_keys.iter().find(|(_, set)| *set) {
+        if let Some((k, _)) = v.build_keys().iter().find(|(_, set)| *set) {
             return Err(l.error_at(
                 &key!["variant", i, *k],
                 format!("variant {:?} has both binary and {k}: a binary variant is not built; remove one", v.name),
@@ -962,7 +958,7 @@ fn check_workloads(l: &Loaded, e: &Experiment) -> Check {
                 format!("workload name {name:?} is used twice; give each workload a distinct name"),
             ));
         }
-        crate::workload::check(l, e, i, w)?;
+        workload::check(l, e, i, w)?;
         if w.train_only {
             let trains = e.variants.iter().any(|v| {
                 [&v.pgo, &v.bolt]

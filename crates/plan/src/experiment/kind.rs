@@ -3,9 +3,8 @@
 //! registry in `bakeoff-workloads`), and lets the kind read and check its own keys. A kind
 //! lives in its own folder there; this file is the plan's half of its trait.
 
-use crate::document::Loaded;
-use crate::experiment::{Experiment, Transport};
-use crate::validate::Check;
+use super::{Experiment, Loaded, Transport};
+use crate::located::Check;
 use bakeoff_sandbox::Target;
 use std::any::Any;
 use std::fmt::Debug;
