@@ -75,8 +75,13 @@ fn sample_burning(interval: Duration, burn: Duration) -> (Vec<Sample>, Summary) 
 
 #[test]
 fn busy_process_sampled_every_200ms() {
+    // What this process really got of a CPU while it burned, measured beside the sampler:
+    // on a loaded machine the burn gets less than a whole CPU, and the sampler must say
+    // what it got, not a fixed figure.
+    let (cpu0, wall0) = (self_cpu_seconds(), Instant::now());
     let (samples, summary) =
         sample_burning(Duration::from_millis(200), Duration::from_millis(1200));
+    let got_pct = 100.0 * (self_cpu_seconds() - cpu0) / wall0.elapsed().as_secs_f64();
     assert!(
         (5..=7).contains(&samples.len()),
         "{} samples",
@@ -91,8 +96,20 @@ fn busy_process_sampled_every_200ms() {
     for w in samples.windows(2) {
         assert!(w[1].t_s > w[0].t_s);
     }
-    assert!(summary.server_cpu_pct_max > 50.0, "{summary:?}");
-    assert!(summary.server_cpu_pct_mean > 50.0, "{summary:?}");
+    // /proc's CPU times tick at 100 Hz: 20 points of slack over a 1.2 s window.
+    assert!(
+        (summary.server_cpu_pct_mean - got_pct).abs() < 20.0,
+        "sampled mean {:.1}% against {got_pct:.1}% measured: {summary:?}",
+        summary.server_cpu_pct_mean
+    );
+    assert!(
+        summary.server_cpu_pct_max >= summary.server_cpu_pct_mean,
+        "{summary:?}"
+    );
+    assert!(
+        summary.server_cpu_pct_mean > 10.0 || got_pct < 20.0,
+        "{summary:?}"
+    );
     assert!((1.15..1.4).contains(&summary.seconds), "{summary:?}");
     assert!(summary.server_rss_kib_max > 0);
     let whole = summary.cpu_user_pct
