@@ -140,12 +140,15 @@ connections = [2]
 keys = 200
 [plan]
 warmup = "100ms"
-duration = "2s"
+duration = "4s"
 repetitions = 2
 "#,
     );
-    // warmup + window + grace + a stop, with room for a loaded machine.
-    stopped_run(&s, "memcached", &file, 3, Duration::from_millis(300), 20.0);
+    // warmup + window + grace + a stop, with room for a loaded machine. The window is
+    // long enough that the stop, 300 ms after the load connects, lands inside it even
+    // when this test's thread waits seconds for a CPU (with 2 s, a loaded machine once
+    // let the window end first, and the run was rightly valid).
+    stopped_run(&s, "memcached", &file, 3, Duration::from_millis(300), 22.0);
     no_server_left("memcached", &s);
 }
 
@@ -177,12 +180,13 @@ max_reconnects = 0
 [plan]
 repetitions = 2
 warmup = "0s"
-duration = "2s"
+duration = "4s"
 "#
         ),
     );
-    // The server's start, the window, the grace (10 s), the kill and the stop.
-    stopped_run(&s, "mariadbd", &file, 4, Duration::from_millis(500), 40.0);
+    // The server's start, the window, the grace (10 s), the kill and the stop; the
+    // window long enough for the stop to land in it on a loaded machine.
+    stopped_run(&s, "mariadbd", &file, 4, Duration::from_millis(500), 42.0);
     no_server_left("mariadbd", &s);
 }
 
