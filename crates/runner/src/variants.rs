@@ -562,5 +562,5 @@ fn server_version(l: &Loaded, binary: &std::path::Path) -> Option<String> {
         return None;
     }
     let layout = bakeoff_sandbox::target_for(kind).dist_layout();
-    bakeoff_build::dist::describe(binary, &layout, &[]).version
+    bakeoff_build::dist::version(binary, &layout, &[])
 }

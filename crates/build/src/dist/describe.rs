@@ -18,7 +18,7 @@ pub struct Described {
 
 /// Asks `binary` (with `env`) for its version and reads its ELF notes.
 pub fn describe(binary: &Path, layout: &Layout, env: &[(String, String)]) -> Described {
-    let version = version_line(binary, layout.version_args, env);
+    let version = self::version(binary, layout, env);
     let compiler = comment(binary)
         .or_else(|| embedded_compiler(binary))
         .or_else(|| {
@@ -35,6 +35,11 @@ pub fn describe(binary: &Path, layout: &Layout, env: &[(String, String)]) -> Des
         compiler,
         allocator,
     }
+}
+
+/// What [`describe`] says as the version, alone: `binary` is asked, its file not read.
+pub fn version(binary: &Path, layout: &Layout, env: &[(String, String)]) -> Option<String> {
+    version_line(binary, layout.version_args, env)
 }
 
 /// The first non-empty line the binary prints for its version arguments (10 s at most).
@@ -126,13 +131,14 @@ fn embedded_compiler(binary: &Path) -> Option<String> {
 fn bytes_after(path: &Path, needle: &[u8], len: usize) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).ok()?;
+    let find = memchr::memmem::Finder::new(needle);
     let keep = needle.len() + len;
     let mut buf = vec![0u8; (1 << 20) + keep];
     let mut carry = 0;
     loop {
         let n = f.read(&mut buf[carry..]).ok()?;
         let end = carry + n;
-        if let Some(at) = buf[..end].windows(needle.len()).position(|w| w == needle) {
+        if let Some(at) = find.find(&buf[..end]) {
             let start = at + needle.len();
             let mut out = buf[start..end.min(start + len)].to_vec();
             // The rest of it may be in the next piece.
@@ -188,6 +194,12 @@ fn file_holds_any(path: &Path, needles: &[&[u8]]) -> Option<usize> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).ok()?;
     let longest = needles.iter().map(|n| n.len()).max()?;
+    // memchr's searchers: a server binary is tens of MB, scanned once per needle.
+    let finders: Vec<memchr::memmem::Finder> = needles
+        .iter()
+        .copied()
+        .map(memchr::memmem::Finder::new)
+        .collect();
     let mut buf = vec![0u8; 1 << 20];
     let mut carry = 0;
     loop {
@@ -196,10 +208,7 @@ fn file_holds_any(path: &Path, needles: &[&[u8]]) -> Option<usize> {
             return None;
         }
         let end = carry + n;
-        if let Some(i) = needles
-            .iter()
-            .position(|needle| buf[..end].windows(needle.len()).any(|w| w == *needle))
-        {
+        if let Some(i) = finders.iter().position(|f| f.find(&buf[..end]).is_some()) {
             return Some(i);
         }
         carry = (longest - 1).min(end);

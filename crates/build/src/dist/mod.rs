@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{self, Cache};
 use crate::util::{hash_file, remove_tree, sha256_hex};
 
-pub use describe::{describe, Described};
+pub use describe::{describe, version, Described};
 pub use find::{find_server, Found, Layout};
 
 /// Where a variant's binaries come from (the plan's `dist` keys, paths resolved).

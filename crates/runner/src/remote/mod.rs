@@ -195,8 +195,10 @@ pub struct Hosts {
     sessions: BTreeMap<(String, Role), Mutex<Option<Arc<Session>>>>,
     /// This binary and its sha256 (what the hosts run as the agent).
     exe: Option<(PathBuf, String)>,
-    /// Set when a host was lost and did not come back: the experiment stops.
-    gone: Mutex<Option<String>>,
+    /// The hosts lost that did not come back, each with why, the first first: the
+    /// experiment stops, and a later call to one of them fails at once (its reconnect
+    /// wait already spent).
+    gone: Mutex<Vec<(String, String)>>,
     /// Built binaries already on a server's host: (host, local path) to its path there.
     staged: Mutex<HashMap<(String, PathBuf), String>>,
     /// The host that serves (`[target] host`, or the one `host` every variant names),
@@ -302,7 +304,10 @@ impl Hosts {
 
     /// Why the experiment must stop, if a host was lost for good.
     pub fn gone(&self) -> Option<String> {
-        self.gone.lock().ok().and_then(|g| g.clone())
+        self.gone
+            .lock()
+            .ok()
+            .and_then(|g| g.first().map(|(_, why)| why.clone()))
     }
 
     /// The agent for `host` in `role`, connected again if it was lost (a host that does
@@ -315,6 +320,15 @@ impl Hosts {
         let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = s.as_ref() {
             return Ok(s.clone());
+        }
+        // Gone for good (its other role's agent already waited for it): no second wait.
+        if let Some((_, why)) = self
+            .gone
+            .lock()
+            .ok()
+            .and_then(|g| g.iter().find(|(h, _)| h == host).cloned())
+        {
+            return Err(CallError::Lost(why));
         }
         let (h, identity) = &self.hosts[host];
         let exe = self
@@ -340,7 +354,9 @@ impl Hosts {
                         RECONNECT.as_secs()
                     );
                     if let Ok(mut g) = self.gone.lock() {
-                        g.get_or_insert(why.clone());
+                        if !g.iter().any(|(h, _)| h == host) {
+                            g.push((host.to_string(), why.clone()));
+                        }
                     }
                     return Err(CallError::Lost(why));
                 }
