@@ -328,44 +328,6 @@ fn a_malformed_coordinate_is_refused_at_its_key() {
     }
 }
 
-/// A loopback HTTP server answering GET `/NAME` with `body` (404 otherwise), counting
-/// every request; it lives as long as the test.
-fn serve(name: &str, body: Vec<u8>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/{name}", listener.local_addr().unwrap());
-    let path = format!("/{name}");
-    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = hits.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut request = String::new();
-            let _ = reader.read_line(&mut request);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let found = request.split_whitespace().nth(1) == Some(path.as_str());
-            let head = if found {
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                )
-            } else {
-                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into()
-            };
-            let _ = conn.write_all(head.as_bytes());
-            if found {
-                let _ = conn.write_all(&body);
-            }
-        }
-    });
-    (url, hits)
-}
-
 /// `url = ...` with its sha256: an official archive served on loopback by the test,
 /// downloaded once (the second run asks the server nothing), run; with a wrong sha256 the
 /// run is bad input (exit 2) in one line at the key, and the cache keeps nothing of it.
@@ -385,7 +347,8 @@ fn a_url_dist_is_downloaded_once_and_a_wrong_sha256_is_exit_2() {
         .output()
         .unwrap();
     let sha = String::from_utf8_lossy(&sum.stdout)[..64].to_string();
-    let (url, hits) = serve("memcached-1.6.tar.gz", std::fs::read(&archive).unwrap());
+    let bakeoff_testkit::http::Served { url, hits } =
+        bakeoff_testkit::http::serve("memcached-1.6.tar.gz", std::fs::read(&archive).unwrap());
     let cache = s.path().join("cache");
     let run = |file: &Path, out: &str| run_with_cache(&s, file, out, &cache);
     let text = |sha: &str| {

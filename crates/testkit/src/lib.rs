@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+pub mod http;
 pub mod noise;
 
 /// Where Debian installs the servers and libraries the tests run (scripts/setup.sh).

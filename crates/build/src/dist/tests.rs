@@ -137,47 +137,7 @@ fn elf_machine_reads_this_machine() {
 
 /// A loopback HTTP server that answers every GET with `body` (404 for other paths) and
 /// counts the requests; it stops when the test ends.
-struct Served {
-    url: String,
-    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
-fn serve(name: &str, body: Vec<u8>) -> Served {
-    use std::io::{BufRead, BufReader, Write};
-    use std::sync::atomic::Ordering;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/{name}", listener.local_addr().unwrap());
-    let path = format!("/{name}");
-    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = hits.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut request = String::new();
-            let _ = reader.read_line(&mut request);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            counted.fetch_add(1, Ordering::SeqCst);
-            let found = request.split_whitespace().nth(1) == Some(path.as_str());
-            let head = if found {
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                )
-            } else {
-                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into()
-            };
-            let _ = conn.write_all(head.as_bytes());
-            if found {
-                let _ = conn.write_all(&body);
-            }
-        }
-    });
-    Served { url, hits }
-}
+use bakeoff_testkit::http::serve;
 
 #[test]
 fn a_url_is_downloaded_once_and_a_wrong_sha256_leaves_nothing() {
