@@ -326,6 +326,9 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
             if let Some((id, store)) = record(args, &o.results, &o.folder) {
                 println!("history: #{id} in {}", store.display());
             }
+            if let Some(why) = no_comparison(&o.results) {
+                return Err(Failure::NoComparison(why));
+            }
             if let Some(why) = no_valid_run(&o.results) {
                 return Err(Failure::NoValidRun(why));
             }
@@ -393,6 +396,31 @@ pub(crate) fn no_valid_run(r: &Results) -> Option<String> {
     ))
 }
 
+/// When no comparison could be made although the experiment finished (the baseline
+/// failed, or every variant compared with it did), why in one line; None otherwise.
+pub(crate) fn no_comparison(r: &Results) -> Option<String> {
+    let failed = bakeoff_report::summary::failed_variants(r);
+    if failed.is_empty() {
+        return None;
+    }
+    let compared: Vec<_> = r
+        .variants
+        .iter()
+        .filter(|v| v.name != r.plan.baseline && v.name != format!("{}~aa", r.plan.baseline))
+        .collect();
+    let baseline_failed = failed.iter().any(|v| v.name == r.plan.baseline);
+    let all_failed = !compared.is_empty() && compared.iter().all(|v| v.status != "ok");
+    if !(baseline_failed || all_failed) {
+        return None;
+    }
+    let names: Vec<&str> = failed.iter().map(|v| v.name.as_str()).collect();
+    Some(format!(
+        "no comparison could be made: {} failed (first reason: {}); fix that and run again",
+        names.join(", "),
+        failed[0].error.as_deref().unwrap_or("no reason recorded")
+    ))
+}
+
 /// What meets `--fail-on`, in one line; None when nothing does. The A/A check (`[plan]
 /// aa`) is the machine's, not a candidate: it never counts.
 fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
@@ -422,6 +450,12 @@ fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
             ))
         })
         .collect();
+    // A variant that failed answered nothing: whatever was asked of it is not known.
+    hits.extend(
+        bakeoff_report::summary::failed_variants(r)
+            .iter()
+            .map(|v| format!("{} failed", v.name)),
+    );
     if what == crate::cli::FailOn::Any {
         hits.extend(
             r.verification

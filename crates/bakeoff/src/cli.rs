@@ -72,8 +72,11 @@ pub enum Command {
     /// Exit status: 0 when the experiment finished, 1 when it could not finish (no
     /// variant built, or the results folder could not be written), 2 for bad input (the
     /// message names file:line:col), 3 when `--fail-on` was met, 4 when it finished but a
-    /// variant has a cell without one valid run, 130 on Ctrl-C or SIGTERM (what finished
-    /// is in the folder).
+    /// variant has a cell without one valid run, 5 when it finished but no comparison
+    /// could be made (the baseline, or every variant compared with it, failed to build,
+    /// fetch, start or verify; the output's first lines say which and why), 130 on Ctrl-C
+    /// or SIGTERM (what finished is in the folder). A failed variant among working ones
+    /// keeps the status and leads the output; `--fail-on` counts it as a failure.
     Run(RunArgs),
     /// Check that every variant returns the baseline's results, without measuring.
     ///

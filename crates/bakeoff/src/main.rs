@@ -1,6 +1,8 @@
 //! The `bakeoff` binary: parses arguments, wires the crates together, and is the only
 //! place that picks an exit status (0 ok, 1 could not finish, 2 bad input, 3 `--fail-on`
-//! met, 4 finished but a cell has no valid run, 130 interrupted).
+//! met, 4 finished but a cell has no valid run, 5 finished but
+//! no comparison could be made: the baseline or every compared variant failed, 130
+//! interrupted).
 
 mod app;
 mod bisect;
@@ -19,6 +21,7 @@ fn main() -> ExitCode {
         Err(Failure::BadInput(m)) => (2, Some(format!("error: {m}"))),
         Err(Failure::Threshold(m)) => (3, Some(m)),
         Err(Failure::NoValidRun(m)) => (4, Some(format!("error: {m}"))),
+        Err(Failure::NoComparison(m)) => (5, Some(format!("error: {m}"))),
         Err(Failure::Interrupted(m)) => (130, Some(format!("error: {m}"))),
     };
     if let Some(line) = line {

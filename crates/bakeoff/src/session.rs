@@ -21,6 +21,10 @@ pub enum Failure {
     /// The experiment finished, but a variant has a cell without one valid run (every
     /// run there failed to start, died or was invalid): exit status 4.
     NoValidRun(String),
+    /// The experiment finished, but no comparison could be made: the baseline, or every
+    /// variant compared with it, failed (build, fetch, start, data, verification): exit
+    /// status 5.
+    NoComparison(String),
     /// Ctrl-C or SIGTERM: exit status 130.
     Interrupted(String),
 }

@@ -29,7 +29,7 @@
 
 mod common;
 
-use common::{cache_dir, no_server_left, sql_scratch};
+use common::{no_server_left, sql_scratch};
 use serde_json::Value;
 
 const SYSTEM_LIB: &str = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
@@ -43,19 +43,21 @@ fn every_o0_candidate_is_dropped_and_the_winner_has_an_interval() {
             "name = \"sqlite-tune\"\n[target]\nkind = \"sqlite\"\noptions = {{ synchronous = \"off\" }}\n\n[[variant]]\nname = \"debian\"\nbinary = \"{SYSTEM_LIB}\"\n\n[[workload]]\nkind = \"sqlsuite\"\nscale = 0.02\ngroups = [\"big-tables\"]\n\n[plan]\nwarmup = \"0s\"\nduration = \"1s\"\nbudget = \"1m\"\n\n[tune]\ncompiler = [\"gcc-12\"]\nopt = [\"-O0\", \"-O1\", \"-O2\"]\nbaseline = \"debian\"\n"
         ),
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("tune")
-        .arg(&file)
-        .arg("--out")
-        .arg(s.out())
-        .arg("--cache")
-        .arg(cache_dir())
-        .arg("--sandbox-dir")
-        .arg(s.sandboxes())
-        .arg("--quiet")
-        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
-        .output()
-        .unwrap();
+    // As root runs it with its default cache (issue 49: every candidate failed there, its
+    // library looked for where a server's install keeps its binary).
+    let out = common::with_private_home(&mut std::process::Command::new(env!(
+        "CARGO_BIN_EXE_bakeoff"
+    )))
+    .arg("tune")
+    .arg(&file)
+    .arg("--out")
+    .arg(s.out())
+    .arg("--sandbox-dir")
+    .arg(s.sandboxes())
+    .arg("--quiet")
+    .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     no_server_left("bakeoff-sqlited", &s);

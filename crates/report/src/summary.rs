@@ -618,10 +618,12 @@ pub fn placement(h: &crate::model::Host) -> Vec<(&'static str, String)> {
 /// The answer first: one line in plain words per comparison, the instruction count's
 /// answer beside the throughput one in mode both ("b is 4.1% faster than a at 16
 /// connections (get) [1.9%, 6.2%]", "no answer for b at 64 connections (get): the machine
-/// was busy (yes 41% of the CPUs); ...").
+/// was busy (yes 41% of the CPUs); ..."), after a line per variant that failed (it
+/// answers nothing, and saying so comes first).
 pub fn answers(r: &Results) -> Vec<String> {
-    r.headline_comparisons()
-        .map(|k| {
+    let failed = failed_variants(r).into_iter().map(|v| failure_line(r, v));
+    failed
+        .chain(r.headline_comparisons().map(|k| {
             let mut line = answer(r, k);
             if let Some(i) = r.instructions_beside(k) {
                 let (words, interval) = answer_words(r, i);
@@ -631,8 +633,30 @@ pub fn answers(r: &Results) -> Vec<String> {
                 ));
             }
             line
-        })
+        }))
         .collect()
+}
+
+/// The variants that failed (build, fetch, start, data, verification): no comparison
+/// with them was made.
+pub fn failed_variants(r: &Results) -> Vec<&crate::model::VariantRecord> {
+    r.variants.iter().filter(|v| v.status != "ok").collect()
+}
+
+/// A failed variant as the first thing a reader sees: who, why, and what it cost.
+fn failure_line(r: &Results, v: &crate::model::VariantRecord) -> String {
+    let why = v.error.as_deref().unwrap_or("no reason recorded");
+    if v.name == r.plan.baseline {
+        format!(
+            "FAILED: the baseline {} failed, so no variant was compared with it: {why}",
+            v.name
+        )
+    } else {
+        format!(
+            "FAILED: {} failed, so it was not compared with {}: {why}",
+            v.name, r.plan.baseline
+        )
+    }
 }
 
 /// One comparison's answer as a sentence: "b is 4.1% faster than a at 16 connections

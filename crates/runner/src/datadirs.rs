@@ -32,7 +32,12 @@ pub(crate) const LOAD_IDLE: std::time::Duration = std::time::Duration::from_secs
 /// verifying go through it alone, so both work the same wherever the server is.
 pub trait DataPlace: Send + Sync {
     /// The binary as the server there can run it, made ready under `vdir`.
-    fn binary_for(&self, v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String>;
+    fn binary_for(
+        &self,
+        kind: TargetKind,
+        v: &ReadyVariant,
+        vdir: &Path,
+    ) -> Result<PathBuf, String>;
     /// `Target::data_format` of the binary there, with `v`'s server options and configure
     /// arguments.
     fn data_format(&self, kind: TargetKind, binary: &Path, v: &ReadyVariant) -> Option<String>;
@@ -78,10 +83,15 @@ impl DataServer for HereServer {
 }
 
 impl DataPlace for Here {
-    fn binary_for(&self, v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
+    fn binary_for(
+        &self,
+        kind: TargetKind,
+        v: &ReadyVariant,
+        vdir: &Path,
+    ) -> Result<PathBuf, String> {
         std::fs::create_dir_all(vdir)
             .map_err(|err| format!("cannot create {}: {err}", vdir.display()))?;
-        reachable_binary(v, vdir)
+        reachable_binary(kind, v, vdir)
     }
 
     fn data_format(&self, kind: TargetKind, binary: &Path, v: &ReadyVariant) -> Option<String> {
@@ -266,7 +276,7 @@ impl Prep<'_> {
     ) -> Result<Prepared, String> {
         let (v, observer, kind) = (self.v, self.observer, self.l.experiment.target.kind);
         let vdir = root.join(safe_name(&v.name));
-        let binary = self.place.binary_for(v, &vdir)?;
+        let binary = self.place.binary_for(kind, v, &vdir)?;
         let compat = self.place.data_format(kind, &binary, v);
         // Workloads with the same tables share one load.
         let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
@@ -489,23 +499,34 @@ pub fn sql_spec(
     }
 }
 
-/// The server binary as the server's own user can run it. A build lives in the cache
-/// under the home of the user running bakeoff, which the unprivileged server user (when
-/// bakeoff is root) cannot enter: its installed tree (`<tree>/bin/<server>`) is copied
-/// into the store once per experiment.
-pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf, String> {
-    let tree = v.binary.parent().and_then(Path::parent);
-    let is_build_tree = tree.is_some_and(|t| t.file_name().is_some_and(|n| n == "install"));
-    // A distribution's tree (`<tree>/bin/<server>`) in a cache the server's user cannot enter.
+/// The server binary as the server's own user can run it. A build or a distribution's
+/// tree lives in the cache under the home of the user running bakeoff, which the
+/// unprivileged server user (when bakeoff is root) cannot enter: what the server needs is
+/// copied into the store once per experiment, keeping its layout, and the copy's server
+/// returned.
+pub(crate) fn reachable_binary(
+    kind: TargetKind,
+    v: &ReadyVariant,
+    vdir: &Path,
+) -> Result<PathBuf, String> {
+    let Some((tree, rel)) = server_tree(&v.binary, kind.binary_is_library()) else {
+        return Ok(v.binary.clone());
+    };
+    let is_build_tree = tree.file_name().is_some_and(|n| n == "install");
     let unreachable = !others_can_enter(&v.binary);
     if bakeoff_sandbox::server_user().is_none() || !(is_build_tree || unreachable) {
         return Ok(v.binary.clone());
     }
-    let (Some(tree), Some(name)) = (tree, v.binary.file_name()) else {
-        return Ok(v.binary.clone());
-    };
     let copy = vdir.join("install");
-    bakeoff_sandbox::copy_tree(tree, &copy)?;
+    let _ = std::fs::remove_dir_all(&copy);
+    if tree == v.binary {
+        // A library: the one file, under its own name.
+        std::fs::create_dir_all(&copy)
+            .map_err(|e| format!("cannot create {}: {e}", copy.display()))?;
+        link_or_copy(&tree, &copy.join(&rel))?;
+    } else {
+        link_or_copy(&tree, &copy)?;
+    }
     let out = std::process::Command::new("chmod")
         .args(["-R", "a+rX"])
         .arg(&copy)
@@ -514,7 +535,70 @@ pub(crate) fn reachable_binary(v: &ReadyVariant, vdir: &Path) -> Result<PathBuf,
     if !out.success() {
         return Err(format!("chmod of {} failed", copy.display()));
     }
-    Ok(copy.join("bin").join(name))
+    Ok(copy.join(rel))
+}
+
+/// `from` at `to` as hard links where both are on one filesystem (a distribution's tree
+/// can be hundreds of megabytes: MySQL's MXJ archive holds every platform), else copied.
+/// The links share the cache's files, whose modes only ever gain read (`a+rX`), never write.
+fn link_or_copy(from: &Path, to: &Path) -> Result<(), String> {
+    let linked = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(from)
+        .arg(to)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if linked {
+        return Ok(());
+    }
+    if to.is_dir() {
+        let _ = std::fs::remove_dir_all(to);
+    } else {
+        let _ = std::fs::remove_file(to);
+    }
+    bakeoff_sandbox::copy_tree(from, to)
+}
+
+/// What to copy for the server's user, and where the server lies in it: a library alone
+/// (the sandbox's host loads just that file); an installed tree's server
+/// (`<tree>/bin/<server>`, also `sbin` and `libexec`) with its tree; a flat server
+/// inside a distribution's unpacked tree (`<platform>/<server>`, as MySQL's MXJ archive
+/// ships it) with the folder above it, where its shared files and ready data directory
+/// lie; any other flat server with its own folder. None for a server in a system folder.
+pub(crate) fn server_tree(binary: &Path, library: bool) -> Option<(PathBuf, PathBuf)> {
+    let name = binary.file_name()?;
+    if library {
+        return Some((binary.to_path_buf(), PathBuf::from(name)));
+    }
+    let dir = binary.parent()?;
+    let installed = matches!(
+        dir.file_name().and_then(|n| n.to_str()),
+        Some("bin" | "sbin" | "libexec")
+    );
+    let tree = if installed || in_dist_tree(dir) {
+        dir.parent()?
+    } else {
+        dir
+    };
+    if tree.parent().is_none_or(|p| p.parent().is_none()) {
+        // `/x`, `/usr/...`'s own `/usr`: never copy a system folder.
+        return None;
+    }
+    let rel = binary.strip_prefix(tree).ok()?.to_path_buf();
+    Some((tree.to_path_buf(), rel))
+}
+
+/// Whether `dir` lies inside a distribution's unpacked tree in the cache
+/// (`.../dist/<spec>-<sha256>/tree/...`) below the tree's top.
+fn in_dist_tree(dir: &Path) -> bool {
+    dir.ancestors().skip(1).any(|a| {
+        a.file_name().is_some_and(|n| n == "tree")
+            && a.parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == "dist")
+    })
 }
 
 /// Whether every folder above `p` lets other users through (o+x).
@@ -559,4 +643,60 @@ pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_tree;
+    use std::path::{Path, PathBuf};
+
+    fn tree(binary: &str, library: bool) -> Option<(PathBuf, PathBuf)> {
+        server_tree(Path::new(binary), library)
+    }
+
+    /// Regression (issue 49): a SQLite library copied for the server's user was looked
+    /// for under `install/bin/`, where no library is.
+    #[test]
+    fn a_library_keeps_its_layout_wherever_it_is_copied() {
+        let (t, rel) = tree("/root/.cache/bakeoff/builds/k/libsqlite3.so", true).unwrap();
+        assert_eq!(t, Path::new("/root/.cache/bakeoff/builds/k/libsqlite3.so"));
+        assert_eq!(rel, Path::new("libsqlite3.so"));
+    }
+
+    #[test]
+    fn an_installed_tree_is_copied_whole_with_the_server_where_it_was() {
+        let (t, rel) = tree("/root/.cache/bakeoff/builds/k/install/bin/postgres", false).unwrap();
+        assert_eq!(t, Path::new("/root/.cache/bakeoff/builds/k/install"));
+        assert_eq!(rel, Path::new("bin/postgres"));
+        let (t, rel) = tree("/root/x/sbin/mysqld", false).unwrap();
+        assert_eq!(
+            (t.as_path(), rel.as_path()),
+            (Path::new("/root/x"), Path::new("sbin/mysqld"))
+        );
+    }
+
+    /// Regression (issue 49): MySQL 5.5's MXJ tree keeps mysqld in a platform folder and
+    /// its shared files and ready data directory beside that folder.
+    #[test]
+    fn a_flat_distribution_server_takes_the_folder_above_it() {
+        let b = "/root/.cache/bakeoff/dist/mysql-abc/tree/5-5-9/Linux-x86_64/mysqld";
+        let (t, rel) = tree(b, false).unwrap();
+        assert_eq!(
+            t,
+            Path::new("/root/.cache/bakeoff/dist/mysql-abc/tree/5-5-9")
+        );
+        assert_eq!(rel, Path::new("Linux-x86_64/mysqld"));
+        // Outside a distribution's tree, a flat server takes its own folder only.
+        let (t, rel) = tree("/root/servers/mysqld", false).unwrap();
+        assert_eq!(
+            (t.as_path(), rel.as_path()),
+            (Path::new("/root/servers"), Path::new("mysqld"))
+        );
+    }
+
+    #[test]
+    fn system_folders_are_never_copied() {
+        assert_eq!(tree("/usr/sbin/mariadbd", false), None);
+        assert_eq!(tree("/opt/mysqld", false), None);
+    }
 }

@@ -254,7 +254,7 @@ fn sql_place(
         profile: dir.join("profile"),
         dir: dir.clone(),
     };
-    place.binary = crate::datadirs::reachable_binary(&rv, &dir)?;
+    place.binary = crate::datadirs::reachable_binary(e.target.kind, &rv, &dir)?;
     std::fs::create_dir_all(&place.profile)
         .and_then(|_| {
             std::fs::set_permissions(&place.profile, std::fs::Permissions::from_mode(0o777))

@@ -221,7 +221,28 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
         .arg(format!("--datadir={}", dest.display()))
         .args(["--bootstrap", "--skip-networking"])
         .args(&user);
-    sqldata::run_setup(boot, Some(&login_sql(login)), "mysqld --bootstrap")
+    sqldata::run_setup(boot, Some(&login_sql(login)), "mysqld --bootstrap")?;
+    if (major, minor) < (5, 6) {
+        // Before 5.6 InnoDB refuses redo logs of another size than the server's
+        // `innodb_log_file_size` (the engine is then unknown and the server stops), and the
+        // bootstrap made them at the default size. After its clean shutdown they can go:
+        // the server makes them anew at the size it is given.
+        drop_redo_logs(dest)?;
+    }
+    Ok(())
+}
+
+/// Removes InnoDB's redo logs (`ib_logfile*`) from a cleanly shut down data directory.
+fn drop_redo_logs(dest: &Path) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dest).map_err(|e| format!("cannot read {}: {e}", dest.display()))?;
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with("ib_logfile") {
+            std::fs::remove_file(e.path())
+                .map_err(|err| format!("cannot remove {}: {err}", e.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

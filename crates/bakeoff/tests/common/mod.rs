@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod sshd;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -10,6 +12,33 @@ use std::process::{Command, Output};
 /// once per checkout rather than once per test.
 pub fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bakeoff-cache")
+}
+
+/// A home as root's is on a fresh machine (mode 0700: the unprivileged server user cannot
+/// enter it), kept between runs of the suite: bakeoff's default cache lies under it
+/// (`~/.cache/bakeoff`), so a rerun fetches and builds nothing. Tests that must hold as a
+/// user runs bakeoff with its default cache set `HOME` to it ([`with_private_home`]).
+pub fn private_home() -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("private-home");
+    std::fs::create_dir_all(&home).expect("create the private home");
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700))
+        .expect("chmod the private home");
+    // Maven's repository is the registry client's, not bakeoff's cache: shared with the
+    // user's, so what other tests fetched is not fetched again.
+    if let Some(real) = std::env::var_os("HOME") {
+        let m2 = home.join(".m2");
+        if std::fs::symlink_metadata(&m2).is_err() {
+            let _ = std::os::unix::fs::symlink(Path::new(&real).join(".m2"), m2);
+        }
+    }
+    home
+}
+
+/// `cmd` with `HOME` at [`private_home`] and no `XDG_CACHE_HOME`: bakeoff's cache at its
+/// default place there.
+pub fn with_private_home(cmd: &mut Command) -> &mut Command {
+    cmd.env("HOME", private_home()).env_remove("XDG_CACHE_HOME")
 }
 
 pub struct Scratch {

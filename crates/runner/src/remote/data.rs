@@ -45,7 +45,12 @@ fn text(p: &Path) -> String {
 }
 
 impl DataPlace for HostData {
-    fn binary_for(&self, v: &ReadyVariant, _vdir: &Path) -> Result<PathBuf, String> {
+    fn binary_for(
+        &self,
+        _kind: TargetKind,
+        v: &ReadyVariant,
+        _vdir: &Path,
+    ) -> Result<PathBuf, String> {
         Ok(v.binary.clone())
     }
 

@@ -1,0 +1,279 @@
+//! Every file of examples/ runs as CI runs it (issue 49): as the user the suite runs as
+//! (root in CI), with bakeoff's cache at its default place under that user's home. The
+//! home is the suite's own (`common::private_home`, mode 0700 like /root, so the
+//! unprivileged server user cannot enter it, as on a fresh machine), kept between runs so
+//! that a rerun fetches and builds nothing.
+//!
+//! Each file is first checked as written (`bakeoff check`), then run with a short plan: one
+//! round, short phases, the first value of each sweep, small tables; every variant must
+//! have built or been fetched, started and verified, and every cell of every variant must
+//! have a valid run. A new example joins by being in the folder.
+//!
+//! What the suite cannot afford is swapped, and said here:
+//! - variants built from MariaDB's or PostgreSQL's source (about 23 and several minutes a
+//!   build on 2 cores) run Debian's installed server instead (`SWAPPED`);
+//! - `[tune]` races one candidate (gcc-12 -O2, no LTO or PGO) in a short budget;
+//! - `[[host]]` destinations (machines of the user's) are two sshd servers this test
+//!   starts on 127.0.0.2 and 127.0.0.3, the way tests/hosts.rs reaches hosts.
+
+mod common;
+
+use common::sshd::Sshd;
+use common::Scratch;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Targets whose source builds take minutes here: their build variants run this binary.
+const SWAPPED: &[(&str, &str)] = &[
+    ("mariadb", "/usr/sbin/mariadbd"),
+    ("postgres", "/usr/lib/postgresql/15/bin/postgres"),
+];
+
+/// The keys that make a variant a build (and what only a build takes).
+const BUILD_KEYS: &[&str] = &[
+    "compiler",
+    "cflags",
+    "ldflags",
+    "lto",
+    "pgo",
+    "bolt",
+    "patches",
+    "configure_args",
+    "rev",
+    "sanitize",
+];
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// The example made short, as a document; what was swapped, in words.
+fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
+    use toml_edit::{value, Array, Item};
+    let mut doc: toml_edit::DocumentMut = text.parse().expect("an example parses");
+    let mut said = Vec::new();
+    let kind = doc["target"]["kind"].as_str().unwrap_or("").to_string();
+    let plan = doc
+        .entry("plan")
+        .or_insert(toml_edit::table())
+        .as_table_mut()
+        .expect("[plan] is a table");
+    plan.insert("repetitions", value(1));
+    plan.insert("warmup", value("200ms"));
+    plan.insert("duration", value("1s"));
+    plan.remove("precision");
+    if let Some(workloads) = doc
+        .get_mut("workload")
+        .and_then(Item::as_array_of_tables_mut)
+    {
+        for w in workloads.iter_mut() {
+            for key in ["connections", "warehouses"] {
+                let first = w
+                    .get(key)
+                    .and_then(Item::as_array)
+                    .and_then(|a| a.get(0).cloned());
+                if let Some(first) = first {
+                    let mut one = Array::new();
+                    one.push(first);
+                    w.insert(key, value(one));
+                }
+            }
+            let wkind = w
+                .get("kind")
+                .and_then(Item::as_str)
+                .unwrap_or("")
+                .to_string();
+            match wkind.as_str() {
+                "sqlsuite" => {
+                    w.insert("scale", value(0.02));
+                }
+                "tpcb" => {
+                    w.insert("scale", value(1));
+                }
+                _ => {}
+            }
+            // Small tables: what is checked is that every variant serves, not its speed.
+            for (key, most) in [
+                ("records", 2000),
+                ("keys", 10000),
+                ("tables", 1),
+                ("table_size", 10000),
+            ] {
+                if w.get(key).and_then(Item::as_integer).is_some_and(|n| n > most) {
+                    w.insert(key, value(most));
+                }
+            }
+        }
+    }
+    if let Some((_, binary)) = SWAPPED.iter().find(|(k, _)| *k == kind) {
+        if let Some(variants) = doc
+            .get_mut("variant")
+            .and_then(Item::as_array_of_tables_mut)
+        {
+            for v in variants.iter_mut() {
+                if v.contains_key("compiler") || v.contains_key("cflags") {
+                    for k in BUILD_KEYS {
+                        v.remove(k);
+                    }
+                    v.insert("binary", value(*binary));
+                    let name = v.get("name").and_then(Item::as_str).unwrap_or("?");
+                    said.push(format!("{name}: built from source, run as {binary}"));
+                }
+            }
+        }
+        if let Some(t) = doc.get_mut("target").and_then(Item::as_table_mut) {
+            t.remove("source");
+        }
+    }
+    if let Some(tune) = doc.get_mut("tune").and_then(Item::as_table_mut) {
+        tune.insert("compiler", value(Array::from_iter(["gcc-12"])));
+        tune.insert("opt", value(Array::from_iter(["-O2"])));
+        tune.insert("lto", value(Array::from_iter(["none"])));
+        tune.insert("pgo", value(Array::from_iter([false])));
+        tune.remove("bolt");
+        tune.remove("flags");
+        tune.remove("march");
+        said.push("[tune]: one candidate, gcc-12 -O2".into());
+        doc["plan"]["budget"] = value("1m");
+    }
+    (doc, said)
+}
+
+/// Runs `bakeoff <command> FILE` as the suite's user with the default cache under the
+/// examples home; its exit status, stdout and stderr.
+fn bakeoff(s: &Scratch, command: &str, file: &Path, out: &Path) -> (Option<i32>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+    cmd.arg(command).arg(file);
+    if command != "check" {
+        cmd.arg("--out")
+            .arg(out)
+            .arg("--sandbox-dir")
+            .arg(s.sandboxes())
+            .arg("--quiet");
+    }
+    let out = common::with_private_home(&mut cmd)
+        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
+        .output()
+        .expect("run bakeoff");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// What is wrong with a finished example's results: a variant that failed, a cell
+/// without a valid run.
+fn problems(r: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in r["variants"].as_array().into_iter().flatten() {
+        if v["status"] != "ok" {
+            out.push(format!(
+                "variant {} {}: {}",
+                v["name"], v["status"], v["error"]
+            ));
+        }
+    }
+    for c in r["cells"].as_array().into_iter().flatten() {
+        let valid = c["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|x| x["valid"] == true)
+            .count();
+        if valid == 0 {
+            out.push(format!(
+                "no valid run in {} {} x{}",
+                c["variant"], c["workload"], c["connections"]
+            ));
+        }
+    }
+    if r["cells"].as_array().is_none_or(|c| c.is_empty()) && r["tune"].is_null() {
+        out.push("no cell at all".into());
+    }
+    out
+}
+
+#[test]
+fn every_example_runs_as_root_with_the_default_cache() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(examples_dir())
+        .expect("examples/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "examples/ holds {} files", files.len());
+    let scratch = Scratch::new();
+    // The examples read files beside them (shop/queries.sql): the shortened copies live
+    // in a folder with the same neighbours.
+    let beside = scratch.path().join("examples");
+    std::fs::create_dir_all(&beside).unwrap();
+    std::os::unix::fs::symlink(examples_dir().join("shop"), beside.join("shop")).unwrap();
+    let sshd = [
+        Sshd::start(scratch.path(), "127.0.0.2"),
+        Sshd::start(scratch.path(), "127.0.0.3"),
+    ];
+    let mut failures = Vec::new();
+    for file in &files {
+        let name = file.file_stem().unwrap().to_string_lossy().to_string();
+        let started = Instant::now();
+        let text = std::fs::read_to_string(file).unwrap();
+        let (mut doc, said) = shortened(&text);
+        let remote = doc.contains_key("host");
+        if remote {
+            common::sshd::reach_hosts(&mut doc, &sshd, scratch.path());
+        } else {
+            // The file as written is good input (a file with [[host]] is checked with
+            // its hosts reached, below: check reaches them).
+            let (code, out) = bakeoff(&scratch, "check", file, Path::new(""));
+            if code != Some(0) {
+                failures.push(format!("{name}: check as written exited {code:?}: {out}"));
+                continue;
+            }
+        }
+        let short = beside.join(format!("{name}.toml"));
+        std::fs::write(&short, doc.to_string()).unwrap();
+        if remote {
+            let (code, out) = bakeoff(&scratch, "check", &short, Path::new(""));
+            if code != Some(0) {
+                failures.push(format!("{name}: check exited {code:?}: {out}"));
+                continue;
+            }
+        }
+        let command = if doc.contains_key("tune") {
+            "tune"
+        } else {
+            "run"
+        };
+        let out_dir = scratch.path().join(format!("out-{name}"));
+        let (code, out) = bakeoff(&scratch, command, &short, &out_dir);
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!("{name}: {command} exited {code:?} in {secs:.0} s; swapped: {said:?}");
+        if code != Some(0) {
+            failures.push(format!("{name}: {command} exited {code:?}: {out}"));
+            continue;
+        }
+        let results = std::fs::read_to_string(out_dir.join("results.json"))
+            .map(|t| serde_json::from_str::<serde_json::Value>(&t).expect("valid json"));
+        match results {
+            Ok(r) => failures.extend(problems(&r).into_iter().map(|p| format!("{name}: {p}"))),
+            Err(e) => failures.push(format!("{name}: no results.json: {e}")),
+        }
+    }
+    for s in &sshd {
+        s.stop();
+    }
+    for server in [
+        "memcached",
+        "mariadbd",
+        "mysqld",
+        "postgres",
+        "redis-server",
+    ] {
+        common::no_server_left(server, &scratch);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
