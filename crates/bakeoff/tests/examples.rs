@@ -68,7 +68,7 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
         .and_then(Item::as_array_of_tables_mut)
     {
         for w in workloads.iter_mut() {
-            for key in ["connections", "warehouses"] {
+            for key in ["connections", "concurrency", "warehouses", "tests"] {
                 let first = w
                     .get(key)
                     .and_then(Item::as_array)
@@ -99,6 +99,7 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 ("keys", 10000),
                 ("tables", 1),
                 ("table_size", 10000),
+                ("iterations", 5),
             ] {
                 if w.get(key).and_then(Item::as_integer).is_some_and(|n| n > most) {
                     w.insert(key, value(most));
