@@ -1,0 +1,82 @@
+//! How the registry clients and the unpackers are started: with a parent-death SIGKILL
+//! (a bakeoff killed with kill -9 while `tar` runs leaves no `tar` behind), without the
+//! capabilities that would let an archive make device nodes, keep a foreign owner or keep
+//! set-id bits (dropped from the bounding set, so an unpacker running as root cannot get
+//! them back), and with a limit on the size of any file it writes.
+//!
+//! The spawning thread waits for the child, so the parent-death signal (tied to the
+//! thread that forked) fires only when bakeoff itself dies.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+
+/// Capabilities an unpacker never needs: making device nodes, giving files away or
+/// keeping their owner, setting set-id bits on files it does not own.
+/// (`linux/capability.h`: CAP_CHOWN 0, CAP_FOWNER 3, CAP_FSETID 4, CAP_MKNOD 27.)
+const DROPPED: &[libc::c_ulong] = &[0, 3, 4, 27];
+
+/// Sets up `cmd` to run confined: its own stdin closed, killed when bakeoff dies, the
+/// capabilities above out of reach, no file larger than `max_file_bytes` written.
+pub(super) fn confine(cmd: &mut Command, max_file_bytes: Option<u64>) {
+    let parent = std::process::id() as libc::pid_t;
+    cmd.stdin(Stdio::null());
+    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe
+    // system calls (prctl, getppid, setrlimit); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // bakeoff died before prctl took effect: do not unpack for nobody.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            // Without CAP_SETPCAP (not root) the bounding set cannot change; such a
+            // process had none of these capabilities to begin with.
+            for cap in DROPPED {
+                libc::prctl(libc::PR_CAPBSET_DROP, *cap, 0, 0, 0);
+            }
+            if let Some(limit) = max_file_bytes {
+                let r = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A child's outcome: its status and what it printed (stdout then stderr).
+pub(super) struct Ran {
+    pub status: ExitStatus,
+    pub output: String,
+}
+
+impl Ran {
+    pub fn ok(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Killed for writing a file over its size limit (SIGXFSZ).
+    pub fn over_file_size(&self) -> bool {
+        use std::os::unix::process::ExitStatusExt;
+        self.status.signal() == Some(libc::SIGXFSZ)
+    }
+}
+
+/// Runs `cmd` confined ([`confine`]) to completion, its output captured.
+pub(super) fn run(cmd: &mut Command, max_file_bytes: Option<u64>) -> std::io::Result<Ran> {
+    confine(cmd, max_file_bytes);
+    let out = cmd.output()?;
+    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&out.stderr));
+    Ok(Ran {
+        status: out.status,
+        output,
+    })
+}
