@@ -24,7 +24,13 @@ pub(super) fn confine(cmd: &mut Command, max_file_bytes: Option<u64>) {
     // system calls (prctl, getppid, setrlimit); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
             {
                 return Err(std::io::Error::last_os_error());
             }
@@ -54,6 +60,9 @@ pub(super) fn confine(cmd: &mut Command, max_file_bytes: Option<u64>) {
 /// A child's outcome: its status and what it printed (stdout then stderr).
 pub(super) struct Ran {
     pub status: ExitStatus,
+    /// Its stdout alone (a listing).
+    pub stdout: String,
+    /// stdout then stderr.
     pub output: String,
 }
 
@@ -73,10 +82,11 @@ impl Ran {
 pub(super) fn run(cmd: &mut Command, max_file_bytes: Option<u64>) -> std::io::Result<Ran> {
     confine(cmd, max_file_bytes);
     let out = cmd.output()?;
-    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-    output.push_str(&String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let output = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     Ok(Ran {
         status: out.status,
+        stdout,
         output,
     })
 }

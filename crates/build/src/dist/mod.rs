@@ -399,7 +399,8 @@ fn unpack_entry(
         )
         .map_err(|e| e.to_string())?;
         if std::fs::symlink_metadata(entry).is_ok_and(|m| !m.is_dir()) {
-            std::fs::remove_file(entry).map_err(|e| format!("cannot remove {}: {e}", entry.display()))?;
+            std::fs::remove_file(entry)
+                .map_err(|e| format!("cannot remove {}: {e}", entry.display()))?;
         }
         cache::commit_dir(&staging, entry).map_err(|e| e.to_string())?;
         Ok(manifest)
@@ -412,3 +413,5 @@ fn unpack_entry(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;

@@ -214,8 +214,8 @@ impl<'a> Unpacker<'a> {
     /// `dpkg-deb -x` keeps when run as root.
     fn deb_to_tar(&mut self, deb: &Path, name: &str) -> Result<PathBuf, DistError> {
         let to = self.staging.join(format!(".deb-{}.debtar", self.fresh));
-        let file =
-            std::fs::File::create(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+        let file = std::fs::File::create(&to)
+            .map_err(|e| format!("cannot create {}: {e}", to.display()))?;
         need("dpkg-deb", name)?;
         let mut cmd = Command::new("dpkg-deb");
         cmd.arg("--fsys-tarfile").arg(deb).stdout(file);
@@ -335,23 +335,26 @@ fn need(tool: &str, name: &str) -> Result<(), DistError> {
     Ok(())
 }
 
-/// A tool's refusal is the archive's fault (input).
+/// A tool's refusal is the archive's fault (input): its last line that says why.
 fn tool_failed(tool: &str, name: &str, output: &str) -> DistError {
     let line = output
         .lines()
         .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let line: String = line
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(240)
-        .collect();
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.contains("Exiting with failure status"))
+        .unwrap_or("");
+    let line = line.strip_prefix(&format!("{tool}: ")).unwrap_or(line);
+    let line: String = line.chars().filter(|c| !c.is_control()).take(240).collect();
     DistError::input(format!(
         "cannot unpack {} ({tool}: {line}); check that the archive is whole",
         shown(name)
     ))
+}
+
+/// A member name (or hard link target) that names a place outside the archive: absolute,
+/// or with a `..` component.
+fn names_outside(member: &str) -> bool {
+    member.starts_with('/') || member.split('/').any(|c| c == "..")
 }
 
 /// What an archive's listing says it holds.
@@ -381,11 +384,17 @@ fn list(kind: Kind, archive: &Path, name: &str) -> Result<Listed, DistError> {
     if !ran.ok() {
         return Err(tool_failed(tool, name, &ran.output));
     }
+    if ran.output[ran.stdout.len()..].contains("Removing leading") {
+        return Err(DistError::input(format!(
+            "{} holds a member or hard link named outside the archive (absolute, or with ..); bakeoff writes only inside the unpacked tree: remove it from the archive",
+            shown(name)
+        )));
+    }
     match kind {
         Kind::Zip => {
             // "N files, X bytes uncompressed, Y bytes compressed: Z%"
             let line = ran
-                .output
+                .stdout
                 .lines()
                 .rev()
                 .find(|l| l.contains("bytes uncompressed"))
@@ -402,9 +411,13 @@ fn list(kind: Kind, archive: &Path, name: &str) -> Result<Listed, DistError> {
                 bytes: 0,
                 entries: 0,
             };
-            for line in ran.output.lines().filter(|l| !l.trim().is_empty()) {
+            for line in ran.stdout.lines().filter(|l| !l.trim().is_empty()) {
                 let kind = line.chars().next().unwrap_or('?');
-                let member = line.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
+                let member = line
+                    .split_whitespace()
+                    .skip(5)
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 match kind {
                     '-' | 'd' | 'l' | 'h' => {}
                     other => {
@@ -415,6 +428,27 @@ fn list(kind: Kind, archive: &Path, name: &str) -> Result<Listed, DistError> {
                             shown(&member)
                         )))
                     }
+                }
+                let (member, target) = match kind {
+                    'h' => member
+                        .split_once(" link to ")
+                        .map_or((member.as_str(), ""), |(m, t)| (m, t)),
+                    'l' => member
+                        .split_once(" -> ")
+                        .map_or((member.as_str(), ""), |(m, _)| (m, "")),
+                    _ => (member.as_str(), ""),
+                };
+                if names_outside(member) || names_outside(target) {
+                    let what = if names_outside(member) {
+                        "a member named outside the archive"
+                    } else {
+                        "a hard link to a file outside the archive"
+                    };
+                    return Err(DistError::input(format!(
+                        "{} holds {what} ({}); bakeoff writes only inside the unpacked tree: remove it from the archive",
+                        shown(name),
+                        shown(member)
+                    )));
                 }
                 listed.entries += 1;
                 let size = line
@@ -464,9 +498,11 @@ fn sanitize(fresh: &Path, name: &str) -> Result<(u64, u64), DistError> {
                 let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode & 0o755));
             }
             if meta.nlink() > 1 {
-                let e = linked
-                    .entry((meta.dev(), meta.ino()))
-                    .or_insert((meta.nlink(), 0, p.to_path_buf()));
+                let e = linked.entry((meta.dev(), meta.ino())).or_insert((
+                    meta.nlink(),
+                    0,
+                    p.to_path_buf(),
+                ));
                 e.1 += 1;
             }
         } else if !ft.is_symlink() {
@@ -711,7 +747,10 @@ mod tests {
         link("/etc", "abs");
         link("loop2", "loop1");
         link("loop1", "loop2");
-        assert_eq!(resolve_inside(&root, Path::new("d/up")), Some(PathBuf::new()));
+        assert_eq!(
+            resolve_inside(&root, Path::new("d/up")),
+            Some(PathBuf::new())
+        );
         assert_eq!(resolve_inside(&root, Path::new("m")), None);
         assert_eq!(
             resolve_inside(&root, Path::new("d/ok/x")),
