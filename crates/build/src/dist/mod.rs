@@ -109,7 +109,7 @@ pub struct Limits {
 
 impl Limits {
     /// 4096 MB: MySQL's MXJ jar, the largest distribution measured here (140 MB, every
-    /// OS inside), unpacks to well under a tenth of it.
+    /// OS inside), unpacks to about 410 MB.
     pub const DEFAULT_MB: u64 = 4096;
     /// 200,000 entries: PostgreSQL's and MariaDB's trees hold a few thousand.
     pub const DEFAULT_FILES: u64 = 200_000;
