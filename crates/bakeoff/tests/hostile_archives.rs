@@ -6,7 +6,7 @@
 //! file outside, or that unpacks past its limits fails its variant with the reason (exit
 //! 2), leaving nothing outside the scratch folder changed and no device, set-id or
 //! writable mode in the cache; and a run killed with kill -9 while `tar` unpacks leaves no
-//! `tar` behind and a staging folder the next run removes.
+//! `tar` behind and a staging folder the next run (of any archive) removes.
 
 mod common;
 
@@ -193,6 +193,22 @@ fn package_coordinates_are_names_never_places() {
             "{err}"
         );
         assert!(!err.contains("bin/"), "{err}");
+    }
+    // Limits out of range.
+    for limit in [
+        "max_unpacked_mb = 0",
+        "max_files = 0",
+        "max_unpacked_mb = 99999999",
+    ] {
+        let f = s.write(
+            "e.toml",
+            &experiment(&format!("{{ debian = \"memcached=1.6.18-1\", {limit} }}")),
+        );
+        let err = one_line_2(&check_cmd(&f).output().unwrap());
+        assert!(
+            err.contains("e.toml:6:") && err.contains("out of range"),
+            "{err}"
+        );
     }
     std::fs::remove_file(s.path().join("e.toml")).unwrap();
     assert_eq!(snapshot(s.path()), before);
@@ -392,7 +408,7 @@ fn tars_naming(what: &str) -> Vec<u32> {
 }
 
 #[test]
-fn a_run_killed_while_unpacking_leaves_no_tar_and_the_next_run_removes_its_staging() {
+fn a_run_killed_while_unpacking_leaves_no_tar_and_a_staging_folder_the_next_run_removes() {
     let s = Scratch::new();
     // 192 MiB of zeros (a sparse file, packed by tar and gzip -1): under 1 MB packed,
     // about a second to list and unpack, long enough to be caught at it.
@@ -449,11 +465,16 @@ fn a_run_killed_while_unpacking_leaves_no_tar_and_the_next_run_removes_its_stagi
         "nothing staged: {:?}",
         common::entries(&dist)
     );
-    // The next run of the same archive removes the staging folder (here it then stops at
-    // a limit, so no server starts).
+    // The next run, of another archive, removes the staging folder (here it then stops
+    // at a limit, so no server starts).
+    archive(
+        s.path(),
+        "other.tar",
+        &["f|a|644|".to_string(), "f|b|644|".to_string()],
+    );
     let f = s.write(
         "e.toml",
-        &experiment("{ file = \"big.tar.gz\", max_files = 1 }"),
+        &experiment("{ file = \"other.tar\", max_files = 1 }"),
     );
     let last = failed_2(&run(&s, &f, "next").output().unwrap());
     assert!(last.contains("raise dist.max_files"), "{last}");

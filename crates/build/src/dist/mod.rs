@@ -209,6 +209,7 @@ pub fn fetch(src: &DistSource, cache: &Cache, limits: &Limits) -> Result<DistTre
         .lock(&format!("dist-{key}"))
         .map_err(|e| e.to_string())?;
     private_when_root(&cache.dir(&["dist"]))?;
+    sweep_stale(&cache.dir(&["dist"]));
     let index_path = cache.dir(&["dist", "index", &format!("{key}.json")]);
     if src.is_pinned() {
         if let Some(i) = cache::read_json::<Index>(&index_path) {
@@ -259,6 +260,27 @@ fn private_when_root(dir: &Path) -> Result<(), DistError> {
             .map_err(|e| format!("cannot make {} private: {e}", dir.display()))?;
     }
     Ok(())
+}
+
+/// Removes the staging folders (`*.tmp-<pid>`) of bakeoff processes that are gone (a
+/// run killed while it fetched or unpacked): whichever run comes next, not only one of
+/// the same distribution. A live process's staging folder is left alone.
+fn sweep_stale(dist: &Path) {
+    let Ok(rd) = std::fs::read_dir(dist) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((_, pid)) = name.rsplit_once(".tmp-") else {
+            continue;
+        };
+        let dead = pid.parse::<u32>().is_ok_and(|pid| {
+            pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists()
+        });
+        if dead {
+            let _ = remove_tree(&e.path());
+        }
+    }
 }
 
 /// Whether `entry` is a real folder (not a link) whose `tree` is one too and still has
