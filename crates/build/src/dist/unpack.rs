@@ -391,75 +391,94 @@ fn list(kind: Kind, archive: &Path, name: &str) -> Result<Listed, DistError> {
         )));
     }
     match kind {
-        Kind::Zip => {
-            // "N files, X bytes uncompressed, Y bytes compressed: Z%"
-            let line = ran
-                .stdout
-                .lines()
-                .rev()
-                .find(|l| l.contains("bytes uncompressed"))
-                .unwrap_or("");
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let number = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
-            match (number(0), number(2)) {
-                (Some(entries), Some(bytes)) => Ok(Listed { bytes, entries }),
-                _ => Err(tool_failed("unzip", name, &ran.output)),
-            }
-        }
+        Kind::Zip => zip_totals(&ran.stdout)
+            .map(|(entries, bytes)| Listed { bytes, entries })
+            .ok_or_else(|| tool_failed("unzip", name, &ran.output)),
         Kind::Tar | Kind::Deb => {
             let mut listed = Listed {
                 bytes: 0,
                 entries: 0,
             };
             for line in ran.stdout.lines().filter(|l| !l.trim().is_empty()) {
-                let kind = line.chars().next().unwrap_or('?');
-                let member = line
-                    .split_whitespace()
-                    .skip(5)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                match kind {
-                    '-' | 'd' | 'l' | 'h' => {}
-                    other => {
-                        return Err(DistError::input(format!(
-                            "{} holds {} ({}); bakeoff never makes devices, FIFOs or sockets from an archive: remove it from the archive",
-                            shown(name),
-                            member_kind(other),
-                            shown(&member)
-                        )))
-                    }
-                }
-                let (member, target) = match kind {
-                    'h' => member
-                        .split_once(" link to ")
-                        .map_or((member.as_str(), ""), |(m, t)| (m, t)),
-                    'l' => member
-                        .split_once(" -> ")
-                        .map_or((member.as_str(), ""), |(m, _)| (m, "")),
-                    _ => (member.as_str(), ""),
-                };
-                if names_outside(member) || names_outside(target) {
-                    let what = if names_outside(member) {
-                        "a member named outside the archive"
-                    } else {
-                        "a hard link to a file outside the archive"
-                    };
-                    return Err(DistError::input(format!(
-                        "{} holds {what} ({}); bakeoff writes only inside the unpacked tree: remove it from the archive",
-                        shown(name),
-                        shown(member)
-                    )));
-                }
+                let size = tar_member(line, name)?;
                 listed.entries += 1;
-                let size = line
-                    .split_whitespace()
-                    .nth(2)
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .unwrap_or(0);
                 listed.bytes = listed.bytes.saturating_add(size);
             }
             Ok(listed)
         }
+    }
+}
+
+/// `unzip -Z -t`'s last line, "N files, X bytes uncompressed, ...": (entries, bytes).
+fn zip_totals(stdout: &str) -> Option<(u64, u64)> {
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.contains("bytes uncompressed"))?;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let number = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+    Some((number(0)?, number(2)?))
+}
+
+/// One line of `tar -tv` (`-rw-r--r-- root/root 3 2026-01-01 00:00 name`): its size, or
+/// why the member is refused (a device, FIFO, socket or other kind; a name or hard link
+/// target outside the archive).
+fn tar_member(line: &str, name: &str) -> Result<u64, DistError> {
+    let kind = line.chars().next().unwrap_or('?');
+    let member = line
+        .split_whitespace()
+        .skip(5)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !matches!(kind, '-' | 'd' | 'l' | 'h') {
+        return Err(DistError::input(format!(
+            "{} holds {} ({}); bakeoff never makes devices, FIFOs or sockets from an archive: remove it from the archive",
+            shown(name),
+            member_kind(kind),
+            shown(&member)
+        )));
+    }
+    let (member, target) = match kind {
+        'h' => member
+            .split_once(" link to ")
+            .map_or((member.as_str(), ""), |(m, t)| (m, t)),
+        'l' => member
+            .split_once(" -> ")
+            .map_or((member.as_str(), ""), |(m, _)| (m, "")),
+        _ => (member.as_str(), ""),
+    };
+    if names_outside(member) || names_outside(target) {
+        let what = if names_outside(member) {
+            "a member named outside the archive"
+        } else {
+            "a hard link to a file outside the archive"
+        };
+        return Err(DistError::input(format!(
+            "{} holds {what} ({}); bakeoff writes only inside the unpacked tree: remove it from the archive",
+            shown(name),
+            shown(member)
+        )));
+    }
+    Ok(line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0))
+}
+
+/// A file type as `tar -tv` writes it (`c`, `b`, `p`, `s`; `?` for another).
+fn kind_char(ft: &std::fs::FileType) -> char {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_block_device() {
+        'b'
+    } else if ft.is_char_device() {
+        'c'
+    } else if ft.is_fifo() {
+        'p'
+    } else if ft.is_socket() {
+        's'
+    } else {
+        '?'
     }
 }
 
@@ -506,20 +525,7 @@ fn sanitize(fresh: &Path, name: &str) -> Result<(u64, u64), DistError> {
                 e.1 += 1;
             }
         } else if !ft.is_symlink() {
-            let what = {
-                use std::os::unix::fs::FileTypeExt;
-                if ft.is_block_device() {
-                    'b'
-                } else if ft.is_char_device() {
-                    'c'
-                } else if ft.is_fifo() {
-                    'p'
-                } else if ft.is_socket() {
-                    's'
-                } else {
-                    '?'
-                }
-            };
+            let what = kind_char(&ft);
             problem = Some(DistError::input(format!(
                 "{} holds {} ({}); bakeoff never makes devices, FIFOs or sockets from an archive: remove it from the archive",
                 shown(name),
