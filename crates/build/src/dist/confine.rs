@@ -7,8 +7,11 @@
 //! The spawning thread waits for the child, so the parent-death signal (tied to the
 //! thread that forked) fires only when bakeoff itself dies.
 
+use std::io::Read;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 /// Capabilities an unpacker never needs: making device nodes, giving files away or
 /// keeping their owner, setting set-id bits on files it does not own.
@@ -89,4 +92,63 @@ pub(super) fn run(cmd: &mut Command, max_file_bytes: Option<u64>) -> std::io::Re
         stdout,
         output,
     })
+}
+
+/// How often [`run_watched`] adds up what the unpacker wrote.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// [`run`], killing the child once the files under `watch` add up to more than
+/// `max_bytes` (a zip whose headers understate its sizes: `unzip` writes what the data
+/// holds). The bool says it was killed for that.
+pub(super) fn run_watched(
+    cmd: &mut Command,
+    max_file_bytes: Option<u64>,
+    watch: &Path,
+    max_bytes: u64,
+) -> std::io::Result<(Ran, bool)> {
+    confine(cmd, max_file_bytes);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let mut over = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if !over && bakeoff_os::file::dir_bytes(watch) > max_bytes {
+            over = true;
+            let _ = child.kill();
+        }
+        std::thread::sleep(WATCH_EVERY);
+    };
+    let stdout = out.join().unwrap_or_default();
+    let output = format!("{stdout}{}", err.join().unwrap_or_default());
+    Ok((
+        Ran {
+            status,
+            stdout,
+            output,
+        },
+        over,
+    ))
 }

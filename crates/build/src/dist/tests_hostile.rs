@@ -452,6 +452,21 @@ fn archive_device_nodes_setuid_and_writable_modes_are_never_kept() {
     cache_is_clean(&cache);
 }
 
+/// Rewrites every local and central header of the zip at `path` to say its member
+/// inflates to `size` bytes.
+fn understate_zip_sizes(path: &Path, size: u32) {
+    let mut b = std::fs::read(path).unwrap();
+    for (sig, at) in [(b"PK\x03\x04", 22), (b"PK\x01\x02", 24)] {
+        let mut i = 0;
+        while let Some(j) = b[i..].windows(4).position(|w| w == sig) {
+            let j = i + j;
+            b[j + at..j + at + 4].copy_from_slice(&size.to_le_bytes());
+            i = j + 4;
+        }
+    }
+    std::fs::write(path, b).unwrap();
+}
+
 #[test]
 fn archive_size_and_file_count_bombs_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -489,7 +504,18 @@ fn archive_size_and_file_count_bombs_are_refused() {
         .status()
         .unwrap()
         .success());
-    for a in [&tar_bomb, &zip_bomb, &nested, &sparse_tar] {
+    // A zip whose headers say each of its 6 members holds 1000 bytes, where each
+    // inflates to 10 MB: unzip writes what the data holds.
+    let lying = archive(
+        t,
+        "lying.zip",
+        "zip",
+        &(0..6)
+            .map(|i| format!("z|f{i}|644|{}", 10 << 20))
+            .collect::<Vec<_>>(),
+    );
+    understate_zip_sizes(&lying, 1000);
+    for a in [&tar_bomb, &zip_bomb, &nested, &sparse_tar, &lying] {
         let e = fetch(&file(a), &cache, &small).unwrap_err();
         assert!(
             e.input

@@ -287,9 +287,9 @@ impl<'a> Unpacker<'a> {
             }
         };
         need(tool, name)?;
-        let ran = confine::run(&mut cmd, Some(self.room()))
+        let (ran, over) = confine::run_watched(&mut cmd, Some(self.room()), fresh, self.room())
             .map_err(|e| format!("cannot run {tool}: {e}"))?;
-        if ran.over_file_size() {
+        if over || ran.over_file_size() {
             return Err(self.too_big(name));
         }
         if !ran.ok() {
