@@ -214,7 +214,8 @@ pub fn fetch(src: &DistSource, cache: &Cache, limits: &Limits) -> Result<DistTre
     if src.is_pinned() {
         if let Some(i) = cache::read_json::<Index>(&index_path) {
             let entry = cache.dir(&["dist", &i.entry]);
-            if verified(&entry, &i.manifest) {
+            let plain = !i.entry.is_empty() && !i.entry.contains('/') && !i.entry.starts_with('.');
+            if plain && verified(&entry, &i.manifest) {
                 return Ok(DistTree {
                     dir: entry.join("tree"),
                     sha256: i.sha256,
