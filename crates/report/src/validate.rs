@@ -92,6 +92,11 @@ impl Results {
                 ));
             }
         }
+        for (i, v) in self.variants.iter().enumerate() {
+            if let Some(d) = &v.dist {
+                dist(&format!("variants[{i}].dist"), d)?;
+            }
+        }
         known("plan.baseline", &self.plan.baseline)?;
         for (i, c) in self.cells.iter().enumerate() {
             name(&format!("cells[{i}].workload"), &c.workload)?;
@@ -131,6 +136,39 @@ impl Results {
         }
         values(self)
     }
+}
+
+/// The distribution kinds `bakeoff run` records (`DistSource::spec`'s prefixes).
+const DIST_KINDS: &[&str] = &["url:", "file:", "maven:", "pypi:", "debian:", "npm:"];
+
+/// A `variants[i].dist` record as `bakeoff run` writes it: a spec of a known kind, one
+/// line; a sha256 of 64 hex digits (or none, for a folder); version, compiler and
+/// allocator one line each.
+fn dist(at: &str, d: &crate::model::DistRecord) -> Check {
+    let one_line = |s: &str| !s.is_empty() && s.len() <= 4096 && !s.chars().any(char::is_control);
+    if !one_line(&d.spec) || !DIST_KINDS.iter().any(|k| d.spec.starts_with(k)) {
+        return Err(format!(
+            "{at}.spec is not a distribution bakeoff records (one line starting {}); {TODO}",
+            DIST_KINDS.join(", ")
+        ));
+    }
+    if !(d.sha256.is_empty()
+        || (d.sha256.len() == 64 && d.sha256.chars().all(|c| c.is_ascii_hexdigit())))
+    {
+        return Err(format!("{at}.sha256 is not 64 hex digits; {TODO}"));
+    }
+    for (k, v) in [
+        ("version", &d.version),
+        ("compiler", &d.compiler),
+        ("allocator", &d.allocator),
+    ] {
+        if v.as_deref()
+            .is_some_and(|s| s.len() > 4096 || s.chars().any(char::is_control))
+        {
+            return Err(format!("{at}.{k} is not one line of text; {TODO}"));
+        }
+    }
+    Ok(())
 }
 
 fn refuse(at: &str, v: f64, what: &str) -> Check {
