@@ -254,14 +254,26 @@ fn sql_bad_input_and_server_refusals() {
     assert!(err.contains("shared_bufers"), "{err}");
     assert_eq!(r["variants"][0]["status"], "ok");
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
-    let failed_at = md.find("FAILED: typo failed").expect("the failure in report.md");
+    let failed_at = md
+        .find("FAILED: typo failed")
+        .expect("the failure in report.md");
     assert!(
         md.find('|').is_none_or(|table| failed_at < table),
         "the failure comes before any table: {md}"
     );
     // `--fail-on` counts a failed variant as a failure.
-    let out = s.run_cmd(&unknown).arg("--fail-on").arg("slower").output().unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = s
+        .run_cmd(&unknown)
+        .arg("--fail-on")
+        .arg("slower")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // The only variant compared with the baseline failed: no comparison was made, and the
     // exit status says so.
@@ -269,7 +281,10 @@ fn sql_bad_input_and_server_refusals() {
     let out = s.run_cmd(&alone).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("no comparison could be made: typo failed"), "{stderr}");
+    assert!(
+        stderr.contains("no comparison could be made: typo failed"),
+        "{stderr}"
+    );
     no_server_left("postgres", &s);
 }
 

@@ -527,20 +527,48 @@ pub(crate) fn reachable_binary(
     } else {
         link_or_copy(&tree, &copy)?;
     }
-    let out = std::process::Command::new("chmod")
-        .args(["-R", "a+rX"])
-        .arg(&copy)
-        .status()
-        .map_err(|e| format!("cannot run chmod: {e}"))?;
-    if !out.success() {
-        return Err(format!("chmod of {} failed", copy.display()));
-    }
+    open_to_others(&copy)?;
     Ok(copy.join(rel))
+}
+
+/// Lets others read every file and enter every folder under `dir` (`chmod -R a+rX`), never
+/// through a link, and never changing a file it shares with the cache: a hard-linked file
+/// others cannot read is replaced by a copy first (the cache's modes are part of what it
+/// verifies before use).
+fn open_to_others(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let fail = |p: &Path, e: std::io::Error| {
+        format!("cannot open {} to the server user: {e}", p.display())
+    };
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| fail(dir, e))?;
+    let mode = meta.mode() & 0o7777;
+    if meta.is_dir() {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o555))
+            .map_err(|e| fail(dir, e))?;
+        for entry in std::fs::read_dir(dir).map_err(|e| fail(dir, e))?.flatten() {
+            open_to_others(&entry.path())?;
+        }
+    } else if meta.is_file() {
+        let exec = if mode & 0o111 != 0 { 0o111 } else { 0 };
+        let wanted = mode | 0o444 | exec;
+        if wanted == mode {
+            return Ok(());
+        }
+        if meta.nlink() > 1 {
+            let tmp = dir.with_extension("bakeoff-copy");
+            std::fs::copy(dir, &tmp)
+                .and_then(|_| std::fs::rename(&tmp, dir))
+                .map_err(|e| fail(dir, e))?;
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(wanted))
+            .map_err(|e| fail(dir, e))?;
+    }
+    Ok(())
 }
 
 /// `from` at `to` as hard links where both are on one filesystem (a distribution's tree
 /// can be hundreds of megabytes: MySQL's MXJ archive holds every platform), else copied.
-/// The links share the cache's files, whose modes only ever gain read (`a+rX`), never write.
+/// The links share the cache's files, which [`open_to_others`] never changes.
 fn link_or_copy(from: &Path, to: &Path) -> Result<(), String> {
     let linked = std::process::Command::new("cp")
         .arg("-al")
