@@ -64,6 +64,9 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.workloads.len(),
                 l.experiment.stopping_summary()
             );
+            if let Some(line) = builds_line(&l) {
+                println!("{line}");
+            }
             if let Some(line) = crate::tune::check_line(&l) {
                 println!("{line}");
             }
@@ -867,4 +870,23 @@ fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
 /// Pretty JSON for `--json`.
 fn json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
     serde_json::to_string_pretty(v).map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))
+}
+
+/// What `check` says of the variants built from source: their names, and that a build
+/// runs the source's own build scripts (configure, make) on this machine. None: no
+/// variant builds.
+fn builds_line(l: &bakeoff_plan::Loaded) -> Option<String> {
+    let names: Vec<String> = l
+        .experiment
+        .variants
+        .iter()
+        .filter(|v| v.is_build())
+        .map(|v| bakeoff_os::name::printable(&v.name))
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "builds: {} (a build runs the source's own build scripts on this machine, as you would by hand)",
+            names.join(", ")
+        )
+    })
 }

@@ -176,6 +176,9 @@ pub enum Risk {
     /// It runs a command, loads code or opens a port: refused unless empty. The text
     /// says what it does.
     Runs(&'static str),
+    /// It sends something out of the sandbox when its value holds one of these words
+    /// (any case, in a list): refused then. The text says what it does.
+    Words(&'static [&'static str], &'static str),
 }
 
 /// The first piece of `value` that leads out of a folder: an absolute path, a home
@@ -200,6 +203,13 @@ pub fn refusal(risk: Risk, value: &str) -> Option<String> {
         Risk::Path(base) => path_outside(value).map(|p| {
             format!("names {p:?}, outside the sandbox; give a path relative to {base} without \"..\", or remove it")
         }),
+        Risk::Words(words, what) => {
+            let lower = value.to_ascii_lowercase();
+            let hit = lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .find(|w| words.contains(w))?;
+            Some(format!("names {hit:?}, which {what}; remove it"))
+        }
         Risk::Runs(what) => {
             let empty = value
                 .chars()
@@ -583,13 +593,18 @@ mod hostile {
             "innodb-data-home-dir",
             "innodb-log-group-home-dir",
             "aria-log-dir-path",
-            "secure-file-priv",
+            "character-sets-dir",
+            "keyring-file-data",
+            "ssl-key",
+            "ssl-cert",
+            "ssl-ca",
         ];
         let runs = [
             "init-file",
             "plugin-load",
             "plugin-load-add",
             "plugin-dir",
+            "early-plugin-load",
             "wsrep-on",
             "wsrep-provider",
             "wsrep-cluster-address",
