@@ -84,14 +84,18 @@ const IN_DIR: Risk = Risk::Path("the sandbox's folder");
 /// `dbfilename`, `MODULE LOAD`, `DEBUG`): from Redis 7 (and every Valkey) the
 /// `enable-*` switches, off; before 7, or when the version is unknown, the commands
 /// renamed away (`rename-command X ""`), which every version reads.
+/// In every version, the commands that make the server connect to another host
+/// (`REPLICAOF`, `SLAVEOF`, `MIGRATE`) are renamed away too.
 pub fn closed_commands(version_line: Option<&str>) -> &'static str {
     let major = version_line
         .and_then(|l| l.split_once("v="))
         .and_then(|(_, v)| v.split('.').next()?.parse::<u32>().ok());
     if major.is_some_and(|m| m >= 7) {
-        "enable-protected-configs no\nenable-debug-command no\nenable-module-command no\n"
+        "enable-protected-configs no\nenable-debug-command no\nenable-module-command no\n\
+         rename-command REPLICAOF \"\"\nrename-command SLAVEOF \"\"\nrename-command MIGRATE \"\"\n"
     } else {
-        "rename-command CONFIG \"\"\nrename-command DEBUG \"\"\nrename-command MODULE \"\"\n"
+        "rename-command CONFIG \"\"\nrename-command DEBUG \"\"\nrename-command MODULE \"\"\n\
+         rename-command REPLICAOF \"\"\nrename-command SLAVEOF \"\"\nrename-command MIGRATE \"\"\n"
     }
 }
 
