@@ -674,8 +674,17 @@ fn known_names(names: &[String]) -> String {
     if names.is_empty() {
         "; it is empty".into()
     } else {
-        format!("; known: {}", names.join(", "))
+        format!("; known: {}", text_list(names))
     }
+}
+
+/// Names from the store, joined for a message: text, never terminal controls.
+fn text_list(names: &[String]) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .map(|n| bakeoff_os::name::printable(n))
+        .collect();
+    shown.join(", ")
 }
 
 /// A compare argument: a results folder (or its results.json), else a history id.
@@ -855,8 +864,8 @@ fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
                 .as_deref()
                 .map(|w| format!(" --workload {w}"))
                 .unwrap_or_default(),
-            bakeoff_store::known_values(&records, |c| &c.variant).join(", "),
-            bakeoff_store::known_values(&records, |c| &c.workload).join(", ")
+            text_list(&bakeoff_store::known_values(&records, |c| &c.variant)),
+            text_list(&bakeoff_store::known_values(&records, |c| &c.workload))
         )));
     }
     if args.json {
