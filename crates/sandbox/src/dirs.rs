@@ -125,6 +125,9 @@ pub fn check_root(root: &Path) -> Result<(), String> {
     }
     let exists = at == root;
     refuse_system_folder(root, &at)?;
+    if let Some(why) = bakeoff_os::own::place_problem(root) {
+        return Err(why);
+    }
     let meta = fs::metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
     if !meta.is_dir() {
         return Err(format!("{} is a file, not a folder", at.display()));
@@ -242,17 +245,20 @@ fn refuse_system_folder(root: &Path, existing: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// An entry an earlier bakeoff, from before the marker, left in its sandbox root: a
-/// sandbox dir with its record, a `data-<pid>` folder, or a `logs` folder.
+/// What the prepared data folders (`data-<pid>`) in a sandbox root are recorded as in
+/// bakeoff's state.
+pub const DATA_PURPOSE: &str = "sandbox data";
+
+/// An entry bakeoff made in a sandbox root, as its state recorded it: a sandbox dir
+/// whose record bakeoff wrote (`Record::is_ours`), or a `data-<pid>` folder recorded as
+/// [`DATA_PURPOSE`]. A record or folder name alone proves nothing.
 fn made_by_bakeoff(e: &fs::DirEntry) -> bool {
-    let name = e.file_name();
-    let name = name.to_string_lossy();
-    let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-    is_dir
-        && (e.path().join(crate::meta::RECORD_FILE).is_file()
-            || name
-                .strip_prefix("data-")
-                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+    let path = e.path();
+    if !e.file_type().is_ok_and(|t| t.is_dir()) {
+        return false;
+    }
+    crate::meta::Record::read(&path).is_some_and(|r| r.is_ours(&path))
+        || bakeoff_os::own::registered(&path, DATA_PURPOSE).is_some()
 }
 
 /// Creates the sandbox root when absent and marks it as bakeoff's; refuses a folder that
@@ -300,6 +306,12 @@ fn writable(dir: &Path) -> bool {
 /// Creates `root` (mode 0700) if needed and checks that it is a real dir of this user, so
 /// nobody else can plant files or symlinks in it (it may live in /tmp).
 pub(crate) fn prepare_root(root: &Path) -> Result<(), SandboxError> {
+    if let Some(why) = bakeoff_os::own::place_problem(root) {
+        return Err(SandboxError::UnsafeRoot {
+            path: root.to_path_buf(),
+            reason: why,
+        });
+    }
     create_private(root).map_err(|e| SandboxError::io("create sandbox root", root, e))?;
     let meta = fs::symlink_metadata(root)
         .map_err(|e| SandboxError::io("inspect sandbox root", root, e))?;
