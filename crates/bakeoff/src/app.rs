@@ -186,7 +186,7 @@ fn noise_cmd(
     bars.finish();
     // Only the folder this check made (a name taken before it is not its to remove).
     if bakeoff_os::own::is_marked(&folder, bakeoff_runner::RESULTS_PURPOSE) {
-        let _ = std::fs::remove_dir_all(&folder);
+        let _ = bakeoff_os::own::remove_tree(&folder);
     }
     let o = match outcome {
         Ok(o) => o,

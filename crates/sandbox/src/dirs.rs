@@ -249,16 +249,20 @@ fn refuse_system_folder(root: &Path, existing: &Path) -> Result<(), String> {
 /// bakeoff's state.
 pub const DATA_PURPOSE: &str = "sandbox data";
 
-/// An entry bakeoff made in a sandbox root, as its state recorded it: a sandbox dir
-/// whose record bakeoff wrote (`Record::is_ours`), or a `data-<pid>` folder recorded as
-/// [`DATA_PURPOSE`]. A record or folder name alone proves nothing.
+/// An entry of bakeoff's layout in a sandbox root: a sandbox dir holding a record, or a
+/// `data-<pid>` folder. Enough to take a root again whose marker bakeoff's state does not
+/// vouch for (one an earlier bakeoff made, with sandboxes of runs still going), never a
+/// proof that bakeoff made the entry: the cleanup removes only what the state recorded
+/// (`Record::is_ours`, [`DATA_PURPOSE`]).
 fn made_by_bakeoff(e: &fs::DirEntry) -> bool {
-    let path = e.path();
-    if !e.file_type().is_ok_and(|t| t.is_dir()) {
-        return false;
-    }
-    crate::meta::Record::read(&path).is_some_and(|r| r.is_ours(&path))
-        || bakeoff_os::own::registered(&path, DATA_PURPOSE).is_some()
+    let name = e.file_name();
+    let name = name.to_string_lossy();
+    let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+    is_dir
+        && (e.path().join(crate::meta::RECORD_FILE).is_file()
+            || name
+                .strip_prefix("data-")
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// Creates the sandbox root when absent and marks it as bakeoff's; refuses a folder that
