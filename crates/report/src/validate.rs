@@ -55,7 +55,8 @@ impl Results {
     /// What a run could never have written, refused with the field it is in: a name the
     /// experiment file would refuse ([`bakeoff_os::name::valid_name`]), a baseline that is
     /// not one of the variants, more runs in a cell than
-    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number.
+    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number, a
+    /// tune winner that is not one of the variants and candidates.
     pub fn check(&self) -> Result<(), String> {
         use bakeoff_os::name::{printable, valid_name, NAME_RULE};
         let name = |field: &str, n: &str| -> Result<(), String> {
@@ -133,6 +134,21 @@ impl Results {
             name("aa.variant", &a.variant)?;
             name("aa.workload", &a.workload)?;
             name("aa.baseline", &a.baseline)?;
+        }
+        if let Some(t) = &self.tune {
+            known("tune.baseline", &t.baseline)?;
+            for (i, c) in t.candidates.iter().enumerate() {
+                name(&format!("tune.candidates[{i}].name"), &c.name)?;
+            }
+            if let Some(w) = &t.winner {
+                known("tune.winner.name", &w.name)?;
+                if !t.candidates.iter().any(|c| c.name == w.name) {
+                    return Err(format!(
+                        "tune.winner.name {:?} is not one of tune.candidates; this results.json was edited or made by hand: use a folder written by `bakeoff tune`",
+                        printable(&w.name)
+                    ));
+                }
+            }
         }
         values(self)
     }

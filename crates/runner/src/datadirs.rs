@@ -113,7 +113,7 @@ impl DataPlace for Here {
     }
 
     fn remove(&self, dir: &Path) {
-        let _ = std::fs::remove_dir_all(dir);
+        let _ = bakeoff_os::own::remove_tree(dir);
     }
 
     fn start(&self, spec: &SandboxSpec) -> Result<Box<dyn DataServer>, String> {
@@ -179,6 +179,15 @@ pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
 pub fn local_root(opts: &Options) -> PathBuf {
     opts.sandbox_root
         .join(format!("data-{}", std::process::id()))
+}
+
+/// Makes this machine's data folder ([`local_root`]) and records it in bakeoff's state
+/// ([`bakeoff_sandbox::DATA_PURPOSE`]), so a later run's [`reap_stale`] knows it is
+/// bakeoff's. Where that fails, the folder is made but a later run leaves it alone.
+pub fn make_local_root(root: &Path) {
+    if std::fs::create_dir_all(root).is_ok() {
+        let _ = bakeoff_os::own::register(root, bakeoff_sandbox::DATA_PURPOSE);
+    }
 }
 
 /// Initializes and loads data for every ready variant of a SQL target, in `place` (under
@@ -641,7 +650,8 @@ fn others_can_enter(p: &Path) -> bool {
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed
 /// before it could clean up). Returns one line per removed directory.
 /// Only in a sandbox root bakeoff made and marked, and only real folders on its own
-/// filesystem (never a link or a mount).
+/// filesystem (never a link or a mount) that bakeoff's state recorded as its data
+/// folders ([`make_local_root`]): a `data-<pid>` folder anyone else made stays.
 pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
     if !bakeoff_sandbox::is_our_root(sandbox_root) {
         return Vec::new();
@@ -661,9 +671,12 @@ pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
         else {
             continue;
         };
+        if bakeoff_os::own::registered(&entry.path(), bakeoff_sandbox::DATA_PURPOSE).is_none() {
+            continue;
+        }
         // SAFETY: kill with signal 0 only checks whether the process exists.
         let alive = pid == std::process::id() as i32 || unsafe { libc::kill(pid, 0) } == 0;
-        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+        if !alive && bakeoff_os::own::remove_tree(&entry.path()).is_ok() {
             out.push(format!(
                 "removed stale data directory {} (bakeoff pid {pid} is gone)",
                 entry.path().display()
