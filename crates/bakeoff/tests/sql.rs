@@ -263,7 +263,7 @@ fn sql_bad_input_and_server_refusals() {
     );
     // `--fail-on` counts a failed variant as a failure.
     let out = s
-        .run_cmd(&unknown)
+        .command("run", &unknown, &s.path().join("out-fail-on"))
         .arg("--fail-on")
         .arg("slower")
         .output()
@@ -278,7 +278,10 @@ fn sql_bad_input_and_server_refusals() {
     // The only variant compared with the baseline failed: no comparison was made, and the
     // exit status says so.
     let alone = s.write("alone.toml", &typo(""));
-    let out = s.run_cmd(&alone).output().unwrap();
+    let out = s
+        .command("run", &alone, &s.path().join("out-alone"))
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(
