@@ -74,7 +74,9 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
         // A capacity search halves its bracket down to the precision: a coarse one is
         // a few trials.
         doc["plan"]["precision"] = value(0.5);
-        said.push("capacity searched to 50%".into());
+        doc["plan"]["warmup"] = value("100ms");
+        doc["plan"]["duration"] = value("500ms");
+        said.push("capacity searched to 50%, trials of 0.5 s".into());
     }
     if let Some(workloads) = doc
         .get_mut("workload")

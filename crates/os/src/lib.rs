@@ -12,12 +12,15 @@
 //! - [`own`]: folders bakeoff owns, marked when claimed ([`own::claim`],
 //!   [`own::claim_fresh`]), so a cleanup never touches a folder bakeoff did not make.
 //!
+//! - [`child`]: child processes killed with bakeoff ([`child::die_with_parent`]).
+//!
 //! - [`cpus`]: CPU lists as taskset takes them ([`cpus::CpuSet`]), pinning threads and
 //!   processes, the default split of a machine between a server and its load, and the
 //!   load's CPUs when nothing pinned it ([`cpus::unpinned_load_cpus`]).
 //!
 //! A leaf: it depends on nothing but std and libc, so any crate of the workspace can use it.
 
+pub mod child;
 pub mod cpus;
 pub mod file;
 pub mod name;

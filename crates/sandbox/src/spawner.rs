@@ -58,28 +58,8 @@ fn start_thread() -> io::Result<Sender<Request>> {
 
 /// Spawns on the current thread with the process group and parent-death settings.
 fn spawn_here(mut cmd: Command) -> io::Result<Child> {
-    let parent = std::process::id() as libc::pid_t;
     cmd.process_group(0);
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // system calls (prctl, getppid); it allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            // bakeoff died before prctl took effect: do not start an orphan server.
-            if libc::getppid() != parent {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
+    // bakeoff died before the parent-death signal took effect: no orphan server starts.
+    bakeoff_os::child::die_with_parent(&mut cmd);
     cmd.spawn()
 }

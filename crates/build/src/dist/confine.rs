@@ -21,26 +21,13 @@ const DROPPED: &[libc::c_ulong] = &[0, 3, 4, 27];
 /// Sets up `cmd` to run confined: its own stdin closed, killed when bakeoff dies, the
 /// capabilities above out of reach, no file larger than `max_file_bytes` written.
 pub(super) fn confine(cmd: &mut Command, max_file_bytes: Option<u64>) {
-    let parent = std::process::id() as libc::pid_t;
     cmd.stdin(Stdio::null());
+    // bakeoff died before the parent-death signal took effect: nothing unpacks for nobody.
+    bakeoff_os::child::die_with_parent(cmd);
     // SAFETY: the closure runs between fork and exec and makes only async-signal-safe
-    // system calls (prctl, getppid, setrlimit); it allocates nothing.
+    // system calls (prctl, setrlimit); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            // bakeoff died before prctl took effect: do not unpack for nobody.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
             // Without CAP_SETPCAP (not root) the bounding set cannot change; such a
             // process had none of these capabilities to begin with.
             for cap in DROPPED {
