@@ -217,7 +217,14 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
     // A cache of its own: its archives are made per test, and what it keeps is counted.
     let cache = s.path().join("cache");
     let o = run_with_cache(&s, &s.write("e.toml", &text), "out", &cache);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every variant compared with the baseline failed: no comparison, exit status 5, and
+    // the failures lead the output (issue 49).
+    assert_eq!(o.status.code(), Some(5), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with("FAILED: wrong-sha failed, so it was not compared with installed:"),
+        "{stdout}"
+    );
     let r = s.results();
     variant(&r, "installed");
     for (name, says) in [

@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A cache shared by every test run, so memcached's source is fetched and each build made
-/// once per checkout rather than once per test.
+/// once per checkout rather than once per test: bakeoff's default cache under
+/// [`private_home`], so the tests that name it with `--cache` and those that run bakeoff
+/// with that home and no `--cache` (the examples, tune) share every fetch and build, and
+/// every test's cache is one the unprivileged server user cannot enter, as root's is.
 pub fn cache_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bakeoff-cache")
+    private_home().join(".cache").join("bakeoff")
 }
 
 /// A home as root's is on a fresh machine (mode 0700: the unprivileged server user cannot
