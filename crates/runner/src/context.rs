@@ -33,6 +33,8 @@ pub struct Executed {
     pub profile: Option<profile::Profile>,
     /// Sanitizer or memcheck reports from the server's stderr.
     pub findings: Vec<MemoryError>,
+    /// The settings its server read back before the load (None: it never became ready).
+    pub settings: Option<crate::settings::SettingsRead>,
 }
 
 /// Which kind of run a slot gets.

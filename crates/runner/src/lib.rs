@@ -38,6 +38,7 @@ mod probes;
 mod profiling;
 pub mod remote;
 mod schedule;
+mod settings;
 mod training;
 mod variants;
 

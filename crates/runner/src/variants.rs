@@ -120,6 +120,7 @@ pub fn variants(
             host: e.server_host(&v.name).map(str::to_string),
             dist: fetched.as_ref().map(|f| f.dist.clone()),
             server_version: None,
+            ..VariantRecord::default()
         };
         match outcome {
             Ok((layouts, b)) => {
