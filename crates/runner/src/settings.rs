@@ -8,8 +8,8 @@
 
 use crate::context::Context;
 use crate::schedule::Slot;
-use bakeoff_report::model::{Results, SettingDiff, VariantRecord};
-use bakeoff_sandbox::settings::Knob;
+use bakeoff_report::model::{ExperimentRecord, Results, SettingDiff, VariantRecord};
+use bakeoff_sandbox::settings::{is_secret, Knob, MASKED};
 use bakeoff_sandbox::Sandbox;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -218,6 +218,104 @@ fn unasked(d: &SettingDiff) -> String {
     )
 }
 
+/// An experiment's secrets kept out of results.json: the values of its servers' secret
+/// options and arguments (by name, `bakeoff_sandbox::settings::is_secret`: `requirepass`,
+/// `masterauth`, `*password*`, ...), written `(masked)` in the experiment's text and
+/// resolved form; [`masked_options`] and [`masked_args`] do the same for a variant's
+/// record.
+pub(crate) fn mask_experiment(l: &bakeoff_plan::Loaded, record: &mut ExperimentRecord) {
+    let e = &l.experiment;
+    let mut secrets: BTreeSet<String> = BTreeSet::new();
+    for v in &e.variants {
+        for (k, val) in e.server_options(v) {
+            if is_secret(&k) && !val.is_empty() {
+                secrets.insert(val);
+            }
+        }
+        secrets.extend(secret_args(&e.server_args(v)));
+    }
+    for secret in &secrets {
+        record.text = mask_in(&record.text, secret);
+        mask_json(&mut record.resolved, secret);
+    }
+}
+
+/// `value` with `secret` written as `(masked)`: everywhere when it is long enough not to
+/// be an ordinary word, else only where it stands quoted whole.
+fn mask_in(value: &str, secret: &str) -> String {
+    if secret.len() >= 4 {
+        return value.replace(secret, MASKED);
+    }
+    value
+        .replace(&format!("\"{secret}\""), &format!("\"{MASKED}\""))
+        .replace(&format!("'{secret}'"), &format!("'{MASKED}'"))
+}
+
+fn mask_json(v: &mut serde_json::Value, secret: &str) {
+    match v {
+        serde_json::Value::String(s) if s == secret => *s = MASKED.to_string(),
+        serde_json::Value::String(s) if secret.len() >= 4 && s.contains(secret) => {
+            *s = s.replace(secret, MASKED)
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| mask_json(x, secret)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| mask_json(x, secret)),
+        _ => {}
+    }
+}
+
+/// A variant's options as recorded: a secret's value masked.
+pub(crate) fn masked_options(options: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    options
+        .into_iter()
+        .map(|(k, v)| {
+            let v = bakeoff_sandbox::settings::mask(&k, &v, &[]);
+            (k, v)
+        })
+        .collect()
+}
+
+/// A variant's arguments as recorded: the value of a secret flag masked.
+pub(crate) fn masked_args(args: &[String]) -> Vec<String> {
+    let secrets = secret_args(args);
+    args.iter()
+        .map(|a| {
+            let mut a = a.clone();
+            for s in &secrets {
+                if a == *s || a.ends_with(&format!("={s}")) || a.ends_with(&format!(" {s}")) {
+                    a = a[..a.len() - s.len()].to_string() + MASKED;
+                }
+            }
+            a
+        })
+        .collect()
+}
+
+/// The values that secret flags take in `args`: `--requirepass x`, `--requirepass=x`,
+/// `"--requirepass x"` (Redis reads one argument as a config line), `-c password=x`.
+fn secret_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let body = a.trim_start_matches('-');
+        let (name, value) = match body.split_once(['=', ' ']) {
+            Some((n, v)) => (n, Some(v.trim().to_string())),
+            None => (body, None),
+        };
+        if name.is_empty() || !is_secret(name) {
+            continue;
+        }
+        match value {
+            Some(v) if !v.is_empty() => out.push(v),
+            None if a.starts_with('-') => {
+                if let Some(next) = args.get(i + 1).filter(|n| !n.starts_with('-')) {
+                    out.push(next.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +414,52 @@ mod tests {
         assert!(refused.settings.is_empty());
         let r = results(vec![refused]);
         assert!(warnings(&r)[0].contains("could not be read (CONFIG GET * refused"));
+    }
+
+    #[test]
+    fn secret_options_and_arguments_are_masked_in_the_record() {
+        let opts = BTreeMap::from([
+            ("requirepass".to_string(), "hunter2x".to_string()),
+            ("maxmemory".to_string(), "100mb".to_string()),
+        ]);
+        let m = masked_options(opts);
+        assert_eq!(m["requirepass"], MASKED);
+        assert_eq!(m["maxmemory"], "100mb");
+        let args: Vec<String> = [
+            "--requirepass",
+            "hunter2x",
+            "--masterauth=pw9",
+            "--io-threads",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            masked_args(&args),
+            [
+                "--requirepass",
+                MASKED,
+                "--masterauth=(masked)",
+                "--io-threads",
+                "2"
+            ]
+        );
+        assert_eq!(secret_args(&["-c".into(), "password=abc".into()]), ["abc"]);
+        assert_eq!(
+            mask_in("options = { requirepass = \"hunter2x\" }", "hunter2x"),
+            "options = { requirepass = \"(masked)\" }"
+        );
+        assert_eq!(
+            mask_in("a = \"pw\", b = \"pwx\"", "pw"),
+            "a = \"(masked)\", b = \"pwx\""
+        );
+        let mut j = serde_json::json!({"o": {"requirepass": "hunter2x"}, "a": ["--x=hunter2x"]});
+        mask_json(&mut j, "hunter2x");
+        assert_eq!(
+            j.to_string(),
+            r#"{"a":["--x=(masked)"],"o":{"requirepass":"(masked)"}}"#
+        );
     }
 
     fn results(variants: Vec<VariantRecord>) -> Results {
