@@ -55,7 +55,7 @@ impl Context<'_> {
                 observer.run_finished(i, &label, &done.run);
                 i += 1;
                 self.record_findings(results, &slot, done.findings);
-                self.record_settings(results, &slot, done.settings, done.run.valid);
+                crate::settings::record(self, results, &slot, done.settings, done.run.valid);
                 let at = self.cell_index(results, &slot);
                 match done.profile {
                     Some(p) => {

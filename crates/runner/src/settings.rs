@@ -6,20 +6,13 @@
 //! (`Target::knobs`) first. The warnings they give are [`warnings`], a pure function of
 //! the results that `analyze` calls with the rest.
 
-use crate::context::Context;
+use crate::context::{Context, SettingsRead};
 use crate::schedule::Slot;
 use bakeoff_report::model::{ExperimentRecord, Results, SettingDiff, VariantRecord};
 use bakeoff_sandbox::settings::{is_secret, Knob, MASKED};
 use bakeoff_sandbox::Sandbox;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
-
-/// What one run read: the settings or why not, and how long it took.
-#[derive(Debug, Clone)]
-pub struct SettingsRead {
-    pub settings: Result<BTreeMap<String, String>, String>,
-    pub ms: f64,
-}
 
 /// Reads the ready sandbox's settings (masked, see `Sandbox::settings`).
 pub(crate) fn read(sandbox: &Sandbox) -> SettingsRead {
@@ -41,37 +34,35 @@ pub(crate) fn not_here(host: &str) -> SettingsRead {
     }
 }
 
-impl Context<'_> {
-    /// Keeps what a run of `slot` read: the variant's first valid run's settings (or
-    /// why they could not be read), a later valid run that read differently as a line in
-    /// `settings_changed`; then the diff between the variants anew.
-    pub(crate) fn record_settings(
-        &self,
-        results: &mut Results,
-        slot: &Slot,
-        read: Option<SettingsRead>,
-        valid: bool,
-    ) {
-        let (Some(read), true) = (read, valid) else {
-            return;
-        };
-        let target = bakeoff_sandbox::target_for(self.loaded.experiment.target.kind);
-        let Some(v) = results.variants.get_mut(self.variants[slot.variant].record) else {
-            return;
-        };
-        let tls = match target.protocol() {
-            bakeoff_sandbox::Protocol::Sql => bakeoff_sqlclient::ENCRYPTED,
-            _ => bakeoff_engine::ENCRYPTED,
-        };
-        keep(v, read, slot.round, tls);
-        results.settings_diff = diff(&results.variants, target.knobs());
-    }
+/// Keeps what a run of `slot` read: the variant's first valid run's settings (or why
+/// they could not be read), a later valid run that read differently as a line in
+/// `settings_changed`; then the diff between the variants anew.
+pub(crate) fn record(
+    ctx: &Context<'_>,
+    results: &mut Results,
+    slot: &Slot,
+    read: Option<SettingsRead>,
+    valid: bool,
+) {
+    let (Some(read), true) = (read, valid) else {
+        return;
+    };
+    let target = bakeoff_sandbox::target_for(ctx.loaded.experiment.target.kind);
+    let Some(v) = results.variants.get_mut(ctx.variants[slot.variant].record) else {
+        return;
+    };
+    let tls = match target.protocol() {
+        bakeoff_sandbox::Protocol::Sql => bakeoff_sqlclient::ENCRYPTED,
+        _ => bakeoff_engine::ENCRYPTED,
+    };
+    keep(v, read, slot.round, tls);
+    results.settings_diff = diff(&results.variants, target.knobs());
 }
 
 /// Most lines `settings_changed` keeps per variant.
 const MAX_CHANGED: usize = 5;
 
-/// See [`Context::record_settings`] (the first read with its time and the clients' TLS).
+/// See [`record`] (the first read with its time and the clients' TLS).
 fn keep(v: &mut VariantRecord, read: SettingsRead, round: usize, tls: bool) {
     v.tls = Some(tls);
     let first = v.settings.is_empty() && v.settings_error.is_none();
