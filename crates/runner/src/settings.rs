@@ -338,7 +338,7 @@ mod tests {
             ],
         );
         let b = variant("b", &[("log_bin", "ON"), ("x", "2"), ("same", "s")]);
-        let d = diff(&[a.clone(), b.clone()], KNOBS);
+        let d = diff(&[a.clone(), b], KNOBS);
         let names: Vec<&str> = d.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["log_bin", "x", "only_a"]);
         assert_eq!(d[0].topic.as_deref(), Some("durability"));
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(d[2].values.len(), 1);
         assert!(d[0].asked_by.is_empty());
         // One variant alone, or one without settings, makes no diff.
-        assert!(diff(&[a.clone()], KNOBS).is_empty());
+        assert!(diff(std::slice::from_ref(&a), KNOBS).is_empty());
         assert!(diff(&[a, variant("c", &[])], KNOBS).is_empty());
     }
 
@@ -454,9 +454,10 @@ mod tests {
     }
 
     fn results(variants: Vec<VariantRecord>) -> Results {
-        let mut r = Results::default();
-        r.settings_diff = diff(&variants, KNOBS);
-        r.variants = variants;
-        r
+        Results {
+            settings_diff: diff(&variants, KNOBS),
+            variants,
+            ..Results::default()
+        }
     }
 }

@@ -299,9 +299,9 @@ fn stats_reply(buf: &[u8]) -> Option<Result<std::collections::BTreeMap<String, S
     let pairs = text
         .lines()
         .filter_map(|l| l.trim_end().strip_prefix("STAT "))
-        .filter_map(|l| {
+        .map(|l| {
             let (k, v) = l.split_once(' ').unwrap_or((l, ""));
-            Some((k.to_string(), v.to_string()))
+            (k.to_string(), v.to_string())
         })
         .collect();
     Some(Ok(pairs))
