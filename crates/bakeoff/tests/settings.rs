@@ -3,7 +3,8 @@
 //! settings under the names the server itself uses; two variants that differ in one
 //! setting that moves performance show it in `settings_diff` (Redis `appendonly`,
 //! PostgreSQL `synchronous_commit`); a secret given to a server never reaches
-//! results.json or a report; a server whose `CONFIG` command is renamed records why its
+//! results.json or a report; what changes from start to start (port, folder, a server's
+//! id) is never a difference; a server whose `CONFIG` command is renamed records why its
 //! settings are missing and its run is valid.
 
 mod common;
@@ -185,15 +186,31 @@ fn postgres_synchronous_commit_off_against_on_is_in_the_diff() {
     assert_eq!(d["values"]["off"], "off");
     assert_eq!(d["topic"], "durability");
     assert_eq!(d["asked_by"][0], "off");
+    let names: Vec<&str> = r["settings_diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["synchronous_commit"],
+        "nothing per run is a difference"
+    );
     no_server_left("postgres", &s);
 }
+
+/// Two rounds of two variants of one binary: what differs from start to start (the
+/// port, the sandbox's folder, MariaDB's `server_uid`) is no difference.
+const TWICE: &str = "[plan]\nrepetitions = 2\nwarmup = \"0s\"\nduration = \"1s\"\n";
 
 #[test]
 fn mariadb_records_its_global_variables_with_the_redo_capacity() {
     let s = scratch();
     let text = format!(
         "name = \"maria-settings\"\n[target]\nkind = \"mariadb\"\noptions = {{ innodb_buffer_pool_size = \"64M\" }}\n\
-         [[variant]]\nname = \"maria\"\nbinary = \"{MARIADBD}\"\n{OLTP}{SHORT}"
+         [[variant]]\nname = \"maria\"\nbinary = \"{MARIADBD}\"\n\
+         [[variant]]\nname = \"again\"\nbinary = \"{MARIADBD}\"\n{OLTP}{TWICE}"
     );
     let r = s.run_clean("maria.toml", &text, "mariadbd");
     let v = settings_of(
@@ -213,6 +230,12 @@ fn mariadb_records_its_global_variables_with_the_redo_capacity() {
         "MariaDB 10.11 keeps one redo file"
     );
     assert_eq!(v["port"], "<port>");
+    assert_eq!(v["server_uid"], "<identity>");
+    assert!(r.get("settings_diff").is_none(), "{}", r["settings_diff"]);
+    for name in ["maria", "again"] {
+        let changed = &variant(&r, name)["settings_changed"];
+        assert!(changed.is_null(), "{name}: {changed}");
+    }
     assert!(
         v["datadir"].as_str().unwrap().starts_with("<sandbox>"),
         "{}",

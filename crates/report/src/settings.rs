@@ -36,14 +36,24 @@ pub fn section(r: &Results) -> Option<Section> {
         rest.into_iter().partition(|d| !d.only_some);
     if r.settings_diff.is_empty() && with.len() >= 2 {
         s.push(
-            Block::text(format!("None: {} read the same settings.", with.join(", "))).everywhere(),
+            Block::text(format!(
+                "Settings that differ: none ({} read the same settings).",
+                with.join(", ")
+            ))
+            .everywhere(),
         );
     }
     if !moves.is_empty() {
-        let t = table(&with, &moves, true)
-            .titled("Settings that move performance")
-            .note("asked by: the variants whose experiment file set it; a difference nobody asked for is a warning above.");
+        let t = table(&with, &moves, true);
+        s.push(Block::Heading("Those that move performance".into()).only(Media::PAGE));
+        s.push(
+            Block::Heading("Settings that differ and move performance".into())
+                .only(Media::TERMINAL),
+        );
         s.push(Block::Table(t).everywhere());
+        s.push(Block::caption(
+            "asked by: the variants whose experiment file set it; a difference nobody asked for is a warning above.",
+        ));
     }
     let folded = [
         (others, "other setting differs", "other settings differ"),
@@ -53,20 +63,27 @@ pub fn section(r: &Results) -> Option<Section> {
             "settings exist on some variants only",
         ),
     ];
+    let mut counted = Vec::new();
     for (list, one, many) in folded {
         if list.is_empty() {
             continue;
         }
         let words = if list.len() == 1 { one } else { many };
         let summary = format!("{} {words}", list.len());
-        s.push(
-            Block::text(format!("{summary} (listed in report.md and report.html)."))
-                .only(Media::TERMINAL),
-        );
+        counted.push(summary.clone());
         s.push(Block::Details {
             summary: Inline::from(summary),
             blocks: vec![Block::Table(table(&with, &list, false))],
         });
+    }
+    if !counted.is_empty() {
+        s.push(
+            Block::text(format!(
+                "Settings: {} (report.md and report.html list them).",
+                counted.join("; ")
+            ))
+            .only(Media::TERMINAL),
+        );
     }
     let tls: Vec<String> = r
         .variants
@@ -178,8 +195,8 @@ mod tests {
         ];
         let s = section(&r).unwrap();
         assert_eq!(s.id, "settings");
-        let Block::Only(_, first) = &s.blocks[1] else {
-            panic!("{:?}", s.blocks[1]);
+        let Block::Only(_, first) = &s.blocks[3] else {
+            panic!("{:?}", s.blocks[3]);
         };
         let Block::Table(t) = &first[0] else {
             panic!("{first:?}");
@@ -209,6 +226,69 @@ mod tests {
                 "1 setting exists on some variants only [[\"only\", \"-\", \"1\"]]"
             ]
         );
+    }
+
+    /// The report sample with two variants of memcached that read their settings: one
+    /// knob nobody asked for, one asked for, one other difference, one name on one side.
+    fn sample_with_settings() -> Results {
+        let mut r = crate::tests::sample();
+        r.variants.push(VariantRecord {
+            name: "clang-O3".into(),
+            status: "ok".into(),
+            ..VariantRecord::default()
+        });
+        let base = [
+            ("maxbytes", "67108864"),
+            ("num_threads", "4"),
+            ("hashpower_init", "0"),
+        ];
+        for v in r.variants.iter_mut().filter(|v| v.status == "ok") {
+            v.settings = base
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            v.tls = Some(false);
+        }
+        r.settings_diff = vec![
+            SettingDiff {
+                asked_by: vec!["clang-O3".into()],
+                ..d(
+                    "num_threads",
+                    Some("threads"),
+                    &[("gcc-O2", "4"), ("clang-O3", "1")],
+                    false,
+                )
+            },
+            d(
+                "lru_crawler",
+                Some("background work"),
+                &[("gcc-O2", "yes"), ("clang-O3", "no")],
+                false,
+            ),
+            d(
+                "hashpower_init",
+                None,
+                &[("gcc-O2", "0"), ("clang-O3", "16")],
+                false,
+            ),
+            d("ext_path", None, &[("clang-O3", "")], true),
+        ];
+        r
+    }
+
+    #[test]
+    fn markdown_and_terminal_snapshots() {
+        let r = sample_with_settings();
+        let md = crate::markdown::render(&r);
+        let at = md.find("## Settings that differ").expect("the section");
+        let end = md[at + 3..].find("\n## ").map_or(md.len(), |e| at + 3 + e);
+        insta::assert_snapshot!("settings_markdown", &md[at..end]);
+        let term = crate::terminal(&r, false);
+        let at = term
+            .find("Settings that differ and move")
+            .expect("the terminal's table");
+        let end = term[at..].find("\n\n\n").map_or(term.len(), |e| at + e);
+        insta::assert_snapshot!("settings_terminal", &term[at..end]);
     }
 
     #[test]

@@ -451,7 +451,13 @@ const KNOBS: &[Knob] = &[
     knob("innodb_io_capacity", "InnoDB"),
 ];
 
-/// `SHOW GLOBAL VARIABLES` as name -> value, plus [`REDO_CAPACITY`].
+/// Variables that name the server rather than set it: MariaDB's `server_uid` (a hash
+/// of its host and port, new at every start) and MySQL's `server_uuid` (made with each
+/// data directory).
+const IDENTITIES: &[&str] = &["server_uid", "server_uuid"];
+
+/// `SHOW GLOBAL VARIABLES` as name -> value (an identity as
+/// [`crate::settings::IDENTITY`]), plus [`REDO_CAPACITY`].
 fn read_variables(
     sql: &SqlServer,
     dialect: Dialect,
@@ -463,6 +469,11 @@ fn read_variables(
         .ok_or("no answer")?
         .map_err(|e| format!("SHOW GLOBAL VARIABLES refused: {e}"))?;
     let mut vars = crate::settings::pairs(&rows);
+    for name in IDENTITIES {
+        if let Some(v) = vars.get_mut(*name) {
+            *v = crate::settings::IDENTITY.to_string();
+        }
+    }
     if let Some(bytes) = redo_capacity(&vars) {
         vars.insert(REDO_CAPACITY.to_string(), bytes.to_string());
     }

@@ -19,6 +19,8 @@ pub const MASKED: &str = "(masked)";
 pub const SANDBOX_DIR: &str = "<sandbox>";
 /// A port setting that held the sandbox's own port.
 pub const SANDBOX_PORT: &str = "<port>";
+/// A variable that names one server rather than sets it (a per-start id), as kept.
+pub const IDENTITY: &str = "<identity>";
 /// How long reading a server's settings may take in all.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
