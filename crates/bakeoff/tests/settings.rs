@@ -2,7 +2,8 @@
 //! run of every target kind on this machine's installed servers records non-empty
 //! settings under the names the server itself uses; two variants that differ in one
 //! setting that moves performance show it in `settings_diff` (Redis `appendonly`,
-//! PostgreSQL `synchronous_commit`); a secret given to a server never reaches
+//! PostgreSQL `synchronous_commit`), and one the experiment did not ask for (a SQLite
+//! build's compile-time cache size) is a warning; a secret given to a server never reaches
 //! results.json or a report; what changes from start to start (port, folder, a server's
 //! id) is never a difference; a server whose `CONFIG` command is renamed records why its
 //! settings are missing and its run is valid.
@@ -266,5 +267,49 @@ fn sqlite_records_its_pragmas_and_compile_options() {
     assert_eq!(
         v["synchronous"], "0",
         "the experiment's pragma, as a connection has it"
+    );
+}
+
+/// A build whose compile-time default the experiment never set as a setting: SQLite's
+/// amalgamation built with a small `SQLITE_DEFAULT_CACHE_SIZE` against Debian's library.
+/// The diff leads with `cache_size` and, nobody having asked for it in `options`, the
+/// results warn that the comparison includes it.
+#[test]
+fn sqlite_a_default_nobody_asked_for_is_a_warning() {
+    let s = scratch();
+    let text = format!(
+        "name = \"sqlite-unasked\"\n[target]\nkind = \"sqlite\"\n\
+         [[variant]]\nname = \"debian\"\nbinary = \"/usr/lib/x86_64-linux-gnu/libsqlite3.so.0\"\n\
+         [[variant]]\nname = \"small\"\ncompiler = \"gcc-12\"\ncflags = \"-O1\"\nconfigure_args = [\"-DSQLITE_DEFAULT_CACHE_SIZE=-500\"]\n\
+         [[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\ngroups = [\"select\"]\n{SHORT}"
+    );
+    let r = s.run_clean("unasked.toml", &text, "bakeoff-sqlited");
+    settings_of(
+        &r,
+        "small",
+        &["cache_size", "compile_option.DEFAULT_CACHE_SIZE"],
+    );
+    let d = diff_of(&r, "cache_size");
+    assert_eq!(d["values"]["small"], "-500");
+    assert_eq!(d["topic"], "memory");
+    assert!(d.get("asked_by").is_none(), "{d}");
+    assert!(
+        r["settings_diff"][0]["topic"].is_string(),
+        "the settings that move performance lead: {}",
+        r["settings_diff"]
+    );
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains("cache_size"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", r["warnings"]);
+    assert!(
+        warnings[0].contains("ran with cache_size = ")
+            && warnings[0].contains("set cache_size on every variant to compare the servers alone"),
+        "{}",
+        warnings[0]
     );
 }
