@@ -100,10 +100,7 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 ("tables", 1),
                 ("table_size", 10000),
             ] {
-                if w.get(key)
-                    .and_then(Item::as_integer)
-                    .is_some_and(|n| n > most)
-                {
+                if w.get(key).and_then(Item::as_integer).is_some_and(|n| n > most) {
                     w.insert(key, value(most));
                 }
             }
