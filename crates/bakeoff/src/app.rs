@@ -64,6 +64,9 @@ pub fn run() -> Result<(), Failure> {
                 l.experiment.workloads.len(),
                 l.experiment.stopping_summary()
             );
+            if let Some(line) = builds_line(&l) {
+                println!("{line}");
+            }
             if let Some(line) = crate::tune::check_line(&l) {
                 println!("{line}");
             }
@@ -183,7 +186,7 @@ fn noise_cmd(
     bars.finish();
     // Only the folder this check made (a name taken before it is not its to remove).
     if bakeoff_os::own::is_marked(&folder, bakeoff_runner::RESULTS_PURPOSE) {
-        let _ = std::fs::remove_dir_all(&folder);
+        let _ = bakeoff_os::own::remove_tree(&folder);
     }
     let o = match outcome {
         Ok(o) => o,
@@ -705,8 +708,17 @@ fn known_names(names: &[String]) -> String {
     if names.is_empty() {
         "; it is empty".into()
     } else {
-        format!("; known: {}", names.join(", "))
+        format!("; known: {}", text_list(names))
     }
+}
+
+/// Names from the store, joined for a message: text, never terminal controls.
+fn text_list(names: &[String]) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .map(|n| bakeoff_os::name::printable(n))
+        .collect();
+    shown.join(", ")
 }
 
 /// A compare argument: a results folder (or its results.json), else a history id.
@@ -886,8 +898,8 @@ fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
                 .as_deref()
                 .map(|w| format!(" --workload {w}"))
                 .unwrap_or_default(),
-            bakeoff_store::known_values(&records, |c| &c.variant).join(", "),
-            bakeoff_store::known_values(&records, |c| &c.workload).join(", ")
+            text_list(&bakeoff_store::known_values(&records, |c| &c.variant)),
+            text_list(&bakeoff_store::known_values(&records, |c| &c.workload))
         )));
     }
     if args.json {
@@ -901,4 +913,23 @@ fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
 /// Pretty JSON for `--json`.
 fn json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
     serde_json::to_string_pretty(v).map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))
+}
+
+/// What `check` says of the variants built from source: their names, and that a build
+/// runs the source's own build scripts (configure, make) on this machine. None: no
+/// variant builds.
+fn builds_line(l: &bakeoff_plan::Loaded) -> Option<String> {
+    let names: Vec<String> = l
+        .experiment
+        .variants
+        .iter()
+        .filter(|v| v.is_build())
+        .map(|v| bakeoff_os::name::printable(&v.name))
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "builds: {} (a build runs the source's own build scripts on this machine, as you would by hand)",
+            names.join(", ")
+        )
+    })
 }

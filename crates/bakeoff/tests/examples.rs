@@ -30,6 +30,9 @@ const SWAPPED: &[(&str, &str)] = &[
     ("postgres", "/usr/lib/postgresql/15/bin/postgres"),
 ];
 
+/// Examples run at once.
+const WORKERS: usize = 2;
+
 /// The keys that make a variant a build (and what only a build takes).
 const BUILD_KEYS: &[&str] = &[
     "compiler",
@@ -63,12 +66,29 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
     plan.insert("warmup", value("200ms"));
     plan.insert("duration", value("1s"));
     plan.remove("precision");
+    let searches = doc
+        .get("workload")
+        .and_then(Item::as_array_of_tables)
+        .is_some_and(|ws| ws.iter().any(|w| w.contains_key("slo")));
+    if searches {
+        // A capacity search halves its bracket down to the precision: a coarse one is
+        // a few trials.
+        doc["plan"]["precision"] = value(0.5);
+        said.push("capacity searched to 50%".into());
+    }
     if let Some(workloads) = doc
         .get_mut("workload")
         .and_then(Item::as_array_of_tables_mut)
     {
         for w in workloads.iter_mut() {
-            for key in ["connections", "warehouses"] {
+            // A warehouse sweep searched for its largest passing W needs two.
+            let keep_w = if w.contains_key("find_max_w") { 2 } else { 1 };
+            if let Some(ws) = w.get_mut("warehouses").and_then(Item::as_array_mut) {
+                while ws.len() > keep_w {
+                    ws.remove(ws.len() - 1);
+                }
+            }
+            for key in ["connections", "concurrency", "tests"] {
                 let first = w
                     .get(key)
                     .and_then(Item::as_array)
@@ -99,9 +119,34 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 ("keys", 10000),
                 ("tables", 1),
                 ("table_size", 10000),
+                ("iterations", 5),
             ] {
-                if w.get(key).and_then(Item::as_integer).is_some_and(|n| n > most) {
+                if w.get(key)
+                    .and_then(Item::as_integer)
+                    .is_some_and(|n| n > most)
+                {
                     w.insert(key, value(most));
+                }
+            }
+        }
+    }
+    if doc["plan"]
+        .get("layouts")
+        .and_then(Item::as_integer)
+        .is_some_and(|n| n > 2)
+    {
+        doc["plan"]["layouts"] = value(2);
+        said.push("two code layouts".into());
+    }
+    // Training runs (PGO, BOLT) short: what is checked is that the trained build serves.
+    if let Some(variants) = doc
+        .get_mut("variant")
+        .and_then(Item::as_array_of_tables_mut)
+    {
+        for v in variants.iter_mut() {
+            for key in ["pgo", "bolt"] {
+                if let Some(t) = v.get_mut(key).and_then(Item::as_table_like_mut) {
+                    t.insert("duration", value("2s"));
                 }
             }
         }
@@ -140,20 +185,22 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
     (doc, said)
 }
 
-/// Runs `bakeoff <command> FILE` as the suite's user with the default cache under the
-/// examples home; its exit status, stdout and stderr.
-fn bakeoff(s: &Scratch, command: &str, file: &Path, out: &Path) -> (Option<i32>, String) {
+/// Runs `bakeoff <command> FILE` as the suite's user with the default cache under its
+/// private home (`out`: the results folder, beside which the run gets its own sandbox
+/// folder and history, since two examples run at once); its exit status and output.
+fn bakeoff(command: &str, file: &Path, out: Option<&Path>) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
     cmd.arg(command).arg(file);
-    if command != "check" {
+    if let Some(out) = out {
+        let own = out.with_extension("side");
         cmd.arg("--out")
             .arg(out)
             .arg("--sandbox-dir")
-            .arg(s.sandboxes())
-            .arg("--quiet");
+            .arg(own.join("sandboxes"))
+            .arg("--quiet")
+            .env("BAKEOFF_STORE", own.join("history.sqlite"));
     }
     let out = common::with_private_home(&mut cmd)
-        .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
         .output()
         .expect("run bakeoff");
     let text = format!(
@@ -216,53 +263,21 @@ fn every_example_runs_as_root_with_the_default_cache() {
         Sshd::start(scratch.path(), "127.0.0.2"),
         Sshd::start(scratch.path(), "127.0.0.3"),
     ];
-    let mut failures = Vec::new();
-    for file in &files {
-        let name = file.file_stem().unwrap().to_string_lossy().to_string();
-        let started = Instant::now();
-        let text = std::fs::read_to_string(file).unwrap();
-        let (mut doc, said) = shortened(&text);
-        let remote = doc.contains_key("host");
-        if remote {
-            common::sshd::reach_hosts(&mut doc, &sshd, scratch.path());
-        } else {
-            // The file as written is good input (a file with [[host]] is checked with
-            // its hosts reached, below: check reaches them).
-            let (code, out) = bakeoff(&scratch, "check", file, Path::new(""));
-            if code != Some(0) {
-                failures.push(format!("{name}: check as written exited {code:?}: {out}"));
-                continue;
-            }
+    // Two examples at a time: most of a short run is waiting (sandbox starts, data
+    // loads, fixed windows), and no verdict is asserted here.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..WORKERS {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(file) = files.get(i) else { break };
+                let found = one_example(&scratch, &beside, &sshd, file);
+                failures.lock().unwrap().extend(found);
+            });
         }
-        let short = beside.join(format!("{name}.toml"));
-        std::fs::write(&short, doc.to_string()).unwrap();
-        if remote {
-            let (code, out) = bakeoff(&scratch, "check", &short, Path::new(""));
-            if code != Some(0) {
-                failures.push(format!("{name}: check exited {code:?}: {out}"));
-                continue;
-            }
-        }
-        let command = if doc.contains_key("tune") {
-            "tune"
-        } else {
-            "run"
-        };
-        let out_dir = scratch.path().join(format!("out-{name}"));
-        let (code, out) = bakeoff(&scratch, command, &short, &out_dir);
-        let secs = started.elapsed().as_secs_f64();
-        eprintln!("{name}: {command} exited {code:?} in {secs:.0} s; swapped: {said:?}");
-        if code != Some(0) {
-            failures.push(format!("{name}: {command} exited {code:?}: {out}"));
-            continue;
-        }
-        let results = std::fs::read_to_string(out_dir.join("results.json"))
-            .map(|t| serde_json::from_str::<serde_json::Value>(&t).expect("valid json"));
-        match results {
-            Ok(r) => failures.extend(problems(&r).into_iter().map(|p| format!("{name}: {p}"))),
-            Err(e) => failures.push(format!("{name}: no results.json: {e}")),
-        }
-    }
+    });
+    let failures = failures.into_inner().unwrap();
     for s in &sshd {
         s.stop();
     }
@@ -276,4 +291,54 @@ fn every_example_runs_as_root_with_the_default_cache() {
         common::no_server_left(server, &scratch);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Checks, shortens and runs one example; what is wrong with it (nothing: empty).
+fn one_example(scratch: &Scratch, beside: &Path, sshd: &[Sshd], file: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    let name = file.file_stem().unwrap().to_string_lossy().to_string();
+    let started = Instant::now();
+    let text = std::fs::read_to_string(file).unwrap();
+    let (mut doc, said) = shortened(&text);
+    let remote = doc.contains_key("host");
+    if remote {
+        common::sshd::reach_hosts(&mut doc, sshd, scratch.path());
+    } else {
+        // The file as written is good input (a file with [[host]] is checked with
+        // its hosts reached, below: check reaches them).
+        let (code, out) = bakeoff("check", file, None);
+        if code != Some(0) {
+            failures.push(format!("{name}: check as written exited {code:?}: {out}"));
+            return failures;
+        }
+    }
+    let short = beside.join(format!("{name}.toml"));
+    std::fs::write(&short, doc.to_string()).unwrap();
+    if remote {
+        let (code, out) = bakeoff("check", &short, None);
+        if code != Some(0) {
+            failures.push(format!("{name}: check exited {code:?}: {out}"));
+            return failures;
+        }
+    }
+    let command = if doc.contains_key("tune") {
+        "tune"
+    } else {
+        "run"
+    };
+    let out_dir = scratch.path().join(format!("out-{name}"));
+    let (code, out) = bakeoff(command, &short, Some(&out_dir));
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!("{name}: {command} exited {code:?} in {secs:.0} s; swapped: {said:?}");
+    if code != Some(0) {
+        failures.push(format!("{name}: {command} exited {code:?}: {out}"));
+        return failures;
+    }
+    let results = std::fs::read_to_string(out_dir.join("results.json"))
+        .map(|t| serde_json::from_str::<serde_json::Value>(&t).expect("valid json"));
+    match results {
+        Ok(r) => failures.extend(problems(&r).into_iter().map(|p| format!("{name}: {p}"))),
+        Err(e) => failures.push(format!("{name}: no results.json: {e}")),
+    }
+    failures
 }

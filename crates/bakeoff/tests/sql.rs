@@ -223,25 +223,71 @@ fn sql_bad_input_and_server_refusals() {
         "{stderr}"
     );
 
-    // An option the server does not know: that variant fails naming it; the other runs.
-    let unknown = s.write(
-        "unknown.toml",
-        &format!(
+    // An option the server does not know: that variant fails naming it; the others run,
+    // the exit status stays 0 and the failure is the output's first line (issue 49).
+    let typo = |extra: &str| {
+        format!(
             "name = \"unknown\"\n[target]\nkind = \"postgres\"\n\
              [[variant]]\nname = \"good\"\nbinary = \"{POSTGRES}\"\n\
-             [[variant]]\nname = \"typo\"\nbinary = \"{POSTGRES}\"\noptions = {{ shared_bufers = \"64MB\" }}\n\
+             [[variant]]\nname = \"typo\"\nbinary = \"{POSTGRES}\"\noptions = {{ shared_bufers = \"64MB\" }}\n{extra}\
              [[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntable_size = 500\nconnections = [2]\n\
              [plan]\nrepetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n"
-        ),
+        )
+    };
+    let unknown = s.write(
+        "unknown.toml",
+        &typo(&format!(
+            "[[variant]]\nname = \"good2\"\nbinary = \"{POSTGRES}\"\n"
+        )),
     );
     let out = s.run_cmd(&unknown).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.starts_with("FAILED: typo failed, so it was not compared with good:"),
+        "{stdout}"
+    );
     let r = s.results();
     assert_eq!(r["variants"][1]["status"], "failed");
     let err = r["variants"][1]["error"].as_str().unwrap();
     assert!(err.contains("shared_bufers"), "{err}");
     assert_eq!(r["variants"][0]["status"], "ok");
+    let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    let failed_at = md
+        .find("FAILED: typo failed")
+        .expect("the failure in report.md");
+    assert!(
+        md.find('|').is_none_or(|table| failed_at < table),
+        "the failure comes before any table: {md}"
+    );
+    // `--fail-on` counts a failed variant as a failure.
+    let out = s
+        .command("run", &unknown, &s.path().join("out-fail-on"))
+        .arg("--fail-on")
+        .arg("slower")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The only variant compared with the baseline failed: no comparison was made, and the
+    // exit status says so.
+    let alone = s.write("alone.toml", &typo(""));
+    let out = s
+        .command("run", &alone, &s.path().join("out-alone"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("no comparison could be made: typo failed"),
+        "{stderr}"
+    );
     no_server_left("postgres", &s);
 }
 

@@ -24,7 +24,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Size in bytes and sha256 (hex) of a file, read in a streaming way.
 pub(crate) fn hash_file(path: &Path) -> std::io::Result<(u64, String)> {
-    let mut file = File::open(path)?;
+    hash_reader(File::open(path)?)
+}
+
+/// [`hash_file`] of an open file (or any reader): (bytes, sha256 hex).
+pub(crate) fn hash_reader(mut file: impl Read) -> std::io::Result<(u64, String)> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut total = 0u64;

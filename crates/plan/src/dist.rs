@@ -36,6 +36,12 @@ pub struct Dist {
     /// Inside the unpacked tree: the server binary, or a folder holding it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
+    /// The most the archive (nested archives too) may unpack to, in MB (default 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unpacked_mb: Option<u64>,
+    /// The most files, folders and links it may unpack to (default 200,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<u64>,
 }
 
 /// `debian = "PKG=V"` or `debian = ["PKG=V", "LIB=V"]`.
@@ -56,6 +62,18 @@ impl Packages {
 }
 
 impl Dist {
+    /// What the archive may unpack to: `max_unpacked_mb` and `max_files`, else the
+    /// defaults.
+    pub fn limits(&self) -> bakeoff_build::dist::Limits {
+        let d = bakeoff_build::dist::Limits::default();
+        bakeoff_build::dist::Limits {
+            max_bytes: self
+                .max_unpacked_mb
+                .map_or(d.max_bytes, |mb| mb.saturating_mul(1024 * 1024)),
+            max_files: self.max_files.unwrap_or(d.max_files),
+        }
+    }
+
     /// The source keys that are set, by name.
     pub fn sources(&self) -> Vec<&'static str> {
         [

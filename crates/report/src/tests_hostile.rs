@@ -772,3 +772,47 @@ fn impossible_counts_are_refused_with_the_field_named() {
         assert!(m.starts_with("line ") && !m.contains('\n'), "{m}");
     }
 }
+
+/// `variants[].dist` as no run writes it: a list, a number, a spec of no known kind or of
+/// several lines, a sha256 that is not one: refused with the field named, read from the
+/// file and checked in the model alike.
+#[test]
+fn impossible_dist_values_are_refused_with_the_field_named() {
+    let mut r = sample();
+    r.variants[0].dist = Some(DistRecord {
+        spec: "maven:a:b:1".into(),
+        sha256: "a".repeat(64),
+        version: Some("memcached 1.6.18".into()),
+        ..DistRecord::default()
+    });
+    r.check().expect("a dist as a run writes it");
+    let text = String::from_utf8(crate::Exporter::render(&crate::Json, &r)).unwrap();
+    assert!(Results::from_json(&text).is_ok());
+    let at = text
+        .find("\"dist\": {")
+        .expect("the dist record in the text");
+    let end = at + text[at..].find('}').unwrap() + 1;
+    for bad in ["[\"x\"]", "[]", "\"x\"", "7", "{}"] {
+        let edited = format!("{}\"dist\": {bad}{}", &text[..at], &text[end..]);
+        let e = Results::from_json(&edited).unwrap_err();
+        assert!(e.contains("at variants[0].dist:"), "{bad}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    type Edit = fn(&mut DistRecord);
+    let cases: Vec<(&str, Edit)> = vec![
+        ("variants[0].dist.spec", |d| d.spec = "x".into()),
+        ("variants[0].dist.spec", |d| d.spec = String::new()),
+        ("variants[0].dist.spec", |d| d.spec = "maven:a\n:b:1".into()),
+        ("variants[0].dist.sha256", |d| d.sha256 = "zz".into()),
+        ("variants[0].dist.version", |d| {
+            d.version = Some("1\u{1b}[2J".into())
+        }),
+    ];
+    for (field, edit) in cases {
+        let mut r = r.clone();
+        edit(r.variants[0].dist.as_mut().unwrap());
+        let m = r.check().unwrap_err();
+        assert!(m.starts_with(field), "{field}: {m}");
+        assert!(!m.contains('\n') && m.contains("bakeoff run"), "{m}");
+    }
+}

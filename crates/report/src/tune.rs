@@ -288,6 +288,56 @@ mod tests {
         }
     }
 
+    /// Issue 50: a results.json whose tune winner (or baseline) names no variant of the
+    /// folder is refused on read, with the field named.
+    #[test]
+    fn a_tune_winner_that_names_no_variant_is_refused_with_the_field_named() {
+        let with = |winner: &str, baseline: &str| {
+            let mut t = record();
+            t.baseline = baseline.into();
+            if let Some(w) = t.winner.as_mut() {
+                w.name = winner.into();
+            }
+            let variants = ["debian", "gcc.O2", "gcc.O0"]
+                .iter()
+                .map(|n| crate::model::VariantRecord {
+                    name: n.to_string(),
+                    ..Default::default()
+                })
+                .collect();
+            let mut plan = Results::default().plan;
+            plan.baseline = "debian".into();
+            Results {
+                name: "tuned".into(),
+                variants,
+                plan,
+                tune: Some(t),
+                ..Results::default()
+            }
+        };
+        with("gcc.O2", "debian").check().expect("a real search");
+        for (winner, baseline, field) in [
+            ("x", "debian", "tune.winner.name"),
+            ("gcc.O3", "debian", "tune.winner.name"),
+            ("gcc.O2", "nope", "tune.baseline"),
+        ] {
+            let m = with(winner, baseline).check().unwrap_err();
+            assert!(m.starts_with(field), "{winner}/{baseline}: {m}");
+            assert!(!m.contains('\n'), "{m}");
+        }
+        // A winner among the variants but not among the candidates.
+        let m = with("gcc.O0", "debian").check();
+        assert!(m.is_ok(), "{m:?}");
+        let mut r = with("gcc.O2", "debian");
+        r.variants.push(crate::model::VariantRecord {
+            name: "other".into(),
+            ..Default::default()
+        });
+        r.tune.as_mut().unwrap().winner.as_mut().unwrap().name = "other".into();
+        let m = r.check().unwrap_err();
+        assert!(m.starts_with("tune.winner.name"), "{m}");
+    }
+
     #[test]
     fn the_section_shows_the_ranking_the_block_and_the_effects_everywhere() {
         let r = Results {

@@ -55,7 +55,8 @@ impl Results {
     /// What a run could never have written, refused with the field it is in: a name the
     /// experiment file would refuse ([`bakeoff_os::name::valid_name`]), a baseline that is
     /// not one of the variants, more runs in a cell than
-    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number.
+    /// [`bakeoff_stats::MAX_ROUNDS`], a throughput that is negative or not a number, a
+    /// tune winner that is not one of the variants and candidates.
     pub fn check(&self) -> Result<(), String> {
         use bakeoff_os::name::{printable, valid_name, NAME_RULE};
         let name = |field: &str, n: &str| -> Result<(), String> {
@@ -90,6 +91,11 @@ impl Results {
                     "variants[{i}].name {:?} is there twice; use a folder written by `bakeoff run`",
                     v.name
                 ));
+            }
+        }
+        for (i, v) in self.variants.iter().enumerate() {
+            if let Some(d) = &v.dist {
+                dist(&format!("variants[{i}].dist"), d)?;
             }
         }
         known("plan.baseline", &self.plan.baseline)?;
@@ -129,8 +135,56 @@ impl Results {
             name("aa.workload", &a.workload)?;
             name("aa.baseline", &a.baseline)?;
         }
+        if let Some(t) = &self.tune {
+            known("tune.baseline", &t.baseline)?;
+            for (i, c) in t.candidates.iter().enumerate() {
+                name(&format!("tune.candidates[{i}].name"), &c.name)?;
+            }
+            if let Some(w) = &t.winner {
+                known("tune.winner.name", &w.name)?;
+                if !t.candidates.iter().any(|c| c.name == w.name) {
+                    return Err(format!(
+                        "tune.winner.name {:?} is not one of tune.candidates; this results.json was edited or made by hand: use a folder written by `bakeoff tune`",
+                        printable(&w.name)
+                    ));
+                }
+            }
+        }
         values(self)
     }
+}
+
+/// The distribution kinds `bakeoff run` records (`DistSource::spec`'s prefixes).
+const DIST_KINDS: &[&str] = &["url:", "file:", "maven:", "pypi:", "debian:", "npm:"];
+
+/// A `variants[i].dist` record as `bakeoff run` writes it: a spec of a known kind, one
+/// line; a sha256 of 64 hex digits (or none, for a folder); version, compiler and
+/// allocator one line each.
+fn dist(at: &str, d: &crate::model::DistRecord) -> Check {
+    let one_line = |s: &str| !s.is_empty() && s.len() <= 4096 && !s.chars().any(char::is_control);
+    if !one_line(&d.spec) || !DIST_KINDS.iter().any(|k| d.spec.starts_with(k)) {
+        return Err(format!(
+            "{at}.spec is not a distribution bakeoff records (one line starting {}); {TODO}",
+            DIST_KINDS.join(", ")
+        ));
+    }
+    if !(d.sha256.is_empty()
+        || (d.sha256.len() == 64 && d.sha256.chars().all(|c| c.is_ascii_hexdigit())))
+    {
+        return Err(format!("{at}.sha256 is not 64 hex digits; {TODO}"));
+    }
+    for (k, v) in [
+        ("version", &d.version),
+        ("compiler", &d.compiler),
+        ("allocator", &d.allocator),
+    ] {
+        if v.as_deref()
+            .is_some_and(|s| s.len() > 4096 || s.chars().any(char::is_control))
+        {
+            return Err(format!("{at}.{k} is not one line of text; {TODO}"));
+        }
+    }
+    Ok(())
 }
 
 fn refuse(at: &str, v: f64, what: &str) -> Check {

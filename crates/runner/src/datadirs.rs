@@ -113,7 +113,7 @@ impl DataPlace for Here {
     }
 
     fn remove(&self, dir: &Path) {
-        let _ = std::fs::remove_dir_all(dir);
+        let _ = bakeoff_os::own::remove_tree(dir);
     }
 
     fn start(&self, spec: &SandboxSpec) -> Result<Box<dyn DataServer>, String> {
@@ -179,6 +179,15 @@ pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
 pub fn local_root(opts: &Options) -> PathBuf {
     opts.sandbox_root
         .join(format!("data-{}", std::process::id()))
+}
+
+/// Makes this machine's data folder ([`local_root`]) and records it in bakeoff's state
+/// ([`bakeoff_sandbox::DATA_PURPOSE`]), so a later run's [`reap_stale`] knows it is
+/// bakeoff's. Where that fails, the folder is made but a later run leaves it alone.
+pub fn make_local_root(root: &Path) {
+    if std::fs::create_dir_all(root).is_ok() {
+        let _ = bakeoff_os::own::register(root, bakeoff_sandbox::DATA_PURPOSE);
+    }
 }
 
 /// Initializes and loads data for every ready variant of a SQL target, in `place` (under
@@ -527,20 +536,48 @@ pub(crate) fn reachable_binary(
     } else {
         link_or_copy(&tree, &copy)?;
     }
-    let out = std::process::Command::new("chmod")
-        .args(["-R", "a+rX"])
-        .arg(&copy)
-        .status()
-        .map_err(|e| format!("cannot run chmod: {e}"))?;
-    if !out.success() {
-        return Err(format!("chmod of {} failed", copy.display()));
-    }
+    open_to_others(&copy)?;
     Ok(copy.join(rel))
+}
+
+/// Lets others read every file and enter every folder under `dir` (`chmod -R a+rX`), never
+/// through a link, and never changing a file it shares with the cache: a hard-linked file
+/// others cannot read is replaced by a copy first (the cache's modes are part of what it
+/// verifies before use).
+fn open_to_others(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let fail = |p: &Path, e: std::io::Error| {
+        format!("cannot open {} to the server user: {e}", p.display())
+    };
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| fail(dir, e))?;
+    let mode = meta.mode() & 0o7777;
+    if meta.is_dir() {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o555))
+            .map_err(|e| fail(dir, e))?;
+        for entry in std::fs::read_dir(dir).map_err(|e| fail(dir, e))?.flatten() {
+            open_to_others(&entry.path())?;
+        }
+    } else if meta.is_file() {
+        let exec = if mode & 0o111 != 0 { 0o111 } else { 0 };
+        let wanted = mode | 0o444 | exec;
+        if wanted == mode {
+            return Ok(());
+        }
+        if meta.nlink() > 1 {
+            let tmp = dir.with_extension("bakeoff-copy");
+            std::fs::copy(dir, &tmp)
+                .and_then(|_| std::fs::rename(&tmp, dir))
+                .map_err(|e| fail(dir, e))?;
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(wanted))
+            .map_err(|e| fail(dir, e))?;
+    }
+    Ok(())
 }
 
 /// `from` at `to` as hard links where both are on one filesystem (a distribution's tree
 /// can be hundreds of megabytes: MySQL's MXJ archive holds every platform), else copied.
-/// The links share the cache's files, whose modes only ever gain read (`a+rX`), never write.
+/// The links share the cache's files, which [`open_to_others`] never changes.
 fn link_or_copy(from: &Path, to: &Path) -> Result<(), String> {
     let linked = std::process::Command::new("cp")
         .arg("-al")
@@ -613,7 +650,8 @@ fn others_can_enter(p: &Path) -> bool {
 /// Removes the data directories of earlier runs whose bakeoff process is gone (killed
 /// before it could clean up). Returns one line per removed directory.
 /// Only in a sandbox root bakeoff made and marked, and only real folders on its own
-/// filesystem (never a link or a mount).
+/// filesystem (never a link or a mount) that bakeoff's state recorded as its data
+/// folders ([`make_local_root`]): a `data-<pid>` folder anyone else made stays.
 pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
     if !bakeoff_sandbox::is_our_root(sandbox_root) {
         return Vec::new();
@@ -633,9 +671,12 @@ pub fn reap_stale(sandbox_root: &Path) -> Vec<String> {
         else {
             continue;
         };
+        if bakeoff_os::own::registered(&entry.path(), bakeoff_sandbox::DATA_PURPOSE).is_none() {
+            continue;
+        }
         // SAFETY: kill with signal 0 only checks whether the process exists.
         let alive = pid == std::process::id() as i32 || unsafe { libc::kill(pid, 0) } == 0;
-        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+        if !alive && bakeoff_os::own::remove_tree(&entry.path()).is_ok() {
             out.push(format!(
                 "removed stale data directory {} (bakeoff pid {pid} is gone)",
                 entry.path().display()

@@ -80,7 +80,7 @@ pub fn fetch(l: &Loaded, d: &Dist, cache: &Cache) -> Result<Fetched, DistError> 
     let src = source(l, d).ok_or_else(|| DistError::input("dist names no source"))?;
     let layout = bakeoff_sandbox::target_for(l.experiment.target.kind).dist_layout();
     let started = std::time::Instant::now();
-    let tree = dist::fetch(&src, cache)?;
+    let tree = dist::fetch(&src, cache, &d.limits())?;
     let found =
         dist::find_server(&tree.dir, &layout, d.path.as_deref()).map_err(DistError::input)?;
     let env: Vec<(String, String)> = if found.lib_dirs.is_empty() {

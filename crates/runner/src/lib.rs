@@ -152,7 +152,9 @@ impl Opened {
         hosts.stage(loaded, variants, results, observer);
         let (place, root) = hosts.data_place().unwrap_or_else(|| {
             let here: Arc<dyn datadirs::DataPlace> = Arc::new(datadirs::Here);
-            (here, datadirs::local_root(opts))
+            let root = datadirs::local_root(opts);
+            datadirs::make_local_root(&root);
+            (here, root)
         });
         datadirs::prepare(
             loaded, opts, configs, variants, results, observer, place, root,

@@ -125,6 +125,9 @@ pub fn check_root(root: &Path) -> Result<(), String> {
     }
     let exists = at == root;
     refuse_system_folder(root, &at)?;
+    if let Some(why) = bakeoff_os::own::place_problem(root) {
+        return Err(why);
+    }
     let meta = fs::metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
     if !meta.is_dir() {
         return Err(format!("{} is a file, not a folder", at.display()));
@@ -242,8 +245,15 @@ fn refuse_system_folder(root: &Path, existing: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// An entry an earlier bakeoff, from before the marker, left in its sandbox root: a
-/// sandbox dir with its record, a `data-<pid>` folder, or a `logs` folder.
+/// What the prepared data folders (`data-<pid>`) in a sandbox root are recorded as in
+/// bakeoff's state.
+pub const DATA_PURPOSE: &str = "sandbox data";
+
+/// An entry of bakeoff's layout in a sandbox root: a sandbox dir holding a record, or a
+/// `data-<pid>` folder. Enough to take a root again whose marker bakeoff's state does not
+/// vouch for (one an earlier bakeoff made, with sandboxes of runs still going), never a
+/// proof that bakeoff made the entry: the cleanup removes only what the state recorded
+/// (`Record::is_ours`, [`DATA_PURPOSE`]).
 fn made_by_bakeoff(e: &fs::DirEntry) -> bool {
     let name = e.file_name();
     let name = name.to_string_lossy();
@@ -300,6 +310,12 @@ fn writable(dir: &Path) -> bool {
 /// Creates `root` (mode 0700) if needed and checks that it is a real dir of this user, so
 /// nobody else can plant files or symlinks in it (it may live in /tmp).
 pub(crate) fn prepare_root(root: &Path) -> Result<(), SandboxError> {
+    if let Some(why) = bakeoff_os::own::place_problem(root) {
+        return Err(SandboxError::UnsafeRoot {
+            path: root.to_path_buf(),
+            reason: why,
+        });
+    }
     create_private(root).map_err(|e| SandboxError::io("create sandbox root", root, e))?;
     let meta = fs::symlink_metadata(root)
         .map_err(|e| SandboxError::io("inspect sandbox root", root, e))?;

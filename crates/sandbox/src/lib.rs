@@ -43,7 +43,9 @@ mod target;
 mod targets;
 mod valkey;
 
-pub use dirs::{check_root, claim_root, default_root, filesystem_of, is_our_root, Filesystem};
+pub use dirs::{
+    check_root, claim_root, default_root, filesystem_of, is_our_root, Filesystem, DATA_PURPOSE,
+};
 pub use error::SandboxError;
 pub use kind::TargetKind;
 pub use mariadb::Mariadb;

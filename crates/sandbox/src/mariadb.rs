@@ -1,5 +1,6 @@
 //! The MariaDB target: a my.cnf of its own in the sandbox dir (port, 127.0.0.1, socket,
-//! data directory, then the experiment's options), `mariadbd --defaults-file=...`, run as
+//! data directory, `secure-file-priv` on the sandbox's `files` folder, then the
+//! experiment's options), `mariadbd --defaults-file=...`, run as
 //! the unprivileged server user when bakeoff is root; ready when user `bakeoff` can log in
 //! over TCP and `SELECT 1` answers.
 
@@ -33,7 +34,7 @@ impl Mysqld for Mariadb {
         &[&["mariadb-install-db", "mysql_install_db"]],
         &["--version"],
     );
-    const DIRS: &'static [&'static str] = &[];
+    const DIRS: &'static [&'static str] = &[crate::mysqld::FILES];
 
     fn sql_server(&self) -> &SqlServer {
         &self.sql

@@ -103,8 +103,9 @@ impl Target for Memcached {
         })
     }
 
-    /// `-e FILE` (the memory file) and `-o ext_path=FILE:SIZE` (extstore) outside the
-    /// sandbox's folder (memcached's working directory), and `-o proxy_config=FILE`
+    /// `-e FILE` (the memory file), `-Y FILE` (the auth file), `-o ext_path=FILE:SIZE`
+    /// (extstore) and the TLS files (`-o ssl_key=`, `ssl_chain_cert=`, `ssl_ca_cert=`)
+    /// outside the sandbox's folder (memcached's working directory), and `-o proxy_config=FILE`
     /// (Lua code the proxy runs), in every spelling `owned_arg` reads.
     fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
         const IN_SANDBOX: Risk = Risk::Path("the sandbox's folder");
@@ -112,12 +113,14 @@ impl Target for Memcached {
         parsed.into_iter().find_map(|p| {
             let value = p.value.as_deref().unwrap_or("");
             let why = match p.name.as_str() {
-                "e" => owned::refusal(IN_SANDBOX, value),
+                "e" | "Y" => owned::refusal(IN_SANDBOX, value),
                 // getsubopt: comma-separated `name=value` items.
                 "o" => value.split(',').find_map(|item| {
                     let (name, v) = item.split_once('=').unwrap_or((item, ""));
                     match name.trim() {
-                        "ext_path" => owned::refusal(IN_SANDBOX, v),
+                        "ext_path" | "ssl_key" | "ssl_chain_cert" | "ssl_ca_cert" => {
+                            owned::refusal(IN_SANDBOX, v)
+                        }
                         "proxy_config" => {
                             owned::refusal(Risk::Runs("runs the Lua code of a file"), v)
                         }

@@ -28,6 +28,11 @@ pub(crate) struct Record {
     pub server_pgid: Option<i32>,
     pub server_start: Option<u64>,
     pub created_unix_s: u64,
+    /// The id bakeoff's state recorded for this folder when it made it
+    /// (`bakeoff_os::own::register`), also the server's `BAKEOFF_SANDBOX` tag. A record
+    /// without it, or with another id, is not one bakeoff wrote here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_id: Option<String>,
 }
 
 impl Record {
@@ -46,7 +51,15 @@ impl Record {
             created_unix_s: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
+            claim_id: None,
         }
+    }
+
+    /// Whether bakeoff wrote this record for `dir`: its state recorded the folder as a
+    /// sandbox with the record's id (a record planted or copied into a folder is not).
+    pub fn is_ours(&self, dir: &Path) -> bool {
+        let recorded = bakeoff_os::own::registered(dir, bakeoff_os::own::SANDBOX_PURPOSE);
+        matches!((recorded, &self.claim_id), (Some(id), Some(c)) if format!("{id:016x}") == *c)
     }
 
     /// Whether the record was written during an earlier boot (its pids mean nothing now).

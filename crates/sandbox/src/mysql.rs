@@ -29,10 +29,6 @@ const OWNED: &[(&str, &str)] = &[
     ("mysqlx-socket", "the X protocol listener"),
     ("admin-address", "the administrative listener"),
     ("admin-port", "the administrative listener"),
-    (
-        "secure-file-priv",
-        "where the server may read and write files",
-    ),
 ];
 
 /// Oracle's MySQL `mysqld`.
@@ -49,7 +45,7 @@ impl Mysqld for Mysql {
     /// `mysqld`; no helper is required (8.0 initializes itself; 5.5's MXJ archive ships a
     /// ready data directory instead of `mysql_install_db`).
     const LAYOUT: Layout = layout(&["mysqld"], &[], &["--version"]);
-    const DIRS: &'static [&'static str] = &["files"];
+    const DIRS: &'static [&'static str] = &[crate::mysqld::FILES];
 
     fn sql_server(&self) -> &SqlServer {
         &self.sql
@@ -81,13 +77,10 @@ impl Mysqld for Mysql {
         tree_settings(binary)
     }
 
-    /// The X plugin off and file imports kept in the sandbox (`loose-` for what older
-    /// versions do not know: the X plugin came with 5.7).
-    fn extra_settings(&self, workdir: &Path) -> String {
-        format!(
-            "secure-file-priv = {}\nloose-mysqlx = OFF\n",
-            workdir.join("files").display()
-        )
+    /// The X plugin off (`loose-` for what older versions do not know: the X plugin
+    /// came with 5.7).
+    fn extra_settings(&self, _workdir: &Path) -> String {
+        "loose-mysqlx = OFF\n".into()
     }
 }
 

@@ -31,8 +31,19 @@ const OWNED: &[(&str, &str)] = &[
     ("defaults-file", "the configuration file"),
     ("defaults-extra-file", "the configuration file"),
     ("defaults-group-suffix", "the configuration file"),
+    ("no-defaults", "the configuration file"),
     ("networking", "whether the server listens on TCP"),
+    (
+        "secure-file-priv",
+        "where SQL may read and write files (the sandbox's files folder)",
+    ),
+    ("basedir", "where the server's own files are"),
 ];
+
+/// The sandbox's folder for the files SQL reads and writes (`SELECT ... INTO OUTFILE`,
+/// `LOAD DATA INFILE`, `LOAD_FILE`): `secure-file-priv` names it, so those statements
+/// reach no other file.
+pub(crate) const FILES: &str = "files";
 
 /// mysqld's short options, as a getopt string (`::`: a value only when attached).
 const SHORT_OPTIONS: &str = "#::?ab:C:h:L:P:r:sT::t:u:vVW::";
@@ -61,7 +72,18 @@ const RISKY: &[(&str, Risk)] = &[
     ("innodb-undo-directory", DATA_PATH),
     ("innodb-buffer-pool-filename", DATA_PATH),
     ("aria-log-dir-path", DATA_PATH),
-    ("secure-file-priv", DATA_PATH),
+    ("character-sets-dir", DATA_PATH),
+    ("lc-messages-dir", DATA_PATH),
+    ("keyring-file-data", DATA_PATH),
+    ("ssl-key", DATA_PATH),
+    ("ssl-cert", DATA_PATH),
+    ("ssl-ca", DATA_PATH),
+    ("ssl-capath", DATA_PATH),
+    ("ssl-crl", DATA_PATH),
+    ("ssl-crlpath", DATA_PATH),
+    ("tls-*", DATA_PATH),
+    ("admin-ssl-*", DATA_PATH),
+    ("early-plugin-load", LOADS_CODE),
     ("server-audit-file-path", DATA_PATH),
     ("debug", DATA_PATH),
     ("chroot", DATA_PATH),
@@ -75,6 +97,10 @@ const RISKY: &[(&str, Risk)] = &[
     (
         "wsrep*",
         Risk::Runs("turns on Galera replication, which listens on every address and runs scripts"),
+    ),
+    (
+        "master-host",
+        Risk::Runs("makes the server connect to another host"),
     ),
 ];
 
@@ -152,7 +178,7 @@ fn risky_arg(args: &[String]) -> Option<(String, String)> {
 
 /// A mysqld-family my.cnf under `[group]`: `tree` (where a build's or distribution's
 /// files are), the data directory, 127.0.0.1 and the port, the socket and pid file in
-/// the sandbox, `extra` (the server's own lines), then the experiment's options, which
+/// the sandbox, `secure-file-priv` on the sandbox's [`FILES`] folder, `extra` (the server's own lines), then the experiment's options, which
 /// cannot override what the sandbox owns (the plan refuses them).
 fn my_cnf_in(
     group: &str,
@@ -178,6 +204,10 @@ fn my_cnf_in(
         "pid-file = {}\n",
         workdir.join("mysqld.pid").display()
     ));
+    s.push_str(&format!(
+        "secure-file-priv = {}\n",
+        workdir.join(FILES).display()
+    ));
     s.push_str(extra);
     s.push_str("skip-name-resolve\n");
     for line in sqldata::option_lines(options) {
@@ -188,7 +218,8 @@ fn my_cnf_in(
 }
 
 /// Writes `cnf` as the sandbox's my.cnf and starts `binary` with it, as the server user:
-/// the experiment's arguments, then the address and port again (the last wins).
+/// the experiment's arguments, then the address, port and `secure-file-priv` again (the
+/// last wins).
 fn start_command(cnf: &str, launch: &Launch<'_>) -> Command {
     let file = launch.workdir.join("my.cnf");
     // A write failure shows as the server's own "could not open" error at start.
@@ -197,7 +228,11 @@ fn start_command(cnf: &str, launch: &Launch<'_>) -> Command {
     cmd.arg(format!("--defaults-file={}", file.display()));
     cmd.args(launch.args);
     cmd.arg(format!("--port={}", launch.addr.port()))
-        .arg(format!("--bind-address={}", launch.addr.ip()));
+        .arg(format!("--bind-address={}", launch.addr.ip()))
+        .arg(format!(
+            "--secure-file-priv={}",
+            launch.workdir.join(FILES).display()
+        ));
     sqldata::as_server_user(&mut cmd);
     cmd
 }
@@ -575,6 +610,7 @@ mod tests {
         assert!(cnf
             .contains("[mariadbd]\ndatadir = /sb/x/data\nport = 3307\nbind-address = 127.0.0.1\n"));
         assert!(cnf.contains("socket = /sb/x/mysqld.sock\n"));
+        assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
         assert!(cnf.ends_with("innodb_buffer_pool_size = 1G\nmax_connections = 2000\n"));
     }
 

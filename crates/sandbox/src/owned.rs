@@ -176,6 +176,9 @@ pub enum Risk {
     /// It runs a command, loads code or opens a port: refused unless empty. The text
     /// says what it does.
     Runs(&'static str),
+    /// It sends something out of the sandbox when its value holds one of these words
+    /// (any case, in a list): refused then. The text says what it does.
+    Words(&'static [&'static str], &'static str),
 }
 
 /// The first piece of `value` that leads out of a folder: an absolute path, a home
@@ -200,6 +203,13 @@ pub fn refusal(risk: Risk, value: &str) -> Option<String> {
         Risk::Path(base) => path_outside(value).map(|p| {
             format!("names {p:?}, outside the sandbox; give a path relative to {base} without \"..\", or remove it")
         }),
+        Risk::Words(words, what) => {
+            let lower = value.to_ascii_lowercase();
+            let hit = lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .find(|w| words.contains(w))?;
+            Some(format!("names {hit:?}, which {what}; remove it"))
+        }
         Risk::Runs(what) => {
             let empty = value
                 .chars()
@@ -583,13 +593,18 @@ mod hostile {
             "innodb-data-home-dir",
             "innodb-log-group-home-dir",
             "aria-log-dir-path",
-            "secure-file-priv",
+            "character-sets-dir",
+            "keyring-file-data",
+            "ssl-key",
+            "ssl-cert",
+            "ssl-ca",
         ];
         let runs = [
             "init-file",
             "plugin-load",
             "plugin-load-add",
             "plugin-dir",
+            "early-plugin-load",
             "wsrep-on",
             "wsrep-provider",
             "wsrep-cluster-address",
@@ -824,6 +839,127 @@ mod hostile {
         }
         setting_passed(&*t, "temp_store_directory", "tmp");
         setting_passed(&*t, "cache_size", "-64000");
+    }
+
+    /// Issue 50: the settings that make a server connect out, point it at files outside
+    /// the sandbox (keys, includes, character sets, its own tree) or open its file
+    /// writers, refused in every spelling its parser takes.
+    #[test]
+    fn sql_file_writers_and_connect_out_settings_are_refused_in_every_spelling() {
+        let my = target_for(TargetKind::Mariadb);
+        let mysql = target_for(TargetKind::Mysql);
+        for t in [&my, &mysql] {
+            for name in ["secure-file-priv", "basedir", "no-defaults"] {
+                for n in cases(name) {
+                    for lead in ["", "loose-", "LOOSE_", "enable-"] {
+                        for end in (name.len() - 3)..=n.len() {
+                            let spelled = format!("{lead}{}", &n[..end]);
+                            assert!(t.owned_option(&spelled).is_some(), "{spelled}");
+                            for value in ["", "/", "/tmp", "files"] {
+                                arg_refused(&**t, &v(&[&format!("--{spelled}={value}")]));
+                            }
+                        }
+                    }
+                }
+            }
+            for name in [
+                "character-sets-dir",
+                "lc-messages-dir",
+                "keyring-file-data",
+                "ssl-key",
+                "ssl-capath",
+                "tls-key",
+            ] {
+                for n in cases(name) {
+                    setting_refused(&**t, &n, "/etc/shadow");
+                    setting_refused(&**t, &format!("loose_{n}"), "../../x");
+                    arg_refused(&**t, &v(&[&format!("--{n}=/etc/shadow")]));
+                }
+            }
+            for n in cases("early-plugin-load") {
+                setting_refused(&**t, &n, "keyring_file.so");
+                setting_refused(&**t, &format!("loose-{n}"), "x.so");
+            }
+        }
+        let redis = target_for(TargetKind::Redis);
+        let valkey = target_for(TargetKind::Valkey);
+        for t in [&redis, &valkey] {
+            for d in [
+                "replicaof",
+                "slaveof",
+                "enable-protected-configs",
+                "enable-debug-command",
+                "enable-module-command",
+                "rename-command",
+            ] {
+                for n in cases(d) {
+                    assert!(t.owned_option(&n).is_some(), "{n}");
+                    arg_refused(&**t, &v(&[&format!("--{n}"), "10.0.0.1", "6379"]));
+                    arg_refused(&**t, &v(&[&format!("--\"{n}\""), "yes"]));
+                    arg_refused(&**t, &v(&["--save", "", &format!("--{n} yes")]));
+                }
+            }
+            for d in ["tls-key-file", "tls-cert-file", "tls-ca-cert-dir"] {
+                for n in cases(d) {
+                    setting_refused(&**t, &n, "/etc/shadow");
+                    arg_refused(&**t, &v(&[&format!("--{n}"), "/etc/shadow"]));
+                }
+                setting_passed(&**t, d, "tls/key.pem");
+            }
+        }
+        let pg = target_for(TargetKind::Postgres);
+        for (name, value) in [
+            ("primary_conninfo", "host=10.0.0.1"),
+            ("restore_command", "cp x y"),
+            ("ssl_key_file", "/etc/shadow"),
+            ("ssl_cert_file", "../x"),
+            ("ssl_ca_file", "/etc/ssl/x"),
+            ("include", "x.conf"),
+            ("include_dir", "conf.d"),
+            ("include_if_exists", "/tmp/x"),
+            ("extension_destdir", "/tmp/ext"),
+            ("log_destination", "syslog"),
+            ("log_destination", "stderr,SysLog"),
+            ("log_destination", "csvlog, eventlog"),
+        ] {
+            for n in cases(name) {
+                setting_refused(&*pg, &n, value);
+                arg_refused(&*pg, &v(&["-c", &format!("{n}={value}")]));
+                arg_refused(&*pg, &v(&[&format!("--{n}={value}")]));
+            }
+        }
+        for name in ["data_directory", "hba_file", "config_file"] {
+            for n in cases(name) {
+                assert!(pg.owned_option(&n).is_some(), "{n}");
+            }
+        }
+        setting_passed(&*pg, "log_destination", "stderr,csvlog");
+        let mc = target_for(TargetKind::Memcached);
+        for item in ["ssl_key", "ssl_chain_cert", "ssl_ca_cert"] {
+            for value in OUTSIDE
+                .iter()
+                .filter(|p| !p.starts_with('d') && !p.contains(';'))
+            {
+                let o = format!("{item}={value}");
+                for a in [
+                    v(&["-o", &o]),
+                    v(&[&format!("-o{o}")]),
+                    v(&["-t", "4", "-vo", &format!("modern,{o}")]),
+                    v(&[&format!("--extended={o}")]),
+                    v(&[&format!("--ext={o}")]),
+                ] {
+                    arg_refused(&*mc, &a);
+                }
+            }
+            arg_passed(&*mc, &v(&["-o", &format!("{item}=tls/key.pem")]));
+        }
+        for a in [
+            &["-Y", "/etc/shadow"][..],
+            &["-Y/etc/shadow"],
+            &["--auth-file=/etc/shadow"],
+        ] {
+            arg_refused(&*mc, &v(a));
+        }
     }
 
     #[test]

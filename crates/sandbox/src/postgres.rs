@@ -39,7 +39,33 @@ const RISKY: &[(&str, Risk)] = &[
     ("session_preload_libraries", LOADS),
     ("dynamic_library_path", LOADS),
     ("jit_provider", LOADS),
+    ("extension_destdir", LOADS),
+    ("extension_control_path", LOADS),
+    ("ssl_cert_file", DATA_PATH),
+    ("ssl_key_file", DATA_PATH),
+    ("ssl_ca_file", DATA_PATH),
+    ("ssl_crl_file", DATA_PATH),
+    ("ssl_crl_dir", DATA_PATH),
+    ("ssl_dh_params_file", DATA_PATH),
+    ("krb_server_keyfile", DATA_PATH),
+    ("promote_trigger_file", DATA_PATH),
+    (
+        "primary_conninfo",
+        Risk::Runs("makes the server connect to another host"),
+    ),
+    (
+        "log_destination",
+        Risk::Words(
+            &["syslog", "eventlog"],
+            "sends the server's log out of the sandbox",
+        ),
+    ),
+    ("include", INCLUDES),
+    ("include_dir", INCLUDES),
+    ("include_if_exists", INCLUDES),
 ];
+
+const INCLUDES: Risk = Risk::Runs("reads another configuration file");
 
 const DATA_PATH: Risk = Risk::Path("the data directory");
 const RUNS: Risk = Risk::Runs("runs a shell command on this machine");
@@ -253,15 +279,36 @@ fn read_pg_settings(
     Ok(crate::settings::pairs(&rows))
 }
 
-/// initdb into `dest` (user `bakeoff` as superuser, scram passwords), then a single-user
-/// run that creates the login's database.
+/// The superuser initdb makes. Nothing logs in as it after the data directory is made:
+/// its password is random and thrown away.
+pub const ADMIN: &str = "bakeoff_admin";
+
+/// The single-user statements that make the login an ordinary role (no superuser, so
+/// `COPY ... TO/FROM` a file or a program, `lo_export`/`lo_import` on the server,
+/// `pg_read_file`, `ALTER SYSTEM` and untrusted extensions stay closed to a workload's
+/// SQL) with what the workloads need: its password, `CREATEDB`, and its database, which
+/// it owns (so it may create tables in `public`, also on 15 and later).
+pub(crate) fn login_sql(login: &Login) -> String {
+    let quote = |s: &str| s.replace('\'', "''");
+    format!(
+        "CREATE ROLE {u} LOGIN CREATEDB NOSUPERUSER NOCREATEROLE PASSWORD '{p}';\n\
+         CREATE DATABASE {db} OWNER {u};\n",
+        u = login.user,
+        p = quote(&login.password),
+        db = login.database
+    )
+}
+
+/// initdb into `dest` (a superuser of bakeoff's, [`ADMIN`], with a random password no
+/// one keeps; scram passwords), then a single-user run that makes the login an ordinary
+/// role owning its database ([`login_sql`]).
 pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), String> {
     let initdb = sqldata::companion(binary, "initdb")
         .ok_or("initdb not found beside the postgres binary or on PATH; install postgresql-15")?;
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
     // The password file must be readable by the server user; it lives beside dest briefly.
     let pwfile = dest.with_extension("pw");
-    std::fs::write(&pwfile, format!("{}\n", login.password))
+    std::fs::write(&pwfile, format!("{}\n", sqldata::random_password()))
         .map_err(|e| format!("cannot write {}: {e}", pwfile.display()))?;
     let made = (|| {
         sqldata::give_to_server_user(dest)?;
@@ -272,7 +319,7 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
             .arg(dest)
             .args([
                 "-U",
-                &login.user,
+                ADMIN,
                 &format!("--auth={}", old.auth),
                 "-E",
                 "UTF8",
@@ -289,8 +336,7 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
             .arg(dest)
             .args(["-c", "listen_addresses=", "postgres"]);
         sqldata::as_server_user(&mut single);
-        let sql = format!("CREATE DATABASE {};\n", login.database);
-        sqldata::run_setup(single, Some(&sql), "postgres --single")
+        sqldata::run_setup(single, Some(&login_sql(login)), "postgres --single")
     })();
     let _ = std::fs::remove_file(&pwfile);
     made

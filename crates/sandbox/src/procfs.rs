@@ -80,6 +80,18 @@ pub(crate) fn is_same_process(pid: i32, start: u64) -> bool {
     matches!(read_stat(pid), Some(s) if s.start_ticks == start && s.state != 'Z')
 }
 
+/// The environment variable every server process bakeoff starts carries: the id
+/// bakeoff's state recorded for its sandbox folder. A cleanup signals only processes
+/// that carry their sandbox's tag.
+pub(crate) const SANDBOX_TAG: &str = "BAKEOFF_SANDBOX";
+
+/// Whether `pid`'s environment (/proc/PID/environ) holds `SANDBOX_TAG=tag`.
+pub(crate) fn has_tag(pid: i32, tag: &str) -> bool {
+    let want = format!("{SANDBOX_TAG}={tag}");
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+}
+
 /// A `Key:   123 kB` value from /proc/PID/status, in KiB.
 pub(crate) fn parse_status_kib(status: &str, key: &str) -> Option<u64> {
     status.lines().find_map(|l| {

@@ -41,6 +41,21 @@ const OWNED: &[(&str, &str)] = &[
     ("protected-mode", "who may connect"),
     ("include", "the config file"),
     ("supervised", "the process supervision"),
+    (
+        "replicaof",
+        "replication (the server would connect to another host)",
+    ),
+    (
+        "slaveof",
+        "replication (the server would connect to another host)",
+    ),
+    (
+        "enable-protected-configs",
+        "whether CONFIG SET may move the server's files",
+    ),
+    ("enable-debug-command", "whether DEBUG is answered"),
+    ("enable-module-command", "whether MODULE LOAD is answered"),
+    ("rename-command", "which commands the server answers"),
 ];
 
 /// Directives that name a file (relative to `dir`, the sandbox) or load code.
@@ -50,6 +65,13 @@ const RISKY: &[(&str, Risk)] = &[
     ("dbfilename", IN_DIR),
     ("appendfilename", IN_DIR),
     ("appenddirname", IN_DIR),
+    ("tls-cert-file", IN_DIR),
+    ("tls-key-file", IN_DIR),
+    ("tls-client-cert-file", IN_DIR),
+    ("tls-client-key-file", IN_DIR),
+    ("tls-ca-cert-file", IN_DIR),
+    ("tls-ca-cert-dir", IN_DIR),
+    ("tls-dh-params-file", IN_DIR),
     (
         "loadmodule",
         Risk::Runs("loads a module's code into the server"),
@@ -57,6 +79,26 @@ const RISKY: &[(&str, Risk)] = &[
 ];
 
 const IN_DIR: Risk = Risk::Path("the sandbox's folder");
+
+/// The lines that close the commands a replayed or setup command could use to write
+/// files where it likes, load code or poke the server's memory (`CONFIG SET dir` and
+/// `dbfilename`, `MODULE LOAD`, `DEBUG`): from Redis 7 (and every Valkey) the
+/// `enable-*` switches, off; before 7, or when the version is unknown, the commands
+/// renamed away (`rename-command X ""`), which every version reads.
+/// In every version, the commands that make the server connect to another host
+/// (`REPLICAOF`, `SLAVEOF`, `MIGRATE`) are renamed away too.
+pub fn closed_commands(version_line: Option<&str>) -> &'static str {
+    let major = version_line
+        .and_then(|l| l.split_once("v="))
+        .and_then(|(_, v)| v.split('.').next()?.parse::<u32>().ok());
+    if major.is_some_and(|m| m >= 7) {
+        "enable-protected-configs no\nenable-debug-command no\nenable-module-command no\n\
+         rename-command REPLICAOF \"\"\nrename-command SLAVEOF \"\"\nrename-command MIGRATE \"\"\n"
+    } else {
+        "rename-command CONFIG \"\"\nrename-command DEBUG \"\"\nrename-command MODULE \"\"\n\
+         rename-command REPLICAOF \"\"\nrename-command SLAVEOF \"\"\nrename-command MIGRATE \"\"\n"
+    }
+}
 
 /// A directive's name as Redis compares it: any case (and `_` read as `-`, which no
 /// directive uses, so a near miss is refused rather than passed).
@@ -304,10 +346,17 @@ impl Target for Redis {
         Some(10_000)
     }
 
-    /// The config file, written once into the fresh work dir.
-    fn init(&self, _binary: &Path, workdir: &Path) -> Result<(), String> {
+    /// The config file, written once into the fresh work dir, with the commands that
+    /// write files or load code closed for the server's version ([`closed_commands`]).
+    fn init(&self, binary: &Path, workdir: &Path) -> Result<(), String> {
         // The port is not known yet: the command line gives it after the file.
-        std::fs::write(workdir.join(CONFIG_FILE), self.config(0, workdir))
+        let version = crate::target::version_line(binary);
+        let text = self.config(0, workdir).replacen(
+            '\n',
+            &format!("\n{}", closed_commands(version.as_deref())),
+            1,
+        );
+        std::fs::write(workdir.join(CONFIG_FILE), text)
             .map_err(|e| format!("cannot write {CONFIG_FILE}: {e}"))
     }
 
@@ -389,7 +438,8 @@ const KNOBS: &[Knob] = &[
 ];
 
 /// `CONFIG GET *` on a fresh connection: the reply's name and value pairs. A server that
-/// refuses it (the command renamed or disabled) gives its error.
+/// refuses it (the command renamed or disabled: bakeoff's own config renames it away
+/// before Redis 7, see [`closed_commands`]) gives its error.
 pub(crate) fn config_get_all(addr: SocketAddr) -> Result<BTreeMap<String, String>, String> {
     let mut req = Vec::new();
     resp::command(&mut req, &[b"CONFIG", b"GET", b"*"]);
@@ -404,7 +454,10 @@ fn config_reply(buf: &[u8]) -> Option<Result<BTreeMap<String, String>, String>> 
         Err(e) => return Some(Err(e)),
         Ok(Some((resp::Element::Array(n), at))) => (n, at),
         Ok(Some((resp::Element::Error(e), _))) => {
-            return Some(Err(format!("CONFIG GET * refused: {}", text(e))))
+            return Some(Err(format!(
+                "CONFIG GET * refused: {} (CONFIG renamed or disabled; bakeoff itself renames it away before Redis 7)",
+                text(e)
+            )))
         }
         Ok(Some(_)) => return Some(Err("CONFIG GET * did not answer a list".into())),
     };
@@ -471,6 +524,21 @@ mod tests {
         assert!(config_reply(&whole[..whole.len() - 3]).is_none());
         let refused = config_reply(b"-ERR unknown command 'CONFIG'\r\n").unwrap();
         assert!(refused.unwrap_err().contains("unknown command"));
+    }
+
+    #[test]
+    fn commands_that_write_files_are_closed_for_each_version() {
+        let modern = closed_commands(Some(
+            "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0",
+        ));
+        assert!(modern.contains("enable-module-command no\n"), "{modern}");
+        assert_eq!(closed_commands(Some("Valkey server v=9.0.0 sha=0")), modern);
+        for old in [Some("Redis server v=6.0.9 sha=0"), Some("garbage"), None] {
+            let lines = closed_commands(old);
+            assert!(lines.contains("rename-command CONFIG \"\"\n"), "{lines}");
+            assert!(lines.contains("rename-command MODULE \"\"\n"), "{lines}");
+            assert!(lines.contains("rename-command DEBUG \"\"\n"), "{lines}");
+        }
     }
 
     #[test]

@@ -220,6 +220,9 @@ impl Sandbox {
         let dir = dirs::create_workdir(&spec.root, &spec.name)?;
         let dir = std::path::absolute(&dir).unwrap_or(dir);
         let mut record = Record::for_this_process(&spec.name, target.kind().as_str());
+        let id = bakeoff_os::own::register(&dir, bakeoff_os::own::SANDBOX_PURPOSE)
+            .map_err(|e| SandboxError::io("record the sandbox dir in bakeoff's state", &dir, e))?;
+        record.claim_id = Some(format!("{id:016x}"));
         record.write(&dir)?;
         if let Err(message) = target.init(&binary, &dir) {
             return Err(SandboxError::Init {
@@ -234,7 +237,7 @@ impl Sandbox {
                 Ok(sb) => sb,
                 Err(e) => {
                     // Nothing ran (or it was killed again at once): no logs worth keeping.
-                    let _ = std::fs::remove_dir_all(&dir);
+                    let _ = bakeoff_os::own::remove_tree(&dir);
                     return Err(e);
                 }
             };
@@ -255,7 +258,7 @@ impl Sandbox {
                 Err(failure) => return Err(sb.start_error(failure, spec.ready_timeout)),
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = bakeoff_os::own::remove_tree(&dir);
         Err(SandboxError::PortBusy {
             target: target.kind(),
             attempts: PORT_ATTEMPTS,
@@ -290,6 +293,11 @@ impl Sandbox {
             target.kind().is_sql(),
         );
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        // The tag a later cleanup checks before it signals anything (after the
+        // experiment's env, so the experiment cannot set it).
+        if let Some(id) = &record.claim_id {
+            cmd.env(procfs::SANDBOX_TAG, id);
+        }
         if let Some(set) = &spec.cpus {
             pin_child(&mut cmd, set);
         }
@@ -647,7 +655,7 @@ impl Sandbox {
         if self.keep_dir {
             return Ok(Some(self.dir.clone()));
         }
-        std::fs::remove_dir_all(&self.dir)
+        bakeoff_os::own::remove_tree(&self.dir)
             .map_err(|e| SandboxError::io("remove sandbox dir", &self.dir, e))?;
         Ok(None)
     }

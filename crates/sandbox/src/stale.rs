@@ -1,10 +1,14 @@
 //! Finding and removing stale sandboxes left by an earlier bakeoff run that was killed:
-//! a sandbox dir whose owner process is gone has its surviving server killed (only when
-//! the server's pid still has the recorded start time) and is removed. Sandboxes of a
-//! live bakeoff process are never touched. Only a sandbox root bakeoff made and marked
-//! is looked at ([`crate::claim_root`]), and in it only real folders on the root's own
-//! filesystem that hold a sandbox record: a link, a mount or a folder without a record
-//! is never removed, whatever its age.
+//! a sandbox dir whose owner process is gone has its surviving server killed and is
+//! removed. Sandboxes of a live bakeoff process are never touched. Only a sandbox root
+//! bakeoff made and marked is looked at ([`crate::claim_root`]), and in it only real
+//! folders on the root's own filesystem, with nothing mounted in them, whose record
+//! bakeoff wrote itself: its state recorded the folder with the record's id
+//! (`Record::is_ours`). A link, a mount, a folder without a record, or one whose record
+//! was planted or copied is never removed, whatever its age. A process is signalled only
+//! when it still has the start time bakeoff recorded (or, once the leader is gone,
+//! started after it in its group) and carries the sandbox's `BAKEOFF_SANDBOX` tag in its
+//! environment: a process bakeoff did not start is never signalled.
 
 use std::fmt;
 use std::fs;
@@ -12,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::meta::Record;
-use crate::{procfs, registry};
+use crate::procfs;
 
 /// How long to wait for a killed stale server to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(2);
@@ -88,6 +92,9 @@ pub fn reap_stale(root: &Path) -> Vec<StaleReport> {
 /// Reaps one dir if it is stale: it holds a record whose owner is gone.
 fn reap_one(dir: &Path) -> Option<StaleReport> {
     let record = Record::read(dir)?;
+    if !record.is_ours(dir) {
+        return None;
+    }
     let mut report = StaleReport {
         dir: dir.to_path_buf(),
         owner_pid: Some(record.owner_pid),
@@ -101,7 +108,7 @@ fn reap_one(dir: &Path) -> Option<StaleReport> {
     if !record.is_from_other_boot() {
         kill_server(&record, &mut report);
     }
-    if let Err(e) = fs::remove_dir_all(dir) {
+    if let Err(e) = bakeoff_os::own::remove_tree(dir) {
         report.remove_error = Some(e.to_string());
     }
     Some(report)
@@ -111,13 +118,14 @@ fn reap_one(dir: &Path) -> Option<StaleReport> {
 /// recorded start time, or members left in its process group once the leader is gone
 /// (a group id stays reserved while any member lives, so those are ours).
 fn kill_server(r: &Record, report: &mut StaleReport) {
-    let (Some(pid), Some(start)) = (r.server_pid, r.server_start) else {
+    let (Some(pid), Some(start), Some(tag)) = (r.server_pid, r.server_start, &r.claim_id) else {
         return;
     };
     let pgid = r.server_pgid.unwrap_or(pid);
     let stats = procfs::all_stats();
     let leader_exists = stats.iter().any(|s| s.pid == pgid);
-    let victims: Vec<i32> = if procfs::is_same_process(pid, start) {
+    let me = std::process::id() as i32;
+    let candidates: Vec<i32> = if procfs::is_same_process(pid, start) {
         procfs::sandbox_members(&stats, pid, pgid)
             .iter()
             .map(|s| s.pid)
@@ -131,6 +139,11 @@ fn kill_server(r: &Record, report: &mut StaleReport) {
     } else {
         Vec::new()
     };
+    // Only what carries this sandbox's tag: bakeoff started it.
+    let victims: Vec<i32> = candidates
+        .into_iter()
+        .filter(|&p| p > 1 && p != me && procfs::has_tag(p, tag))
+        .collect();
     if victims.is_empty() {
         return;
     }
@@ -139,7 +152,13 @@ fn kill_server(r: &Record, report: &mut StaleReport) {
         .filter(|s| victims.contains(&s.pid))
         .map(|s| (s.pid, s.start_ticks))
         .collect();
-    registry::signal_tree(pid, pgid, libc::SIGKILL);
+    for &(victim, since) in &starts {
+        // Still the process that was checked, not one that took its pid since.
+        if procfs::is_same_process(victim, since) {
+            // SAFETY: kill has no memory preconditions; a vanished pid fails with ESRCH.
+            unsafe { libc::kill(victim, libc::SIGKILL) };
+        }
+    }
     report.killed = victims;
     report.survivors = wait_gone(&starts, KILL_WAIT);
 }
@@ -193,16 +212,19 @@ mod tests {
     /// recorded `skew` ticks off: the guard, the server's pid and the sandbox's folder.
     fn dead_owners_server(tag: &str, name: &str, skew: u64) -> (Guard, i32, PathBuf) {
         let mut g = test_root(tag);
+        let dir = g.root.join(format!("{name}-1"));
+        fs::create_dir(&dir).unwrap();
+        let id = bakeoff_os::own::register(&dir, bakeoff_os::own::SANDBOX_PURPOSE).unwrap();
         let child = Command::new("sleep")
             .arg("30")
+            .env(procfs::SANDBOX_TAG, format!("{id:016x}"))
             .process_group(0)
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
         g.child = Some(child);
-        let dir = g.root.join(format!("{name}-1"));
-        fs::create_dir(&dir).unwrap();
         let mut r = dead_owner_record(name);
+        r.claim_id = Some(format!("{id:016x}"));
         r.server_pid = Some(pid);
         r.server_pgid = Some(pid);
         r.server_start = procfs::start_ticks(pid).map(|s| s + skew);
@@ -322,6 +344,126 @@ mod tests {
             assert!(e.is_err(), "{dir} accepted");
             assert!(reap_stale(Path::new(dir)).is_empty());
         }
+    }
+
+    /// A process in a group of its own whose leader has exited (`sh -c 'sleep &'`): the
+    /// group id and the live process's pid. Killed by the returned guard's drop.
+    fn orphaned_group() -> (i32, Orphan) {
+        let out = Command::new("sh")
+            .args(["-c", "sleep 30 >/dev/null 2>&1 & echo $!"])
+            .process_group(0)
+            .output()
+            .unwrap();
+        let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let pgid = procfs::read_stat(pid).unwrap().pgrp;
+        assert!(
+            procfs::read_stat(pgid).is_none(),
+            "the group's leader has exited"
+        );
+        (pgid, Orphan(pid))
+    }
+
+    /// Kills the orphaned process (SIGKILL by pid) when the test ends, however it ends.
+    struct Orphan(i32);
+    impl Orphan {
+        fn alive(&self) -> bool {
+            procfs::read_stat(self.0).is_some_and(|s| s.state != 'Z')
+        }
+    }
+    impl Drop for Orphan {
+        fn drop(&mut self) {
+            // SAFETY: kill has no memory preconditions.
+            unsafe { libc::kill(self.0, libc::SIGKILL) };
+        }
+    }
+
+    /// A record of a dead owner whose server was the orphaned group's leader.
+    fn record_naming(pgid: i32, claim_id: Option<String>) -> Record {
+        let mut r = dead_owner_record("x");
+        r.server_pid = Some(pgid);
+        r.server_pgid = Some(pgid);
+        r.server_start = Some(0);
+        r.claim_id = claim_id;
+        r
+    }
+
+    /// Issue 50, class 5: a `.bakeoff-owned` marker and a `sandbox.json` record planted
+    /// in a user's folder (a repository can carry both) made the cleanup delete the
+    /// folder and SIGKILL the record's process group, an unrelated live process whose
+    /// group leader had exited. Every spelling: a planted root marker, a planted record
+    /// in a real root (with a made-up id, with the id of a real sandbox copied), a copy
+    /// of a real sandbox folder, and a real sandbox whose record names a group bakeoff
+    /// did not start. Nothing planted is deleted and no process is signalled.
+    #[test]
+    fn planted_markers_and_records_are_never_trusted() {
+        let (pgid, orphan) = orphaned_group();
+        let tmp = tempfile::tempdir().unwrap();
+        // A user's folder with a planted root marker and planted sandbox records.
+        let victim = tmp.path().join("repo");
+        for n in ["x-1-1", "src"] {
+            fs::create_dir_all(victim.join(n)).unwrap();
+            fs::write(victim.join(n).join("keep"), n).unwrap();
+        }
+        let marker = format!(
+            "bakeoff {}\nid 0123456789abcdef\nThis folder was made by bakeoff; its cleanup removes only what it made here.\n",
+            crate::dirs::ROOT_PURPOSE
+        );
+        for text in [marker.clone(), marker.replace('\n', "\r\n")] {
+            fs::write(victim.join(bakeoff_os::own::MARKER), &text).unwrap();
+            record_naming(pgid, Some("0123456789abcdef".into()))
+                .write(&victim.join("x-1-1"))
+                .unwrap();
+            assert!(!crate::is_our_root(&victim));
+            assert!(reap_stale(&victim).is_empty());
+            assert!(crate::claim_root(&victim).is_err());
+        }
+        // A real root holding planted folders.
+        let g = test_root("planted");
+        let real = g.root.join("real-1-1");
+        fs::create_dir(&real).unwrap();
+        let real_id = bakeoff_os::own::register(&real, bakeoff_os::own::SANDBOX_PURPOSE).unwrap();
+        let real_tag = format!("{real_id:016x}");
+        let mut planted = Vec::new();
+        for (i, id) in [
+            None,
+            Some("0123456789abcdef".to_string()),
+            Some(real_tag.clone()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let dir = g.root.join(format!("planted-{i}-1"));
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join("keep"), "mine").unwrap();
+            record_naming(pgid, id).write(&dir).unwrap();
+            planted.push(dir);
+        }
+        // A copy of a real sandbox folder (its record and all).
+        let copy = g.root.join("copy-1-1");
+        fs::create_dir(&copy).unwrap();
+        record_naming(pgid, Some(real_tag.clone()))
+            .write(&real)
+            .unwrap();
+        fs::copy(
+            real.join(crate::meta::RECORD_FILE),
+            copy.join(crate::meta::RECORD_FILE),
+        )
+        .unwrap();
+        fs::write(copy.join("keep"), "mine").unwrap();
+        planted.push(copy);
+        let reports = reap_stale(&g.root);
+        // Only the real sandbox is bakeoff's: removed, and nothing signalled, since the
+        // group it names carries no tag of bakeoff's.
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert_eq!(reports[0].dir, real);
+        assert!(reports[0].killed.is_empty(), "{reports:?}");
+        assert!(!real.exists());
+        for dir in &planted {
+            assert!(dir.join("keep").is_file(), "{} was removed", dir.display());
+        }
+        assert!(victim.join("x-1-1/keep").is_file() && victim.join("src/keep").is_file());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(orphan.alive(), "an unrelated process was signalled");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Sandbox lifecycle against a real memcached (127.0.0.1 only): start, ready, usage,
-//! stop, start failures, readiness timeout, death detection, port-clash retries.
+//! stop, start failures, readiness timeout, death detection, port-clash retries; and a
+//! real Redis whose file-writing, module and connect-out commands are closed.
 
 mod common;
 
@@ -471,4 +472,62 @@ fn sandbox_can_move_between_threads() {
     fn is_send_sync<T: Send + Sync>() {}
     is_send_sync::<Sandbox>();
     is_send_sync::<SandboxError>();
+}
+
+/// One RESP command's reply line on a fresh connection (`-ERR ...`, `+OK`, ...).
+fn resp_reply(addr: SocketAddr, words: &[&str]) -> String {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut req = format!("*{}\r\n", words.len());
+    for w in words {
+        req.push_str(&format!("${}\r\n{w}\r\n", w.len()));
+    }
+    let mut w = stream.try_clone().unwrap();
+    w.write_all(req.as_bytes()).unwrap();
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).unwrap();
+    line.trim_end().to_string()
+}
+
+/// Issue 50: replayed or setup commands cannot move Redis's files out of the sandbox
+/// (`CONFIG SET dir`/`dbfilename`), load a module, run `DEBUG`, or make the server
+/// connect to another host; the sandbox stops (its Drop kills it if an assert fails).
+#[test]
+fn sql_file_writers_stay_in_the_sandbox_redis() {
+    let binary = "/usr/bin/redis-server";
+    if !Path::new(binary).exists() {
+        eprintln!("skipped: {binary} is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let root = TestRoot::new("redis-writers");
+    let outside = TestRoot::new("redis-outside");
+    std::fs::create_dir_all(outside.path()).unwrap();
+    let mut spec = SandboxSpec::new("redis", TargetKind::Redis, binary, root.path());
+    spec.ready_timeout = Duration::from_secs(10);
+    spec.stop_grace = Duration::from_secs(3);
+    let sb = Sandbox::start(&spec).unwrap();
+    let guard = PidGuard::new(sb.pid());
+    let out = outside.path().display().to_string();
+    for cmd in [
+        &["CONFIG", "SET", "dir", &out][..],
+        &["config", "set", "DIR", &out],
+        &["CONFIG", "SET", "dbfilename", "../../x.rdb"],
+        &["CONFIG", "SET", "appenddirname", &out],
+        &["MODULE", "LOAD", "/tmp/evil.so"],
+        &["DEBUG", "SLEEP", "0"],
+        &["DEBUG", "RELOAD"],
+        &["REPLICAOF", "127.0.0.2", "6379"],
+        &["SLAVEOF", "127.0.0.2", "6379"],
+        &["MIGRATE", "127.0.0.2", "6379", "k", "0", "100"],
+    ] {
+        let reply = resp_reply(sb.addr(), cmd);
+        assert!(reply.starts_with('-'), "{cmd:?} answered {reply:?}");
+    }
+    assert_eq!(resp_reply(sb.addr(), &["SET", "k", "v"]), "+OK");
+    assert_eq!(resp_reply(sb.addr(), &["SAVE"]), "+OK");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    sb.stop().unwrap();
+    assert!(!guard.alive());
 }

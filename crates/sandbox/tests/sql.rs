@@ -143,3 +143,122 @@ fn postgres_sandbox_lifecycle() {
         "CREATE TABLE kept (id INT PRIMARY KEY); INSERT INTO kept VALUES (1), (2)",
     );
 }
+
+/// Runs SQL as [`sql`] does; the client's error text when the server refuses it.
+fn try_sql(sb: &Sandbox, query: &str) -> Result<String, String> {
+    let login = sb.login().expect("login");
+    let port = sb.addr().port().to_string();
+    let out = match sb.kind() {
+        TargetKind::Mariadb => Command::new("mariadb")
+            .args(["-h", "127.0.0.1", "-P", &port, "-u", &login.user])
+            .arg(format!("-p{}", login.password))
+            .args(["-N", "-B", &login.database, "-e", query])
+            .output(),
+        _ => Command::new("/usr/lib/postgresql/15/bin/psql")
+            .env("PGPASSWORD", &login.password)
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", &login.user])
+            .args(["-d", &login.database, "-v", "ON_ERROR_STOP=1"])
+            .args(["-At", "-c", query])
+            .output(),
+    }
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// Issue 50: `SELECT ... INTO OUTFILE/DUMPFILE`, `LOAD DATA INFILE` and `LOAD_FILE`
+/// reach only the sandbox's `files` folder (`secure-file-priv`); the sandbox stops
+/// (also when an assertion fails: the sandbox's Drop kills it).
+#[test]
+fn sql_file_writers_stay_in_the_sandbox_mariadb() {
+    let tmp = scratch();
+    let outside = scratch();
+    let pristine = tmp.path().join("data").join("pristine");
+    init_data(TargetKind::Mariadb, Path::new(MARIADBD), &pristine).expect("init_data");
+    let spec = spec(
+        TargetKind::Mariadb,
+        tmp.path(),
+        DataSource::Copy(pristine),
+        &[],
+    );
+    let sb = Sandbox::start(&spec).expect("start");
+    let files = sb.dir().join("files");
+    let priv_dir = sql(&sb, "SELECT @@secure_file_priv");
+    assert_eq!(
+        priv_dir.trim_end_matches('/'),
+        files.display().to_string(),
+        "secure_file_priv"
+    );
+    let target = outside.path().join("x");
+    let t = target.display();
+    for q in [
+        format!("SELECT 1 INTO OUTFILE '{t}'"),
+        format!("SELECT 'x' INTO DUMPFILE '{t}'"),
+        format!("select 1 into outfile '{t}.2' fields terminated by ','"),
+        "SELECT 1 INTO OUTFILE '/tmp/bakeoff-issue50-outfile'".to_string(),
+        "CREATE TABLE f (a TEXT); LOAD DATA INFILE '/etc/hostname' INTO TABLE f".to_string(),
+        "SELECT 1 INTO OUTFILE '../x'".to_string(),
+    ] {
+        let got = try_sql(&sb, &q);
+        assert!(got.is_err(), "{q} passed: {got:?}");
+    }
+    assert_eq!(sql(&sb, "SELECT LOAD_FILE('/etc/hostname') IS NULL"), "1");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert!(!Path::new("/tmp/bakeoff-issue50-outfile").exists());
+    // Inside the folder it names, the statements still work.
+    let inside = files.join("out.txt");
+    sql(
+        &sb,
+        &format!("SELECT 'kept' INTO OUTFILE '{}'", inside.display()),
+    );
+    assert!(inside.is_file());
+    sb.stop().expect("stop");
+}
+
+/// Issue 50: the workloads' PostgreSQL login is an ordinary role: `COPY ... TO/FROM` a
+/// file or a program, `lo_export`, `pg_read_file` and `ALTER SYSTEM` are refused, while
+/// it still creates tables in its database.
+#[test]
+fn sql_file_writers_stay_in_the_sandbox_postgres() {
+    let tmp = scratch();
+    let outside = scratch();
+    let pristine = tmp.path().join("data").join("pristine");
+    init_data(TargetKind::Postgres, Path::new(POSTGRES), &pristine).expect("init_data");
+    let spec = spec(
+        TargetKind::Postgres,
+        tmp.path(),
+        DataSource::Copy(pristine),
+        &[],
+    );
+    let sb = Sandbox::start(&spec).expect("start");
+    assert_eq!(
+        sql(
+            &sb,
+            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+        ),
+        "f"
+    );
+    sql(&sb, "CREATE TABLE t (a int); INSERT INTO t VALUES (1)");
+    let t = outside.path().join("x").display().to_string();
+    for q in [
+        format!("COPY t TO '{t}'"),
+        format!("copy (select 1) to '{t}'"),
+        "COPY t FROM '/etc/hostname'".to_string(),
+        format!("COPY t TO PROGRAM 'touch {t}'"),
+        format!("SELECT lo_export(lo_from_bytea(0, 'x'), '{t}')"),
+        "SELECT pg_read_file('/etc/hostname')".to_string(),
+        "SELECT pg_read_binary_file('/etc/hostname')".to_string(),
+        "SELECT pg_ls_dir('/')".to_string(),
+        format!("ALTER SYSTEM SET log_directory = '{t}'"),
+        "CREATE EXTENSION IF NOT EXISTS adminpack".to_string(),
+    ] {
+        let got = try_sql(&sb, &q);
+        assert!(got.is_err(), "{q} passed: {got:?}");
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    sb.stop().expect("stop");
+}

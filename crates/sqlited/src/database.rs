@@ -1,5 +1,7 @@
 //! The database every client connection opens: the loaded library, the file, and the
-//! pragmas run on each new connection right after open (with the 30 s busy timeout).
+//! pragmas run on each new connection right after open (with the 30 s busy timeout);
+//! then the connection is confined (`Connection::confine`: no `ATTACH` of a file, no
+//! `VACUUM INTO`, no `load_extension`), so a client's SQL writes only the database.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +26,7 @@ impl Database {
         for pragma in &self.pragmas {
             let _ = run_to_end(&conn, pragma);
         }
+        conn.confine()?;
         Ok(conn)
     }
 
@@ -39,6 +42,7 @@ impl Database {
                     .map(|e| format!("{p}: {}", e.message))
             })
             .collect();
+        conn.confine()?;
         Ok((conn, failed))
     }
 }

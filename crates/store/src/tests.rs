@@ -375,6 +375,42 @@ fn a_trend_follows_matching_cells_oldest_first() {
     );
 }
 
+/// Issue 50: names from the store reach the terminal as text: escape sequences, bidi
+/// controls and line breaks in the experiment's, workload's and variant's names are
+/// shown escaped, in the title, the table and the sparkline lines, as `history` shows them.
+#[test]
+fn trend_renders_names_as_text() {
+    let hostile = [
+        "\u{1b}]0;pwned\u{7}",
+        "\u{1b}[2J\u{1b}[H",
+        "a\u{202e}gnp.exe",
+        "x\ny",
+        "tab\there\r",
+        "\u{2066}iso\u{2069}",
+    ];
+    for bad in hostile {
+        let mut c = cell_entry(&format!("v{bad}"), 1000.0);
+        c.workload = format!("w{bad}");
+        let records = vec![Record {
+            id: 1,
+            recorded_utc: "2024-05-01T00:00:00Z".into(),
+            entry: Entry {
+                cells: vec![c],
+                ..entry(&format!("e{bad}"), "2024-05-01T00:00:00Z", 0)
+            },
+        }];
+        let text = trend(&format!("e{bad}"), &records, None, None).render();
+        let raw = text.chars().find(|&ch| {
+            (ch.is_control() && ch != '\n')
+                || ('\u{202a}'..='\u{202e}').contains(&ch)
+                || ('\u{2066}'..='\u{2069}').contains(&ch)
+        });
+        assert_eq!(raw, None, "{bad:?}: {text:?}");
+        assert!(!text.contains("\ny"), "{bad:?}: {text:?}");
+        assert!(text.contains("\\u{"), "{bad:?}: {text:?}");
+    }
+}
+
 // --- compare ---
 
 fn run(ops: f64) -> Run {

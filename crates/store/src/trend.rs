@@ -3,8 +3,8 @@
 
 use crate::compare::CellKey;
 use crate::record::{CellEntry, Record};
-use crate::text::{cell_label, figure, sparkline, table};
-use bakeoff_report::summary::ops;
+use crate::text::{figure, sparkline, table};
+use bakeoff_report::summary::{ops, printable};
 
 /// The trend of one experiment.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -178,16 +178,19 @@ impl Trend {
             .collect();
         let right: Vec<usize> = std::iter::once(0).chain(3..header.len()).collect();
         let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        // Names come from the store, which anyone may have written: text, never
+        // terminal controls (as the tables and `history` show them).
         let mut out = format!(
             "{}: median ops/s [95% CI] per cell, oldest first\n\n",
-            self.name
+            printable(&self.name)
         );
         out.push_str(&table(&header_refs, &rows, &right));
         out.push('\n');
+        let label = |k: &CellKey| printable(&k.to_string());
         let width = self
             .columns
             .iter()
-            .map(|k| k.to_string().chars().count())
+            .map(|k| label(k).chars().count())
             .max()
             .unwrap_or(0);
         for (i, k) in self.columns.iter().enumerate() {
@@ -214,7 +217,7 @@ impl Trend {
             };
             out.push_str(&format!(
                 "{:<width$}  {}{change}\n",
-                cell_label(&k.workload, k.connections, &k.variant),
+                label(k),
                 sparkline(&values)
             ));
             for c in &self.changes[i] {

@@ -56,6 +56,9 @@ impl Agent {
     fn open_data_root(&self) -> Result<(), String> {
         std::fs::create_dir_all(&self.data_root)
             .map_err(|e| format!("{}: {e}", self.data_root.display()))?;
+        // Recorded in bakeoff's state, so a later agent's `reap_runs` knows it made it.
+        bakeoff_os::own::register(&self.data_root, RUN_PURPOSE)
+            .map_err(|e| format!("{}: {e}", self.data_root.display()))?;
         if bakeoff_sandbox::server_user().is_some() {
             use std::os::unix::fs::PermissionsExt;
             for dir in [
@@ -128,8 +131,12 @@ impl RunLock {
     }
 }
 
+/// What a run's data folder is recorded as in bakeoff's state.
+const RUN_PURPOSE: &str = "agent run data";
+
 /// Removes the SQL data of runs no agent serves any more (bakeoff killed before it could
-/// remove it), except `own`'s. One line per removed directory.
+/// remove it), except `own`'s: only folders an agent made and recorded in bakeoff's
+/// state, never through a mount. One line per removed directory.
 pub(super) fn reap_runs(parent: &Path, own: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
@@ -146,10 +153,12 @@ pub(super) fn reap_runs(parent: &Path, own: &Path) -> Vec<String> {
             let _ = std::fs::remove_file(RunLock::path(&dir));
             continue;
         }
-        if !bakeoff_os::own::is_plain_subfolder(parent, &dir) {
+        if !bakeoff_os::own::is_plain_subfolder(parent, &dir)
+            || bakeoff_os::own::registered(&dir, RUN_PURPOSE).is_none()
+        {
             continue;
         }
-        if std::fs::remove_dir_all(&dir).is_ok() {
+        if bakeoff_os::own::remove_tree(&dir).is_ok() {
             let _ = std::fs::remove_file(RunLock::path(&dir));
             out.push(format!(
                 "removed the data of a run that is over: {}",
@@ -172,27 +181,34 @@ fn under(root: &Path, dir: &str) -> Result<PathBuf, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{reap_runs, under, RunLock};
+    use super::{reap_runs, under, RunLock, RUN_PURPOSE};
     use std::path::Path;
 
     #[test]
     fn only_the_data_of_runs_no_agent_serves_is_reaped() {
         let t = tempfile::tempdir().unwrap();
-        let (live, over, own) = (
+        let (live, over, own, planted) = (
             t.path().join("run-1"),
             t.path().join("run-2"),
             t.path().join("run-3"),
+            t.path().join("run-4"),
         );
-        for d in [&live, &over, &own] {
+        for d in [&live, &over, &own, &planted] {
             std::fs::create_dir_all(d.join("prepared")).unwrap();
+        }
+        for d in [&live, &over, &own] {
+            bakeoff_os::own::register(d, RUN_PURPOSE).unwrap();
         }
         let _live = RunLock::hold(&live).unwrap();
         let _own = RunLock::hold(&own).unwrap();
-        // The run that is over left its lock file behind, unheld.
+        // The run that is over left its lock file behind, unheld; a folder no agent
+        // recorded (planted, with a lock beside it) is never removed.
         drop(RunLock::hold(&over).unwrap());
+        drop(RunLock::hold(&planted).unwrap());
         let said = reap_runs(t.path(), &own);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(live.is_dir() && own.is_dir() && !over.exists());
+        assert!(planted.join("prepared").is_dir());
         assert!(!RunLock::path(&over).exists());
     }
 

@@ -96,7 +96,7 @@ impl Scratch {
 
     /// `bakeoff COMMAND FILE --out OUT` with the shared cache, a private sandbox root and
     /// a private history store.
-    fn command(&self, command: &str, file: &Path, out: &Path) -> Command {
+    pub fn command(&self, command: &str, file: &Path, out: &Path) -> Command {
         let mut c = self.bare_cmd(command, file, out);
         c.arg("--cache")
             .arg(cache_dir())

