@@ -5,8 +5,8 @@
 //! PostgreSQL `synchronous_commit`), and one the experiment did not ask for (a SQLite
 //! build's compile-time cache size) is a warning; a secret given to a server never reaches
 //! results.json or a report; what changes from start to start (port, folder, a server's
-//! id) is never a difference; a server whose `CONFIG` command is renamed records why its
-//! settings are missing and its run is valid.
+//! id) is never a difference; a server that refuses `CONFIG` (its default user's ACL
+//! without it) records why its settings are missing and its run is valid.
 
 mod common;
 
@@ -121,18 +121,18 @@ fn redis_appendonly_on_one_side_is_in_the_diff_and_a_secret_is_masked() {
 }
 
 #[test]
-fn redis_with_config_renamed_records_why_and_runs_on() {
+fn redis_that_refuses_config_records_why_and_runs_on() {
     let s = Scratch::new();
     let text = format!(
-        "name = \"redis-renamed\"\n[target]\nkind = \"redis\"\nargs = [\"--rename-command\", \"CONFIG\", \"CONFIG-x9\"]\n\
-         [[variant]]\nname = \"renamed\"\nbinary = \"/usr/bin/redis-server\"\n{KV}{SHORT}"
+        "name = \"redis-no-config\"\n[target]\nkind = \"redis\"\nargs = [\"--user\", \"default\", \"on\", \"nopass\", \"~*\", \"&*\", \"+@all\", \"-config\"]\n\
+         [[variant]]\nname = \"refused\"\nbinary = \"/usr/bin/redis-server\"\n{KV}{SHORT}"
     );
-    let r = s.run_clean("renamed.toml", &text, "redis-server");
-    let v = variant(&r, "renamed");
+    let r = s.run_clean("refused.toml", &text, "redis-server");
+    let v = variant(&r, "refused");
     let why = v["settings_error"]
         .as_str()
         .unwrap_or_else(|| panic!("{v}"));
-    assert!(why.contains("CONFIG GET * refused"), "{why}");
+    assert!(why.contains("CONFIG GET * refused: NOPERM"), "{why}");
     assert!(v.get("settings").is_none(), "{v}");
     for c in r["cells"].as_array().unwrap() {
         assert_eq!(c["runs"][0]["valid"], true, "{c}");
