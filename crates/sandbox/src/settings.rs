@@ -327,6 +327,31 @@ mod tests {
     }
 
     #[test]
+    fn masking_never_panics_on_odd_text() {
+        for v in [
+            "password",
+            "password=",
+            "password= ",
+            "PASSWORD='",
+            "password='\\",
+            "password='\\é'x",
+            "password=é password=ü",
+            "a://@",
+            "a://:@",
+            "x://u:p",
+            "éé://ü:ö@ä",
+            "password passwordpassword=1",
+        ] {
+            let m = mask("conninfo", v, &[]);
+            assert!(!m.contains("=1") && !m.contains("ö@"), "{v:?} -> {m:?}");
+        }
+        assert_eq!(
+            mask("conninfo", "password=é password=ü", &[]),
+            "password=(masked) password=(masked)"
+        );
+    }
+
+    #[test]
     fn tidy_writes_the_sandboxs_own_folder_and_port_as_placeholders() {
         let raw = opts(&[
             ("port", "40123"),
