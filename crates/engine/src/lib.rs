@@ -17,7 +17,7 @@ pub use engine::{run, Outcome, Session, SessionFactory, Settings};
 pub use merge::{merge_records, serialize_histogram};
 pub use net::{
     load_set_the_pace, peak_rss_kib, raise_nofile, raise_nofile_to, thread_cpu_s, ThreadTime,
-    SATURATED,
+    ENCRYPTED, SATURATED,
 };
 pub use record::{histogram, merge_intervals, percentiles, RawInterval, Recorder};
 pub use threads::{event_loops_for, AUTO_THREADS};

@@ -10,6 +10,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+/// Whether the engine's connections are encrypted: they are plain TCP or unix-socket
+/// streams (memcached's text protocol and RESP written as is), never TLS.
+pub const ENCRYPTED: bool = false;
+
 pub struct Epoll {
     fd: RawFd,
     events: Vec<libc::epoll_event>,

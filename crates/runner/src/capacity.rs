@@ -285,6 +285,7 @@ impl Context<'_> {
             return None;
         }
         self.record_findings(results, slot, done.findings);
+        crate::settings::record(self, results, slot, done.settings, done.run.valid);
         let at = self.cell_index(results, slot);
         results.cells[at].runs.push(done.run);
         crate::analyze(results);
@@ -336,6 +337,7 @@ impl Context<'_> {
             return None;
         }
         self.record_findings(results, &slot, done.findings);
+        crate::settings::record(self, results, &slot, done.settings, done.run.valid);
         let t = to_trial(&done.run, rate, results.cells[at].capacity.as_ref());
         let pass = limit.passes(&t);
         if let Some(k) = results.cells[at].capacity.as_mut() {

@@ -33,6 +33,16 @@ pub struct Executed {
     pub profile: Option<profile::Profile>,
     /// Sanitizer or memcheck reports from the server's stderr.
     pub findings: Vec<MemoryError>,
+    /// The settings its server read back before the load (None: it never became ready).
+    pub settings: Option<SettingsRead>,
+}
+
+/// What one run read of its server's settings (`settings.rs`): the settings or why
+/// not, and how long reading took.
+#[derive(Debug, Clone)]
+pub struct SettingsRead {
+    pub settings: Result<std::collections::BTreeMap<String, String>, String>,
+    pub ms: f64,
 }
 
 /// Which kind of run a slot gets.

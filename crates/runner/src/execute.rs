@@ -165,6 +165,7 @@ impl Context<'_> {
         let run = done.run;
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);
+        crate::settings::record(self, results, slot, done.settings, run.valid);
         let interrupted = self.cancel.load(Ordering::SeqCst);
         if !interrupted {
             results.cells[cell_at].runs.push(run);

@@ -38,6 +38,7 @@ mod probes;
 mod profiling;
 pub mod remote;
 mod schedule;
+mod settings;
 mod training;
 mod variants;
 
@@ -227,6 +228,7 @@ fn open(
     let hosts = Arc::new(remote::Hosts::connect(loaded, observer)?);
     let folder = Folder::create(loaded, opts)?;
     let mut results = folder::initial_results(loaded);
+    settings::mask_experiment(loaded, &mut results.experiment);
     checks::record_sandbox(&mut results.host, &opts.sandbox_root, sandbox_fs);
     Ok(Opened {
         configs,

@@ -199,6 +199,7 @@ impl Launcher for Scripted {
             run,
             profile: None,
             findings: Vec::new(),
+            settings: None,
         }
     }
 

@@ -152,6 +152,11 @@ impl Context<'_> {
             Served::Local(s) => s.listens().to_vec(),
             Served::Remote(_) => Vec::new(),
         };
+        // What the server runs with, read before the load and its probes start.
+        let settings = Some(match (&served, host) {
+            (Served::Local(s), _) => crate::settings::read(s),
+            (Served::Remote(_), h) => crate::settings::not_here(h.unwrap_or("another host")),
+        });
         let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
         let local = match &served {
             Served::Local(s) => Some(s.watch()),
@@ -226,6 +231,7 @@ impl Context<'_> {
             run,
             profile,
             findings: found,
+            settings,
         }
     }
 
@@ -251,6 +257,7 @@ impl Context<'_> {
             run,
             profile: None,
             findings: Vec::new(),
+            settings: None,
         }
     }
 

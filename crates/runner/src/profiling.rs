@@ -55,6 +55,7 @@ impl Context<'_> {
                 observer.run_finished(i, &label, &done.run);
                 i += 1;
                 self.record_findings(results, &slot, done.findings);
+                crate::settings::record(self, results, &slot, done.settings, done.run.valid);
                 let at = self.cell_index(results, &slot);
                 match done.profile {
                     Some(p) => {

@@ -107,9 +107,9 @@ pub fn variants(
             status: "ok".into(),
             error: None,
             binary: None,
-            args: args.clone(),
+            args: crate::settings::masked_args(&args),
             build: None,
-            options: e.server_options(v),
+            options: crate::settings::masked_options(e.server_options(v)),
             data: Vec::new(),
             sanitize: v.sanitize.iter().map(|s| s.as_str().to_string()).collect(),
             run_under: v.run_under.map(|r| r.as_str().to_string()),
@@ -120,6 +120,7 @@ pub fn variants(
             host: e.server_host(&v.name).map(str::to_string),
             dist: fetched.as_ref().map(|f| f.dist.clone()),
             server_version: None,
+            ..VariantRecord::default()
         };
         match outcome {
             Ok((layouts, b)) => {

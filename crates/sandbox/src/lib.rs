@@ -33,6 +33,7 @@ mod procfs;
 mod redis;
 mod registry;
 mod sandbox;
+pub mod settings;
 mod signals;
 mod spawner;
 mod sqldata;

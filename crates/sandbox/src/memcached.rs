@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::kind::TargetKind;
 use crate::owned::{self, Long, Risk};
+use crate::settings::Knob;
 use crate::target::{first_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_proto::memcache;
@@ -213,6 +214,100 @@ impl Target for Memcached {
         let answer = first_line(addr, memcache::VERSION, &mut buf, PROBE_TIMEOUT)?;
         Ok(answer.is_some_and(|len| memcache::is_version(&buf[..len])))
     }
+
+    /// `stats settings`.
+    fn read_settings(
+        &self,
+        addr: SocketAddr,
+    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+        crate::settings::exchange(addr, b"stats settings\r\n", stats_reply)
+    }
+
+    fn knobs(&self) -> &'static [Knob] {
+        KNOBS
+    }
+}
+
+/// memcached's settings that move performance, as `stats settings` names them, with
+/// the flags that set them.
+const KNOBS: &[Knob] = &[
+    Knob {
+        name: "maxbytes",
+        topic: "memory",
+        spelled: &["-m", "--memory-limit"],
+    },
+    Knob {
+        name: "num_threads",
+        topic: "threads",
+        spelled: &["-t", "--threads"],
+    },
+    Knob {
+        name: "reqs_per_event",
+        topic: "threads",
+        spelled: &["-R", "--max-reqs-per-event"],
+    },
+    Knob {
+        name: "cas_enabled",
+        topic: "item size",
+        spelled: &["-C", "--disable-cas"],
+    },
+    Knob {
+        name: "item_size_max",
+        topic: "item size",
+        spelled: &["-I", "--max-item-size"],
+    },
+    Knob {
+        name: "growth_factor",
+        topic: "memory",
+        spelled: &["-f", "--slab-growth-factor"],
+    },
+    Knob {
+        name: "evictions",
+        topic: "memory",
+        spelled: &["-M", "--disable-evictions"],
+    },
+    Knob {
+        name: "lru_crawler",
+        topic: "background work",
+        spelled: &["-o"],
+    },
+    Knob {
+        name: "lru_maintainer_thread",
+        topic: "background work",
+        spelled: &["-o"],
+    },
+    Knob {
+        name: "ssl_enabled",
+        topic: "TLS",
+        spelled: &["-Z", "--enable-ssl"],
+    },
+];
+
+/// The whole `stats settings` answer (`STAT name value` lines, then `END`) as pairs;
+/// None while incomplete; an error line (a server built without the command, or one
+/// that refuses it) as the reason.
+fn stats_reply(buf: &[u8]) -> Option<Result<std::collections::BTreeMap<String, String>, String>> {
+    let text = String::from_utf8_lossy(buf);
+    let first = text.lines().next().unwrap_or("");
+    if text.contains('\n')
+        && ["ERROR", "CLIENT_ERROR", "SERVER_ERROR"]
+            .iter()
+            .any(|e| first.starts_with(e))
+    {
+        return Some(Err(format!("stats settings refused: {}", first.trim())));
+    }
+    if !(text.starts_with("END\r\n") || text.contains("\r\nEND\r\n")) {
+        return None;
+    }
+    let pairs = text
+        .lines()
+        .filter_map(|l| l.trim_end().strip_prefix("STAT "))
+        .map(|l| {
+            let (k, v) = l.split_once(' ').unwrap_or((l, ""));
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    Some(Ok(pairs))
 }
 
 fn running_as_root() -> bool {
@@ -230,6 +325,18 @@ fn has_user_flag(args: &[String]) -> bool {
 mod tests {
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_stats_settings_answer_is_read_whole_or_waited_for() {
+        let whole =
+            b"STAT maxbytes 67108864\r\nSTAT num_threads 4\r\nSTAT inter 127.0.0.1\r\nEND\r\n";
+        let got = super::stats_reply(whole).unwrap().unwrap();
+        assert_eq!(got["maxbytes"], "67108864");
+        assert_eq!(got["num_threads"], "4");
+        assert!(super::stats_reply(&whole[..whole.len() - 2]).is_none());
+        let refused = super::stats_reply(b"ERROR\r\n").unwrap();
+        assert!(refused.unwrap_err().contains("refused"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use bakeoff_sqlclient::Dialect;
 
 use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
+use crate::settings::{knob, Knob};
 use crate::sqldata::{self, Login, SqlServer};
 use crate::target::{
     common_refusal, leading_version, version_line, Ask, ConnectionLimit, Launch, Target,
@@ -424,6 +425,115 @@ impl<T: Mysqld> Target for T {
     fn stop_signal(&self) -> (i32, bool) {
         (libc::SIGTERM, false)
     }
+
+    /// `SHOW GLOBAL VARIABLES`, with the redo log's capacity computed where the server
+    /// spells it in parts ([`REDO_CAPACITY`]).
+    fn read_settings(&self, addr: SocketAddr) -> Result<BTreeMap<String, String>, String> {
+        read_variables(self.sql_server(), T::DIALECT, addr)
+    }
+
+    fn knobs(&self) -> &'static [Knob] {
+        KNOBS
+    }
+}
+
+/// The redo log's capacity in bytes, computed from the server's own settings:
+/// `innodb_redo_log_capacity` (MySQL 8.0.30+), else `innodb_log_file_size` x
+/// `innodb_log_files_in_group` (MySQL before it, MariaDB before 10.5), else
+/// `innodb_log_file_size` (MariaDB 10.5+ keeps one file and ignores the count).
+pub const REDO_CAPACITY: &str = "innodb_redo_capacity_bytes (computed)";
+
+/// The mysqld family's settings that move performance (MariaDB's and MySQL's names;
+/// a name one server lacks is simply not read there).
+const KNOBS: &[Knob] = &[
+    knob("log_bin", "durability"),
+    knob("sync_binlog", "durability"),
+    knob("innodb_flush_log_at_trx_commit", "durability"),
+    knob("innodb_flush_method", "durability"),
+    knob("innodb_doublewrite", "durability"),
+    knob("binlog_format", "durability"),
+    knob("innodb_buffer_pool_size", "memory"),
+    knob("innodb_buffer_pool_instances", "memory"),
+    knob("key_buffer_size", "memory"),
+    knob("table_open_cache", "memory"),
+    Knob {
+        name: REDO_CAPACITY,
+        topic: "redo/WAL capacity",
+        spelled: &[
+            "innodb_log_file_size",
+            "innodb_log_files_in_group",
+            "innodb_redo_log_capacity",
+        ],
+    },
+    knob("innodb_log_file_size", "redo/WAL capacity"),
+    knob("innodb_log_files_in_group", "redo/WAL capacity"),
+    knob("innodb_redo_log_capacity", "redo/WAL capacity"),
+    knob("innodb_log_buffer_size", "redo/WAL capacity"),
+    knob("thread_handling", "threads"),
+    knob("thread_pool_size", "threads"),
+    knob("innodb_read_io_threads", "threads"),
+    knob("innodb_write_io_threads", "threads"),
+    knob("innodb_thread_concurrency", "threads"),
+    knob("character_set_server", "character set"),
+    knob("collation_server", "character set"),
+    knob("have_ssl", "TLS"),
+    knob("require_secure_transport", "TLS"),
+    knob("query_cache_type", "query cache"),
+    knob("query_cache_size", "query cache"),
+    knob("performance_schema", "instrumentation"),
+    knob("large_pages", "huge pages"),
+    knob("innodb_adaptive_hash_index", "InnoDB"),
+    knob("innodb_io_capacity", "InnoDB"),
+];
+
+/// Variables that name the server rather than set it: MariaDB's `server_uid` (a hash
+/// of its host and port, new at every start) and MySQL's `server_uuid` (made with each
+/// data directory).
+const IDENTITIES: &[&str] = &["server_uid", "server_uuid"];
+
+/// `SHOW GLOBAL VARIABLES` as name -> value (an identity as
+/// [`crate::settings::IDENTITY`]), plus [`REDO_CAPACITY`].
+fn read_variables(
+    sql: &SqlServer,
+    dialect: Dialect,
+    addr: SocketAddr,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut got = crate::settings::sql_rows(sql, dialect, addr, &["SHOW GLOBAL VARIABLES"])?;
+    let rows = got
+        .pop()
+        .ok_or("no answer")?
+        .map_err(|e| format!("SHOW GLOBAL VARIABLES refused: {e}"))?;
+    let mut vars = crate::settings::pairs(&rows);
+    for name in IDENTITIES {
+        if let Some(v) = vars.get_mut(*name) {
+            *v = crate::settings::IDENTITY.to_string();
+        }
+    }
+    if let Some(bytes) = redo_capacity(&vars) {
+        vars.insert(REDO_CAPACITY.to_string(), bytes.to_string());
+    }
+    Ok(vars)
+}
+
+/// See [`REDO_CAPACITY`].
+fn redo_capacity(vars: &BTreeMap<String, String>) -> Option<u64> {
+    let num = |k: &str| vars.get(k)?.trim().parse::<u64>().ok();
+    if let Some(c) = num("innodb_redo_log_capacity") {
+        return Some(c);
+    }
+    let size = num("innodb_log_file_size")?;
+    let version = vars.get("version").map_or("", String::as_str);
+    let mm = leading_version(version, 2).and_then(|v| {
+        let (a, b) = v.split_once('.')?;
+        Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+    });
+    let one_file = version.contains("MariaDB") && mm.is_some_and(|v| v >= (10, 5));
+    let files = if one_file {
+        1
+    } else {
+        num("innodb_log_files_in_group").unwrap_or(1)
+    };
+    Some(size * files)
 }
 
 #[cfg(test)]
@@ -431,6 +541,43 @@ mod tests {
     use super::*;
     use crate::mariadb::Mariadb;
     use crate::mysql::Mysql;
+
+    #[test]
+    fn the_redo_capacity_is_computed_as_each_server_spells_it() {
+        let vars = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let my57 = vars(&[
+            ("version", "5.7.44"),
+            ("innodb_log_file_size", "50331648"),
+            ("innodb_log_files_in_group", "2"),
+        ]);
+        assert_eq!(redo_capacity(&my57), Some(100663296));
+        let my80 = vars(&[
+            ("version", "8.0.36"),
+            ("innodb_log_file_size", "50331648"),
+            ("innodb_redo_log_capacity", "104857600"),
+        ]);
+        assert_eq!(redo_capacity(&my80), Some(104857600));
+        let maria = vars(&[
+            ("version", "10.11.6-MariaDB-0+deb12u1"),
+            ("innodb_log_file_size", "100663296"),
+            ("innodb_log_files_in_group", "2"),
+        ]);
+        assert_eq!(
+            redo_capacity(&maria),
+            Some(100663296),
+            "one file since 10.5"
+        );
+        let maria101 = vars(&[
+            ("version", "10.1.48-MariaDB"),
+            ("innodb_log_file_size", "50331648"),
+            ("innodb_log_files_in_group", "2"),
+        ]);
+        assert_eq!(redo_capacity(&maria101), Some(100663296));
+    }
 
     /// What a server holds with the experiment's `options`.
     fn with_options(options: &[(&str, &str)]) -> SqlServer {

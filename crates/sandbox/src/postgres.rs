@@ -11,6 +11,7 @@ use std::process::Command;
 
 use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
+use crate::settings::{knob, Knob};
 use crate::sqldata::{self, Login, SqlServer};
 use crate::target::{leading_version, version_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
@@ -224,6 +225,58 @@ impl Target for Postgres {
     fn stop_signal(&self) -> (i32, bool) {
         (libc::SIGINT, false)
     }
+
+    /// `pg_settings`, each value as `current_setting` shows it (with its unit: `128MB`).
+    fn read_settings(
+        &self,
+        addr: std::net::SocketAddr,
+    ) -> Result<BTreeMap<String, String>, String> {
+        read_pg_settings(&self.sql, addr)
+    }
+
+    fn knobs(&self) -> &'static [Knob] {
+        KNOBS
+    }
+}
+
+/// PostgreSQL's settings that move performance.
+const KNOBS: &[Knob] = &[
+    knob("fsync", "durability"),
+    knob("synchronous_commit", "durability"),
+    knob("full_page_writes", "durability"),
+    knob("wal_level", "durability"),
+    knob("wal_sync_method", "durability"),
+    knob("commit_delay", "durability"),
+    knob("shared_buffers", "memory"),
+    knob("work_mem", "memory"),
+    knob("maintenance_work_mem", "memory"),
+    knob("effective_cache_size", "memory"),
+    knob("max_wal_size", "redo/WAL capacity"),
+    knob("checkpoint_timeout", "redo/WAL capacity"),
+    knob("wal_buffers", "redo/WAL capacity"),
+    knob("max_parallel_workers_per_gather", "threads"),
+    knob("max_worker_processes", "threads"),
+    knob("server_encoding", "character set"),
+    knob("lc_collate", "character set"),
+    knob("ssl", "TLS"),
+    knob("track_io_timing", "instrumentation"),
+    knob("track_activities", "instrumentation"),
+    knob("jit", "JIT"),
+    knob("huge_pages", "huge pages"),
+];
+
+/// Every row of `pg_settings` as name -> `current_setting(name)`.
+fn read_pg_settings(
+    sql: &SqlServer,
+    addr: std::net::SocketAddr,
+) -> Result<BTreeMap<String, String>, String> {
+    let q = "SELECT name, current_setting(name) FROM pg_settings ORDER BY name";
+    let mut got = crate::settings::sql_rows(sql, Dialect::Postgres, addr, &[q])?;
+    let rows = got
+        .pop()
+        .ok_or("no answer")?
+        .map_err(|e| format!("pg_settings refused: {e}"))?;
+    Ok(crate::settings::pairs(&rows))
 }
 
 /// The superuser initdb makes. Nothing logs in as it after the data directory is made:

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
+use crate::settings::{knob, Knob};
 use crate::target::{first_line, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_proto::resp;
@@ -410,6 +411,74 @@ impl Target for Redis {
         let t = log_tail.to_ascii_lowercase();
         t.contains("address already in use") || t.contains("could not create server tcp")
     }
+
+    /// `CONFIG GET *`.
+    fn read_settings(&self, addr: SocketAddr) -> Result<BTreeMap<String, String>, String> {
+        config_get_all(addr)
+    }
+
+    fn knobs(&self) -> &'static [Knob] {
+        KNOBS
+    }
+}
+
+/// Redis's and Valkey's settings that move performance.
+const KNOBS: &[Knob] = &[
+    knob("appendonly", "durability"),
+    knob("appendfsync", "durability"),
+    knob("save", "durability"),
+    knob("maxmemory", "memory"),
+    knob("maxmemory-policy", "memory"),
+    knob("io-threads", "threads"),
+    knob("io-threads-do-reads", "threads"),
+    knob("tls-port", "TLS"),
+    knob("hz", "background work"),
+    knob("activedefrag", "background work"),
+    knob("lazyfree-lazy-eviction", "background work"),
+];
+
+/// `CONFIG GET *` on a fresh connection: the reply's name and value pairs. A server that
+/// refuses it (the command renamed or disabled: bakeoff's own config renames it away
+/// before Redis 7, see [`closed_commands`]) gives its error.
+pub(crate) fn config_get_all(addr: SocketAddr) -> Result<BTreeMap<String, String>, String> {
+    let mut req = Vec::new();
+    resp::command(&mut req, &[b"CONFIG", b"GET", b"*"]);
+    crate::settings::exchange(addr, &req, config_reply)
+}
+
+/// The whole `CONFIG GET` reply in `buf` as pairs; None while it is incomplete.
+fn config_reply(buf: &[u8]) -> Option<Result<BTreeMap<String, String>, String>> {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let (n, mut at) = match resp::element(buf, 0) {
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+        Ok(Some((resp::Element::Array(n), at))) => (n, at),
+        Ok(Some((resp::Element::Error(e), _))) => {
+            return Some(Err(format!(
+                "CONFIG GET * refused: {} (CONFIG renamed or disabled; bakeoff itself renames it away before Redis 7)",
+                text(e)
+            )))
+        }
+        Ok(Some(_)) => return Some(Err("CONFIG GET * did not answer a list".into())),
+    };
+    let mut words = Vec::with_capacity(n);
+    for _ in 0..n {
+        match resp::bulk_at(buf, at) {
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+            Ok(Some((w, next))) => {
+                words.push(text(w));
+                at = next;
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for pair in words.chunks(2) {
+        if let [name, value] = pair {
+            out.insert(name.clone(), value.clone());
+        }
+    }
+    Some(Ok(out))
 }
 
 #[cfg(test)]
@@ -444,6 +513,17 @@ mod tests {
         );
         let plain = Redis::default().config(1, Path::new("/d"));
         assert!(plain.contains("save \"\"\nappendonly no\n"), "{plain}");
+    }
+
+    #[test]
+    fn a_config_reply_is_read_whole_or_waited_for() {
+        let whole = b"*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nsave\r\n$0\r\n\r\n";
+        let got = config_reply(whole).unwrap().unwrap();
+        assert_eq!(got["appendonly"], "no");
+        assert_eq!(got["save"], "");
+        assert!(config_reply(&whole[..whole.len() - 3]).is_none());
+        let refused = config_reply(b"-ERR unknown command 'CONFIG'\r\n").unwrap();
+        assert!(refused.unwrap_err().contains("unknown command"));
     }
 
     #[test]

@@ -442,6 +442,21 @@ impl Sandbox {
         self.target.login()
     }
 
+    /// The settings the ready server runs with ([`Target::read_settings`]), made safe to
+    /// keep ([`crate::settings::tidy`]: secrets and the login's password masked, this
+    /// sandbox's folder and port written as placeholders, so two runs read alike). Err:
+    /// why they could not be read.
+    pub fn settings(&self) -> Result<std::collections::BTreeMap<String, String>, String> {
+        let raw = self.target.read_settings(self.addr)?;
+        let login = self.target.login();
+        Ok(crate::settings::tidy(
+            raw,
+            &self.dir.to_string_lossy(),
+            self.addr.port(),
+            login.as_ref(),
+        ))
+    }
+
     /// The server's unix socket (MariaDB: the socket file; PostgreSQL: its directory).
     pub fn socket(&self) -> Option<PathBuf> {
         self.target.socket(&self.dir)

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::kind::TargetKind;
+use crate::settings::{knob, Knob};
 use crate::sqldata::{self, DataSource, Login, SqlServer};
 use crate::target::{Launch, Target};
 use bakeoff_build::Recipe;
@@ -191,6 +192,89 @@ impl Target for Sqlite {
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {
         sqldata::pg_socket_dir(workdir)
     }
+
+    /// Its pragmas as a new connection has them (the experiment's are run on every
+    /// connection), `PRAGMA compile_options` (each as `compile_option.NAME`) and the
+    /// library's version, asked through the host's PostgreSQL protocol as every SQLite
+    /// query is.
+    fn read_settings(
+        &self,
+        addr: std::net::SocketAddr,
+    ) -> Result<BTreeMap<String, String>, String> {
+        read_pragmas(&self.sql, addr)
+    }
+
+    fn knobs(&self) -> &'static [Knob] {
+        KNOBS
+    }
+}
+
+/// The pragmas read back, each one value (`PRAGMA name`).
+const PRAGMAS: &[&str] = &[
+    "synchronous",
+    "journal_mode",
+    "cache_size",
+    "page_size",
+    "mmap_size",
+    "temp_store",
+    "locking_mode",
+    "wal_autocheckpoint",
+    "cache_spill",
+    "auto_vacuum",
+    "foreign_keys",
+    "busy_timeout",
+    "threads",
+    "automatic_index",
+    "secure_delete",
+    "journal_size_limit",
+];
+
+/// SQLite's settings that move performance.
+const KNOBS: &[Knob] = &[
+    knob("synchronous", "durability"),
+    knob("journal_mode", "durability"),
+    knob("locking_mode", "durability"),
+    knob("cache_size", "memory"),
+    knob("mmap_size", "memory"),
+    knob("temp_store", "memory"),
+    knob("page_size", "memory"),
+    knob("wal_autocheckpoint", "redo/WAL capacity"),
+    knob("threads", "threads"),
+    knob("compile_option.THREADSAFE", "threads"),
+    knob("secure_delete", "durability"),
+];
+
+/// See [`Sqlite::read_settings`]; a pragma the library does not know is left out.
+fn read_pragmas(
+    sql: &SqlServer,
+    addr: std::net::SocketAddr,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut statements: Vec<String> = PRAGMAS.iter().map(|p| format!("PRAGMA {p}")).collect();
+    statements.push("PRAGMA compile_options".into());
+    statements.push("SELECT sqlite_version()".into());
+    let texts: Vec<&str> = statements.iter().map(String::as_str).collect();
+    let got = crate::settings::sql_rows(sql, Dialect::Sqlite, addr, &texts)?;
+    let first = |r: &bakeoff_sqlclient::Rows| r.rows.first()?.first()?.clone();
+    let mut out = BTreeMap::new();
+    for (name, answer) in PRAGMAS.iter().zip(&got) {
+        if let Some(v) = answer.as_ref().ok().and_then(first) {
+            out.insert(name.to_string(), v);
+        }
+    }
+    let (options, version) = (&got[PRAGMAS.len()], &got[PRAGMAS.len() + 1]);
+    let options = options
+        .as_ref()
+        .map_err(|e| format!("PRAGMA compile_options refused: {e}"))?;
+    for row in &options.rows {
+        if let Some(Some(o)) = row.first() {
+            let (k, v) = o.split_once('=').unwrap_or((o, "on"));
+            out.insert(format!("compile_option.{k}"), v.to_string());
+        }
+    }
+    if let Some(v) = version.as_ref().ok().and_then(first) {
+        out.insert("sqlite_version".into(), v);
+    }
+    Ok(out)
 }
 
 /// A pristine data directory: empty (the host creates the database file on first open).

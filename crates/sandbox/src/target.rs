@@ -14,6 +14,7 @@ use std::time::Duration;
 use bakeoff_build::Recipe;
 
 use crate::kind::TargetKind;
+use crate::settings::Knob;
 use crate::sqldata::{DataSource, Login, SqlServer, SQL_READY_TIMEOUT, SQL_STOP_GRACE};
 
 /// What a target is made with for a sandbox: the experiment's options, its data, and
@@ -425,6 +426,25 @@ pub trait Target: Send + Sync {
     fn is_port_clash(&self, log_tail: &str) -> bool {
         let t = log_tail.to_ascii_lowercase();
         t.contains("address already in use") || t.contains("eaddrinuse")
+    }
+
+    /// The settings the ready server at `addr` runs with, name -> value as the server
+    /// reports them (MariaDB's `SHOW GLOBAL VARIABLES`, `pg_settings`, Redis's `CONFIG
+    /// GET *`, memcached's `stats settings`, SQLite's pragmas), before any masking:
+    /// [`crate::Sandbox::settings`] masks them. Err: why they cannot be read (the command
+    /// refused or renamed, a server that does not say). Bounded in time
+    /// ([`crate::settings::READ_TIMEOUT`]).
+    fn read_settings(&self, _addr: SocketAddr) -> Result<BTreeMap<String, String>, String> {
+        Err(format!("bakeoff does not read {}'s settings", self.kind()))
+    }
+
+    /// Its settings that move performance (durability, memory, redo capacity, threads,
+    /// character set, TLS, caches, instrumentation, JIT, huge pages), in the names
+    /// [`Target::read_settings`] gives: a difference between variants in one of them
+    /// leads the report's settings diff, and is a warning when the experiment did not
+    /// ask for it.
+    fn knobs(&self) -> &'static [Knob] {
+        &[]
     }
 }
 

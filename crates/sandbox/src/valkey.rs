@@ -94,6 +94,17 @@ impl Target for Valkey {
     fn is_port_clash(&self, log_tail: &str) -> bool {
         self.0.is_port_clash(log_tail)
     }
+
+    fn read_settings(
+        &self,
+        addr: SocketAddr,
+    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+        self.0.read_settings(addr)
+    }
+
+    fn knobs(&self) -> &'static [crate::settings::Knob] {
+        self.0.knobs()
+    }
 }
 
 #[cfg(test)]

@@ -28,5 +28,5 @@ mod values;
 pub use client::Client;
 pub use db::{Db, Dialect, Wire};
 pub use dialect::{BulkLoad, Setting, SqlDialect};
-pub use script::{ping, run_script};
+pub use script::{ping, query, run_script, ENCRYPTED};
 pub use values::{inline, DbError, Param, Rows, TEXT};

@@ -1,9 +1,10 @@
 //! One connection for one job: a script run in order (a replay's `setup` file,
-//! [`run_script`]) and the readiness check ([`ping`]: log in, `SELECT 1`).
+//! [`run_script`]), the readiness check ([`ping`]: log in, `SELECT 1`) and a few
+//! queries read back whole ([`query`]: the sandbox reads a server's settings so).
 
 use crate::client::Client;
 use crate::db::Db;
-use crate::values::DbError;
+use crate::values::{DbError, Rows};
 
 /// Runs SQL statements in order on one connection (a replay's `setup` file); stops at the
 /// first that fails, naming it. Returns how many ran.
@@ -78,6 +79,39 @@ pub fn ping(db: &Db, timeout: std::time::Duration) -> std::io::Result<bool> {
         }
     })
 }
+
+/// Runs `statements` in order on one connection and returns each one's rows, within
+/// `timeout` in all (the sandbox reads a server's settings with it: `SHOW GLOBAL
+/// VARIABLES`, `pg_settings`, SQLite's pragmas). Each statement's own error is its
+/// result; a failed login or the timeout fails the whole.
+pub fn query(
+    db: &Db,
+    statements: &[&str],
+    timeout: std::time::Duration,
+) -> Result<Vec<Result<Rows, String>>, String> {
+    let rt = crate::driver::runtime().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let attempt = async {
+            let mut c = Client::connect_within(db, timeout)
+                .await
+                .map_err(|e| format!("cannot log in: {}", e.message))?;
+            let mut out = Vec::with_capacity(statements.len());
+            for s in statements {
+                out.push(c.rows(s).await.map_err(|e| e.message));
+            }
+            c.close().await;
+            Ok::<_, String>(out)
+        };
+        tokio::time::timeout(timeout, attempt)
+            .await
+            .map_err(|_| format!("no answer within {} ms", timeout.as_millis()))?
+    })
+}
+
+/// Whether bakeoff's SQL clients encrypt their connections: neither wire client asks for
+/// TLS (`mywire` never sets CLIENT_SSL in its handshake answer, `pgwire` never sends an
+/// SSLRequest), so every SQL load runs in plain text whatever the server offers.
+pub const ENCRYPTED: bool = false;
 
 #[cfg(test)]
 mod quote_tests {

@@ -334,6 +334,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
         hosts: Vec::new(),
         aa: None,
         tune: None,
+        settings_diff: Vec::new(),
     };
     Compared {
         results,

@@ -491,6 +491,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         hosts: Vec::new(),
         aa: None,
         tune: None,
+        settings_diff: Vec::new(),
     }
 }
 

@@ -307,6 +307,7 @@ mod tests {
             hosts: Vec::new(),
             aa: None,
             tune: None,
+            settings_diff: Vec::new(),
         }
     }
 
