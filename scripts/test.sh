@@ -29,8 +29,21 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
 names=(memcached mariadbd mysqld postgres sysbench bakeoff-sqlited redis-server valkey-server redis-benchmark)
-servers() { local n=0; for p in "${names[@]}"; do n=$((n + $(pgrep -c -x "$p" || true))); done; echo "$n"; }
-before=$(servers)
+# This run's mark, inherited by every process the tests start (bakeoff passes its
+# environment on to the servers it starts): a server left behind carries it, while the
+# servers of other programs running beside the suite (another checkout's tests, a user's
+# bakeoff) do not, so they are never counted as this run's.
+export BAKEOFF_TEST_RUN="$$-$(date +%s%N)"
+# The pids of this run's live servers, one per line.
+ours() {
+  for p in "${names[@]}"; do
+    for pid in $(pgrep -x "$p" || true); do
+      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "BAKEOFF_TEST_RUN=$BAKEOFF_TEST_RUN"; then
+        echo "$pid"
+      fi
+    done
+  done
+}
 start=$(date +%s)
 
 cargo fmt --all --check
@@ -75,10 +88,10 @@ if [ "$status" -ne 0 ]; then
   grep -E '^error' -A12 "$log" >&2 || true
 fi
 
-after=$(servers)
-if [ "$after" -gt "$before" ]; then
-  echo "FAIL: $((after - before)) server process(es) outlived the tests:" >&2
-  for p in "${names[@]}"; do pgrep -a -x "$p" >&2 || true; done
+left=$(ours)
+if [ -n "$left" ]; then
+  echo "FAIL: $(echo "$left" | wc -l) server process(es) of this run outlived the tests:" >&2
+  for pid in $left; do ps -o pid=,args= -p "$pid" >&2 || true; done
   exit 1
 fi
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')

@@ -219,7 +219,12 @@ fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {
     let o = run_with_cache(&s, &s.write("e.toml", &text), "out", &cache);
     // Every variant compared with the baseline failed: no comparison, exit status 5, and
     // the failures lead the output (issue 49).
-    assert_eq!(o.status.code(), Some(5), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.starts_with("FAILED: wrong-sha failed, so it was not compared with installed:"),

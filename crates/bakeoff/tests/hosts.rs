@@ -450,7 +450,15 @@ fn a_binary_that_does_not_run_there_fails_its_variant() {
         "name = \"broken-there\"\n[target]\nkind = \"memcached\"\nhost = \"db\"\n[[variant]]\nname = \"installed\"\nbinary = \"/usr/bin/memcached\"\n[[variant]]\nname = \"broken\"\nbinary = \"/usr/bin/false\"\n[[workload]]\nkind = \"kv\"\nconnections = [2]\nkeys = 500\nclients = [\"db\"]\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"300ms\"\n{}",
         db.host("db", &s.path().join("hosts"), None)
     );
-    let r = run_ok(&s, &s.write("broken.toml", &text));
+    // The only variant compared with the baseline failed: exit 5, no comparison made.
+    let out = s.run_cmd(&s.write("broken.toml", &text)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("no comparison could be made: broken failed"),
+        "{err}"
+    );
+    let r = s.results();
     let broken = &r["variants"][1];
     assert_eq!(broken["status"], "failed", "{broken}");
     let why = broken["error"].as_str().unwrap();
@@ -507,7 +515,7 @@ fn variants_built_on_the_servers_host() {
     let db = Sshd::start(s.path(), "127.0.0.2");
     // The host's cache outlives the test (like the shared build cache here), so a second
     // run of the suite does not build again.
-    let work = common::cache_dir().join("hosts-e2e");
+    let work = common::private_home().join("hosts-e2e");
     let text = format!(
         r#"name = "built-there"
 [target]

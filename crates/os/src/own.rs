@@ -195,6 +195,10 @@ pub fn foreign_entry(dir: &Path, ours: &dyn Fn(&fs::DirEntry) -> bool) -> Option
 }
 
 /// Folders of the system bakeoff never makes a folder in, nor claims one in.
+/// Memory-backed folders inside system folders where users keep their own files (a
+/// sandbox on tmpfs): folders below them are a user's, as /tmp's are.
+const USER_TMPFS: &[&str] = &["/dev/shm", "/run/user", "/run/shm"];
+
 const SYSTEM: &[&str] = &[
     "/bin",
     "/boot",
@@ -270,7 +274,10 @@ pub fn place_problem(dir: &Path) -> Option<String> {
     if real.components().any(|c| c.as_os_str() == "lost+found") {
         return Some(format!("{shown} is in a lost+found folder, which belongs to the filesystem's repair tool; name another folder"));
     }
-    if let Some(sys) = SYSTEM.iter().find(|s| real.starts_with(s)) {
+    let user_tmpfs = USER_TMPFS
+        .iter()
+        .any(|t| real.starts_with(t) && real != Path::new(t));
+    if let Some(sys) = SYSTEM.iter().find(|s| real.starts_with(s) && !user_tmpfs) {
         return Some(format!("{shown} is under the system folder {sys}, where bakeoff makes no folders; name a folder of yours"));
     }
     let home = std::env::var_os("HOME").filter(|h| Path::new(h).is_absolute())?;
@@ -609,7 +616,8 @@ mod tests {
             "/usr/local/bakeoff",
             "/proc/x",
             "/sys/x",
-            "/dev/shm/x",
+            "/dev/shm",
+            "/dev/x",
             "/var/lib/x",
             "/tmp/a/lost+found/b",
             "/usr/../etc/x",
@@ -622,6 +630,10 @@ mod tests {
             ));
         }
         assert!(!Path::new("/boot/efi/bakeoff").exists());
+        // A user's folder on a memory-backed filesystem is the user's (a sandbox on tmpfs).
+        for dir in ["/dev/shm/x", "/run/user/0/x"] {
+            assert_eq!(place_problem(Path::new(dir)), None, "{dir}");
+        }
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap();
         for dot in [
             ".ssh/bakeoff",

@@ -55,7 +55,16 @@ fn records_and_analyzes_a_busy_shell() {
     let data = dir.path().join("perf.data");
     let pid = busy.0.id() as i32;
     let recording = Recording::start(&[pid], &data).expect("perf record");
-    std::thread::sleep(Duration::from_millis(700));
+    // Recorded until the shell has had 0.3 s of CPU (at most 20 s): perf samples a
+    // process only while it runs (999 Hz of its CPU time, about 300 samples here), and on
+    // a machine other programs load, 0.7 s of wall time once gave it 9% of a CPU (63).
+    let cpu0 = cpu_ticks(pid as u32);
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_millis(700)
+        || (cpu_ticks(pid as u32) < cpu0 + 30 && began.elapsed() < Duration::from_secs(20))
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     recording.stop().expect("perf record stops");
     drop(busy);
 

@@ -98,27 +98,18 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
         .ok_or(
             "mariadb-install-db not found beside the server or on PATH; install mariadb-server",
         )?;
-    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
-    sqldata::give_to_server_user(dest)?;
-    // Debian: /usr/sbin/mariadbd -> basedir /usr; a build's install tree: <prefix>/bin/...
+    // Once more into an emptied folder when it fails: on a loaded machine a bootstrap
+    // once ended with "Unknown table 'mysql.tmp_proxies_priv'" where the same command
+    // passes alone. A second failure is the variant's.
+    install_db(binary, &install, dest).or_else(|first| {
+        let _ = std::fs::remove_dir_all(dest);
+        install_db(binary, &install, dest)
+            .map_err(|second| format!("{second} (and before that: {first})"))
+    })?;
     let basedir = binary
         .parent()
         .and_then(Path::parent)
         .unwrap_or(Path::new("/usr"));
-    let mut cmd = Command::new(&install);
-    cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", dest.display()))
-        .arg(format!("--basedir={}", basedir.display()))
-        .args(install_flags(
-            server_version(binary),
-            ["bin", "extra"]
-                .iter()
-                .any(|d| basedir.join(d).join("resolveip").is_file()),
-        ));
-    if let Some((_, _, user)) = sqldata::server_user() {
-        cmd.arg(format!("--user={user}"));
-    }
-    sqldata::run_setup(cmd, None, "mariadb-install-db")?;
     let sql = login_sql(login);
     let mut boot = Command::new(binary);
     boot.arg("--no-defaults")
@@ -133,6 +124,31 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
         boot.arg(format!("--user={user}"));
     }
     sqldata::run_setup(boot, Some(&sql), "mariadbd --bootstrap")
+}
+
+/// mariadb-install-db (`install`) for `binary` into a new `dest`.
+fn install_db(binary: &Path, install: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    sqldata::give_to_server_user(dest)?;
+    // Debian: /usr/sbin/mariadbd -> basedir /usr; a build's install tree: <prefix>/bin/...
+    let basedir = binary
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("/usr"));
+    let mut cmd = Command::new(install);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", dest.display()))
+        .arg(format!("--basedir={}", basedir.display()))
+        .args(install_flags(
+            server_version(binary),
+            ["bin", "extra"]
+                .iter()
+                .any(|d| basedir.join(d).join("resolveip").is_file()),
+        ));
+    if let Some((_, _, user)) = sqldata::server_user() {
+        cmd.arg(format!("--user={user}"));
+    }
+    sqldata::run_setup(cmd, None, "mariadb-install-db")
 }
 
 /// The first of `names` in the server's folder, `../bin` or `../scripts`.
