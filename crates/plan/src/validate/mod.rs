@@ -101,7 +101,6 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
     {
         return Ok(());
     }
-    let target = target_for(e.target.kind);
     let servers: BTreeSet<Option<&str>> = e
         .variants
         .iter()
@@ -110,7 +109,7 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
     for (i, v) in e.variants.iter().enumerate() {
         let at = key!["variant", i, "host"];
         if v.host.is_some() {
-            if let Some(why) = target.refuses(Ask::OtherHost) {
+            if let Some(why) = target_for(e.kind_of(v)).refuses(Ask::OtherHost) {
                 return Err(l.error_at(&at, why));
             }
             let refused = [
@@ -124,7 +123,7 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
                     "build_on = \"host\" builds on [target] host only; remove build_on (builds are made here and copied to each variant's host)",
                 ),
                 (
-                    e.target.kind.is_sql() && servers.len() > 1,
+                    e.variant_kinds().iter().any(|k| k.is_sql()) && servers.len() > 1,
                     "a SQL target's data is prepared in one place, and these variants serve from more than one machine; serve them all from one host ([target] host), one experiment per machine, and compare the results folders with bakeoff compare",
                 ),
             ];
@@ -276,6 +275,292 @@ fn remote_server<'a>(
     Ok(server)
 }
 
+/// `[target] name` and each variant's `name`, with their key paths and the kind of server
+/// each is checked against: a variant's own against its kind; `[target]`'s against
+/// `[target] kind` and again against every other kind of variant (options go to every
+/// variant that takes them, so each must pass as that server reads it).
+fn owned_tables<'a, T>(
+    e: &'a Experiment,
+    name: &'static str,
+    of_target: &'a T,
+    of_variant: fn(&'a Variant) -> &'a T,
+) -> Vec<(Vec<Key>, &'a T, TargetKind)> {
+    let mut out = vec![(key!["target", name].to_vec(), of_target, e.target.kind)];
+    if name == "options" {
+        for k in e.variant_kinds() {
+            if k != e.target.kind && k.takes_options() {
+                out.push((key!["target", name].to_vec(), of_target, k));
+            }
+        }
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        out.push((key!["variant", i, name].to_vec(), of_variant(v), e.kind_of(v)));
+    }
+    out
+}
+
+fn check_hosts(l: &Loaded, e: &Experiment) -> Check {
+    let mut names = std::collections::BTreeSet::new();
+    for (i, h) in e.hosts.iter().enumerate() {
+        if !valid_name(&h.name) {
+            return Err(l.error_at(
+                &key!["host", i, "name"],
+                format!("host name must be {NAME_RULE}"),
+            ));
+        }
+        if !names.insert(h.name.as_str()) {
+            return Err(l.error_at(
+                &key!["host", i, "name"],
+                format!("host name {:?} is used twice", h.name),
+            ));
+        }
+        if let Some((k, m)) = hosts::destination_problem(h) {
+            return Err(l.error_at(&key!["host", i, k], m));
+        }
+        if let Some((at, m)) = hosts::ssh_problem(l, i, h) {
+            return Err(l.error_at(&at, m));
+        }
+    }
+    let known = |n: &str| e.hosts.iter().any(|h| h.name == n);
+    let unknown = |at: &[Key], n: &str| {
+        let list: Vec<&str> = e.hosts.iter().map(|h| h.name.as_str()).collect();
+        l.error_at(
+            at,
+            if list.is_empty() {
+                format!("no [[host]] named {n:?}: declare it with name and ssh")
+            } else {
+                format!("no [[host]] named {n:?}; the hosts are {}", list.join(", "))
+            },
+        )
+    };
+    if let Some(h) = e.target.host.as_deref().filter(|h| !known(h)) {
+        return Err(unknown(&key!["target", "host"], h));
+    }
+    for (i, w) in e.workloads.iter().enumerate() {
+        if let Some(h) = w.clients.iter().find(|h| !known(h)) {
+            return Err(unknown(&key!["workload", i, "clients"], h));
+        }
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        if let Some(h) = v.host.as_deref().filter(|h| !known(h)) {
+            return Err(unknown(&key!["variant", i, "host"], h));
+        }
+        if let Some(h) = v.clients.iter().find(|h| !known(h)) {
+            return Err(unknown(&key!["variant", i, "clients"], h));
+        }
+    }
+    check_placement(l, e)?;
+    check_variant_placement(l, e)
+}
+
+/// Machines as variants (`[[variant]] host`, `clients`): what can run on a variant's own
+/// host, and whether each variant's load reaches its server.
+fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
+    if !e
+        .variants
+        .iter()
+        .any(|v| v.host.is_some() || !v.clients.is_empty())
+    {
+        return Ok(());
+    }
+    let servers: BTreeSet<Option<&str>> = e
+        .variants
+        .iter()
+        .map(|v| v.host.as_deref().or(e.target.host.as_deref()))
+        .collect();
+    for (i, v) in e.variants.iter().enumerate() {
+        let at = key!["variant", i, "host"];
+        if v.host.is_some() {
+            if let Some(why) = target_for(e.kind_of(v)).refuses(Ask::OtherHost) {
+                return Err(l.error_at(&at, why));
+            }
+            let refused = [
+                (
+                    e.plan.mode == Mode::Instructions,
+                    "mode = \"instructions\" counts the same binary's instructions under valgrind, which no machine changes; compare machines with mode = \"time\" (or \"both\")",
+                ),
+                (
+                    e.target.build_on == Some(BuildOn::Host)
+                        && v.host.as_deref() != e.target.host.as_deref(),
+                    "build_on = \"host\" builds on [target] host only; remove build_on (builds are made here and copied to each variant's host)",
+                ),
+                (
+                    e.variant_kinds().iter().any(|k| k.is_sql()) && servers.len() > 1,
+                    "a SQL target's data is prepared in one place, and these variants serve from more than one machine; serve them all from one host ([target] host), one experiment per machine, and compare the results folders with bakeoff compare",
+                ),
+            ];
+            if let Some((_, why)) = refused.into_iter().find(|(on, _)| *on) {
+                return Err(l.error_at(&at, why));
+            }
+        }
+        let cat = key!["variant", i, "clients"];
+        if v.clients
+            .iter()
+            .enumerate()
+            .any(|(j, c)| v.clients[..j].contains(c))
+        {
+            return Err(l.error_at(&cat, "a host is named twice in clients"));
+        }
+        let server = v.host.as_deref().or(e.target.host.as_deref());
+        for (wi, w) in e.workloads.iter().enumerate() {
+            if w.train_only {
+                continue;
+            }
+            let load = e.load_hosts(&v.name, &w.display_name());
+            // Where the load's hosts came from: the variant's clients or its host.
+            let from = if !v.clients.is_empty() { &cat } else { &at };
+            if load.is_empty() {
+                if server.is_some() && v.host.is_some() {
+                    let h = e.hosts.iter().position(|h| Some(h.name.as_str()) == server);
+                    if let Some(h) = h.filter(|h| e.hosts[*h].listen.is_none()) {
+                        return Err(l.error_at(
+                            &key!["host", h, "listen"],
+                            format!("the server on host {} listens on 127.0.0.1 only, so the load from this machine cannot reach it: set listen = \"0.0.0.0\" (or that host's address) here", e.hosts[h].name),
+                        ));
+                    }
+                }
+                continue;
+            }
+            if !w.kind.loads_from_hosts() {
+                let able = kinds_loading_from_hosts(l);
+                return Err(l.error_at(
+                    from,
+                    format!(
+                        "workload {} ({}) loads only from this machine, and this variant's load would come from host {}; only kinds {} load from other hosts: serve this variant here, or drop that workload",
+                        w.display_name(),
+                        w.kind.name(),
+                        load.join(", "),
+                        able.join(" and ")
+                    ),
+                ));
+            }
+            let server = remote_server(l, from, "give the variant a host too", server, wi, w)?;
+            let h = e.hosts.iter().position(|h| h.name == server).unwrap_or(0);
+            if let Some(c) = load.iter().find(|c| *c != server) {
+                if e.hosts[h].listen.is_none() {
+                    return Err(l.error_at(
+                        &key!["host", h, "listen"],
+                        format!(
+                            "the server on host {server} listens on 127.0.0.1 only, so the load from host {c} cannot reach it: set listen = \"0.0.0.0\" (or that host's address) here, or load from {server} itself (clients = [\"{server}\"] or no clients)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `build_on = "host"`: what the host can build from (a source it fetches itself, no
+/// files of this machine) and what needs this machine (training runs, layouts).
+fn check_build_on_host(l: &Loaded, e: &Experiment, served_there: bool) -> Check {
+    let at = key!["target", "build_on"];
+    if !served_there {
+        return Err(l.error_at(
+            &at,
+            "build_on = \"host\" builds on the server's host: set [target] host too",
+        ));
+    }
+    if let Some(s) = &e.target.source {
+        let local = s.path.is_some()
+            || s.tarball.as_deref().is_some_and(|t| !t.contains("://"))
+            || s.git
+                .as_deref()
+                .is_some_and(|g| !g.contains("://") && !g.contains('@'));
+        if local {
+            return Err(l.error_at(
+                &key!["target", "source"],
+                "with build_on = \"host\" the host fetches the source itself: use debian, a tarball URL or a git URL, not a path on this machine",
+            ));
+        }
+    }
+    if e.plan.layouts > 1 {
+        return Err(l.error_at(
+            &key!["plan", "layouts"],
+            "layouts are built here: remove build_on = \"host\" or layouts",
+        ));
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        let here = [
+            (
+                !v.patches.is_empty(),
+                "patches",
+                "patch files are on this machine",
+            ),
+            (v.pgo.is_some(), "pgo", "PGO trains on this machine"),
+            (v.bolt.is_some(), "bolt", "BOLT trains on this machine"),
+        ];
+        if let Some((_, k, why)) = here.into_iter().find(|(on, _, _)| *on) {
+            return Err(l.error_at(
+                &key!["variant", i, k],
+                format!("{why}: with build_on = \"host\" remove it, or build here (build_on = \"local\")"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The kinds whose load may come from other hosts, in the registry's order.
+fn kinds_loading_from_hosts(l: &Loaded) -> Vec<&'static str> {
+    let kinds = l.kinds();
+    kinds
+        .names()
+        .into_iter()
+        .filter(|k| kinds.find(k).is_some_and(|k| k.loads_from_hosts()))
+        .collect()
+}
+
+/// The host that serves workload `i`, whose load comes from other hosts and so reaches
+/// the server over the network: an error at `at` (ending in `fix`) when the server is on
+/// this machine, on loopback, and at the workload's `transport` when that is a Unix
+/// socket.
+fn remote_server<'a>(
+    l: &Loaded,
+    at: &[Key],
+    fix: &str,
+    server: Option<&'a str>,
+    i: usize,
+    w: &Workload,
+) -> Result<&'a str, PlanError> {
+    let Some(server) = server else {
+        return Err(l.error_at(
+            at,
+            format!("the load is on other hosts but the server is on this machine, listening on loopback: {fix}"),
+        ));
+    };
+    if w.keys.transport() == Some(crate::Transport::Unix) {
+        return Err(l.error_at(
+            &key!["workload", i, "transport"],
+            "transport = \"unix\" needs the load on this machine with the server",
+        ));
+    }
+    Ok(server)
+}
+
+/// `[target] name` and each variant's `name`, with their key paths and the kind of server
+/// each is checked against: a variant's own against its kind; `[target]`'s against
+/// `[target] kind` and again against every other kind of variant (options go to every
+/// variant that takes them, so each must pass as that server reads it).
+fn owned_tables<'a, T>(
+    e: &'a Experiment,
+    name: &'static str,
+    of_target: &'a T,
+    of_variant: fn(&'a Variant) -> &'a T,
+) -> Vec<(Vec<Key>, &'a T, TargetKind)> {
+    let mut out = vec![(key!["target", name].to_vec(), of_target, e.target.kind)];
+    if name == "options" {
+        for k in e.variant_kinds() {
+            if k != e.target.kind && k.takes_options() {
+                out.push((key!["target", name].to_vec(), of_target, k));
+            }
+        }
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        out.push((key!["variant", i, name].to_vec(), of_variant(v), e.kind_of(v)));
+    }
+    out
+}
+
 /// `[target] name` and each variant's `name`, with their key paths.
 fn target_and_variants<'a, T>(
     e: &'a Experiment,
@@ -291,13 +576,14 @@ fn target_and_variants<'a, T>(
 /// What can run on another host today, and whether the load can reach the server.
 fn check_placement(l: &Loaded, e: &Experiment) -> Check {
     let server = e.target.host.as_deref();
-    let target = target_for(e.target.kind);
     if e.target.build_on == Some(BuildOn::Host) {
         check_build_on_host(l, e, server.is_some())?;
     }
     if server.is_some() {
-        if let Some(why) = target.refuses(Ask::OtherHost) {
-            return Err(l.error_at(&key!["target", "host"], why));
+        for kind in e.variant_kinds() {
+            if let Some(why) = target_for(kind).refuses(Ask::OtherHost) {
+                return Err(l.error_at(&key!["target", "host"], why));
+            }
         }
     }
     for (i, w) in e.workloads.iter().enumerate() {
@@ -415,8 +701,9 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
 /// Server options belong to SQL and Redis targets; max_connections must cover the sweep.
 fn check_options(l: &Loaded, e: &Experiment) -> Check {
     let kind = e.target.kind;
-    let target = bakeoff_sandbox::target_for(kind);
-    if !kind.takes_options() {
+    // `[target] options` go to every variant that takes them: refused only when none does.
+    let none_takes = e.variant_kinds().iter().all(|k| !k.takes_options());
+    if !kind.takes_options() && none_takes {
         if !e.target.options.is_empty() {
             return Err(l.error_at(
                 &key!["target", "options"],
@@ -427,19 +714,26 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
                 ),
             ));
         }
-        if let Some(i) = e.variants.iter().position(|v| !v.options.is_empty()) {
-            return Err(l.error_at(
-                &key!["variant", i, "options"],
-                format!(
-                    "options are server settings of {} targets; for {} use args",
-                    targets_that(|k| k.takes_options(), "and"),
-                    kind.as_str()
-                ),
-            ));
-        }
     }
-    if let Some(i) = e.variants.iter().position(|v| v.engine.is_some()) {
-        if !target.has_storage_engines() {
+    if let Some((i, v)) = e
+        .variants
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.options.is_empty() && !e.kind_of(v).takes_options())
+    {
+        return Err(l.error_at(
+            &key!["variant", i, "options"],
+            format!(
+                "options are server settings of {} targets; variant {} is {} {} server, which takes none: use args",
+                targets_that(|k| k.takes_options(), "and"),
+                v.name,
+                crate::workload::article(e.kind_of(v).as_str()),
+                e.kind_of(v).as_str()
+            ),
+        ));
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        if v.engine.is_some() && !target_for(e.kind_of(v)).has_storage_engines() {
             return Err(l.error_at(
                 &key!["variant", i, "engine"],
                 "engine (a storage engine) is for mariadb targets only; remove it",
@@ -452,27 +746,31 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
 /// The server's connection cap, where the experiment sets it (options or arguments), must
 /// cover the sweep: a run at the top of it would otherwise be refused connections.
 fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
-    let target = bakeoff_sandbox::target_for(e.target.kind);
-    let Some(limit) = target.connection_limit() else {
-        return Ok(());
-    };
-    let name = limit.name();
     let swept = e.max_connections_swept();
-    // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
-    let reserved = target.reserved_connections();
-    let need = swept + reserved + 1;
     for (i, v) in e.variants.iter().enumerate() {
+        let kind = e.kind_of(v);
+        let target = bakeoff_sandbox::target_for(kind);
+        let Some(limit) = target.connection_limit() else {
+            continue;
+        };
+        let name = limit.name();
+        // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
+        let reserved = target.reserved_connections();
+        let need = swept + reserved + 1;
         // Where the cap is set, the last spelling winning as it does for the server: the
         // variant's args, the target's args, the variant's options, the target's options.
         let v_args = limit.in_args(&v.args);
-        let t_args = limit.in_args(&e.target.args);
+        let t_args = limit.in_args(e.target_args_for(v));
         let (at, raw) = if let Some((j, raw)) = v_args {
             (key!["variant", i, "args", j].to_vec(), raw)
         } else if let Some((j, raw)) = t_args {
             (key!["target", "args", j].to_vec(), raw)
         } else if let Some((k, raw)) = option_named(&v.options, name) {
             (key!["variant", i, "options", k.to_string()].to_vec(), raw)
-        } else if let Some((k, raw)) = option_named(&e.target.options, name) {
+        } else if let Some((k, raw)) = e
+            .target_options_for(v)
+            .and_then(|o| option_named(o, name))
+        {
             (key!["target", "options", k.to_string()].to_vec(), raw)
         } else {
             continue;
@@ -486,7 +784,7 @@ fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
                 format!(
                     "{name} = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {need} or remove it (bakeoff then sets {})",
                     if reserved > 0 { format!(" + {reserved} the server reserves") } else { String::new() },
-                    e.connection_cap()
+                    e.connection_cap_of(kind)
                 ),
             ));
         }
@@ -508,8 +806,8 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
     let said = |what: &str| {
         format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
     };
-    let target = bakeoff_sandbox::target_for(e.target.kind);
-    for (at, args) in target_and_variants(e, "args", &e.target.args, |v| &v.args) {
+    for (at, args, kind) in owned_tables(e, "args", &e.target.args, |v| &v.args) {
+        let target = bakeoff_sandbox::target_for(kind);
         for (i, a) in args.iter().enumerate() {
             let mut at = at.clone();
             at.push(Key::Index(i));
@@ -533,7 +831,8 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(&at, format!("{a:?} {why}")));
         }
     }
-    for (at, options) in target_and_variants(e, "options", &e.target.options, |v| &v.options) {
+    for (at, options, kind) in owned_tables(e, "options", &e.target.options, |v| &v.options) {
+        let target = bakeoff_sandbox::target_for(kind);
         for (k, v) in options {
             let mut at = at.clone();
             at.push(Key::Name(k.clone().into()));
@@ -730,7 +1029,7 @@ fn check_source_inputs(l: &Loaded, s: &Source) -> Check {
 /// A variant's build keys the target cannot do (a sqlite build runs no make and cannot
 /// be sanitized), asked of the target.
 fn check_variant_asks(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
-    let target = target_for(e.target.kind);
+    let target = target_for(e.kind_of(v));
     for (asked, ask, k) in [
         (!v.make_args.is_empty(), Ask::MakeArgs, "make_args"),
         (!v.sanitize.is_empty(), Ask::Sanitize, "sanitize"),
@@ -840,7 +1139,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         return Ok(());
     }
     if let Some(lto) = v.lto {
-        if let Some(why) = target_for(e.target.kind).refuses(Ask::Lto) {
+        if let Some(why) = target_for(e.kind_of(v)).refuses(Ask::Lto) {
             return Err(l.error_at(&key!["variant", i, "lto"], why));
         }
         if let Err(m) = bakeoff_build::lto::settings(v.compiler_or_default(), lto) {
@@ -851,7 +1150,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         let Some(t) = t else { continue };
         let at = |k: &'static str| key!["variant", i, what, k];
         let ask = if what == "bolt" { Ask::Bolt } else { Ask::Pgo };
-        if let Some(why) = target_for(e.target.kind).refuses(ask) {
+        if let Some(why) = target_for(e.kind_of(v)).refuses(ask) {
             return Err(l.error_at(&key!["variant", i, what], why));
         }
         if let Err(m) = bakeoff_build::pgo::flags(
@@ -910,6 +1209,17 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
                 "rev must name a commit, tag or branch",
             ));
         }
+    }
+    if e.kind_of(v) != e.target.kind {
+        return Err(l.error_at(
+            &key!["variant", i, "kind"],
+            format!(
+                "variant {:?} is a {} server built from source, but [target] source is {}'s; give it a binary or a dist (a build from source is for variants of [target] kind)",
+                v.name,
+                e.kind_of(v).as_str(),
+                e.target.kind.as_str()
+            ),
+        ));
     }
     if e.target.source.is_none() {
         return Err(l.error_at(
@@ -999,7 +1309,7 @@ fn check_verify(l: &Loaded, e: &Experiment) -> Check {
     let Some(q) = &e.verify.queries else {
         return Ok(());
     };
-    if !e.target.kind.is_sql() {
+    if !e.variant_kinds().iter().all(|k| k.is_sql()) {
         return Err(l.error_at(
             &key!["verify", "queries"],
             format!(
@@ -1204,8 +1514,10 @@ fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     if n == 1 {
         return Ok(());
     }
-    if let Some(why) = target_for(e.target.kind).refuses(Ask::Layouts) {
-        return Err(l.error_at(&at, why));
+    for kind in e.variant_kinds() {
+        if let Some(why) = target_for(kind).refuses(Ask::Layouts) {
+            return Err(l.error_at(&at, why));
+        }
     }
     for (i, v) in e.variants.iter().enumerate().filter(|(_, v)| v.is_build()) {
         if let Err(m) = bakeoff_build::layout::settings(v.compiler_or_default(), 1) {
