@@ -152,6 +152,7 @@ mod tests {
             connections: 16,
             variant: name.into(),
             baseline: "gcc-O2".into(),
+            cross_kind: false,
             ratio: 0.962,
             ci95: [0.95, 0.975],
             detectable: Some(0.013),
