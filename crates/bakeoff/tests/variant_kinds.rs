@@ -138,8 +138,14 @@ fn mariadb_against_postgres_on_oltp_point_select() {
     // Each server got its own spelling of its buffer size, and only its own.
     let pg = common::item(&r["variants"], "name", "pg");
     assert_eq!(pg["options"]["shared_buffers"], "128MB", "{pg}");
-    assert!(pg["options"].get("innodb_buffer_pool_size").is_none(), "{pg}");
+    assert!(
+        pg["options"].get("innodb_buffer_pool_size").is_none(),
+        "{pg}"
+    );
     let maria = common::item(&r["variants"], "name", "maria");
-    assert_eq!(maria["options"]["innodb_buffer_pool_size"], "128M", "{maria}");
+    assert_eq!(
+        maria["options"]["innodb_buffer_pool_size"], "128M",
+        "{maria}"
+    );
     assert_marked(&s, &String::from_utf8_lossy(&out.stdout));
 }

@@ -273,7 +273,10 @@ impl Experiment {
                     .in_args(&self.raw_args(v))
                     .is_some();
             if !set {
-                out.insert(name.into(), self.connection_cap_of(self.kind_of(v)).to_string());
+                out.insert(
+                    name.into(),
+                    self.connection_cap_of(self.kind_of(v)).to_string(),
+                );
             }
         }
         out
@@ -305,7 +308,11 @@ impl Experiment {
     }
 
     fn raw_args(&self, v: &Variant) -> Vec<String> {
-        self.target_args_for(v).iter().chain(&v.args).cloned().collect()
+        self.target_args_for(v)
+            .iter()
+            .chain(&v.args)
+            .cloned()
+            .collect()
     }
 
     /// The connection cap bakeoff gives a server when the experiment leaves it out: the

@@ -120,9 +120,7 @@ pub fn variants(
             host: e.server_host(&v.name).map(str::to_string),
             dist: fetched.as_ref().map(|f| f.dist.clone()),
             server_version: None,
-            kind: e
-                .mixes_kinds()
-                .then(|| e.kind_of(v).as_str().to_string()),
+            kind: e.mixes_kinds().then(|| e.kind_of(v).as_str().to_string()),
             ..VariantRecord::default()
         };
         match outcome {

@@ -294,7 +294,11 @@ fn owned_tables<'a, T>(
         }
     }
     for (i, v) in e.variants.iter().enumerate() {
-        out.push((key!["variant", i, name].to_vec(), of_variant(v), e.kind_of(v)));
+        out.push((
+            key!["variant", i, name].to_vec(),
+            of_variant(v),
+            e.kind_of(v),
+        ));
     }
     out
 }
@@ -493,10 +497,7 @@ fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
             (key!["target", "args", j].to_vec(), raw)
         } else if let Some((k, raw)) = option_named(&v.options, name) {
             (key!["variant", i, "options", k.to_string()].to_vec(), raw)
-        } else if let Some((k, raw)) = e
-            .target_options_for(v)
-            .and_then(|o| option_named(o, name))
-        {
+        } else if let Some((k, raw)) = e.target_options_for(v).and_then(|o| option_named(o, name)) {
             (key!["target", "options", k.to_string()].to_vec(), raw)
         } else {
             continue;

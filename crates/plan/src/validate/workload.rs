@@ -120,12 +120,7 @@ pub(crate) fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
 
 /// The kind fits every variant's target, or the error names what would: with one kind
 /// of server, `[target] kind`; with several, the first variant it cannot run on.
-pub(crate) fn check_workload_target(
-    l: &Loaded,
-    e: &Experiment,
-    i: usize,
-    w: &Workload,
-) -> Check {
+pub(crate) fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
     let kind = w.kind;
     let name = kind.name();
     if !e.mixes_kinds() {
