@@ -433,17 +433,15 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
     let kind = e.target.kind;
     // `[target] options` go to every variant that takes them: refused only when none does.
     let none_takes = e.variant_kinds().iter().all(|k| !k.takes_options());
-    if !kind.takes_options() && none_takes {
-        if !e.target.options.is_empty() {
-            return Err(l.error_at(
-                &key!["target", "options"],
-                format!(
-                    "options are server settings of {} targets; for {} use args",
-                    targets_that(|k| k.takes_options(), "and"),
-                    kind.as_str()
-                ),
-            ));
-        }
+    if !kind.takes_options() && none_takes && !e.target.options.is_empty() {
+        return Err(l.error_at(
+            &key!["target", "options"],
+            format!(
+                "options are server settings of {} targets; for {} use args",
+                targets_that(|k| k.takes_options(), "and"),
+                kind.as_str()
+            ),
+        ));
     }
     if let Some((i, v)) = e
         .variants
