@@ -147,7 +147,12 @@ impl Experiment {
             MeasureFor::Time(d) => d.as_secs_f64(),
             MeasureFor::Ops(_) => 5.0,
         };
-        let start_stop = bakeoff_sandbox::target_for(self.target.kind).start_stop_guess_s();
+        // The slowest kind's start and stop: every round runs each variant.
+        let start_stop = self
+            .variant_kinds()
+            .into_iter()
+            .map(|k| bakeoff_sandbox::target_for(k).start_stop_guess_s())
+            .fold(0.0, f64::max);
         self.warmup().as_secs_f64() + measure + start_stop
     }
 
@@ -255,20 +260,23 @@ impl Experiment {
     /// options are PRAGMAs). Empty for memcached.
     pub fn server_options(&self, v: &Variant) -> std::collections::BTreeMap<String, String> {
         let mut out: std::collections::BTreeMap<String, String> = self
-            .target
-            .options
-            .iter()
+            .target_options_for(v)
+            .into_iter()
+            .flatten()
             .chain(v.options.iter())
             .map(|(k, val)| (k.clone(), val.to_string()))
             .collect();
-        let limit = self.cap_to_set();
+        let limit = self.cap_to_set(self.kind_of(v));
         if let Some(ConnectionLimit::Option(name)) = limit {
             let set = out.keys().any(|k| k.eq_ignore_ascii_case(name))
                 || ConnectionLimit::Option(name)
                     .in_args(&self.raw_args(v))
                     .is_some();
             if !set {
-                out.insert(name.into(), self.connection_cap().to_string());
+                out.insert(
+                    name.into(),
+                    self.connection_cap_of(self.kind_of(v)).to_string(),
+                );
             }
         }
         out
@@ -279,9 +287,10 @@ impl Experiment {
     /// arguments leave out.
     pub fn server_args(&self, v: &Variant) -> Vec<String> {
         let mut args = self.raw_args(v);
-        if let Some(l @ ConnectionLimit::Flag { short, .. }) = self.cap_to_set() {
+        let kind = self.kind_of(v);
+        if let Some(l @ ConnectionLimit::Flag { short, .. }) = self.cap_to_set(kind) {
             if l.in_args(&args).is_none() {
-                args.extend([short.to_string(), self.connection_cap().to_string()]);
+                args.extend([short.to_string(), self.connection_cap_of(kind).to_string()]);
             }
         }
         args
@@ -289,23 +298,32 @@ impl Experiment {
 
     /// The server's connection cap when bakeoff must size it: it has one, and its default
     /// (if it keeps one) is below what the sweep needs.
-    fn cap_to_set(&self) -> Option<ConnectionLimit> {
-        let target = bakeoff_sandbox::target_for(self.target.kind);
+    fn cap_to_set(&self, kind: TargetKind) -> Option<ConnectionLimit> {
+        let target = bakeoff_sandbox::target_for(kind);
         let limit = target.connection_limit()?;
         let needed = target
             .connection_default()
-            .is_none_or(|d| self.connection_cap() > d);
+            .is_none_or(|d| self.connection_cap_of(kind) > d);
         needed.then_some(limit)
     }
 
     fn raw_args(&self, v: &Variant) -> Vec<String> {
-        self.target.args.iter().chain(&v.args).cloned().collect()
+        self.target_args_for(v)
+            .iter()
+            .chain(&v.args)
+            .cloned()
+            .collect()
     }
 
     /// The connection cap bakeoff gives a server when the experiment leaves it out: the
     /// sweep's largest point and some to spare.
     pub fn connection_cap(&self) -> usize {
-        let target = bakeoff_sandbox::target_for(self.target.kind);
+        self.connection_cap_of(self.target.kind)
+    }
+
+    /// [`Experiment::connection_cap`] for a server of `kind` (a variant's own kind).
+    pub fn connection_cap_of(&self, kind: TargetKind) -> usize {
+        let target = bakeoff_sandbox::target_for(kind);
         self.max_connections_swept()
             + target.reserved_connections()
             + target.connection_headroom()

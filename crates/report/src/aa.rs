@@ -9,8 +9,12 @@ use crate::table::{fixed, Table, Value};
 
 /// A verdict in words with its A/A mark: "(A/A check)" on the check itself, "(suspect:
 /// A/A)" on every verdict of an experiment whose check found a difference.
+/// A comparison between servers of different kinds adds "(cross-server)".
 pub fn verdict_text(k: &ComparisonRecord) -> String {
-    let text = format::verdict_text(k);
+    let mut text = format::verdict_text(k);
+    if k.cross_kind {
+        text.push_str(" (cross-server)");
+    }
     if k.aa {
         format!("{text} (A/A check)")
     } else if k.suspect {
@@ -152,6 +156,7 @@ mod tests {
             connections: 16,
             variant: name.into(),
             baseline: "gcc-O2".into(),
+            cross_kind: false,
             ratio: 0.962,
             ci95: [0.95, 0.975],
             detectable: Some(0.013),

@@ -51,6 +51,11 @@ fn variants_table(r: &Results) -> Table {
     if hosts {
         columns.insert(1, "host");
     }
+    // Servers of several kinds (`[[variant]] kind`): which server each variant is.
+    let servers = r.variants.iter().any(|v| v.kind.is_some());
+    if servers {
+        columns.insert(1, "server");
+    }
     let mut t = Table::new("variants", &columns);
     for v in &r.variants {
         let b = v.build.clone().unwrap_or_default();
@@ -92,6 +97,9 @@ fn variants_table(r: &Results) -> Table {
                     .unwrap_or_else(|| "this machine".into())
                     .into(),
             );
+        }
+        if servers {
+            row.insert(1, v.kind.clone().unwrap_or_default().into());
         }
         t.push(row);
     }

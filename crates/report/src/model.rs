@@ -361,6 +361,10 @@ pub struct SourceRecord {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VariantRecord {
     pub name: String,
+    /// The kind of server it is, where the experiment's variants are of more than one
+    /// kind (`[[variant]] kind`); absent: `[target] kind`, the experiment's one kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// ok | failed
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1276,6 +1280,10 @@ pub struct ComparisonRecord {
     pub connections: usize,
     pub variant: String,
     pub baseline: String,
+    /// Whether the two sides are servers of different kinds (`[[variant]] kind`): a
+    /// cross-server comparison, decided like any other and marked in every output.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cross_kind: bool,
     /// Candidate over baseline (paired: the Hodges-Lehmann estimate of the per-round
     /// ratios; unpaired: the ratio of medians).
     pub ratio: f64,
@@ -1447,6 +1455,7 @@ impl Default for ComparisonRecord {
             connections: 0,
             variant: String::new(),
             baseline: String::new(),
+            cross_kind: false,
             ratio: 1.0,
             ci95: [1.0, 1.0],
             ci_coverage: 0.0,
@@ -1500,6 +1509,7 @@ impl ComparisonRecord {
             connections,
             variant: variant.to_string(),
             baseline: baseline.to_string(),
+            cross_kind: false,
             ratio: k.ratio,
             ci95: ci,
             ci_coverage: k.ci_coverage,

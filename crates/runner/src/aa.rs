@@ -38,6 +38,7 @@ pub(crate) fn add(
     rec.anatomy = None;
     let again = ReadyVariant {
         name: name.clone(),
+        kind: b.kind,
         binary: b.binary.clone(),
         args: b.args.clone(),
         options: b.options.clone(),

@@ -14,12 +14,32 @@ pub fn analyze(r: &mut Results) {
     }
     let before = std::mem::take(&mut r.comparisons);
     r.comparisons = comparisons(r);
+    mark_cross_kind(r);
     crate::aa::mark(r);
     keep_forecasts(&before, &mut r.comparisons);
     bakeoff_workloads::summarize(r);
     r.warnings = warnings(r);
     r.warnings.extend(bakeoff_workloads::warnings(r));
     r.warnings.extend(crate::settings::warnings(r));
+}
+
+/// Marks the comparisons whose sides are servers of different kinds (`variants[].kind`;
+/// a variant without one is `[target] kind`, the experiment's own).
+fn mark_cross_kind(r: &mut Results) {
+    let kind = |name: &str| {
+        r.variants
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.kind.clone())
+    };
+    let marks: Vec<bool> = r
+        .comparisons
+        .iter()
+        .map(|k| kind(&k.variant) != kind(&k.baseline))
+        .collect();
+    for (k, cross) in r.comparisons.iter_mut().zip(marks) {
+        k.cross_kind = cross;
+    }
 }
 
 /// The forecasts the rounds made (`forecast.rs`), kept across a recomputation until the

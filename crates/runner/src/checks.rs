@@ -13,15 +13,14 @@ pub const PERF2BOLT: &str = "perf2bolt-16";
 pub const LLVM_BOLT: &str = "llvm-bolt-16";
 
 /// The workloads that are measured: all but those declared only for training.
-pub fn measured(l: &Loaded, all: Workloads) -> Workloads {
-    all.into_iter()
-        .filter(|w| {
-            !l.experiment
-                .workloads
-                .iter()
-                .any(|x| x.train_only && x.display_name() == w.name())
-        })
-        .collect()
+pub fn measured(l: &Loaded, mut all: Workloads) -> Workloads {
+    all.retain(|w| {
+        !l.experiment
+            .workloads
+            .iter()
+            .any(|x| x.train_only && x.display_name() == w.name())
+    });
+    all
 }
 
 /// Whether checking may run the programs the file names (a compiler's `--version`):
@@ -86,10 +85,14 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
             ));
         }
     }
-    if let Some(m) = bakeoff_sandbox::target_for(e.target.kind).missing() {
-        return Err(RunError::BadInput(
-            l.error_at(&key!["target", "kind"], m).to_string(),
-        ));
+    for (i, v) in e.variants.iter().enumerate() {
+        if let Some(m) = bakeoff_sandbox::target_for(e.kind_of(v)).missing() {
+            let at = match v.kind {
+                Some(_) => key!["variant", i, "kind"].to_vec(),
+                None => key!["target", "kind"].to_vec(),
+            };
+            return Err(RunError::BadInput(l.error_at(&at, m).to_string()));
+        }
     }
     for (i, v) in l.experiment.variants.iter().enumerate() {
         if v.is_build() {
@@ -122,15 +125,15 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
     }
     open_files(l)?;
     argument_room(l)?;
-    let library = e.target.kind.binary_is_library();
     // A server on another host is looked up there, once its agent runs.
     let here = e
         .variants
         .iter()
         .enumerate()
         .filter(|(_, v)| e.server_host(&v.name).is_none());
-    let target = bakeoff_sandbox::target_for(e.target.kind);
     for (i, v) in here {
+        let library = e.kind_of(v).binary_is_library();
+        let target = bakeoff_sandbox::target_for(e.kind_of(v));
         if let Some(b) = &v.binary {
             check_program(&l.resolve(b), library)
                 .and_then(|()| match target.refuses_binary(&l.resolve(b)) {
@@ -148,7 +151,26 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
                 })?;
         }
     }
-    bakeoff_workloads::from_plan(l).map_err(RunError::BadInput)
+    workloads(l).map_err(RunError::BadInput)
+}
+
+/// The plan's workloads, made for each kind of server the variants are (the first
+/// variant's kind first).
+pub fn workloads(l: &Loaded) -> Result<Workloads, String> {
+    let kinds = l.experiment.variant_kinds();
+    let mut out: Option<Workloads> = None;
+    for kind in kinds {
+        let list = if kind == l.experiment.target.kind {
+            bakeoff_workloads::from_plan(l)?
+        } else {
+            bakeoff_workloads::from_plan(&l.for_kind(kind))?
+        };
+        match &mut out {
+            None => out = Some(Workloads::new(kind, list)),
+            Some(w) => w.add(kind, list),
+        }
+    }
+    Ok(out.unwrap_or_default())
 }
 
 /// The folder that holds the sandboxes and SQL data, described for results.json (`host`:
@@ -168,14 +190,21 @@ pub fn sandbox_space(
     let Some(fs) = bakeoff_sandbox::filesystem_of(root) else {
         return Ok(None);
     };
-    if !e.target.kind.is_sql() {
+    if !e.variant_kinds().iter().any(|k| k.is_sql()) {
         return Ok(Some(fs));
     }
-    let tables: u64 = configs
-        .iter()
-        .filter_map(|w| w.tables(None))
-        .map(|t| t.bytes())
-        .sum();
+    let tables: u64 = e
+        .variant_kinds()
+        .into_iter()
+        .filter(|k| k.is_sql())
+        .map(|k| {
+            (0..configs.len())
+                .filter_map(|i| configs.of_kind(k, i).tables(None))
+                .map(|t| t.bytes())
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
     let need = tables * (e.variants_run() as u64 + 1);
     if fs.free_bytes >= need {
         return Ok(Some(fs));
@@ -345,7 +374,13 @@ const OWN_FILES: u64 = 64;
 /// is bad input at the workload that sweeps highest.
 fn open_files(l: &Loaded) -> Result<(), RunError> {
     let e = &l.experiment;
-    let need = (e.connection_cap() as u64) + OWN_FILES;
+    let cap = e
+        .variant_kinds()
+        .into_iter()
+        .map(|k| e.connection_cap_of(k))
+        .max()
+        .unwrap_or_else(|| e.connection_cap());
+    let need = (cap as u64) + OWN_FILES;
     let got = bakeoff_engine::raise_nofile_to(need);
     if got >= need {
         return Ok(());

@@ -92,6 +92,12 @@ impl Context<'_> {
         self.launcher.launch(self, slot, live, how)
     }
 
+    /// The workload a slot runs, as made for its variant's kind of server.
+    pub(crate) fn workload(&self, slot: &Slot) -> &dyn bakeoff_workloads::Workload {
+        self.configs
+            .of_kind(self.variants[slot.variant].kind, slot.workload)
+    }
+
     /// Seconds since `started` on the launcher's clock.
     pub(crate) fn since(&self, started: Instant) -> std::time::Duration {
         self.launcher.now().saturating_duration_since(started)

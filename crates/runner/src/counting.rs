@@ -194,6 +194,7 @@ mod tests {
             connections: 8,
             variant: "b".into(),
             baseline: "a".into(),
+            cross_kind: false,
             detectable: Some(detectable),
             smallest_p,
             metric: metric.into(),

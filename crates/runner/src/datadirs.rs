@@ -211,14 +211,14 @@ pub fn prepare(
         place,
         prepared: BTreeMap::new(),
     };
-    let kind = l.experiment.target.kind;
-    if !kind.is_sql() {
-        if l.experiment.target.host.is_none() {
-            options_start(l, opts, variants, results, observer);
-        }
+    if l.experiment.target.host.is_none() {
+        options_start(l, opts, variants, results, observer);
+    }
+    if !variants.iter().any(|v| v.kind.is_sql()) {
         return store;
     }
-    if specs.iter().all(|c| !c.sql()) {
+    let sql_load = |v: &ReadyVariant| (0..specs.len()).any(|i| specs.of_kind(v.kind, i).sql());
+    if !variants.iter().any(|v| v.kind.is_sql() && sql_load(v)) {
         return store;
     }
     if bakeoff_sandbox::server_user().is_some() {
@@ -231,7 +231,7 @@ pub fn prepare(
     let mut failed = Vec::new();
     let mut moved = Vec::new();
     let mut loaded = Loads::new();
-    for v in variants.iter() {
+    for v in variants.iter().filter(|v| v.kind.is_sql()) {
         let prep = Prep {
             l,
             opts,
@@ -283,13 +283,18 @@ impl Prep<'_> {
         specs: &Workloads,
         loads: &mut Loads,
     ) -> Result<Prepared, String> {
-        let (v, observer, kind) = (self.v, self.observer, self.l.experiment.target.kind);
+        let (v, observer, kind) = (self.v, self.observer, self.v.kind);
         let vdir = root.join(safe_name(&v.name));
         let binary = self.place.binary_for(kind, v, &vdir)?;
-        let compat = self.place.data_format(kind, &binary, v);
+        // Data is shared only between servers of one kind: the kind leads the key.
+        let compat = self
+            .place
+            .data_format(kind, &binary, v)
+            .map(|c| format!("{}:{c}", kind.as_str()));
         // Workloads with the same tables share one load.
         let mut groups: BTreeMap<String, (Box<dyn Tables>, Vec<usize>)> = BTreeMap::new();
-        for (w, spec) in specs.iter().enumerate() {
+        for w in 0..specs.len() {
+            let spec = specs.of_kind(kind, w);
             if let Some(set) = spec.tables(v.engine.as_deref()) {
                 groups
                     .entry(set.key())
@@ -443,15 +448,12 @@ fn options_start(
     results: &mut Results,
     observer: &dyn Observer,
 ) {
-    let kind = l.experiment.target.kind;
-    if !kind.takes_options() {
-        return;
-    }
     let mut failed = Vec::new();
     // One on another host was started there once already (`Hosts::stage`).
     let here = |v: &&ReadyVariant| l.experiment.server_host(&v.name).is_none();
     for v in variants
         .iter()
+        .filter(|v| v.kind.takes_options() && !v.kind.is_sql())
         .filter(|v| !v.options.is_empty())
         .filter(here)
     {
@@ -483,17 +485,17 @@ fn fail(v: &ReadyVariant, e: String, results: &mut Results, observer: &dyn Obser
 }
 
 pub fn sql_spec(
-    l: &Loaded,
+    _l: &Loaded,
     opts: &Options,
     v: &ReadyVariant,
     binary: &Path,
     role: &str,
     data: DataSource,
 ) -> SandboxSpec {
-    let target = bakeoff_sandbox::target_for(l.experiment.target.kind);
+    let target = bakeoff_sandbox::target_for(v.kind);
     SandboxSpec {
         name: format!("{}-{role}", v.name),
-        kind: l.experiment.target.kind,
+        kind: v.kind,
         binary: binary.to_path_buf(),
         args: v.args.clone(),
         root: opts.sandbox_root.clone(),

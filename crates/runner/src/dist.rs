@@ -76,9 +76,14 @@ pub fn missing_client(d: &Dist) -> Option<(&'static str, String)> {
 /// Fetches (or finds in the cache), unpacks, finds and describes the server of `d`.
 /// Err is one line: the variant fails with it. A server that is not in the tree (or not
 /// for this machine) is the experiment's input, as the fetch's own input errors are.
-pub fn fetch(l: &Loaded, d: &Dist, cache: &Cache) -> Result<Fetched, DistError> {
+pub fn fetch(
+    l: &Loaded,
+    kind: bakeoff_plan::TargetKind,
+    d: &Dist,
+    cache: &Cache,
+) -> Result<Fetched, DistError> {
     let src = source(l, d).ok_or_else(|| DistError::input("dist names no source"))?;
-    let layout = bakeoff_sandbox::target_for(l.experiment.target.kind).dist_layout();
+    let layout = bakeoff_sandbox::target_for(kind).dist_layout();
     let started = std::time::Instant::now();
     let tree = dist::fetch(&src, cache, &d.limits())?;
     let found =

@@ -12,7 +12,7 @@ use crate::observer::Observer;
 use crate::options::Options;
 use crate::ready::ReadyVariant;
 use crate::ready::Workloads;
-use bakeoff_plan::Loaded;
+use bakeoff_plan::{Loaded, TargetKind};
 use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
 use bakeoff_workloads::{replay, verify, QuerySet};
 
@@ -22,24 +22,28 @@ struct Set {
     workload: usize,
 }
 
-/// The query sets of the experiment (empty: nothing to verify).
-fn query_sets(l: &Loaded, specs: &Workloads) -> Result<Vec<Set>, String> {
+/// The query sets of the experiment as a server of `kind` is asked them (a workload's
+/// statements are in its kind's dialect); empty: nothing to verify.
+fn query_sets(l: &Loaded, specs: &Workloads, kind: TargetKind) -> Result<Vec<Set>, String> {
     if let Some(q) = &l.experiment.verify.queries {
         let path = l.resolve(q);
         let text = bakeoff_plan::read_input(&path, "query file")
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let statements = replay::parse(&text, replay::LogFormat::SqlFile)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let workload = specs.iter().position(|s| s.sql()).unwrap_or(0);
+        let workload = (0..specs.len())
+            .position(|i| specs.of_kind(kind, i).sql())
+            .unwrap_or(0);
         return Ok(vec![Set {
             queries: Box::new(replay::Statements(statements)),
             workload,
         }]);
     }
-    Ok(specs
-        .iter()
-        .enumerate()
-        .filter_map(|(workload, s)| s.queries().map(|queries| Set { queries, workload }))
+    Ok((0..specs.len())
+        .filter_map(|workload| {
+            let queries = specs.of_kind(kind, workload).queries()?;
+            Some(Set { queries, workload })
+        })
         .collect())
 }
 
@@ -54,20 +58,21 @@ pub fn verify_all(
     observer: &dyn Observer,
 ) {
     let e = &l.experiment;
-    if !e.verify.enabled || !e.target.kind.is_sql() {
+    // Results are compared between SQL servers only (each asked in its own dialect).
+    if !e.verify.enabled || variants.is_empty() || !variants.iter().all(|v| v.kind.is_sql()) {
         return;
     }
-    let sets = match query_sets(l, specs) {
+    let baseline = e.baseline();
+    let Some(base) = variants.iter().find(|v| v.name == baseline) else {
+        return;
+    };
+    let sets = match query_sets(l, specs, base.kind) {
         Ok(s) if !s.is_empty() => s,
         Ok(_) => return,
         Err(m) => {
             results.verification = variants.iter().map(|v| skipped(v, m.clone())).collect();
             return;
         }
-    };
-    let baseline = e.baseline();
-    let Some(base) = variants.iter().find(|v| v.name == baseline) else {
-        return;
     };
     let files: usize = sets.iter().filter_map(|s| s.queries.count()).sum();
     let suites = sets.iter().filter(|s| s.queries.count().is_none()).count();
@@ -86,6 +91,14 @@ pub fn verify_all(
         variants.len()
     ));
     let reference = outcomes(l, opts, base, &sets, store);
+    // A variant of another kind is asked the same sets in its own kind's spelling.
+    let sets_of = |v: &ReadyVariant| -> Result<Vec<Set>, String> {
+        if v.kind == base.kind {
+            query_sets(l, specs, base.kind)
+        } else {
+            query_sets(l, specs, v.kind)
+        }
+    };
     results.verification = variants
         .iter()
         .map(|v| match (&reference, v.name == baseline) {
@@ -97,7 +110,7 @@ pub fn verify_all(
                 note: Some("baseline".into()),
                 ..VerificationRecord::default()
             },
-            (Ok(r), false) => match outcomes(l, opts, v, &sets, store) {
+            (Ok(r), false) => match sets_of(v).and_then(|own| outcomes(l, opts, v, &own, store)) {
                 Ok(mine) => record(v, r, &mine),
                 Err(m) => skipped(v, m),
             },

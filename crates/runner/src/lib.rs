@@ -201,11 +201,16 @@ fn open(
     stage: Stage,
 ) -> Result<Opened, RunError> {
     checks::sandbox_root(loaded, &opts.sandbox_root)?;
-    if stage == Stage::Verify && !loaded.experiment.target.kind.is_sql() {
+    let not_sql = loaded
+        .experiment
+        .variant_kinds()
+        .into_iter()
+        .find(|k| !k.is_sql());
+    if let (Stage::Verify, Some(kind)) = (&stage, not_sql) {
         return Err(RunError::BadInput(format!(
             "{}: bakeoff verify compares SQL results; this experiment's target is {}",
             loaded.path.display(),
-            loaded.experiment.target.kind.as_str()
+            kind.as_str()
         )));
     }
     checks::claim_sandbox_root(loaded, &opts.sandbox_root)?;

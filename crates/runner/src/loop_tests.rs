@@ -281,6 +281,7 @@ fn measure(loaded: &Loaded, launcher: &Scripted, seen: &Seen) -> Results {
         });
         variants.push(ReadyVariant {
             name: v.name.clone(),
+            kind: e.kind_of(v),
             binary: "/usr/bin/memcached".into(),
             args: Vec::new(),
             options: Default::default(),
@@ -294,11 +295,13 @@ fn measure(loaded: &Loaded, launcher: &Scripted, seen: &Seen) -> Results {
         });
     }
     crate::aa::add(loaded, &mut variants, &mut results, seen);
-    let configs: Workloads = e
-        .workloads
-        .iter()
-        .map(|w| Box::new(Named(Cells::of(w))) as Box<dyn Workload>)
-        .collect();
+    let configs = Workloads::new(
+        e.target.kind,
+        e.workloads
+            .iter()
+            .map(|w| Box::new(Named(Cells::of(w))) as Box<dyn Workload>)
+            .collect(),
+    );
     let store = DataStore::empty(dir.path().join("data"));
     let probes = ProbePlan::new(e, "this machine", &|| Err("no counters here".into()));
     let ctx = Context {

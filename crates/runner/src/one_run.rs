@@ -90,7 +90,7 @@ impl Context<'_> {
             Some(_) => format!("{}+trial", self.run_file(slot, profiling)),
             None => self.run_file(slot, profiling),
         };
-        let kind = self.loaded.experiment.target.kind;
+        let kind = v.kind;
         let target = bakeoff_sandbox::target_for(kind);
         // Absolute: callgrind writes it from the server's own working directory.
         let callgrind_dir = self.folder.path.join("callgrind").join(&file);
@@ -180,7 +180,7 @@ impl Context<'_> {
         let mut run = match outcome {
             Ok(d) => {
                 let mut run = self.to_run(slot, &d.rec, got.usage_start, got.usage_end, &file);
-                let hits = self.configs[slot.workload].expected_hits(&d.rec);
+                let hits = self.workload(slot).expected_hits(&d.rec);
                 (d.extra)(&mut run);
                 if let Some(why) = run.valid.then(|| nothing_measured(&run, hits)).flatten() {
                     run.valid = false;
@@ -284,7 +284,7 @@ impl Context<'_> {
         rate: Option<f64>,
         cancel: &AtomicBool,
     ) -> Result<Outcome, String> {
-        let kind = self.loaded.experiment.target.kind;
+        let kind = v.kind;
         let server = match served {
             Served::Local(sandbox) => Server {
                 addr: sandbox.addr(),
@@ -297,7 +297,7 @@ impl Context<'_> {
                 db: r.db(),
             },
         };
-        let workload = &self.configs[slot.workload];
+        let workload = self.workload(slot);
         let name = workload.name();
         let e = &self.loaded.experiment;
         let clients = Some(e.load_hosts(&v.name, name)).filter(|c| !c.is_empty());
@@ -355,7 +355,7 @@ impl Context<'_> {
             cancel,
             rate,
         };
-        self.configs[slot.workload].run(&ctx)
+        workload.run(&ctx)
     }
 
     /// Sanitizer and memcheck reports in the run's server log, for checked variants.

@@ -47,7 +47,7 @@ pub(crate) fn record(
     let (Some(read), true) = (read, valid) else {
         return;
     };
-    let target = bakeoff_sandbox::target_for(ctx.loaded.experiment.target.kind);
+    let target = bakeoff_sandbox::target_for(ctx.variants[slot.variant].kind);
     let Some(v) = results.variants.get_mut(ctx.variants[slot.variant].record) else {
         return;
     };
@@ -56,7 +56,21 @@ pub(crate) fn record(
         _ => bakeoff_engine::ENCRYPTED,
     };
     keep(v, read, slot.round, tls);
-    results.settings_diff = diff(&results.variants, target.knobs());
+    results.settings_diff = diff(&results.variants, &knobs_of(&ctx.loaded.experiment));
+}
+
+/// The knobs of every kind of server the variants are, each kind's table in variant
+/// order, a name once (the first kind's entry).
+fn knobs_of(e: &bakeoff_plan::Experiment) -> Vec<Knob> {
+    let mut out: Vec<Knob> = Vec::new();
+    for kind in e.variant_kinds() {
+        for k in bakeoff_sandbox::target_for(kind).knobs() {
+            if !out.iter().any(|o| o.name == k.name) {
+                out.push(*k);
+            }
+        }
+    }
+    out
 }
 
 /// Most lines `settings_changed` keeps per variant.

@@ -68,7 +68,7 @@ pub fn train(
     let data = staging.join("data");
     let build_dir = build_dir_of(l, &instrumented.binary);
     let env_for = |dir: &Path| pgo::server_env(v.compiler_or_default(), &build_dir, dir);
-    if l.experiment.target.kind.is_sql() {
+    if l.experiment.kind_of(v).is_sql() {
         let (place, env) = sql_place(l, opts, v, &instrumented.binary, w, &env_for)?;
         let how = Run {
             binary: &place.binary,
@@ -122,8 +122,10 @@ impl<'a> Prelude<'a> {
         binary_sha256: &str,
         cache: &Cache,
     ) -> Result<Prelude<'a>, String> {
-        let w = workloads
-            .iter()
+        // Only variants of `[target] kind` are built, so they train on its workloads.
+        let kind = l.experiment.target.kind;
+        let w = (0..workloads.len())
+            .map(|i| workloads.of_kind(kind, i))
             .find(|w| w.name() == t.workload)
             .ok_or_else(|| format!("no workload {:?} to train on", t.workload))?;
         let connections = t
@@ -144,7 +146,7 @@ impl<'a> Prelude<'a> {
         ));
         let folder = if how == "pgo" { "profiles" } else { "bolted" };
         Ok(Prelude {
-            workload: w.as_ref(),
+            workload: w,
             connections,
             duration,
             store: cache.root().join(folder).join(&id),
@@ -180,6 +182,7 @@ fn sha256_hex(text: &str) -> String {
 
 /// The build dir a product of this target's recipe was built in.
 fn build_dir_of(l: &Loaded, binary: &Path) -> PathBuf {
+    // Only variants of `[target] kind` are built.
     let target = bakeoff_sandbox::target_for(l.experiment.target.kind);
     let depth = target.recipe().product().components().count();
     binary
@@ -237,6 +240,7 @@ fn sql_place(
     let _ = std::fs::set_permissions(&opts.sandbox_root, std::fs::Permissions::from_mode(0o711));
     let rv = crate::ready::ReadyVariant {
         name: format!("{}-train", v.name),
+        kind: e.kind_of(v),
         binary: binary.to_path_buf(),
         args: e.server_args(v),
         options: e.server_options(v),
@@ -254,14 +258,14 @@ fn sql_place(
         profile: dir.join("profile"),
         dir: dir.clone(),
     };
-    place.binary = crate::datadirs::reachable_binary(e.target.kind, &rv, &dir)?;
+    place.binary = crate::datadirs::reachable_binary(e.kind_of(v), &rv, &dir)?;
     std::fs::create_dir_all(&place.profile)
         .and_then(|_| {
             std::fs::set_permissions(&place.profile, std::fs::Permissions::from_mode(0o777))
         })
         .map_err(|err| format!("cannot create {}: {err}", place.profile.display()))?;
     let env = env_for(&place.profile);
-    bakeoff_sandbox::init_data(e.target.kind, &place.binary, &place.data)
+    bakeoff_sandbox::init_data(e.kind_of(v), &place.binary, &place.data)
         .map_err(|err| format!("the training server's data directory: {err}"))?;
     if let Some(set) = w.tables(v.engine.as_deref()) {
         crate::datadirs::load_with_env(
@@ -289,11 +293,11 @@ fn run_training(
     duration: std::time::Duration,
 ) -> Result<(), String> {
     let e = &l.experiment;
-    let target = bakeoff_sandbox::target_for(e.target.kind);
+    let target = bakeoff_sandbox::target_for(e.kind_of(v));
     let args = e.server_args(v);
     let spec = SandboxSpec {
         name: format!("{}-train", v.name),
-        kind: e.target.kind,
+        kind: e.kind_of(v),
         binary: how.binary.to_path_buf(),
         args,
         root: opts.sandbox_root.clone(),
@@ -314,7 +318,7 @@ fn run_training(
         db: how
             .data
             .as_ref()
-            .and_then(|_| crate::datadirs::db_of(&sandbox, e.target.kind)),
+            .and_then(|_| crate::datadirs::db_of(&sandbox, e.kind_of(v))),
     };
     let live = Arc::new(Live::default());
     let cancel = AtomicBool::new(false);

@@ -79,7 +79,7 @@ pub fn variants(
             (_, None, _) if v.dist.is_some() => {
                 observer.notice(&format!("{}: fetching its distribution", v.name));
                 let d = v.dist.as_ref().expect("checked");
-                let got = crate::dist::fetch(l, d, &cache);
+                let got = crate::dist::fetch(l, e.kind_of(v), d, &cache);
                 if let Err(e) = &got {
                     observer.notice(&format!("{}: {e}", v.name));
                     if e.input {
@@ -120,6 +120,7 @@ pub fn variants(
             host: e.server_host(&v.name).map(str::to_string),
             dist: fetched.as_ref().map(|f| f.dist.clone()),
             server_version: None,
+            kind: e.mixes_kinds().then(|| e.kind_of(v).as_str().to_string()),
             ..VariantRecord::default()
         };
         match outcome {
@@ -144,11 +145,14 @@ pub fn variants(
                 }
                 rec.server_version = match &rec.dist {
                     Some(d) => d.version.clone(),
-                    None if e.server_host(&v.name).is_none() => server_version(l, &binary),
+                    None if e.server_host(&v.name).is_none() => {
+                        server_version(e.kind_of(v), &binary)
+                    }
                     None => None,
                 };
                 ready.push(ReadyVariant {
                     name: v.name.clone(),
+                    kind: e.kind_of(v),
                     binary,
                     args,
                     options: e.server_options(v),
@@ -327,7 +331,7 @@ impl Builder<'_> {
             make_args: v.make_args.clone(),
             patches: v.patches.iter().map(|p| l.resolve(p)).collect(),
             env: v.env.clone(),
-            recipe: bakeoff_sandbox::target_for(l.experiment.target.kind).recipe(),
+            recipe: bakeoff_sandbox::target_for(l.experiment.kind_of(v)).recipe(),
             lto: v.lto,
             profile: None,
             layout_seed: None,
@@ -557,8 +561,7 @@ pub fn with_sanitizers(v: &Variant) -> (String, String) {
 /// The version line a local server binary prints (as its target asks for it), with the
 /// environment the variant runs it with; None for a library (SQLite) or when it prints
 /// nothing in time.
-fn server_version(l: &Loaded, binary: &std::path::Path) -> Option<String> {
-    let kind = l.experiment.target.kind;
+fn server_version(kind: bakeoff_plan::TargetKind, binary: &std::path::Path) -> Option<String> {
     if kind.binary_is_library() {
         return None;
     }

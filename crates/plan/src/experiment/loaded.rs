@@ -28,6 +28,15 @@ impl Loaded {
         self.kinds
     }
 
+    /// The file as a variant of `kind` reads it: `[target] kind` set to that kind, so
+    /// what is made per kind (each workload's protocol or dialect, a server's facts) is
+    /// made for it. The text and positions stay the file's.
+    pub fn for_kind(&self, kind: crate::TargetKind) -> Loaded {
+        let mut l = self.clone();
+        l.experiment.target.kind = kind;
+        l
+    }
+
     /// An error at the key `at` (or at the nearest enclosing key the file has).
     pub fn error_at(&self, at: &[Key], message: impl Into<String>) -> PlanError {
         PlanError {

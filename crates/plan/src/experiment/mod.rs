@@ -262,6 +262,10 @@ pub struct Source {
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     pub name: String,
+    /// The kind of server this variant is, over `[target] kind` (`Experiment::kind_of`):
+    /// servers of different kinds compared in one experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<TargetKind>,
     /// An installed server binary; excludes every build key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<PathBuf>,
@@ -341,6 +345,69 @@ pub struct Training {
 
 fn default_training() -> String {
     "30s".into()
+}
+
+impl Experiment {
+    /// The kind of server `v` is: its own `kind`, else `[target] kind`.
+    pub fn kind_of(&self, v: &Variant) -> TargetKind {
+        v.kind.unwrap_or(self.target.kind)
+    }
+
+    /// The kind of the variant named `name` (`[target] kind` for a name no variant has,
+    /// such as the A/A check's second sandbox of the baseline, which is the baseline's).
+    pub fn kind_named(&self, name: &str) -> TargetKind {
+        let name = match self.aa_variant() {
+            Some(aa) if aa == name => self.baseline(),
+            _ => name,
+        };
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .map_or(self.target.kind, |v| self.kind_of(v))
+    }
+
+    /// Every kind a variant is, each once, in variant order.
+    pub fn variant_kinds(&self) -> Vec<TargetKind> {
+        let mut out: Vec<TargetKind> = Vec::new();
+        for v in &self.variants {
+            let k = self.kind_of(v);
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        if out.is_empty() {
+            out.push(self.target.kind);
+        }
+        out
+    }
+
+    /// Whether the variants are servers of more than one kind.
+    pub fn mixes_kinds(&self) -> bool {
+        self.variant_kinds().len() > 1
+    }
+
+    /// Whether the variants named `a` and `b` are servers of different kinds (a
+    /// cross-server comparison).
+    pub fn cross_kind(&self, a: &str, b: &str) -> bool {
+        self.kind_named(a) != self.kind_named(b)
+    }
+
+    /// `[target] args` as `v` gets them: every variant of `[target] kind` does; a variant
+    /// of another kind gets only its own (another server's command line would not parse).
+    pub fn target_args_for(&self, v: &Variant) -> &[String] {
+        if self.kind_of(v) == self.target.kind {
+            &self.target.args
+        } else {
+            &[]
+        }
+    }
+
+    /// `[target] options` as `v` gets them: every variant whose kind takes options does.
+    pub fn target_options_for(&self, v: &Variant) -> Option<&ServerOptions> {
+        self.kind_of(v)
+            .takes_options()
+            .then_some(&self.target.options)
+    }
 }
 
 impl Variant {

@@ -30,7 +30,8 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check 
             format!("variant {:?} runs on host {host}, but dist binaries are fetched and run on this machine; remove host, or install the binaries there and name them with binary", v.name),
         ));
     }
-    if bakeoff_sandbox::target_for(e.target.kind)
+    let kind = e.kind_of(v);
+    if bakeoff_sandbox::target_for(kind)
         .dist_layout()
         .servers
         .is_empty()
@@ -39,7 +40,7 @@ pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check 
             &key!["variant", i, "dist"],
             format!(
                 "a {} target does not run from a distribution's binaries yet; give the variant a binary or build it",
-                e.target.kind.as_str()
+                kind.as_str()
             ),
         ));
     }

@@ -101,7 +101,6 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
     {
         return Ok(());
     }
-    let target = target_for(e.target.kind);
     let servers: BTreeSet<Option<&str>> = e
         .variants
         .iter()
@@ -110,7 +109,7 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
     for (i, v) in e.variants.iter().enumerate() {
         let at = key!["variant", i, "host"];
         if v.host.is_some() {
-            if let Some(why) = target.refuses(Ask::OtherHost) {
+            if let Some(why) = target_for(e.kind_of(v)).refuses(Ask::OtherHost) {
                 return Err(l.error_at(&at, why));
             }
             let refused = [
@@ -124,7 +123,7 @@ fn check_variant_placement(l: &Loaded, e: &Experiment) -> Check {
                     "build_on = \"host\" builds on [target] host only; remove build_on (builds are made here and copied to each variant's host)",
                 ),
                 (
-                    e.target.kind.is_sql() && servers.len() > 1,
+                    e.variant_kinds().iter().any(|k| k.is_sql()) && servers.len() > 1,
                     "a SQL target's data is prepared in one place, and these variants serve from more than one machine; serve them all from one host ([target] host), one experiment per machine, and compare the results folders with bakeoff compare",
                 ),
             ];
@@ -276,28 +275,45 @@ fn remote_server<'a>(
     Ok(server)
 }
 
-/// `[target] name` and each variant's `name`, with their key paths.
-fn target_and_variants<'a, T>(
+/// `[target] name` and each variant's `name`, with their key paths and the kind of server
+/// each is checked against: a variant's own against its kind; `[target]`'s against
+/// `[target] kind` and again against every other kind of variant (options go to every
+/// variant that takes them, so each must pass as that server reads it).
+fn owned_tables<'a, T>(
     e: &'a Experiment,
     name: &'static str,
     of_target: &'a T,
     of_variant: fn(&'a Variant) -> &'a T,
-) -> impl Iterator<Item = (Vec<Key>, &'a T)> {
-    let variants = e.variants.iter().enumerate();
-    std::iter::once((key!["target", name].to_vec(), of_target))
-        .chain(variants.map(move |(i, v)| (key!["variant", i, name].to_vec(), of_variant(v))))
+) -> Vec<(Vec<Key>, &'a T, TargetKind)> {
+    let mut out = vec![(key!["target", name].to_vec(), of_target, e.target.kind)];
+    if name == "options" {
+        for k in e.variant_kinds() {
+            if k != e.target.kind && k.takes_options() {
+                out.push((key!["target", name].to_vec(), of_target, k));
+            }
+        }
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        out.push((
+            key!["variant", i, name].to_vec(),
+            of_variant(v),
+            e.kind_of(v),
+        ));
+    }
+    out
 }
 
 /// What can run on another host today, and whether the load can reach the server.
 fn check_placement(l: &Loaded, e: &Experiment) -> Check {
     let server = e.target.host.as_deref();
-    let target = target_for(e.target.kind);
     if e.target.build_on == Some(BuildOn::Host) {
         check_build_on_host(l, e, server.is_some())?;
     }
     if server.is_some() {
-        if let Some(why) = target.refuses(Ask::OtherHost) {
-            return Err(l.error_at(&key!["target", "host"], why));
+        for kind in e.variant_kinds() {
+            if let Some(why) = target_for(kind).refuses(Ask::OtherHost) {
+                return Err(l.error_at(&key!["target", "host"], why));
+            }
         }
     }
     for (i, w) in e.workloads.iter().enumerate() {
@@ -415,31 +431,37 @@ fn check_measure(l: &Loaded, e: &Experiment) -> Check {
 /// Server options belong to SQL and Redis targets; max_connections must cover the sweep.
 fn check_options(l: &Loaded, e: &Experiment) -> Check {
     let kind = e.target.kind;
-    let target = bakeoff_sandbox::target_for(kind);
-    if !kind.takes_options() {
-        if !e.target.options.is_empty() {
-            return Err(l.error_at(
-                &key!["target", "options"],
-                format!(
-                    "options are server settings of {} targets; for {} use args",
-                    targets_that(|k| k.takes_options(), "and"),
-                    kind.as_str()
-                ),
-            ));
-        }
-        if let Some(i) = e.variants.iter().position(|v| !v.options.is_empty()) {
-            return Err(l.error_at(
-                &key!["variant", i, "options"],
-                format!(
-                    "options are server settings of {} targets; for {} use args",
-                    targets_that(|k| k.takes_options(), "and"),
-                    kind.as_str()
-                ),
-            ));
-        }
+    // `[target] options` go to every variant that takes them: refused only when none does.
+    let none_takes = e.variant_kinds().iter().all(|k| !k.takes_options());
+    if !kind.takes_options() && none_takes && !e.target.options.is_empty() {
+        return Err(l.error_at(
+            &key!["target", "options"],
+            format!(
+                "options are server settings of {} targets; for {} use args",
+                targets_that(|k| k.takes_options(), "and"),
+                kind.as_str()
+            ),
+        ));
     }
-    if let Some(i) = e.variants.iter().position(|v| v.engine.is_some()) {
-        if !target.has_storage_engines() {
+    if let Some((i, v)) = e
+        .variants
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.options.is_empty() && !e.kind_of(v).takes_options())
+    {
+        return Err(l.error_at(
+            &key!["variant", i, "options"],
+            format!(
+                "options are server settings of {} targets; variant {} is {} {} server, which takes none: use args",
+                targets_that(|k| k.takes_options(), "and"),
+                v.name,
+                crate::workload::article(e.kind_of(v).as_str()),
+                e.kind_of(v).as_str()
+            ),
+        ));
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        if v.engine.is_some() && !target_for(e.kind_of(v)).has_storage_engines() {
             return Err(l.error_at(
                 &key!["variant", i, "engine"],
                 "engine (a storage engine) is for mariadb targets only; remove it",
@@ -452,27 +474,28 @@ fn check_options(l: &Loaded, e: &Experiment) -> Check {
 /// The server's connection cap, where the experiment sets it (options or arguments), must
 /// cover the sweep: a run at the top of it would otherwise be refused connections.
 fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
-    let target = bakeoff_sandbox::target_for(e.target.kind);
-    let Some(limit) = target.connection_limit() else {
-        return Ok(());
-    };
-    let name = limit.name();
     let swept = e.max_connections_swept();
-    // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
-    let reserved = target.reserved_connections();
-    let need = swept + reserved + 1;
     for (i, v) in e.variants.iter().enumerate() {
+        let kind = e.kind_of(v);
+        let target = bakeoff_sandbox::target_for(kind);
+        let Some(limit) = target.connection_limit() else {
+            continue;
+        };
+        let name = limit.name();
+        // PostgreSQL keeps superuser_reserved_connections of them from ordinary users.
+        let reserved = target.reserved_connections();
+        let need = swept + reserved + 1;
         // Where the cap is set, the last spelling winning as it does for the server: the
         // variant's args, the target's args, the variant's options, the target's options.
         let v_args = limit.in_args(&v.args);
-        let t_args = limit.in_args(&e.target.args);
+        let t_args = limit.in_args(e.target_args_for(v));
         let (at, raw) = if let Some((j, raw)) = v_args {
             (key!["variant", i, "args", j].to_vec(), raw)
         } else if let Some((j, raw)) = t_args {
             (key!["target", "args", j].to_vec(), raw)
         } else if let Some((k, raw)) = option_named(&v.options, name) {
             (key!["variant", i, "options", k.to_string()].to_vec(), raw)
-        } else if let Some((k, raw)) = option_named(&e.target.options, name) {
+        } else if let Some((k, raw)) = e.target_options_for(v).and_then(|o| option_named(o, name)) {
             (key!["target", "options", k.to_string()].to_vec(), raw)
         } else {
             continue;
@@ -486,7 +509,7 @@ fn check_connection_cap(l: &Loaded, e: &Experiment) -> Check {
                 format!(
                     "{name} = {max} is lower than the sweep needs ({swept} connections{} + 1 for bakeoff); raise it to at least {need} or remove it (bakeoff then sets {})",
                     if reserved > 0 { format!(" + {reserved} the server reserves") } else { String::new() },
-                    e.connection_cap()
+                    e.connection_cap_of(kind)
                 ),
             ));
         }
@@ -508,8 +531,8 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
     let said = |what: &str| {
         format!("{what}, which is the sandbox's (it picks a free loopback port and a private directory for every run); remove it")
     };
-    let target = bakeoff_sandbox::target_for(e.target.kind);
-    for (at, args) in target_and_variants(e, "args", &e.target.args, |v| &v.args) {
+    for (at, args, kind) in owned_tables(e, "args", &e.target.args, |v| &v.args) {
+        let target = bakeoff_sandbox::target_for(kind);
         for (i, a) in args.iter().enumerate() {
             let mut at = at.clone();
             at.push(Key::Index(i));
@@ -533,7 +556,8 @@ fn check_owned(l: &Loaded, e: &Experiment) -> Check {
             return Err(l.error_at(&at, format!("{a:?} {why}")));
         }
     }
-    for (at, options) in target_and_variants(e, "options", &e.target.options, |v| &v.options) {
+    for (at, options, kind) in owned_tables(e, "options", &e.target.options, |v| &v.options) {
+        let target = bakeoff_sandbox::target_for(kind);
         for (k, v) in options {
             let mut at = at.clone();
             at.push(Key::Name(k.clone().into()));
@@ -730,7 +754,7 @@ fn check_source_inputs(l: &Loaded, s: &Source) -> Check {
 /// A variant's build keys the target cannot do (a sqlite build runs no make and cannot
 /// be sanitized), asked of the target.
 fn check_variant_asks(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
-    let target = target_for(e.target.kind);
+    let target = target_for(e.kind_of(v));
     for (asked, ask, k) in [
         (!v.make_args.is_empty(), Ask::MakeArgs, "make_args"),
         (!v.sanitize.is_empty(), Ask::Sanitize, "sanitize"),
@@ -840,7 +864,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         return Ok(());
     }
     if let Some(lto) = v.lto {
-        if let Some(why) = target_for(e.target.kind).refuses(Ask::Lto) {
+        if let Some(why) = target_for(e.kind_of(v)).refuses(Ask::Lto) {
             return Err(l.error_at(&key!["variant", i, "lto"], why));
         }
         if let Err(m) = bakeoff_build::lto::settings(v.compiler_or_default(), lto) {
@@ -851,7 +875,7 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
         let Some(t) = t else { continue };
         let at = |k: &'static str| key!["variant", i, what, k];
         let ask = if what == "bolt" { Ask::Bolt } else { Ask::Pgo };
-        if let Some(why) = target_for(e.target.kind).refuses(ask) {
+        if let Some(why) = target_for(e.kind_of(v)).refuses(ask) {
             return Err(l.error_at(&key!["variant", i, what], why));
         }
         if let Err(m) = bakeoff_build::pgo::flags(
@@ -910,6 +934,17 @@ fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
                 "rev must name a commit, tag or branch",
             ));
         }
+    }
+    if e.kind_of(v) != e.target.kind {
+        return Err(l.error_at(
+            &key!["variant", i, "kind"],
+            format!(
+                "variant {:?} is a {} server built from source, but [target] source is {}'s; give it a binary or a dist (a build from source is for variants of [target] kind)",
+                v.name,
+                e.kind_of(v).as_str(),
+                e.target.kind.as_str()
+            ),
+        ));
     }
     if e.target.source.is_none() {
         return Err(l.error_at(
@@ -999,7 +1034,7 @@ fn check_verify(l: &Loaded, e: &Experiment) -> Check {
     let Some(q) = &e.verify.queries else {
         return Ok(());
     };
-    if !e.target.kind.is_sql() {
+    if !e.variant_kinds().iter().all(|k| k.is_sql()) {
         return Err(l.error_at(
             &key!["verify", "queries"],
             format!(
@@ -1204,8 +1239,10 @@ fn check_layouts(l: &Loaded, e: &Experiment) -> Check {
     if n == 1 {
         return Ok(());
     }
-    if let Some(why) = target_for(e.target.kind).refuses(Ask::Layouts) {
-        return Err(l.error_at(&at, why));
+    for kind in e.variant_kinds() {
+        if let Some(why) = target_for(kind).refuses(Ask::Layouts) {
+            return Err(l.error_at(&at, why));
+        }
     }
     for (i, v) in e.variants.iter().enumerate().filter(|(_, v)| v.is_build()) {
         if let Err(m) = bakeoff_build::layout::settings(v.compiler_or_default(), 1) {

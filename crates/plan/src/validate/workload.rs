@@ -2,7 +2,7 @@
 //! and its `slo`; then the kind's own ([`crate::KindKeys::check`]).
 
 use super::{range, MAX_SWEEP_POINTS};
-use crate::experiment::{fitting_targets, Experiment, KindSpec, Loaded, Workload};
+use crate::experiment::{fitting_targets, Experiment, Loaded, Workload};
 use crate::key;
 use crate::located::Check;
 use crate::workload::article;
@@ -12,9 +12,17 @@ use std::collections::BTreeSet;
 /// Workload `i`'s keys: those every kind shares, then its kind's own.
 pub(crate) fn check(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
     check_workload_keys(l, i, w)?;
-    check_workload_target(l, e, i, w.kind)?;
+    check_workload_target(l, e, i, w)?;
     // The kind's own first: it says best why its sweep is out of range (tpcc: warehouses).
-    w.keys.check(l, e, i)?;
+    // With servers of several kinds, checked as each kind of variant reads the file.
+    if e.mixes_kinds() {
+        for kind in e.variant_kinds() {
+            let lk = l.for_kind(kind);
+            w.keys.check(&lk, &lk.experiment, i)?;
+        }
+    } else {
+        w.keys.check(l, e, i)?;
+    }
     check_connections(l, i, w)?;
     check_slo(l, i, w)
 }
@@ -110,27 +118,49 @@ pub(crate) fn check_workload_keys(l: &Loaded, i: usize, w: &Workload) -> Check {
     Ok(())
 }
 
-/// The kind fits the target, or the error names what would.
-pub(crate) fn check_workload_target(
-    l: &Loaded,
-    e: &Experiment,
-    i: usize,
-    kind: &dyn KindSpec,
-) -> Check {
-    let target = bakeoff_sandbox::target_for(e.target.kind);
-    let Err(why) = kind.fits(&*target) else {
-        return Ok(());
-    };
+/// The kind fits every variant's target, or the error names what would: with one kind
+/// of server, `[target] kind`; with several, the first variant it cannot run on.
+pub(crate) fn check_workload_target(l: &Loaded, e: &Experiment, i: usize, w: &Workload) -> Check {
+    let kind = w.kind;
     let name = kind.name();
-    Err(l.error_at(
-        &key!["workload", i, "kind"],
-        format!(
-            "{} {name} workload needs {}, but [target] kind is {} ({why}); change one of them",
-            article(name),
-            fitting_targets(kind),
-            e.target.kind.as_str()
-        ),
-    ))
+    if !e.mixes_kinds() {
+        let server = e.variant_kinds()[0];
+        let target = bakeoff_sandbox::target_for(server);
+        let Err(why) = kind.fits(&*target) else {
+            return Ok(());
+        };
+        let said = if server == e.target.kind {
+            format!("[target] kind is {}", server.as_str())
+        } else {
+            format!("every variant is {}", server.as_str())
+        };
+        return Err(l.error_at(
+            &key!["workload", i, "kind"],
+            format!(
+                "{} {name} workload needs {}, but {said} ({why}); change one of them",
+                article(name),
+                fitting_targets(kind),
+            ),
+        ));
+    }
+    for v in &e.variants {
+        let server = e.kind_of(v);
+        let Err(why) = kind.fits(&*bakeoff_sandbox::target_for(server)) else {
+            continue;
+        };
+        return Err(l.error_at(
+            &key!["workload", i, "kind"],
+            format!(
+                "workload {} ({name}) cannot run on variant {}, {} {} server ({why}); {name} takes {}: give the variant another kind, or move the workload to an experiment of its own",
+                w.display_name(),
+                v.name,
+                article(server.as_str()),
+                server.as_str(),
+                fitting_targets(kind),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// connections and client_threads, for every kind.

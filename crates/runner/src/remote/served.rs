@@ -78,13 +78,13 @@ impl Hosts {
             };
             let staged = binaries.iter().try_for_each(|b| {
                 match (built, there(b)) {
-                    (true, false) => self.put(&host, l.experiment.target.kind, b)?,
+                    (true, false) => self.put(&host, v.kind, b)?,
                     (true, true) => {}
                     // Described there already (`variants`): it is installed.
                     (false, _) => {}
                 }
                 // A SQL server starts only on data, made there next: that is its try.
-                if l.experiment.target.kind.is_sql() {
+                if v.kind.is_sql() {
                     return Ok(());
                 }
                 self.try_start(l, v, &host, b)
@@ -263,7 +263,8 @@ impl Hosts {
         host: &str,
         binary: &Path,
     ) -> Result<(), String> {
-        let kind = l.experiment.target.kind;
+        let _ = l;
+        let kind = v.kind;
         let target = bakeoff_sandbox::target_for(kind);
         let mut spec = SandboxSpec::new(format!("{}-try", v.name), kind, binary, "");
         spec.args = v.args.clone();

@@ -129,6 +129,7 @@ mod tests {
             connections: 4,
             variant: "b".into(),
             baseline: "a".into(),
+            cross_kind: false,
             ratio: 1.5,
             verdict: Verdict::Faster,
             ..Default::default()
