@@ -1013,6 +1013,15 @@ pub struct VerificationRecord {
     pub queries: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<DifferenceRecord>,
+    /// Queries whose results were not identical as sent but were treated as equal, each
+    /// with the rows and the reason (rows in another order for a query without ORDER BY;
+    /// between servers of different kinds, numbers printed differently).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explained: Vec<ExplainedRecord>,
+    /// Whether the variant's server is of another kind than the baseline's (its results
+    /// were compared in the canonical form across kinds).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cross_kind: bool,
     /// Why it was skipped or could not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -1036,6 +1045,24 @@ pub struct DifferenceRecord {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_error: Option<String>,
+    /// Why the results count as different ("the rows differ", "the same rows in another
+    /// order: the query has an ORDER BY, so order counts", ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A query whose results were treated as equal to the baseline's only in a canonical
+/// form, with the rows as each side sent them and why.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ExplainedRecord {
+    pub query: String,
+    #[serde(default)]
+    pub line: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_rows: Vec<String>,
+    pub reason: String,
 }
 
 /// A ratio of medians against the baseline with its CI, p-value and verdict.

@@ -201,6 +201,32 @@ fn verification(r: &Results) -> Option<Section> {
             )));
         }
     }
+    for v in r.verification.iter().filter(|v| !v.explained.is_empty()) {
+        s.push(Block::Heading(
+            format!(
+                "{}: treated as equal in a canonical form{}",
+                v.variant,
+                if v.cross_kind {
+                    " (another server)"
+                } else {
+                    ""
+                }
+            )
+            .into(),
+        ));
+        for x in v.explained.iter().take(10) {
+            s.push(Block::Pre {
+                lang: "",
+                text: rp::explained_lines(x).join("\n"),
+            });
+        }
+        if v.explained.len() > 10 {
+            s.push(Block::text(format!(
+                "({} more in results.json)",
+                v.explained.len() - 10
+            )));
+        }
+    }
     s.push(Block::caption("Every query ran on each variant's server over a copy of its prepared data; results are hashed over a canonical row encoding (order-insensitive unless the query has an ORDER BY); tables the queries wrote are compared by a follow-up SELECT. +: rows only this variant returned, -: rows only the baseline returned."));
     Some(s)
 }

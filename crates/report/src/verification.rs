@@ -7,18 +7,38 @@ use crate::table::{Table, Value};
 
 /// The verification table: one row per variant.
 pub fn verification_table(r: &Results) -> Table {
-    let mut t = Table::new(
-        "verify",
-        &["variant", "results", "queries#", "differences#", "note"],
-    );
+    // The count of queries treated as equal only in a canonical form, where any was.
+    let explained = r.verification.iter().any(|v| !v.explained.is_empty());
+    let mut t = if explained {
+        Table::new(
+            "verify",
+            &[
+                "variant",
+                "results",
+                "queries#",
+                "differences#",
+                "explained#",
+                "note",
+            ],
+        )
+    } else {
+        Table::new(
+            "verify",
+            &["variant", "results", "queries#", "differences#", "note"],
+        )
+    };
     for v in &r.verification {
-        t.push(vec![
+        let mut row = vec![
             Value::Variant(v.variant.clone()),
             v.status.clone().into(),
             v.queries.to_string().into(),
             v.differences.len().to_string().into(),
-            Value::Long(v.note.clone().unwrap_or_default()),
-        ]);
+        ];
+        if explained {
+            row.push(v.explained.len().to_string().into());
+        }
+        row.push(Value::Long(v.note.clone().unwrap_or_default()));
+        t.push(row);
     }
     t
 }
@@ -35,6 +55,9 @@ pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
         d.query
     )];
     out.push(format!("hash {} (baseline {})", d.hash, d.baseline_hash));
+    if let Some(why) = &d.reason {
+        out.push(format!("why: {why}"));
+    }
     if let Some(e) = &d.error {
         out.push(format!("error here: {e}"));
     }
@@ -48,4 +71,69 @@ pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
         out.push(format!("- {row}"));
     }
     out
+}
+
+/// One query treated as equal in a canonical form, as lines of text (query, reason, the
+/// rows as each side sent them).
+pub fn explained_lines(x: &crate::model::ExplainedRecord) -> Vec<String> {
+    let mut out = vec![format!(
+        "{}{}",
+        if x.line > 0 {
+            format!("line {}: ", x.line)
+        } else {
+            String::new()
+        },
+        x.query
+    )];
+    out.push(format!("treated as equal: {}", x.reason));
+    for row in &x.rows {
+        out.push(format!("+ {row}"));
+    }
+    for row in &x.baseline_rows {
+        out.push(format!("- {row}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DifferenceRecord, ExplainedRecord, VerificationRecord};
+
+    #[test]
+    fn explained_queries_are_counted_and_shown_with_their_reason() {
+        let mut r = crate::tests::sample();
+        r.verification = vec![VerificationRecord {
+            variant: "my80".into(),
+            status: "same".into(),
+            queries: 3,
+            cross_kind: true,
+            explained: vec![ExplainedRecord {
+                query: "SELECT k, COUNT(*) FROM t GROUP BY k".into(),
+                line: 2,
+                rows: vec!["2 | 5".into()],
+                baseline_rows: vec!["1 | 2".into()],
+                reason: "rows compared as a set: the query has no ORDER BY".into(),
+            }],
+            ..VerificationRecord::default()
+        }];
+        let t = verification_table(&r).plain();
+        assert!(t.contains(" explained "), "{t}");
+        let lines = explained_lines(&r.verification[0].explained[0]);
+        assert_eq!(lines[0], "line 2: SELECT k, COUNT(*) FROM t GROUP BY k");
+        assert_eq!(
+            lines[1],
+            "treated as equal: rows compared as a set: the query has no ORDER BY"
+        );
+        assert_eq!(lines[2..], ["+ 2 | 5", "- 1 | 2"]);
+        // Without any, the table is the one it always was.
+        r.verification[0].explained.clear();
+        assert!(!verification_table(&r).plain().contains("explained"));
+        let d = DifferenceRecord {
+            query: "SELECT 1".into(),
+            reason: Some("the rows differ".into()),
+            ..DifferenceRecord::default()
+        };
+        assert!(difference_lines(&d).contains(&"why: the rows differ".to_string()));
+    }
 }

@@ -5,7 +5,11 @@
 //! statement of each sqlsuite workload (run at a scale of at most 0.05, each result
 //! hashed, and each group's tables selected whole before it drops them). A
 //! difference fails that variant's verification; it is the first thing the terminal and
-//! the reports show.
+//! the reports show. A variant of another kind than the baseline's (MySQL against
+//! MariaDB) is compared in the canonical form across kinds (numbers by value, see
+//! `verify::compare_with`); every query treated as equal only in a canonical form (rows
+//! in another order without ORDER BY, numbers spelled differently) is recorded with its
+//! rows and the reason (`verification[].explained`), and every difference with its reason.
 
 use crate::datadirs::{self, DataStore};
 use crate::observer::Observer;
@@ -13,7 +17,7 @@ use crate::options::Options;
 use crate::ready::ReadyVariant;
 use crate::ready::Workloads;
 use bakeoff_plan::{Loaded, TargetKind};
-use bakeoff_report::model::{DifferenceRecord, Results, VerificationRecord};
+use bakeoff_report::model::{DifferenceRecord, ExplainedRecord, Results, VerificationRecord};
 use bakeoff_workloads::{replay, verify, QuerySet};
 
 /// One query set and the workload whose prepared data it runs on.
@@ -111,7 +115,7 @@ pub fn verify_all(
                 ..VerificationRecord::default()
             },
             (Ok(r), false) => match sets_of(v).and_then(|own| outcomes(l, opts, v, &own, store)) {
-                Ok(mine) => record(v, r, &mine),
+                Ok(mine) => record(v, r, &mine, v.kind != base.kind),
                 Err(m) => skipped(v, m),
             },
         })
@@ -131,8 +135,23 @@ fn record(
     v: &ReadyVariant,
     reference: &[verify::Outcome],
     mine: &[verify::Outcome],
+    cross_kind: bool,
 ) -> VerificationRecord {
-    let differences: Vec<DifferenceRecord> = verify::compare(reference, mine)
+    let compared = verify::compare_with(reference, mine, cross_kind);
+    let show = |rows: &[String]| rows.iter().map(|r| verify::display_row(r)).collect();
+    let explained = compared
+        .explained
+        .iter()
+        .map(|x| ExplainedRecord {
+            query: x.query.clone(),
+            line: x.line,
+            rows: show(&x.rows),
+            baseline_rows: show(&x.baseline_rows),
+            reason: x.reason.clone(),
+        })
+        .collect();
+    let differences: Vec<DifferenceRecord> = compared
+        .differences
         .into_iter()
         .map(|d| DifferenceRecord {
             query: d.query,
@@ -147,6 +166,7 @@ fn record(
                 .collect(),
             error: d.error,
             baseline_error: d.baseline_error,
+            reason: Some(d.reason),
         })
         .collect();
     VerificationRecord {
@@ -159,6 +179,8 @@ fn record(
         .into(),
         queries: mine.len(),
         differences,
+        explained,
+        cross_kind,
         note: None,
     }
 }

@@ -91,6 +91,16 @@ pub struct Outcome {
     pub columns: usize,
     /// All canonical rows, as hashed, when there are at most [`KEPT_ROWS`].
     pub kept: Option<Vec<String>>,
+    /// Whether the rows' order counted (a top-level ORDER BY).
+    pub ordered: bool,
+    /// The hash of the rows in the order they arrived (the same as `hash` when order
+    /// counts and for a statement without a result set).
+    pub arrival_hash: String,
+    /// The first [`SAMPLE_ROWS`] canonical rows in the order they arrived.
+    pub arrived: Vec<String>,
+    /// The hash of the canonical form used between servers of different kinds: every
+    /// number by its value ([`canonical_number`]), rows sorted unless order counts.
+    pub loose_hash: String,
 }
 
 /// A statement whose result differs from the baseline's.
@@ -108,6 +118,29 @@ pub struct Difference {
     pub baseline_rows: Vec<String>,
     pub error: Option<String>,
     pub baseline_error: Option<String>,
+    /// Why the results count as different (rows, order, errors, counts).
+    pub reason: String,
+}
+
+/// A statement whose results were not identical, byte for byte and in order, but were
+/// treated as equal, and why: rows in another order for a query without ORDER BY, or
+/// (between servers of different kinds) numbers printed differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explained {
+    pub query: String,
+    pub line: usize,
+    /// Rows of this variant's result where it differed from the baseline's as sent.
+    pub rows: Vec<String>,
+    pub baseline_rows: Vec<String>,
+    pub reason: String,
+}
+
+/// How a variant's outcomes compare with the baseline's: the differences, and the
+/// statements treated as equal only in a canonical form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    pub differences: Vec<Difference>,
+    pub explained: Vec<Explained>,
 }
 
 /// Runs `statements` in order on one connection to `db`, then `SELECT * FROM t` for
@@ -213,18 +246,34 @@ fn outcome_of_rows(sql: &str, line: usize, rows: &Rows, ordered: bool) -> Outcom
         error: None,
         columns: rows.columns.len(),
         kept: Some(Vec::new()),
+        ordered,
+        arrival_hash: String::new(),
+        arrived: Vec::new(),
+        loose_hash: String::new(),
     };
-    if rows.columns.is_empty() && is_ddl(sql) {
-        o.hash = hex16(b"ddl:ok");
-        return o;
-    }
     if rows.columns.is_empty() {
-        o.rows = rows.affected;
-        o.hash = hex16(format!("affected:{}", rows.affected).as_bytes());
+        o.hash = if is_ddl(sql) {
+            hex16(b"ddl:ok")
+        } else {
+            o.rows = rows.affected;
+            hex16(format!("affected:{}", rows.affected).as_bytes())
+        };
+        o.arrival_hash = o.hash.clone();
+        o.loose_hash = o.hash.clone();
         return o;
     }
-    let (hash, canonical) = hash_rows(rows.columns.len(), &rows.rows, ordered);
-    o.hash = hash;
+    let columns = rows.columns.len();
+    let arrived: Vec<String> = rows.rows.iter().map(|r| encode_row(r)).collect();
+    o.arrival_hash = hash_encoded(columns, &arrived);
+    o.arrived = arrived.iter().take(SAMPLE_ROWS).cloned().collect();
+    let mut loose: Vec<String> = arrived.iter().map(|r| loose_row(r)).collect();
+    let mut canonical = arrived;
+    if !ordered {
+        canonical.sort_unstable();
+        loose.sort_unstable();
+    }
+    o.hash = hash_encoded(columns, &canonical);
+    o.loose_hash = hash_encoded(columns, &loose);
     o.sample = canonical.iter().take(SAMPLE_ROWS).cloned().collect();
     o.kept = (canonical.len() <= KEPT_ROWS).then_some(canonical);
     o
@@ -246,15 +295,20 @@ fn is_ddl(sql: &str) -> bool {
 }
 
 fn outcome_of_error(sql: &str, line: usize, e: &DbError) -> Outcome {
+    let hash = hex16(format!("error:{}", error_class(e)).as_bytes());
     Outcome {
         query: sql.to_string(),
         line,
-        hash: hex16(format!("error:{}", error_class(e)).as_bytes()),
         rows: 0,
         sample: Vec::new(),
         error: Some(format!("{}: {}", e.kind, e.message)),
         columns: 0,
         kept: None,
+        ordered: false,
+        arrival_hash: hash.clone(),
+        arrived: Vec::new(),
+        loose_hash: hash.clone(),
+        hash,
     }
 }
 
@@ -291,13 +345,124 @@ pub fn hash_rows(
     if !ordered {
         canonical.sort_unstable();
     }
+    (hash_encoded(columns, &canonical), canonical)
+}
+
+/// The hash of encoded rows, in the order given.
+fn hash_encoded(columns: usize, rows: &[String]) -> String {
     let mut h = Sha256::new();
     h.update(format!("columns:{columns}{ROW_SEP}").as_bytes());
-    for row in &canonical {
+    for row in rows {
         h.update(row.as_bytes());
         h.update([ROW_SEP as u8]);
     }
-    (hex(&h.finalize()[..8]), canonical)
+    hex(&h.finalize()[..8])
+}
+
+/// An encoded row with every value that is a number replaced by [`canonical_number`].
+fn loose_row(row: &str) -> String {
+    row.split(VALUE_SEP)
+        .map(|v| canonical_number(v).unwrap_or_else(|| v.to_string()))
+        .collect::<Vec<_>>()
+        .join(&VALUE_SEP.to_string())
+}
+
+/// Significant digits a number with a fraction or an exponent is compared to between
+/// servers of different kinds: a double printed as the shortest text that reads back
+/// (17 digits) and one printed with `%.15g` are the same value.
+pub const LOOSE_DIGITS: usize = 15;
+
+/// A number's value as text that two spellings of it share: `1.5`, `1.50`, `+1.5` and
+/// `15e-1` are all `15e-1`; `1e+06`, `1E6` and `1000000` are `1e6`; `-0.0` is `0`. A
+/// number with a fraction or an exponent is rounded to [`LOOSE_DIGITS`] significant
+/// digits; an integer is kept exact (a BIGINT has 19). None when `s` is not a number
+/// (`inf`, `NaN`, `0x1f`, a date, text).
+pub fn canonical_number(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let negative = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let mut digits = String::new();
+    let mut fraction = 0i64;
+    let (mut seen_digit, mut seen_point, mut inexact) = (false, false, false);
+    while i < b.len() {
+        match b[i] {
+            c @ b'0'..=b'9' => {
+                digits.push(c as char);
+                seen_digit = true;
+                if seen_point {
+                    fraction += 1;
+                }
+            }
+            b'.' if !seen_point => {
+                seen_point = true;
+                inexact = true;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if !seen_digit {
+        return None;
+    }
+    let mut exponent = 0i64;
+    if i < b.len() {
+        if !matches!(b[i], b'e' | b'E') {
+            return None;
+        }
+        inexact = true;
+        let rest = &s[i + 1..];
+        let unsigned = rest.strip_prefix(['+', '-']).unwrap_or(rest);
+        if unsigned.is_empty() || !unsigned.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        exponent = rest.parse().ok()?;
+    }
+    exponent -= fraction;
+    let mut d: Vec<u8> = digits.trim_start_matches('0').bytes().collect();
+    if d.is_empty() {
+        return Some("0".into());
+    }
+    if inexact && d.len() > LOOSE_DIGITS {
+        let dropped = d.len() - LOOSE_DIGITS;
+        let up = d[LOOSE_DIGITS] >= b'5';
+        d.truncate(LOOSE_DIGITS);
+        exponent += dropped as i64;
+        if up {
+            let mut k = d.len();
+            loop {
+                if k == 0 {
+                    d.insert(0, b'1');
+                    break;
+                }
+                k -= 1;
+                if d[k] == b'9' {
+                    d[k] = b'0';
+                } else {
+                    d[k] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    while d.len() > 1 && d.last() == Some(&b'0') {
+        d.pop();
+        exponent += 1;
+    }
+    Some(format!(
+        "{}{}e{exponent}",
+        if negative { "-" } else { "" },
+        String::from_utf8(d).ok()?
+    ))
 }
 
 /// One row in the canonical encoding.
@@ -489,21 +654,88 @@ fn next_word(s: &str) -> Option<(&str, &str)> {
 }
 
 /// The statements whose outcomes differ between `baseline` and `other`, position by
-/// position; an outcome present in one run only is a difference too.
+/// position; an outcome present in one run only is a difference too. As strict as
+/// [`compare_with`] between servers of one kind.
 pub fn compare(baseline: &[Outcome], other: &[Outcome]) -> Vec<Difference> {
-    (0..baseline.len().max(other.len()))
-        .filter_map(|i| match (baseline.get(i), other.get(i)) {
-            (Some(b), Some(o)) if b.hash == o.hash => None,
-            (Some(b), Some(o)) => Some(difference(b, o)),
-            (Some(b), None) => Some(one_sided(b, true)),
-            (None, Some(o)) => Some(one_sided(o, false)),
-            (None, None) => None,
-        })
-        .collect()
+    compare_with(baseline, other, false).differences
 }
 
-fn difference(b: &Outcome, o: &Outcome) -> Difference {
+/// Why rows in another order are the same answer.
+const AS_A_SET: &str = "rows compared as a set: the query has no ORDER BY";
+/// Why numbers printed differently are the same answer.
+const BY_VALUE: &str = "numbers compared by value (15 significant digits for a fraction or an exponent): the servers print them differently";
+
+/// Compares `other`'s outcomes with the `baseline`'s, position by position. A statement
+/// without a top-level ORDER BY is compared as a set of rows (as it always was); one
+/// whose rows came in another order is listed in [`Comparison::explained`] with that
+/// reason. `across_kinds` (the two servers are of different kinds: MariaDB and MySQL,
+/// Redis and Valkey) also compares every number by its value ([`canonical_number`]):
+/// `1.5` and `1.50`, `1e+06` and `1000000`; a statement equal only so is explained too.
+/// Every other mismatch is a [`Difference`] with its reason; nothing is skipped.
+pub fn compare_with(baseline: &[Outcome], other: &[Outcome], across_kinds: bool) -> Comparison {
+    let mut c = Comparison::default();
+    for i in 0..baseline.len().max(other.len()) {
+        match (baseline.get(i), other.get(i)) {
+            (Some(b), Some(o)) if b.hash == o.hash => {
+                if !o.ordered && b.arrival_hash != o.arrival_hash {
+                    c.explained.push(explained(b, o, set_reason(&o.query)));
+                }
+            }
+            (Some(b), Some(o)) if across_kinds && b.loose_hash == o.loose_hash => {
+                let reason = if o.ordered {
+                    BY_VALUE.to_string()
+                } else {
+                    format!("{}; {BY_VALUE}", set_reason(&o.query))
+                };
+                let (rows, baseline_rows) = differing_rows(o, b);
+                c.explained.push(Explained {
+                    query: o.query.clone(),
+                    line: o.line,
+                    rows,
+                    baseline_rows,
+                    reason,
+                });
+            }
+            (Some(b), Some(o)) => c.differences.push(difference(b, o, across_kinds)),
+            (Some(b), None) => c.differences.push(one_sided(b, true)),
+            (None, Some(o)) => c.differences.push(one_sided(o, false)),
+            (None, None) => {}
+        }
+    }
+    c
+}
+
+/// Why a query's rows were compared as a set, naming GROUP BY when it has one (MySQL
+/// 8.0 no longer sorts groups; MariaDB still does).
+fn set_reason(query: &str) -> String {
+    if has_group_by(query) {
+        format!("{AS_A_SET} (a GROUP BY without ORDER BY returns its groups in no set order: MySQL 8.0 no longer sorts them)")
+    } else {
+        AS_A_SET.to_string()
+    }
+}
+
+fn has_group_by(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    words.windows(2).any(|w| w[0] == "group" && w[1] == "by")
+}
+
+/// A statement equal as a set whose rows arrived in another order: the first rows as
+/// each side sent them.
+fn explained(b: &Outcome, o: &Outcome, reason: String) -> Explained {
+    Explained {
+        query: o.query.clone(),
+        line: o.line,
+        rows: o.arrived.clone(),
+        baseline_rows: b.arrived.clone(),
+        reason,
+    }
+}
+
+fn difference(b: &Outcome, o: &Outcome, across_kinds: bool) -> Difference {
     let (rows, baseline_rows) = differing_rows(o, b);
+    let reason = difference_reason(b, o, across_kinds);
     Difference {
         query: o.query.clone(),
         line: o.line,
@@ -513,7 +745,54 @@ fn difference(b: &Outcome, o: &Outcome) -> Difference {
         baseline_rows,
         error: o.error.clone(),
         baseline_error: b.error.clone(),
+        reason,
     }
+}
+
+/// Why two outcomes of one statement count as different.
+fn difference_reason(b: &Outcome, o: &Outcome, across_kinds: bool) -> String {
+    let by_value = if across_kinds {
+        ", even with numbers compared by value"
+    } else {
+        ""
+    };
+    match (&b.error, &o.error) {
+        (Some(_), Some(_)) => return "both failed, with different errors".into(),
+        (Some(_), None) => return "it failed on the baseline only".into(),
+        (None, Some(_)) => return "it failed on this variant only".into(),
+        (None, None) => {}
+    }
+    if b.columns == 0 && o.columns == 0 {
+        return "the affected-row counts differ".into();
+    }
+    if b.columns != o.columns {
+        return "the results have different columns".into();
+    }
+    if o.ordered {
+        if let (Some(x), Some(y)) = (&o.kept, &b.kept) {
+            let (only_x, only_y) = multiset_difference(x, y);
+            let (lx, ly): (Vec<String>, Vec<String>) = (
+                x.iter().map(|r| loose_row(r)).collect(),
+                y.iter().map(|r| loose_row(r)).collect(),
+            );
+            let same_loose_set = {
+                let (a, b) = multiset_difference(&lx, &ly);
+                a.is_empty() && b.is_empty()
+            };
+            if (only_x.is_empty() && only_y.is_empty()) || (across_kinds && same_loose_set) {
+                return format!(
+                    "the same rows in another order{by_value}: the query has an ORDER BY, so order counts{}",
+                    if across_kinds {
+                        " (servers of different kinds may sort ties or collate text differently)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        return format!("the rows differ{by_value}");
+    }
+    format!("the rows differ{by_value} (compared as a set: the query has no ORDER BY)")
 }
 
 /// A difference for an outcome only one run has (`in_baseline`: the baseline's).
@@ -529,6 +808,7 @@ fn one_sided(x: &Outcome, in_baseline: bool) -> Difference {
         baseline_rows: theirs,
         error: x.error.clone(),
         baseline_error: missing,
+        reason: "one run has no outcome at this position".into(),
     };
     if in_baseline {
         std::mem::swap(&mut d.hash, &mut d.baseline_hash);
@@ -817,5 +1097,157 @@ mod tests {
         assert_eq!(d[0].rows, ["affected rows: 3"]);
         assert_eq!(d[0].baseline_rows, ["affected rows: 2"]);
         assert!(compare(&[dml(2)], &[dml(2)]).is_empty());
+    }
+
+    #[test]
+    fn numbers_have_one_canonical_form() {
+        let c = |s: &str| canonical_number(s);
+        assert_eq!(c("1.5"), c("1.50"));
+        assert_eq!(c("1.5"), c("+1.5"));
+        assert_eq!(c("1.5").as_deref(), Some("15e-1"));
+        assert_eq!(c("1e+06"), c("1000000"));
+        assert_eq!(c("1E6"), c("1000000.000"));
+        assert_eq!(c("1e6").as_deref(), Some("1e6"));
+        assert_eq!(c("-0.0").as_deref(), Some("0"));
+        assert_eq!(c("0").as_deref(), Some("0"));
+        assert_eq!(c(".5"), c("0.5"));
+        assert_eq!(c("-2.50"), c("-25e-1"));
+        assert_ne!(c("1.5"), c("-1.5"));
+        assert_ne!(c("1.5"), c("1.6"));
+        // A double's 17 digits and its %.15g spelling are one value ...
+        assert_eq!(c("0.30000000000000004"), c("0.3"));
+        assert_eq!(c("3.14159265358979"), c("3.141592653589793"));
+        assert_eq!(c("9.99999999999999999"), c("10"));
+        // ... but an integer keeps every digit: a BIGINT is exact.
+        assert_ne!(c("12345678901234567891"), c("12345678901234567890"));
+        for not_a_number in [
+            "",
+            "-",
+            ".",
+            "1e",
+            "1e+",
+            "2024-01-01",
+            "inf",
+            "NaN",
+            "0x1f",
+            "1.2.3",
+            "12:00",
+            "a1",
+            "1 ",
+        ] {
+            assert_eq!(c(not_a_number), None, "{not_a_number:?}");
+        }
+    }
+
+    #[test]
+    fn same_kind_is_as_strict_as_before_and_says_when_order_differed() {
+        let q = "SELECT k, COUNT(*) FROM t GROUP BY k";
+        let a = outcome(
+            q,
+            &[&[Some("1"), Some("2")], &[Some("2"), Some("5")]],
+            false,
+        );
+        let b = outcome(
+            q,
+            &[&[Some("2"), Some("5")], &[Some("1"), Some("2")]],
+            false,
+        );
+        let c = compare_with(std::slice::from_ref(&a), &[b], false);
+        assert!(c.differences.is_empty());
+        assert_eq!(c.explained.len(), 1);
+        assert!(
+            c.explained[0].reason.starts_with(AS_A_SET),
+            "{:?}",
+            c.explained
+        );
+        assert!(c.explained[0].reason.contains("GROUP BY"));
+        assert_eq!(c.explained[0].rows[0], "2\x1f5");
+        assert_eq!(c.explained[0].baseline_rows[0], "1\x1f2");
+        // Identical, in the same order: nothing to explain.
+        assert_eq!(
+            compare_with(std::slice::from_ref(&a), std::slice::from_ref(&a), false),
+            Comparison::default()
+        );
+        // Numbers printed differently are a difference between servers of one kind.
+        let f = |v: &str| outcome("SELECT AVG(x) FROM t", &[&[Some(v)]], false);
+        let c = compare_with(&[f("1.5")], &[f("1.50")], false);
+        assert_eq!(c.differences.len(), 1);
+        assert!(c.explained.is_empty());
+        assert_eq!(
+            c.differences[0].reason,
+            "the rows differ (compared as a set: the query has no ORDER BY)"
+        );
+        assert_eq!(c.differences[0].rows, ["1.50"]);
+        assert_eq!(c.differences[0].baseline_rows, ["1.5"]);
+    }
+
+    #[test]
+    fn across_kinds_numbers_compare_by_value_and_say_so() {
+        let f = |v: &str, w: &str| {
+            outcome(
+                "SELECT a, b FROM t ORDER BY a",
+                &[&[Some("x"), Some(v)], &[Some("y"), Some(w)]],
+                true,
+            )
+        };
+        let c = compare_with(&[f("1.5", "1e+06")], &[f("1.50", "1000000")], true);
+        assert!(c.differences.is_empty(), "{:?}", c.differences);
+        assert_eq!(c.explained.len(), 1);
+        assert_eq!(c.explained[0].reason, BY_VALUE);
+        assert_eq!(c.explained[0].rows, ["x\x1f1.50", "y\x1f1000000"]);
+        assert_eq!(c.explained[0].baseline_rows, ["x\x1f1.5", "y\x1f1e+06"]);
+        // A value that differs is still a difference, with its reason.
+        let c = compare_with(&[f("1.5", "1")], &[f("1.6", "1")], true);
+        assert_eq!(c.differences.len(), 1);
+        assert_eq!(
+            c.differences[0].reason,
+            "the rows differ, even with numbers compared by value"
+        );
+        assert_eq!(c.differences[0].rows, ["x\x1f1.6"]);
+        // An ORDER BY's order counts between kinds too.
+        let g = |r: &[&[Option<&str>]]| outcome("SELECT a FROM t ORDER BY a", r, true);
+        let c = compare_with(
+            &[g(&[&[Some("a")], &[Some("B")]])],
+            &[g(&[&[Some("B")], &[Some("a")]])],
+            true,
+        );
+        assert_eq!(c.differences.len(), 1);
+        assert!(
+            c.differences[0]
+                .reason
+                .starts_with("the same rows in another order"),
+            "{}",
+            c.differences[0].reason
+        );
+        // Without ORDER BY: another order and other spellings, both reasons given.
+        let h = |r: &[&[Option<&str>]]| outcome("SELECT k, SUM(v) FROM t GROUP BY k", r, false);
+        let c = compare_with(
+            &[h(&[&[Some("1"), Some("2.0")], &[Some("2"), Some("3")]])],
+            &[h(&[&[Some("2"), Some("3.00")], &[Some("1"), Some("2")]])],
+            true,
+        );
+        assert!(c.differences.is_empty());
+        assert!(c.explained[0].reason.starts_with(AS_A_SET));
+        assert!(c.explained[0].reason.ends_with(BY_VALUE));
+        // Errors and counts are never loosened.
+        let dml = |n| {
+            let r = Rows {
+                affected: n,
+                ..Rows::default()
+            };
+            outcome_of_rows("DELETE FROM t", 4, &r, false)
+        };
+        let c = compare_with(&[dml(2)], &[dml(3)], true);
+        assert_eq!(c.differences[0].reason, "the affected-row counts differ");
+        let err = outcome_of_error(
+            "SELECT x",
+            1,
+            &DbError {
+                kind: "server_error",
+                message: "no (error 1054)".into(),
+            },
+        );
+        let c = compare_with(&[err], &[outcome("SELECT x", &[&[Some("1")]], false)], true);
+        assert_eq!(c.differences[0].reason, "it failed on the baseline only");
     }
 }
