@@ -696,6 +696,22 @@ pub fn compare_with(baseline: &[Outcome], other: &[Outcome], across_kinds: bool)
                     reason,
                 });
             }
+            (Some(b), Some(o)) if across_kinds && o.error.is_none() && b.error.is_none() => {
+                match rounding_match(o, b) {
+                    Some((rows, baseline_rows)) => c.explained.push(Explained {
+                        query: o.query.clone(),
+                        line: o.line,
+                        rows,
+                        baseline_rows,
+                        reason: if o.ordered {
+                            ROUNDED.to_string()
+                        } else {
+                            format!("{}; {ROUNDED}", set_reason(&o.query))
+                        },
+                    }),
+                    None => c.differences.push(difference(b, o, across_kinds)),
+                }
+            }
             (Some(b), Some(o)) => c.differences.push(difference(b, o, across_kinds)),
             (Some(b), None) => c.differences.push(one_sided(b, true)),
             (None, Some(o)) => c.differences.push(one_sided(o, false)),
@@ -703,6 +719,78 @@ pub fn compare_with(baseline: &[Outcome], other: &[Outcome], across_kinds: bool)
         }
     }
     c
+}
+
+/// Why numbers printed to other decimals are the same answer.
+const ROUNDED: &str = "numbers compared at the fewer decimals either side printed: one server rounds what the other prints in full (MariaDB prints STDDEV and other double aggregates to the argument's decimals plus 4), and the fuller value rounds to the shorter";
+
+/// Whether `mine` and `theirs` (results of servers of different kinds) hold the same rows
+/// once every number printed with more decimals on one side than the other is rounded
+/// to the fewer: the rows that differed as sent (up to [`SAMPLE_ROWS`] each), or None.
+/// Rows pair by position when order counts, else each differing row of one side with
+/// one of the other's. Only results kept whole ([`KEPT_ROWS`]) are compared so.
+fn rounding_match(mine: &Outcome, theirs: &Outcome) -> Option<(Vec<String>, Vec<String>)> {
+    let (a, b) = (mine.kept.as_ref()?, theirs.kept.as_ref()?);
+    if a.len() != b.len() || mine.columns != theirs.columns || mine.columns == 0 {
+        return None;
+    }
+    let (only_a, only_b) = if mine.ordered {
+        a.iter()
+            .zip(b)
+            .filter(|(x, y)| x != y)
+            .map(|(x, y)| (x.clone(), y.clone()))
+            .unzip()
+    } else {
+        multiset_difference_upto(a, b, usize::MAX)
+    };
+    if only_a.len() != only_b.len() || only_a.is_empty() {
+        return None;
+    }
+    if mine.ordered {
+        if !only_a.iter().zip(&only_b).all(|(x, y)| rows_match(x, y)) {
+            return None;
+        }
+    } else {
+        let mut used = vec![false; only_b.len()];
+        for x in &only_a {
+            let k = (0..only_b.len()).find(|&k| !used[k] && rows_match(x, &only_b[k]))?;
+            used[k] = true;
+        }
+    }
+    let first = |v: Vec<String>| v.into_iter().take(SAMPLE_ROWS).collect();
+    Some((first(only_a), first(only_b)))
+}
+
+/// Two encoded rows whose values are equal, equal numbers, or one number printed with
+/// fewer decimals that the other rounds to.
+fn rows_match(a: &str, b: &str) -> bool {
+    let (va, vb): (Vec<&str>, Vec<&str>) =
+        (a.split(VALUE_SEP).collect(), b.split(VALUE_SEP).collect());
+    va.len() == vb.len()
+        && va.iter().zip(&vb).all(|(x, y)| {
+            x == y
+                || canonical_number(x).is_some_and(|n| Some(n) == canonical_number(y))
+                || rounds_to(x, y)
+                || rounds_to(y, x)
+        })
+}
+
+/// Whether `long`, a plain decimal number with more decimals than `short` (which has at
+/// least one), rounds to `short` at `short`'s decimals.
+fn rounds_to(short: &str, long: &str) -> bool {
+    let decimals = |s: &str| -> Option<usize> {
+        canonical_number(s)?;
+        if s.contains(['e', 'E']) {
+            return None;
+        }
+        Some(s.split_once('.').map_or(0, |(_, f)| f.len()))
+    };
+    match (decimals(short), decimals(long), long.parse::<f64>()) {
+        (Some(ds), Some(dl), Ok(x)) if ds >= 1 && dl > ds => {
+            canonical_number(&format!("{x:.ds$}")) == canonical_number(short)
+        }
+        _ => false,
+    }
 }
 
 /// Why a query's rows were compared as a set, naming GROUP BY when it has one (MySQL
@@ -854,11 +942,16 @@ fn sorted_refs(v: &[String]) -> Vec<&String> {
 /// The rows of `a` not in `b` and of `b` not in `a` (counting repeats), up to
 /// [`SAMPLE_ROWS`] each, in sorted order.
 fn multiset_difference(a: &[String], b: &[String]) -> (Vec<String>, Vec<String>) {
+    multiset_difference_upto(a, b, SAMPLE_ROWS)
+}
+
+/// The rows of `a` not in `b` and of `b` not in `a` (counting repeats), up to `most`
+/// each, in sorted order.
+fn multiset_difference_upto(a: &[String], b: &[String], most: usize) -> (Vec<String>, Vec<String>) {
     let (a, b) = (sorted_refs(a), sorted_refs(b));
     let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
-    while (i < a.len() || j < b.len()) && (only_a.len() < SAMPLE_ROWS || only_b.len() < SAMPLE_ROWS)
-    {
+    while (i < a.len() || j < b.len()) && (only_a.len() < most || only_b.len() < most) {
         let order = match (a.get(i), b.get(j)) {
             (Some(x), Some(y)) => x.cmp(y),
             (Some(_), None) => Ordering::Less,
@@ -867,13 +960,13 @@ fn multiset_difference(a: &[String], b: &[String]) -> (Vec<String>, Vec<String>)
         match order {
             Ordering::Equal => (i, j) = (i + 1, j + 1),
             Ordering::Less => {
-                if only_a.len() < SAMPLE_ROWS {
+                if only_a.len() < most {
                     only_a.push(a[i].clone());
                 }
                 i += 1;
             }
             Ordering::Greater => {
-                if only_b.len() < SAMPLE_ROWS {
+                if only_b.len() < most {
                     only_b.push(b[j].clone());
                 }
                 j += 1;
@@ -1229,6 +1322,33 @@ mod tests {
         assert!(c.differences.is_empty());
         assert!(c.explained[0].reason.starts_with(AS_A_SET));
         assert!(c.explained[0].reason.ends_with(BY_VALUE));
+        // One server printed a double aggregate to 4 decimals, the other in full.
+        let sd = |v: &str| {
+            outcome(
+                "SELECT AVG(k), STDDEV_POP(k) FROM t",
+                &[&[Some("49975.0560"), Some(v)]],
+                false,
+            )
+        };
+        let c = compare_with(&[sd("28874.6440")], &[sd("28874.644008265186")], true);
+        assert!(c.differences.is_empty(), "{:?}", c.differences);
+        assert!(
+            c.explained[0].reason.ends_with(ROUNDED),
+            "{:?}",
+            c.explained
+        );
+        assert_eq!(c.explained[0].rows, ["49975.0560\x1f28874.644008265186"]);
+        // ... but not when the fuller value rounds elsewhere, nor between servers of one kind.
+        let c = compare_with(&[sd("28874.6450")], &[sd("28874.644008265186")], true);
+        assert_eq!(c.differences.len(), 1);
+        let c = compare_with(&[sd("28874.6440")], &[sd("28874.644008265186")], false);
+        assert_eq!(c.differences.len(), 1);
+        assert!(rounds_to("1.5", "1.4999"));
+        assert!(
+            !rounds_to("2", "1.5"),
+            "an integer is not a rounded fraction"
+        );
+        assert!(!rounds_to("1.5", "1.5e0"));
         // Errors and counts are never loosened.
         let dml = |n| {
             let r = Rows {
