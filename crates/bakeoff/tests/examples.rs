@@ -256,11 +256,17 @@ fn every_example_runs_as_root_with_the_default_cache() {
     files.sort();
     assert!(files.len() >= 20, "examples/ holds {} files", files.len());
     let scratch = Scratch::new();
-    // The examples read files beside them (shop/queries.sql): the shortened copies live
-    // in a folder with the same neighbours.
+    // The examples read files in folders beside them (shop/queries.sql,
+    // mariadb-vs-mysql/verify.sql): the shortened copies live in a folder with the same
+    // neighbours.
     let beside = scratch.path().join("examples");
     std::fs::create_dir_all(&beside).unwrap();
-    std::os::unix::fs::symlink(examples_dir().join("shop"), beside.join("shop")).unwrap();
+    for entry in std::fs::read_dir(examples_dir()).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            std::os::unix::fs::symlink(&p, beside.join(p.file_name().unwrap())).unwrap();
+        }
+    }
     let sshd = [
         Sshd::start(scratch.path(), "127.0.0.2"),
         Sshd::start(scratch.path(), "127.0.0.3"),
