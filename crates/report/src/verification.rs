@@ -86,11 +86,13 @@ pub fn explained_lines(x: &crate::model::ExplainedRecord) -> Vec<String> {
         x.query
     )];
     out.push(format!("treated as equal: {}", x.reason));
-    for row in &x.rows {
-        out.push(format!("+ {row}"));
+    if !x.rows.is_empty() {
+        out.push("rows as this variant sent them:".into());
+        out.extend(x.rows.iter().map(|r| format!("  {r}")));
     }
-    for row in &x.baseline_rows {
-        out.push(format!("- {row}"));
+    if !x.baseline_rows.is_empty() {
+        out.push("rows as the baseline sent them:".into());
+        out.extend(x.baseline_rows.iter().map(|r| format!("  {r}")));
     }
     out
 }
@@ -125,7 +127,15 @@ mod tests {
             lines[1],
             "treated as equal: rows compared as a set: the query has no ORDER BY"
         );
-        assert_eq!(lines[2..], ["+ 2 | 5", "- 1 | 2"]);
+        assert_eq!(
+            lines[2..],
+            [
+                "rows as this variant sent them:",
+                "  2 | 5",
+                "rows as the baseline sent them:",
+                "  1 | 2"
+            ]
+        );
         // Without any, the table is the one it always was.
         r.verification[0].explained.clear();
         assert!(!verification_table(&r).plain().contains("explained"));
