@@ -781,6 +781,132 @@ mod tests {
         }
     }
 
+    /// Headless chromium's DOM of `page` after its scripts ran, at 1280x800; None where
+    /// no chromium is installed.
+    fn chromium_dom(page: &str, tag: &str) -> Option<String> {
+        let browser = ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .find_map(bakeoff_os::path::which)?;
+        let dir = std::env::temp_dir().join(format!("bakeoff-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("report.html");
+        std::fs::write(&file, page).unwrap();
+        let out = std::process::Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=1280,800",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+            ])
+            .arg(format!("file://{}", file.display()))
+            .output()
+            .expect("chromium");
+        let _ = std::fs::remove_dir_all(&dir);
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// A cross-server experiment (issue 51): the "Settings that differ" section starts
+    /// within the first two screens of a 1280x800 window, under the answer, a passed
+    /// verification with queries treated as equal (folded), the verdicts and eight
+    /// parity warnings, the ones that concern the answer.
+    ///
+    /// Ignored: it does not hold yet. With the sections in today's order (answer,
+    /// verification, verdicts, warnings, notes, then settings) the section starts at
+    /// about 2,020 pixels here (warnings 1,256 to 1,896, notes to 2,021), and at 4,300 in
+    /// a real MariaDB-against-MySQL report on a busy machine (the verdicts' reasons and
+    /// the busy warnings). Meeting it means moving the section above the warnings (or
+    /// the parity warnings into it), a layout decision left to issue 51's owner; run it
+    /// with `--ignored` to measure.
+    #[test]
+    #[ignore = "the settings section starts below two screens today; see the comment"]
+    fn settings_that_differ_are_within_two_screens_of_a_cross_server_report() {
+        use crate::model::{ExplainedRecord, SettingDiff, VerificationRecord};
+        let mut r = fixture();
+        for k in &mut r.comparisons {
+            k.cross_kind = true;
+        }
+        for (i, v) in r.variants.iter_mut().enumerate() {
+            for n in 0..400 {
+                v.settings
+                    .insert(format!("setting_{n}"), format!("{}", n * (i + 1)));
+            }
+        }
+        let (base, other) = ("gcc-O2".to_string(), "clang-O3".to_string());
+        let two = |a: &str, b: &str| {
+            [
+                (base.clone(), a.to_string()),
+                (other.clone(), b.to_string()),
+            ]
+            .into_iter()
+            .collect()
+        };
+        for n in 0..12 {
+            r.settings_diff.push(SettingDiff {
+                name: format!("innodb_moving_setting_{n}"),
+                values: two("OFF", "ON"),
+                topic: Some("durability".into()),
+                ..SettingDiff::default()
+            });
+        }
+        for n in 0..300 {
+            r.settings_diff.push(SettingDiff {
+                name: format!("other_{n}"),
+                values: two("1", "2"),
+                ..SettingDiff::default()
+            });
+        }
+        for n in 0..8 {
+            r.warnings.push(format!("gcc-O2 ran with innodb_moving_setting_{n} = OFF, clang-O3 with ON: the comparison includes this difference in durability, which the experiment file did not ask for; set innodb_moving_setting_{n} on every variant to compare the servers alone"));
+        }
+        r.verification = vec![
+            VerificationRecord {
+                variant: base.clone(),
+                status: "same".into(),
+                queries: 6,
+                note: Some("baseline".into()),
+                ..VerificationRecord::default()
+            },
+            VerificationRecord {
+                variant: other.clone(),
+                status: "same".into(),
+                queries: 6,
+                cross_kind: true,
+                explained: (0..3)
+                    .map(|n| ExplainedRecord {
+                        query: format!("SELECT k, COUNT(*) FROM t{n} GROUP BY k"),
+                        line: n + 1,
+                        rows: (0..5).map(|i| format!("{i} | 1")).collect(),
+                        baseline_rows: (0..5).map(|i| format!("{} | 1", 5 - i)).collect(),
+                        reason: "rows compared as a set: the query has no ORDER BY".into(),
+                    })
+                    .collect(),
+                ..VerificationRecord::default()
+            },
+        ];
+        let script = "<script>addEventListener('load',()=>{const s=document.querySelector('section#settings');document.body.setAttribute('data-fit',s.textContent.includes('Settings that differ')+'|'+Math.round(s.getBoundingClientRect().top)+'|'+[...document.querySelectorAll('section')].map(e=>e.id+':'+Math.round(e.getBoundingClientRect().top)).join(' '))});</script>";
+        let page = render(&r).replace("</body>", &format!("{script}</body>"));
+        let Some(dom) = chromium_dom(&page, "settings-fit") else {
+            eprintln!("no chromium here: the two-screen check did not run");
+            return;
+        };
+        let fit = dom
+            .split("data-fit=\"")
+            .nth(1)
+            .and_then(|x| x.split('"').next())
+            .unwrap_or_else(|| panic!("no measurement"))
+            .to_string();
+        let parts: Vec<&str> = fit.split('|').collect();
+        assert_eq!(
+            parts[0], "true",
+            "the first settings section is the diff: {fit}"
+        );
+        let top: f64 = parts[1].parse().unwrap();
+        assert!(top < 1600.0, "within two screens of 800 pixels: {fit}");
+    }
+
     #[test]
     fn html_snapshot() {
         insta::assert_snapshot!(render(&fixture()));

@@ -201,31 +201,48 @@ fn verification(r: &Results) -> Option<Section> {
             )));
         }
     }
+    // Queries treated as equal only in a canonical form: counted with their reasons in
+    // the summary line, each with its rows behind it (folded on the page).
     for v in r.verification.iter().filter(|v| !v.explained.is_empty()) {
-        s.push(Block::Heading(
-            format!(
-                "{}: treated as equal in a canonical form{}",
-                v.variant,
-                if v.cross_kind {
-                    " (another server)"
-                } else {
-                    ""
+        let mut reasons: Vec<&str> = Vec::new();
+        for x in &v.explained {
+            for part in x.reason.split("; ") {
+                let short = part.split(':').next().unwrap_or(part);
+                if !reasons.contains(&short) {
+                    reasons.push(short);
                 }
-            )
-            .into(),
-        ));
-        for x in v.explained.iter().take(10) {
-            s.push(Block::Pre {
+            }
+        }
+        let mut blocks: Vec<Block> = v
+            .explained
+            .iter()
+            .take(10)
+            .map(|x| Block::Pre {
                 lang: "",
                 text: rp::explained_lines(x).join("\n"),
-            });
-        }
+            })
+            .collect();
         if v.explained.len() > 10 {
-            s.push(Block::text(format!(
+            blocks.push(Block::text(format!(
                 "({} more in results.json)",
                 v.explained.len() - 10
             )));
         }
+        s.push(Block::Details {
+            summary: Inline::from(format!(
+                "{}: {} {} treated as equal in a canonical form{} ({})",
+                v.variant,
+                v.explained.len(),
+                if v.explained.len() == 1 {
+                    "query"
+                } else {
+                    "queries"
+                },
+                if v.cross_kind { ", another server" } else { "" },
+                reasons.join("; ")
+            )),
+            blocks,
+        });
     }
     s.push(Block::caption("Every query ran on each variant's server over a copy of its prepared data; results are hashed over a canonical row encoding (order-insensitive unless the query has an ORDER BY); tables the queries wrote are compared by a follow-up SELECT. +: rows only this variant returned, -: rows only the baseline returned."));
     Some(s)
