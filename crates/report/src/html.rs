@@ -813,15 +813,8 @@ mod tests {
     /// verification with queries treated as equal (folded), the verdicts and eight
     /// parity warnings, the ones that concern the answer.
     ///
-    /// Ignored: it does not hold yet. With the sections in today's order (answer,
-    /// verification, verdicts, warnings, notes, then settings) the section starts at
-    /// about 2,020 pixels here (warnings 1,256 to 1,896, notes to 2,021), and at 4,300 in
-    /// a real MariaDB-against-MySQL report on a busy machine (the verdicts' reasons and
-    /// the busy warnings). Meeting it means moving the section above the warnings (or
-    /// the parity warnings into it), a layout decision left to issue 51's owner; run it
-    /// with `--ignored` to measure.
+    /// The section stands right under the verdicts for this (before the warnings).
     #[test]
-    #[ignore = "the settings section starts below two screens today; see the comment"]
     fn settings_that_differ_are_within_two_screens_of_a_cross_server_report() {
         use crate::model::{ExplainedRecord, SettingDiff, VerificationRecord};
         let mut r = fixture();

@@ -36,11 +36,12 @@ const BEFORE_KINDS: &[Part] = &[
     memory_errors,
     crate::aa::section,
     verdicts,
+    // What the servers ran with where the variants differ: what the answer compared,
+    // within the page's first two screens (issue 51), the parity warnings right under it.
+    crate::settings::section,
     // Below the answer they qualify, so that the verdicts stand in the first screen.
     warnings,
     notes,
-    // What the servers ran with where the variants differ: what the answer compared.
-    crate::settings::section,
     all_cells,
     throughput,
     crate::capacity::section,

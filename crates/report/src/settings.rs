@@ -287,7 +287,12 @@ mod tests {
         let at = term
             .find("Settings that differ and move")
             .expect("the terminal's table");
-        let end = term[at..].find("\n\n\n").map_or(term.len(), |e| at + e);
+        // The section ends at the next blank lines, or at the warnings under it.
+        let end = ["\n\n\n", "\n\nwarning:"]
+            .iter()
+            .filter_map(|m| term[at..].find(m))
+            .min()
+            .map_or(term.len(), |e| at + e);
         insta::assert_snapshot!("settings_terminal", &term[at..end]);
     }
 
