@@ -2,7 +2,8 @@
 # Runs every check CI runs: format, lints, then all tests (unit, CLI, and integration
 # tests against real memcached, MariaDB, PostgreSQL, SQLite and Redis servers, sysbench and
 # redis-benchmark, which the tests start and stop themselves).
-# Fails if any server process outlives the tests.
+# Fails if any server process this run started outlives the tests (marked by an environment
+# variable every process the tests start inherits; other programs' servers are not counted).
 #
 # --fast: format, lints, and only the tests that build and start no server: every
 # crate's unit tests (--lib --bins: parsers, statistics, insta snapshots, the bisect

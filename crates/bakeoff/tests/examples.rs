@@ -108,7 +108,7 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 .to_string();
             match wkind.as_str() {
                 "sqlsuite" => {
-                    w.insert("scale", value(0.02));
+                    w.insert("scale", value(0.01));
                 }
                 "tpcb" => {
                     w.insert("scale", value(1));
@@ -121,7 +121,7 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 ("keys", 10000),
                 ("tables", 1),
                 ("table_size", 10000),
-                ("iterations", 5),
+                ("iterations", 2),
             ] {
                 if w.get(key)
                     .and_then(Item::as_integer)

@@ -276,6 +276,40 @@ mod tests {
         r
     }
 
+    /// Issue 51: a performance setting nobody asked for, under the answer it concerns; an
+    /// asked one and one outside the tables are not.
+    #[test]
+    fn an_unasked_difference_is_noted_under_its_variants_answer() {
+        let mut r = sample_with_settings();
+        let v = r
+            .headline_comparisons()
+            .next()
+            .expect("a comparison")
+            .variant
+            .clone();
+        let base = r.plan.baseline.clone();
+        for d in r.settings_diff.iter_mut() {
+            if let Some(x) = d.values.remove("clang-O3") {
+                d.values.insert(v.clone(), x);
+            }
+            if d.asked_by.iter().any(|a| a == "clang-O3") {
+                d.asked_by = vec![v.clone()];
+            }
+        }
+        let lines = crate::summary::answers(&r);
+        let notes: Vec<&String> = lines.iter().filter(|l| l.starts_with("  note:")).collect();
+        assert_eq!(notes.len(), 1, "{lines:#?}");
+        assert_eq!(
+            notes[0],
+            &format!("  note: {v} also differs from {base} in settings the file did not ask for: lru_crawler = no (baseline yes)")
+        );
+        let at = lines.iter().position(|l| l.starts_with("  note:")).unwrap();
+        assert!(
+            lines[at - 1].starts_with(&v),
+            "under its answer: {lines:#?}"
+        );
+    }
+
     #[test]
     fn markdown_and_terminal_snapshots() {
         let r = sample_with_settings();

@@ -621,20 +621,56 @@ pub fn placement(h: &crate::model::Host) -> Vec<(&'static str, String)> {
 /// was busy (yes 41% of the CPUs); ..."), after a line per variant that failed (it
 /// answers nothing, and saying so comes first).
 pub fn answers(r: &Results) -> Vec<String> {
-    let failed = failed_variants(r).into_iter().map(|v| failure_line(r, v));
-    failed
-        .chain(r.headline_comparisons().map(|k| {
-            let mut line = answer(r, k);
-            if let Some(i) = r.instructions_beside(k) {
-                let (words, interval) = answer_words(r, i);
-                line.push_str(&format!(
-                    "; on instructions: {words}{}",
-                    interval.map(|c| format!(" {c}")).unwrap_or_default()
-                ));
-            }
-            line
-        }))
-        .collect()
+    let mut out: Vec<String> = failed_variants(r)
+        .into_iter()
+        .map(|v| failure_line(r, v))
+        .collect();
+    let mut noted = std::collections::BTreeSet::new();
+    for k in r.headline_comparisons() {
+        let mut line = answer(r, k);
+        if let Some(i) = r.instructions_beside(k) {
+            let (words, interval) = answer_words(r, i);
+            line.push_str(&format!(
+                "; on instructions: {words}{}",
+                interval.map(|c| format!(" {c}")).unwrap_or_default()
+            ));
+        }
+        out.push(line);
+        // Under a variant's first answer: the settings that move performance on which it
+        // and the baseline differ although the file asked for neither value.
+        if noted.insert(k.variant.clone()) {
+            out.extend(unasked_settings(r, &k.variant));
+        }
+    }
+    out
+}
+
+/// Lines for the settings in the targets' tables of settings that move performance on
+/// which `variant` ran with another value than the baseline, and which no variant of the
+/// file set: the comparison includes them (at most three, then how many more).
+fn unasked_settings(r: &Results, variant: &str) -> Vec<String> {
+    let base = &r.plan.baseline;
+    let differ: Vec<String> = r
+        .settings_diff
+        .iter()
+        .filter(|d| d.topic.is_some() && d.asked_by.is_empty())
+        .filter_map(|d| {
+            let (v, b) = (d.values.get(variant)?, d.values.get(base)?);
+            (v != b).then(|| format!("{} = {v} (baseline {b})", d.name))
+        })
+        .collect();
+    if differ.is_empty() {
+        return Vec::new();
+    }
+    let more = differ.len().saturating_sub(3);
+    let mut line = format!(
+        "  note: {variant} also differs from {base} in settings the file did not ask for: {}",
+        differ[..differ.len().min(3)].join(", ")
+    );
+    if more > 0 {
+        line.push_str(&format!(" and {more} more (see Settings that differ)"));
+    }
+    vec![line]
 }
 
 /// The variants that failed (build, fetch, start, data, verification): no comparison
