@@ -409,7 +409,7 @@ pub(crate) fn no_comparison(r: &Results) -> Option<String> {
     let compared: Vec<_> = r
         .variants
         .iter()
-        .filter(|v| v.name != r.plan.baseline && v.name != format!("{}~aa", r.plan.baseline))
+        .filter(|v| v.name != r.plan.baseline && !v.aa)
         .collect();
     let baseline_failed = failed.iter().any(|v| v.name == r.plan.baseline);
     let all_failed = !compared.is_empty() && compared.iter().all(|v| v.status != "ok");

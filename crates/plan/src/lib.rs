@@ -352,13 +352,19 @@ impl Experiment {
         Some(format!("{}{AA_SUFFIX}", base.trim_end()))
     }
 
+    /// The variant `name` stands for: the baseline for the A/A check's second sandbox of
+    /// it, else `name` itself.
+    pub fn standing_for<'a>(&'a self, name: &'a str) -> &'a str {
+        match self.aa_variant() {
+            Some(aa) if aa == name => self.baseline(),
+            _ => name,
+        }
+    }
+
     /// The `[[host]]` that serves variant `name` (the A/A variant: its baseline's): its
     /// own `host`, else `[target] host`; None on this machine.
     pub fn server_host(&self, name: &str) -> Option<&str> {
-        let name = match self.aa_variant() {
-            Some(aa) if aa == name => self.baseline(),
-            _ => name,
-        };
+        let name = self.standing_for(name);
         self.variants
             .iter()
             .find(|v| v.name == name)

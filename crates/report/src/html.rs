@@ -714,13 +714,6 @@ mod tests {
     /// it back. Said and skipped where no chromium is installed.
     #[test]
     fn verdict_cells_are_in_the_first_screen_at_1280x800() {
-        let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
-            .iter()
-            .find_map(bakeoff_os::path::which)
-        else {
-            eprintln!("no chromium here: the first-screen check did not run");
-            return;
-        };
         let mut r = fixture();
         let long = "clang-16-O3-march-native-thin-lto-pgo-trained-on-the-sysbench-mix";
         for c in &mut r.cells {
@@ -736,30 +729,15 @@ mod tests {
         }
         let script = "<script>addEventListener('load',()=>{const b=[];document.querySelectorAll('#verdicts tbody td.verdict').forEach(td=>{const x=td.getBoundingClientRect();b.push([x.left,x.right,x.top,x.bottom].map(Math.round).join(','))});const t=document.querySelector('#verdicts table').getBoundingClientRect();const s=[...document.querySelectorAll('section,nav,h1,p.meta,p.host')].map(e=>(e.id||e.tagName)+':'+Math.round(e.getBoundingClientRect().top)).join(' ');document.body.setAttribute('data-fit',b.join(';')+'|'+innerWidth+'x'+innerHeight+'|'+Math.round(t.width)+'|'+s)});</script>";
         let page = render(&r).replace("</body>", &format!("{script}</body>"));
-        let dir = std::env::temp_dir().join(format!("bakeoff-fit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("report.html");
-        std::fs::write(&file, page).unwrap();
-        let out = std::process::Command::new(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--window-size=1280,800",
-                "--virtual-time-budget=3000",
-                "--dump-dom",
-            ])
-            .arg(format!("file://{}", file.display()))
-            .output()
-            .expect("chromium");
-        let _ = std::fs::remove_dir_all(&dir);
-        let dom = String::from_utf8_lossy(&out.stdout);
+        let Some(dom) = chromium_dom(&page, "fit") else {
+            eprintln!("no chromium here: the first-screen check did not run");
+            return;
+        };
         let fit = dom
             .split("data-fit=\"")
             .nth(1)
             .and_then(|x| x.split('"').next())
-            .unwrap_or_else(|| panic!("no measurement: {}", String::from_utf8_lossy(&out.stderr)));
+            .unwrap_or_else(|| panic!("no measurement in the page: {dom}"));
         let parts: Vec<&str> = fit.split('|').collect();
         let (w, h) = parts[1].split_once('x').unwrap();
         // The layout's width is the window's; its height does not change the layout, so

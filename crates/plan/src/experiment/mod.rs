@@ -356,10 +356,7 @@ impl Experiment {
     /// The kind of the variant named `name` (`[target] kind` for a name no variant has,
     /// such as the A/A check's second sandbox of the baseline, which is the baseline's).
     pub fn kind_named(&self, name: &str) -> TargetKind {
-        let name = match self.aa_variant() {
-            Some(aa) if aa == name => self.baseline(),
-            _ => name,
-        };
+        let name = self.standing_for(name);
         self.variants
             .iter()
             .find(|v| v.name == name)
