@@ -106,6 +106,12 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 .and_then(Item::as_str)
                 .unwrap_or("")
                 .to_string();
+            if w.get("warehouses")
+                .and_then(Item::as_integer)
+                .is_some_and(|n| n > 1)
+            {
+                w.insert("warehouses", value(1));
+            }
             match wkind.as_str() {
                 "sqlsuite" => {
                     w.insert("scale", value(0.01));
@@ -172,6 +178,7 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
         if let Some(t) = doc.get_mut("target").and_then(Item::as_table_mut) {
             t.remove("source");
         }
+        said.extend(drop_twins(&mut doc));
     }
     if let Some(tune) = doc.get_mut("tune").and_then(Item::as_table_mut) {
         tune.insert("compiler", value(Array::from_iter(["gcc-12"])));
@@ -185,6 +192,61 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
         doc["plan"]["budget"] = value("1m");
     }
     (doc, said)
+}
+
+/// Drops the variants the swap made twins of an earlier one (the same keys but the name:
+/// builds that all became Debian's binary), pointing a baseline that named one at its
+/// kept twin; what was dropped, in words. Twins measure nothing the first does not.
+fn drop_twins(doc: &mut toml_edit::DocumentMut) -> Vec<String> {
+    use toml_edit::Item;
+    let Some(variants) = doc
+        .get_mut("variant")
+        .and_then(Item::as_array_of_tables_mut)
+    else {
+        return Vec::new();
+    };
+    let shape = |t: &toml_edit::Table| {
+        let mut keys: Vec<String> = t
+            .iter()
+            .filter(|(k, _)| *k != "name")
+            .map(|(k, v)| format!("{k}={}", v.to_string().trim()))
+            .collect();
+        keys.sort();
+        keys.join(";")
+    };
+    let name = |t: &toml_edit::Table| {
+        t.get("name")
+            .and_then(Item::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    let mut kept: Vec<(String, String)> = Vec::new();
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    let mut i = 0;
+    while i < variants.len() {
+        let t = variants.get(i).unwrap();
+        let (n, s) = (name(t), shape(t));
+        match kept.iter().find(|(_, ks)| *ks == s) {
+            Some((twin, _)) => {
+                renamed.push((n, twin.clone()));
+                variants.remove(i);
+            }
+            None => {
+                kept.push((n, s));
+                i += 1;
+            }
+        }
+    }
+    if let Some(base) = doc["plan"].get("baseline").and_then(Item::as_str) {
+        if let Some((_, twin)) = renamed.iter().find(|(n, _)| n == base) {
+            let twin = twin.clone();
+            doc["plan"]["baseline"] = toml_edit::value(twin);
+        }
+    }
+    renamed
+        .into_iter()
+        .map(|(n, twin)| format!("{n}: the same as {twin} once swapped, dropped"))
+        .collect()
 }
 
 /// Runs `bakeoff <command> FILE` as the suite's user with the default cache under its
