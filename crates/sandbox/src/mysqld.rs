@@ -306,7 +306,7 @@ pub(crate) trait Mysqld: Send + Sync {
     fn tree_settings(&self, binary: &Path) -> Option<String>;
 
     /// The server's own my.cnf lines after bakeoff's (none by default).
-    fn extra_settings(&self, _workdir: &Path) -> String {
+    fn extra_settings(&self, _binary: &Path, _workdir: &Path) -> String {
         String::new()
     }
 
@@ -320,7 +320,7 @@ pub(crate) trait Mysqld: Send + Sync {
             addr,
             workdir,
             &sql.data_dir(workdir),
-            &self.extra_settings(workdir),
+            &self.extra_settings(binary, workdir),
             &sql.options,
         )
     }
