@@ -16,6 +16,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run() -> Result<(), Failure> {
+    // Before anything else: machine settings a killed bakeoff changed are put back.
+    for line in bakeoff_os::system::recover() {
+        eprintln!("bakeoff: {line}");
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -41,6 +45,7 @@ pub fn run() -> Result<(), Failure> {
     };
     let color = cli.color;
     bakeoff_plan::allow_ssh_commands(cli.allow_ssh_commands);
+    bakeoff_plan::allow_system_changes(cli.allow_system_changes);
     match cli.command {
         Command::Run(args) => run_cmd(&args, color),
         Command::Verify(args) => verify_cmd(&args),

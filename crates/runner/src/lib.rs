@@ -39,6 +39,7 @@ mod profiling;
 pub mod remote;
 mod schedule;
 mod settings;
+mod system;
 mod training;
 mod variants;
 

@@ -121,6 +121,7 @@ pub fn variants(
             dist: fetched.as_ref().map(|f| f.dist.clone()),
             server_version: None,
             kind: e.mixes_kinds().then(|| e.kind_of(v).as_str().to_string()),
+            system: v.system_asked(),
             ..VariantRecord::default()
         };
         match outcome {
@@ -163,6 +164,7 @@ pub fn variants(
                     configure_args: v.configure_args.clone(),
                     layouts,
                     env: fetched.map(|f| f.env).unwrap_or_default(),
+                    system: crate::system::SystemAsk::of(l, v),
                 });
             }
             Err(msg) => {
