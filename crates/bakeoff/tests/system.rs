@@ -43,7 +43,12 @@ struct Found(Vec<(&'static str, String)>);
 
 impl Found {
     fn now() -> Found {
-        Found([THP, DEFRAG, SWAPPINESS].iter().map(|p| (*p, read(p))).collect())
+        Found(
+            [THP, DEFRAG, SWAPPINESS]
+                .iter()
+                .map(|p| (*p, read(p)))
+                .collect(),
+        )
     }
 
     fn assert_back(&self, when: &str) {
@@ -54,8 +59,16 @@ impl Found {
 
     /// Values other than these: (thp, defrag, swappiness).
     fn others(&self) -> (&'static str, &'static str, u32) {
-        let thp = if self.0[0].1 == "always" { "never" } else { "always" };
-        let defrag = if self.0[1].1 == "defer" { "never" } else { "defer" };
+        let thp = if self.0[0].1 == "always" {
+            "never"
+        } else {
+            "always"
+        };
+        let defrag = if self.0[1].1 == "defer" {
+            "never"
+        } else {
+            "defer"
+        };
         let swap = if self.0[2].1 == "13" { 14 } else { 13 };
         (thp, defrag, swap)
     }
@@ -99,7 +112,8 @@ fn journals(s: &Scratch) -> Vec<String> {
 
 fn run_cmd(s: &Scratch, f: &Path) -> Command {
     let mut c = s.run_cmd(f);
-    c.env("XDG_STATE_HOME", state(s)).arg("--allow-system-changes");
+    c.env("XDG_STATE_HOME", state(s))
+        .arg("--allow-system-changes");
     c
 }
 
@@ -156,22 +170,39 @@ fn settings_hold_in_their_windows_and_are_put_back() {
     for run in plain.iter().chain(&jem).chain(&red) {
         assert_eq!(run["valid"], true, "{run}");
     }
-    assert_eq!(plain[0]["system_applied"]["allocator"], "glibc", "{}", plain[0]);
+    assert_eq!(
+        plain[0]["system_applied"]["allocator"], "glibc",
+        "{}",
+        plain[0]
+    );
     assert!(plain[0]["system_applied"].get("preload").is_none());
     let applied = &jem[0]["system_applied"];
     assert_eq!(applied["allocator"], "jemalloc", "{applied}");
-    assert!(applied["preload"].as_str().unwrap().contains("libjemalloc.so"), "{applied}");
+    assert!(
+        applied["preload"]
+            .as_str()
+            .unwrap()
+            .contains("libjemalloc.so"),
+        "{applied}"
+    );
     assert_eq!(applied["cpus"], "0", "{applied}");
     let applied = &red[0]["system_applied"];
     assert_eq!(applied["thp"], thp, "{applied}");
     assert_eq!(applied["defrag"], defrag, "{applied}");
-    assert_eq!(applied["sysctl vm.swappiness"], swap.to_string(), "{applied}");
+    assert_eq!(
+        applied["sysctl vm.swappiness"],
+        swap.to_string(),
+        "{applied}"
+    );
     let asked = &r["variants"].as_array().unwrap()[1]["system"];
     assert_eq!(asked["preload"], "jemalloc", "{asked}");
     let asked = &r["variants"].as_array().unwrap()[2]["system"];
     assert_eq!(asked["thp"], thp, "{asked}");
     let diff = r["settings_diff"].to_string();
-    assert!(diff.contains("system thp") && diff.contains("system preload"), "{diff}");
+    assert!(
+        diff.contains("system thp") && diff.contains("system preload"),
+        "{diff}"
+    );
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(md.contains("preload=jemalloc"), "{md}");
 }
@@ -228,23 +259,34 @@ fn kill_9_mid_run_then_any_command_puts_the_machine_back() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let applied = wait_for(30.0, || read(SWAPPINESS) == swap.to_string() && read(THP) == thp);
+    let applied = wait_for(30.0, || {
+        read(SWAPPINESS) == swap.to_string() && read(THP) == thp
+    });
     // SIGKILL: no handler, no destructor, nothing put back by this bakeoff.
     let _ = child.kill();
     let _ = child.wait();
     assert!(applied, "the settings were never applied");
-    assert!(!journals(&s).is_empty(), "no journal left by the killed bakeoff");
-    assert_eq!(read(SWAPPINESS), swap.to_string(), "changed back without a journal");
+    assert!(
+        !journals(&s).is_empty(),
+        "no journal left by the killed bakeoff"
+    );
+    assert_eq!(
+        read(SWAPPINESS),
+        swap.to_string(),
+        "changed back without a journal"
+    );
     let out = bakeoff(&s).arg("--version").output().unwrap();
     assert!(out.status.success());
     found.assert_back("after kill -9 and `bakeoff --version`");
     assert!(journals(&s).is_empty(), "{:?}", journals(&s));
     assert!(
-        wait_for(10.0, || common::pids_named("redis-server").into_iter().all(|p| {
-            !std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .unwrap_or_default()
-                .contains(&s.path().display().to_string())
-        })),
+        wait_for(10.0, || common::pids_named("redis-server").into_iter().all(
+            |p| {
+                !std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .unwrap_or_default()
+                    .contains(&s.path().display().to_string())
+            }
+        )),
         "redis-server outlived the killed bakeoff"
     );
 }
@@ -262,18 +304,42 @@ fn bad_input_is_one_line_and_changes_nothing() {
         ("preload = \"hoard\"", &[], "not an allocator bakeoff knows"),
         ("preload = \"/etc/passwd\"", &[], "not a shared library"),
         ("preload = \"/no/such/lib.so\"", &[], "does not exist"),
-        ("sysctl = { \"kernel.modprobe\" = \"/tmp/x\" }", &flag, "not one a variant may set"),
-        ("sysctl = { \"vm.no_such_setting\" = 1 }", &flag, "does not exist"),
+        (
+            "sysctl = { \"kernel.modprobe\" = \"/tmp/x\" }",
+            &flag,
+            "not one a variant may set",
+        ),
+        (
+            "sysctl = { \"vm.no_such_setting\" = 1 }",
+            &flag,
+            "does not exist",
+        ),
         ("env = { LD_PRELOAD = \"/tmp/x.so\" }", &[], "use preload"),
-        ("env = { LD_LIBRARY_PATH = \"/tmp\" }", &[], "dynamic loader"),
-        ("thp = \"sometimes\"", &flag, "not one of always, madvise, never"),
+        (
+            "env = { LD_LIBRARY_PATH = \"/tmp\" }",
+            &[],
+            "dynamic loader",
+        ),
+        (
+            "thp = \"sometimes\"",
+            &flag,
+            "not one of always, madvise, never",
+        ),
         ("thp = \"always\"", &[], "--allow-system-changes"),
-        ("sysctl = { \"vm.swappiness\" = 1 }", &[], "--allow-system-changes"),
+        (
+            "sysctl = { \"vm.swappiness\" = 1 }",
+            &[],
+            "--allow-system-changes",
+        ),
         ("cpus = \"0-\"", &[], "not a CPU number"),
     ];
     let mut cases = cases;
     if is_root() {
-        cases.push(("sysctl = { \"vm.swappiness\" = 500 }", &flag, "the kernel refuses sysctl vm.swappiness"));
+        cases.push((
+            "sysctl = { \"vm.swappiness\" = 500 }",
+            &flag,
+            "the kernel refuses sysctl vm.swappiness",
+        ));
     }
     let smt = std::fs::read_to_string("/sys/devices/system/cpu/smt/control").unwrap_or_default();
     if !["on", "off", "forceoff"].contains(&smt.trim()) && is_root() {
@@ -282,14 +348,28 @@ fn bad_input_is_one_line_and_changes_nothing() {
     for (i, (variant, args, says)) in cases.iter().enumerate() {
         let f = s.write(&format!("bad{i}.toml"), &base(variant));
         // The flag before the subcommand here, after it in `run` below.
-        let out = bakeoff(&s).args(*args).arg("check").arg(&f).output().unwrap();
+        let out = bakeoff(&s)
+            .args(*args)
+            .arg("check")
+            .arg(&f)
+            .output()
+            .unwrap();
         let line = one_line_2(&out);
         assert!(line.contains(says), "{variant}: {line}");
-        assert!(line.contains(&format!("bad{i}.toml:")), "not located: {line}");
+        assert!(
+            line.contains(&format!("bad{i}.toml:")),
+            "not located: {line}"
+        );
         found.assert_back(&format!("after `check` of {variant}"));
     }
     let f = s.write("bad-run.toml", &base("sysctl = { \"vm.swappiness\" = 1 }"));
-    let out = bakeoff(&s).arg("run").arg(&f).arg("--out").arg(s.out()).output().unwrap();
+    let out = bakeoff(&s)
+        .arg("run")
+        .arg(&f)
+        .arg("--out")
+        .arg(s.out())
+        .output()
+        .unwrap();
     assert!(one_line_2(&out).contains("--allow-system-changes"));
     // Without root: `setpriv` runs `check` as nobody, who may not change the machine.
     if is_root() && Path::new("/usr/bin/setpriv").exists() {
@@ -345,10 +425,18 @@ fn a_setting_changed_mid_run_makes_the_run_invalid() {
     no_server_left("redis-server", &s);
     found.assert_back("after a run whose setting was changed");
     assert!(applied, "thp was never applied");
-    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = s.results();
     let run = runs_of(&r, "redis")[0];
     assert_eq!(run["valid"], false, "{run}");
     let why = run["invalid_reason"].as_str().unwrap();
-    assert!(why.contains("thp read") && why.contains("window's end"), "{why}");
+    assert!(
+        why.contains("thp read") && why.contains("window's end"),
+        "{why}"
+    );
 }

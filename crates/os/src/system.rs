@@ -134,13 +134,16 @@ pub struct Change {
 /// The changes of one variant, in force until restored (on drop at the latest).
 pub struct Applied {
     journal: PathBuf,
-    originals: Vec<(Setting, String)>,
+    originals: Originals,
     _lock: File,
     done: bool,
 }
 
+/// Settings with the values found before they changed.
+type Originals = Vec<(Setting, String)>;
+
 /// Journals of this process in force, for [`restore_now`].
-static LIVE: Mutex<Vec<(PathBuf, Vec<(Setting, String)>)>> = Mutex::new(Vec::new());
+static LIVE: Mutex<Vec<(PathBuf, Originals)>> = Mutex::new(Vec::new());
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Where journals are kept: `<state>/bakeoff/system` (beside the `made` folder of
