@@ -1,10 +1,9 @@
 //! A variant's system settings (`[[variant]] preload`, `thp`, `defrag`, `sysctl`, `cpus`,
 //! `smt`, `env`): their types, the allocators `preload` names, and what a variant asks of
 //! the machine as changes `bakeoff_os::system` applies. The checks that read them are
-//! `validate/system.rs`'s (the file alone) and the runner's (the machine).
+//! `validate/system.rs`'s (the file alone) and the runner's (the machine); a variant's
+//! asks as changes are `Variant::machine_changes` and `Variant::system_asked`.
 
-use crate::experiment::Variant;
-use bakeoff_os::system::{Change, Setting};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -124,55 +123,4 @@ fn shared_library_problem(p: &Path) -> Option<String> {
         return Some("is an ELF file but not a shared library (not ET_DYN)".into());
     }
     None
-}
-
-impl Variant {
-    /// Whether it asks anything of the machine or its server's process.
-    pub fn asks_system(&self) -> bool {
-        self.preload.is_some() || self.cpus.is_some() || !self.machine_changes().is_empty()
-    }
-
-    /// The machine-wide settings it asks for, in a fixed order (thp, defrag, smt, then
-    /// sysctl by name), each with the key it came from.
-    pub fn machine_changes(&self) -> Vec<Change> {
-        let mut out = Vec::new();
-        for (setting, v) in [
-            (Setting::Thp, &self.thp),
-            (Setting::Defrag, &self.defrag),
-            (Setting::Smt, &self.smt),
-        ] {
-            if let Some(v) = v {
-                out.push(Change {
-                    setting,
-                    value: v.clone(),
-                });
-            }
-        }
-        for (name, value) in sysctl_flat(&self.sysctl) {
-            out.push(Change {
-                setting: Setting::Sysctl(name),
-                value,
-            });
-        }
-        out
-    }
-
-    /// What it asked, as results.json `variants[].system` records it: `preload`, `thp`,
-    /// `defrag`, `smt`, `cpus`, `sysctl NAME`, `env NAME`.
-    pub fn system_asked(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        if let Some(p) = &self.preload {
-            m.insert("preload".into(), p.clone());
-        }
-        if let Some(c) = &self.cpus {
-            m.insert("cpus".into(), c.clone());
-        }
-        for c in self.machine_changes() {
-            m.insert(c.setting.label(), c.value);
-        }
-        for (k, v) in &self.env {
-            m.insert(format!("env {k}"), v.clone());
-        }
-        m
-    }
 }

@@ -459,6 +459,58 @@ impl Variant {
     }
 }
 
+/// A variant's system settings (`crate::system`): what it asks of the machine.
+impl Variant {
+    /// Whether it asks anything of the machine or its server's process.
+    pub fn asks_system(&self) -> bool {
+        self.preload.is_some() || self.cpus.is_some() || !self.machine_changes().is_empty()
+    }
+
+    /// The machine-wide settings it asks for, in a fixed order (thp, defrag, smt, then
+    /// sysctl by name), each with the key it came from.
+    pub fn machine_changes(&self) -> Vec<bakeoff_os::system::Change> {
+        let mut out = Vec::new();
+        for (setting, v) in [
+            (bakeoff_os::system::Setting::Thp, &self.thp),
+            (bakeoff_os::system::Setting::Defrag, &self.defrag),
+            (bakeoff_os::system::Setting::Smt, &self.smt),
+        ] {
+            if let Some(v) = v {
+                out.push(bakeoff_os::system::Change {
+                    setting,
+                    value: v.clone(),
+                });
+            }
+        }
+        for (name, value) in crate::system::sysctl_flat(&self.sysctl) {
+            out.push(bakeoff_os::system::Change {
+                setting: bakeoff_os::system::Setting::Sysctl(name),
+                value,
+            });
+        }
+        out
+    }
+
+    /// What it asked, as results.json `variants[].system` records it: `preload`, `thp`,
+    /// `defrag`, `smt`, `cpus`, `sysctl NAME`, `env NAME`.
+    pub fn system_asked(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        if let Some(p) = &self.preload {
+            m.insert("preload".into(), p.clone());
+        }
+        if let Some(c) = &self.cpus {
+            m.insert("cpus".into(), c.clone());
+        }
+        for c in self.machine_changes() {
+            m.insert(c.setting.label(), c.value);
+        }
+        for (k, v) in &self.env {
+            m.insert(format!("env {k}"), v.clone());
+        }
+        m
+    }
+}
+
 /// `connections = 16` or `connections = [1, 16, 64]`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(untagged)]
