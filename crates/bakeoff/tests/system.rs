@@ -440,3 +440,56 @@ fn a_setting_changed_mid_run_makes_the_run_invalid() {
         "{why}"
     );
 }
+
+/// A machine that does not allow a setting (THP's folder read-only, as in a container:
+/// here a read-only bind mount in a mount namespace of bakeoff's own) fails that variant
+/// with why, and the others run.
+#[test]
+fn a_setting_the_machine_does_not_allow_fails_only_its_variant() {
+    let thp_dir = "/sys/kernel/mm/transparent_hugepage";
+    if !is_root() || !Path::new("/usr/bin/unshare").exists() {
+        eprintln!("skipped: needs root and unshare");
+        return;
+    }
+    let (_lock, found) = machine();
+    let (thp, _, _) = found.others();
+    let s = Scratch::new();
+    let f = s.write(
+        "ro.toml",
+        &format!(
+            "name = \"ro\"\n[target]\nkind = \"memcached\"\n\
+             [[variant]]\nname = \"plain\"\nbinary = \"/usr/bin/memcached\"\n\
+             [[variant]]\nname = \"thp\"\nbinary = \"/usr/bin/memcached\"\nthp = \"{thp}\"\n{KV}{SHORT}"
+        ),
+    );
+    let run = run_cmd(&s, &f);
+    let mut argv: Vec<String> = vec![run.get_program().to_string_lossy().into_owned()];
+    argv.extend(run.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let script = format!(
+        "mount --bind {thp_dir} {thp_dir} && mount -o remount,bind,ro {thp_dir} && exec \"$@\""
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "sh", "-c", &script, "sh"])
+        .args(&argv);
+    for (k, v) in run.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let out = cmd.output().unwrap();
+    no_server_left("memcached", &s);
+    found.assert_back("after a variant the machine refused");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("mount") && !s.out().join("results.json").exists() {
+        eprintln!("skipped: no read-only bind mount here ({stderr})");
+        return;
+    }
+    let r = s.results();
+    let v = &r["variants"].as_array().unwrap()[1];
+    assert_eq!(v["status"], "failed", "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("does not allow"),
+        "{v}"
+    );
+    assert_eq!(runs_of(&r, "plain")[0]["valid"], true, "{stderr}");
+}

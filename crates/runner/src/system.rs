@@ -42,10 +42,14 @@ impl SystemAsk {
                     None
                 }
             });
+        let changes = v.machine_changes();
+        if problem.is_none() {
+            problem = changes.iter().find_map(unwritable);
+        }
         SystemAsk {
             preload,
             cpus: v.cpus.as_deref().and_then(|c| CpuSet::parse(c).ok()),
-            changes: v.machine_changes(),
+            changes,
             env: v.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             problem,
         }
@@ -133,6 +137,25 @@ impl SystemAsk {
         }
         (got, wrong)
     }
+}
+
+/// Why this machine does not let a setting be written (a read-only /sys or /proc/sys in
+/// a container, no permission), asked of the kernel without writing.
+fn unwritable(c: &Change) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = c.setting.path();
+    let cpath = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a valid NUL-terminated path; access(2) only reads it.
+    if unsafe { libc::access(cpath.as_ptr(), libc::W_OK) } == 0 {
+        return None;
+    }
+    Some(format!(
+        "{} = {:?}: this machine does not allow it ({}: {})",
+        c.setting.label(),
+        c.value,
+        path.display(),
+        std::io::Error::last_os_error()
+    ))
 }
 
 /// The allocators of [`ALLOCATORS`] mapped in a process, by name, from its maps.

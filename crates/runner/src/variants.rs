@@ -124,6 +124,13 @@ pub fn variants(
             system: v.system_asked(),
             ..VariantRecord::default()
         };
+        // A machine that does not allow what the variant asks fails it, before any run;
+        // the others run.
+        let system = crate::system::SystemAsk::of(l, v);
+        let outcome = match system.problem.clone() {
+            Some(why) => outcome.and(Err(why)),
+            None => outcome,
+        };
         match outcome {
             Ok((layouts, b)) => {
                 let binary = layouts[0].binary.clone();
@@ -164,7 +171,7 @@ pub fn variants(
                     configure_args: v.configure_args.clone(),
                     layouts,
                     env: fetched.map(|f| f.env).unwrap_or_default(),
-                    system: crate::system::SystemAsk::of(l, v),
+                    system,
                 });
             }
             Err(msg) => {
