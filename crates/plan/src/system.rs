@@ -103,24 +103,58 @@ pub fn preload_library(asked: &str, resolve: impl Fn(&Path) -> PathBuf) -> Resul
     }
 }
 
-/// Why a file is not a shared library this machine can preload (None: it is one).
+/// Why a file is not a shared library this machine can preload (None: it is one): an
+/// ELF file of type `ET_DYN` without a program interpreter (a position-independent
+/// program is `ET_DYN` too, and the loader refuses to preload it).
 fn shared_library_problem(p: &Path) -> Option<String> {
-    let mut head = [0u8; 18];
-    let read =
-        std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
-    if let Err(e) = read {
-        return Some(if p.exists() {
-            format!("cannot be read as a shared library ({e})")
-        } else {
-            "does not exist; give the path of a shared library (.so)".into()
-        });
-    }
-    if &head[..4] != b"\x7fELF" {
+    let bytes = match std::fs::File::open(p).and_then(|f| {
+        let mut head = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 * 1024), &mut head)?;
+        Ok(head)
+    }) {
+        Ok(b) => b,
+        Err(e) if p.exists() => return Some(format!("cannot be read as a shared library ({e})")),
+        Err(_) => return Some("does not exist; give the path of a shared library (.so)".into()),
+    };
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
         return Some("is not a shared library (not an ELF file)".into());
     }
-    // e_type, little-endian on the machines bakeoff runs on: 3 = ET_DYN.
-    if u16::from_le_bytes([head[16], head[17]]) != 3 {
-        return Some("is an ELF file but not a shared library (not ET_DYN)".into());
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    // ELF64, little-endian, as on the machines bakeoff runs on: e_type 3 = ET_DYN.
+    if bytes[4] != 2 || bytes[5] != 1 || u16_at(16) != 3 {
+        return Some("is an ELF file but not a shared library of this machine (not a 64-bit little-endian ET_DYN)".into());
+    }
+    let phoff = u64::from_le_bytes(bytes[0x20..0x28].try_into().ok()?) as usize;
+    let (entsize, count) = (u16_at(0x36) as usize, u16_at(0x38) as usize);
+    let interp = (0..count).any(|i| {
+        let at = phoff + i * entsize;
+        // p_type 3 = PT_INTERP: a program, which names its loader.
+        at + 4 <= bytes.len()
+            && u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4])) == 3
+    });
+    if interp {
+        return Some("is a program, not a shared library (it names a program interpreter)".into());
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_shared_libraries_are_preloaded() {
+        let same = |p: &Path| p.to_path_buf();
+        let m = preload_library("/etc/passwd", same).unwrap_err();
+        assert!(m.contains("not an ELF file"), "{m}");
+        let m = preload_library("/bin/sh", same).unwrap_err();
+        assert!(m.contains("is a program"), "{m}");
+        let m = preload_library("/no/such.so", same).unwrap_err();
+        assert!(m.contains("does not exist"), "{m}");
+        let m = preload_library("hoard", same).unwrap_err();
+        assert!(m.contains("jemalloc, tcmalloc, mimalloc"), "{m}");
+        if let Ok(lib) = preload_library("jemalloc", same) {
+            assert!(preload_library(&lib.display().to_string(), same).is_ok());
+        }
+    }
 }
