@@ -69,7 +69,13 @@ runs = [x for c in r["cells"] for x in c["runs"]]
 bad = [x.get("invalid_reason") for x in runs if not x["valid"]]
 print(f"runs: {len(runs)}, invalid: {len(bad)} {bad[:2]}")
 busy = sum(1 for x in runs if (x.get("others_cpu_pct") or 0) > 10)
-print(f"runs where other processes took over 10% of the machine: {busy}")
+others = sorted(x.get("others_cpu_pct") or 0 for x in runs)
+print(f"runs where other processes took over 10% of the machine: {busy} "
+      f"(median {others[len(others) // 2]:.0f}% of the machine's CPUs)")
+for c in r["cells"]:
+    ops = sorted(x["ops_per_s"] for x in c["runs"] if x["valid"])
+    if ops:
+        print(f'{c["variant"]:>10}: median {ops[len(ops) // 2]:,.0f} ops/s over {len(ops)} runs')
 for c in r["cells"]:
     if c["runs"]:
         print(c["variant"], "system_applied:", c["runs"][0].get("system_applied"))
