@@ -75,6 +75,9 @@ pub fn run() -> Result<(), Failure> {
             if let Some(line) = crate::tune::check_line(&l) {
                 println!("{line}");
             }
+            if let Some(line) = bakeoff_runner::system_line(&l) {
+                println!("{line}");
+            }
             for line in bakeoff_runner::capacity_cost(&l) {
                 println!("{line}");
             }

@@ -53,6 +53,7 @@ pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};
 pub use observer::{Observer, Quiet, RoundStatus};
 pub use options::Options;
 pub use schedule::{plan_runs, Rounds, Slot};
+pub use system::check_line as system_line;
 
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::CpuPlacement;

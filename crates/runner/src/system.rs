@@ -260,6 +260,36 @@ pub fn check(l: &Loaded) -> Result<(), RunError> {
     Ok(())
 }
 
+/// `check`'s line on what the variants change on the machine, when any does: each
+/// variant's machine-wide settings, and where the journal is kept.
+pub fn check_line(l: &Loaded) -> Option<String> {
+    let asks: Vec<String> = l
+        .experiment
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let c = v.machine_changes();
+            (!c.is_empty()).then(|| {
+                let set: Vec<String> = c
+                    .iter()
+                    .map(|c| format!("{} = {}", c.setting.label(), c.value))
+                    .collect();
+                format!("{} sets {}", v.name, set.join(", "))
+            })
+        })
+        .collect();
+    if asks.is_empty() {
+        return None;
+    }
+    let journal = bakeoff_os::own::state_home()
+        .map(|p| p.join("system").display().to_string())
+        .unwrap_or_else(|| "bakeoff's state folder".into());
+    Some(format!(
+        "system: {}, for its runs only; the values found are journalled in {journal} first and put back after each run",
+        asks.join("; ")
+    ))
+}
+
 /// Writes one kernel setting, reads it back and puts it back: Err when the kernel refuses
 /// the value or reads another back (bad input). A machine that refuses the write itself
 /// (read-only /proc/sys) is not bad input: that variant fails at its runs with why.
