@@ -107,6 +107,10 @@ pub fn preload_library(asked: &str, resolve: impl Fn(&Path) -> PathBuf) -> Resul
 /// ELF file of type `ET_DYN` without a program interpreter (a position-independent
 /// program is `ET_DYN` too, and the loader refuses to preload it).
 fn shared_library_problem(p: &Path) -> Option<String> {
+    // Never opened unless a regular file: a FIFO or a device would block or never end.
+    if p.exists() && !p.is_file() {
+        return Some("is not a regular file; give the path of a shared library (.so)".into());
+    }
     let bytes = match std::fs::File::open(p).and_then(|f| {
         let mut head = Vec::new();
         std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 * 1024), &mut head)?;
