@@ -2,8 +2,10 @@
 //! machine, as root: Debian's memcached with jemalloc preloaded maps libjemalloc and the
 //! plain one does not (its allocator is glibc's); Debian's Redis under THP and
 //! vm.swappiness values other than the machine's reads the asked values in its window;
-//! and the machine's values are back after the experiment, after a run that failed, and
-//! after bakeoff was killed with SIGKILL mid-run and any bakeoff command ran. Bad input
+//! and the machine's values are back after the experiment, after a run that failed, after
+//! Ctrl-C, and after bakeoff was killed with SIGKILL mid-run and any bakeoff command ran;
+//! a setting changed mid-run makes its run invalid, and one the machine does not allow
+//! fails only its variant. Bad input
 //! (an unknown allocator, a file that is not a shared library, a kernel setting off the
 //! list or a value the kernel refuses, `env` naming `LD_*`, machine-wide settings without
 //! `--allow-system-changes` or without root, `smt` where the machine has no control) is
@@ -492,4 +494,38 @@ fn a_setting_the_machine_does_not_allow_fails_only_its_variant() {
         "{v}"
     );
     assert_eq!(runs_of(&r, "plain")[0]["valid"], true, "{stderr}");
+}
+
+/// Ctrl-C (SIGINT) mid-run: bakeoff stops the server, puts the machine back on its way
+/// out and exits with 130, leaving no journal.
+#[test]
+fn sigint_mid_run_puts_the_machine_back() {
+    if !is_root() {
+        eprintln!("skipped: machine-wide settings need root");
+        return;
+    }
+    let (_lock, found) = machine();
+    let (thp, defrag, swap) = found.others();
+    let s = Scratch::new();
+    let f = s.write(
+        "interrupted.toml",
+        &format!(
+            "name = \"interrupted\"\n[target]\nkind = \"redis\"\n{}{KV}[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"30s\"\n",
+            redis(thp, defrag, swap)
+        ),
+    );
+    let mut child = run_cmd(&s, &f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let applied = wait_for(30.0, || read(THP) == thp);
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    no_server_left("redis-server", &s);
+    found.assert_back("after SIGINT");
+    assert!(applied, "thp was never applied");
+    assert_eq!(status.code(), Some(130));
+    assert!(journals(&s).is_empty(), "{:?}", journals(&s));
 }
