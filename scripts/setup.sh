@@ -23,11 +23,12 @@ fi
 # libfmt and PCRE2 it asks for (WITH_LIBFMT/WITH_PCRE=system: nothing downloaded), OpenSSL,
 # zlib and curses; the source ships its bison output, so bison is not needed. The real
 # sql-bench (Perl, from that source tree) talks to the servers through DBI: DBD::mysql, DBD::Pg.
+# The allocators a variant's `preload` names: libjemalloc2, libtcmalloc-minimal4, libmimalloc2.0.
 pkgs=(build-essential dpkg-dev patch git curl ca-certificates pkg-config autoconf automake libtool
       cmake libfmt-dev libpcre2-dev libssl-dev zlib1g-dev libncurses-dev
       memcached libmemcached-tools libevent-dev
       mariadb-server mariadb-client postgresql-15 sysbench libsqlite3-0 sqlite3
-      redis-server redis-tools libjemalloc-dev
+      redis-server redis-tools libjemalloc-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
       gcc-12 clang-16 libclang-rt-16-dev llvm-16 lld-16 bolt-16 mold openssh-server
       libdbi-perl libdbd-mysql-perl libdbd-mariadb-perl libdbd-pg-perl
       linux-perf valgrind hyperfine strace

@@ -16,6 +16,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run() -> Result<(), Failure> {
+    // Before anything else: machine settings a killed bakeoff changed are put back.
+    for line in bakeoff_os::system::recover() {
+        eprintln!("bakeoff: {line}");
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -41,6 +45,7 @@ pub fn run() -> Result<(), Failure> {
     };
     let color = cli.color;
     bakeoff_plan::allow_ssh_commands(cli.allow_ssh_commands);
+    bakeoff_plan::allow_system_changes(cli.allow_system_changes);
     match cli.command {
         Command::Run(args) => run_cmd(&args, color),
         Command::Verify(args) => verify_cmd(&args),
@@ -68,6 +73,9 @@ pub fn run() -> Result<(), Failure> {
                 println!("{line}");
             }
             if let Some(line) = crate::tune::check_line(&l) {
+                println!("{line}");
+            }
+            if let Some(line) = bakeoff_runner::system_line(&l) {
                 println!("{line}");
             }
             for line in bakeoff_runner::capacity_cost(&l) {

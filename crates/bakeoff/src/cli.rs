@@ -39,6 +39,11 @@ pub struct Cli {
     /// experiment file alone never can: files are shared and run by CI.
     #[arg(long, global = true)]
     pub allow_ssh_commands: bool,
+    /// Let variants set machine-wide settings (`thp`, `defrag`, `sysctl`, `smt`) for
+    /// their runs; needs root. bakeoff journals the values it finds before it changes
+    /// them and puts them back after every run (and at its next start after a kill).
+    #[arg(long, global = true)]
+    pub allow_system_changes: bool,
 }
 
 /// `--color` values.

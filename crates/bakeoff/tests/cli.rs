@@ -93,8 +93,29 @@ fn missing_file_and_check() {
                 .stderr(predicate::str::contains("does not answer"));
             continue;
         }
-        bakeoff()
-            .arg("check")
+        let machine_wide = text.lines().any(|l| {
+            ["thp", "defrag", "sysctl", "smt"]
+                .iter()
+                .any(|k| l.trim_start().starts_with(&format!("{k} =")))
+        });
+        if machine_wide {
+            // Refused without the flag (one line naming it), checked with it.
+            bakeoff()
+                .arg("check")
+                .arg(&p)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains("--allow-system-changes"));
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 {
+                continue;
+            }
+        }
+        let mut cmd = bakeoff();
+        if machine_wide {
+            cmd.arg("--allow-system-changes");
+        }
+        cmd.arg("check")
             .arg(&p)
             .assert()
             .success()

@@ -266,6 +266,11 @@ fn drop_twins(doc: &mut toml_edit::DocumentMut) -> Vec<String> {
 fn bakeoff(command: &str, file: &Path, out: Option<&Path>) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
     cmd.arg(command).arg(file);
+    // A file whose variants change the machine (thp, defrag, sysctl, smt) is run as its
+    // comment says: with the flag, as root.
+    if changes_machine(file) {
+        cmd.arg("--allow-system-changes");
+    }
     if let Some(out) = out {
         let own = out.with_extension("side");
         cmd.arg("--out")
@@ -284,6 +289,21 @@ fn bakeoff(command: &str, file: &Path, out: Option<&Path>) -> (Option<i32>, Stri
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code(), text)
+}
+
+/// Whether a variant of the file sets a machine-wide setting.
+fn changes_machine(file: &Path) -> bool {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let doc: toml_edit::DocumentMut = text.parse().unwrap_or_default();
+    doc.get("variant")
+        .and_then(|v| v.as_array_of_tables())
+        .is_some_and(|vs| {
+            vs.iter().any(|v| {
+                ["thp", "defrag", "sysctl", "smt"]
+                    .iter()
+                    .any(|k| v.contains_key(k))
+            })
+        })
 }
 
 /// What is wrong with a finished example's results: a variant that failed, a cell

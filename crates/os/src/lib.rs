@@ -18,6 +18,9 @@
 //!   processes, the default split of a machine between a server and its load, and the
 //!   load's CPUs when nothing pinned it ([`cpus::unpinned_load_cpus`]).
 //!
+//! - [`system`]: the machine's settings a variant may ask for (transparent huge pages,
+//!   kernel settings, SMT), journalled before they change and put back, also after a kill.
+//!
 //! A leaf: it depends on nothing but std and libc, so any crate of the workspace can use it.
 
 pub mod child;
@@ -26,3 +29,4 @@ pub mod file;
 pub mod name;
 pub mod own;
 pub mod path;
+pub mod system;

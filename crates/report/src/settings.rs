@@ -54,6 +54,11 @@ pub fn section(r: &Results) -> Option<Section> {
         s.push(Block::caption(
             "asked by: the variants whose experiment file set it; a difference nobody asked for is a warning above.",
         ));
+        if moves.iter().any(|d| d.name.starts_with("system ")) {
+            s.push(Block::caption(
+                "system rows: what a variant asked of the machine and its server's process (preload, thp, defrag, sysctl, cpus, smt, env), applied for its runs only and read back in each (runs' system_applied); (as found): the machine as it was.",
+            ));
+        }
     }
     let folded = [
         (others, "other setting differs", "other settings differ"),

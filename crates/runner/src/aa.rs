@@ -49,6 +49,7 @@ pub(crate) fn add(
         configure_args: b.configure_args.clone(),
         layouts: b.layouts.clone(),
         env: b.env.clone(),
+        system: b.system.clone(),
     };
     observer.notice(&format!(
         "aa: {name} runs {baseline}'s binary again in sandboxes of its own, the machine's own false-difference check"

@@ -36,6 +36,7 @@ pub enum Programs {
 /// installed. Returns what the runner runs, in file order.
 pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunError> {
     let e = &l.experiment;
+    crate::system::check(l)?;
     let valgrind_at: Option<Vec<bakeoff_plan::Key>> = if e.plan.mode.counts_instructions() {
         Some(key!["plan", "mode"].to_vec())
     } else {

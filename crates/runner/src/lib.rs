@@ -39,6 +39,7 @@ mod profiling;
 pub mod remote;
 mod schedule;
 mod settings;
+mod system;
 mod training;
 mod variants;
 
@@ -52,6 +53,7 @@ pub use forecast::{from_baseline as baseline_forecast, NOISE_RUNS};
 pub use observer::{Observer, Quiet, RoundStatus};
 pub use options::Options;
 pub use schedule::{plan_runs, Rounds, Slot};
+pub use system::check_line as system_line;
 
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::CpuPlacement;

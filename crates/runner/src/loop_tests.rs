@@ -292,6 +292,7 @@ fn measure(loaded: &Loaded, launcher: &Scripted, seen: &Seen) -> Results {
             configure_args: Vec::new(),
             layouts: Vec::new(),
             env: Vec::new(),
+            system: Default::default(),
         });
     }
     crate::aa::add(loaded, &mut variants, &mut results, seen);

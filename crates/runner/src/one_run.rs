@@ -101,6 +101,7 @@ impl Context<'_> {
         let (wrapper, mut env) =
             probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
         env.extend(v.env.iter().cloned());
+        env.extend(v.system.server_env());
         let (layout, binary) = v.layout_for(slot.round);
         let hashed = v.layouts.get(layout).map_or("", |b| b.sha256.as_str());
         if self.loaded.experiment.server_host(&v.name).is_none() {
@@ -136,13 +137,24 @@ impl Context<'_> {
             wrapper,
             env,
             listen: bakeoff_sandbox::LOOPBACK,
-            cpus: self.placement.map(|p| p.server.clone()),
+            cpus: (v.system.cpus.clone()).or_else(|| self.placement.map(|p| p.server.clone())),
         };
         let host = self.loaded.experiment.server_host(&v.name);
+        // The variant's machine settings, journalled and applied for this run only; put
+        // back when `machine` is restored (or dropped, whatever happens below).
+        let machine = match v.system.apply() {
+            Ok(m) => m,
+            Err(e) => return self.no_extras(invalid(slot, format!("system settings: {e}"))),
+        };
         let served = match self.start_server(host, &spec) {
             Ok(s) => s,
             Err(e) => return self.no_extras(invalid(slot, format!("server did not start: {e}"))),
         };
+        let read_back = |served: &Served| match served {
+            Served::Local(s) => Some(v.system.read_back(s.pid())),
+            Served::Remote(_) => None,
+        };
+        let at_start = read_back(&served);
         let perf_data = profiling.then(|| {
             let dir = self.folder.path.join("profiles");
             let _ = std::fs::create_dir_all(&dir);
@@ -173,9 +185,11 @@ impl Context<'_> {
             dog.cancel(),
         );
         let stalled = dog.finish();
+        let at_end = read_back(&served);
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);
         let died = served.stop_and_collect(&logs, &callgrind_dir);
+        let put_back = machine.map_or(Ok(()), |m| m.restore());
         let stderr_rel = format!("logs/{file}.stderr");
         let mut run = match outcome {
             Ok(d) => {
@@ -223,6 +237,10 @@ impl Context<'_> {
             run.server_cpus = Some(p.server.to_string());
             run.load_cpus = Some(p.load.to_string());
         }
+        if let Some(c) = &v.system.cpus {
+            run.server_cpus = Some(c.to_string());
+        }
+        system_held(&mut run, at_start, at_end, put_back);
         let found = self.findings_in(&stderr_rel, v);
         let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
         run.wall_s = Some(began.elapsed().as_secs_f64());
@@ -538,6 +556,36 @@ impl Context<'_> {
             );
         }
         run
+    }
+}
+
+/// Records what the server ran with (`system_applied`, the window's end's reading) and
+/// makes the run invalid when a setting did not hold at either edge of the window or the
+/// machine could not be put back after it.
+fn system_held(
+    run: &mut Run,
+    at_start: Option<(std::collections::BTreeMap<String, String>, Vec<String>)>,
+    at_end: Option<(std::collections::BTreeMap<String, String>, Vec<String>)>,
+    put_back: Result<(), String>,
+) {
+    let mut wrong: Vec<String> = Vec::new();
+    for (edge, read) in [("start", &at_start), ("end", &at_end)] {
+        if let Some((_, w)) = read {
+            wrong.extend(w.iter().map(|x| format!("{x} at the window's {edge}")));
+        }
+    }
+    if let Some((got, _)) = at_end.or(at_start) {
+        run.system_applied = got;
+    }
+    if let Err(e) = put_back {
+        wrong.push(e);
+    }
+    if !wrong.is_empty() && run.valid {
+        run.valid = false;
+        run.invalid_reason = Some(format!(
+            "a system setting did not hold: {}",
+            wrong.join("; ")
+        ));
     }
 }
 

@@ -90,6 +90,8 @@ pub struct ReadyVariant {
     pub layouts: Vec<LayoutBinary>,
     /// Environment its server needs (a distribution's bundled libraries' path).
     pub env: Vec<(String, String)>,
+    /// What it asks of the machine and its server's process (`preload`, `thp`, `cpus`, ...).
+    pub system: crate::system::SystemAsk,
 }
 
 /// One binary of a variant: a code layout of a build (its linker seed), or the one

@@ -125,6 +125,45 @@ fn changed(first: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> 
 /// two), the knobs first in their table's order, then the rest by name; a name only
 /// some variants have is marked `only_some` and comes after the shared ones of its rank.
 pub fn diff(variants: &[VariantRecord], knobs: &[Knob]) -> Vec<SettingDiff> {
+    let mut out = server_diff(variants, knobs);
+    out.extend(system_diff(variants));
+    out
+}
+
+/// The variants' system settings (`variants[].system`) where they differ, each named
+/// `system NAME` under the topic `machine`, asked by the variants that set it; a variant
+/// that did not set it ran with the machine as found.
+fn system_diff(variants: &[VariantRecord]) -> Vec<SettingDiff> {
+    if variants.len() < 2 {
+        return Vec::new();
+    }
+    let names: BTreeSet<&String> = variants.iter().flat_map(|v| v.system.keys()).collect();
+    let found = "(as found)".to_string();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let values: BTreeMap<String, String> = variants
+                .iter()
+                .map(|v| (v.name.clone(), v.system.get(name).unwrap_or(&found).clone()))
+                .collect();
+            let distinct: BTreeSet<&String> = values.values().collect();
+            (distinct.len() > 1).then(|| SettingDiff {
+                name: format!("system {name}"),
+                values,
+                topic: Some("machine".into()),
+                asked_by: variants
+                    .iter()
+                    .filter(|v| v.system.contains_key(name))
+                    .map(|v| v.name.clone())
+                    .collect(),
+                only_some: false,
+            })
+        })
+        .collect()
+}
+
+/// [`diff`] of the settings the servers reported.
+fn server_diff(variants: &[VariantRecord], knobs: &[Knob]) -> Vec<SettingDiff> {
     let with: Vec<&VariantRecord> = variants.iter().filter(|v| !v.settings.is_empty()).collect();
     if with.len() < 2 {
         return Vec::new();

@@ -251,6 +251,7 @@ fn sql_place(
         configure_args: v.configure_args.clone(),
         layouts: Vec::new(),
         env: Vec::new(),
+        system: Default::default(),
     };
     let mut place = SqlPlace {
         binary: PathBuf::new(),

@@ -121,7 +121,15 @@ pub fn variants(
             dist: fetched.as_ref().map(|f| f.dist.clone()),
             server_version: None,
             kind: e.mixes_kinds().then(|| e.kind_of(v).as_str().to_string()),
+            system: v.system_asked(),
             ..VariantRecord::default()
+        };
+        // A machine that does not allow what the variant asks fails it, before any run;
+        // the others run.
+        let system = crate::system::SystemAsk::of(l, v);
+        let outcome = match system.problem.clone() {
+            Some(why) => outcome.and(Err(why)),
+            None => outcome,
         };
         match outcome {
             Ok((layouts, b)) => {
@@ -163,6 +171,7 @@ pub fn variants(
                     configure_args: v.configure_args.clone(),
                     layouts,
                     env: fetched.map(|f| f.env).unwrap_or_default(),
+                    system,
                 });
             }
             Err(msg) => {

@@ -73,6 +73,8 @@ pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
 fn end_now(why: &str) -> ! {
     registry::signal_all(libc::SIGKILL);
     registry::signal_tree(std::process::id() as i32, -1, libc::SIGKILL);
+    // A variant's machine settings put back before the exit (their journal says what).
+    bakeoff_os::system::restore_now();
     eprintln!("error: {why}");
     std::process::exit(130)
 }

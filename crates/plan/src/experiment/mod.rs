@@ -286,8 +286,30 @@ pub struct Variant {
     /// Unified diffs applied with `patch -p1`, relative to the experiment file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patches: Vec<PathBuf>,
+    /// Extra environment for configure and make (build variants) and for the server
+    /// process (every variant); never `LD_*` (`preload` is the one way to preload).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// The allocator preloaded into the server: jemalloc, tcmalloc, mimalloc or the path
+    /// of a shared library (`crate::system`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preload: Option<String>,
+    /// Transparent huge pages while this variant runs: always, madvise or never
+    /// (machine-wide: needs `--allow-system-changes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thp: Option<String>,
+    /// THP defrag while this variant runs: always, defer, defer+madvise, madvise, never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defrag: Option<String>,
+    /// Kernel settings while this variant runs (`vm.swappiness = 1`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctl: BTreeMap<String, crate::system::SysctlValue>,
+    /// The CPUs its server runs on, as taskset takes them (over `[plan] cpus` server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// SMT on or off while this variant runs, where the machine has the control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smt: Option<String>,
     /// Server arguments for this variant only, after the target's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
@@ -421,7 +443,7 @@ impl Variant {
 
     /// The keys only a build takes, each with whether the variant sets it (in the order
     /// checks look for one: the first set is the one an error names).
-    pub fn build_keys(&self) -> [(&'static str, bool); 11] {
+    pub fn build_keys(&self) -> [(&'static str, bool); 10] {
         [
             ("compiler", self.compiler.is_some()),
             ("cflags", self.cflags.is_some()),
@@ -429,12 +451,63 @@ impl Variant {
             ("configure_args", !self.configure_args.is_empty()),
             ("make_args", !self.make_args.is_empty()),
             ("patches", !self.patches.is_empty()),
-            ("env", !self.env.is_empty()),
             ("rev", self.rev.is_some()),
             ("lto", self.lto.is_some()),
             ("pgo", self.pgo.is_some()),
             ("bolt", self.bolt.is_some()),
         ]
+    }
+}
+
+/// A variant's system settings (`crate::system`): what it asks of the machine.
+impl Variant {
+    /// Whether it asks anything of the machine or its server's process.
+    pub fn asks_system(&self) -> bool {
+        self.preload.is_some() || self.cpus.is_some() || !self.machine_changes().is_empty()
+    }
+
+    /// The machine-wide settings it asks for, in a fixed order (thp, defrag, smt, then
+    /// sysctl by name), each with the key it came from.
+    pub fn machine_changes(&self) -> Vec<bakeoff_os::system::Change> {
+        let mut out = Vec::new();
+        for (setting, v) in [
+            (bakeoff_os::system::Setting::Thp, &self.thp),
+            (bakeoff_os::system::Setting::Defrag, &self.defrag),
+            (bakeoff_os::system::Setting::Smt, &self.smt),
+        ] {
+            if let Some(v) = v {
+                out.push(bakeoff_os::system::Change {
+                    setting,
+                    value: v.clone(),
+                });
+            }
+        }
+        for (name, value) in crate::system::sysctl_flat(&self.sysctl) {
+            out.push(bakeoff_os::system::Change {
+                setting: bakeoff_os::system::Setting::Sysctl(name),
+                value,
+            });
+        }
+        out
+    }
+
+    /// What it asked, as results.json `variants[].system` records it: `preload`, `thp`,
+    /// `defrag`, `smt`, `cpus`, `sysctl NAME`, `env NAME`.
+    pub fn system_asked(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        if let Some(p) = &self.preload {
+            m.insert("preload".into(), p.clone());
+        }
+        if let Some(c) = &self.cpus {
+            m.insert("cpus".into(), c.clone());
+        }
+        for c in self.machine_changes() {
+            m.insert(c.setting.label(), c.value);
+        }
+        for (k, v) in &self.env {
+            m.insert(format!("env {k}"), v.clone());
+        }
+        m
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod dist;
 mod hosts;
+mod system;
 mod tune;
 mod workload;
 
@@ -827,6 +828,7 @@ fn distinct_file_names(l: &Loaded, what: &str, names: &[(Vec<Key>, String)]) -> 
 
 fn check_variant(l: &Loaded, e: &Experiment, i: usize, v: &Variant) -> Check {
     check_variant_asks(l, e, i, v)?;
+    system::check(l, e, i, v)?;
     if v.dist.is_some() {
         return dist::check(l, e, i, v);
     }
