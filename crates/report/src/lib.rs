@@ -29,6 +29,7 @@ pub mod terminal;
 pub mod tune;
 pub mod validate;
 pub mod verification;
+pub mod warning;
 
 pub use document::{Document, KindSections, NoKinds, Section};
 pub use model::Results;
@@ -151,8 +152,13 @@ pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> Stri
     // The answer first: a failed verification (the variants' answers differ, so no
     // speed answers the question), a line per comparison, then the table, then the notes.
     let mut s = String::new();
-    for w in r.warnings.iter().filter(|w| w.starts_with("VERIFY FAILED")) {
-        s.push_str(&format!("warning: {}\n", summary::printable(w)));
+    use warning::WarningCode::{MemoryErrors, VerifyFailed};
+    for w in r
+        .coded_warnings()
+        .into_iter()
+        .filter(|w| matches!(w.code, VerifyFailed | MemoryErrors))
+    {
+        s.push_str(&format!("warning: {}\n", summary::printable(&w.text)));
     }
     for line in summary::answers(r) {
         s.push_str(&summary::printable(&line));

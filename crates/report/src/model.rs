@@ -41,6 +41,10 @@ pub struct Results {
     /// Problems worth a user's attention before any figure (verify failures, invalid runs).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Each warning's code (`warning.rs`), in the order of `warnings`; absent in folders
+    /// written before codes existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warning_codes: Vec<String>,
     /// What could not be measured on this machine (said once): unsupported CPU counters,
     /// a profile that failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1602,6 +1606,7 @@ impl Default for Results {
             stopped_by: None,
             rounds_s: None,
             warnings: Vec::new(),
+            warning_codes: Vec::new(),
             notes: Vec::new(),
             verification: Vec::new(),
             history: Vec::new(),
