@@ -55,13 +55,14 @@ impl Exporter for Json {
     }
 }
 
-/// The workload kinds whose sections the report shows: the registry, or none.
-pub type Kinds = &'static (dyn KindSections + Sync);
+/// Where the report gets the workload kinds' sections: the registry, or none (was
+/// `Kinds`, a name that said a kind rather than what gives their sections).
+pub type SectionSource = &'static (dyn KindSections + Sync);
 
 /// report.md, with the sections of `kinds`.
 #[derive(Clone, Copy)]
 pub struct Markdown {
-    pub kinds: Kinds,
+    pub kinds: SectionSource,
 }
 
 impl Default for Markdown {
@@ -82,7 +83,7 @@ impl Exporter for Markdown {
 /// report.html: self-contained, charts as inline SVG, with the sections of `kinds`.
 #[derive(Clone, Copy)]
 pub struct Html {
-    pub kinds: Kinds,
+    pub kinds: SectionSource,
 }
 
 impl Default for Html {
@@ -131,7 +132,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 
 /// Every exporter that writes a file in the results folder; report.md and report.html
 /// show the sections of `kinds`.
-pub fn exporters_with(kinds: Kinds) -> Vec<Box<dyn Exporter>> {
+pub fn exporters_with(kinds: SectionSource) -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(Json),
         Box::new(Markdown { kinds }),

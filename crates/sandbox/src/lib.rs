@@ -20,6 +20,7 @@
 mod dirs;
 mod error;
 mod kind;
+mod live;
 mod mariadb;
 mod memcached;
 mod meta;
@@ -31,7 +32,6 @@ mod pristine;
 mod process;
 mod procfs;
 mod redis;
-mod registry;
 mod sandbox;
 pub mod settings;
 mod signals;

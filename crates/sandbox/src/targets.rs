@@ -125,4 +125,21 @@ mod tests {
         }
         assert!("mysql8".parse::<TargetKind>().is_err());
     }
+
+    /// Every [`TargetKind`] has exactly one [`REGISTRY`] line (so `make` never panics).
+    /// The match is exhaustive: a new kind does not compile here until it is named, and
+    /// the list it is named in is the one checked.
+    #[test]
+    fn every_kind_has_exactly_one_registry_line() {
+        use TargetKind::*;
+        let every = [Memcached, Mariadb, Postgres, Sqlite, Redis, Mysql, Valkey];
+        for k in every {
+            match k {
+                Memcached | Mariadb | Postgres | Sqlite | Redis | Mysql | Valkey => {}
+            }
+            let lines = REGISTRY.iter().filter(|(x, _)| *x == k).count();
+            assert_eq!(lines, 1, "{k} has {lines} registry lines");
+        }
+        assert_eq!(REGISTRY.len(), every.len());
+    }
 }

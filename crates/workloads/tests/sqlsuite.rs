@@ -74,7 +74,7 @@ fn scale() -> f64 {
 /// Tables whose name starts with `sb_` in the test database.
 fn leftover_tables(db: &Db) -> Vec<String> {
     let q = match db.dialect {
-        Dialect::Mysql | Dialect::OracleMysql => {
+        Dialect::Mariadb | Dialect::Mysql => {
             "SELECT table_name FROM information_schema.tables \
              WHERE table_schema = DATABASE() AND table_name LIKE 'sb\\_%'"
         }
