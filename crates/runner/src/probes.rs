@@ -517,7 +517,10 @@ pub fn counters_record(c: &perfstat::Counts, ops: u64, plan: &ProbePlan) -> Coun
 /// Functions shown per profile and per diff.
 const TOP: usize = 25;
 
-/// A profile's record (the flamegraph is written by the caller at `flamegraph`).
+/// A profile's record (the flamegraph is written by the caller at `flamegraph`): the
+/// [`TOP`] functions, and after them any further function whose lines were resolved (the
+/// server's own hottest functions, [`hotlines::FUNCTIONS`] at most), so that a machine
+/// whose kernel or other programs took the top places still shows the server's lines.
 pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) -> ProfileRecord {
     ProfileRecord {
         flamegraph,
@@ -527,8 +530,9 @@ pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) ->
         top: p
             .top
             .iter()
-            .take(TOP)
-            .map(|f| FnShareRecord {
+            .enumerate()
+            .filter(|(i, f)| *i < TOP || !f.lines.is_empty())
+            .map(|(_, f)| FnShareRecord {
                 function: f.function.clone(),
                 dso: f.dso.clone(),
                 self_pct: f.self_pct,
