@@ -1200,6 +1200,10 @@ pub struct CapacityRecord {
     /// offer their rate (client-bound): the capacity may be the load's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
+    /// More than a quarter of the valid trials were disturbed by other processes of the
+    /// server's machine: the capacity may be theirs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub machine_busy: bool,
 }
 
 /// One search of a capacity.
@@ -1236,6 +1240,9 @@ pub struct CapacityTrial {
     pub valid: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
+    /// Other processes of the machine took CPU the server or the load waited for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub machine_busy: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid_reason: Option<String>,
 }

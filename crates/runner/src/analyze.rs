@@ -3,7 +3,8 @@
 //! warnings a reader must see first. Pure: results in, results out.
 
 use bakeoff_report::model::{
-    Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, CAPACITY, INSTRUCTIONS,
+    CapacityRecord, Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, CAPACITY,
+    INSTRUCTIONS,
 };
 use bakeoff_report::warning::{Warning, WarningCode as Code};
 use bakeoff_stats::{self as stats, Direction};
@@ -276,9 +277,9 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     let rule = r.rule(Direction::HigherIsBetter);
     let index = bakeoff_report::index::Index::new(r);
     let pairs = pair_sides(r, &index);
-    let held = |cell: Option<&Cell>| {
-        cell.and_then(|x| x.capacity.as_ref())
-            .is_some_and(|x| x.client_bound)
+    // A capacity cell's holds: its searches client-bound, or disturbed by others.
+    let capacity = |cell: Option<&Cell>, of: fn(&CapacityRecord) -> bool| {
+        cell.and_then(|x| x.capacity.as_ref()).is_some_and(of)
     };
     let mut family = stats::Family::new();
     for p in &pairs {
@@ -293,11 +294,13 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
     }
     for (c, k) in crate::capacity_figures::comparisons(r, &rule) {
         let base = index.cell(&c.workload, &r.plan.baseline, c.connections);
-        family.made(
-            Tag::Capacity(c),
-            k,
-            stats::Holds::held(held(base), held(Some(c))),
-        );
+        let holds = stats::Holds {
+            baseline_held: capacity(base, |k| k.client_bound),
+            candidate_held: capacity(Some(c), |k| k.client_bound),
+            baseline_busy: capacity(base, |k| k.machine_busy),
+            candidate_busy: capacity(Some(c), |k| k.machine_busy),
+        };
+        family.made(Tag::Capacity(c), k, holds);
     }
     let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
     let mut found = Vec::new();

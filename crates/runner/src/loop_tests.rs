@@ -24,8 +24,8 @@ use bakeoff_engine::rng::Rng;
 use bakeoff_engine::Live;
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::{
-    InstructionsRecord, Latency, OtherProcess, Results, Run, VariantRecord, Verdict, INSTRUCTIONS,
-    THROUGHPUT,
+    InstructionsRecord, Latency, OtherProcess, Results, Run, VariantRecord, Verdict, CAPACITY,
+    INSTRUCTIONS, THROUGHPUT,
 };
 use bakeoff_workloads::{Cells, Outcome, RunContext, Workload};
 use std::sync::atomic::AtomicBool;
@@ -670,4 +670,47 @@ fn capacity_searches_find_each_variants_limit() {
     // Each variant's peak run is among its cell's runs; the trials are not.
     assert_eq!(runs(&r, "a", 16).len(), 1);
     assert!(launcher.launched().len() > 4);
+}
+
+/// A capacity search on a busy machine: a hog took 40% of the machine while the load
+/// waited for a CPU in every trial of b, so b's capacity is marked machine-busy and its
+/// comparison gets no verdict, whatever the searches found.
+#[test]
+fn a_capacity_on_a_busy_machine_is_machine_busy() {
+    let loaded = experiment_with(
+        &["a", "b"],
+        &[16],
+        "slo = { percentile = 99, limit = \"1ms\" }",
+        "repetitions = 2\nprecision = 0.05",
+    );
+    let launcher = Scripted::new(10, |ask| {
+        let capacity = 100_000.0;
+        let mut f = match ask.rate {
+            None => Figures::quiet(capacity),
+            Some(rate) => Figures {
+                wall_s: 1.0,
+                p99_us: Some(if rate <= capacity { 200.0 } else { 50_000.0 }),
+                ..Figures::quiet(rate.min(capacity))
+            },
+        };
+        if ask.variant == "b" {
+            f.others_pct = 40.0;
+            f.client_wait_s = 0.3;
+        }
+        f
+    });
+    let r = measure(&loaded, &launcher, &Seen::default());
+    let k = |v: &str| {
+        r.cells
+            .iter()
+            .find(|c| c.variant == v)
+            .and_then(|c| c.capacity.clone())
+            .unwrap_or_else(|| panic!("no capacity for {v}"))
+    };
+    assert!(k("b").machine_busy && k("b").trials.iter().all(|t| t.machine_busy));
+    assert!(!k("a").machine_busy);
+    assert_eq!(
+        comparison(&r, "b", 16, CAPACITY).verdict,
+        Verdict::MachineBusy
+    );
 }
