@@ -622,43 +622,58 @@ fn the_forecast_follows_the_rounds() {
     assert_eq!(r.stopped_by.as_deref(), Some("budget"));
 }
 
-/// `[[workload]] slo`: after a closed-loop peak run per variant, searches of open-loop
-/// trials find each variant's capacity under the limit. The scripted servers keep up to
-/// their capacity (a at 100,000 ops/s, b at 80,000) with a p99 of 200 us, and past it
-/// fall behind with a p99 of 50 ms; a 1 ms limit puts each capacity at the server's.
-#[test]
-fn capacity_searches_find_each_variants_limit() {
-    let loaded = experiment_with(
+/// An experiment of a and b at 16 connections with a 1 ms limit on p99 (`slo`).
+fn slo_experiment() -> Loaded {
+    experiment_with(
         &["a", "b"],
         &[16],
         "slo = { percentile = 99, limit = \"1ms\" }",
         "repetitions = 2\nprecision = 0.05",
-    );
+    )
+}
+
+/// A scripted server of `capacity`: it keeps up to it with a p99 of 200 us, and past it
+/// falls behind with a p99 of 50 ms (a closed-loop peak run: its capacity).
+fn up_to(ask: &Ask, capacity: f64) -> Figures {
+    match ask.rate {
+        None => Figures::quiet(capacity),
+        Some(rate) => Figures {
+            wall_s: 1.0,
+            p99_us: Some(if rate <= capacity { 200.0 } else { 50_000.0 }),
+            ..Figures::quiet(rate.min(capacity))
+        },
+    }
+}
+
+/// The capacity record of `v`'s cell.
+fn capacity_of(r: &Results, v: &str) -> bakeoff_report::model::CapacityRecord {
+    r.cells
+        .iter()
+        .find(|c| c.variant == v)
+        .and_then(|c| c.capacity.clone())
+        .unwrap_or_else(|| panic!("no capacity for {v}"))
+}
+
+/// `[[workload]] slo`: after a closed-loop peak run per variant, searches of open-loop
+/// trials find each variant's capacity under the limit. The scripted servers keep up to
+/// their capacity (a at 100,000 ops/s, b at 80,000); a 1 ms limit puts each capacity at
+/// the server's.
+#[test]
+fn capacity_searches_find_each_variants_limit() {
+    let loaded = slo_experiment();
     let launcher = Scripted::new(10, |ask| {
-        let capacity = if ask.variant == "b" {
-            80_000.0
-        } else {
-            100_000.0
-        };
-        match ask.rate {
-            None => Figures::quiet(capacity),
-            Some(rate) => Figures {
-                wall_s: 1.0,
-                p99_us: Some(if rate <= capacity { 200.0 } else { 50_000.0 }),
-                ..Figures::quiet(rate.min(capacity))
+        up_to(
+            ask,
+            if ask.variant == "b" {
+                80_000.0
+            } else {
+                100_000.0
             },
-        }
+        )
     });
     let r = measure(&loaded, &launcher, &Seen::default());
-    let capacity = |v: &str| {
-        r.cells
-            .iter()
-            .find(|c| c.variant == v)
-            .and_then(|c| c.capacity.clone())
-            .unwrap_or_else(|| panic!("no capacity for {v}"))
-    };
     for (v, truth) in [("a", 100_000.0), ("b", 80_000.0)] {
-        let k = capacity(v);
+        let k = capacity_of(&r, v);
         assert!(
             (k.ops_per_s - truth).abs() / truth < 0.1,
             "{v}: {} against {truth}",
@@ -677,22 +692,9 @@ fn capacity_searches_find_each_variants_limit() {
 /// comparison gets no verdict, whatever the searches found.
 #[test]
 fn a_capacity_on_a_busy_machine_is_machine_busy() {
-    let loaded = experiment_with(
-        &["a", "b"],
-        &[16],
-        "slo = { percentile = 99, limit = \"1ms\" }",
-        "repetitions = 2\nprecision = 0.05",
-    );
+    let loaded = slo_experiment();
     let launcher = Scripted::new(10, |ask| {
-        let capacity = 100_000.0;
-        let mut f = match ask.rate {
-            None => Figures::quiet(capacity),
-            Some(rate) => Figures {
-                wall_s: 1.0,
-                p99_us: Some(if rate <= capacity { 200.0 } else { 50_000.0 }),
-                ..Figures::quiet(rate.min(capacity))
-            },
-        };
+        let mut f = up_to(ask, 100_000.0);
         if ask.variant == "b" {
             f.others_pct = 40.0;
             f.client_wait_s = 0.3;
@@ -700,15 +702,9 @@ fn a_capacity_on_a_busy_machine_is_machine_busy() {
         f
     });
     let r = measure(&loaded, &launcher, &Seen::default());
-    let k = |v: &str| {
-        r.cells
-            .iter()
-            .find(|c| c.variant == v)
-            .and_then(|c| c.capacity.clone())
-            .unwrap_or_else(|| panic!("no capacity for {v}"))
-    };
-    assert!(k("b").machine_busy && k("b").trials.iter().all(|t| t.machine_busy));
-    assert!(!k("a").machine_busy);
+    let b = capacity_of(&r, "b");
+    assert!(b.machine_busy && b.trials.iter().all(|t| t.machine_busy));
+    assert!(!capacity_of(&r, "a").machine_busy);
     assert_eq!(
         comparison(&r, "b", 16, CAPACITY).verdict,
         Verdict::MachineBusy

@@ -65,4 +65,4 @@ pub use sqlite::{host_binary, Sqlite};
 pub use stale::{reap_stale, StaleReport};
 pub use target::{common_refusal, Ask, ConnectionLimit, Launch, Protocol, Target};
 pub use targets::{target_for, UnknownTarget};
-pub use valkey::Valkey;
+pub use valkey::VALKEY;

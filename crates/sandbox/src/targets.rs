@@ -14,7 +14,7 @@ use crate::postgres::Postgres;
 use crate::redis::Redis;
 use crate::sqlite::Sqlite;
 use crate::target::{Made, Target};
-use crate::valkey::Valkey;
+use crate::valkey::VALKEY;
 
 /// How a registry entry makes its [`Target`].
 type Maker = fn(Made) -> Box<dyn Target>;
@@ -31,7 +31,7 @@ const REGISTRY: &[(TargetKind, Maker)] = &[
     (TargetKind::Postgres,  |m| Box::new(Postgres { sql: m.into() })),
     (TargetKind::Sqlite,    |m| Box::new(Sqlite { sql: m.into() })),
     (TargetKind::Redis,     |m| Box::new(Redis::from(m))),
-    (TargetKind::Valkey,    |m| Box::new(Valkey::from(m))),
+    (TargetKind::Valkey,    |m| Box::new(Redis::fork_of(m, VALKEY))),
 ];
 
 impl TargetKind {

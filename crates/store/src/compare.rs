@@ -193,6 +193,10 @@ struct Decided {
     warnings: Vec<Warning>,
 }
 
+/// A matched pair: its key, both sides' figures, whether they count instructions, and
+/// what held the sides.
+type Pair<'a> = (&'a CellKey, Vec<f64>, Vec<f64>, bool, stats::Holds);
+
 /// The matched cells' comparisons, one family decided together (unpaired: two
 /// experiments' rounds were not run side by side), records made once decided so their
 /// intervals are at the adjusted level.
@@ -211,7 +215,7 @@ fn decide_pairs(a: &Side, b: &Side, matched: &[CellKey]) -> Decided {
     };
     // The compared pairs: their key, both sides' figures and whether they count
     // instructions.
-    let mut pairs: Vec<(&CellKey, Vec<f64>, Vec<f64>, bool, stats::Holds)> = Vec::new();
+    let mut pairs: Vec<Pair> = Vec::new();
     for k in matched {
         let (Some(ca), Some(cb)) = (
             ra.cells.iter().find(|c| k.is(c)),
