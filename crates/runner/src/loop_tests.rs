@@ -710,3 +710,45 @@ fn a_capacity_on_a_busy_machine_is_machine_busy() {
         Verdict::MachineBusy
     );
 }
+
+/// A measurement, not a check (run with `--ignored`; bench/RESULTS.md has its figures):
+/// capacity searches of one server against itself over scripted noise (3% per trial
+/// and 3% drift per trial shared by both variants' trial of the same number), under a
+/// 240 s budget of 1 s trials: how often the capacity ratio's interval holds 1, how
+/// often the verdict says faster or slower, and the scripted seconds spent.
+#[test]
+#[ignore]
+fn capacity_aa_coverage_over_scripted_noise() {
+    let loaded = experiment_with(
+        &["a", "b"],
+        &[16],
+        "slo = { percentile = 99, limit = \"1ms\" }",
+        "precision = 0.05\nbudget = \"240s\"",
+    );
+    let (mut hold, mut decided, mut n) = (0, 0, 0);
+    let mut spent = Vec::new();
+    for seed in 0..40 {
+        let launcher = Scripted::new(1000 + seed, |ask| {
+            let capacity = ask.noisy(100_000.0, 0.03);
+            up_to(ask, capacity)
+        });
+        let r = measure(&loaded, &launcher, &Seen::default());
+        spent.push((launcher.now() - launcher.base).as_secs_f64());
+        let Some(k) = r
+            .comparisons
+            .iter()
+            .find(|k| k.metric == CAPACITY && k.variant == "b")
+        else {
+            continue;
+        };
+        n += 1;
+        hold += usize::from(k.ci95[0] <= 1.0 && 1.0 <= k.ci95[1]);
+        decided += usize::from(matches!(k.verdict, Verdict::Faster | Verdict::Slower));
+    }
+    spent.sort_by(f64::total_cmp);
+    eprintln!(
+        "capacity A/A: {hold} of {n} intervals hold 1, {decided} faster or slower; scripted seconds: median {:.0}, max {:.0} of a 240 s budget",
+        spent[spent.len() / 2],
+        spent[spent.len() - 1]
+    );
+}
