@@ -10,7 +10,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// The protocol's version: an agent of another version is copied again.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// One request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,7 +49,8 @@ pub enum Request {
     Usage { id: u64 },
     /// Starts the /proc sampler there, watching server `id`, every `interval_ms`.
     SamplerStart { id: u64, interval_ms: u64 },
-    /// Stops it; replies its samples and summary.
+    /// Stops it; replies its samples and summary, and who else ran on the host
+    /// ([`Sampled`]).
     SamplerStop,
     /// Which perf stat events count on this host ([`bakeoff_probe::perfstat::Support`]).
     PerfSupport,
@@ -135,6 +136,17 @@ pub struct Installed {
     pub path: String,
     pub bytes: u64,
     pub sha256: String,
+}
+
+/// The /proc sampler's readings over a window there (`SamplerStop`), and who else ran
+/// on that host meanwhile: its other processes' CPU, so that a busy server host makes
+/// the run machine-busy as a busy machine here does.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sampled {
+    pub samples: Vec<bakeoff_probe::sampler::Sample>,
+    pub summary: bakeoff_probe::sampler::Summary,
+    #[serde(default)]
+    pub others: Option<bakeoff_probe::others::Window>,
 }
 
 /// What perf stat and perf record found over a window there; each absent when not

@@ -7,12 +7,13 @@
 mod data;
 
 use crate::protocol::{
-    now_ms, BuiltThere, Event, Hello, Installed, LoadSpec, Loaded, Probed, Reply, Request,
+    now_ms, BuiltThere, Event, Hello, Installed, LoadSpec, Loaded, Probed, Reply, Request, Sampled,
     ServerSpec, Started, Stopped, LOG_TAIL, VERSION,
 };
 use bakeoff_engine::{Live, PhaseHooks};
+use bakeoff_probe::others;
 use bakeoff_probe::sampler::{Sample, Sampler, Summary};
-use bakeoff_sandbox::{DataSource, Sandbox, SandboxSpec};
+use bakeoff_sandbox::{DataSource, Sandbox, SandboxSpec, Watch};
 use bakeoff_workloads::{RunContext, Server};
 use data::{reap_runs, safe_run, RunLock};
 use std::collections::BTreeMap;
@@ -120,6 +121,7 @@ pub fn serve(root: &Path, run: &str) -> Result<(), String> {
         next: 1,
         cancel,
         sampler: None,
+        others_from: None,
         binaries: BTreeMap::new(),
         probing: None,
     };
@@ -142,6 +144,8 @@ struct Agent {
     next: u64,
     cancel: Arc<AtomicBool>,
     sampler: Option<Sampler>,
+    /// /proc when the sampler started, and the server it watches: who else ran.
+    others_from: Option<(others::Snapshot, Watch)>,
     /// Each server's binary (a profile is read against it).
     binaries: BTreeMap<u64, PathBuf>,
     probing: Option<Probing>,
@@ -194,6 +198,7 @@ impl Agent {
             Request::Usage { id } => json(self.server(id)?.usage()),
             Request::SamplerStart { id, interval_ms } => {
                 let w = self.server(id)?.watch();
+                self.others_from = Some((others::Snapshot::take(&w.pids()), w));
                 let server = Box::new(move || {
                     let u = w.usage();
                     (u.cpu_s, u.rss_kib)
@@ -203,7 +208,17 @@ impl Agent {
             }
             Request::SamplerStop => {
                 let s = self.sampler.take().ok_or("no sampler runs here")?;
-                json(s.stop())
+                let (samples, summary) = s.stop();
+                // The agent's own tree (the servers it started, a load it runs) is ours.
+                let others = self.others_from.take().map(|(a, w)| {
+                    let b = others::Snapshot::take(&w.pids());
+                    others::between(&a, &b, std::process::id() as i32)
+                });
+                json(Sampled {
+                    samples,
+                    summary,
+                    others,
+                })
             }
             Request::PerfSupport => json(bakeoff_probe::perfstat::detect()?),
             Request::ProbesStart {

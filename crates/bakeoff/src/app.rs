@@ -152,8 +152,6 @@ fn noise_cmd(
         },
     )
     .map_err(|m| Failure::Failed(format!("cannot derive the noise check: {m}")))?;
-    // Beside the original, so its relative paths (patches, files, a local source) resolve
-    // the same.
     let stamp = format!(
         "{}-{}",
         std::process::id(),
@@ -161,14 +159,9 @@ fn noise_cmd(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis())
     );
-    let path = loaded
-        .path
-        .with_file_name(format!(".bakeoff-noise-{stamp}.toml"));
-    std::fs::write(&path, &text)
-        .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
-    let reduced = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
-    let _ = std::fs::remove_file(&path);
-    let reduced = reduced.map_err(|err| Failure::BadInput(err.to_string()))?;
+    let reduced =
+        bakeoff_plan::derive::load_derived(&loaded.path, "noise", &text, &bakeoff_workloads::KINDS)
+            .map_err(derived_failure)?;
     let folder = std::env::temp_dir().join(format!("bakeoff-noise-{stamp}"));
     let opts = Options {
         out: Some(folder.clone()),
@@ -482,6 +475,15 @@ fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
         );
     }
     (!hits.is_empty()).then(|| format!("--fail-on: {}", hits.join("; ")))
+}
+
+/// A derived experiment that could not be loaded: a file not written is a failure, one
+/// the checks refuse is bad input (the user's file derives it).
+pub(crate) fn derived_failure(e: bakeoff_plan::derive::DerivedError) -> Failure {
+    match e {
+        bakeoff_plan::derive::DerivedError::Write(m) => Failure::Failed(m),
+        bakeoff_plan::derive::DerivedError::Load(err) => Failure::BadInput(err.to_string()),
+    }
 }
 
 fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {

@@ -418,17 +418,13 @@ fn run_step(
     )
     .map_err(|m| Failure::Failed(format!("cannot write step {n}: {m}")))?;
     let dir = setup.folder.join(format!("step-{n}-{name}"));
-    // The step's file sits beside the original, so its relative paths (patches,
-    // files, a local git source) resolve the same.
-    let path = loaded.path.with_file_name(format!(
-        ".bakeoff-bisect-{}-{name}.toml",
-        std::process::id()
-    ));
-    std::fs::write(&path, &text)
-        .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
-    let step_loaded = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
-    let _ = std::fs::remove_file(&path);
-    let step_loaded = step_loaded.map_err(|err| Failure::BadInput(err.to_string()))?;
+    let step_loaded = bakeoff_plan::derive::load_derived(
+        &loaded.path,
+        &format!("bisect-{name}"),
+        &text,
+        &bakeoff_workloads::KINDS,
+    )
+    .map_err(crate::app::derived_failure)?;
     let mut step_opts = setup.opts.clone();
     step_opts.out = Some(dir.clone());
     step_opts.every_variant = true;

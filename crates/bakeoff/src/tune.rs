@@ -422,19 +422,21 @@ fn run_derived(
     let loaded = &setup.loaded;
     let text = stage_text(&loaded.text, &setup.tune, stage)
         .map_err(|m| Failure::Failed(format!("cannot write a stage: {m}")))?;
-    // Beside the original, so its relative paths resolve the same.
-    let path = loaded.path.with_file_name(format!(
-        ".bakeoff-tune-{}-{}.toml",
-        std::process::id(),
-        dir.file_name()
-            .map_or("x".into(), |n| n.to_string_lossy().to_string())
-    ));
-    std::fs::write(&path, &text)
-        .map_err(|err| Failure::Failed(format!("cannot write {}: {err}", path.display())))?;
-    let stage_loaded = bakeoff_plan::load(&path, &bakeoff_workloads::KINDS);
-    let _ = std::fs::remove_file(&path);
-    let stage_loaded = stage_loaded
-        .map_err(|err| Failure::Failed(format!("a derived stage does not load: {err}")))?;
+    let tag = dir
+        .file_name()
+        .map_or("x".into(), |n| n.to_string_lossy().to_string());
+    let stage_loaded = bakeoff_plan::derive::load_derived(
+        &loaded.path,
+        &format!("tune-{tag}"),
+        &text,
+        &bakeoff_workloads::KINDS,
+    )
+    .map_err(|e| match e {
+        bakeoff_plan::derive::DerivedError::Write(m) => Failure::Failed(m),
+        bakeoff_plan::derive::DerivedError::Load(err) => {
+            Failure::Failed(format!("a derived stage does not load: {err}"))
+        }
+    })?;
     let mut opts = setup.opts.clone();
     opts.out = Some(dir.to_path_buf());
     let bars = Bars::new(progress_mode(args));

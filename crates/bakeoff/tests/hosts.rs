@@ -257,6 +257,10 @@ fn the_server_on_one_host_and_the_load_from_two() {
                 assert!(!c["cpu_series"].as_array().unwrap().is_empty(), "{c}");
             }
             assert!(run["latency_us"]["p50"].as_f64().unwrap() > 0.0);
+            // Who else ran on the server's host, read there by its agent: the figures a
+            // machine-busy verdict is decided from.
+            assert!(run["others_cpu_pct"].as_f64().is_some(), "{run}");
+            assert!(run["machine_cpus"].as_u64().is_some_and(|n| n > 0), "{run}");
             // The server's CPU came from its host's agent, and so did the system's
             // figures (sampled there).
             assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{run}");

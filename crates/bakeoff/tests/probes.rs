@@ -263,7 +263,9 @@ fn hot_lines_name_memcached_source_lines() {
     let debug = cell("debug");
     eprintln!("lines resolved in {} ms", debug["lines_ms"]);
     let top = debug["top"].as_array().expect("top");
-    // A function of memcached's own with lines in one of memcached's source files.
+    // A function of memcached's own with lines in one of memcached's source files: the
+    // record keeps every function whose lines were resolved, whatever its rank, so this
+    // holds on a loaded machine whose kernel and other programs take the top places.
     let with_lines = top
         .iter()
         .find(|f| f["dso"] == "memcached" && f["lines"].as_array().is_some_and(|l| !l.is_empty()))

@@ -54,7 +54,7 @@ pub struct Snapshot {
 }
 
 /// One other process (or several of one name) over a window.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Other {
     pub name: String,
     /// CPU seconds it took in the window.
@@ -62,7 +62,7 @@ pub struct Other {
 }
 
 /// What two snapshots say about the window between them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     pub seconds: f64,
     /// CPUs of the machine.

@@ -637,6 +637,7 @@ mod tests {
             stopped_by: None,
             rounds_s: None,
             warnings: vec!["clang-O3 get90|set10 x16: client-bound in 1 of 3 runs".into()],
+            warning_codes: Vec::new(),
             notes: vec!["CPU counters: this machine cannot count cycles".into()],
             verification: Vec::new(),
             history: Vec::new(),

@@ -29,6 +29,7 @@ pub mod terminal;
 pub mod tune;
 pub mod validate;
 pub mod verification;
+pub mod warning;
 
 pub use document::{Document, KindSections, NoKinds, Section};
 pub use model::Results;
@@ -54,13 +55,14 @@ impl Exporter for Json {
     }
 }
 
-/// The workload kinds whose sections the report shows: the registry, or none.
-pub type Kinds = &'static (dyn KindSections + Sync);
+/// Where the report gets the workload kinds' sections: the registry, or none (was
+/// `Kinds`, a name that said a kind rather than what gives their sections).
+pub type SectionSource = &'static (dyn KindSections + Sync);
 
 /// report.md, with the sections of `kinds`.
 #[derive(Clone, Copy)]
 pub struct Markdown {
-    pub kinds: Kinds,
+    pub kinds: SectionSource,
 }
 
 impl Default for Markdown {
@@ -81,7 +83,7 @@ impl Exporter for Markdown {
 /// report.html: self-contained, charts as inline SVG, with the sections of `kinds`.
 #[derive(Clone, Copy)]
 pub struct Html {
-    pub kinds: Kinds,
+    pub kinds: SectionSource,
 }
 
 impl Default for Html {
@@ -130,7 +132,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 
 /// Every exporter that writes a file in the results folder; report.md and report.html
 /// show the sections of `kinds`.
-pub fn exporters_with(kinds: Kinds) -> Vec<Box<dyn Exporter>> {
+pub fn exporters_with(kinds: SectionSource) -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(Json),
         Box::new(Markdown { kinds }),
@@ -151,8 +153,13 @@ pub fn terminal_with(r: &Results, color: bool, kinds: &dyn KindSections) -> Stri
     // The answer first: a failed verification (the variants' answers differ, so no
     // speed answers the question), a line per comparison, then the table, then the notes.
     let mut s = String::new();
-    for w in r.warnings.iter().filter(|w| w.starts_with("VERIFY FAILED")) {
-        s.push_str(&format!("warning: {}\n", summary::printable(w)));
+    use warning::WarningCode::{MemoryErrors, VerifyFailed};
+    for w in r
+        .coded_warnings()
+        .into_iter()
+        .filter(|w| matches!(w.code, VerifyFailed | MemoryErrors))
+    {
+        s.push_str(&format!("warning: {}\n", summary::printable(&w.text)));
     }
     for line in summary::answers(r) {
         s.push_str(&summary::printable(&line));

@@ -41,6 +41,10 @@ pub struct Results {
     /// Problems worth a user's attention before any figure (verify failures, invalid runs).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Each warning's code (`warning.rs`), in the order of `warnings`; absent in folders
+    /// written before codes existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warning_codes: Vec<String>,
     /// What could not be measured on this machine (said once): unsupported CPU counters,
     /// a profile that failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1205,6 +1209,10 @@ pub struct CapacityRecord {
     /// offer their rate (client-bound): the capacity may be the load's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
+    /// More than a quarter of the valid trials were disturbed by other processes of the
+    /// server's machine: the capacity may be theirs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub machine_busy: bool,
 }
 
 /// One search of a capacity.
@@ -1241,6 +1249,9 @@ pub struct CapacityTrial {
     pub valid: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
+    /// Other processes of the machine took CPU the server or the load waited for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub machine_busy: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid_reason: Option<String>,
 }
@@ -1611,6 +1622,7 @@ impl Default for Results {
             stopped_by: None,
             rounds_s: None,
             warnings: Vec::new(),
+            warning_codes: Vec::new(),
             notes: Vec::new(),
             verification: Vec::new(),
             history: Vec::new(),

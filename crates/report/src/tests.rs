@@ -1054,6 +1054,7 @@ pub(crate) fn capacity_sample() -> Results {
         pass,
         valid: true,
         client_bound: false,
+        machine_busy: false,
         invalid_reason: None,
     };
     for (c, knee) in r.cells.iter_mut().zip([40_000.0, 30_000.0]) {
@@ -1079,6 +1080,7 @@ pub(crate) fn capacity_sample() -> Results {
                 trial(knee, 700.0, true),
             ],
             client_bound: false,
+            machine_busy: false,
         });
     }
     r.comparisons.push(ComparisonRecord {

@@ -3,8 +3,10 @@
 //! warnings a reader must see first. Pure: results in, results out.
 
 use bakeoff_report::model::{
-    Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, CAPACITY, INSTRUCTIONS,
+    CapacityRecord, Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, CAPACITY,
+    INSTRUCTIONS,
 };
+use bakeoff_report::warning::{Warning, WarningCode as Code};
 use bakeoff_stats::{self as stats, Direction};
 
 /// Recomputes every cell's figures, the comparisons and the warnings.
@@ -18,9 +20,14 @@ pub fn analyze(r: &mut Results) {
     crate::aa::mark(r);
     keep_forecasts(&before, &mut r.comparisons);
     bakeoff_workloads::summarize(r);
-    r.warnings = warnings(r);
-    r.warnings.extend(bakeoff_workloads::warnings(r));
-    r.warnings.extend(crate::settings::warnings(r));
+    let mut w = warnings(r);
+    w.extend(
+        bakeoff_workloads::warnings(r)
+            .into_iter()
+            .map(|t| Warning::new(Code::Workload, t)),
+    );
+    w.extend(crate::settings::warnings(r));
+    r.set_warnings(w);
 }
 
 /// Marks the comparisons whose sides are servers of different kinds (`variants[].kind`;
@@ -243,34 +250,97 @@ fn by_round(c: &Cell, instruction_runs: bool) -> Vec<(usize, f64)> {
         .collect()
 }
 
+/// A member of the experiment's family: a cell's pair (its throughput, or its
+/// instruction runs in mode both), or a capacity cell.
+enum Tag<'a> {
+    Pair(&'a Cell, bool),
+    Capacity(&'a Cell),
+}
+
+/// A cell's pair against the baseline's cell of the same point: both sides by round,
+/// the layout slots, the metric's resolution and what held the sides.
+struct PairSides<'a> {
+    cell: &'a Cell,
+    instruction_runs: bool,
+    baseline: Vec<(usize, f64)>,
+    candidate: Vec<(usize, f64)>,
+    layouts: Option<usize>,
+    resolution: f64,
+    holds: stats::Holds,
+}
+
 /// Every cell against the baseline's cell of the same point, decided together: one
 /// false-discovery-rate family per experiment, holding both metrics in mode both (a
-/// throughput record per cell, then an instruction-count record per cell).
+/// throughput record per cell, then an instruction-count record per cell) and the
+/// capacities.
 fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
-    let baseline = &r.plan.baseline;
     let rule = r.rule(Direction::HigherIsBetter);
-    // (cell, compared the instruction runs of mode both, both sides by round, layouts,
-    // the metric's resolution): the family's pairs.
-    type Sides<'a> = (
-        &'a Cell,
-        bool,
-        Vec<(usize, f64)>,
-        Vec<(usize, f64)>,
-        Option<usize>,
-        f64,
-    );
-    let mut pairs: Vec<Sides> = Vec::new();
-    // Lookups by name built once: a folder may hold thousands of variants.
     let index = bakeoff_report::index::Index::new(r);
+    let pairs = pair_sides(r, &index);
+    // A capacity cell's holds: its searches client-bound, or disturbed by others.
+    let capacity = |cell: Option<&Cell>, of: fn(&CapacityRecord) -> bool| {
+        cell.and_then(|x| x.capacity.as_ref()).is_some_and(of)
+    };
+    let mut family = stats::Family::new();
+    for p in &pairs {
+        family.pair(
+            Tag::Pair(p.cell, p.instruction_runs),
+            stats::Sample::Rounds(&p.baseline),
+            stats::Sample::Rounds(&p.candidate),
+            p.layouts,
+            Some(p.resolution),
+            p.holds,
+        );
+    }
+    for (c, k) in crate::capacity_figures::comparisons(r, &rule) {
+        let base = index.cell(&c.workload, &r.plan.baseline, c.connections);
+        let holds = stats::Holds {
+            baseline_held: capacity(base, |k| k.client_bound),
+            candidate_held: capacity(Some(c), |k| k.client_bound),
+            baseline_busy: capacity(base, |k| k.machine_busy),
+            candidate_busy: capacity(Some(c), |k| k.machine_busy),
+        };
+        family.made(Tag::Capacity(c), k, holds);
+    }
+    let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
+    let mut found = Vec::new();
+    let mut capacities = Vec::new();
+    for (tag, k) in family.decide(&rule) {
+        match tag {
+            Tag::Pair(c, instruction_runs) => found.push((c, instruction_runs, k)),
+            Tag::Capacity(c) => {
+                let mut rec = ComparisonRecord::new(
+                    &c.workload,
+                    c.connections,
+                    &c.variant,
+                    &r.plan.baseline,
+                    &k,
+                    precision,
+                );
+                rec.metric = CAPACITY.to_string();
+                capacities.push(rec);
+            }
+        }
+    }
+    let mut ordered = ordered(pair_records(r, &index, &found, precision));
+    ordered.extend(capacities);
+    ordered
+}
+
+/// The family's pairs: every cell but the baseline's and capacity cells (a capacity
+/// cell's closed-loop peak ran once per variant: its capacities compare), its
+/// throughput and then its instruction runs of mode both.
+fn pair_sides<'a>(r: &'a Results, index: &bakeoff_report::index::Index<'a>) -> Vec<PairSides<'a>> {
+    let baseline = &r.plan.baseline;
+    let mut pairs = Vec::new();
+    // Lookups by name built once: a folder may hold thousands of variants.
     let mut layouts_of = std::collections::HashMap::new();
     for v in &r.variants {
         layouts_of.entry(v.name.as_str()).or_insert(v.layouts.len());
     }
     let layouts = |name: &str| layouts_of.get(name).copied().unwrap_or(0);
-    let rounds = round_seconds_all(r);
     let precision = r.plan.precision.unwrap_or(r.plan.equivalence);
     for instruction_runs in [false, true] {
-        // A capacity cell's closed-loop peak ran once per variant: its capacities compare.
         for c in r
             .cells
             .iter()
@@ -288,82 +358,52 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             } else {
                 precision
             };
-            pairs.push((
-                c,
+            // Under callgrind the server, never the load, sets the pace; and other
+            // processes' CPU moves the clock, not the instruction count.
+            let holds = if instruction_runs {
+                stats::Holds::default()
+            } else {
+                stats::Holds {
+                    baseline_held: b.held_back(),
+                    candidate_held: c.held_back(),
+                    baseline_busy: b.machine_busy(),
+                    candidate_busy: c.machine_busy(),
+                }
+            };
+            pairs.push(PairSides {
+                cell: c,
                 instruction_runs,
-                by_round(b, instruction_runs),
-                by_round(c, instruction_runs),
-                nested,
+                baseline: by_round(b, instruction_runs),
+                candidate: by_round(c, instruction_runs),
+                layouts: nested,
                 resolution,
-            ));
+                holds,
+            });
         }
     }
-    // One family per experiment: every pair, then the capacities, decided together.
-    let mut capacities = crate::capacity_figures::comparisons(r, &rule);
-    let members = pairs
-        .iter()
-        .map(|(_, _, b, c, nested, resolution)| {
-            Some(stats::Member::Pair {
-                baseline: stats::Sample::Rounds(b),
-                candidate: stats::Sample::Rounds(c),
-                layouts: *nested,
-                resolution: Some(*resolution),
-            })
-        })
-        .chain(
-            capacities
-                .iter()
-                .map(|(_, k)| Some(stats::Member::Made(k.clone()))),
-        )
-        .collect();
-    let mut decided = stats::decide_family(members, &rule).into_iter();
-    let mut found: Vec<(&Cell, bool, stats::Comparison)> = Vec::new();
-    for ((c, instruction_runs, ..), k) in pairs.iter().zip(decided.by_ref()) {
-        if let Some(k) = k {
-            found.push((c, *instruction_runs, k));
-        }
-    }
-    for ((_, k), decided) in capacities.iter_mut().zip(decided) {
-        if let Some(d) = decided {
-            *k = d;
-        }
-    }
-    for (c, k) in capacities.iter_mut() {
-        let held = |cell: Option<&Cell>| {
-            cell.and_then(|x| x.capacity.as_ref())
-                .is_some_and(|x| x.client_bound)
-        };
-        let base = index.cell(&c.workload, baseline, c.connections);
-        k.verdict = stats::bounded(k.verdict, held(base), held(Some(c)));
-    }
-    for (c, instruction_runs, k) in found.iter_mut() {
-        if *instruction_runs {
-            // Under callgrind the server, never the load, sets the pace.
-            continue;
-        }
-        let base = index.cell(&c.workload, baseline, c.connections);
-        k.verdict = stats::bounded(k.verdict, base.is_some_and(Cell::held_back), c.held_back());
-        // Other processes' CPU moves the clock, not the instruction count.
-        k.verdict = stats::busy(
-            k.verdict,
-            base.is_some_and(Cell::machine_busy),
-            c.machine_busy(),
-        );
-    }
-    let record = |c: &Cell, k: &stats::Comparison| {
-        ComparisonRecord::new(
-            &c.workload,
-            c.connections,
-            &c.variant,
-            baseline,
-            k,
-            precision,
-        )
-    };
-    let mut records: Vec<ComparisonRecord> = found
+    pairs
+}
+
+/// The decided pairs' records: the metric, what more rounds would cost, whether the
+/// difference is within two layouts' spread.
+fn pair_records(
+    r: &Results,
+    index: &bakeoff_report::index::Index,
+    found: &[(&Cell, bool, stats::Comparison)],
+    precision: f64,
+) -> Vec<ComparisonRecord> {
+    let rounds = round_seconds_all(r);
+    found
         .iter()
         .map(|(c, instruction_runs, k)| {
-            let mut rec = record(c, k);
+            let mut rec = ComparisonRecord::new(
+                &c.workload,
+                c.connections,
+                &c.variant,
+                &r.plan.baseline,
+                k,
+                precision,
+            );
             if *instruction_runs || counted_cell(c, *instruction_runs) {
                 rec.metric = INSTRUCTIONS.to_string();
             }
@@ -378,22 +418,29 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
             }
             rec
         })
-        .collect();
-    type Key<'k> = (&'k str, usize, &'k str, &'k str);
-    let key = |k: &ComparisonRecord| -> (String, usize, String, String) {
-        (
-            k.workload.clone(),
-            k.connections,
-            k.variant.clone(),
-            k.baseline.clone(),
-        )
-    };
+        .collect()
+}
+
+/// The key of one comparison, whatever its metric.
+type Key = (String, usize, String, String);
+
+fn key(k: &ComparisonRecord) -> Key {
+    (
+        k.workload.clone(),
+        k.connections,
+        k.variant.clone(),
+        k.baseline.clone(),
+    )
+}
+
+/// The records with each throughput record's disagreement with its instruction-count
+/// record marked, and each instruction record right after its throughput record: the
+/// second line of the same comparison wherever they are listed.
+fn ordered(mut records: Vec<ComparisonRecord>) -> Vec<ComparisonRecord> {
     let whys: Vec<Option<String>> = {
         let mut counted_at: std::collections::HashMap<Key, &ComparisonRecord> = Default::default();
         for i in records.iter().filter(|i| i.is_instructions()) {
-            counted_at
-                .entry((&i.workload, i.connections, &i.variant, &i.baseline))
-                .or_insert(i);
+            counted_at.entry(key(i)).or_insert(i);
         }
         records
             .iter()
@@ -401,16 +448,13 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
                 if k.is_instructions() {
                     return None;
                 }
-                let i = counted_at.get(&(&k.workload, k.connections, &k.variant, &k.baseline))?;
-                disagreement(k, i)
+                disagreement(k, counted_at.get(&key(k))?)
             })
             .collect()
     };
     for (k, why) in records.iter_mut().zip(whys) {
         k.disagrees = why;
     }
-    // Each instruction record right after its throughput record: the second line of the
-    // same comparison wherever they are listed.
     let (time, counted): (Vec<_>, Vec<_>) = records.into_iter().partition(|k| !k.is_instructions());
     let mut first_of: std::collections::HashMap<_, Vec<usize>> = Default::default();
     for (i, k) in counted.iter().enumerate() {
@@ -427,11 +471,6 @@ fn comparisons(r: &Results) -> Vec<ComparisonRecord> {
         ordered.extend(beside.and_then(|i| counted[i].take()));
     }
     ordered.extend(counted.into_iter().flatten());
-    for (c, k) in &capacities {
-        let mut rec = record(c, k);
-        rec.metric = CAPACITY.to_string();
-        ordered.push(rec);
-    }
     ordered
 }
 
@@ -609,26 +648,68 @@ fn durability_on_tmpfs(r: &Results) -> Option<String> {
     })
 }
 
-pub(crate) fn warnings(r: &Results) -> Vec<String> {
+/// The warnings a reader must see first, each with its code: the machine's and the
+/// hosts', the answers', then each cell's, then the variants that failed.
+pub(crate) fn warnings(r: &Results) -> Vec<Warning> {
     let mut w = Vec::new();
-    w.extend(crate::aa::warning(r));
-    w.extend(durability_on_tmpfs(r));
+    w.extend(crate::aa::warning(r).map(|t| Warning::new(Code::AaDiffers, t)));
+    w.extend(durability_on_tmpfs(r).map(|t| Warning::new(Code::DurabilityOnTmpfs, t)));
     for h in &r.hosts {
         let exposed = h.listen.as_ref().filter(|a| {
             a.parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| !ip.is_loopback())
         });
         if let Some(addr) = exposed {
-            w.push(format!(
+            w.push(Warning::new(Code::ExposedListen, format!(
                 "the server on host {} listens on {addr}, not on loopback: anything on its network can reach it while the experiment runs",
                 h.name
-            ));
+            )));
         }
     }
+    w.extend(answer_warnings(r));
+    if let Some(n) = r
+        .plan
+        .repetitions
+        .filter(|n| *n < 4 && !r.comparisons.is_empty())
+    {
+        w.push(Warning::new(Code::TooFewRepetitions, format!(
+            "{n} repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"
+        )));
+    }
+    for k in r.comparisons.iter().filter(|k| k.within_layout_spread) {
+        w.push(Warning::new(Code::WithinLayoutSpread, format!(
+            "{} {} x{}: {:+.1}% against {} is no larger than the difference between two code layouts of one of them: it may be where the linker put the code, not the change",
+            k.variant,
+            k.workload,
+            k.connections,
+            (k.ratio - 1.0) * 100.0,
+            k.baseline
+        )));
+    }
+    for c in &r.cells {
+        w.extend(cell_warnings(c));
+    }
+    for v in r.variants.iter().filter(|v| v.status != "ok") {
+        w.push(Warning::new(
+            Code::VariantFailed,
+            format!(
+                "variant {} failed: {}",
+                v.name,
+                v.error.as_deref().unwrap_or("unknown error")
+            ),
+        ));
+    }
+    w
+}
+
+/// Verification's findings: answers that differ from the baseline's, verifications
+/// skipped, and memory or threading errors.
+fn answer_warnings(r: &Results) -> Vec<Warning> {
+    let mut w = Vec::new();
     for v in &r.verification {
         if let Some(d) = v.differences.first() {
             let short: String = d.query.chars().take(100).collect();
-            w.push(format!(
+            w.push(Warning::new(Code::VerifyFailed, format!(
                 "VERIFY FAILED: variant {} returned different results than the baseline for {} of {} queries; first: {}{short} (hash {} vs baseline {})",
                 v.variant,
                 v.differences.len(),
@@ -640,12 +721,15 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
                 },
                 d.hash,
                 d.baseline_hash
-            ));
+            )));
         } else if v.status == "skipped" {
-            w.push(format!(
-                "verification of variant {} skipped: {}",
-                v.variant,
-                v.note.as_deref().unwrap_or("no reason given")
+            w.push(Warning::new(
+                Code::VerifySkipped,
+                format!(
+                    "verification of variant {} skipped: {}",
+                    v.variant,
+                    v.note.as_deref().unwrap_or("no reason given")
+                ),
             ));
         }
     }
@@ -660,76 +744,77 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
         } else {
             "memory"
         };
-        w.push(format!(
-            "VERIFY FAILED: variant {} has {} {what} error(s) ({}); first: {} {}{}",
-            v.name,
-            v.memory_errors.len(),
-            first.tool,
-            first.kind,
-            first.message,
-            first
-                .stack
-                .first()
-                .map(|f| format!(" at {f}"))
-                .unwrap_or_default()
+        w.push(Warning::new(
+            Code::MemoryErrors,
+            format!(
+                "VERIFY FAILED: variant {} has {} {what} error(s) ({}); first: {} {}{}",
+                v.name,
+                v.memory_errors.len(),
+                first.tool,
+                first.kind,
+                first.message,
+                first
+                    .stack
+                    .first()
+                    .map(|f| format!(" at {f}"))
+                    .unwrap_or_default()
+            ),
         ));
     }
-    if let Some(n) = r
-        .plan
-        .repetitions
-        .filter(|n| *n < 4 && !r.comparisons.is_empty())
-    {
-        w.push(format!(
-            "{n} repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"
-        ));
-    }
-    for k in r.comparisons.iter().filter(|k| k.within_layout_spread) {
-        w.push(format!(
-            "{} {} x{}: {:+.1}% against {} is no larger than the difference between two code layouts of one of them: it may be where the linker put the code, not the change",
-            k.variant,
-            k.workload,
-            k.connections,
-            (k.ratio - 1.0) * 100.0,
-            k.baseline
-        ));
-    }
-    for c in &r.cells {
-        let at = format!("{} {} x{}", c.variant, c.workload, c.connections);
-        if c.verify_failures > 0 {
-            w.push(format!(
+    w
+}
+
+/// A cell's warnings: wrong answers, invalid runs, runs the load or other processes
+/// paced.
+fn cell_warnings(c: &Cell) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let at = format!("{} {} x{}", c.variant, c.workload, c.connections);
+    if c.verify_failures > 0 {
+        w.push(Warning::new(
+            Code::WrongAnswers,
+            format!(
                 "{at}: {} wrong answers (verify failures); its figures mean nothing",
                 c.verify_failures
-            ));
-        }
-        let invalid: Vec<&str> = c
-            .runs
-            .iter()
-            .filter(|x| !x.valid)
-            .filter_map(|x| x.invalid_reason.as_deref())
-            .collect();
-        if !invalid.is_empty() {
-            w.push(format!(
+            ),
+        ));
+    }
+    let invalid: Vec<&str> = c
+        .runs
+        .iter()
+        .filter(|x| !x.valid)
+        .filter_map(|x| x.invalid_reason.as_deref())
+        .collect();
+    if !invalid.is_empty() {
+        w.push(Warning::new(
+            Code::InvalidRuns,
+            format!(
                 "{at}: {} of {} runs invalid ({})",
                 invalid.len(),
                 c.runs.len(),
                 invalid[0]
-            ));
-        }
-        if c.client_bound_runs > 0 {
-            w.push(format!(
+            ),
+        ));
+    }
+    if c.client_bound_runs > 0 {
+        w.push(Warning::new(
+            Code::ClientBound,
+            format!(
                 "{at}: {} of {} runs client-bound: the load engine, not the server, set the pace",
                 c.client_bound_runs,
                 c.runs.iter().filter(|x| !x.instruction_run).count()
-            ));
-        }
-        if c.machine_busy_runs > 0 {
-            let top: Vec<String> = c
-                .busiest_others()
-                .iter()
-                .take(3)
-                .map(|o| format!("{} {:.0}% of the CPUs", o.name, o.cpu_pct))
-                .collect();
-            w.push(format!(
+            ),
+        ));
+    }
+    if c.machine_busy_runs > 0 {
+        let top: Vec<String> = c
+            .busiest_others()
+            .iter()
+            .take(3)
+            .map(|o| format!("{} {:.0}% of the CPUs", o.name, o.cpu_pct))
+            .collect();
+        w.push(Warning::new(
+            Code::MachineBusy,
+            format!(
                 "{at}: {} of {} runs disturbed by other processes of the machine{}",
                 c.machine_busy_runs,
                 c.runs
@@ -741,14 +826,7 @@ pub(crate) fn warnings(r: &Results) -> Vec<String> {
                 } else {
                     format!(" ({})", top.join(", "))
                 }
-            ));
-        }
-    }
-    for v in r.variants.iter().filter(|v| v.status != "ok") {
-        w.push(format!(
-            "variant {} failed: {}",
-            v.name,
-            v.error.as_deref().unwrap_or("unknown error")
+            ),
         ));
     }
     w

@@ -351,6 +351,7 @@ impl Context<'_> {
                 pass,
                 valid: done.run.valid,
                 client_bound: load_set_the_pace(&done.run),
+                machine_busy: done.run.machine_disturbance().is_some(),
                 invalid_reason: done.run.invalid_reason.clone(),
             });
         }

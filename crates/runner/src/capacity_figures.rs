@@ -176,6 +176,14 @@ pub fn summarize(k: &mut CapacityRecord) {
     let bound = at_upper.iter().filter(|t| t.client_bound).count();
     k.client_bound =
         !at_upper.is_empty() && bound as f64 > stats::CLIENT_BOUND_SHARE * at_upper.len() as f64;
+    // Machine-busy: other processes disturbed more than a quarter of the valid trials.
+    let valid = k.trials.iter().filter(|t| t.valid).count();
+    let busy = k
+        .trials
+        .iter()
+        .filter(|t| t.valid && t.machine_busy)
+        .count();
+    k.machine_busy = valid > 0 && busy as f64 > stats::MACHINE_BUSY_SHARE * valid as f64;
 }
 
 /// What the capacity searches of an experiment will cost, for `bakeoff check`: one line

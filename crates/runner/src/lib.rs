@@ -303,7 +303,8 @@ pub fn run_experiment(
     o.results.hosts = remote::records(loaded, &o.facts);
     o.hosts.machines_into(&mut o.results.hosts);
     // Said from the start (analyze says it again with the rest).
-    o.results.warnings = analyze::warnings(&o.results);
+    let said = analyze::warnings(&o.results);
+    o.results.set_warnings(said);
     write_results(&o.folder, &o.results)?;
     if let Some(line) = capacity_figures::wall_time_line(loaded) {
         observer.notice(&line);
@@ -369,7 +370,10 @@ pub fn run_experiment(
     if let Some(why) = write_error {
         results.status = "failed".into();
         results.finished_utc = Some(folder::now_utc());
-        results.warnings.push(why.clone());
+        results.warn(bakeoff_report::warning::Warning::new(
+            bakeoff_report::warning::WarningCode::RunStopped,
+            why.clone(),
+        ));
         analyze(&mut results);
         let runs: usize = results.cells.iter().map(|c| c.runs.len()).sum();
         return Err(RunError::Unwritable {
@@ -383,7 +387,10 @@ pub fn run_experiment(
     if let Some(why) = hosts.gone() {
         results.status = "failed".into();
         results.finished_utc = Some(folder::now_utc());
-        results.warnings.push(why.clone());
+        results.warn(bakeoff_report::warning::Warning::new(
+            bakeoff_report::warning::WarningCode::RunStopped,
+            why.clone(),
+        ));
         analyze(&mut results);
         write_results(&folder, &results)?;
         return Err(RunError::Failed(format!(

@@ -174,7 +174,12 @@ impl Context<'_> {
             Served::Local(s) => Some(s.watch()),
             Served::Remote(_) => None,
         };
-        let dog = Watchdog::start(self.limits(slow), local, live.clone(), self.cancel.clone());
+        let dog = Watchdog::start(
+            self.limits(slot, slow),
+            local,
+            live.clone(),
+            self.cancel.clone(),
+        );
         let outcome = self.drive(
             slot,
             v,
@@ -467,9 +472,12 @@ impl Context<'_> {
 
     /// The run's deadline as `deadline.rs` reads it: its warmup, its window's planned
     /// length (none for a count of operations) and how much slower the server runs.
-    fn limits(&self, slow: u32) -> Limits {
+    /// The watchdog's limits for a run of `slot`: a fixed-work kind's window has no
+    /// planned length (it is judged by the progress it tells).
+    fn limits(&self, slot: &Slot, slow: u32) -> Limits {
         let p = self.phases();
         let window = match p.measure {
+            Measure::Duration(_) if self.workload(slot).fixed_work() => None,
             Measure::Duration(d) => Some(d),
             Measure::Ops(_) => None,
         };

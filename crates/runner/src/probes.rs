@@ -148,7 +148,8 @@ pub struct Collected {
     pub perf_data: Option<PathBuf>,
     /// The profile, analyzed on the server's host when it runs there.
     pub profile: Option<profile::Profile>,
-    /// Who else ran during the window (a server here only: /proc at the window's edges).
+    /// Who else ran during the window on the server's machine (/proc at the window's
+    /// edges, here or by the agent on the server's host).
     pub others: Option<others::Window>,
     pub errors: Vec<String>,
 }
@@ -167,8 +168,8 @@ pub trait RemoteProbes: Send + Sync {
     fn usage(&self) -> Usage;
     /// Starts the /proc sampler on its host.
     fn start_sampler(&self, interval: Duration) -> Result<(), String>;
-    /// Stops it: the samples and the window's summary.
-    fn stop_sampler(&self) -> Result<(Vec<sampler::Sample>, sampler::Summary), String>;
+    /// Stops it: the samples, the window's summary, and who else ran on that host.
+    fn stop_sampler(&self) -> Result<bakeoff_agent::protocol::Sampled, String>;
     /// Attaches perf stat (`events`, when any) and perf record (`profile`) to it there,
     /// and turns callgrind's counting on (`instrument`).
     fn start_perf(&self, events: &[String], profile: bool, instrument: bool) -> Result<(), String>;
@@ -305,14 +306,18 @@ impl PhaseHooks for ProbeHooks<'_> {
             Ok(s) => s,
             Err(_) => return,
         };
-        let others = st.snapshot.take().map(|a| {
+        let mut others = st.snapshot.take().map(|a| {
             let b = others::Snapshot::take(&self.watch.pids());
             others::between(&a, &b, std::process::id() as i32)
         });
         let sampled = match &self.watch {
             ServerWatch::Local(_) => st.sampler.take().map(|s| s.stop()),
+            // Who else ran is read on the server's host, by its agent.
             ServerWatch::Remote(r) => match r.stop_sampler() {
-                Ok(got) => Some(got),
+                Ok(got) => {
+                    others = got.others;
+                    Some((got.samples, got.summary))
+                }
                 Err(e) => {
                     self.note(format!("sampler on the server's host: {e}"));
                     None
@@ -517,7 +522,10 @@ pub fn counters_record(c: &perfstat::Counts, ops: u64, plan: &ProbePlan) -> Coun
 /// Functions shown per profile and per diff.
 const TOP: usize = 25;
 
-/// A profile's record (the flamegraph is written by the caller at `flamegraph`).
+/// A profile's record (the flamegraph is written by the caller at `flamegraph`): the
+/// [`TOP`] functions, and after them any further function whose lines were resolved (the
+/// server's own hottest functions, [`hotlines::FUNCTIONS`] at most), so that a machine
+/// whose kernel or other programs took the top places still shows the server's lines.
 pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) -> ProfileRecord {
     ProfileRecord {
         flamegraph,
@@ -527,8 +535,9 @@ pub fn profile_record(p: &profile::Profile, flamegraph: String, round: usize) ->
         top: p
             .top
             .iter()
-            .take(TOP)
-            .map(|f| FnShareRecord {
+            .enumerate()
+            .filter(|(i, f)| *i < TOP || !f.lines.is_empty())
+            .map(|(_, f)| FnShareRecord {
                 function: f.function.clone(),
                 dso: f.dso.clone(),
                 self_pct: f.self_pct,

@@ -9,6 +9,7 @@
 use crate::context::{Context, SettingsRead};
 use crate::schedule::Slot;
 use bakeoff_report::model::{ExperimentRecord, Results, SettingDiff, VariantRecord};
+use bakeoff_report::warning::{Warning, WarningCode as Code};
 use bakeoff_sandbox::settings::{is_secret, Knob, MASKED};
 use bakeoff_sandbox::Sandbox;
 use std::collections::{BTreeMap, BTreeSet};
@@ -206,24 +207,27 @@ fn server_diff(variants: &[VariantRecord], knobs: &[Knob]) -> Vec<SettingDiff> {
 /// The warnings the settings give: a setting that moves performance differing between
 /// variants though the experiment file asked for it on none, a variant whose later runs
 /// read different settings, and settings that could not be read.
-pub fn warnings(r: &Results) -> Vec<String> {
-    let mut out: Vec<String> = r
+pub fn warnings(r: &Results) -> Vec<Warning> {
+    let mut out: Vec<Warning> = r
         .settings_diff
         .iter()
         .filter(|d| d.topic.is_some() && d.asked_by.is_empty() && !d.only_some)
-        .map(unasked)
+        .map(|d| Warning::new(Code::UnaskedSetting, unasked(d)))
         .collect();
     for v in &r.variants {
         if let Some(first) = v.settings_changed.first() {
-            out.push(format!(
+            out.push(Warning::new(Code::SettingsChanged, format!(
                 "{} read different settings in a later run than in its first ({first}): its runs did not all run alike",
                 v.name
-            ));
+            )));
         }
         if let Some(e) = &v.settings_error {
-            out.push(format!(
-                "{}'s settings could not be read ({e}); the settings diff leaves it out",
-                v.name
+            out.push(Warning::new(
+                Code::SettingsUnread,
+                format!(
+                    "{}'s settings could not be read ({e}); the settings diff leaves it out",
+                    v.name
+                ),
             ));
         }
     }
@@ -413,7 +417,7 @@ mod tests {
         let w = warnings(&r);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
-            w[0].starts_with("a ran with log_bin = OFF, b with ON: the comparison includes this difference in durability"),
+            w[0].text.starts_with("a ran with log_bin = OFF, b with ON: the comparison includes this difference in durability"),
             "{w:?}"
         );
         b.options.insert("log-bin".into(), "ON".into());
@@ -444,7 +448,9 @@ mod tests {
             ["round 3: maxmemory = 100 (first run: 0)"]
         );
         let r = results(vec![v]);
-        assert!(warnings(&r)[0].contains("read different settings in a later run"));
+        assert!(warnings(&r)[0]
+            .text
+            .contains("read different settings in a later run"));
         let mut refused = variant("b", &[]);
         keep(
             &mut refused,
@@ -457,7 +463,9 @@ mod tests {
         );
         assert!(refused.settings.is_empty());
         let r = results(vec![refused]);
-        assert!(warnings(&r)[0].contains("could not be read (CONFIG GET * refused"));
+        assert!(warnings(&r)[0]
+            .text
+            .contains("could not be read (CONFIG GET * refused"));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub struct Mariadb {
 
 impl Mysqld for Mariadb {
     const KIND: TargetKind = TargetKind::Mariadb;
-    const DIALECT: Dialect = Dialect::Mysql;
+    const DIALECT: Dialect = Dialect::Mariadb;
     const OWNED: &'static [(&'static str, &'static str)] = &[];
     const FORMAT_OPTIONS: &'static [&'static str] = &[
         "innodb_page_size",

@@ -39,7 +39,7 @@ pub struct Mysql {
 
 impl Mysqld for Mysql {
     const KIND: TargetKind = TargetKind::Mysql;
-    const DIALECT: Dialect = Dialect::OracleMysql;
+    const DIALECT: Dialect = Dialect::Mysql;
     const OWNED: &'static [(&'static str, &'static str)] = OWNED;
     const FORMAT_OPTIONS: &'static [&'static str] = &["innodb_page_size", "lower_case_table_names"];
     /// `mysqld`; no helper is required (8.0 initializes itself; 5.5's MXJ archive ships a

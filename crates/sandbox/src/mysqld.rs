@@ -98,11 +98,25 @@ const RISKY: &[(&str, Risk)] = &[
         "wsrep*",
         Risk::Runs("turns on Galera replication, which listens on every address and runs scripts"),
     ),
+    ("master-host", CONNECTS_OUT),
+    // The rest of CHANGE MASTER's settings as options (MySQL before 5.5 and MariaDB's
+    // option files): where and as whom a replica connects.
+    ("master-user", CONNECTS_OUT),
+    ("master-password", CONNECTS_OUT),
+    ("master-port", CONNECTS_OUT),
+    ("master-connect-retry", CONNECTS_OUT),
+    ("master-ssl*", CONNECTS_OUT),
     (
-        "master-host",
-        Risk::Runs("makes the server connect to another host"),
+        "init-slave",
+        Risk::Runs("runs statements each time the server starts replicating"),
+    ),
+    (
+        "init-replica",
+        Risk::Runs("runs statements each time the server starts replicating"),
     ),
 ];
+
+const CONNECTS_OUT: Risk = Risk::Runs("makes the server connect to another host");
 
 const DATA_PATH: Risk = Risk::Path("the data directory");
 const LOADS_CODE: Risk = Risk::Runs("loads a plugin's code into the server");

@@ -962,6 +962,37 @@ mod hostile {
         }
     }
 
+    /// CHANGE MASTER's settings as options (where and as whom a replica connects), and
+    /// the statements a replica runs, refused in every spelling on both servers.
+    #[test]
+    fn mariadb_master_options_are_refused_in_every_spelling() {
+        for t in [
+            target_for(TargetKind::Mariadb),
+            target_for(TargetKind::Mysql),
+        ] {
+            for name in [
+                "master-host",
+                "master-user",
+                "master-password",
+                "master-port",
+                "master-connect-retry",
+                "master-ssl",
+                "master-ssl-ca",
+                "master-ssl-verify-server-cert",
+                "init-slave",
+                "init-replica",
+            ] {
+                for n in cases(name) {
+                    setting_refused(&*t, &n, "10.0.0.1");
+                    setting_refused(&*t, &format!("loose_{n}"), "3306");
+                    arg_refused(&*t, &v(&[&format!("--{n}=10.0.0.1")]));
+                    arg_refused(&*t, &v(&[&format!("--loose-{n}=x")]));
+                }
+            }
+            setting_passed(&*t, "master-retry-count", "10");
+        }
+    }
+
     #[test]
     fn hostile_injection_redis_words_split_as_redis_splits_them() {
         use crate::redis::split_words;

@@ -215,11 +215,40 @@ pub fn command_line_directives(args: &[String]) -> Vec<(String, Vec<String>)> {
     lines
 }
 
-/// Redis (`redis-server`, 6 and later).
-#[derive(Debug, Clone, Default)]
+/// Which of the RESP family a [`Redis`] target is: what differs between Redis and its
+/// forks is their name (the kind) and their server program; everything else is Redis's,
+/// written once (`valkey.rs` holds Valkey's line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fork {
+    pub kind: TargetKind,
+    /// The server program's names (on PATH or in a distribution).
+    pub server: &'static [&'static str],
+    /// The build's product, `src/<server>`.
+    pub product: &'static str,
+}
+
+/// Redis itself.
+pub const REDIS: Fork = Fork {
+    kind: TargetKind::Redis,
+    server: &["redis-server"],
+    product: "src/redis-server",
+};
+
+/// Redis (`redis-server`, 6 and later), or a fork of it run the same way ([`Fork`]).
+#[derive(Debug, Clone)]
 pub struct Redis {
     /// Config directives from the experiment (`options`), one line each.
     pub options: BTreeMap<String, String>,
+    pub fork: Fork,
+}
+
+impl Default for Redis {
+    fn default() -> Self {
+        Redis {
+            options: BTreeMap::new(),
+            fork: REDIS,
+        }
+    }
 }
 
 impl Redis {
@@ -275,13 +304,23 @@ fn quoted(v: &str) -> String {
 
 impl From<crate::target::Made> for Redis {
     fn from(m: crate::target::Made) -> Self {
-        Redis { options: m.options }
+        Redis::fork_of(m, REDIS)
+    }
+}
+
+impl Redis {
+    /// The target of `fork`, made with `m`'s options.
+    pub fn fork_of(m: crate::target::Made, fork: Fork) -> Redis {
+        Redis {
+            options: m.options,
+            fork,
+        }
     }
 }
 
 impl Target for Redis {
     fn kind(&self) -> TargetKind {
-        TargetKind::Redis
+        self.fork.kind
     }
 
     /// Its `options` are config directives.
@@ -298,11 +337,11 @@ impl Target for Redis {
     /// rest. Without a choice, a tree that cannot link its bundled jemalloc (Debian's) gets
     /// the system's.
     fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        crate::target::layout(&["redis-server"], &[], &["--version"])
+        crate::target::layout(self.fork.server, &[], &["--version"])
     }
 
     fn recipe(&self) -> Recipe {
-        Recipe::redis("src/redis-server")
+        Recipe::redis(self.fork.product)
     }
 
     /// Redis reads `--name words...` as the config line `name words...`, the name in any
@@ -489,6 +528,7 @@ mod tests {
     #[test]
     fn config_owns_the_sandbox_lines_and_adds_options() {
         let r = Redis {
+            fork: REDIS,
             options: BTreeMap::from([
                 ("io-threads".to_string(), "4".to_string()),
                 ("save".to_string(), "".to_string()),

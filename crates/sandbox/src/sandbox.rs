@@ -20,7 +20,7 @@ use crate::procfs::Watch;
 use crate::procfs::{self, Usage};
 use crate::sqldata::{DataSource, Login};
 use crate::target::{Launch, Made, Target};
-use crate::{registry, spawner};
+use crate::{live, spawner};
 use std::collections::BTreeMap;
 
 /// How many ports to try when the server keeps reporting "address already in use".
@@ -155,7 +155,7 @@ pub struct Sandbox {
     pid: i32,
     addr: SocketAddr,
     dir: PathBuf,
-    registry_id: u64,
+    live_id: u64,
     /// Set once the server is seen to have exited ("status 0", "signal 9 (SIGKILL)").
     exit_status: Option<String>,
     keep_dir: bool,
@@ -194,7 +194,7 @@ impl Sandbox {
         spec: &SandboxSpec,
         target: Box<dyn Target>,
     ) -> Result<Sandbox, SandboxError> {
-        if registry::is_cancelled() {
+        if live::is_cancelled() {
             return Err(SandboxError::Cancelled);
         }
         let library = target.kind().binary_is_library() && spec.binary.is_file();
@@ -316,7 +316,7 @@ impl Sandbox {
             pid,
             addr: SocketAddr::new(ip, port),
             dir: dir.to_path_buf(),
-            registry_id: registry::register(pid, pid),
+            live_id: live::register(pid, pid),
             exit_status: None,
             keep_dir: true,
             dir_done: false,
@@ -328,7 +328,7 @@ impl Sandbox {
         record.server_start = procfs::start_ticks(pid);
         record.write(dir)?;
         // A signal that came between spawn and register missed this server: Drop kills it.
-        if registry::is_cancelled() {
+        if live::is_cancelled() {
             return Err(SandboxError::Cancelled);
         }
         Ok(sb)
@@ -499,7 +499,7 @@ impl Sandbox {
     /// After SIGINT/SIGTERM, bakeoff's own SIGKILL ended it, and that is what is said.
     pub fn exit_detail(&mut self) -> Option<String> {
         let status = self.poll_exit()?;
-        if registry::is_cancelled() {
+        if live::is_cancelled() {
             return Some(format!(
                 "{} was stopped by bakeoff after an interrupt ({status})",
                 self.target.kind()
@@ -606,7 +606,7 @@ impl Sandbox {
         if self.child.is_none() {
             return report;
         }
-        let before = registry::snapshot(self.pid, self.pid);
+        let before = live::snapshot(self.pid, self.pid);
         if self.poll_exit().is_none() {
             report.outcome = StopOutcome::Killed;
             if let Some(grace) = grace {
@@ -629,13 +629,13 @@ impl Sandbox {
                 }
             }
             if report.outcome == StopOutcome::Killed {
-                registry::signal_tree(self.pid, self.pid, libc::SIGKILL);
+                live::signal_tree(self.pid, self.pid, libc::SIGKILL);
                 self.wait_exit(KILL_WAIT);
             }
         }
         // The leader is a zombie now, still holding the group id: safe to sweep the group.
-        report.leftovers_killed = registry::kill_leftovers(self.pid, self.pid, &before);
-        registry::deregister(self.registry_id);
+        report.leftovers_killed = live::kill_leftovers(self.pid, self.pid, &before);
+        live::deregister(self.live_id);
         if let Some(mut child) = self.child.take() {
             let status = child.wait().map(describe_exit);
             let status = status.unwrap_or_else(|e| format!("unknown status ({e})"));

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::registry;
+use crate::live;
 
 /// How long the process may take to wind down after the first signal before it is
 /// ended by the handler thread.
@@ -30,12 +30,12 @@ static INSTALLED: Mutex<bool> = Mutex::new(false);
 /// default signal behaviour stays: bakeoff dies and the parent-death signal still takes
 /// its servers down. Use [`try_install_signal_handler`] to see that error.
 pub fn install_signal_handler() -> Arc<AtomicBool> {
-    try_install_signal_handler().unwrap_or_else(|_| registry::cancel_flag())
+    try_install_signal_handler().unwrap_or_else(|_| live::cancel_flag())
 }
 
 /// [`install_signal_handler`], reporting when the handler thread cannot be set up.
 pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
-    let flag = registry::cancel_flag();
+    let flag = live::cancel_flag();
     let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
     if !*installed {
         let mut signals = Signals::new([SIGINT, SIGTERM])?;
@@ -46,7 +46,7 @@ pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
                 let mut seen = 0;
                 for _signal in signals.forever() {
                     thread_flag.store(true, Ordering::SeqCst);
-                    registry::signal_all(libc::SIGKILL);
+                    live::signal_all(libc::SIGKILL);
                     seen += 1;
                     if seen == 1 {
                         let _ = std::thread::Builder::new()
@@ -71,8 +71,8 @@ pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
 /// Kills every live sandbox and every other process bakeoff started (a build step, a
 /// fetch), says why in one line, and exits with status 130.
 fn end_now(why: &str) -> ! {
-    registry::signal_all(libc::SIGKILL);
-    registry::signal_tree(std::process::id() as i32, -1, libc::SIGKILL);
+    live::signal_all(libc::SIGKILL);
+    live::signal_tree(std::process::id() as i32, -1, libc::SIGKILL);
     // A variant's machine settings put back before the exit (their journal says what).
     bakeoff_os::system::restore_now();
     eprintln!("error: {why}");
@@ -82,6 +82,6 @@ fn end_now(why: &str) -> ! {
 /// SIGKILLs every live sandbox of this process and refuses new ones, as a signal would:
 /// for a process that learns of its end another way (an agent whose controller is gone).
 pub fn kill_all() -> usize {
-    registry::cancel_flag().store(true, Ordering::SeqCst);
-    registry::signal_all(libc::SIGKILL)
+    live::cancel_flag().store(true, Ordering::SeqCst);
+    live::signal_all(libc::SIGKILL)
 }

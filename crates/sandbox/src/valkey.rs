@@ -1,115 +1,24 @@
 //! The Valkey target: Redis's fork, run exactly as Redis is (`redis.rs`: a config file of
 //! its own, RESP, `SHUTDOWN NOSAVE`), built by the same recipe with its own product
-//! (`src/valkey-server`). What differs is what it is called: its kind, its build product,
-//! and the messages that name it.
-
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+//! (`src/valkey-server`). What differs is what it is called: its kind and its server
+//! program, this file's one [`Fork`] line; the registry makes it with
+//! [`crate::redis::Redis::fork_of`], so every method of Redis's is Valkey's without a
+//! line forwarding it.
 
 use crate::kind::TargetKind;
-use crate::redis::Redis;
-use crate::target::{ConnectionLimit, Launch, Made, Target};
-use bakeoff_build::Recipe;
+use crate::redis::Fork;
 
 /// Valkey `valkey-server` (RESP; readiness: PING).
-#[derive(Debug, Clone, Default)]
-pub struct Valkey(Redis);
-
-impl From<Made> for Valkey {
-    fn from(m: Made) -> Self {
-        Valkey(Redis::from(m))
-    }
-}
-
-impl Target for Valkey {
-    fn kind(&self) -> TargetKind {
-        TargetKind::Valkey
-    }
-
-    fn recipe(&self) -> Recipe {
-        Recipe::redis("src/valkey-server")
-    }
-
-    fn dist_layout(&self) -> bakeoff_build::dist::Layout {
-        crate::target::layout(&["valkey-server"], &[], &["--version"])
-    }
-
-    fn takes_options(&self) -> bool {
-        self.0.takes_options()
-    }
-
-    fn protocol(&self) -> crate::Protocol {
-        self.0.protocol()
-    }
-
-    fn owned_arg(&self, args: &[String]) -> Option<(String, &'static str)> {
-        self.0.owned_arg(args)
-    }
-
-    fn owned_option(&self, key: &str) -> Option<&'static str> {
-        self.0.owned_option(key)
-    }
-
-    fn refused_setting(&self, key: &str, value: &str) -> Option<String> {
-        self.0.refused_setting(key, value)
-    }
-
-    fn refused_arg(&self, args: &[String]) -> Option<(String, String)> {
-        self.0.refused_arg(args)
-    }
-
-    fn start_stop_guess_s(&self) -> f64 {
-        self.0.start_stop_guess_s()
-    }
-
-    fn connection_limit(&self) -> Option<ConnectionLimit> {
-        self.0.connection_limit()
-    }
-
-    fn connection_default(&self) -> Option<usize> {
-        self.0.connection_default()
-    }
-
-    fn init(&self, binary: &Path, workdir: &Path) -> Result<(), String> {
-        self.0.init(binary, workdir)
-    }
-
-    fn command(&self, launch: &Launch<'_>) -> Command {
-        self.0.command(launch)
-    }
-
-    fn probe(&self, addr: SocketAddr) -> std::io::Result<bool> {
-        self.0.probe(addr)
-    }
-
-    fn socket(&self, workdir: &Path) -> Option<PathBuf> {
-        self.0.socket(workdir)
-    }
-
-    fn request_stop(&self, addr: SocketAddr) -> bool {
-        self.0.request_stop(addr)
-    }
-
-    fn is_port_clash(&self, log_tail: &str) -> bool {
-        self.0.is_port_clash(log_tail)
-    }
-
-    fn read_settings(
-        &self,
-        addr: SocketAddr,
-    ) -> Result<std::collections::BTreeMap<String, String>, String> {
-        self.0.read_settings(addr)
-    }
-
-    fn knobs(&self) -> &'static [crate::settings::Knob] {
-        self.0.knobs()
-    }
-}
+pub const VALKEY: Fork = Fork {
+    kind: TargetKind::Valkey,
+    server: &["valkey-server"],
+    product: "src/valkey-server",
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn valkey_is_redis_under_its_own_name() {

@@ -80,7 +80,7 @@ fn current_thread() -> tokio::runtime::Runtime {
 fn mariadb_lean_client_agrees_with_mysql_async() {
     let tmp = scratch();
     let sb = sandbox(TargetKind::Mariadb, "/usr/sbin/mariadbd", tmp.path());
-    let d = db(&sb, Dialect::Mysql);
+    let d = db(&sb, Dialect::Mariadb);
     let lean = lean_rows(&d);
     let rt = current_thread();
     let opts = |password: &str| {

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
     /// MariaDB (and MySQL where a caller knows no better).
-    Mysql,
+    Mariadb,
     /// Oracle's MySQL: MariaDB's SQL except where the two differ (`dialect/mysql.rs`).
-    OracleMysql,
+    Mysql,
     /// PostgreSQL.
     Postgres,
     /// SQLite's SQL over the PostgreSQL protocol (`bakeoff-sqlited`).

@@ -14,7 +14,7 @@ fn server() -> Db {
     let spec = std::env::var("BAKEOFF_MYSQL8").expect("BAKEOFF_MYSQL8 (see the module doc)");
     let f: Vec<&str> = spec.split_whitespace().collect();
     Db {
-        dialect: Dialect::Mysql,
+        dialect: Dialect::Mariadb,
         addr: f[0].parse().expect("host:port"),
         socket: Some(f[1].into()),
         user: f[2].into(),

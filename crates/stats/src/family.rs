@@ -97,6 +97,134 @@ pub fn decide_family(members: Vec<Option<Member>>, rule: &Rule) -> Vec<Option<Co
     found
 }
 
+/// What held a pair's sides back: the load (client-bound: more than
+/// [`crate::CLIENT_BOUND_SHARE`] of a side's runs) or other processes of the machine.
+/// Applied once, after the family is decided ([`crate::bounded`], then [`crate::busy`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Holds {
+    pub baseline_held: bool,
+    pub candidate_held: bool,
+    pub baseline_busy: bool,
+    pub candidate_busy: bool,
+}
+
+impl Holds {
+    /// Only the load's holds (a metric other processes do not move).
+    pub fn held(baseline: bool, candidate: bool) -> Holds {
+        Holds {
+            baseline_held: baseline,
+            candidate_held: candidate,
+            ..Holds::default()
+        }
+    }
+
+    /// The verdict once the holds are known.
+    pub fn apply(self, verdict: crate::Verdict) -> crate::Verdict {
+        crate::busy(
+            crate::bounded(verdict, self.baseline_held, self.candidate_held),
+            self.baseline_busy,
+            self.candidate_busy,
+        )
+    }
+}
+
+/// The one comparison stage: the members of a family, each under the caller's tag (a
+/// cell, an operation, a key), added as pairs of samples or as comparisons made
+/// elsewhere, with what held their sides; [`Family::decide`] decides them together under
+/// one rule and applies the holds once. Every caller (a run's analysis, two folders
+/// compared, each kind's own figures, capacities) builds one of these.
+#[derive(Debug, Clone)]
+pub struct Family<'a, T> {
+    members: Vec<(T, Option<Member<'a>>, Holds)>,
+}
+
+impl<T> Default for Family<'_, T> {
+    fn default() -> Self {
+        Family {
+            members: Vec::new(),
+        }
+    }
+}
+
+impl<'a, T> Family<'a, T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A pair of samples, with the metric's resolution where the caller knows it and the
+    /// code-layout slots to compare over where either side was built in several.
+    pub fn pair(
+        &mut self,
+        tag: T,
+        baseline: Sample<'a>,
+        candidate: Sample<'a>,
+        layouts: Option<usize>,
+        resolution: Option<f64>,
+        holds: Holds,
+    ) -> &mut Self {
+        let m = Member::Pair {
+            baseline,
+            candidate,
+            layouts,
+            resolution,
+        };
+        self.members.push((tag, Some(m), holds));
+        self
+    }
+
+    /// A comparison made elsewhere (a capacity's searches), decided with the rest.
+    pub fn made(&mut self, tag: T, k: Comparison, holds: Holds) -> &mut Self {
+        self.members.push((tag, Some(Member::Made(k)), holds));
+        self
+    }
+
+    /// A member, or a place with nothing to compare (None keeps the tag's place: it
+    /// comes back as None).
+    pub fn member(&mut self, tag: T, m: Option<Member<'a>>) -> &mut Self {
+        self.members.push((tag, m, Holds::default()));
+        self
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Every member decided together under `rule`, each verdict then under its holds; in
+    /// the order they were added, None where a member had nothing to compare.
+    pub fn decide_all(self, rule: &Rule) -> Vec<(T, Option<Comparison>)> {
+        let (tags, rest): (Vec<T>, Vec<(Option<Member>, Holds)>) = self
+            .members
+            .into_iter()
+            .map(|(t, m, h)| (t, (m, h)))
+            .unzip();
+        let (members, holds): (Vec<_>, Vec<_>) = rest.into_iter().unzip();
+        let found = decide_family(members, rule);
+        tags.into_iter()
+            .zip(found)
+            .zip(holds)
+            .map(|((t, k), h)| {
+                let k = k.map(|mut k| {
+                    k.verdict = h.apply(k.verdict);
+                    k
+                });
+                (t, k)
+            })
+            .collect()
+    }
+
+    /// [`Family::decide_all`] without the members that had nothing to compare.
+    pub fn decide(self, rule: &Rule) -> Vec<(T, Comparison)> {
+        self.decide_all(rule)
+            .into_iter()
+            .filter_map(|(t, k)| Some((t, k?)))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +285,51 @@ mod tests {
         decide(want.iter_mut(), rule.alpha, rule.equivalence);
         assert_eq!(got[0].as_ref(), Some(&want[0]));
         assert_eq!(got[1].as_ref(), Some(&want[1]));
+    }
+
+    /// The builder decides as `decide_family` does, and applies the holds once: a
+    /// client-bound candidate keeps "faster", a busy side makes any verdict machine-busy.
+    #[test]
+    fn the_builder_decides_the_family_and_applies_the_holds() {
+        let rule = Rule::new(Direction::HigherIsBetter);
+        let (a, b) = (rounds(100.0, 1.0), rounds(130.0, 1.0));
+        let made = compare_rounds(&a, &b, &rule).unwrap();
+        let mut f = Family::new();
+        f.pair(
+            "held",
+            Sample::Rounds(&a),
+            Sample::Rounds(&b),
+            None,
+            None,
+            Holds::held(false, true),
+        );
+        f.member("none", None);
+        f.pair(
+            "busy",
+            Sample::Rounds(&a),
+            Sample::Rounds(&b),
+            None,
+            None,
+            Holds {
+                baseline_busy: true,
+                ..Holds::default()
+            },
+        );
+        f.made("made", made.clone(), Holds::held(true, false));
+        let got = f.decide(&rule);
+        let tags: Vec<&str> = got.iter().map(|x| x.0).collect();
+        assert_eq!(tags, ["held", "busy", "made"]);
+        let plain = decide_family(
+            vec![
+                Some(Member::rounds(&a, &b)),
+                Some(Member::rounds(&a, &b)),
+                Some(Member::Made(made)),
+            ],
+            &rule,
+        );
+        assert_eq!(got[0].1.verdict, Verdict::Faster);
+        assert_eq!(got[1].1.verdict, Verdict::MachineBusy);
+        assert_eq!(got[2].1.verdict, Verdict::ClientBound);
+        assert_eq!(got[0].1.p_adjusted, plain[0].as_ref().unwrap().p_adjusted);
     }
 }

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 pub use changes::{change_points, ChangePoint};
-pub use family::{decide_family, Member, Sample};
+pub use family::{decide_family, Family, Holds, Member, Sample};
 pub use fdr::benjamini_hochberg;
 pub use forecast::{fewest_rounds, predicted_half_width, rounds_to_reach};
 pub use hiding::Hiding;

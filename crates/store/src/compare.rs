@@ -10,6 +10,7 @@ use bakeoff_report::model::{
     Cell, ComparisonRecord, ExperimentRecord, PlanRecord, Results, VariantRecord, SCHEMA,
 };
 use bakeoff_report::summary::{ci_text, ops};
+use bakeoff_report::warning::{Warning, WarningCode as Code};
 use bakeoff_stats::{self as stats, Direction};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -125,122 +126,22 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
             variant_names.push(&k.variant);
         }
     }
-    // With one variant on each side the report reads best with `A:<it>` as the baseline;
-    // with several, each pair has its own and the report's single baseline is "A".
-    let baseline = match variant_names.as_slice() {
-        [one] => tagged("A", one),
-        _ => "A".to_string(),
-    };
-
-    let mut cells = Vec::new();
-    let mut comparisons: Vec<ComparisonRecord> = Vec::new();
-    // The compared pairs: their key, both sides' figures, whether they count
-    // instructions, and whether the load held back A's cell and B's (the clock's answers
-    // only: instruction counts do not depend on the pace or on what else ran).
-    let mut pairs: Vec<(&CellKey, Vec<f64>, Vec<f64>, bool)> = Vec::new();
-    let mut held: Vec<(bool, bool, bool, bool)> = Vec::new();
-    let mut warnings: Vec<String> = [("A", ra), ("B", rb)]
-        .into_iter()
-        .filter(|(_, r)| r.aa.as_ref().is_some_and(|x| x.differs()))
-        .map(|(side, _)| format!("{side}'s A/A check found a difference between two sandboxes of the same binary: its machine made differences of its own, so every figure of {side} is suspect"))
-        .collect();
-    let mut too_few = Vec::new();
-    // Two experiments' rounds were not run side by side: never paired.
-    let rule = stats::Rule {
-        pairing: stats::Pairing::Unpaired,
-        equivalence: ra.plan.equivalence,
-        ..stats::Rule::new(Direction::HigherIsBetter)
-    };
-    for k in &matched {
-        let (Some(ca), Some(cb)) = (
-            ra.cells.iter().find(|c| k.is(c)),
-            rb.cells.iter().find(|c| k.is(c)),
-        ) else {
-            continue;
-        };
-        let (xa, ia) = figures(ca);
-        let (xb, ib) = figures(cb);
-        if ia != ib {
-            warnings.push(format!(
-                "{k}: not compared: {} measured instructions (callgrind) and {} measured time",
-                if ia { "A" } else { "B" },
-                if ia { "B" } else { "A" }
-            ));
-        } else {
-            pairs.push((k, xa, xb, ia));
-            held.push((
-                ca.held_back(),
-                cb.held_back(),
-                !ia && ca.machine_busy(),
-                !ia && cb.machine_busy(),
-            ));
-        }
-        cells.push(relabel(ca, "A", &a.folder));
-        cells.push(relabel(cb, "B", &b.folder));
-    }
-
-    // One family: every matched cell's comparison, decided together; records are made
-    // once decided, so their intervals are at the adjusted level.
-    let members = pairs
-        .iter()
-        .map(|(_, xa, xb, ia)| {
-            Some(stats::Member::Pair {
-                baseline: stats::Sample::Values(xa),
-                candidate: stats::Sample::Values(xb),
-                layouts: None,
-                // Instruction counts of a server under a load move ~0.5% between runs
-                // of one binary: a difference within 2.5 times that is never faster or
-                // slower (the run's own analysis measures the spread; this is its floor).
-                resolution: ia.then_some(INSTRUCTION_RESOLUTION),
-            })
-        })
-        .collect();
-    let found = stats::decide_family(members, &rule);
-    let mut decided: Vec<(&CellKey, stats::Comparison)> = Vec::new();
-    let mut kept = Vec::new();
-    for (((k, xa, xb, _), x), h) in pairs.iter().zip(found).zip(held) {
-        let Some(x) = x else { continue };
-        if x.smallest_p() >= 0.05 {
-            too_few.push((k.to_string(), xa.len(), xb.len()));
-        }
-        decided.push((*k, x));
-        kept.push(h);
-    }
-    let held = kept;
-    for ((k, x), (held_a, held_b, busy_a, busy_b)) in decided.iter().zip(held) {
-        let mut rec = ComparisonRecord::new(
-            &k.workload,
-            k.connections,
-            &tagged("B", &k.variant),
-            &tagged("A", &k.variant),
-            x,
-            rule.equivalence,
-        );
-        rec.verdict = stats::busy(stats::bounded(x.verdict, held_a, held_b), busy_a, busy_b);
-        comparisons.push(rec);
-    }
-    if !too_few.is_empty() {
-        warnings.insert(
-            0,
-            format!(
-                "too few valid runs for the Mann-Whitney test to reach p < 0.05 ({}), so {} \"same\"; use at least 4 runs on each side",
-                too_few_text(&too_few),
-                if too_few.len() == comparisons.len() {
-                    "every verdict is"
-                } else {
-                    "their verdict is"
-                }
-            ),
-        );
-    }
+    let Decided {
+        cells,
+        comparisons,
+        mut warnings,
+    } = decide_pairs(a, b, &matched);
     for (label, only) in [("A", &only_a), ("B", &only_b)] {
         if !only.is_empty() {
-            warnings.push(format!(
-                "only in {label} (not compared): {}",
-                only.iter()
-                    .map(|k| k.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            warnings.push(Warning::new(
+                Code::OnlyOneSide,
+                format!(
+                    "only in {label} (not compared): {}",
+                    only.iter()
+                        .map(|k| k.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ));
         }
     }
@@ -248,13 +149,12 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     // Each side's own warnings, except those about its own verdicts (not these).
     for (label, r) in [("A", ra), ("B", rb)] {
         warnings.extend(
-            r.warnings
+            r.coded_warnings()
                 .iter()
-                .filter(|w| !w.contains("Mann-Whitney"))
-                .map(|w| format!("{label}: {w}")),
+                .filter(|w| w.code != Code::TooFewRuns)
+                .map(|w| w.labelled(label)),
         );
     }
-
     let mut variants = Vec::new();
     for (label, side) in [("A", a), ("B", b)] {
         for v in side
@@ -266,7 +166,145 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
             variants.push(relabel_variant(v, label, &side.folder));
         }
     }
+    // With one variant on each side the report reads best with `A:<it>` as the baseline;
+    // with several, each pair has its own and the report's single baseline is "A".
+    let baseline = match variant_names.as_slice() {
+        [one] => tagged("A", one),
+        _ => "A".to_string(),
+    };
+    let mut results = merged(a, b, now, baseline);
+    results.variants = variants;
+    results.cells = cells;
+    results.comparisons = comparisons;
+    results.set_warnings(warnings);
+    Compared {
+        results,
+        matched,
+        only_a,
+        only_b,
+    }
+}
 
+/// What deciding the matched pairs gives: both sides' cells, the comparisons, and the
+/// warnings that come first (too few runs, each side's A/A check, mixed metrics).
+struct Decided {
+    cells: Vec<Cell>,
+    comparisons: Vec<ComparisonRecord>,
+    warnings: Vec<Warning>,
+}
+
+/// A matched pair: its key, both sides' figures, whether they count instructions, and
+/// what held the sides.
+type Pair<'a> = (&'a CellKey, Vec<f64>, Vec<f64>, bool, stats::Holds);
+
+/// The matched cells' comparisons, one family decided together (unpaired: two
+/// experiments' rounds were not run side by side), records made once decided so their
+/// intervals are at the adjusted level.
+fn decide_pairs(a: &Side, b: &Side, matched: &[CellKey]) -> Decided {
+    let (ra, rb) = (&a.results, &b.results);
+    let mut cells = Vec::new();
+    let mut warnings: Vec<Warning> = [("A", ra), ("B", rb)]
+        .into_iter()
+        .filter(|(_, r)| r.aa.as_ref().is_some_and(|x| x.differs()))
+        .map(|(side, _)| Warning::new(Code::SideAaDiffers, format!("{side}'s A/A check found a difference between two sandboxes of the same binary: its machine made differences of its own, so every figure of {side} is suspect")))
+        .collect();
+    let rule = stats::Rule {
+        pairing: stats::Pairing::Unpaired,
+        equivalence: ra.plan.equivalence,
+        ..stats::Rule::new(Direction::HigherIsBetter)
+    };
+    // The compared pairs: their key, both sides' figures and whether they count
+    // instructions.
+    let mut pairs: Vec<Pair> = Vec::new();
+    for k in matched {
+        let (Some(ca), Some(cb)) = (
+            ra.cells.iter().find(|c| k.is(c)),
+            rb.cells.iter().find(|c| k.is(c)),
+        ) else {
+            continue;
+        };
+        let (xa, ia) = figures(ca);
+        let (xb, ib) = figures(cb);
+        if ia != ib {
+            warnings.push(Warning::new(
+                Code::MixedMetrics,
+                format!(
+                    "{k}: not compared: {} measured instructions (callgrind) and {} measured time",
+                    if ia { "A" } else { "B" },
+                    if ia { "B" } else { "A" }
+                ),
+            ));
+        } else {
+            // Whether the load held back A's cell and B's (the clock's answers only:
+            // instruction counts do not depend on the pace or on what else ran).
+            let holds = stats::Holds {
+                baseline_held: ca.held_back(),
+                candidate_held: cb.held_back(),
+                baseline_busy: !ia && ca.machine_busy(),
+                candidate_busy: !ia && cb.machine_busy(),
+            };
+            pairs.push((k, xa, xb, ia, holds));
+        }
+        cells.push(relabel(ca, "A", &a.folder));
+        cells.push(relabel(cb, "B", &b.folder));
+    }
+    let mut family = stats::Family::new();
+    for (k, xa, xb, ia, holds) in &pairs {
+        // Instruction counts of a server under a load move ~0.5% between runs of one
+        // binary: a difference within 2.5 times that is never faster or slower (the
+        // run's own analysis measures the spread; this is its floor).
+        family.pair(
+            (*k, xa.len(), xb.len()),
+            stats::Sample::Values(xa),
+            stats::Sample::Values(xb),
+            None,
+            ia.then_some(INSTRUCTION_RESOLUTION),
+            *holds,
+        );
+    }
+    let mut too_few = Vec::new();
+    let mut comparisons = Vec::new();
+    for ((k, na, nb), x) in family.decide(&rule) {
+        if x.smallest_p() >= 0.05 {
+            too_few.push((k.to_string(), na, nb));
+        }
+        comparisons.push(ComparisonRecord::new(
+            &k.workload,
+            k.connections,
+            &tagged("B", &k.variant),
+            &tagged("A", &k.variant),
+            &x,
+            rule.equivalence,
+        ));
+    }
+    if !too_few.is_empty() {
+        warnings.insert(
+            0,
+            Warning::new(
+                Code::TooFewRuns,
+                format!(
+                    "too few valid runs for the Mann-Whitney test to reach p < 0.05 ({}), so {} \"same\"; use at least 4 runs on each side",
+                    too_few_text(&too_few),
+                    if too_few.len() == comparisons.len() {
+                        "every verdict is"
+                    } else {
+                        "their verdict is"
+                    }
+                ),
+            ),
+        );
+    }
+    Decided {
+        cells,
+        comparisons,
+        warnings,
+    }
+}
+
+/// The outcome's results model before its variants, cells, comparisons and warnings: its
+/// name, description, experiment, plan and notes from both sides.
+fn merged(a: &Side, b: &Side, now: &str, baseline: String) -> Results {
+    let (ra, rb) = (&a.results, &b.results);
     let name = if ra.name == rb.name {
         format!("{} (A vs B)", ra.name)
     } else {
@@ -301,7 +339,7 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
     for (label, r) in [("A", ra), ("B", rb)] {
         notes.extend(r.notes.iter().map(|n| format!("{label}: {n}")));
     }
-    let results = Results {
+    Results {
         schema: SCHEMA.to_string(),
         name,
         description: Some(description),
@@ -322,25 +360,8 @@ pub fn compare(a: &Side, b: &Side, now: &str) -> Compared {
             ..PlanRecord::default()
         },
         source: ra.source.clone().filter(|s| Some(s) == rb.source.as_ref()),
-        variants,
-        cells,
-        comparisons,
-        stopped_by: None,
-        rounds_s: None,
-        warnings,
         notes,
-        verification: Vec::new(),
-        history: Vec::new(),
-        hosts: Vec::new(),
-        aa: None,
-        tune: None,
-        settings_diff: Vec::new(),
-    };
-    Compared {
-        results,
-        matched,
-        only_a,
-        only_b,
+        ..Results::default()
     }
 }
 
@@ -379,14 +400,14 @@ fn too_few_text(cells: &[(String, usize, usize)]) -> String {
 }
 
 /// What a reader must know before trusting a comparison of two separate experiments.
-fn context_warnings(a: &Side, b: &Side) -> Vec<String> {
+fn context_warnings(a: &Side, b: &Side) -> Vec<Warning> {
     let (ra, rb) = (&a.results, &b.results);
     let mut w = Vec::new();
     if ra.host.hostname != rb.host.hostname || ra.host.cpu_model != rb.host.cpu_model {
-        w.push(format!(
+        w.push(Warning::new(Code::DifferentMachines, format!(
             "A and B ran on different machines (A: {} {}, B: {} {}): differences may be the machine's",
             ra.host.hostname, ra.host.cpu_model, rb.host.hostname, rb.host.cpu_model
-        ));
+        )));
     }
     let plan = |p: &PlanRecord| {
         let measure = match (p.duration_s, p.ops) {
@@ -402,13 +423,19 @@ fn context_warnings(a: &Side, b: &Side) -> Vec<String> {
     };
     let (pa, pb) = (plan(&ra.plan), plan(&rb.plan));
     if pa != pb {
-        w.push(format!("A and B ran different plans (A: {pa}; B: {pb})"));
+        w.push(Warning::new(
+            Code::DifferentPlans,
+            format!("A and B ran different plans (A: {pa}; B: {pb})"),
+        ));
     }
     for (label, r) in [("A", ra), ("B", rb)] {
         if r.status != "complete" {
-            w.push(format!(
-                "{label} did not complete (status {}): its cells may have fewer runs",
-                r.status
+            w.push(Warning::new(
+                Code::SideIncomplete,
+                format!(
+                    "{label} did not complete (status {}): its cells may have fewer runs",
+                    r.status
+                ),
             ));
         }
     }

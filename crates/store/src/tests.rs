@@ -485,6 +485,7 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
         stopped_by: None,
         rounds_s: None,
         warnings: vec![],
+        warning_codes: Vec::new(),
         notes: vec![],
         verification: Vec::new(),
         history: Vec::new(),

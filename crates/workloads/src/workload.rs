@@ -31,6 +31,13 @@ pub trait Workload: Send + Sync {
         &self.cells().connections
     }
 
+    /// Whether a run is a fixed amount of work whose length is its own (a suite), not a
+    /// window on the plan's clock: the run's watchdog then gives its window no planned
+    /// length and judges it by its progress (`RunContext::live`), which it must tell.
+    fn fixed_work(&self) -> bool {
+        false
+    }
+
     /// Whether it speaks SQL (needs a SQL target and, usually, prepared tables).
     fn sql(&self) -> bool {
         true

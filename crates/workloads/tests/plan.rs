@@ -1403,3 +1403,31 @@ fn slo_is_accepted_on_oltp_and_refused_on_sysbench() {
         "{e}"
     );
 }
+
+/// A study's step (bisect, tune, the noise check) is loaded from a file written beside
+/// the original, under a hidden name, and removed again; a step the checks refuse is a
+/// load error, a folder it cannot be written to a write error.
+#[test]
+fn derived_experiments_load_beside_the_original_and_leave_nothing() {
+    use bakeoff_plan::derive::{load_derived, DerivedError};
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("exp.toml");
+    std::fs::write(&original, GOOD).unwrap();
+    let step = load_derived(&original, "bisect-abc/1", GOOD, &KINDS).unwrap();
+    assert_eq!(step.path.parent(), Some(dir.path()));
+    let file = step.path.file_name().unwrap().to_string_lossy().to_string();
+    assert!(file.starts_with(".bakeoff-bisect-abc_1-"), "{file}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let bad = GOOD.replace("name = \"memcached-gcc-vs-clang\"", "name = 3");
+    assert!(matches!(
+        load_derived(&original, "tune", &bad, &KINDS),
+        Err(DerivedError::Load(_))
+    ));
+    let nowhere = dir.path().join("gone").join("exp.toml");
+    assert!(matches!(
+        load_derived(&nowhere, "noise", GOOD, &KINDS),
+        Err(DerivedError::Write(m)) if m.contains("gone")
+    ));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}

@@ -13,7 +13,6 @@ use bakeoff_agent::protocol::{
 };
 use bakeoff_engine::{Live, Phase, PhaseHooks};
 use bakeoff_plan::Loaded;
-use bakeoff_probe::sampler::{Sample, Summary};
 use bakeoff_report::model::{ClientRecord, Results, SourceRecord};
 use bakeoff_sandbox::{SandboxSpec, Usage};
 use bakeoff_workloads::{AgentSpec, Outcome};
@@ -642,7 +641,7 @@ impl RemoteProbes for Watched {
         })
     }
 
-    fn stop_sampler(&self) -> Result<(Vec<Sample>, Summary), String> {
+    fn stop_sampler(&self) -> Result<protocol::Sampled, String> {
         self.ask(&Request::SamplerStop)
     }
 

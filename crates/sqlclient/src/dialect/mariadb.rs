@@ -3,7 +3,7 @@
 
 use super::{BulkLoad, Setting, SqlDialect};
 
-/// MariaDB (`Dialect::Mysql`).
+/// MariaDB (`Dialect::Mariadb`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MariaDb;
 

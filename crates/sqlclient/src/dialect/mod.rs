@@ -19,7 +19,7 @@ mod postgres;
 mod sqlite;
 
 pub use mariadb::MariaDb;
-pub use mysql::OracleMysql;
+pub use mysql::Mysql;
 pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
@@ -29,8 +29,8 @@ impl Dialect {
     /// The server's SQL: what every workload asks instead of matching on the dialect.
     pub fn sql(self) -> &'static dyn SqlDialect {
         match self {
-            Dialect::Mysql => &MariaDb,
-            Dialect::OracleMysql => &OracleMysql,
+            Dialect::Mariadb => &MariaDb,
+            Dialect::Mysql => &Mysql,
             Dialect::Postgres => &Postgres,
             Dialect::Sqlite => &Sqlite,
         }
@@ -39,7 +39,7 @@ impl Dialect {
     /// The wire protocol the server speaks (what an external tool's driver must speak).
     pub fn wire(self) -> Wire {
         match self {
-            Dialect::Mysql | Dialect::OracleMysql => Wire::Mysql,
+            Dialect::Mariadb | Dialect::Mysql => Wire::Mysql,
             Dialect::Postgres | Dialect::Sqlite => Wire::Postgres,
         }
     }

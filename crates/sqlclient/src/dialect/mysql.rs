@@ -6,11 +6,11 @@
 
 use super::{BulkLoad, MariaDb, Setting, SqlDialect};
 
-/// MySQL 5.5 to 8.x (`Dialect::OracleMysql`).
+/// MySQL 5.5 to 8.x (`Dialect::Mysql`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct OracleMysql;
+pub struct Mysql;
 
-impl SqlDialect for OracleMysql {
+impl SqlDialect for Mysql {
     fn name(&self) -> &'static str {
         MariaDb.name()
     }

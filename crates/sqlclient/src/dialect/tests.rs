@@ -3,23 +3,23 @@
 
 use super::*;
 
-const ALL: [Dialect; 3] = [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite];
+const ALL: [Dialect; 3] = [Dialect::Mariadb, Dialect::Postgres, Dialect::Sqlite];
 
 #[test]
 fn names_and_wires() {
     for d in ALL {
         assert_eq!(d.sql().name(), d.as_str());
     }
-    assert_eq!(Dialect::Mysql.wire(), Wire::Mysql);
+    assert_eq!(Dialect::Mariadb.wire(), Wire::Mysql);
     assert_eq!(Dialect::Postgres.wire(), Wire::Postgres);
     assert_eq!(Dialect::Sqlite.wire(), Wire::Postgres);
-    assert!(Dialect::Sqlite.pg_wire() && !Dialect::Mysql.pg_wire());
+    assert!(Dialect::Sqlite.pg_wire() && !Dialect::Mariadb.pg_wire());
 }
 
 #[test]
 fn placeholders_are_numbered_on_the_postgresql_protocol() {
     let sql = "UPDATE t SET c=? WHERE id BETWEEN ? AND ?";
-    assert_eq!(Dialect::Mysql.sql().placeholders(sql), sql);
+    assert_eq!(Dialect::Mariadb.sql().placeholders(sql), sql);
     for d in [Dialect::Postgres, Dialect::Sqlite] {
         assert_eq!(
             d.sql().placeholders(sql),

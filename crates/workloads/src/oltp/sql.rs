@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn statement_texts() {
         assert_eq!(
-            text(Stmt::PointSelect, 3, Dialect::Mysql.sql(), 10, true),
+            text(Stmt::PointSelect, 3, Dialect::Mariadb.sql(), 10, true),
             "SELECT c FROM sbtest3 WHERE id=?"
         );
         assert_eq!(
@@ -214,7 +214,7 @@ mod tests {
             "UPDATE sbtest1 SET c=$1 WHERE id=$2"
         );
         assert_eq!(
-            text(Stmt::RandomRanges, 1, Dialect::Mysql.sql(), 2, true),
+            text(Stmt::RandomRanges, 1, Dialect::Mariadb.sql(), 2, true),
             "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
         );
         let cfg = OltpConfig {
@@ -222,7 +222,7 @@ mod tests {
             ..OltpConfig::default()
         };
         assert_eq!(
-            create_table(2, Dialect::Mysql.sql(), &cfg),
+            create_table(2, Dialect::Mariadb.sql(), &cfg),
             "CREATE TABLE sbtest2 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = MyISAM"
         );
         assert!(create_table(2, Dialect::Postgres.sql(), &cfg)

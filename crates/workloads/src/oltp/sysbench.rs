@@ -554,7 +554,7 @@ Latency (ms):
     #[test]
     fn unix_transport_points_sysbench_at_the_socket() {
         let mut db = Db {
-            dialect: Dialect::Mysql,
+            dialect: Dialect::Mariadb,
             addr: "127.0.0.1:3307".parse().unwrap(),
             socket: Some("/tmp/sb/mysqld.sock".into()),
             user: "bakeoff".into(),

@@ -238,7 +238,7 @@ mod tests {
 
     fn db() -> Db {
         Db {
-            dialect: Dialect::Mysql,
+            dialect: Dialect::Mariadb,
             addr: "127.0.0.1:3399".parse().unwrap(),
             socket: Some("/tmp/sb/mysqld.sock".into()),
             user: "bakeoff".into(),

@@ -21,7 +21,7 @@ impl KindSpec for SqlBenchKind {
     /// MariaDB (`--server=mysql`) and PostgreSQL (`--server=Pg`) servers.
     fn fits(&self, target: &dyn Target) -> Result<(), String> {
         match target.dialect() {
-            Some(Dialect::Mysql | Dialect::OracleMysql | Dialect::Postgres) => Ok(()),
+            Some(Dialect::Mariadb | Dialect::Mysql | Dialect::Postgres) => Ok(()),
             _ => Err(
                 "sql-bench runs against MariaDB (--server=mysql) or PostgreSQL (--server=Pg) only"
                     .into(),

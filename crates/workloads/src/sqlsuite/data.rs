@@ -547,7 +547,7 @@ mod tests {
     #[test]
     fn sql_and_copy_text() {
         let v = [Val::I(3), Val::S("a'b".into())];
-        for d in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {
+        for d in [Dialect::Mariadb, Dialect::Postgres, Dialect::Sqlite] {
             assert_eq!(sql_tuple(d.sql(), &v), "(3, 'a''b')");
         }
         let mut s = String::new();

@@ -84,8 +84,7 @@ pub fn summarize_cells(r: &mut Results) {
 /// One cell's rows; its operations against the baseline's are one FDR family.
 fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell {
     let mut out = SuiteCell::default();
-    let mut members: Vec<Option<stats::Member>> = Vec::new();
-    let mut rows: Vec<SuiteRow> = Vec::new();
+    let mut family = stats::Family::new();
     let mut base_of: HashMap<(&str, &str), &Vec<(usize, f64)>> = HashMap::new();
     for ((g, n), bx) in base.into_iter().flatten() {
         base_of.entry((g.as_str(), n.as_str())).or_insert(bx);
@@ -96,17 +95,18 @@ fn suite_cell(t: &Times, base: Option<&Times>, rule: &stats::Rule) -> SuiteCell 
             continue;
         };
         let b = base_of.get(&(group.as_str(), name.as_str()));
-        members.push(b.map(|bx| stats::Member::rounds(bx, xs)));
-        rows.push(SuiteRow {
-            group: group.clone(),
-            name: name.clone(),
-            median_s: s.median,
-            ci95: [s.ci95.0, s.ci95.1],
-            vs_baseline: None,
-        });
+        family.member(
+            SuiteRow {
+                group: group.clone(),
+                name: name.clone(),
+                median_s: s.median,
+                ci95: [s.ci95.0, s.ci95.1],
+                vs_baseline: None,
+            },
+            b.map(|bx| stats::Member::rounds(bx, xs)),
+        );
     }
-    let found = stats::decide_family(members, rule);
-    for (mut row, k) in rows.into_iter().zip(found) {
+    for (mut row, k) in family.decide_all(rule) {
         row.vs_baseline = k.as_ref().map(RatioRecord::new);
         if row.name.is_empty() {
             out.groups.push(row);

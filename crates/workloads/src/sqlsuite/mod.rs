@@ -36,7 +36,7 @@ pub use workload::{Suite, VERIFY_SCALE};
 
 use crate::verify;
 use bakeoff_engine::rng::{mix, Rng};
-use bakeoff_engine::LoadError;
+use bakeoff_engine::{Live, LoadError};
 use bakeoff_sqlclient::{Client, DbError, Param};
 use bakeoff_sqlclient::{Db, Setting, SqlDialect};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,7 +132,19 @@ pub fn op_names(group: Group) -> Vec<&'static str> {
 /// Runs the chosen groups on one connection; stops at the first failure (after dropping
 /// the failed group's tables) or when `cancel` is set.
 pub fn run(db: &Db, cfg: &SuiteConfig, cancel: &AtomicBool) -> Result<Vec<OpResult>, LoadError> {
-    Ok(run_suite(db, cfg, cancel, false)?.0)
+    Ok(run_suite(db, cfg, cancel, false, None)?.0)
+}
+
+/// [`run`], telling `live` its progress: every statement sent counts, so that the run's
+/// watchdog judges the suite (a fixed amount of work, whose length is its own) by what it
+/// does rather than by the plan's clock.
+pub fn run_live(
+    db: &Db,
+    cfg: &SuiteConfig,
+    cancel: &AtomicBool,
+    live: &Live,
+) -> Result<Vec<OpResult>, LoadError> {
+    Ok(run_suite(db, cfg, cancel, false, Some(live))?.0)
 }
 
 /// The suite as a verification query set: every statement it sends, with its result
@@ -146,7 +158,7 @@ pub fn capture(
     cfg: &SuiteConfig,
     cancel: &AtomicBool,
 ) -> Result<Vec<verify::Outcome>, LoadError> {
-    Ok(run_suite(db, cfg, cancel, true)?.1)
+    Ok(run_suite(db, cfg, cancel, true, None)?.1)
 }
 
 type SuiteOutput = (Vec<OpResult>, Vec<verify::Outcome>);
@@ -156,6 +168,7 @@ fn run_suite(
     cfg: &SuiteConfig,
     cancel: &AtomicBool,
     capture: bool,
+    live: Option<&Live>,
 ) -> Result<SuiteOutput, LoadError> {
     check(cfg)?;
     let rt = bakeoff_sqlclient::driver::runtime()?;
@@ -171,6 +184,7 @@ fn run_suite(
         scale: cfg.scale,
         cancel,
         statements: 0,
+        live: live.map(|l| (l, Instant::now())),
         rng: Rng::new(0),
         capture: capture.then(Capture::default),
         current: String::new(),
@@ -278,6 +292,8 @@ pub(crate) struct Ctx<'a> {
     cancel: &'a AtomicBool,
     /// Statements sent so far (connections opened count as statements).
     pub statements: u64,
+    /// Where the run's progress is told (the statements sent), and when it began.
+    live: Option<(&'a Live, Instant)>,
     /// Seeded per group.
     pub rng: Rng,
     /// Set when the suite runs as a verification query set ([`capture`]).
@@ -361,12 +377,20 @@ impl Ctx<'_> {
         ((full as f64 * self.scale).round() as u64).max(min)
     }
 
+    /// Counts `n` statements sent, and tells the run's progress.
+    fn sent(&mut self, n: u64) {
+        self.statements += n;
+        if let Some((live, began)) = self.live {
+            live.set_progress(self.statements, 1 + began.elapsed().as_nanos() as u64);
+        }
+    }
+
     /// Sends one statement; the server's error is the caller's to judge.
     pub fn try_exec(&mut self, sql: &str) -> Result<Result<(), DbError>, LoadError> {
         if self.cancel.load(Ordering::Relaxed) {
             return Err(LoadError::Cancelled);
         }
-        self.statements += 1;
+        self.sent(1);
         let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
         if self.capture.is_none() {
             return Ok(rt.block_on(c.simple(sql)));
@@ -425,7 +449,7 @@ impl Ctx<'_> {
     /// first that fails fails the suite.
     pub fn exec_batch(&mut self, sql: &str, count: u64) -> Result<(), LoadError> {
         self.exec(sql)?;
-        self.statements += count - 1;
+        self.sent(count - 1);
         Ok(())
     }
 
@@ -471,7 +495,7 @@ impl Ctx<'_> {
         if self.cancel.load(Ordering::Relaxed) {
             return Err(LoadError::Cancelled);
         }
-        self.statements += 1;
+        self.sent(1);
         let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
         rt.block_on(c.exec(0, sql, sql, params))
             .map_err(|e| failed(sql, e))
@@ -482,7 +506,7 @@ impl Ctx<'_> {
         if self.cancel.load(Ordering::Relaxed) {
             return Err(LoadError::Cancelled);
         }
-        self.statements += 1;
+        self.sent(1);
         self.rt
             .block_on(Client::connect(self.db, 0, false))
             .map_err(|e| LoadError::Sql(format!("cannot connect: {}", e.message)))
@@ -490,7 +514,7 @@ impl Ctx<'_> {
 
     /// Runs `sql` on another connection `c`, dropping its rows.
     pub fn exec_on(&mut self, c: &mut Client, sql: &str) -> Result<(), LoadError> {
-        self.statements += 1;
+        self.sent(1);
         if self.capture.is_none() {
             return self.rt.block_on(c.simple(sql)).map_err(|e| failed(sql, e));
         }
@@ -506,7 +530,7 @@ impl Ctx<'_> {
 
     /// PostgreSQL's COPY of text-format `data`.
     pub fn copy(&mut self, sql: &str, data: &[u8]) -> Result<(), LoadError> {
-        self.statements += 1;
+        self.sent(1);
         let (rt, c) = (&self.rt, self.c.as_mut().expect("connection open"));
         match rt.block_on(c.copy_in(sql, data)) {
             Some(r) => {

@@ -60,11 +60,16 @@ impl Workload for Suite {
         })))
     }
 
+    /// The suite is a fixed amount of work: its length is its own, not the plan's.
+    fn fixed_work(&self) -> bool {
+        true
+    }
+
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
         let db = ctx.server.db()?;
         let cfg = for_engine(&self.cfg, ctx.engine);
         ctx.hooks.measure_started();
-        let got = super::run(&db, &cfg, ctx.cancel);
+        let got = super::run_live(&db, &cfg, ctx.cancel, ctx.live);
         ctx.hooks.measure_ended();
         let ops = got.map_err(|e| e.to_string())?;
         Ok(outcome(&ops))

@@ -402,7 +402,7 @@ mod tests {
             database: String::new(),
             via_socket: false,
         };
-        let my = create_tables(&db(Dialect::Mysql), Some("MyISAM"));
+        let my = create_tables(&db(Dialect::Mariadb), Some("MyISAM"));
         assert_eq!(my.len(), 4);
         assert!(
             my[2].starts_with("CREATE TABLE pgbench_accounts (aid INTEGER NOT NULL PRIMARY KEY")

@@ -36,16 +36,14 @@ pub fn summarize_cells(r: &mut Results) {
         })
         .collect();
     // The TPC-C comparisons are one family.
-    let found = stats::decide_family(
-        sides
-            .iter()
-            .map(|s| s.as_ref().map(|(b, c)| stats::Member::rounds(b, c)))
-            .collect(),
-        &rule,
-    );
-    let against: Vec<Option<RatioRecord>> = found
+    let mut family = stats::Family::new();
+    for s in &sides {
+        family.member((), s.as_ref().map(|(b, c)| stats::Member::rounds(b, c)));
+    }
+    let against: Vec<Option<RatioRecord>> = family
+        .decide_all(&rule)
         .iter()
-        .map(|k| k.as_ref().map(RatioRecord::new))
+        .map(|(_, k)| k.as_ref().map(RatioRecord::new))
         .collect();
     for (c, k) in r.cells.iter_mut().zip(against) {
         TpccCell::update(c, |t, _| t.notpm_vs_baseline = k);
@@ -301,6 +299,7 @@ mod tests {
             stopped_by: None,
             rounds_s: None,
             warnings: vec![],
+            warning_codes: Vec::new(),
             notes: Vec::new(),
             verification: Vec::new(),
             history: Vec::new(),

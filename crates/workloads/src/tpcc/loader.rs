@@ -1297,7 +1297,7 @@ mod tests {
     fn rows_in_both_formats() {
         let now = LoadTime::new(UNIX_EPOCH);
         let mut pg = Sink::new(Dialect::Postgres.sql(), "new_order", false, &now);
-        let mut my = Sink::new(Dialect::Mysql.sql(), "new_order", false, &now);
+        let mut my = Sink::new(Dialect::Mariadb.sql(), "new_order", false, &now);
         for s in [&mut pg, &mut my] {
             s.int(2101);
             s.money(-10_05);
@@ -1369,7 +1369,7 @@ mod tests {
             whole_tables(Dialect::Postgres.sql(), 2) && whole_tables(Dialect::Postgres.sql(), 3)
         );
         assert!(
-            !whole_tables(Dialect::Postgres.sql(), 4) && !whole_tables(Dialect::Mysql.sql(), 1)
+            !whole_tables(Dialect::Postgres.sql(), 4) && !whole_tables(Dialect::Mariadb.sql(), 1)
         );
     }
 

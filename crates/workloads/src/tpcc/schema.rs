@@ -344,13 +344,13 @@ mod tests {
 
     #[test]
     fn dialects_differ_in_dates_and_engine() {
-        let my = create_table(Dialect::Mysql.sql(), Some("Aria"), "orders");
+        let my = create_table(Dialect::Mariadb.sql(), Some("Aria"), "orders");
         assert!(my.contains("o_entry_d DATETIME NOT NULL"), "{my}");
         assert!(my.ends_with("ENGINE = Aria"), "{my}");
         let pg = create_table(Dialect::Postgres.sql(), None, "order_line");
         assert!(pg.contains("ol_delivery_d timestamp NULL"), "{pg}");
         assert!(pg.contains("ol_dist_info varchar(24) NOT NULL"), "{pg}");
-        let my = create_table(Dialect::Mysql.sql(), None, "order_line");
+        let my = create_table(Dialect::Mariadb.sql(), None, "order_line");
         assert!(my.contains("ol_dist_info char(24) NOT NULL"), "{my}");
         assert!(pg.contains("PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number)"));
         assert!(!create_table(Dialect::Postgres.sql(), None, "history").contains("PRIMARY"));

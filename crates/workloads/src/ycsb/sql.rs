@@ -443,7 +443,7 @@ mod tests {
     #[test]
     fn statements() {
         assert_eq!(
-            create_table(Dialect::Mysql.sql(), 2, Some("MyISAM")),
+            create_table(Dialect::Mariadb.sql(), 2, Some("MyISAM")),
             "CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 TEXT, FIELD1 TEXT) ENGINE = MyISAM"
         );
         assert_eq!(

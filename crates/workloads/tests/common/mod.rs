@@ -75,7 +75,7 @@ pub fn start(kind: TargetKind, options: &[(&str, &str)]) -> Server {
         dialect: match kind {
             TargetKind::Postgres => Dialect::Postgres,
             TargetKind::Sqlite => Dialect::Sqlite,
-            _ => Dialect::Mysql,
+            _ => Dialect::Mariadb,
         },
         addr: sandbox.addr(),
         socket: sandbox.socket(),

@@ -1,8 +1,8 @@
-//! The registry of live sandboxes of this process (server pid and process group), the
+//! The live sandboxes of this process (server pid and process group, until reaped), the
 //! process-wide cancel flag, and signalling a whole sandbox (group plus descendants).
 //!
 //! A sandbox stays registered until its server has been reaped, and its server is reaped
-//! only after it left the registry: while registered, the (possibly zombie) server holds
+//! only after it left this list: while listed, the (possibly zombie) server holds
 //! its pid and so its process group id, which therefore cannot name an unrelated group.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +33,7 @@ pub(crate) fn register(pid: i32, pgid: i32) -> u64 {
     id
 }
 
-/// Forgets a server; after this no signal from the registry reaches its group.
+/// Forgets a server; after this no signal from this list reaches its group.
 pub(crate) fn deregister(id: u64) {
     live().remove(&id);
 }
