@@ -315,11 +315,31 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
 }
 
 fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
+    // --metrics is checked before anything runs: loopback only, a port free.
+    let endpoint = match &args.metrics {
+        Some(a) => {
+            let addr = crate::metrics::parse_addr(a).map_err(Failure::BadInput)?;
+            Some(crate::metrics::Endpoint::start(addr).map_err(Failure::BadInput)?)
+        }
+        None => None,
+    };
     let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args, &loaded);
     let cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(progress_mode(args));
-    let outcome = bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel);
+    let outcome = match &endpoint {
+        Some(e) => {
+            eprintln!("metrics: http://{}/metrics (OpenMetrics, until the run ends)", e.addr);
+            let watched = crate::metrics::Watched {
+                inner: &bars,
+                endpoint: e,
+            };
+            bakeoff_runner::run_experiment(&loaded, &opts, &watched, cancel)
+        }
+        None => bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel),
+    };
+    // The endpoint ends with the run.
+    drop(endpoint);
     bars.finish();
     match outcome {
         Ok(o) => {
