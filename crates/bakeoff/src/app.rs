@@ -329,7 +329,10 @@ fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
     let bars = Bars::new(progress_mode(args));
     let outcome = match &endpoint {
         Some(e) => {
-            eprintln!("metrics: http://{}/metrics (OpenMetrics, until the run ends)", e.addr);
+            eprintln!(
+                "metrics: http://{}/metrics (OpenMetrics, until the run ends)",
+                e.addr
+            );
             let watched = crate::metrics::Watched {
                 inner: &bars,
                 endpoint: e,

@@ -21,7 +21,9 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     let addrs: Vec<SocketAddr> = s
         .to_socket_addrs()
         .map_err(|e| {
-            format!("--metrics {s:?}: not an address and port ({e}); give one such as 127.0.0.1:9464")
+            format!(
+                "--metrics {s:?}: not an address and port ({e}); give one such as 127.0.0.1:9464"
+            )
         })?
         .collect();
     match addrs.first() {
@@ -126,7 +128,11 @@ fn answer(mut s: TcpStream, figures: &Mutex<Figures>, started: Instant) -> std::
     let mut words = line.split_whitespace();
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let (status, kind, body) = if method != "GET" && method != "HEAD" {
-        ("405 Method Not Allowed", "text/plain", "GET /metrics\n".to_string())
+        (
+            "405 Method Not Allowed",
+            "text/plain",
+            "GET /metrics\n".to_string(),
+        )
     } else if path == "/metrics" || path == "/" {
         (
             "200 OK",
@@ -324,7 +330,13 @@ mod tests {
         assert!(parse_addr("127.0.0.1:9464").is_ok());
         assert!(parse_addr("[::1]:9464").is_ok());
         assert!(parse_addr("localhost:9464").is_ok());
-        for bad in ["0.0.0.0:9464", "10.1.2.3:80", "[::]:9464", "9464", "nonsense"] {
+        for bad in [
+            "0.0.0.0:9464",
+            "10.1.2.3:80",
+            "[::]:9464",
+            "9464",
+            "nonsense",
+        ] {
             assert!(parse_addr(bad).is_err(), "{bad}");
         }
     }
