@@ -163,7 +163,7 @@ function filter(){var q=box.value.toLowerCase(),n=0;rows.forEach(function(r){var
 box.addEventListener('input',filter);
 var ths=t.tHead.rows[0].cells,dir={};
 Array.prototype.forEach.call(ths,function(th,i){if(!th.dataset.sort)return;th.addEventListener('click',function(){
-var num=th.dataset.sort==='n',d=dir[i]=-(dir[i]||1);
+var num=th.dataset.sort==='n',d=dir[i]=dir[i]===1?-1:1;
 function key(r){var c=r.cells[i];var v=c.dataset.v!==undefined?c.dataset.v:c.textContent;return num?parseFloat(v):v.toLowerCase();}
 rows.sort(function(a,b){var x=key(a),y=key(b);return (x<y?-1:x>y?1:0)*d;});
 rows.forEach(function(r){t.tBodies[0].appendChild(r);});});});
@@ -311,7 +311,12 @@ pub fn trend_page(t: &Trend, runs: &[RunView]) -> String {
                     (ch.after / ch.before - 1.0) * 100.0
                 ),
                 color: 4,
-                points: vec![(ch.index as f64, ch.after)],
+                // A vertical mark at the run where the figure moved.
+                points: vec![
+                    (ch.index as f64, 0.0),
+                    (ch.index as f64, ch.after.max(ch.before)),
+                ],
+                dashed: true,
                 ..svg::Series::default()
             });
         }
