@@ -381,8 +381,17 @@ fn pages_of(
             Ok(pages::trend_page(&t, &owned).into_bytes())
         })?;
         for (i, v) in runs.iter().enumerate() {
-            let prev = i.checked_sub(1).map(|p| runs[p].record.id);
-            let next = runs.get(i + 1).map(|n| n.record.id);
+            // A compare page exists only where both folders could be read.
+            let readable = |x: &RunView| x.facts.error.is_none();
+            let prev = i
+                .checked_sub(1)
+                .map(|p| runs[p])
+                .filter(|p| readable(p) && readable(v))
+                .map(|p| p.record.id);
+            let next = runs
+                .get(i + 1)
+                .filter(|n| readable(n) && readable(v))
+                .map(|n| n.record.id);
             let id = v.record.id;
             let key = key_of(&(version, &v.record.entry, v.facts, prev, next));
             out.put(&format!("runs/{id}.html"), key, || {
@@ -398,9 +407,6 @@ fn pages_of(
             }
             if let Some(p) = prev {
                 let a = runs[i - 1];
-                if a.facts.error.is_some() || v.facts.error.is_some() {
-                    continue;
-                }
                 let key = key_of(&(version, p, id, a.facts, v.facts));
                 let rel = format!("compare/{p}-{id}.html");
                 out.put(&rel, key, || {

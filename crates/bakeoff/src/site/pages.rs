@@ -102,9 +102,9 @@ fn status_badge(status: &str) -> String {
 pub fn index(runs: &[RunView]) -> String {
     let mut body = String::from("<h1>Experiments</h1>\n");
     if let Some(n) = runs.first() {
-        let _ = write!(
+        let _ = writeln!(
             body,
-            "<div class=\"box newest\" id=\"newest\"><h2>Newest: <a href=\"{}\">{}</a> #{} <span class=\"muted\">{}</span></h2><p>{}</p><p><a href=\"runs/{}.html\">run page</a>{}</p></div>\n",
+            "<div class=\"box newest\" id=\"newest\"><h2>Newest: <a href=\"{}\">{}</a> #{} <span class=\"muted\">{}</span></h2><p>{}</p><p><a href=\"runs/{}.html\">run page</a>{}</p></div>",
             escape(&n.name_page),
             escape(&n.record.entry.name),
             n.record.id,
@@ -283,6 +283,8 @@ pub fn trend_page(t: &Trend, runs: &[RunView]) -> String {
             .map(|i| (i as f64, format!("#{}", t.rows[i].id)))
             .collect()
     };
+    let by_id: std::collections::HashMap<i64, &RunView> =
+        runs.iter().map(|v| (v.record.id, v)).collect();
     let mut changed_rows = std::collections::BTreeSet::new();
     for (col, key) in t.columns.iter().enumerate() {
         let mut points = Vec::new();
@@ -358,7 +360,7 @@ pub fn trend_page(t: &Trend, runs: &[RunView]) -> String {
     }
     body.push_str("<th>report</th><th>compare</th></tr></thead><tbody>\n");
     for (i, row) in t.rows.iter().enumerate() {
-        let v = runs.iter().find(|v| v.record.id == row.id);
+        let v = by_id.get(&row.id).copied();
         let class = if changed_rows.contains(&i) {
             " class=\"change\""
         } else {
@@ -384,7 +386,12 @@ pub fn trend_page(t: &Trend, runs: &[RunView]) -> String {
         } else {
             "-".into()
         };
-        let compare = match i.checked_sub(1).map(|p| t.rows[p].id) {
+        let readable = |id: i64| by_id.get(&id).is_some_and(|v| v.facts.error.is_none());
+        let compare = match i
+            .checked_sub(1)
+            .map(|p| t.rows[p].id)
+            .filter(|p| readable(*p) && readable(row.id))
+        {
             Some(p) => format!("<a href=\"../compare/{p}-{}.html\">vs #{p}</a>", row.id),
             None => "-".into(),
         };
