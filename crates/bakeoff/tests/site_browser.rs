@@ -4,7 +4,7 @@
 //! folder in tests/data, and 28 scripted folders whose figure shifts halfway), then
 //! `bakeoff site`. The index shows every experiment and filters them, the newest answer
 //! lies in the first screen at 1280x800 and at 390x844, the scripted name's trend page
-//! marks its change point, a run page opens its report and its compare page, every link
+//! marks its change point (and zooms its chart), a run page opens its report and its compare page, every link
 //! of the site's pages resolves, nothing injected exists and the console holds no error.
 //! Screenshots are kept under target/tmp/site/.
 
@@ -257,6 +257,19 @@ fn the_site_in_chromium() {
             >= Some(1)
     );
     p.screenshot("trend.png");
+    // Zoom: a click widens the chart.
+    let widths = p.run(
+        "const b = document.querySelector('.zoombox'); const s = b.querySelector('svg'); \
+         const w0 = s.getBoundingClientRect().width; b.click(); \
+         return [w0, s.getBoundingClientRect().width]",
+    );
+    let w: Vec<f64> = widths
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(w[1] > 2.0 * w[0], "zoom: {w:?}");
 
     // The newest real run's page, its report, its compare page.
     p.open(&site.join("index.html"));

@@ -171,6 +171,17 @@ rows.forEach(function(r){t.tBodies[0].appendChild(r);});});});
 </script>
 ";
 
+/// Zoom for the trend charts, for readers with scripts on: a click widens a chart to
+/// three times its width inside its scrolling box (long histories), a second click
+/// brings it back.
+const ZOOM_SCRIPT: &str = "<script>
+document.querySelectorAll('.zoombox').forEach(function(b){var s=b.querySelector('svg');if(!s)return;
+b.title='click to zoom';b.style.cursor='zoom-in';
+b.addEventListener('click',function(){var z=b.classList.toggle('zoomed');
+s.style.maxWidth=z?'none':'';s.style.width=z?(b.clientWidth*3)+'px':'';b.style.cursor=z?'zoom-out':'zoom-in';});});
+</script>
+";
+
 fn cell_row(c: &CellEntry) -> String {
     let (lo, hi) = (c.ci95[0], c.ci95[1]);
     format!(
@@ -333,8 +344,10 @@ pub fn trend_page(t: &Trend, runs: &[RunView]) -> String {
         };
         let _ = writeln!(body, "<h2>{}</h2>", escape(&key.to_string()));
         if let Some(svg) = svg::line_chart(&chart) {
+            // In a scrolling box: the zoom script widens the chart inside it.
+            body.push_str("<div class=\"scroll zoombox\">");
             body.push_str(&svg);
-            body.push('\n');
+            body.push_str("</div>\n");
         }
         if t.changes[col].is_empty() {
             body.push_str("<p class=\"muted\">No change point.</p>\n");
@@ -398,6 +411,7 @@ pub fn trend_page(t: &Trend, runs: &[RunView]) -> String {
         let _ = writeln!(body, "<td>{report}</td><td>{compare}</td></tr>");
     }
     body.push_str("</tbody></table></div>\n");
+    body.push_str(ZOOM_SCRIPT);
     page(&format!("{} over time", t.name), "../", &[], &body)
 }
 
