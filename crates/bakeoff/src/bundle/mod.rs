@@ -353,7 +353,10 @@ pub fn import_cmd(args: &ImportArgs) -> Result<(), Failure> {
             root.display()
         ))
     })?;
-    let stage = root.join(format!(".bakeoff-import-{}", std::process::id()));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let stage = root.join(format!(".bakeoff-import-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&stage)
         .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", stage.display())))?;
     let staging = Staging(stage.clone());
