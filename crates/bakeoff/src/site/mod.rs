@@ -342,6 +342,10 @@ fn pages_of(
     loaded: &mut HashMap<i64, bakeoff_report::Results>,
 ) -> Result<(), Failure> {
     let version = env!("CARGO_PKG_VERSION");
+    // One style sheet for every page.
+    out.put("style.css", key_of(version), || {
+        Ok(pages::style().into_bytes())
+    })?;
     // The index: every run's line.
     let index_key = key_of(&(
         version,
@@ -479,7 +483,15 @@ fn claim(dir: &Path) -> Result<(), Failure> {
     let ours = |e: &std::fs::DirEntry| {
         let n = e.file_name();
         let n = n.to_string_lossy();
-        made && [MANIFEST, "index.html", "names", "runs", "compare"].contains(&n.as_ref())
+        made && [
+            MANIFEST,
+            "index.html",
+            "style.css",
+            "names",
+            "runs",
+            "compare",
+        ]
+        .contains(&n.as_ref())
     };
     bakeoff_os::own::claim(dir, SITE_PURPOSE, &ours).map_err(|e| {
         Failure::BadInput(format!(

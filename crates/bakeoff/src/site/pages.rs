@@ -34,7 +34,12 @@ th[data-sort]{cursor:pointer}
 @media (max-width:700px){main{padding:12px 10px 40px}td.answer{min-width:12em}}
 ";
 
-/// A whole page: head, style, the crumbs back to the index, the body.
+/// The site's one style sheet: report.html's, and the site's own.
+pub fn style() -> String {
+    format!("{}{SITE_CSS}", bakeoff_report::html::CSS)
+}
+
+/// A whole page: head, the style sheet, the crumbs back to the index, the body.
 pub fn page(title: &str, root: &str, crumbs: &[(String, String)], body: &str) -> String {
     let mut nav = format!("<nav class=\"crumbs\"><a href=\"{root}index.html\">all experiments</a>");
     for (href, text) in crumbs {
@@ -42,9 +47,8 @@ pub fn page(title: &str, root: &str, crumbs: &[(String, String)], body: &str) ->
     }
     nav.push_str("</nav>\n");
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{}{SITE_CSS}</style>\n</head>\n<body>\n<main>\n{nav}{body}<footer>made by bakeoff {} (<code>bakeoff site</code>)</footer>\n</main>\n</body>\n</html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<link rel=\"stylesheet\" href=\"{root}style.css\">\n</head>\n<body>\n<main>\n{nav}{body}<footer>made by bakeoff {} (<code>bakeoff site</code>)</footer>\n</main>\n</body>\n</html>\n",
         escape(title),
-        bakeoff_report::html::CSS,
         env!("CARGO_PKG_VERSION")
     )
 }
