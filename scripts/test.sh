@@ -20,7 +20,7 @@ case "${1:-}" in
 esac
 # Integration-test files (crate:file under crates/<crate>/tests/) that start no server
 # and build nothing: the fast tier runs them. A new such file joins this list.
-fast_targets=(bakeoff:cli bakeoff:kinds_results bakeoff:tune_input bakeoff:variant_kinds_input bakeoff:hostile_folders bakeoff:hostile_archives bakeoff:hostile_writers bakeoff:report_hostile runner:module_graph probe:sampler store:kill workloads:plan)
+fast_targets=(bakeoff:cli bakeoff:site bakeoff:bundle bakeoff:kinds_results bakeoff:tune_input bakeoff:variant_kinds_input bakeoff:hostile_folders bakeoff:hostile_archives bakeoff:hostile_writers bakeoff:report_hostile runner:module_graph probe:sampler store:kill workloads:plan)
 # Unit-test modules that start a real server: the fast tier skips them (cargo's --skip
 # matches the test's path).
 server_units=(kv::tests::)

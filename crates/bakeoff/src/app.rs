@@ -117,6 +117,9 @@ pub fn run() -> Result<(), Failure> {
                 .map_err(|e| Failure::Failed(format!("cannot write the man page: {e}")))
         }
         Command::Trend(args) => trend_cmd(&args),
+        Command::Site(args) => site_cmd(&args),
+        Command::Export(args) => crate::bundle::export_cmd(&args),
+        Command::Import(args) => crate::bundle::import_cmd(&args),
         Command::Bisect(args) => crate::bisect::bisect_cmd(&args),
         Command::Tune(args) => crate::tune::tune_cmd(&args),
         Command::Agent { root, run } => bakeoff_agent::serve(&root, &run).map_err(Failure::Failed),
@@ -313,11 +316,34 @@ fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
 }
 
 fn run_cmd(args: &RunArgs, color: ColorChoice) -> Result<(), Failure> {
+    // --metrics is checked before anything runs: loopback only, a port free.
+    let endpoint = match &args.metrics {
+        Some(a) => {
+            let addr = crate::metrics::parse_addr(a).map_err(Failure::BadInput)?;
+            Some(crate::metrics::Endpoint::start(addr).map_err(Failure::BadInput)?)
+        }
+        None => None,
+    };
     let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args, &loaded);
     let cancel = bakeoff_sandbox::install_signal_handler();
     let bars = Bars::new(progress_mode(args));
-    let outcome = bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel);
+    let outcome = match &endpoint {
+        Some(e) => {
+            eprintln!(
+                "metrics: http://{}/metrics (OpenMetrics, until the run ends)",
+                e.addr
+            );
+            let watched = crate::metrics::Watched {
+                inner: &bars,
+                endpoint: e,
+            };
+            bakeoff_runner::run_experiment(&loaded, &opts, &watched, cancel)
+        }
+        None => bakeoff_runner::run_experiment(&loaded, &opts, &bars, cancel),
+    };
+    // The endpoint ends with the run.
+    drop(endpoint);
     bars.finish();
     match outcome {
         Ok(o) => {
@@ -644,7 +670,7 @@ fn reanalyze_cmd(
 }
 
 /// The store's path: --store, else the default location.
-fn store_path(arg: &StoreArg) -> Result<PathBuf, Failure> {
+pub(crate) fn store_path(arg: &StoreArg) -> Result<PathBuf, Failure> {
     arg.store
         .clone()
         .or_else(bakeoff_store::default_path)
@@ -656,7 +682,7 @@ fn store_path(arg: &StoreArg) -> Result<PathBuf, Failure> {
         })
 }
 
-fn store_failure(e: bakeoff_store::Error) -> Failure {
+pub(crate) fn store_failure(e: bakeoff_store::Error) -> Failure {
     if e.is_bad_input() {
         Failure::BadInput(e.to_string())
     } else {
@@ -732,7 +758,7 @@ fn text_list(names: &[String]) -> String {
 }
 
 /// A compare argument: a results folder (or its results.json), else a history id.
-fn side(arg: &str, store: &StoreArg) -> Result<Side, Failure> {
+pub(crate) fn side(arg: &str, store: &StoreArg) -> Result<Side, Failure> {
     let p = Path::new(arg);
     let folder = if p.is_file() && p.file_name().is_some_and(|n| n == "results.json") {
         p.parent().map(Path::to_path_buf)
@@ -917,6 +943,26 @@ fn trend_cmd(args: &TrendArgs) -> Result<(), Failure> {
         return Ok(());
     }
     print!("{}", t.render());
+    Ok(())
+}
+
+fn site_cmd(args: &crate::cli::SiteArgs) -> Result<(), Failure> {
+    let opts = crate::site::SiteOptions {
+        dir: args.dir.clone(),
+        store: store_path(&args.store)?,
+        since: args.since.clone(),
+        name: args.name.clone(),
+    };
+    let s = crate::site::build(&opts)?;
+    println!(
+        "site: {} ({} experiments; {} files written, {} unchanged, {} removed; {} results read)",
+        args.dir.join("index.html").display(),
+        s.experiments,
+        s.written,
+        s.unchanged,
+        s.removed,
+        s.results_read
+    );
     Ok(())
 }
 

@@ -177,6 +177,37 @@ pub enum Command {
     /// Exit status 2 when no experiment has that name (the known names are listed) or no
     /// cell matches.
     Trend(TrendArgs),
+    /// Make a static site over the history: plain files in DIR that open from disk or
+    /// any static host.
+    ///
+    /// index.html lists every experiment (name, target, variants, when, machine, status,
+    /// answer), newest first with the newest answer on top, filterable and sortable in
+    /// the page; names/ has a page per experiment name with each cell's median and 95%
+    /// CI per run and the change points `bakeoff trend` finds; runs/ a page per run with
+    /// its report.html copied in; compare/ each run against the run of its name before
+    /// it (what `bakeoff compare` prints). A second call rewrites only what changed
+    /// (DIR/.bakeoff-site.json records what was written and from what).
+    ///
+    /// Exit status: 0 when made, 2 for bad input (no store, a folder holding other
+    /// files, a bad --since).
+    Site(SiteArgs),
+    /// Write experiments' results folders into one bundle (a gzip-compressed tar) to
+    /// carry them to another machine's history: the folders, and a manifest with each
+    /// file's size and SHA-256, bakeoff's version, the bundle's schema and each
+    /// experiment's machine.
+    ///
+    /// Exit status: 0 when written, 2 for bad input (not a results folder, a link inside
+    /// one, an existing -o file).
+    Export(ExportArgs),
+    /// Add a bundle's experiments to this history: every file checked against the
+    /// bundle's manifest before anything is written, the folders copied under
+    /// --results-dir and recorded in the store; an experiment already there (same id
+    /// and checksum) is skipped.
+    ///
+    /// Exit status: 0 when imported, 2 for a bundle that fails a check (a changed byte,
+    /// a path leaving the folder, a link, a file over its size, an unknown newer
+    /// schema), with the file named; nothing of it is written then.
+    Import(ImportArgs),
     /// Find the first commit where a figure moved: `--good` and `--bad` revisions of the
     /// experiment's git source.
     ///
@@ -309,6 +340,44 @@ pub struct TrendArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// The site's folder (new, empty, or one `bakeoff site` made).
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Only experiments started at or after this UTC date (YYYY-MM-DD or
+    /// YYYY-MM-DDTHH:MM:SSZ).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only experiments of this name.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Results folders (or history ids) to put in the bundle.
+    #[arg(value_name = "RESULTS", required = true)]
+    pub results: Vec<String>,
+    /// The bundle to write (must not exist).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The bundle (`bakeoff export`'s file).
+    pub bundle: PathBuf,
+    /// Where the imported results folders go.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results_dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+#[derive(Debug, Args)]
 pub struct BisectArgs {
     /// A revision whose figure is the reference (commit, tag or branch).
     #[arg(long, value_name = "REV")]
@@ -359,6 +428,12 @@ pub struct RunArgs {
     /// workload.0.connections=[1,16]. The results folder's experiment shows them.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Serve the running experiment's figures in the OpenMetrics text format on ADDR
+    /// (a loopback address and port, e.g. 127.0.0.1:9464), for Prometheus or Grafana:
+    /// runs done, the current run's throughput, the last run's latency, the budget left.
+    /// The endpoint ends with the run. `bakeoff run` only.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
     /// Exit with status 3 when a comparison is slower (`slower`), or also when a variant
     /// returned different results or had memory errors (`any`). For CI.
     #[arg(long, value_name = "WHAT")]

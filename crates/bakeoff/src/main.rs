@@ -6,9 +6,12 @@
 
 mod app;
 mod bisect;
+mod bundle;
 mod cli;
+mod metrics;
 mod progress;
 mod session;
+mod site;
 mod tune;
 
 use std::process::ExitCode;

@@ -236,6 +236,65 @@ fn hostile_names_render_as_text_in_every_report_file() {
     }
     // The terminal: no escape sequence (stdout is no terminal, so no colour either).
     assert!(!stdout.contains('\u{1b}'), "{stdout}");
+
+    // The site (issue 56) over a history holding the folder twice: every page of it
+    // (index, trend, run pages, the compare page, the copied report) shows the names
+    // as text too.
+    let store = s.path().join("h.sqlite");
+    let r = bakeoff_report::Results::from_json(
+        &std::fs::read_to_string(dir.join("results.json")).unwrap(),
+    )
+    .unwrap();
+    let mut st = bakeoff_store::Store::open(&store).unwrap();
+    for _ in 0..2 {
+        st.record(&bakeoff_store::Entry::from_results(&r, &dir))
+            .unwrap();
+    }
+    let site = s.path().join("site");
+    let out = bakeoff()
+        .arg("site")
+        .arg(&site)
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    let mut pages = 0;
+    let mut todo = vec![site.clone()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "html") {
+                continue;
+            }
+            pages += 1;
+            let page = std::fs::read_to_string(&p).unwrap();
+            for raw in [
+                "<img",
+                "<script>alert",
+                "<svg onload",
+                "<b>",
+                "href=\"javascript",
+                "href=\"http",
+            ] {
+                let at = page
+                    .find(raw)
+                    .map(|i| &page[i.saturating_sub(80)..(i + 80).min(page.len())]);
+                assert!(at.is_none(), "{raw} raw in {}: {at:?}", p.display());
+            }
+        }
+    }
+    // index, the trend page, two run pages, two reports, one compare page.
+    assert_eq!(pages, 7);
+    let compare = std::fs::read_to_string(site.join("compare/1-2.html")).unwrap();
+    assert!(
+        compare.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "the name shows"
+    );
 }
 
 /// Issue 44, class 6: `report` read impossible values. Each is refused in one line naming

@@ -15,7 +15,8 @@ use crate::svg;
 use crate::table::{self, code, file_link, Table, Value};
 use std::fmt::Write;
 
-const CSS: &str = "\
+/// The page style report.html carries (the site's pages carry it too).
+pub const CSS: &str = "\
 :root{--fg:#1d2330;--muted:#5d6878;--line:#dde2e8;--zebra:#f6f8fa;--head:#eef1f5}
 *{box-sizing:border-box}
 body{margin:0;background:#eef1f5;color:var(--fg);font:15px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif}

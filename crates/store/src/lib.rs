@@ -24,7 +24,7 @@ pub use record::{CellEntry, Entry, Record, VariantEntry};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{Filter, Store, Writer};
 pub use text::history_table;
-pub use trend::{histories, known_values, trend, Trend, TrendRow};
+pub use trend::{histories, known_values, trend, Trend, TrendRow, CHANGE_ALPHA};
 
 use std::ffi::OsString;
 use std::path::PathBuf;

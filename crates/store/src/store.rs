@@ -8,6 +8,9 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Above this many records, a read fetches all variants and cells in one query each.
+const BULK: usize = 64;
+
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -294,11 +297,54 @@ impl Store {
             .map_err(&err)?
             .collect::<rusqlite::Result<Vec<Record>>>()
             .map_err(&err)?;
+        if records.len() > BULK {
+            self.fill_all(&mut records).map_err(&err)?;
+            return Ok(records);
+        }
         for r in &mut records {
             r.entry.variants = self.variants_of(r.id).map_err(&err)?;
             r.entry.cells = self.cells_of(r.id).map_err(&err)?;
         }
         Ok(records)
+    }
+
+    /// Every record's variants and cells from one pass over each table (a history of
+    /// thousands read in two queries rather than two per record).
+    fn fill_all(&self, records: &mut [Record]) -> rusqlite::Result<()> {
+        let at: std::collections::HashMap<i64, usize> =
+            records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let mut st = self.conn.prepare(
+            "SELECT experiment_id, name, status FROM variants ORDER BY experiment_id, position",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Some(&i) = at.get(&row.get::<_, i64>(0)?) {
+                records[i].entry.variants.push(VariantEntry {
+                    name: row.get(1)?,
+                    status: row.get(2)?,
+                });
+            }
+        }
+        let mut st = self.conn.prepare(
+            "SELECT experiment_id, workload, connections, variant, median_ops_per_s, ci95_low, \
+             ci95_high, valid_runs, instructions_per_op FROM cells ORDER BY experiment_id, position",
+        )?;
+        let nan = |x: Option<f64>| x.unwrap_or(f64::NAN);
+        let mut rows = st.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Some(&i) = at.get(&row.get::<_, i64>(0)?) {
+                records[i].entry.cells.push(CellEntry {
+                    workload: row.get(1)?,
+                    connections: row.get::<_, i64>(2)?.max(0) as usize,
+                    variant: row.get(3)?,
+                    median_ops_per_s: nan(row.get(4)?),
+                    ci95: [nan(row.get(5)?), nan(row.get(6)?)],
+                    valid_runs: row.get::<_, i64>(7)?.max(0) as usize,
+                    instructions_per_op: row.get(8)?,
+                });
+            }
+        }
+        Ok(())
     }
 
     fn variants_of(&self, id: i64) -> rusqlite::Result<Vec<VariantEntry>> {

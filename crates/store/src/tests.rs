@@ -68,6 +68,32 @@ fn a_record_round_trips() {
     assert_eq!(s.list(&Filter::default()).expect("list")[0].entry, e);
 }
 
+/// A history longer than the bulk read's threshold reads back as record by record.
+#[test]
+fn a_long_history_reads_back_whole_in_bulk() {
+    let (_d, path) = scratch();
+    let mut s = Store::open(&path).expect("open");
+    for i in 0..150 {
+        let name = if i % 3 == 0 { "a" } else { "b" };
+        s.record(&entry(
+            name,
+            &format!("2024-05-01T12:{:02}:{:02}Z", i / 60, i % 60),
+            1 + i % 4,
+        ))
+        .expect("record");
+    }
+    let all = s.list(&Filter::default()).expect("list");
+    assert_eq!(all.len(), 150);
+    for r in &all {
+        assert_eq!(Some(r), s.get(r.id).expect("get").as_ref());
+    }
+    let b = s.history_of("b").expect("history");
+    assert_eq!(b.len(), 100);
+    assert!(b
+        .iter()
+        .all(|r| r.entry.name == "b" && !r.entry.cells.is_empty()));
+}
+
 #[test]
 fn records_list_newest_first_with_name_and_limit() {
     let (_d, path) = scratch();

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod chromedriver;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};
@@ -503,4 +504,47 @@ pub fn assert_not_different(k: &serde_json::Value) {
         !differs_beyond_chance(k),
         "identical builds called different at p < {FALSE_ANSWER_LEVEL}: {k}"
     );
+}
+
+/// A results folder `dir` of experiment `name` started at `started` (RFC 3339 UTC), made
+/// as a run makes one (analyzed, with its report.html) from scripted figures: each
+/// variant of `factors` at `level * factor` ops/s over 5 rounds with a little spread;
+/// then recorded in the history store at `store`. Returns the folder. For the tests of
+/// what reads the history (site, bundles) without running servers.
+pub fn recorded_folder(
+    s: &Scratch,
+    store: &Path,
+    dir: &str,
+    name: &str,
+    started: &str,
+    factors: &[(&str, f64)],
+    level: f64,
+) -> PathBuf {
+    let folder = results_folder(s, dir, name, 16, factors, 5, |f, round| {
+        level * f * (1.0 + 0.002 * (round % 3) as f64)
+    });
+    let text = std::fs::read_to_string(folder.join("results.json")).unwrap();
+    let mut r = bakeoff_report::Results::from_json(&text).unwrap();
+    r.started_utc = started.into();
+    r.finished_utc = Some(started.into());
+    r.bakeoff_version = env!("CARGO_PKG_VERSION").into();
+    r.host.hostname = "testhost".into();
+    r.host.cpu_model = "Test CPU".into();
+    r.experiment.resolved = serde_json::json!({"target": {"kind": "memcached"}});
+    bakeoff_runner::analyze(&mut r);
+    r.status = "complete".into();
+    std::fs::write(
+        folder.join("results.json"),
+        serde_json::to_string_pretty(&r).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("report.html"),
+        bakeoff_report::html::render_with(&r, &bakeoff_workloads::KINDS),
+    )
+    .unwrap();
+    let mut st = bakeoff_store::Store::open(store).unwrap();
+    st.record(&bakeoff_store::Entry::from_results(&r, &folder))
+        .unwrap();
+    folder
 }

@@ -41,6 +41,7 @@ use crate::util::{hash_file, remove_tree, sha256_hex};
 
 pub use describe::{describe, version, Described};
 pub use find::{find_server, Found, Layout};
+pub use unpack::names_outside;
 
 /// Where a variant's binaries come from (the plan's `dist` keys, paths resolved).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -353,7 +353,7 @@ fn tool_failed(tool: &str, name: &str, output: &str) -> DistError {
 
 /// A member name (or hard link target) that names a place outside the archive: absolute,
 /// or with a `..` component.
-fn names_outside(member: &str) -> bool {
+pub fn names_outside(member: &str) -> bool {
     member.starts_with('/') || member.split('/').any(|c| c == "..")
 }
 
