@@ -253,6 +253,75 @@ pub fn load(db: &Db, sf: f64) -> Result<u64, String> {
     Ok(rows)
 }
 
+/// The load from files `dir/<table>` the generator wrote (lines as COPY's text format
+/// with `|` between values) instead of generating: PostgreSQL only, each file streamed
+/// through `COPY .. FROM STDIN` in batches (as psql's `\copy` does), the same two
+/// connections, keys, indexes and statistics as [`load`]. For the measurement in
+/// bench/RESULTS.md.
+pub fn load_files(db: &Db, dir: &std::path::Path) -> Result<u64, String> {
+    let rt = bakeoff_sqlclient::driver::runtime().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mut c = Client::connect(db, 0, false).await?;
+        let names: Vec<&str> = TABLES.iter().rev().map(|t| t.name).collect();
+        for s in db.dialect.sql().drop_tables(&names) {
+            c.simple(&s).await?;
+        }
+        for t in &TABLES {
+            c.simple(&create_table(t, false)).await?;
+        }
+        c.close().await;
+        Ok::<(), DbError>(())
+    })
+    .map_err(|e| e.message)?;
+    drop(rt);
+    let copy = |tables: &[Table]| -> Result<u64, String> {
+        let rt = bakeoff_sqlclient::driver::runtime().map_err(|e| e.to_string())?;
+        rt.block_on(async {
+            let mut c = Client::connect(db, 0, false).await.map_err(|e| e.message)?;
+            c.simple("SET synchronous_commit = off").await.map_err(|e| e.message)?;
+            let mut rows = 0;
+            for t in tables {
+                use std::io::BufRead;
+                let names: Vec<&str> = t.columns.iter().map(|c| c.0).collect();
+                let head = format!(
+                    "COPY {} ({}) FROM STDIN WITH (DELIMITER '|')",
+                    t.name,
+                    names.join(", ")
+                );
+                let f = std::fs::File::open(dir.join(t.name)).map_err(|e| e.to_string())?;
+                let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+                let mut buf = Vec::with_capacity(BATCH_BYTES + 4096);
+                loop {
+                    let n = r.read_until(b'\n', &mut buf).map_err(|e| e.to_string())?;
+                    if n > 0 {
+                        rows += 1;
+                    }
+                    if (n == 0 && !buf.is_empty()) || buf.len() >= BATCH_BYTES {
+                        c.copy_in(&head, &buf)
+                            .await
+                            .expect("a PostgreSQL connection")
+                            .map_err(|e| e.message)?;
+                        buf.clear();
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
+            c.close().await;
+            Ok(rows)
+        })
+    };
+    let rows = std::thread::scope(|s| {
+        let other = s.spawn(|| copy(&TABLES[..7]));
+        let line = copy(&TABLES[7..]);
+        let other = other.join().map_err(|_| "a load thread panicked".to_string())?;
+        Ok::<u64, String>(line? + other?)
+    })?;
+    finish(db, true)?;
+    Ok(rows)
+}
+
 /// Loads `tables` over one connection of its own.
 fn fill_tables(db: &Db, sf: f64, tables: &[Table]) -> Result<u64, String> {
     let rt = bakeoff_sqlclient::driver::runtime().map_err(|e| e.to_string())?;
@@ -283,7 +352,11 @@ fn fill(
     let names: Vec<&str> = t.columns.iter().map(|c| c.0).collect();
     let copy = sql.bulk_load() == BulkLoad::Copy;
     let head = if copy {
-        format!("COPY {} ({}) FROM STDIN", t.name, names.join(", "))
+        format!(
+            "COPY {} ({}) FROM STDIN WITH (DELIMITER '|')",
+            t.name,
+            names.join(", ")
+        )
     } else {
         format!("INSERT INTO {} ({}) VALUES ", t.name, names.join(", "))
     };
