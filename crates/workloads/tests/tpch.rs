@@ -70,7 +70,10 @@ fn answers_match_the_independent_engine_and_a_changed_row_is_named() {
     load(&sqlite.db);
     let want = answers(&sqlite.db);
     assert_eq!(want.len(), 22);
-    assert!(reference.lock().unwrap().as_ref().unwrap()[0].rows.len() == 4, "Q1: 4 groups");
+    assert!(
+        reference.lock().unwrap().as_ref().unwrap()[0].rows.len() == 4,
+        "Q1: 4 groups"
+    );
     drop(sqlite);
 
     let pg = common::start(TargetKind::Postgres, &[("synchronous_commit", "off")]);
@@ -80,7 +83,12 @@ fn answers_match_the_independent_engine_and_a_changed_row_is_named() {
     assert!(c.differences.is_empty(), "{:?}", c.differences);
     let plans = run::plans(&pg.db, w.spec(), 1).expect("plans");
     assert_eq!(plans.len(), 22);
-    assert!(plans.iter().all(|(_, p)| !p.is_empty() && !p.contains("cost=")), "{plans:?}");
+    assert!(
+        plans
+            .iter()
+            .all(|(_, p)| !p.is_empty() && !p.contains("cost=")),
+        "{plans:?}"
+    );
     // A query past its timeout is recorded as such, and the run goes on.
     let tight = run::RunSpec {
         queries: vec![21, 6],
@@ -125,14 +133,18 @@ fn bench_generation_and_load_against_copy_from_files() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
-    let pg = common::start(TargetKind::Postgres, &[("synchronous_commit", "off"), ("max_wal_size", "4GB")]);
+    let pg = common::start(
+        TargetKind::Postgres,
+        &[("synchronous_commit", "off"), ("max_wal_size", "4GB")],
+    );
     let started = std::time::Instant::now();
     let rows = schema::load(&pg.db, sf).expect("load");
     let generated = started.elapsed().as_secs_f64();
     // The same rows written to files first (not timed), then loaded from them.
     let dir = tempfile::tempdir().unwrap();
     for t in &schema::TABLES {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(dir.path().join(t.name)).unwrap());
+        let mut f =
+            std::io::BufWriter::new(std::fs::File::create(dir.path().join(t.name)).unwrap());
         schema::each_row(t.name, sf, |line| {
             let line = line.strip_suffix('|').unwrap_or(line);
             writeln!(f, "{line}")

@@ -131,24 +131,39 @@ mod tests {
     fn numbers_within_precision_and_padded_text_are_the_same_answer() {
         let pg = rows(
             &["n_name", "revenue", "n"],
-            &[&["FRANCE                   ", "1234567.8912", "3"], &["GERMANY", "0.0344358900", "2"]],
+            &[
+                &["FRANCE                   ", "1234567.8912", "3"],
+                &["GERMANY", "0.0344358900", "2"],
+            ],
         );
         let lite = rows(
             &["n_name", "revenue", "n"],
-            &[&["FRANCE", "1234567.89120001", "3"], &["GERMANY", "0.03443589", "2"]],
+            &[
+                &["FRANCE", "1234567.89120001", "3"],
+                &["GERMANY", "0.03443589", "2"],
+            ],
         );
         assert_eq!(compare(5, &pg, &lite), None);
         let wrong = rows(
             &["n_name", "revenue", "n"],
-            &[&["FRANCE", "1234567.8912", "3"], &["GERMANY", "0.0344358900", "4"]],
+            &[
+                &["FRANCE", "1234567.8912", "3"],
+                &["GERMANY", "0.0344358900", "4"],
+            ],
         );
         assert_eq!(
             compare(5, &pg, &wrong).unwrap(),
             "Q5: column n, row 2: 4, the reference 2"
         );
-        let short = rows(&["n_name", "revenue", "n"], &[&["FRANCE", "1234567.8912", "3"]]);
+        let short = rows(
+            &["n_name", "revenue", "n"],
+            &[&["FRANCE", "1234567.8912", "3"]],
+        );
         let m = compare(5, &pg, &short).unwrap();
-        assert!(m.starts_with("Q5: column n_name, row 2: no such row"), "{m}");
+        assert!(
+            m.starts_with("Q5: column n_name, row 2: no such row"),
+            "{m}"
+        );
         assert!(!same_value(Some("1234.56"), Some("1234.57")));
         assert!(same_value(Some("1234.565"), Some("1234.5649999")));
     }

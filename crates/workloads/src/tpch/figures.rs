@@ -118,7 +118,10 @@ pub fn summarize_cells(r: &mut Results) {
             let plan_changed = base.is_some_and(|b| {
                 matches!((plans[b].get(&key), plans[i].get(&key)), (Some(x), Some(y)) if x != y)
             });
-            members.push(base.and_then(|b| all_times[b].get(q)).map(|bx| stats::Member::rounds(bx, xs)));
+            members.push(
+                base.and_then(|b| all_times[b].get(q))
+                    .map(|bx| stats::Member::rounds(bx, xs)),
+            );
             rows.push(super::records::QueryRow {
                 query: *q,
                 median_s: s.median,
@@ -164,9 +167,12 @@ mod tests {
             queries: vec![rec(1, q1), rec(6, q6)],
             geomean_s: Some((q1 * q6).sqrt()),
             throughput_qph: None,
-            plans: [("Q1".to_string(), plan.to_string()), ("Q6".to_string(), "Seq Scan".to_string())]
-                .into_iter()
-                .collect(),
+            plans: [
+                ("Q1".to_string(), plan.to_string()),
+                ("Q6".to_string(), "Seq Scan".to_string()),
+            ]
+            .into_iter()
+            .collect(),
         }
         .put(&mut x);
         x
@@ -203,7 +209,10 @@ mod tests {
         let k = q1.vs_baseline.as_ref().unwrap();
         assert!((k.ratio - 2.0).abs() < 0.01, "{}", k.ratio);
         assert_eq!(k.verdict, Verdict::Slower);
-        assert_eq!(b.queries[1].vs_baseline.as_ref().unwrap().verdict, Verdict::Equivalent);
+        assert_eq!(
+            b.queries[1].vs_baseline.as_ref().unwrap().verdict,
+            Verdict::Equivalent
+        );
         let g = b.geomean_vs_baseline.as_ref().unwrap();
         assert!((g.ratio - 2f64.sqrt()).abs() < 0.01, "{}", g.ratio);
         assert_eq!(g.verdict, Verdict::Slower);

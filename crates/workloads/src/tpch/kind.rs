@@ -202,6 +202,9 @@ mod tests {
             "streams = 10",
         )
         .unwrap_err();
-        assert!(e.contains("max_connections = 8 is lower than the sweep needs"), "{e}");
+        assert!(
+            e.contains("max_connections = 8 is lower than the sweep needs"),
+            "{e}"
+        );
     }
 }

@@ -201,10 +201,7 @@ pub fn params(q: u8, sf: f64, validation: bool, seed: u64) -> Params {
     match q {
         1 => {
             let delta = if v { 90 } else { int(r, 60, 120) };
-            vec![(
-                "SHIPDATE",
-                Value::Date(ymd(days(1998, 12, 1) - delta)),
-            )]
+            vec![("SHIPDATE", Value::Date(ymd(days(1998, 12, 1) - delta)))]
         }
         2 => {
             let (size, ty, region) = if v {
@@ -479,7 +476,10 @@ mod tests {
                 for (validation, seed) in [(true, 0), (false, 1), (false, 99)] {
                     let sql = render(q, &params(q, 0.1, validation, seed), d.sql());
                     assert!(!sql.contains(':'), "Q{q} {d:?}: {sql}");
-                    assert!(sql.starts_with("select") || sql.starts_with("with"), "{sql}");
+                    assert!(
+                        sql.starts_with("select") || sql.starts_with("with"),
+                        "{sql}"
+                    );
                 }
             }
         }
@@ -489,7 +489,10 @@ mod tests {
         assert!(lite.contains("l_shipdate <= '1998-09-02'"), "{lite}");
         assert!(render(7, &params(7, 1.0, true, 0), Dialect::Sqlite.sql()).contains("strftime"));
         let q6 = render(6, &params(6, 1.0, true, 0), Dialect::Postgres.sql());
-        assert!(q6.contains("between 0.05 and 0.07") && q6.contains("< 24"), "{q6}");
+        assert!(
+            q6.contains("between 0.05 and 0.07") && q6.contains("< 24"),
+            "{q6}"
+        );
         let q16 = render(16, &params(16, 1.0, true, 0), Dialect::Postgres.sql());
         assert!(q16.contains("in (49, 14, 23, 45, 19, 3, 36, 9)"), "{q16}");
         // Drawn parameters follow the seed.

@@ -126,8 +126,8 @@ fn stream(
             };
             let started = Instant::now();
             // The client waits a little longer than the server's own timeout.
-            let got = tokio::time::timeout(spec.timeout + Duration::from_secs(2), conn.rows(&text))
-                .await;
+            let got =
+                tokio::time::timeout(spec.timeout + Duration::from_secs(2), conn.rows(&text)).await;
             let seconds = started.elapsed().as_secs_f64();
             let late = seconds >= spec.timeout.as_secs_f64() * 0.98;
             let mut e = Executed {
@@ -170,7 +170,11 @@ pub fn plans(db: &Db, spec: &RunSpec, seed: u64) -> Result<Vec<(u8, String)>, St
         let mut c = connect(db, spec.timeout).await?;
         let mut out = Vec::new();
         for &q in &spec.queries {
-            let text = queries::render(q, &queries::params(q, spec.scale, spec.validation, seed), sql);
+            let text = queries::render(
+                q,
+                &queries::params(q, spec.scale, spec.validation, seed),
+                sql,
+            );
             match c.rows(&sql.explain(&text)).await {
                 Ok(rows) => out.push((q, plan_text(&rows))),
                 Err(e) => out.push((q, format!("(no plan: {})", e.message))),
@@ -237,14 +241,28 @@ mod tests {
             columns: vec!["QUERY PLAN".into()],
             rows: vec![
                 vec![Some("Sort  (cost=10.1..10.2 rows=4 width=8)".into())],
-                vec![Some("  ->  Seq Scan on lineitem  (cost=0.00..1.5 rows=60 width=8)".into())],
+                vec![Some(
+                    "  ->  Seq Scan on lineitem  (cost=0.00..1.5 rows=60 width=8)".into(),
+                )],
             ],
             affected: 0,
         };
         assert_eq!(plan_text(&pg), "Sort\n  ->  Seq Scan on lineitem");
         let my = Rows {
-            columns: vec!["id".into(), "table".into(), "type".into(), "rows".into(), "filtered".into()],
-            rows: vec![vec![Some("1".into()), Some("lineitem".into()), Some("ALL".into()), Some("6001".into()), None]],
+            columns: vec![
+                "id".into(),
+                "table".into(),
+                "type".into(),
+                "rows".into(),
+                "filtered".into(),
+            ],
+            rows: vec![vec![
+                Some("1".into()),
+                Some("lineitem".into()),
+                Some("ALL".into()),
+                Some("6001".into()),
+                None,
+            ]],
             affected: 0,
         };
         assert_eq!(plan_text(&my), "lineitem | ALL");

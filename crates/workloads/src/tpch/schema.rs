@@ -242,7 +242,9 @@ pub fn load(db: &Db, sf: f64) -> Result<u64, String> {
         let lineitem = std::thread::scope(|s| {
             let other = s.spawn(|| fill_tables(db, sf, &TABLES[..7]));
             let line = fill_tables(db, sf, &TABLES[7..]);
-            let other = other.join().map_err(|_| "a load thread panicked".to_string())?;
+            let other = other
+                .join()
+                .map_err(|_| "a load thread panicked".to_string())?;
             Ok::<u64, String>(line? + other?)
         });
         lineitem?
@@ -278,7 +280,9 @@ pub fn load_files(db: &Db, dir: &std::path::Path) -> Result<u64, String> {
         let rt = bakeoff_sqlclient::driver::runtime().map_err(|e| e.to_string())?;
         rt.block_on(async {
             let mut c = Client::connect(db, 0, false).await.map_err(|e| e.message)?;
-            c.simple("SET synchronous_commit = off").await.map_err(|e| e.message)?;
+            c.simple("SET synchronous_commit = off")
+                .await
+                .map_err(|e| e.message)?;
             let mut rows = 0;
             for t in tables {
                 use std::io::BufRead;
@@ -315,7 +319,9 @@ pub fn load_files(db: &Db, dir: &std::path::Path) -> Result<u64, String> {
     let rows = std::thread::scope(|s| {
         let other = s.spawn(|| copy(&TABLES[..7]));
         let line = copy(&TABLES[7..]);
-        let other = other.join().map_err(|_| "a load thread panicked".to_string())?;
+        let other = other
+            .join()
+            .map_err(|_| "a load thread panicked".to_string())?;
         Ok::<u64, String>(line? + other?)
     })?;
     finish(db, true)?;
@@ -428,8 +434,11 @@ fn finish(db: &Db, key_after: bool) -> Result<(), String> {
         }
         for t in &TABLES {
             if key_after {
-                c.simple(&format!("ALTER TABLE {} ADD PRIMARY KEY ({})", t.name, t.key))
-                    .await?;
+                c.simple(&format!(
+                    "ALTER TABLE {} ADD PRIMARY KEY ({})",
+                    t.name, t.key
+                ))
+                .await?;
             }
             for (name, cols) in t.indexes {
                 c.simple(&format!("CREATE INDEX {name} ON {} ({cols})", t.name))
@@ -467,7 +476,10 @@ mod tests {
         assert_eq!(CustomerGenerator::calculate_row_count(1.0, 1, 1), 150_000);
         assert_eq!(PartGenerator::calculate_row_count(1.0, 1, 1), 200_000);
         // partsupp's count is of parts, four suppliers each.
-        assert_eq!(PartSuppGenerator::calculate_row_count(1.0, 1, 1) * 4, 800_000);
+        assert_eq!(
+            PartSuppGenerator::calculate_row_count(1.0, 1, 1) * 4,
+            800_000
+        );
         assert_eq!(OrderGenerator::calculate_row_count(1.0, 1, 1), 1_500_000);
         assert_eq!(expected_rows("orders", 1.0), Some(1_500_000));
     }
@@ -476,7 +488,10 @@ mod tests {
     fn tables_have_keys_and_their_tbl_rows_their_columns() {
         let ddl = create_table(&TABLES[7], true);
         assert!(ddl.starts_with("CREATE TABLE lineitem (l_orderkey integer NOT NULL"));
-        assert!(ddl.ends_with("PRIMARY KEY (l_orderkey, l_linenumber))"), "{ddl}");
+        assert!(
+            ddl.ends_with("PRIMARY KEY (l_orderkey, l_linenumber))"),
+            "{ddl}"
+        );
         assert!(!create_table(&TABLES[0], false).contains("PRIMARY"));
         for t in &TABLES {
             each_row(t.name, 0.01, |line| {

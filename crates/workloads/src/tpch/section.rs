@@ -68,7 +68,11 @@ fn geomean_table(r: &Results, cells: &Cells<'_>) -> Table {
                     "-".into()
                 },
                 ratio_text(t.geomean_vs_baseline.as_ref(), c.variant == r.plan.baseline),
-                t.queries.iter().filter(|q| q.plan_changed).count().to_string(),
+                t.queries
+                    .iter()
+                    .filter(|q| q.plan_changed)
+                    .count()
+                    .to_string(),
                 timed_out.to_string(),
                 c.valid_runs.to_string(),
             ]
@@ -91,7 +95,11 @@ fn geomean_table(r: &Results, cells: &Cells<'_>) -> Table {
 
 /// One compared variant's queries against the baseline's, with their intervals drawn.
 fn query_ratios(r: &Results, c: &Cell, t: &TpchCell) -> Option<IntervalTable> {
-    let rows: Vec<_> = t.queries.iter().filter(|q| q.vs_baseline.is_some()).collect();
+    let rows: Vec<_> = t
+        .queries
+        .iter()
+        .filter(|q| q.vs_baseline.is_some())
+        .collect();
     if rows.is_empty() {
         return None;
     }
@@ -118,7 +126,11 @@ fn query_ratios(r: &Results, c: &Cell, t: &TpchCell) -> Option<IntervalTable> {
     );
     let verdicts: Vec<Verdict> = rows
         .iter()
-        .map(|q| q.vs_baseline.as_ref().map_or(Verdict::Inconclusive, |k| k.verdict))
+        .map(|q| {
+            q.vs_baseline
+                .as_ref()
+                .map_or(Verdict::Inconclusive, |k| k.verdict)
+        })
         .collect();
     Some(IntervalTable {
         intervals: rows
@@ -142,7 +154,10 @@ fn query_ratios(r: &Results, c: &Cell, t: &TpchCell) -> Option<IntervalTable> {
             .collect(),
         at: 2,
         header: "time ratio with its 95% interval".into(),
-        axis_label: format!("query time, {} over {} (below 1: faster)", c.variant, r.plan.baseline),
+        axis_label: format!(
+            "query time, {} over {} (below 1: faster)",
+            c.variant, r.plan.baseline
+        ),
         reference: 1.0,
         verdicts,
         against: rows.iter().map(|_| r.plan.baseline.clone()).collect(),
@@ -163,7 +178,11 @@ pub fn section(r: &Results) -> Option<Section> {
             Block::Heading(
                 format!(
                     "{w}: TPC-H-derived {} run, scale {}, {} parameters",
-                    if t0.streams > 1 { "throughput" } else { "power" },
+                    if t0.streams > 1 {
+                        "throughput"
+                    } else {
+                        "power"
+                    },
                     t0.scale,
                     t0.params
                 )
@@ -189,7 +208,12 @@ pub fn section(r: &Results) -> Option<Section> {
                 .map(|q| {
                     vec![
                         format!("Q{}", q.query),
-                        format!("{} [{}, {}]", secs(q.median_s), secs(q.ci95[0]), secs(q.ci95[1])),
+                        format!(
+                            "{} [{}, {}]",
+                            secs(q.median_s),
+                            secs(q.ci95[0]),
+                            secs(q.ci95[1])
+                        ),
                         q.timed_out_runs.to_string(),
                     ]
                 })
@@ -217,8 +241,8 @@ mod tests {
     use super::super::records::{QueryRow, TpchCell};
     use bakeoff_report::model::{Cell, RatioRecord, Results, Verdict};
 
-    #[test]
-    fn the_geometric_mean_first_then_each_query_with_its_plan_mark() {
+    /// The baseline `a` and `b`, 0.6 of its time, Q1's plan changed.
+    fn fixture() -> Results {
         let mut r = Results::default();
         r.plan.baseline = "a".into();
         for (v, geo) in [("a", 1.0), ("b", 0.6)] {
@@ -261,14 +285,57 @@ mod tests {
             .put(&mut c);
             r.cells.push(c);
         }
+        r
+    }
+
+    #[test]
+    fn the_geometric_mean_first_then_each_query_with_its_plan_mark() {
+        let r = fixture();
         let md = bakeoff_report::markdown::render_with(&r, &crate::KINDS);
         assert!(md.contains("## Analytic queries (TPC-H-derived)"), "{md}");
-        assert!(md.contains("tpch: TPC-H-derived power run, scale 0.1, random parameters"), "{md}");
-        let geo = md.find("| b | 1 | 0.600 \\[0.540, 0.660\\] | 0.600 \\[0.570, 0.630\\] faster | 1 | 0 | 5 |");
+        assert!(
+            md.contains("tpch: TPC-H-derived power run, scale 0.1, random parameters"),
+            "{md}"
+        );
+        let geo = md.find(
+            "| b | 1 | 0.600 \\[0.540, 0.660\\] | 0.600 \\[0.570, 0.630\\] faster | 1 | 0 | 5 |",
+        );
         let q1 = md.find("| Q1 | 0.600 | 0.600 \\[0.570, 0.630\\] faster | changed | 0 |");
         assert!(geo.is_some() && q1.is_some() && geo < q1, "{md}");
         assert!(md.contains("not a TPC-H result"), "{md}");
         let html = bakeoff_report::html::render_with(&r, &crate::KINDS);
-        assert!(html.contains("Q1 b / a: 0.600 [0.570, 0.630], plan changed"), "no strip tip");
+        assert!(
+            html.contains("Q1 b / a: 0.600 [0.570, 0.630], plan changed"),
+            "no strip tip"
+        );
+    }
+
+    /// report.html in headless chromium: the section is there, the geometric means come
+    /// before the per-query strips, and every compared query has its interval drawn,
+    /// with Q1's plan change beside its ratio.
+    #[test]
+    fn the_section_draws_in_a_browser() {
+        let page = bakeoff_report::html::render_with(&fixture(), &crate::KINDS);
+        let Some(dom) = bakeoff_report::browser::dom(&page, "tpch") else {
+            eprintln!("no chromium: the browser check is skipped");
+            return;
+        };
+        let section = dom
+            .find("Analytic queries (TPC-H-derived)")
+            .expect("the section");
+        let geo = dom[section..]
+            .find("geometric mean s")
+            .expect("the geometric means");
+        let strips = dom[section..]
+            .find("time ratio with its 95% interval")
+            .expect("the strips");
+        assert!(geo < strips, "the headline first");
+        for tip in [
+            "Q1 b / a: 0.600 [0.570, 0.630], plan changed",
+            "Q6 b / a: 1.000 [0.950, 1.050]",
+        ] {
+            assert!(dom.contains(&format!("<title>{tip}</title>")), "{tip}");
+        }
+        assert!(dom[section..].contains(">changed<"), "the plan mark");
     }
 }

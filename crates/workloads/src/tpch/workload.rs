@@ -25,14 +25,28 @@ use std::time::Duration;
 pub type Reference = Arc<Mutex<Option<Vec<Rows>>>>;
 
 /// The reference of `[[workload]]` `i` of the experiment `l`: the same for every kind's
-/// workload made from it while any of them lives.
+/// workload made from it (the runner makes them from a copy of the experiment per kind
+/// of server, so it is found by the file, its text and the workload's keys) while any of
+/// them lives.
 pub fn shared_reference(l: &bakeoff_plan::Loaded, i: usize) -> Reference {
-    type Slots = Vec<((usize, usize), Weak<Mutex<Option<Vec<Rows>>>>)>;
+    use std::hash::{Hash, Hasher};
+    type Slots = Vec<(u64, Weak<Mutex<Option<Vec<Rows>>>>)>;
     static SLOTS: Mutex<Slots> = Mutex::new(Vec::new());
-    let key = (l as *const _ as usize, i);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&l.path, &l.text, i).hash(&mut h);
+    l.experiment.workloads[i]
+        .keys
+        .to_json()
+        .to_string()
+        .hash(&mut h);
+    let key = h.finish();
     let mut slots = SLOTS.lock().unwrap_or_else(|p| p.into_inner());
     slots.retain(|(_, w)| w.strong_count() > 0);
-    if let Some(r) = slots.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+    if let Some(r) = slots
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, w)| w.upgrade())
+    {
         return r;
     }
     let r: Reference = Arc::new(Mutex::new(None));
@@ -168,7 +182,11 @@ fn outcome(
 ) -> Outcome {
     let seconds: Vec<f64> = done.iter().map(|e| e.seconds).collect();
     let geo = geomean(&seconds);
-    let elapsed_s = if streams > 1 { wall } else { seconds.iter().sum() };
+    let elapsed_s = if streams > 1 {
+        wall
+    } else {
+        seconds.iter().sum()
+    };
     let ops_per_s = if streams > 1 {
         done.len() as f64 / wall.max(1e-9)
     } else {
@@ -226,7 +244,8 @@ impl QuerySet for Answers {
             .collect();
         queries.sort_by_key(|(q, _)| *q);
         let mut reference = self.reference.lock().unwrap_or_else(|p| p.into_inner());
-        let theirs = reference.get_or_insert_with(|| queries.iter().map(|(_, r)| r.clone()).collect());
+        let theirs =
+            reference.get_or_insert_with(|| queries.iter().map(|(_, r)| r.clone()).collect());
         Ok(queries
             .iter()
             .zip(theirs.iter())
@@ -249,6 +268,24 @@ impl QuerySet for Answers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_of_server_shares_the_first_answers() {
+        let text = "name = \"t\"\n[target]\nkind = \"sqlite\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/true\"\n[[variant]]\nname = \"b\"\nkind = \"postgres\"\nbinary = \"/bin/true\"\n[[workload]]\nkind = \"tpch\"\n[[workload]]\nkind = \"tpch\"\nname = \"other\"\nscale = 0.01\n";
+        let l = bakeoff_plan::parse(std::path::Path::new("t.toml"), text.into(), &crate::KINDS)
+            .unwrap();
+        let a = shared_reference(&l, 0);
+        let as_pg = shared_reference(&l.for_kind(bakeoff_plan::TargetKind::Postgres), 0);
+        assert!(Arc::ptr_eq(&a, &as_pg));
+        assert!(!Arc::ptr_eq(&a, &shared_reference(&l, 1)));
+        *a.lock().unwrap() = Some(Vec::new());
+        drop((a, as_pg));
+        let again = shared_reference(&l, 0);
+        assert!(
+            again.lock().unwrap().is_none(),
+            "a new experiment starts afresh"
+        );
+    }
 
     #[test]
     fn the_geometric_mean_is_the_headline_rate() {
