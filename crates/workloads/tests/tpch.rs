@@ -4,7 +4,7 @@
 //! the specification's row counts, answer every query within precision of the reference
 //! through the verification query set, and give a plan per query; a server holding a
 //! changed row fails verification naming the query, the column and the first differing
-//! row; a query past its timeout is recorded as timed out. MySQL 8.0 comes as a
+//! row; a query past its timeout is recorded as timed out; two streams run at once. MySQL 8.0 comes as a
 //! distribution the examples test fetches; it is not started here.
 
 mod common;
@@ -99,6 +99,24 @@ fn answers_match_the_independent_engine_and_a_changed_row_is_named() {
     let q21 = done.iter().find(|e| e.query == 21).unwrap();
     assert!(q21.timed_out, "{q21:?}");
     assert_eq!(done.len(), 2);
+    // A throughput run: two streams at once, each every chosen query once.
+    let two = run::RunSpec {
+        queries: vec![1, 6, 14],
+        streams: 2,
+        ..w.spec().clone()
+    };
+    let (done, wall) = run::run(&pg.db, &two, 5, false, &AtomicBool::new(false)).expect("streams");
+    assert_eq!(done.len(), 6);
+    for s in 0..2 {
+        let mut qs: Vec<u8> = done
+            .iter()
+            .filter(|e| e.stream == s)
+            .map(|e| e.query)
+            .collect();
+        qs.sort_unstable();
+        assert_eq!(qs, vec![1, 6, 14], "stream {s}");
+    }
+    assert!(wall > 0.0 && done.iter().all(|e| !e.timed_out && e.rows > 0));
     // A server holding a changed row answers differently, and says where.
     common::rows(&pg.db, "UPDATE lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey = 1 AND l_linenumber = 1 RETURNING l_orderkey");
     let got = answers(&pg.db);

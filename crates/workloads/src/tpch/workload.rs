@@ -306,5 +306,11 @@ mod tests {
         assert_eq!(t.geomean_s, Some(1.0));
         assert_eq!(t.queries.len(), 2);
         assert_eq!(geomean(&[]), None);
+        // A throughput run: queries over its wall time.
+        let o = outcome(&[e(1, 1.0), e(1, 1.0)], 2.0, 2, Default::default());
+        assert!((o.rec.ops_per_s - 1.0).abs() < 1e-9);
+        let mut run = bakeoff_report::model::Run::default();
+        (o.extra)(&mut run);
+        assert_eq!(TpchRun::of(&run).throughput_qph, Some(3600.0));
     }
 }
