@@ -71,7 +71,12 @@ fn answers_match_the_independent_engine_and_a_changed_row_is_named() {
     let want = answers(&sqlite.db);
     assert_eq!(want.len(), 22);
     assert!(
-        reference.lock().unwrap().as_ref().unwrap()[0].rows.len() == 4,
+        reference.lock().unwrap().as_ref().unwrap()[0]
+            .as_ref()
+            .unwrap()
+            .rows
+            .len()
+            == 4,
         "Q1: 4 groups"
     );
     drop(sqlite);

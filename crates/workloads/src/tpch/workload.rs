@@ -15,14 +15,17 @@ use crate::verify;
 use crate::workload::{Cells, Outcome, QuerySet, RunContext, Tables, Workload};
 use bakeoff_engine::RunRecord;
 use bakeoff_report::model::Cell;
-use bakeoff_sqlclient::{Db, Rows};
+use bakeoff_sqlclient::{Db, DbError, Rows};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// The first answers verification saw, shared by the workloads one `[[workload]]`
 /// becomes (one per kind of server in the experiment).
-pub type Reference = Arc<Mutex<Option<Vec<Rows>>>>;
+pub type Reference = Arc<Mutex<Option<Vec<Answer>>>>;
+
+/// One query's answer; None: it ran past the verification's limit.
+pub type Answer = Option<Rows>;
 
 /// The reference of `[[workload]]` `i` of the experiment `l`: the same for every kind's
 /// workload made from it (the runner makes them from a copy of the experiment per kind
@@ -30,7 +33,7 @@ pub type Reference = Arc<Mutex<Option<Vec<Rows>>>>;
 /// them lives.
 pub fn shared_reference(l: &bakeoff_plan::Loaded, i: usize) -> Reference {
     use std::hash::{Hash, Hasher};
-    type Slots = Vec<(u64, Weak<Mutex<Option<Vec<Rows>>>>)>;
+    type Slots = Vec<(u64, Weak<Mutex<Option<Vec<Answer>>>>)>;
     static SLOTS: Mutex<Slots> = Mutex::new(Vec::new());
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&l.path, &l.text, i).hash(&mut h);
@@ -53,6 +56,10 @@ pub fn shared_reference(l: &bakeoff_plan::Loaded, i: usize) -> Reference {
     slots.push((key, Arc::downgrade(&r)));
     r
 }
+
+/// How long a query may run when its answer is verified: as long as any statement of a
+/// verification (`verify.rs`), or the run's own limit where that is longer.
+const VERIFY_LIMIT: Duration = Duration::from_secs(600);
 
 /// A tpch workload of the experiment.
 pub struct Tpch {
@@ -126,6 +133,8 @@ impl Workload for Tpch {
             spec: RunSpec {
                 validation: true,
                 streams: 1,
+                // As long as any verified statement may take.
+                timeout: self.spec.timeout.max(VERIFY_LIMIT),
                 ..self.spec.clone()
             },
             reference: self.reference.clone(),
@@ -238,25 +247,39 @@ impl QuerySet for Answers {
 
     fn run(&self, db: &Db, _engine: Option<&str>) -> Result<Vec<verify::Outcome>, String> {
         let (done, _) = run::run(db, &self.spec, 0, true, &AtomicBool::new(false))?;
-        let mut queries: Vec<(u8, Rows)> = done
-            .into_iter()
-            .map(|e| (e.query, e.answer.unwrap_or_default()))
-            .collect();
+        let mut queries: Vec<(u8, Answer)> =
+            done.into_iter().map(|e| (e.query, e.answer)).collect();
         queries.sort_by_key(|(q, _)| *q);
         let mut reference = self.reference.lock().unwrap_or_else(|p| p.into_inner());
         let theirs =
             reference.get_or_insert_with(|| queries.iter().map(|(_, r)| r.clone()).collect());
+        let limit = self.spec.timeout.as_secs_f64();
         Ok(queries
             .iter()
             .zip(theirs.iter())
             .map(|((q, mine), want)| {
-                // Within precision: this variant's answer is the reference's.
-                match answers::compare(*q, want, mine) {
-                    None => verify::outcome(&label(*q), usize::from(*q), &Ok(want.clone()), false),
-                    Some(why) => verify::outcome(
-                        &format!("{}: {why}", label(*q)),
-                        usize::from(*q),
-                        &Ok(mine.clone()),
+                let (q, line) = (*q, usize::from(*q));
+                match (mine, want) {
+                    // Within precision: this variant's answer is the reference's.
+                    (Some(mine), Some(want)) => match answers::compare(q, want, mine) {
+                        None => verify::outcome(&label(q), line, &Ok(want.clone()), false),
+                        Some(why) => verify::outcome(
+                            &format!("{}: {why}", label(q)),
+                            line,
+                            &Ok(mine.clone()),
+                            false,
+                        ),
+                    },
+                    (Some(mine), None) => {
+                        verify::outcome(&label(q), line, &Ok(mine.clone()), false)
+                    }
+                    (None, _) => verify::outcome(
+                        &label(q),
+                        line,
+                        &Err(DbError {
+                            kind: "timeout",
+                            message: format!("no answer within {limit:.0} s"),
+                        }),
                         false,
                     ),
                 }
