@@ -3,7 +3,8 @@
 //! less time) with its verdict, the cell's queries one family of comparisons decided
 //! together; per run the geometric mean, the headline, compared as a family of its own
 //! across the experiment's cells; the plans kept and every query whose plan differs from
-//! the baseline's marked. Pure: results in, results out.
+//! the baseline's marked (between servers of one kind: each kind explains in its own
+//! words). Pure: results in, results out.
 
 use super::records::{TpchCell, TpchRun};
 use bakeoff_report::model::{Cell, RatioRecord, Results};
@@ -60,6 +61,19 @@ pub fn summarize_cells(r: &mut Results) {
         r.cells.iter().position(|x| std::ptr::eq(x, b))
     };
     let bases: Vec<Option<usize>> = r.cells.iter().map(base_of).collect();
+    // Plans are compared between servers of one kind only (each kind explains in its
+    // own words).
+    let kind_of = |v: &str| {
+        r.variants
+            .iter()
+            .find(|x| x.name == v)
+            .and_then(|x| x.kind.clone())
+    };
+    let same_kind: Vec<bool> = r
+        .cells
+        .iter()
+        .map(|c| kind_of(&c.variant) == kind_of(&baseline))
+        .collect();
     let all_times: Vec<Times> = r.cells.iter().map(times).collect();
     let all_geo: Vec<Vec<(usize, f64)>> = r.cells.iter().map(geomeans).collect();
     // The geometric means: one family over the experiment's TPC-H-derived cells.
@@ -115,7 +129,7 @@ pub fn summarize_cells(r: &mut Results) {
                 continue;
             };
             let key = format!("Q{q}");
-            let plan_changed = base.is_some_and(|b| {
+            let plan_changed = same_kind[i] && base.is_some_and(|b| {
                 matches!((plans[b].get(&key), plans[i].get(&key)), (Some(x), Some(y)) if x != y)
             });
             members.push(
@@ -217,6 +231,18 @@ mod tests {
         assert!((g.ratio - 2f64.sqrt()).abs() < 0.01, "{}", g.ratio);
         assert_eq!(g.verdict, Verdict::Slower);
         assert_eq!(b.plans["Q1"], "Nested Loop");
+        // Servers of different kinds explain differently: no plan is marked changed.
+        let mut cross = r.clone();
+        for (name, kind) in [("a", "sqlite"), ("b", "mysql")] {
+            cross.variants.push(bakeoff_report::model::VariantRecord {
+                name: name.into(),
+                kind: Some(kind.into()),
+                ..Default::default()
+            });
+        }
+        summarize_cells(&mut cross);
+        let t = TpchCell::of(&cross.cells[1]).unwrap();
+        assert!(t.queries.iter().all(|q| !q.plan_changed));
         let a = TpchCell::of(&r.cells[0]).unwrap();
         assert!(a.geomean_vs_baseline.is_none() && (a.geomean_s - 0.7078).abs() < 0.01);
         let json = serde_json::to_value(&r.cells[1]).unwrap();
