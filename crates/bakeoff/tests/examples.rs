@@ -119,6 +119,9 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
                 "tpcb" => {
                     w.insert("scale", value(1));
                 }
+                "tpch" => {
+                    w.insert("scale", value(0.01));
+                }
                 _ => {}
             }
             // Small tables: what is checked is that every variant serves, not its speed.

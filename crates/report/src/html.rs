@@ -761,32 +761,7 @@ mod tests {
         }
     }
 
-    /// Headless chromium's DOM of `page` after its scripts ran, at 1280x800; None where
-    /// no chromium is installed.
-    fn chromium_dom(page: &str, tag: &str) -> Option<String> {
-        let browser = ["chromium", "chromium-browser", "google-chrome"]
-            .iter()
-            .find_map(bakeoff_os::path::which)?;
-        let dir = std::env::temp_dir().join(format!("bakeoff-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("report.html");
-        std::fs::write(&file, page).unwrap();
-        let out = std::process::Command::new(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--window-size=1280,800",
-                "--virtual-time-budget=3000",
-                "--dump-dom",
-            ])
-            .arg(format!("file://{}", file.display()))
-            .output()
-            .expect("chromium");
-        let _ = std::fs::remove_dir_all(&dir);
-        Some(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
+    use crate::browser::dom as chromium_dom;
 
     /// A cross-server experiment (issue 51): the "Settings that differ" section starts
     /// within the first two screens of a 1280x800 window, under the answer, a passed

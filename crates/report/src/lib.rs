@@ -5,6 +5,7 @@
 
 pub mod aa;
 pub mod benchstat;
+pub mod browser;
 pub mod capacity;
 pub mod csv;
 pub mod dist;

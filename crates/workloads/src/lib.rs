@@ -6,7 +6,8 @@
 //! OLTP schema and tests over bakeoff's own lean SQL clients), `tpcc` (TPC-C from the
 //! specification), `replay` (query logs at several concurrencies), `sqlsuite`
 //! (sql-bench-style named operations), `tpcb` (pgbench's TPC-B-like scripts over
-//! bakeoff's own SQL clients). Beside the native kinds, the tools users already
+//! bakeoff's own SQL clients), `tpch` (analytic queries derived from TPC-H: 22 queries
+//! over generated tables, answers and plans compared). Beside the native kinds, the tools users already
 //! trust run as kinds of their own through `tool.rs` (child processes in their own
 //! process group): `sysbench`, `mysqlslap` (MariaDB's mariadb-slap on a replay's
 //! queries), `sqlbench` (the Perl sql-bench from MariaDB's source) and
@@ -33,6 +34,7 @@ pub mod sqlsuite;
 mod tool;
 pub mod tpcb;
 pub mod tpcc;
+pub mod tpch;
 pub mod verify;
 pub mod workload;
 pub mod ycsb;
@@ -56,6 +58,7 @@ pub static KINDS: Registry = Registry(&[
     &redis_benchmark::RedisBenchmarkKind,
     &ycsb::YcsbKind,
     &tpcb::TpcbKind,
+    &tpch::TpchKind,
 ]);
 
 use bakeoff_plan::Loaded;

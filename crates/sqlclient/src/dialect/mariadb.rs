@@ -98,6 +98,11 @@ impl SqlDialect for MariaDb {
                 Some("SET unique_checks = 0, foreign_key_checks = 0".into())
             }
             Setting::StorageEngine(e) => Some(format!("SET SESSION default_storage_engine = {e}")),
+            // MariaDB 10.1+: seconds, fractions allowed.
+            Setting::StatementTimeoutMs(ms) => Some(format!(
+                "SET SESSION max_statement_time = {}",
+                ms as f64 / 1000.0
+            )),
             // innodb_flush_log_at_trx_commit and the sort buffers are global settings,
             // the server's options' business.
             Setting::NoCommitFlush

@@ -72,6 +72,8 @@ pub enum Setting<'a> {
     StatisticsTarget(u32),
     /// The storage engine `CREATE TABLE` uses when it names none.
     StorageEngine(&'a str),
+    /// A statement running longer than this many milliseconds is stopped by the server.
+    StatementTimeoutMs(u64),
 }
 
 /// Every SQL text difference the workloads need, named for what it means. One
@@ -116,6 +118,12 @@ pub trait SqlDialect: Sync {
     /// The statements that open a read-only transaction reading one consistent snapshot
     /// (repeatable read), for checks that run several queries over the same data.
     fn begin_read_only_snapshot(&self) -> &'static [&'static str];
+
+    /// A date (`YYYY-MM-DD`) as a literal the server compares with its date columns:
+    /// `DATE '..'` in standard SQL.
+    fn date_literal(&self, ymd: &str) -> String {
+        format!("DATE '{ymd}'")
+    }
 
     /// The statement whose rows show the server's plan for `sql`.
     fn explain(&self, sql: &str) -> String {

@@ -90,6 +90,12 @@ impl SqlDialect for Mysql {
     }
 
     fn session_setting(&self, setting: Setting<'_>) -> Option<String> {
-        MariaDb.session_setting(setting)
+        match setting {
+            // MySQL 5.7.8+: milliseconds, SELECTs only.
+            Setting::StatementTimeoutMs(ms) => {
+                Some(format!("SET SESSION max_execution_time = {ms}"))
+            }
+            other => MariaDb.session_setting(other),
+        }
     }
 }

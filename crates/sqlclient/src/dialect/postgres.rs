@@ -98,6 +98,7 @@ impl SqlDialect for Postgres {
                     .into(),
             ),
             Setting::StatisticsTarget(n) => Some(format!("SET default_statistics_target = {n}")),
+            Setting::StatementTimeoutMs(ms) => Some(format!("SET statement_timeout = {ms}")),
             // Constraints are checked per row, always; one storage engine (heap).
             Setting::NoConstraintChecks | Setting::StorageEngine(_) => None,
         }

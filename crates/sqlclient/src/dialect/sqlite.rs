@@ -29,6 +29,11 @@ impl SqlDialect for Sqlite {
         &["BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"]
     }
 
+    /// Dates are text, `YYYY-MM-DD`, compared as strings.
+    fn date_literal(&self, ymd: &str) -> String {
+        format!("'{ymd}'")
+    }
+
     fn explain(&self, sql: &str) -> String {
         format!("EXPLAIN QUERY PLAN {sql}")
     }

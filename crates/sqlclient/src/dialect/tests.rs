@@ -190,3 +190,32 @@ fn loads_and_snapshots() {
         ["BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"]
     );
 }
+
+#[test]
+fn date_literals_and_statement_timeouts() {
+    assert_eq!(
+        Dialect::Postgres.sql().date_literal("1995-03-15"),
+        "DATE '1995-03-15'"
+    );
+    assert_eq!(
+        Dialect::Mysql.sql().date_literal("1995-03-15"),
+        "DATE '1995-03-15'"
+    );
+    assert_eq!(
+        Dialect::Sqlite.sql().date_literal("1995-03-15"),
+        "'1995-03-15'"
+    );
+    let t = Setting::StatementTimeoutMs(2500);
+    let got: Vec<Option<String>> = ALL.iter().map(|d| d.sql().session_setting(t)).collect();
+    assert_eq!(
+        got,
+        ALL.iter()
+            .map(|d| match d {
+                Dialect::Postgres => Some("SET statement_timeout = 2500".to_string()),
+                Dialect::Mariadb => Some("SET SESSION max_statement_time = 2.5".to_string()),
+                Dialect::Mysql => Some("SET SESSION max_execution_time = 2500".to_string()),
+                Dialect::Sqlite => None,
+            })
+            .collect::<Vec<_>>()
+    );
+}

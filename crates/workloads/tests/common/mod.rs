@@ -52,13 +52,18 @@ pub fn rows(db: &Db, q: &str) -> Vec<Vec<Option<String>>> {
 
 /// Starts a fresh server of `kind` with `options` (my.cnf or postgresql.conf keys).
 pub fn start(kind: TargetKind, options: &[(&str, &str)]) -> Server {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let binary = match kind {
         TargetKind::Mariadb => MARIADBD,
         TargetKind::Sqlite => SQLITE_LIB,
         _ => POSTGRES,
     };
+    start_with(kind, binary, options)
+}
+
+/// Starts a fresh server of `kind` from `binary` (SQLite: its library) with `options`.
+pub fn start_with(kind: TargetKind, binary: &str, options: &[(&str, &str)]) -> Server {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let data = tmp.path().join("data");
     init_data(kind, std::path::Path::new(binary), &data).expect("init_data");
     let mut spec = SandboxSpec::new("workloads-test", kind, binary, tmp.path().join("sandboxes"));
