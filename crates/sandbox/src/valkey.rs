@@ -105,6 +105,14 @@ impl Target for Valkey {
     fn knobs(&self) -> &'static [crate::settings::Knob] {
         self.0.knobs()
     }
+
+    fn read_stats(
+        &self,
+        addr: SocketAddr,
+        level: crate::stats::StatsLevel,
+    ) -> crate::stats::Snapshot {
+        self.0.read_stats(addr, level)
+    }
 }
 
 #[cfg(test)]
