@@ -29,6 +29,7 @@ pub mod terminal;
 pub mod tune;
 pub mod validate;
 pub mod verification;
+pub mod why;
 
 pub use document::{Document, KindSections, NoKinds, Section};
 pub use model::Results;

@@ -3,7 +3,7 @@
 //! comparison the counters that moved most per operation between the two sides
 //! (`server_changes`), kept only above the noise: the two sides' runs do not overlap,
 //! the per-round ratios' interval (when there are 3 or more rounds) excludes 1, the
-//! ratio is beyond [`FLOOR`], and beyond twice the A/A's ratio for that counter where
+//! ratio is beyond [`FLOOR`] ([`FLOOR_FEW_RUNS`] with fewer than 3 runs a side), and beyond twice the A/A's ratio for that counter where
 //! the experiment has an A/A check. Names are the servers' own; nothing here knows a
 //! target.
 
@@ -17,6 +17,9 @@ use bakeoff_stats as stats;
 pub const MIN_PER_OP: f64 = 0.01;
 /// The smallest relative change named.
 pub const FLOOR: f64 = 0.05;
+/// The smallest relative change named when a side has fewer than 3 runs (no interval,
+/// and a range of one or two runs says little about the spread).
+pub const FLOOR_FEW_RUNS: f64 = 0.25;
 /// The most changes kept per comparison.
 pub const TOP: usize = 10;
 
@@ -137,7 +140,12 @@ fn changes(b: &Cell, c: &Cell, aa: &BTreeMap<String, f64>) -> Vec<ServerChange> 
         }
         let eps = MIN_PER_OP / 10.0;
         let size = ((y.per_op + eps) / (x.per_op + eps)).ln().abs();
-        if size < (1.0 + FLOOR).ln() {
+        let floor = if runs(b).min(runs(c)) < 3 {
+            FLOOR_FEW_RUNS
+        } else {
+            FLOOR
+        };
+        if size < (1.0 + floor).ln() {
             continue;
         }
         if aa.get(name).is_some_and(|a| size <= 2.0 * a) {
@@ -160,6 +168,11 @@ fn changes(b: &Cell, c: &Cell, aa: &BTreeMap<String, f64>) -> Vec<ServerChange> 
     }
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
     out.into_iter().take(TOP).map(|(_, ch)| ch).collect()
+}
+
+/// The runs of a cell that read statistics.
+fn runs(c: &Cell) -> usize {
+    c.server_stats.values().map(|s| s.runs).max().unwrap_or(0)
 }
 
 /// A side's per-op range; a side whose runs never moved it is [0, 0].

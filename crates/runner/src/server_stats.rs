@@ -11,8 +11,10 @@ use bakeoff_report::model::Run;
 use bakeoff_sandbox::stats::{self, Snapshot, StatsLevel};
 use bakeoff_sandbox::Sandbox;
 
-/// Reads the statistics at the window's edges, around `inner`'s own edges (the probes
-/// attach after the before-read and detach before the after-read).
+/// Reads the statistics at the window's edges: the before-read after `inner`'s start
+/// (the probes attach first, which reads /proc and can take a while under load, so the
+/// read sits next to the window while the warmup's load still runs), the after-read
+/// after `inner`'s end (the load has stopped by then).
 pub(crate) struct StatsHooks<'a> {
     inner: &'a dyn PhaseHooks,
     server: Option<&'a Sandbox>,
@@ -62,16 +64,20 @@ impl<'a> StatsHooks<'a> {
 
 impl PhaseHooks for StatsHooks<'_> {
     fn measure_started(&self) {
+        // Read as close to the window as possible: after the probes are in place (their
+        // start reads /proc and can take a while under load), just before it opens.
+        self.inner.measure_started();
         if let (Some(s), true) = (self.server, self.level.reads()) {
             let snap = s.stats(self.level);
             if let Ok(mut b) = self.before.lock() {
                 *b = Some(snap);
             }
         }
-        self.inner.measure_started();
     }
 
     fn measure_ended(&self) {
+        // The load has stopped sending when the window closes: the probes stop first,
+        // and the after-read waits for the server's counters to settle.
         self.inner.measure_ended();
         if let (Some(s), true) = (self.server, self.level.reads()) {
             std::thread::sleep(s.stats_settle());

@@ -493,6 +493,7 @@ fn is_status_gauge(name: &str) -> bool {
         "Current_tls",
         "Last_query_",
         "Delayed_insert_threads",
+        "Prepared_stmt_count",
         "Not_flushed_delayed_rows",
         "Compression",
         "Innodb_buffer_pool_bytes_",
