@@ -974,6 +974,10 @@ pub struct Run {
     /// restart): never a negative delta, never an invalid run.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_stats_unavailable: BTreeMap<String, String>,
+    /// Seconds from the before-read of the server's statistics to the window's end:
+    /// the span `server_stats` counts (a little longer than `elapsed_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats_s: Option<f64>,
 }
 
 /// A cell's figure for one server counter: per operation over its valid runs.
@@ -999,6 +1003,11 @@ pub struct ServerChange {
     /// round), when there are enough of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95: Option<[f64; 2]>,
+    /// The counter's rate per second did not move beyond the noise: it follows the
+    /// clock (a background thread's rounds, time spent), and per operation it only
+    /// mirrors the throughput. Listed after the changes in work per operation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paced_by_time: bool,
 }
 
 /// A binary's code against the baseline's.

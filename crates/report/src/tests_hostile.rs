@@ -212,6 +212,7 @@ fn poisoned(mut r: Results, h: &str) -> Results {
             other_per_op: 2.0,
             ratio: Some(2.0),
             ci95: None,
+            paced_by_time: false,
         });
     }
     rename(&mut names, &mut r.plan.baseline);

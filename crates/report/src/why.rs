@@ -27,10 +27,12 @@ pub fn section(r: &Results) -> Option<Section> {
     }
     let mut s = Section::new("why", "Why (server)", "Why, from the servers' side");
     s.push(Block::caption(
-        "The servers' own counters (PostgreSQL: pg_stat_database, pg_stat_bgwriter, pg_stat_wal; MariaDB and MySQL: SHOW GLOBAL STATUS; Redis and Valkey: INFO stats and commandstats; memcached: stats), read just before and after each measured window and divided by the run's operations: per comparison the counters that moved most per operation, beyond the runs' spread, 5% (25% with fewer than 3 runs a side) and twice the A/A check's own movement.",
+        "The servers' own counters (PostgreSQL: pg_stat_database, pg_stat_bgwriter, pg_stat_wal; MariaDB and MySQL: SHOW GLOBAL STATUS; Redis and Valkey: INFO stats and commandstats; memcached: stats), read just before and after each measured window and divided by the run's operations: per comparison the counters that moved most per operation, beyond the runs' spread, 5% (25% with fewer than 3 runs a side) and twice the A/A check's own movement. A counter whose rate per second did not move follows the clock (a background thread, time spent), not the work: it mirrors the throughput and is listed last.",
     ));
     if with.is_empty() && read_any {
-        s.push(Block::text("No server counter moved beyond the noise in any comparison.").everywhere());
+        s.push(
+            Block::text("No server counter moved beyond the noise in any comparison.").everywhere(),
+        );
     }
     for k in &with {
         s.push(Block::Heading(Inline::from(title(k))).only(Media::PAGE));
@@ -67,8 +69,13 @@ fn title(k: &ComparisonRecord) -> String {
 /// pg_stat_database.blks_read per op 0.0108 -> 0.561 (x52.0)".
 pub fn terminal_line(k: &ComparisonRecord) -> String {
     let c = &k.server_changes[0];
+    let paced = if c.paced_by_time {
+        " (follows the clock, not the work)"
+    } else {
+        ""
+    };
     format!(
-        "why (server): {} against {}, {} x{}: {} per op {} -> {} ({})",
+        "why (server): {} against {}, {} x{}: {} per op {} -> {} ({}){paced}",
         k.variant,
         k.baseline,
         k.workload,
@@ -83,13 +90,19 @@ pub fn terminal_line(k: &ComparisonRecord) -> String {
 fn table(k: &ComparisonRecord) -> Table {
     let base = format!("{} per op", k.baseline);
     let other = format!("{} per op", k.variant);
-    let mut t = Table::new("why", &["counter", &base, &other, "ratio"]);
+    let mut t = Table::new("why", &["counter", &base, &other, "ratio", "follows"]);
     for c in &k.server_changes {
+        let follows = if c.paced_by_time {
+            "the clock"
+        } else {
+            "the work"
+        };
         t.push(vec![
             Value::Code(c.name.clone()),
             sig(c.base_per_op).into(),
             sig(c.other_per_op).into(),
             ratio_text(c).into(),
+            follows.into(),
         ]);
     }
     t
@@ -153,6 +166,7 @@ mod tests {
                     other_per_op: 0.561,
                     ratio: Some(52.0),
                     ci95: Some([48.0, 55.0]),
+                    paced_by_time: false,
                 },
                 ServerChange {
                     name: "appeared".into(),
@@ -160,6 +174,7 @@ mod tests {
                     other_per_op: 2.0,
                     ratio: None,
                     ci95: None,
+                    paced_by_time: true,
                 },
             ],
             ..ComparisonRecord::default()

@@ -197,6 +197,7 @@ impl Context<'_> {
         run.server_log = Some(stderr_rel.clone());
         run.server_stats = stats_run.server_stats;
         run.server_stats_unavailable = stats_run.server_stats_unavailable;
+        run.server_stats_s = stats_run.server_stats_s;
         if pad.is_some() {
             run.layout = Some(layout);
             run.env_pad = pad;

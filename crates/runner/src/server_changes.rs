@@ -32,13 +32,23 @@ fn read(run: &Run) -> bool {
         && !run.server_stats_unavailable.contains_key("all")
 }
 
+/// The operations the load sent in the span the server's counters cover: its rate
+/// over the window times the span from the before-read to the window's end (the
+/// window's own operations where the span is unknown).
+pub fn ops_in_span(run: &Run) -> f64 {
+    match run.server_stats_s {
+        Some(s) if s > 0.0 && run.elapsed_s > 0.0 => run.ops as f64 / run.elapsed_s * s,
+        _ => run.ops as f64,
+    }
+}
+
 /// `name` per operation in `run`: 0 where it did not move; None where it was
 /// unavailable.
 fn per_op(run: &Run, name: &str) -> Option<f64> {
     if run.server_stats_unavailable.contains_key(name) {
         return None;
     }
-    Some(run.server_stats.get(name).copied().unwrap_or(0.0) / run.ops as f64)
+    Some(run.server_stats.get(name).copied().unwrap_or(0.0) / ops_in_span(run))
 }
 
 /// Each cell's `server_stats`.
@@ -114,7 +124,8 @@ fn raw_ratios(b: &Cell, c: &Cell) -> BTreeMap<String, f64> {
         .iter()
         .filter_map(|(n, x)| {
             let y = c.server_stats.get(n)?;
-            (x.per_op > 0.0 && y.per_op > 0.0).then(|| (n.clone(), (y.per_op / x.per_op).ln().abs()))
+            (x.per_op > 0.0 && y.per_op > 0.0)
+                .then(|| (n.clone(), (y.per_op / x.per_op).ln().abs()))
         })
         .collect()
 }
@@ -155,9 +166,15 @@ fn changes(b: &Cell, c: &Cell, aa: &BTreeMap<String, f64>) -> Vec<ServerChange> 
         if ci95.is_some_and(|[lo, hi]| lo <= 1.0 && hi >= 1.0) {
             continue;
         }
+        let paced_by_time = per_second(b, name)
+            .zip(per_second(c, name))
+            .is_some_and(|(p, q)| p > 0.0 && q > 0.0 && (q / p).ln().abs() < (1.0 + floor).ln());
+        // Changes in work per operation first; those that follow the clock after them.
+        let rank = if paced_by_time { size - 1e6 } else { size };
         out.push((
-            size,
+            rank,
             ServerChange {
+                paced_by_time,
                 name: name.clone(),
                 base_per_op: x.per_op,
                 other_per_op: y.per_op,
@@ -168,6 +185,20 @@ fn changes(b: &Cell, c: &Cell, aa: &BTreeMap<String, f64>) -> Vec<ServerChange> 
     }
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
     out.into_iter().take(TOP).map(|(_, ch)| ch).collect()
+}
+
+/// The median over `c`'s runs of `name` per second of the span the counters cover.
+fn per_second(c: &Cell, name: &str) -> Option<f64> {
+    let xs: Vec<f64> = c
+        .runs
+        .iter()
+        .filter(|x| read(x))
+        .filter_map(|x| {
+            let span = x.server_stats_s.filter(|s| *s > 0.0).unwrap_or(x.elapsed_s);
+            (span > 0.0).then(|| x.server_stats.get(name).copied().unwrap_or(0.0) / span)
+        })
+        .collect();
+    stats::summarize(&xs).map(|s| s.median)
 }
 
 /// The runs of a cell that read statistics.
@@ -312,6 +343,29 @@ mod tests {
     }
 
     #[test]
+    fn a_counter_that_follows_the_clock_comes_after_the_work() {
+        let mut r = results(3.0, 0.5);
+        // `ticks`: the same 500 a second on both sides while the other side ran 0.9
+        // times the operations in the same time: per op it moves, per second it does not.
+        for c in &mut r.cells {
+            for x in &mut c.runs {
+                x.elapsed_s = 1.0;
+                x.server_stats.insert("ticks".into(), 500.0);
+            }
+        }
+        for x in &mut r.cells[1].runs {
+            x.ops = x.ops * 6 / 10;
+        }
+        summarize_cells(&mut r);
+        compare(&mut r);
+        let ch = &r.comparisons[0].server_changes;
+        let names: Vec<&str> = ch.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names[0], "reads", "{ch:?}");
+        let ticks = ch.iter().find(|c| c.name == "ticks").expect("ticks listed");
+        assert!(ticks.paced_by_time && !ch[0].paced_by_time, "{ch:?}");
+    }
+
+    #[test]
     fn nothing_changes_between_equal_sides() {
         let r = results(0.5, 0.5);
         assert!(r.comparisons[0].server_changes.is_empty());
@@ -327,7 +381,11 @@ mod tests {
         r.comparisons.push(comparison("base (A/A)", true));
         summarize_cells(&mut r);
         compare(&mut r);
-        assert!(r.comparisons[0].server_changes.is_empty(), "{:?}", r.comparisons[0]);
+        assert!(
+            r.comparisons[0].server_changes.is_empty(),
+            "{:?}",
+            r.comparisons[0]
+        );
     }
 
     #[test]

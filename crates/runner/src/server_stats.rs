@@ -3,24 +3,41 @@
 //! before the window opens and after it closes (after the target's settle time), both
 //! outside the window, and kept as the run's `server_stats` deltas with what was
 //! unavailable and why (`bakeoff_sandbox::stats::delta`: never a negative delta).
+//!
+//! Reading costs the server work of its own (a login, `SHOW GLOBAL STATUS` writing a
+//! temporary table, `INFO` counted among the commands): the after-read is taken twice,
+//! the load stopped, and the second's movement (one read's footprint) is taken off the
+//! deltas. The span from the before-read to the window's end is kept
+//! (`server_stats_s`), so a delta can be divided by the operations the load sent in it.
 
 use std::sync::Mutex;
+use std::time::Instant;
 
 use bakeoff_engine::PhaseHooks;
 use bakeoff_report::model::Run;
 use bakeoff_sandbox::stats::{self, Snapshot, StatsLevel};
 use bakeoff_sandbox::Sandbox;
 
+/// What was read at the edges.
+#[derive(Default)]
+struct Reads {
+    before: Option<(Snapshot, Instant)>,
+    /// The window's end (the load stopped).
+    end: Option<Instant>,
+    after: Option<Snapshot>,
+    /// A second after-read: one read's own footprint.
+    again: Option<Snapshot>,
+}
+
 /// Reads the statistics at the window's edges: the before-read after `inner`'s start
 /// (the probes attach first, which reads /proc and can take a while under load, so the
-/// read sits next to the window while the warmup's load still runs), the after-read
+/// read sits next to the window while the warmup's load still runs), the after-reads
 /// after `inner`'s end (the load has stopped by then).
 pub(crate) struct StatsHooks<'a> {
     inner: &'a dyn PhaseHooks,
     server: Option<&'a Sandbox>,
     level: StatsLevel,
-    before: Mutex<Option<Snapshot>>,
-    after: Mutex<Option<Snapshot>>,
+    reads: Mutex<Reads>,
 }
 
 impl<'a> StatsHooks<'a> {
@@ -30,13 +47,16 @@ impl<'a> StatsHooks<'a> {
             inner,
             server,
             level,
-            before: Mutex::new(None),
-            after: Mutex::new(None),
+            reads: Mutex::new(Reads::default()),
         }
     }
 
-    /// Puts what was read into `run`: the deltas and what was unavailable. Nothing when
-    /// `server_stats = "off"` or the window never opened.
+    fn reading(&self) -> Option<&Sandbox> {
+        self.server.filter(|_| self.level.reads())
+    }
+
+    /// Puts what was read into `run`: the deltas, their span and what was unavailable.
+    /// Nothing when `server_stats = "off"` or the window never opened.
     pub fn record(&self, run: &mut Run, host: Option<&str>) {
         if !self.level.reads() {
             return;
@@ -51,39 +71,51 @@ impl<'a> StatsHooks<'a> {
             );
             return;
         }
-        let before = self.before.lock().ok().and_then(|mut b| b.take());
-        let after = self.after.lock().ok().and_then(|mut a| a.take());
-        let (Some(b), Some(a)) = (before, after) else {
+        let Ok(mut reads) = self.reads.lock() else {
             return;
         };
-        let d = stats::delta(&b, &a);
+        let reads = std::mem::take(&mut *reads);
+        let (Some((b, at)), Some(end), Some(a)) = (reads.before, reads.end, reads.after) else {
+            return;
+        };
+        let mut d = stats::delta(&b, &a);
+        if let Some(again) = &reads.again {
+            let own = stats::delta(&a, again);
+            d.counters.retain(|name, v| {
+                *v -= own.counters.get(name).copied().unwrap_or(0.0);
+                *v > 0.0
+            });
+        }
         run.server_stats = d.counters;
         run.server_stats_unavailable = d.unavailable;
+        run.server_stats_s = Some(end.saturating_duration_since(at).as_secs_f64());
     }
 }
 
 impl PhaseHooks for StatsHooks<'_> {
     fn measure_started(&self) {
-        // Read as close to the window as possible: after the probes are in place (their
-        // start reads /proc and can take a while under load), just before it opens.
         self.inner.measure_started();
-        if let (Some(s), true) = (self.server, self.level.reads()) {
+        if let Some(s) = self.reading() {
             let snap = s.stats(self.level);
-            if let Ok(mut b) = self.before.lock() {
-                *b = Some(snap);
+            if let Ok(mut r) = self.reads.lock() {
+                r.before = Some((snap, Instant::now()));
             }
         }
     }
 
     fn measure_ended(&self) {
+        let end = Instant::now();
         // The load has stopped sending when the window closes: the probes stop first,
         // and the after-read waits for the server's counters to settle.
         self.inner.measure_ended();
-        if let (Some(s), true) = (self.server, self.level.reads()) {
+        if let Some(s) = self.reading() {
             std::thread::sleep(s.stats_settle());
-            let snap = s.stats(self.level);
-            if let Ok(mut a) = self.after.lock() {
-                *a = Some(snap);
+            let after = s.stats(self.level);
+            let again = s.stats(self.level);
+            if let Ok(mut r) = self.reads.lock() {
+                r.end = Some(end);
+                r.after = Some(after);
+                r.again = Some(again);
             }
         }
     }

@@ -294,10 +294,15 @@ fn read_pg_stats(sql: &SqlServer, addr: std::net::SocketAddr, level: StatsLevel)
             }
             "pg_stat_io" => {
                 for row in &rows.rows {
-                    let Some(Some(key)) = row.first() else { continue };
-                    let pairs = rows.columns.iter().zip(row).skip(1).filter_map(|(c, v)| {
-                        v.as_deref().map(|v| (c.as_str(), v))
-                    });
+                    let Some(Some(key)) = row.first() else {
+                        continue;
+                    };
+                    let pairs = rows
+                        .columns
+                        .iter()
+                        .zip(row)
+                        .skip(1)
+                        .filter_map(|(c, v)| v.as_deref().map(|v| (c.as_str(), v)));
                     snap.add_numbers(&format!("pg_stat_io.{key}."), pairs, |_| false);
                 }
             }

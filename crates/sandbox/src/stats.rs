@@ -106,7 +106,9 @@ pub struct Delta {
 pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
     let mut d = Delta::default();
     for (g, why) in before.unavailable.iter().chain(&after.unavailable) {
-        d.unavailable.entry(g.clone()).or_insert_with(|| why.clone());
+        d.unavailable
+            .entry(g.clone())
+            .or_insert_with(|| why.clone());
     }
     let new_identity =
         before.identity.is_some() && after.identity.is_some() && before.identity != after.identity;
@@ -114,8 +116,7 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
     if new_identity || uptime_back {
         d.unavailable.insert(
             "all".into(),
-            "the server restarted between the reads (its identity changed); no delta taken"
-                .into(),
+            "the server restarted between the reads (its identity changed); no delta taken".into(),
         );
         return d;
     }
@@ -150,8 +151,14 @@ mod tests {
 
     #[test]
     fn a_delta_keeps_what_moved_and_never_goes_negative() {
-        let b = snap(&[("a", 10.0), ("b", 5.0), ("c", 7.0), ("gone", 1.0)], Some("x"));
-        let a = snap(&[("a", 25.0), ("b", 5.0), ("c", 3.0), ("new", 4.0)], Some("x"));
+        let b = snap(
+            &[("a", 10.0), ("b", 5.0), ("c", 7.0), ("gone", 1.0)],
+            Some("x"),
+        );
+        let a = snap(
+            &[("a", 25.0), ("b", 5.0), ("c", 3.0), ("new", 4.0)],
+            Some("x"),
+        );
         let d = delta(&b, &a);
         assert_eq!(d.counters, [("a".to_string(), 15.0)].into_iter().collect());
         assert!(d.unavailable["c"].contains("went backwards"), "{d:?}");
@@ -160,7 +167,10 @@ mod tests {
 
     #[test]
     fn a_restart_between_the_reads_takes_no_delta() {
-        let d = delta(&snap(&[("a", 10.0)], Some("1")), &snap(&[("a", 99.0)], Some("2")));
+        let d = delta(
+            &snap(&[("a", 10.0)], Some("1")),
+            &snap(&[("a", 99.0)], Some("2")),
+        );
         assert!(d.counters.is_empty());
         assert!(d.unavailable["all"].contains("restarted"));
         let mut b = snap(&[("a", 10.0)], None);
@@ -175,7 +185,8 @@ mod tests {
     #[test]
     fn an_unavailable_group_on_either_side_is_kept_with_its_reason() {
         let mut b = snap(&[("a", 1.0)], None);
-        b.unavailable.insert("pg_stat_wal".into(), "no such view".into());
+        b.unavailable
+            .insert("pg_stat_wal".into(), "no such view".into());
         let mut a = snap(&[("a", 2.0)], None);
         a.unavailable.insert("stats slabs".into(), "refused".into());
         let d = delta(&b, &a);
@@ -187,7 +198,16 @@ mod tests {
     fn numbers_are_plain_numbers_only() {
         assert_eq!(number("12"), Some(12.0));
         assert_eq!(number(" 0.25 "), Some(0.25));
-        for t in ["", "ON", "2026-11-29 10:00:00+00", "inf", "NaN", "1.2.3", "-", "e"] {
+        for t in [
+            "",
+            "ON",
+            "2026-11-29 10:00:00+00",
+            "inf",
+            "NaN",
+            "1.2.3",
+            "-",
+            "e",
+        ] {
             assert_eq!(number(t), None, "{t}");
         }
     }

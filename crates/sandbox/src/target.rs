@@ -15,8 +15,8 @@ use bakeoff_build::Recipe;
 
 use crate::kind::TargetKind;
 use crate::settings::Knob;
-use crate::stats::{Snapshot, StatsLevel};
 use crate::sqldata::{DataSource, Login, SqlServer, SQL_READY_TIMEOUT, SQL_STOP_GRACE};
+use crate::stats::{Snapshot, StatsLevel};
 
 /// What a target is made with for a sandbox: the experiment's options, its data, and
 /// the login stored in that data (all empty for a target asked only what it is).
