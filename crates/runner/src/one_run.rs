@@ -174,8 +174,6 @@ impl Context<'_> {
         let outcome = self.drive(slot, v, &served, &stats_hooks, live, rate, dog.cancel());
         let mut stats_run = Run::default();
         stats_hooks.record(&mut stats_run, host);
-        drop(stats_hooks);
-        drop(edges);
         let stalled = dog.finish();
         let got = hooks.take();
         let logs = self.folder.path.join("logs").join(&file);

@@ -477,4 +477,28 @@ mod tests {
         assert_eq!(&args[args.len() - 2..], ["-t", "2"]);
         assert_eq!(args.contains(&"root".to_string()), running_as_root());
     }
+
+    #[test]
+    fn stats_gauges_are_told_from_counters() {
+        for g in [
+            "pid",
+            "uptime",
+            "curr_items",
+            "curr_connections",
+            "bytes",
+            "threads",
+        ] {
+            assert!(super::is_gauge(g), "{g}");
+        }
+        for c in [
+            "cmd_get",
+            "get_hits",
+            "bytes_read",
+            "rusage_user",
+            "total_items",
+            "evictions",
+        ] {
+            assert!(!super::is_gauge(c), "{c}");
+        }
+    }
 }

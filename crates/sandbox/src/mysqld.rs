@@ -725,4 +725,32 @@ mod tests {
         assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
         assert!(cnf.ends_with("max_connections = 2000\n"));
     }
+
+    #[test]
+    fn status_gauges_are_told_from_counters() {
+        for g in [
+            "Uptime",
+            "Uptime_since_flush_status",
+            "Threads_connected",
+            "Open_tables",
+            "Innodb_buffer_pool_pages_free",
+            "Innodb_row_lock_time_max",
+            "Innodb_data_pending_reads",
+            "Prepared_stmt_count",
+            "Innodb_buffer_pool_load_status",
+        ] {
+            assert!(is_status_gauge(g), "{g}");
+        }
+        for c in [
+            "Com_select",
+            "Opened_tables",
+            "Innodb_buffer_pool_reads",
+            "Innodb_buffer_pool_pages_flushed",
+            "Handler_read_key",
+            "Questions",
+            "Innodb_data_fsyncs",
+        ] {
+            assert!(!is_status_gauge(c), "{c}");
+        }
+    }
 }

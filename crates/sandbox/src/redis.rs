@@ -656,4 +656,25 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn info_sections_become_counters_without_gauges_or_rates() {
+        let section = |t: &str| format!("${}\r\n{t}\r\n", t.len());
+        let server = section("# Server\r\nrun_id:abc\r\nuptime_in_seconds:5");
+        let stats = section(
+            "# Stats\r\ntotal_commands_processed:12\r\ninstantaneous_ops_per_sec:9\r\nkeyspace_hits:4\r\nexpired_stale_perc:0.00",
+        );
+        let cmd = section("# Commandstats\r\ncmdstat_get:calls=4,usec=8,usec_per_call=2.00,rejected_calls=0,failed_calls=0");
+        let all = format!("{server}{stats}{cmd}");
+        assert!(
+            info_replies(&all.as_bytes()[..all.len() - 3], 3).is_none(),
+            "incomplete"
+        );
+        let replies = info_replies(all.as_bytes(), 3).unwrap().unwrap();
+        assert_eq!(replies.len(), 3);
+        let refused = info_replies(b"-NOPERM no\r\n", 1).unwrap().unwrap();
+        assert!(refused[0].as_ref().unwrap_err().contains("NOPERM"));
+        assert!(is_info_gauge("instantaneous_ops_per_sec") && is_info_gauge("expired_stale_perc"));
+        assert!(!is_info_gauge("keyspace_hits") && !is_info_gauge("total_commands_processed"));
+    }
 }
