@@ -5,7 +5,9 @@
 # Prints per level the runs' median throughput and wall time per run, and the ratio
 # basic/off of medians with a 95% bootstrap interval over the runs (unpaired: the
 # levels are plan keys, so each experiment holds one). "full" is measured the same way
-# against "basic" with LEVELS="basic full".
+# against "basic" with LEVELS="basic full". MODE=instructions counts the server's
+# instructions per operation under callgrind instead (`mode = "instructions"`, 3000
+# operations a run): a low-noise check that nothing is read inside the window.
 #
 #   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb [PAIRS=3] [ROUNDS=4]
 # shellcheck source=bench/lib.sh
@@ -48,7 +50,11 @@ esac
 experiment() { # level
   printf 'name = "stats-cost-%s"\n[target]\nkind = "%s"\n[[variant]]\nname = "v"\nbinary = "%s"\n%s\n%s\n' \
     "$1" "$kind" "$binary" "$args" "$load"
-  printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nduration = "2s"\nserver_stats = "%s"\n' "$rounds" "$1"
+  if [ "${MODE:-time}" = instructions ]; then
+    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nops = 3000\nmode = "instructions"\nserver_stats = "%s"\n' "$rounds" "$1"
+  else
+    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nduration = "2s"\nserver_stats = "%s"\n' "$rounds" "$1"
+  fi
 }
 
 n=0
@@ -71,6 +77,13 @@ for f in glob.glob(f"{work}/out-*/results.json"):
     for c in json.load(open(f))["cells"]:
         runs[level] += [x for x in c["runs"] if x["valid"]]
 med = lambda xs: statistics.median(xs)
+if all(x.get("instructions") for lv in (a, b) for x in runs[lv]):
+    ipo = {lv: [x["instructions"]["instructions_per_op"] for x in runs[lv]] for lv in (a, b)}
+    for lv in (a, b):
+        print(f"{server} {lv:<6} runs {len(ipo[lv]):3d}  instructions/op median "
+              f"{med(ipo[lv]):.1f}  range {min(ipo[lv]):.1f}-{max(ipo[lv]):.1f}")
+    print(f"{server} {b}/{a} instructions per op {med(ipo[b]) / med(ipo[a]):.4f}")
+    sys.exit(0)
 for lv in (a, b):
     ops = [x["ops_per_s"] for x in runs[lv]]
     wall = [x["wall_s"] for x in runs[lv]]

@@ -29,25 +29,44 @@ struct Reads {
     again: Option<Snapshot>,
 }
 
-/// Reads the statistics at the window's edges: the before-read after `inner`'s start
-/// (the probes attach first, which reads /proc and can take a while under load, so the
-/// read sits next to the window while the warmup's load still runs), the after-reads
-/// after `inner`'s end (the load has stopped by then).
+/// Reads the statistics at the window's edges: the before-read right before the window
+/// opens, after the probes attach (which reads /proc and can take a while on a busy
+/// machine, while the warmup's load runs on: read earlier, the counters would hold that
+/// load too), except where the probes count instructions (callgrind), whose count must
+/// not hold the read: then before they attach. The after-reads come after the probes
+/// stop (the load has stopped by then).
 pub(crate) struct StatsHooks<'a> {
     inner: &'a dyn PhaseHooks,
     server: Option<&'a Sandbox>,
     level: StatsLevel,
+    before_probes: bool,
     reads: Mutex<Reads>,
 }
 
 impl<'a> StatsHooks<'a> {
-    /// `server`: the run's sandbox here (None: on another host, not read).
-    pub fn new(inner: &'a dyn PhaseHooks, server: Option<&'a Sandbox>, level: StatsLevel) -> Self {
+    /// `server`: the run's sandbox here (None: on another host, not read);
+    /// `instructions`: the probes count the server's instructions.
+    pub fn new(
+        inner: &'a dyn PhaseHooks,
+        server: Option<&'a Sandbox>,
+        level: StatsLevel,
+        instructions: bool,
+    ) -> Self {
         StatsHooks {
             inner,
             server,
             level,
+            before_probes: instructions,
             reads: Mutex::new(Reads::default()),
+        }
+    }
+
+    fn read_before(&self) {
+        if let Some(s) = self.reading() {
+            let snap = s.stats(self.level);
+            if let Ok(mut r) = self.reads.lock() {
+                r.before = Some((snap, Instant::now()));
+            }
         }
     }
 
@@ -94,12 +113,12 @@ impl<'a> StatsHooks<'a> {
 
 impl PhaseHooks for StatsHooks<'_> {
     fn measure_started(&self) {
-        self.inner.measure_started();
-        if let Some(s) = self.reading() {
-            let snap = s.stats(self.level);
-            if let Ok(mut r) = self.reads.lock() {
-                r.before = Some((snap, Instant::now()));
-            }
+        if self.before_probes {
+            self.read_before();
+            self.inner.measure_started();
+        } else {
+            self.inner.measure_started();
+            self.read_before();
         }
     }
 
