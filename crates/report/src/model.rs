@@ -997,7 +997,8 @@ pub struct ServerChange {
     pub name: String,
     pub base_per_op: f64,
     pub other_per_op: f64,
-    /// other / base; None when the baseline's is 0 (the counter appeared).
+    /// other / base; None when the baseline's is 0 (it did not move there, or that
+    /// server does not have it).
     pub ratio: Option<f64>,
     /// The ratio's 95% interval from the rounds (paired where both sides ran in the
     /// round), when there are enough of them.

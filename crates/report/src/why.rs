@@ -108,10 +108,10 @@ fn table(k: &ComparisonRecord) -> Table {
     t
 }
 
-/// "x52.0 [48.1, 55.3]", "x0.61", or "new" when the baseline's is 0.
+/// "x52.0 [48.1, 55.3]", "x0.61", or "from 0" when the baseline's is 0.
 fn ratio_text(c: &ServerChange) -> String {
     match (c.ratio, c.ci95) {
-        (None, _) => "new".into(),
+        (None, _) => "from 0".into(),
         (Some(r), Some([lo, hi])) => format!("x{} [{}, {}]", sig(r), sig(lo), sig(hi)),
         (Some(r), None) => format!("x{}", sig(r)),
     }
@@ -204,7 +204,7 @@ mod tests {
         let s = section(&r).unwrap();
         assert_eq!(s.id, "why");
         let md = format!("{s:?}");
-        assert!(md.contains("new"), "{md}");
+        assert!(md.contains("from 0"), "{md}");
         assert!(md.contains("pg_stat_wal (relation does not exist)"), "{md}");
     }
 

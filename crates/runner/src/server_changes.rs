@@ -45,10 +45,25 @@ pub fn ops_in_span(run: &Run) -> f64 {
 /// `name` per operation in `run`: 0 where it did not move; None where it was
 /// unavailable.
 fn per_op(run: &Run, name: &str) -> Option<f64> {
-    if run.server_stats_unavailable.contains_key(name) {
+    if unavailable(run, name) {
         return None;
     }
     Some(run.server_stats.get(name).copied().unwrap_or(0.0) / ops_in_span(run))
+}
+
+/// Whether `name` was unavailable in `run`: by its own name, or its group's (the part
+/// before a dot: `pg_stat_wal` for `pg_stat_wal.wal_bytes`, where the version lacks the
+/// view).
+fn unavailable(run: &Run, name: &str) -> bool {
+    run.server_stats_unavailable
+        .keys()
+        .any(|k| name == k || (name.starts_with(k.as_str()) && name[k.len()..].starts_with('.')))
+}
+
+/// Whether a valid run of `c` could not read `name`: a side that never had it is not a
+/// side where it was 0.
+fn unreadable(c: &Cell, name: &str) -> bool {
+    c.runs.iter().any(|x| read(x) && unavailable(x, name))
 }
 
 /// Each cell's `server_stats`.
@@ -141,7 +156,7 @@ fn changes(b: &Cell, c: &Cell, aa: &BTreeMap<String, f64>) -> Vec<ServerChange> 
     for name in names {
         let x = b.server_stats.get(name).unwrap_or(&zero);
         let y = c.server_stats.get(name).unwrap_or(&zero);
-        if x.per_op.max(y.per_op) < MIN_PER_OP {
+        if x.per_op.max(y.per_op) < MIN_PER_OP || unreadable(b, name) || unreadable(c, name) {
             continue;
         }
         // The sides' runs overlap: within the run-to-run spread.
@@ -363,6 +378,33 @@ mod tests {
         assert_eq!(names[0], "reads", "{ch:?}");
         let ticks = ch.iter().find(|c| c.name == "ticks").expect("ticks listed");
         assert!(ticks.paced_by_time && !ch[0].paced_by_time, "{ch:?}");
+    }
+
+    #[test]
+    fn a_counter_one_side_could_not_read_is_no_change() {
+        let mut r = results(3.0, 0.5);
+        for x in &mut r.cells[0].runs {
+            x.server_stats.remove("reads");
+            x.server_stats_unavailable
+                .insert("reads".into(), "the version lacks it".into());
+        }
+        for c in &mut r.cells {
+            for x in &mut c.runs {
+                x.server_stats.insert("pg_stat_wal.wal_bytes".into(), 500.0);
+            }
+        }
+        for x in &mut r.cells[0].runs {
+            x.server_stats.remove("pg_stat_wal.wal_bytes");
+            x.server_stats_unavailable
+                .insert("pg_stat_wal".into(), "no such view".into());
+        }
+        summarize_cells(&mut r);
+        compare(&mut r);
+        assert!(
+            r.comparisons[0].server_changes.is_empty(),
+            "{:?}",
+            r.comparisons[0]
+        );
     }
 
     #[test]

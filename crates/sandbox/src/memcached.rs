@@ -265,7 +265,8 @@ fn read_stats(addr: SocketAddr, level: StatsLevel) -> Snapshot {
                 });
             }
             Err(e) => {
-                snap.unavailable.insert("stats slabs".into(), e);
+                snap.unavailable
+                    .insert("slab".into(), format!("stats slabs: {e}"));
             }
         }
     }
