@@ -432,6 +432,11 @@ pub struct VariantRecord {
     /// the measured window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings_read_ms: Option<f64>,
+    /// `[plan] server_stats`: the counters its server's statistics have, as its first
+    /// valid run read them (a counter missing here is one this server does not count,
+    /// not one that stayed 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_counters: Vec<String>,
     /// Whether the load's connections used TLS, as bakeoff's clients made them (they
     /// never negotiate it today: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -978,6 +983,9 @@ pub struct Run {
     /// the span `server_stats` counts (a little longer than `elapsed_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stats_s: Option<f64>,
+    /// The counters the after-read held (kept on the variant's record, not the run's).
+    #[serde(skip)]
+    pub server_counters_read: Vec<String>,
 }
 
 /// A cell's figure for one server counter: per operation over its valid runs.

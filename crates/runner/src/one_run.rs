@@ -196,6 +196,7 @@ impl Context<'_> {
         run.server_stats = stats_run.server_stats;
         run.server_stats_unavailable = stats_run.server_stats_unavailable;
         run.server_stats_s = stats_run.server_stats_s;
+        run.server_counters_read = stats_run.server_counters_read;
         if pad.is_some() {
             run.layout = Some(layout);
             run.env_pad = pad;

@@ -66,6 +66,27 @@ fn unreadable(c: &Cell, name: &str) -> bool {
     c.runs.iter().any(|x| read(x) && unavailable(x, name))
 }
 
+/// Keeps the counters `run` read as its variant's `server_counters` (record `at`), from
+/// its first valid run that read them.
+pub fn keep_counters(r: &mut Results, at: usize, run: &mut Run) {
+    let names = std::mem::take(&mut run.server_counters_read);
+    if let Some(v) = r.variants.get_mut(at) {
+        if run.valid && v.server_counters.is_empty() && !names.is_empty() {
+            v.server_counters = names;
+        }
+    }
+}
+
+/// Whether the variant `name`'s server is known not to have `counter` (its
+/// `server_counters` read, without it).
+fn lacks(r: &Results, name: &str, counter: &str) -> bool {
+    r.variants.iter().any(|v| {
+        v.name == name
+            && !v.server_counters.is_empty()
+            && !v.server_counters.iter().any(|c| c == counter)
+    })
+}
+
 /// Each cell's `server_stats`.
 pub fn summarize_cells(r: &mut Results) {
     for c in &mut r.cells {
@@ -126,7 +147,9 @@ pub fn compare(r: &mut Results) {
             })
             .and_then(|a| cell(&a.variant).map(|twin| raw_ratios(b, twin)))
             .unwrap_or_default();
-        found.push(changes(b, c, &aa));
+        let mut ch = changes(b, c, &aa);
+        ch.retain(|x| !lacks(r, &k.baseline, &x.name) && !lacks(r, &k.variant, &x.name));
+        found.push(ch);
     }
     for (k, ch) in r.comparisons.iter_mut().zip(found) {
         k.server_changes = ch;
@@ -399,6 +422,30 @@ mod tests {
                 .insert("pg_stat_wal".into(), "no such view".into());
         }
         summarize_cells(&mut r);
+        compare(&mut r);
+        assert!(
+            r.comparisons[0].server_changes.is_empty(),
+            "{:?}",
+            r.comparisons[0]
+        );
+    }
+
+    #[test]
+    fn a_counter_the_baselines_server_does_not_have_is_no_change() {
+        let mut r = results(3.0, 0.0);
+        assert_eq!(r.comparisons[0].server_changes[0].name, "reads");
+        r.variants = vec![
+            bakeoff_report::model::VariantRecord {
+                name: "base".into(),
+                server_counters: vec!["calls".into(), "rare".into()],
+                ..Default::default()
+            },
+            bakeoff_report::model::VariantRecord {
+                name: "small".into(),
+                server_counters: vec!["calls".into(), "rare".into(), "reads".into()],
+                ..Default::default()
+            },
+        ];
         compare(&mut r);
         assert!(
             r.comparisons[0].server_changes.is_empty(),

@@ -105,6 +105,7 @@ impl<'a> StatsHooks<'a> {
                 *v > 0.0
             });
         }
+        run.server_counters_read = a.counters.keys().cloned().collect();
         run.server_stats = d.counters;
         run.server_stats_unavailable = d.unavailable;
         run.server_stats_s = Some(end.saturating_duration_since(at).as_secs_f64());
