@@ -209,6 +209,25 @@ mod tests {
     }
 
     #[test]
+    fn the_terminal_names_the_largest_change_of_a_slower_comparison() {
+        let r = results("pg_stat_database.blks_read");
+        let doc = crate::outline::document(&r, &crate::document::NoKinds);
+        let text = crate::terminal::render_document(&doc, false);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("why (server)"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(lines[0].contains("pg_stat_database.blks_read"), "{text}");
+        let md = crate::markdown::render(&r);
+        assert!(md.contains("## Why, from the servers' side"), "{md}");
+        assert!(
+            md.contains("| `pg_stat_database.blks_read` | 0.0108 | 0.561 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn no_section_without_changes_or_faults() {
         let mut r = results("x");
         r.comparisons[0].server_changes.clear();
