@@ -170,7 +170,13 @@ impl Context<'_> {
             Served::Remote(_) => None,
         };
         let level = self.loaded.experiment.plan.server_stats;
-        let stats_hooks = StatsHooks::new(&edges, local_sandbox, level, self.probes.instructions);
+        let stats_hooks = StatsHooks::new(
+            &edges,
+            local_sandbox,
+            level,
+            self.probes.instructions,
+            dog.cancel(),
+        );
         let outcome = self.drive(slot, v, &served, &stats_hooks, live, rate, dog.cancel());
         let mut stats_run = Run::default();
         stats_hooks.record(&mut stats_run, host);

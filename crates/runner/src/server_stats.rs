@@ -10,6 +10,7 @@
 //! deltas. The span from the before-read to the window's end is kept
 //! (`server_stats_s`), so a delta can be divided by the operations the load sent in it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -40,23 +41,29 @@ pub(crate) struct StatsHooks<'a> {
     server: Option<&'a Sandbox>,
     level: StatsLevel,
     before_probes: bool,
+    /// The run's own stop flag (an interrupt, its deadline, its watchdog): set, the
+    /// after-reads are not tried (a stopped server would hold each one for its timeout).
+    cancel: &'a AtomicBool,
     reads: Mutex<Reads>,
 }
 
 impl<'a> StatsHooks<'a> {
     /// `server`: the run's sandbox here (None: on another host, not read);
-    /// `instructions`: the probes count the server's instructions.
+    /// `instructions`: the probes count the server's instructions; `cancel`: the run's
+    /// stop flag.
     pub fn new(
         inner: &'a dyn PhaseHooks,
         server: Option<&'a Sandbox>,
         level: StatsLevel,
         instructions: bool,
+        cancel: &'a AtomicBool,
     ) -> Self {
         StatsHooks {
             inner,
             server,
             level,
             before_probes: instructions,
+            cancel,
             reads: Mutex::new(Reads::default()),
         }
     }
@@ -94,7 +101,18 @@ impl<'a> StatsHooks<'a> {
             return;
         };
         let reads = std::mem::take(&mut *reads);
-        let (Some((b, at)), Some(end), Some(a)) = (reads.before, reads.end, reads.after) else {
+        let Some((b, at)) = reads.before else {
+            return;
+        };
+        let (Some(end), Some(a)) = (reads.end, reads.after) else {
+            // Not read after the window: why it was not, or why the before-read failed.
+            run.server_stats_unavailable = b.unavailable;
+            if run.server_stats_unavailable.is_empty() {
+                run.server_stats_unavailable.insert(
+                    "all".into(),
+                    "not read after the window (the run was stopped)".into(),
+                );
+            }
             return;
         };
         let mut d = stats::delta(&b, &a);
@@ -128,14 +146,27 @@ impl PhaseHooks for StatsHooks<'_> {
         // The load has stopped sending when the window closes: the probes stop first,
         // and the after-read waits for the server's counters to settle.
         self.inner.measure_ended();
-        if let Some(s) = self.reading() {
+        // A server that gave nothing before the window is not asked again.
+        let answered = self.reads.lock().is_ok_and(|r| {
+            r.before
+                .as_ref()
+                .is_some_and(|(b, _)| !b.counters.is_empty())
+        });
+        if let Some(s) = self.reading().filter(|_| answered) {
+            if self.cancel.load(Ordering::SeqCst) {
+                return;
+            }
             std::thread::sleep(s.stats_settle());
             let after = s.stats(self.level);
-            let again = s.stats(self.level);
+            let again = if after.counters.is_empty() {
+                None
+            } else {
+                Some(s.stats(self.level))
+            };
             if let Ok(mut r) = self.reads.lock() {
                 r.end = Some(end);
                 r.after = Some(after);
-                r.again = Some(again);
+                r.again = again;
             }
         }
     }

@@ -100,7 +100,8 @@ pub struct Delta {
 }
 
 /// The delta from `before` to `after`. Counters that did not move are left out; one
-/// that went backwards is unavailable ("went backwards: a counter that wrapped or was
+/// the before-read did not have counts from 0 (made at its first event); one that went
+/// backwards is unavailable ("went backwards: a counter that wrapped or was
 /// reset"); a different identity makes everything unavailable (the server restarted);
 /// a group unavailable on either side is unavailable.
 pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
@@ -121,9 +122,9 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
         return d;
     }
     for (name, a) in &after.counters {
-        let Some(b) = before.counters.get(name) else {
-            continue;
-        };
+        // A counter the server makes at its first event (Redis's `cmdstat_get`, a
+        // memcached slab class) counts from 0.
+        let b = before.counters.get(name).unwrap_or(&0.0);
         if a < b {
             d.unavailable.insert(
                 name.clone(),
@@ -160,7 +161,12 @@ mod tests {
             Some("x"),
         );
         let d = delta(&b, &a);
-        assert_eq!(d.counters, [("a".to_string(), 15.0)].into_iter().collect());
+        assert_eq!(
+            d.counters,
+            [("a".to_string(), 15.0), ("new".to_string(), 4.0)]
+                .into_iter()
+                .collect()
+        );
         assert!(d.unavailable["c"].contains("went backwards"), "{d:?}");
         assert!(d.counters.values().all(|v| *v > 0.0));
     }
