@@ -31,6 +31,7 @@ pub mod tune;
 pub mod validate;
 pub mod verification;
 pub mod warning;
+pub mod why;
 
 pub use document::{Document, KindSections, NoKinds, Section};
 pub use model::Results;

@@ -436,6 +436,11 @@ pub struct VariantRecord {
     /// the measured window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings_read_ms: Option<f64>,
+    /// `[plan] server_stats`: the counters its server's statistics have, as its first
+    /// valid run read them (a counter missing here is one this server does not count,
+    /// not one that stayed 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_counters: Vec<String>,
     /// Whether the load's connections used TLS, as bakeoff's clients made them (they
     /// never negotiate it today: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -978,6 +983,53 @@ pub struct Run {
     /// The hosts that loaded it, each with its share (absent: this machine).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientRecord>,
+    /// `[plan] server_stats`: the server's own counters over the measured window
+    /// (read before and after it, outside it), name -> delta; only those that moved.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_stats: BTreeMap<String, f64>,
+    /// The server's statistics this run could not read or delta, with the reason (a
+    /// view the version lacks, a command refused, a counter that went backwards, a
+    /// restart): never a negative delta, never an invalid run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_stats_unavailable: BTreeMap<String, String>,
+    /// Seconds from the before-read of the server's statistics to the window's end:
+    /// the span `server_stats` counts (a little longer than `elapsed_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats_s: Option<f64>,
+    /// The counters the after-read held (kept on the variant's record, not the run's).
+    #[serde(skip)]
+    pub server_counters_read: Vec<String>,
+}
+
+/// A cell's figure for one server counter: per operation over its valid runs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerStatCell {
+    /// The median over runs of the run's delta divided by its operations.
+    pub per_op: f64,
+    /// The smallest and largest per-operation figure of the runs (the spread).
+    pub range: [f64; 2],
+    /// Runs that counted it (a run where it did not move counts 0).
+    pub runs: usize,
+}
+
+/// A server counter that moved between the two sides of a comparison, per operation.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerChange {
+    pub name: String,
+    pub base_per_op: f64,
+    pub other_per_op: f64,
+    /// other / base; None when the baseline's is 0 (it did not move there, or that
+    /// server does not have it).
+    pub ratio: Option<f64>,
+    /// The ratio's 95% interval from the rounds (paired where both sides ran in the
+    /// round), when there are enough of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+    /// The counter's rate per second did not move beyond the noise: it follows the
+    /// clock (a background thread's rounds, time spent), and per operation it only
+    /// mirrors the throughput. Listed after the changes in work per operation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paced_by_time: bool,
 }
 
 /// A binary's code against the baseline's.
@@ -1172,6 +1224,10 @@ pub struct Cell {
     /// `[[workload]] slo`: the capacity at the latency limit, its searches and trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityRecord>,
+    /// `[plan] server_stats`: each server counter per operation (median and spread over
+    /// the valid runs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_stats: BTreeMap<String, ServerStatCell>,
     /// Each kind's own figures for the cell, under the kind's name (`"<kind>": {...}`):
     /// read and written by the kind (`crate::figures`).
     #[serde(flatten, skip_deserializing)]
@@ -1426,6 +1482,11 @@ pub struct ComparisonRecord {
     /// or slower, a CI within it reads equivalent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<f64>,
+    /// The server counters that moved most per operation between the two sides, above
+    /// their run-to-run spread (and the A/A's, where the experiment has one), largest
+    /// first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_changes: Vec<ServerChange>,
 }
 
 /// The `metric` of a comparison of wall-clock throughput.
@@ -1530,6 +1591,7 @@ impl Default for ComparisonRecord {
             metric: throughput(),
             disagrees: None,
             resolution: None,
+            server_changes: Vec::new(),
         }
     }
 }
@@ -1589,6 +1651,7 @@ impl ComparisonRecord {
             metric: throughput(),
             disagrees: None,
             resolution: (k.resolution > 0.0).then_some(k.resolution),
+            server_changes: Vec::new(),
         }
     }
 }

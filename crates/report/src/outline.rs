@@ -4,7 +4,7 @@
 //! verdicts, then the warnings and what was not measured, the settings that differ
 //! between the variants' servers (`settings.rs`), then the headline table
 //! and the pictures of throughput, then each workload kind's own sections
-//! ([`KindSections`]), then the "why" (machines, system, hosts, memory, counters,
+//! ([`KindSections`]), then the "why" (the servers' own counters, `why.rs`; machines, system, hosts, memory, counters,
 //! instructions, hotspots, binaries, layouts), then every statement and run, and finally
 //! how everything was built and run, with the exact experiment file. A section is left
 //! out when the results have nothing for it.
@@ -53,6 +53,8 @@ const AFTER_KINDS: &[Part] = &[
     relative,
     latency,
     over_time,
+    // The servers' own counters per operation: the first "why".
+    crate::why::section,
     crate::machines::section,
     system,
     hosts,

@@ -183,6 +183,8 @@ fn poisoned(mut r: Results, h: &str) -> Results {
             x.disturbed = x.disturbed.as_ref().map(|_| h.to_string());
             x.probe_errors.push(h.into());
             x.server_log = Some(h.into());
+            x.server_stats.insert(h.into(), 1.0);
+            x.server_stats_unavailable.insert(h.into(), h.into());
             x.statements = std::mem::take(&mut x.statements)
                 .into_values()
                 .map(|k| (h.to_string(), k))
@@ -204,6 +206,14 @@ fn poisoned(mut r: Results, h: &str) -> Results {
         rename(&mut names, &mut k.baseline);
         k.workload = format!("{h}w");
         k.disagrees = k.disagrees.as_ref().map(|_| h.to_string());
+        k.server_changes.push(ServerChange {
+            name: h.into(),
+            base_per_op: 1.0,
+            other_per_op: 2.0,
+            ratio: Some(2.0),
+            ci95: None,
+            paced_by_time: false,
+        });
     }
     rename(&mut names, &mut r.plan.baseline);
     for round in &mut r.plan.rounds {

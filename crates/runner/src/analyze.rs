@@ -18,6 +18,8 @@ pub fn analyze(r: &mut Results) {
     r.comparisons = comparisons(r);
     mark_cross_kind(r);
     crate::aa::mark(r);
+    crate::server_changes::summarize_cells(r);
+    crate::server_changes::compare(r);
     keep_forecasts(&before, &mut r.comparisons);
     bakeoff_workloads::summarize(r);
     let mut w = warnings(r);

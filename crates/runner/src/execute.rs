@@ -166,6 +166,8 @@ impl Context<'_> {
         observer.run_finished(index, &label, &run);
         self.record_findings(results, slot, done.findings);
         crate::settings::record(self, results, slot, done.settings, run.valid);
+        let mut run = run;
+        crate::server_changes::keep_counters(results, self.variants[slot.variant].record, &mut run);
         let interrupted = self.cancel.load(Ordering::SeqCst);
         if !interrupted {
             results.cells[cell_at].runs.push(run);

@@ -38,6 +38,8 @@ mod probes;
 mod profiling;
 pub mod remote;
 mod schedule;
+mod server_changes;
+mod server_stats;
 mod settings;
 mod system;
 mod training;

@@ -12,6 +12,7 @@ use crate::probes::{self, ProbeHooks, ServerWatch};
 use crate::ready::ReadyVariant;
 use crate::remote::RemoteServer;
 use crate::schedule::Slot;
+use crate::server_stats::StatsHooks;
 use bakeoff_agent::protocol::LoadSpec;
 use bakeoff_engine::{Live, Measure, PhaseHooks, Phases, RunRecord};
 use bakeoff_plan::MeasureFor;
@@ -180,15 +181,22 @@ impl Context<'_> {
             live.clone(),
             self.cancel.clone(),
         );
-        let outcome = self.drive(
-            slot,
-            v,
-            &served,
-            &dog.hooks(&hooks),
-            live,
-            rate,
+        let edges = dog.hooks(&hooks);
+        let local_sandbox = match &served {
+            Served::Local(s) => Some(s),
+            Served::Remote(_) => None,
+        };
+        let level = self.loaded.experiment.plan.server_stats;
+        let stats_hooks = StatsHooks::new(
+            &edges,
+            local_sandbox,
+            level,
+            self.probes.instructions,
             dog.cancel(),
         );
+        let outcome = self.drive(slot, v, &served, &stats_hooks, live, rate, dog.cancel());
+        let mut stats_run = Run::default();
+        stats_hooks.record(&mut stats_run, host);
         let stalled = dog.finish();
         let at_end = read_back(&served);
         let got = hooks.take();
@@ -210,6 +218,10 @@ impl Context<'_> {
             Err(e) => invalid(slot, e),
         };
         run.server_log = Some(stderr_rel.clone());
+        run.server_stats = stats_run.server_stats;
+        run.server_stats_unavailable = stats_run.server_stats_unavailable;
+        run.server_stats_s = stats_run.server_stats_s;
+        run.server_counters_read = stats_run.server_counters_read;
         if pad.is_some() {
             run.layout = Some(layout);
             run.env_pad = pad;

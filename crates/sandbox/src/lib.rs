@@ -39,6 +39,7 @@ mod spawner;
 mod sqldata;
 mod sqlite;
 mod stale;
+pub mod stats;
 mod target;
 mod targets;
 mod valkey;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::kind::TargetKind;
 use crate::owned::{self, Long, Risk};
 use crate::settings::Knob;
+use crate::stats::{Snapshot, StatsLevel};
 use crate::target::{first_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_proto::memcache;
@@ -226,7 +227,98 @@ impl Target for Memcached {
     fn knobs(&self) -> &'static [Knob] {
         KNOBS
     }
+
+    /// `stats` (and with "full" `stats slabs`: each class's counters as
+    /// `slab.<class>.<name>`); the identity is the pid and the start time.
+    fn read_stats(&self, addr: SocketAddr, level: StatsLevel) -> Snapshot {
+        read_stats(addr, level)
+    }
 }
+
+/// See [`Memcached::read_stats`].
+fn read_stats(addr: SocketAddr, level: StatsLevel) -> Snapshot {
+    let mut snap = Snapshot::default();
+    match crate::settings::exchange(addr, b"stats\r\n", stats_reply) {
+        Ok(pairs) => {
+            // A restart (a new process) has a new pid.
+            snap.identity = pairs.get("pid").map(|p| format!("pid {p}"));
+            snap.add_numbers(
+                "",
+                pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                is_gauge,
+            );
+        }
+        Err(e) => {
+            snap.unavailable.insert("stats".into(), e);
+        }
+    }
+    if level == StatsLevel::Full {
+        match crate::settings::exchange(addr, b"stats slabs\r\n", stats_reply) {
+            Ok(pairs) => {
+                let per_class = pairs
+                    .iter()
+                    .filter(|(k, _)| k.contains(':'))
+                    .map(|(k, v)| (k.as_str(), v.as_str()));
+                snap.add_numbers("slab.", per_class, |k| {
+                    let name = k.split_once(':').map_or(k, |(_, n)| n);
+                    !SLAB_COUNTERS.contains(&name)
+                });
+            }
+            Err(e) => {
+                snap.unavailable
+                    .insert("slab".into(), format!("stats slabs: {e}"));
+            }
+        }
+    }
+    snap
+}
+
+/// Whether a `stats` line is a gauge or a fact rather than a counter.
+fn is_gauge(name: &str) -> bool {
+    const GAUGES: &[&str] = &[
+        "pid",
+        "uptime",
+        "time",
+        "pointer_size",
+        "max_connections",
+        "curr_connections",
+        "connection_structures",
+        "reserved_fds",
+        "threads",
+        "bytes",
+        "curr_items",
+        "limit_maxbytes",
+        "accepting_conns",
+        "hash_power_level",
+        "hash_bytes",
+        "hash_is_expanding",
+        "slab_global_page_pool",
+        "slab_reassign_running",
+        "lru_crawler_running",
+        "log_watchers",
+        "unexpected_napi_ids",
+        "round_robin_fallback",
+        "response_obj_bytes",
+        "read_buf_bytes",
+        "read_buf_bytes_free",
+        "response_obj_count",
+        "read_buf_count",
+        "read_buf_oom",
+    ];
+    GAUGES.contains(&name) || name.starts_with("curr_")
+}
+
+/// The counters `stats slabs` keeps per class.
+const SLAB_COUNTERS: &[&str] = &[
+    "get_hits",
+    "cmd_set",
+    "delete_hits",
+    "incr_hits",
+    "decr_hits",
+    "cas_hits",
+    "cas_badval",
+    "touch_hits",
+];
 
 /// memcached's settings that move performance, as `stats settings` names them, with
 /// the flags that set them.
@@ -294,7 +386,7 @@ fn stats_reply(buf: &[u8]) -> Option<Result<std::collections::BTreeMap<String, S
             .iter()
             .any(|e| first.starts_with(e))
     {
-        return Some(Err(format!("stats settings refused: {}", first.trim())));
+        return Some(Err(format!("refused: {}", first.trim())));
     }
     if !(text.starts_with("END\r\n") || text.contains("\r\nEND\r\n")) {
         return None;
@@ -385,5 +477,29 @@ mod tests {
         assert_eq!(&args[..6], ["-p", "4242", "-l", "127.0.0.1", "-U", "0"]);
         assert_eq!(&args[args.len() - 2..], ["-t", "2"]);
         assert_eq!(args.contains(&"root".to_string()), running_as_root());
+    }
+
+    #[test]
+    fn stats_gauges_are_told_from_counters() {
+        for g in [
+            "pid",
+            "uptime",
+            "curr_items",
+            "curr_connections",
+            "bytes",
+            "threads",
+        ] {
+            assert!(super::is_gauge(g), "{g}");
+        }
+        for c in [
+            "cmd_get",
+            "get_hits",
+            "bytes_read",
+            "rusage_user",
+            "total_items",
+            "evictions",
+        ] {
+            assert!(!super::is_gauge(c), "{c}");
+        }
     }
 }

@@ -17,6 +17,7 @@ use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
 use crate::settings::{knob, Knob};
 use crate::sqldata::{self, Login, SqlServer};
+use crate::stats::{Snapshot, StatsLevel};
 use crate::target::{
     common_refusal, leading_version, version_line, Ask, ConnectionLimit, Launch, Target,
 };
@@ -449,6 +450,105 @@ impl<T: Mysqld> Target for T {
     fn knobs(&self) -> &'static [Knob] {
         KNOBS
     }
+
+    /// `SHOW GLOBAL STATUS`, counters only; a restart shows as `Uptime` going back.
+    fn read_stats(&self, addr: SocketAddr, _level: StatsLevel) -> Snapshot {
+        read_status(self.sql_server(), T::DIALECT, addr)
+    }
+}
+
+/// The mysqld family's `read_stats`.
+fn read_status(sql: &SqlServer, dialect: Dialect, addr: SocketAddr) -> Snapshot {
+    let rows = match crate::settings::sql_rows(sql, dialect, addr, &["SHOW GLOBAL STATUS"]) {
+        Ok(mut got) => match got.pop() {
+            Some(Ok(rows)) => rows,
+            Some(Err(e)) => return Snapshot::unavailable("SHOW GLOBAL STATUS", e),
+            None => return Snapshot::unavailable("SHOW GLOBAL STATUS", "no answer"),
+        },
+        Err(e) => return Snapshot::unavailable("all", e),
+    };
+    let pairs = crate::settings::pairs(&rows);
+    let mut snap = Snapshot {
+        uptime_s: pairs.get("Uptime").and_then(|u| crate::stats::number(u)),
+        ..Snapshot::default()
+    };
+    snap.add_numbers(
+        "",
+        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        is_status_gauge,
+    );
+    snap
+}
+
+/// Whether a `SHOW GLOBAL STATUS` variable is a gauge, a fact or a per-session figure
+/// rather than a counter (MariaDB's and MySQL's names).
+fn is_status_gauge(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "Uptime",
+        "Threads_",
+        "Open_",
+        "Max_used_",
+        "Memory_used",
+        "Key_blocks_",
+        "Qcache_free_",
+        "Qcache_queries_in_cache",
+        "Qcache_total_blocks",
+        "Slave",
+        "Rpl_",
+        "wsrep",
+        "Ssl_",
+        "Rsa_",
+        "Caching_sha2",
+        "Tc_log_",
+        "Binlog_snapshot_",
+        "Acl_",
+        "Resource_group",
+        "Global_connection_memory",
+        "Current_tls",
+        "Last_query_",
+        "Delayed_insert_threads",
+        "Prepared_stmt_count",
+        "Not_flushed_delayed_rows",
+        "Compression",
+        "Innodb_buffer_pool_bytes_",
+        "Innodb_page_size",
+        "Innodb_have_",
+        "Innodb_mem_",
+        "Innodb_num_open_files",
+        "Innodb_history_list_length",
+        "Innodb_descriptors_memory",
+        "Innodb_dict_tables",
+        "Innodb_undo_tablespaces",
+        "Innodb_checkpoint_",
+        "Innodb_oldest_view",
+        "Innodb_redo_log_capacity",
+        "Innodb_redo_log_logical_size",
+        "Innodb_redo_log_physical_size",
+        "Innodb_redo_log_resize",
+        "Innodb_redo_log_enabled",
+        "Innodb_redo_log_read_only",
+        "Innodb_redo_log_uuid",
+        "Innodb_system_rows_",
+        "Innodb_encryption_",
+        "Innodb_onlineddl_",
+    ];
+    const GAUGES: &[&str] = &[
+        "Innodb_buffer_pool_pages_data",
+        "Innodb_buffer_pool_pages_dirty",
+        "Innodb_buffer_pool_pages_free",
+        "Innodb_buffer_pool_pages_misc",
+        "Innodb_buffer_pool_pages_total",
+        "Innodb_buffer_pool_pages_old",
+        "Innodb_buffer_pool_pages_latched",
+        "Innodb_row_lock_current_waits",
+        "Innodb_current_row_locks",
+    ];
+    (PREFIXES.iter().any(|p| name.starts_with(p)) && !name.starts_with("Opened_"))
+        || GAUGES.contains(&name)
+        || name.contains("_pending")
+        || name.ends_with("_avg")
+        || name.ends_with("_max")
+        || name.ends_with("_status")
 }
 
 /// The redo log's capacity in bytes, computed from the server's own settings:
@@ -638,5 +738,33 @@ mod tests {
         assert!(cnf.contains("loose-mysqlx = OFF\n"));
         assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
         assert!(cnf.ends_with("max_connections = 2000\n"));
+    }
+
+    #[test]
+    fn status_gauges_are_told_from_counters() {
+        for g in [
+            "Uptime",
+            "Uptime_since_flush_status",
+            "Threads_connected",
+            "Open_tables",
+            "Innodb_buffer_pool_pages_free",
+            "Innodb_row_lock_time_max",
+            "Innodb_data_pending_reads",
+            "Prepared_stmt_count",
+            "Innodb_buffer_pool_load_status",
+        ] {
+            assert!(is_status_gauge(g), "{g}");
+        }
+        for c in [
+            "Com_select",
+            "Opened_tables",
+            "Innodb_buffer_pool_reads",
+            "Innodb_buffer_pool_pages_flushed",
+            "Handler_read_key",
+            "Questions",
+            "Innodb_data_fsyncs",
+        ] {
+            assert!(!is_status_gauge(c), "{c}");
+        }
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
 use crate::settings::{knob, Knob};
+use crate::stats::{Snapshot, StatsLevel};
 use crate::target::{first_line, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_proto::resp;
@@ -459,6 +460,95 @@ impl Target for Redis {
     fn knobs(&self) -> &'static [Knob] {
         KNOBS
     }
+
+    /// `INFO stats` and `INFO commandstats` (each command's `calls`, `usec`,
+    /// `rejected_calls`, `failed_calls` as `cmdstat_<name>.<field>`); the identity is
+    /// `INFO server`'s `run_id`.
+    fn read_stats(&self, addr: SocketAddr, _level: StatsLevel) -> Snapshot {
+        read_info_stats(addr)
+    }
+}
+
+/// See [`Redis::read_stats`].
+pub(crate) fn read_info_stats(addr: SocketAddr) -> Snapshot {
+    const SECTIONS: [&str; 3] = ["server", "stats", "commandstats"];
+    let mut req = Vec::new();
+    for s in SECTIONS {
+        resp::command(&mut req, &[b"INFO", s.as_bytes()]);
+    }
+    let got = crate::settings::exchange(addr, &req, |buf| info_replies(buf, SECTIONS.len()));
+    let mut snap = Snapshot::default();
+    let replies = match got {
+        Ok(r) => r,
+        Err(e) => return Snapshot::unavailable("INFO", e),
+    };
+    for (section, reply) in SECTIONS.iter().zip(replies) {
+        let text = match reply {
+            Ok(t) => t,
+            Err(e) => {
+                snap.unavailable.insert(format!("INFO {section}"), e);
+                continue;
+            }
+        };
+        let fields = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.trim_end().split_once(':'));
+        match *section {
+            "server" => {
+                snap.identity = fields
+                    .into_iter()
+                    .find(|(k, _)| *k == "run_id")
+                    .map(|(_, v)| v.to_string());
+            }
+            "stats" => snap.add_numbers("", fields, is_info_gauge),
+            _ => {
+                for (cmd, values) in fields {
+                    let pairs = values.split(',').filter_map(|p| p.split_once('='));
+                    snap.add_numbers(&format!("{cmd}."), pairs, |f| f == "usec_per_call");
+                }
+            }
+        }
+    }
+    snap
+}
+
+/// `n` bulk replies in `buf`, each its text or the error it is; None while incomplete.
+fn info_replies(buf: &[u8], n: usize) -> Option<Result<Vec<Result<String, String>>, String>> {
+    let mut at = 0;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        match resp::element(buf, at) {
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+            Ok(Some((resp::Element::Bulk(b), next))) => {
+                out.push(Ok(String::from_utf8_lossy(b).into_owned()));
+                at = next;
+            }
+            Ok(Some((resp::Element::Error(e), next))) => {
+                out.push(Err(format!("refused: {}", String::from_utf8_lossy(e))));
+                at = next;
+            }
+            Ok(Some(_)) => return Some(Err("INFO did not answer a bulk string".into())),
+        }
+    }
+    Some(Ok(out))
+}
+
+/// Whether an `INFO stats` field is a gauge, a rate or a ratio rather than a counter.
+fn is_info_gauge(name: &str) -> bool {
+    name.starts_with("instantaneous_")
+        || name.starts_with("current_")
+        || name.starts_with("latest_")
+        || name.starts_with("pubsub_")
+        || name.starts_with("tracking_")
+        || name.starts_with("mem_")
+        || name.ends_with("_perc")
+        || name.ends_with("_running")
+        || name.ends_with("_in_progress")
+        || name.starts_with("migrate_cached")
+        || name.starts_with("slave_expires")
+        || name == "io_threads_active"
 }
 
 /// Redis's and Valkey's settings that move performance.
@@ -605,5 +695,26 @@ mod tests {
                 "no"
             ]
         );
+    }
+
+    #[test]
+    fn info_sections_become_counters_without_gauges_or_rates() {
+        let section = |t: &str| format!("${}\r\n{t}\r\n", t.len());
+        let server = section("# Server\r\nrun_id:abc\r\nuptime_in_seconds:5");
+        let stats = section(
+            "# Stats\r\ntotal_commands_processed:12\r\ninstantaneous_ops_per_sec:9\r\nkeyspace_hits:4\r\nexpired_stale_perc:0.00",
+        );
+        let cmd = section("# Commandstats\r\ncmdstat_get:calls=4,usec=8,usec_per_call=2.00,rejected_calls=0,failed_calls=0");
+        let all = format!("{server}{stats}{cmd}");
+        assert!(
+            info_replies(&all.as_bytes()[..all.len() - 3], 3).is_none(),
+            "incomplete"
+        );
+        let replies = info_replies(all.as_bytes(), 3).unwrap().unwrap();
+        assert_eq!(replies.len(), 3);
+        let refused = info_replies(b"-NOPERM no\r\n", 1).unwrap().unwrap();
+        assert!(refused[0].as_ref().unwrap_err().contains("NOPERM"));
+        assert!(is_info_gauge("instantaneous_ops_per_sec") && is_info_gauge("expired_stale_perc"));
+        assert!(!is_info_gauge("keyspace_hits") && !is_info_gauge("total_commands_processed"));
     }
 }

@@ -457,6 +457,21 @@ impl Sandbox {
         ))
     }
 
+    /// The server's own statistics now ([`Target::read_stats`]); nothing when `level` is
+    /// off.
+    pub fn stats(&self, level: crate::stats::StatsLevel) -> crate::stats::Snapshot {
+        if !level.reads() {
+            return crate::stats::Snapshot::default();
+        }
+        self.target.read_stats(self.addr, level)
+    }
+
+    /// How long the after-read of the statistics waits for the counters to settle
+    /// ([`Target::stats_settle`]).
+    pub fn stats_settle(&self) -> std::time::Duration {
+        self.target.stats_settle()
+    }
+
     /// The server's unix socket (MariaDB: the socket file; PostgreSQL: its directory).
     pub fn socket(&self) -> Option<PathBuf> {
         self.target.socket(&self.dir)

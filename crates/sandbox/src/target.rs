@@ -16,6 +16,7 @@ use bakeoff_build::Recipe;
 use crate::kind::TargetKind;
 use crate::settings::Knob;
 use crate::sqldata::{DataSource, Login, SqlServer, SQL_READY_TIMEOUT, SQL_STOP_GRACE};
+use crate::stats::{Snapshot, StatsLevel};
 
 /// What a target is made with for a sandbox: the experiment's options, its data, and
 /// the login stored in that data (all empty for a target asked only what it is).
@@ -445,6 +446,25 @@ pub trait Target: Send + Sync {
     /// ask for it.
     fn knobs(&self) -> &'static [Knob] {
         &[]
+    }
+
+    /// The server's own cumulative statistics at `addr` now, as much as `level` asks
+    /// (each target's reader in its module: `stats`, `INFO`, `pg_stat_*`, `SHOW GLOBAL
+    /// STATUS`), counters only (gauges and texts left out). What cannot be read (a view
+    /// the version lacks, a command refused) is in [`Snapshot::unavailable`] with the
+    /// reason; never an error. Bounded in time ([`crate::settings::READ_TIMEOUT`]).
+    fn read_stats(&self, _addr: SocketAddr, _level: StatsLevel) -> Snapshot {
+        Snapshot::unavailable(
+            "all",
+            format!("bakeoff does not read {}'s statistics", self.kind()),
+        )
+    }
+
+    /// How long after a load stops the server's counters take to hold all of it (a
+    /// PostgreSQL backend reports its counters at most once a second): the after-read
+    /// waits this long.
+    fn stats_settle(&self) -> Duration {
+        Duration::ZERO
     }
 }
 

@@ -720,6 +720,11 @@ pub struct Plan {
     /// with the baseline like any variant: the machine's own false-difference check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa: bool,
+    /// The server's own statistics read around each measured window: `off`, `basic`
+    /// (the default: global counters, read outside the window) or `full` (also what the
+    /// server counts only when asked). See `bakeoff_sandbox::stats`.
+    #[serde(default)]
+    pub server_stats: bakeoff_sandbox::stats::StatsLevel,
 }
 
 /// `[plan] cpus`: CPU lists for the server and the load.
@@ -753,6 +758,7 @@ impl Default for Plan {
             cpus: None,
             sandbox_dir: None,
             aa: false,
+            server_stats: Default::default(),
         }
     }
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# What reading the servers' own statistics costs (issue 54): an A/B of `[plan]
+# server_stats` on one server, PAIRS alternating pairs of experiments (off then
+# basic, basic then off, ...), each ROUNDS runs of a short load on the installed binary.
+# Prints per level the runs' median throughput and wall time per run, and the ratio
+# basic/off of medians with a 95% bootstrap interval over the runs (unpaired: the
+# levels are plan keys, so each experiment holds one). "full" is measured the same way
+# against "basic" with LEVELS="basic full". MODE=instructions counts the server's
+# instructions per operation under callgrind instead (`mode = "instructions"`, 3000
+# operations a run): a low-noise check that nothing is read inside the window.
+#
+#   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb [PAIRS=3] [ROUNDS=4]
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+which="${1:?memcached, postgres or mariadb}"
+pairs="${2:-3}"
+rounds="${3:-4}"
+read -r a b <<<"${LEVELS:-off basic}"
+bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
+[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_work
+chmod 755 "$work"
+
+case "$which" in
+  memcached) kind=memcached; binary=/usr/bin/memcached; args='args = ["-t", "1"]'
+    load='[[workload]]
+kind = "kv"
+name = "kv"
+connections = [4]
+keys = 1000' ;;
+  postgres) kind=postgres; binary=/usr/lib/postgresql/15/bin/postgres; args=''
+    load='[[workload]]
+kind = "oltp"
+name = "ps"
+test = "oltp_point_select"
+tables = 1
+table_size = 10000
+connections = [2]' ;;
+  mariadb) kind=mariadb; binary=/usr/sbin/mariadbd; args=''
+    load='[[workload]]
+kind = "oltp"
+name = "ps"
+test = "oltp_point_select"
+tables = 1
+table_size = 10000
+connections = [2]' ;;
+  *) echo "bench/server-stats-cost.sh: unknown server '$which': use memcached, postgres or mariadb" >&2; exit 2 ;;
+esac
+
+experiment() { # level
+  printf 'name = "stats-cost-%s"\n[target]\nkind = "%s"\n[[variant]]\nname = "v"\nbinary = "%s"\n%s\n%s\n' \
+    "$1" "$kind" "$binary" "$args" "$load"
+  if [ "${MODE:-time}" = instructions ]; then
+    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nops = 3000\nmode = "instructions"\nserver_stats = "%s"\n' "$rounds" "$1"
+  else
+    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nduration = "2s"\nserver_stats = "%s"\n' "$rounds" "$1"
+  fi
+}
+
+n=0
+for p in $(seq "$pairs"); do
+  order="$a $b"
+  [ $((p % 2)) -eq 0 ] && order="$b $a"
+  for level in $order; do
+    n=$((n + 1))
+    experiment "$level" > "$work/e$n.toml"
+    "$bakeoff" run "$work/e$n.toml" --out "$work/out-$n-$level" --sandbox-dir "$work/sb" \
+      --quiet --no-history > "$work/e$n.log" 2>&1 || { cat "$work/e$n.log"; exit 1; }
+  done
+done
+python3 - "$work" "$a" "$b" "$which" <<'PY'
+import glob, json, random, statistics, sys
+work, a, b, server = sys.argv[1:5]
+runs = {a: [], b: []}
+for f in glob.glob(f"{work}/out-*/results.json"):
+    level = f.split("/")[-2].split("-")[-1]
+    for c in json.load(open(f))["cells"]:
+        runs[level] += [x for x in c["runs"] if x["valid"]]
+med = lambda xs: statistics.median(xs)
+if all(x.get("instructions") for lv in (a, b) for x in runs[lv]):
+    ipo = {lv: [x["instructions"]["instructions_per_op"] for x in runs[lv]] for lv in (a, b)}
+    for lv in (a, b):
+        print(f"{server} {lv:<6} runs {len(ipo[lv]):3d}  instructions/op median "
+              f"{med(ipo[lv]):.1f}  range {min(ipo[lv]):.1f}-{max(ipo[lv]):.1f}")
+    print(f"{server} {b}/{a} instructions per op {med(ipo[b]) / med(ipo[a]):.4f}")
+    sys.exit(0)
+for lv in (a, b):
+    ops = [x["ops_per_s"] for x in runs[lv]]
+    wall = [x["wall_s"] for x in runs[lv]]
+    print(f"{server} {lv:<6} runs {len(ops):3d}  median {med(ops):10.0f} ops/s  "
+          f"range {min(ops):.0f}-{max(ops):.0f}  wall {med(wall):.2f} s/run")
+oa = [x["ops_per_s"] for x in runs[a]]
+ob = [x["ops_per_s"] for x in runs[b]]
+rng = random.Random(54)
+boot = sorted(med(rng.choices(ob, k=len(ob))) / med(rng.choices(oa, k=len(oa)))
+              for _ in range(4000))
+print(f"{server} {b}/{a} throughput {med(ob) / med(oa):.3f} "
+      f"[{boot[100]:.3f}, {boot[3899]:.3f}] (95% bootstrap over runs)")
+wa = med([x["wall_s"] for x in runs[a]])
+wb = med([x["wall_s"] for x in runs[b]])
+print(f"{server} {b}-{a} wall time per run {wb - wa:+.2f} s")
+PY
