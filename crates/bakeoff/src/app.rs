@@ -7,7 +7,10 @@ use crate::cli::{
     Cli, ColorChoice, Command, CompareArgs, HistoryArgs, RunArgs, StoreArg, TrendArgs,
 };
 use crate::progress::Bars;
-use crate::session::{load, options, progress_mode, read_results, record, sandbox_root, Failure};
+use crate::session::{
+    derived_failure, load, options, progress_mode, read_results, record, sandbox_root, side,
+    store_failure, store_path, Failure,
+};
 use bakeoff_report::Results;
 use bakeoff_runner::{Options, RunError};
 use bakeoff_store::{Filter, Side, Store};
@@ -162,9 +165,13 @@ fn noise_cmd(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis())
     );
-    let reduced =
-        bakeoff_plan::derive::load_derived(&loaded.path, "noise", &text, &bakeoff_workloads::KINDS)
-            .map_err(derived_failure)?;
+    let reduced = bakeoff_plan::derived::load_derived(
+        &loaded.path,
+        "noise",
+        &text,
+        &bakeoff_workloads::KINDS,
+    )
+    .map_err(derived_failure)?;
     let folder = std::env::temp_dir().join(format!("bakeoff-noise-{stamp}"));
     let opts = Options {
         out: Some(folder.clone()),
@@ -503,15 +510,6 @@ fn failed_on(what: crate::cli::FailOn, r: &Results) -> Option<String> {
     (!hits.is_empty()).then(|| format!("--fail-on: {}", hits.join("; ")))
 }
 
-/// A derived experiment that could not be loaded: a file not written is a failure, one
-/// the checks refuse is bad input (the user's file derives it).
-pub(crate) fn derived_failure(e: bakeoff_plan::derive::DerivedError) -> Failure {
-    match e {
-        bakeoff_plan::derive::DerivedError::Write(m) => Failure::Failed(m),
-        bakeoff_plan::derive::DerivedError::Load(err) => Failure::BadInput(err.to_string()),
-    }
-}
-
 fn report_cmd(dir: &Path, color: ColorChoice) -> Result<(), Failure> {
     let mut results = read_results(dir).map_err(Failure::BadInput)?;
     // The runs are the record; every figure and verdict is derived from them again, so a
@@ -669,27 +667,6 @@ fn reanalyze_cmd(
     Ok(())
 }
 
-/// The store's path: --store, else the default location.
-pub(crate) fn store_path(arg: &StoreArg) -> Result<PathBuf, Failure> {
-    arg.store
-        .clone()
-        .or_else(bakeoff_store::default_path)
-        .ok_or_else(|| {
-            Failure::BadInput(
-                "no history store: $HOME is not set; pass --store FILE or set $BAKEOFF_STORE"
-                    .into(),
-            )
-        })
-}
-
-pub(crate) fn store_failure(e: bakeoff_store::Error) -> Failure {
-    if e.is_bad_input() {
-        Failure::BadInput(e.to_string())
-    } else {
-        Failure::Failed(e.to_string())
-    }
-}
-
 fn history_cmd(args: &HistoryArgs) -> Result<(), Failure> {
     let path = store_path(&args.store)?;
     let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
@@ -755,52 +732,6 @@ fn text_list(names: &[String]) -> String {
         .map(|n| bakeoff_os::name::printable(n))
         .collect();
     shown.join(", ")
-}
-
-/// A compare argument: a results folder (or its results.json), else a history id.
-pub(crate) fn side(arg: &str, store: &StoreArg) -> Result<Side, Failure> {
-    let p = Path::new(arg);
-    let folder = if p.is_file() && p.file_name().is_some_and(|n| n == "results.json") {
-        p.parent().map(Path::to_path_buf)
-    } else if p.is_dir() {
-        Some(p.to_path_buf())
-    } else {
-        None
-    };
-    if let Some(folder) = folder {
-        let results = read_results(&folder).map_err(Failure::BadInput)?;
-        let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
-        return Ok(Side {
-            results,
-            folder,
-            id: None,
-        });
-    }
-    let Ok(id) = arg.parse::<i64>() else {
-        return Err(Failure::BadInput(format!(
-            "{arg}: no such results folder (and not a history id)"
-        )));
-    };
-    let path = store_path(store)?;
-    let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
-        return Err(Failure::BadInput(format!(
-            "{arg}: no such results folder, and no history store at {} to look up an id in",
-            path.display()
-        )));
-    };
-    let Some(rec) = store.get(id).map_err(store_failure)? else {
-        return Err(Failure::BadInput(format!(
-            "{arg}: no such results folder, and no experiment #{id} in the history ({}); `bakeoff history` lists them",
-            path.display()
-        )));
-    };
-    let results = read_results(&rec.entry.folder)
-        .map_err(|m| Failure::BadInput(format!("history #{id}: {m}")))?;
-    Ok(Side {
-        results,
-        folder: rec.entry.folder,
-        id: Some(id),
-    })
 }
 
 /// `dir`, or `dir-2`, `dir-3`, ... : the first that does not exist yet.

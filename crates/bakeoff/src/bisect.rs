@@ -418,13 +418,13 @@ fn run_step(
     )
     .map_err(|m| Failure::Failed(format!("cannot write step {n}: {m}")))?;
     let dir = setup.folder.join(format!("step-{n}-{name}"));
-    let step_loaded = bakeoff_plan::derive::load_derived(
+    let step_loaded = bakeoff_plan::derived::load_derived(
         &loaded.path,
         &format!("bisect-{name}"),
         &text,
         &bakeoff_workloads::KINDS,
     )
-    .map_err(crate::app::derived_failure)?;
+    .map_err(crate::session::derived_failure)?;
     let mut step_opts = setup.opts.clone();
     step_opts.out = Some(dir.clone());
     step_opts.every_variant = true;

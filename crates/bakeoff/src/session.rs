@@ -3,11 +3,11 @@
 //! main turns into an exit status. Names neither the dispatch (`app.rs`) nor a
 //! subcommand (`bisect.rs`, `tune.rs`), which all use it.
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, StoreArg};
 use crate::progress::Show;
 use bakeoff_report::Results;
 use bakeoff_runner::Options;
-use bakeoff_store::{Entry, Store};
+use bakeoff_store::{Entry, Side, Store};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -110,4 +110,80 @@ pub fn read_results(dir: &Path) -> Result<Results, String> {
         )
     })?;
     Results::from_json(&text).map_err(|m| format!("{}: {m}", path.display()))
+}
+
+/// A derived experiment that could not be loaded: a file not written is a failure, one
+/// the checks refuse is bad input (the user's file derives it).
+pub fn derived_failure(e: bakeoff_plan::derived::DerivedError) -> Failure {
+    match e {
+        bakeoff_plan::derived::DerivedError::Write(m) => Failure::Failed(m),
+        bakeoff_plan::derived::DerivedError::Load(err) => Failure::BadInput(err.to_string()),
+    }
+}
+
+/// The store's path: --store, else the default location.
+pub fn store_path(arg: &StoreArg) -> Result<PathBuf, Failure> {
+    arg.store
+        .clone()
+        .or_else(bakeoff_store::default_path)
+        .ok_or_else(|| {
+            Failure::BadInput(
+                "no history store: $HOME is not set; pass --store FILE or set $BAKEOFF_STORE"
+                    .into(),
+            )
+        })
+}
+
+pub fn store_failure(e: bakeoff_store::Error) -> Failure {
+    if e.is_bad_input() {
+        Failure::BadInput(e.to_string())
+    } else {
+        Failure::Failed(e.to_string())
+    }
+}
+
+/// A compare argument: a results folder (or its results.json), else a history id.
+pub fn side(arg: &str, store: &StoreArg) -> Result<Side, Failure> {
+    let p = Path::new(arg);
+    let folder = if p.is_file() && p.file_name().is_some_and(|n| n == "results.json") {
+        p.parent().map(Path::to_path_buf)
+    } else if p.is_dir() {
+        Some(p.to_path_buf())
+    } else {
+        None
+    };
+    if let Some(folder) = folder {
+        let results = read_results(&folder).map_err(Failure::BadInput)?;
+        let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
+        return Ok(Side {
+            results,
+            folder,
+            id: None,
+        });
+    }
+    let Ok(id) = arg.parse::<i64>() else {
+        return Err(Failure::BadInput(format!(
+            "{arg}: no such results folder (and not a history id)"
+        )));
+    };
+    let path = store_path(store)?;
+    let Some(store) = Store::open_existing(&path).map_err(store_failure)? else {
+        return Err(Failure::BadInput(format!(
+            "{arg}: no such results folder, and no history store at {} to look up an id in",
+            path.display()
+        )));
+    };
+    let Some(rec) = store.get(id).map_err(store_failure)? else {
+        return Err(Failure::BadInput(format!(
+            "{arg}: no such results folder, and no experiment #{id} in the history ({}); `bakeoff history` lists them",
+            path.display()
+        )));
+    };
+    let results = read_results(&rec.entry.folder)
+        .map_err(|m| Failure::BadInput(format!("history #{id}: {m}")))?;
+    Ok(Side {
+        results,
+        folder: rec.entry.folder,
+        id: Some(id),
+    })
 }

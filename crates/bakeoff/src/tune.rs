@@ -425,15 +425,15 @@ fn run_derived(
     let tag = dir
         .file_name()
         .map_or("x".into(), |n| n.to_string_lossy().to_string());
-    let stage_loaded = bakeoff_plan::derive::load_derived(
+    let stage_loaded = bakeoff_plan::derived::load_derived(
         &loaded.path,
         &format!("tune-{tag}"),
         &text,
         &bakeoff_workloads::KINDS,
     )
     .map_err(|e| match e {
-        bakeoff_plan::derive::DerivedError::Write(m) => Failure::Failed(m),
-        bakeoff_plan::derive::DerivedError::Load(err) => {
+        bakeoff_plan::derived::DerivedError::Write(m) => Failure::Failed(m),
+        bakeoff_plan::derived::DerivedError::Load(err) => {
             Failure::Failed(format!("a derived stage does not load: {err}"))
         }
     })?;

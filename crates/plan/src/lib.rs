@@ -4,6 +4,7 @@
 //! does. Nothing here touches the network, a compiler or a server.
 
 pub mod derive;
+pub mod derived;
 mod dist;
 mod document;
 mod experiment;

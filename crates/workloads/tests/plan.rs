@@ -1409,7 +1409,7 @@ fn slo_is_accepted_on_oltp_and_refused_on_sysbench() {
 /// load error, a folder it cannot be written to a write error.
 #[test]
 fn derived_experiments_load_beside_the_original_and_leave_nothing() {
-    use bakeoff_plan::derive::{load_derived, DerivedError};
+    use bakeoff_plan::derived::{load_derived, DerivedError};
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("exp.toml");
     std::fs::write(&original, GOOD).unwrap();

@@ -132,7 +132,7 @@ pub fn export_cmd(args: &ExportArgs) -> Result<(), Failure> {
     let mut experiments = Vec::new();
     let mut contents: Vec<(String, Vec<u8>)> = Vec::new();
     for arg in &args.results {
-        let side = crate::app::side(arg, &args.store)?;
+        let side = crate::session::side(arg, &args.store)?;
         let r = &side.results;
         let dir = &side.folder;
         let mut files = Vec::new();
@@ -341,10 +341,10 @@ pub fn import_cmd(args: &ImportArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::BadInput(format!("{}: cannot open: {e}", bundle.display())))?;
     let mut r = tar::Reader::new(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
     let m = read_manifest(bundle, &mut r)?;
-    let path = crate::app::store_path(&args.store)?;
+    let path = crate::session::store_path(&args.store)?;
     // The store is checked before anything is unpacked (a file that is not a store is
     // refused here), and written only once every check passed.
-    Store::open_existing(&path).map_err(crate::app::store_failure)?;
+    Store::open_existing(&path).map_err(crate::session::store_failure)?;
     let root = &args.results_dir;
     let made_root = std::fs::symlink_metadata(root).is_err();
     std::fs::create_dir_all(root).map_err(|e| {
@@ -372,7 +372,7 @@ pub fn import_cmd(args: &ImportArgs) -> Result<(), Failure> {
             return Err(e);
         }
     };
-    let mut store = Store::open(&path).map_err(crate::app::store_failure)?;
+    let mut store = Store::open(&path).map_err(crate::session::store_failure)?;
     let (mut added, mut skipped) = (0, 0);
     for (e, dir, res) in ready {
         if already_there(&store, e, &res) {
@@ -388,7 +388,9 @@ pub fn import_cmd(args: &ImportArgs) -> Result<(), Failure> {
             ))
         })?;
         let entry = Entry::from_results(&res, &dest);
-        store.record(&entry).map_err(crate::app::store_failure)?;
+        store
+            .record(&entry)
+            .map_err(crate::session::store_failure)?;
         added += 1;
     }
     drop(staging);
