@@ -1,10 +1,10 @@
 //! One run: the power run (every chosen query once, one connection, in the
 //! specification's stream-00 order) or, with `streams = N`, a throughput run (N
-//! connections at once, each running every chosen query once in its own order: stream `s`
-//! in the specification's stream `s mod 41` order, stream 0 the power order). Each query is timed from sending it
-//! to its last row; one that passes `timeout` is stopped (by the server's statement
-//! timeout where it has one, else by closing the connection) and recorded as timed out,
-//! never as a failure. Plans: `EXPLAIN` of each query with its cost figures stripped.
+//! connections at once, each running every chosen query once in its own order: stream
+//! `s` in the specification's stream `s mod 41` order, stream 0 the power order). Each
+//! query is timed from sending it to its last row; one that passes `timeout` is stopped
+//! by the server's statement timeout (SQLite's: bakeoff-sqlited's `SET
+//! statement_timeout`) and recorded as timed out, never as a failure. Plans: `EXPLAIN` of each query with its cost figures stripped.
 
 use super::queries::{self, STREAM_ORDERS};
 use bakeoff_sqlclient::{Client, Db, Rows, Setting};
