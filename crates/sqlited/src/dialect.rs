@@ -1,7 +1,8 @@
 //! PostgreSQL transaction statements SQLite does not parse, rewritten before prepare:
 //! `START TRANSACTION [modes]` and `BEGIN [WORK | TRANSACTION] [modes]` with PostgreSQL
 //! modes (ISOLATION LEVEL ..., READ WRITE, READ ONLY, [NOT] DEFERRABLE) become `BEGIN`,
-//! as tokio-postgres's `transaction()` sends `START TRANSACTION`.
+//! as tokio-postgres's `transaction()` sends `START TRANSACTION`. Also PostgreSQL's
+//! `SET statement_timeout`, which the session applies itself ([`statement_timeout`]).
 
 use crate::ffi::sqlite::{Connection, SqlError, Statement};
 use crate::tag::{skip_blank, words};
@@ -39,9 +40,57 @@ fn rewrite(sql: &str) -> Option<(&'static str, usize)> {
     pg_only.then_some(("BEGIN", end))
 }
 
+/// If the statement at the start of `sql` is `SET [SESSION] statement_timeout {= | TO}
+/// n` (milliseconds; 0 or `DEFAULT`: none), the milliseconds and how many bytes of `sql`
+/// the statement takes (up to and including its `;`).
+pub fn statement_timeout(sql: &str) -> Option<(u64, usize)> {
+    let start = sql.len() - skip_blank(sql).len();
+    let end = sql[start..].find(';').map_or(sql.len(), |n| start + n + 1);
+    let statement = sql[start..end].trim_end_matches(';').replace('=', " = ");
+    let mut w = statement.split_whitespace().map(str::to_ascii_uppercase);
+    if w.next()? != "SET" {
+        return None;
+    }
+    let mut name = w.next()?;
+    if name == "SESSION" {
+        name = w.next()?;
+    }
+    if name != "STATEMENT_TIMEOUT" || !matches!(w.next()?.as_str(), "=" | "TO") {
+        return None;
+    }
+    let value = w.next()?;
+    let ms = if value == "DEFAULT" {
+        0
+    } else {
+        value.parse().ok()?
+    };
+    w.next().is_none().then_some((ms, end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statement_timeouts_are_read_in_postgresqls_spellings() {
+        assert_eq!(
+            statement_timeout("SET statement_timeout = 2500"),
+            Some((2500, 28))
+        );
+        assert_eq!(
+            statement_timeout(" set session STATEMENT_TIMEOUT to 7; SELECT 1"),
+            Some((7, 36))
+        );
+        assert_eq!(statement_timeout("SET statement_timeout=0;"), Some((0, 24)));
+        assert_eq!(
+            statement_timeout("SET statement_timeout TO DEFAULT"),
+            Some((0, 32))
+        );
+        assert_eq!(statement_timeout("SET statement_timeout = '5s'"), None);
+        assert_eq!(statement_timeout("SET statement_timeout = 5 6"), None);
+        assert_eq!(statement_timeout("SET lock_timeout = 5"), None);
+        assert_eq!(statement_timeout("SELECT 1"), None);
+    }
 
     #[test]
     fn postgresql_begins_become_sqlite_begins() {

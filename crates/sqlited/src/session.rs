@@ -1,8 +1,12 @@
 //! One client connection from its first byte to its last: the startup exchange (SSL and
 //! GSSAPI refused, trust authentication, CancelRequest closes), then the message loop
-//! with simple queries here and the extended protocol in `extended`.
+//! with simple queries here and the extended protocol in `extended`. A simple query or
+//! an Execute runs under the session's statement timeout (`SET statement_timeout = ms`,
+//! PostgreSQL's spelling): past it SQLite is interrupted and the client gets PostgreSQL's
+//! 57014, the connection still usable.
 
 use std::io::{self, BufReader, Read, Write};
+use std::time::Duration;
 
 use crate::database::Database;
 use crate::dialect;
@@ -98,6 +102,15 @@ fn greet<W: Write>(out: &mut Backend<W>, version: &str, key: i32, conn: &Connect
     out.ready(!conn.autocommit());
 }
 
+/// An interrupt is only ever the statement timeout's: said as PostgreSQL says it.
+fn timed_out(e: PgError) -> PgError {
+    if e.code == "57014" {
+        PgError::new("57014", "canceling statement due to statement timeout")
+    } else {
+        e
+    }
+}
+
 struct Session<W: Write> {
     conn: Connection,
     out: Backend<W>,
@@ -149,13 +162,21 @@ impl<W: Write> Session<W> {
         let (db, out) = (&self.conn, &mut self.out);
         match kind {
             b'Q' => {
-                self.query(body)?;
+                db.start_statement();
+                let done = self.query(body);
+                self.conn.end_statement();
+                done.map_err(timed_out)?;
                 let _ = self.ready();
             }
             b'P' => self.ext.parse(db, out, body)?,
             b'B' => self.ext.bind(out, body)?,
             b'D' => self.ext.describe(out, body)?,
-            b'E' => self.ext.execute(db, out, body)?,
+            b'E' => {
+                db.start_statement();
+                let done = self.ext.execute(db, out, body);
+                db.end_statement();
+                done.map_err(timed_out)?
+            }
             b'C' => self.ext.close(out, body)?,
             b'S' => {
                 self.skipping = false;
@@ -186,6 +207,15 @@ impl<W: Write> Session<W> {
         let mut at = 0;
         let mut ran = false;
         while at < sql.len() {
+            if let Some((ms, rest)) = dialect::statement_timeout(&sql[at..]) {
+                self.conn
+                    .set_statement_timeout(Some(Duration::from_millis(ms)));
+                self.conn.start_statement();
+                self.out.command_complete("SET");
+                at += rest;
+                ran = true;
+                continue;
+            }
             let (stmt, rest) = dialect::prepare(&self.conn, &sql[at..])?;
             let text = &sql[at..at + rest];
             at += rest;

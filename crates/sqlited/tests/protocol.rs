@@ -288,3 +288,47 @@ fn the_unix_socket_serves_too_and_replaces_a_stale_one() {
     assert_eq!(rows(&c.query("SELECT 'unix'")), [vec![Some("unix".into())]]);
     drop(server);
 }
+
+/// Issue 53: `SET statement_timeout` (PostgreSQL's spelling) stops a statement that runs
+/// past it, in both protocols, with PostgreSQL's 57014; the connection answers the next
+/// query at once; 0 turns the timeout off.
+#[test]
+fn a_statement_past_its_timeout_is_stopped_and_the_connection_goes_on() {
+    use std::time::{Duration, Instant};
+    let server = start(&[]);
+    let mut c = connect(server.port);
+    assert_eq!(texts(&c.query("SET statement_timeout = 50"), b'C'), ["SET"]);
+    // Counts for ever without the timeout.
+    let endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) \
+                   SELECT count(*) FROM n";
+    let started = Instant::now();
+    let r = c.query(endless);
+    let took = started.elapsed();
+    // RowDescription goes first, as in PostgreSQL; then the error.
+    assert_eq!(kinds(&r), "TEZ");
+    assert_eq!(r[1].text(), "57014");
+    assert!(
+        r[1].error_field(b'M').contains("statement timeout"),
+        "{r:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(50) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    let started = Instant::now();
+    assert_eq!(rows(&c.query("SELECT 1")), [vec![Some("1".to_string())]]);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // The extended protocol: Execute is stopped too.
+    c.parse("", endless, &[]);
+    c.bind("", "", &[], &[]);
+    c.execute("", 0);
+    let r = c.sync();
+    assert_eq!(kinds(&r), "12EZ");
+    assert_eq!(r[2].text(), "57014");
+    // Off again: a statement runs to its end.
+    let r = c.query(
+        "SET statement_timeout TO 0; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL \
+         SELECT i + 1 FROM n WHERE i < 200000) SELECT count(*) FROM n",
+    );
+    assert_eq!(rows(&r), [vec![Some("200000".to_string())]]);
+}

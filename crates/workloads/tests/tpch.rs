@@ -4,8 +4,9 @@
 //! the specification's row counts, answer every query within precision of the reference
 //! through the verification query set, and give a plan per query; a server holding a
 //! changed row fails verification naming the query, the column and the first differing
-//! row; a query past its timeout is recorded as timed out; two streams run at once. MySQL 8.0 comes as a
-//! distribution the examples test fetches; it is not started here.
+//! row; a query past its timeout is recorded as timed out (on SQLite too, interrupted by
+//! bakeoff-sqlited, which then answers the next query at once); two streams run at once.
+//! MySQL 8.0 comes as a distribution the examples test fetches; it is not started here.
 
 mod common;
 
@@ -79,6 +80,22 @@ fn answers_match_the_independent_engine_and_a_changed_row_is_named() {
             == 4,
         "Q1: 4 groups"
     );
+    // SQLite too stops a query past its timeout: bakeoff-sqlited interrupts it at the
+    // deadline (without that, Q21 would run to its end and not count as timed out), and
+    // the server answers the next query at once.
+    let tight = run::RunSpec {
+        queries: vec![21, 6],
+        timeout: Duration::from_millis(2),
+        ..w.spec().clone()
+    };
+    let (done, _) = run::run(&sqlite.db, &tight, 3, false, &AtomicBool::new(false)).expect("run");
+    let q21 = done.iter().find(|e| e.query == 21).unwrap();
+    assert!(q21.timed_out, "{q21:?}");
+    assert_eq!(done.len(), 2);
+    let started = std::time::Instant::now();
+    assert_eq!(count(&sqlite.db, "lineitem"), 60_175);
+    let next = started.elapsed();
+    assert!(next < Duration::from_secs(2), "next query took {next:?}");
     drop(sqlite);
 
     let pg = common::start(TargetKind::Postgres, &[("synchronous_commit", "off")]);

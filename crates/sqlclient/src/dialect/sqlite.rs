@@ -90,8 +90,13 @@ impl SqlDialect for Sqlite {
         true
     }
 
+    /// bakeoff-sqlited reads PostgreSQL's `SET statement_timeout` and stops a statement
+    /// past it (a progress handler interrupts SQLite); the other settings have no
+    /// SQLite equivalent.
     fn session_setting(&self, setting: Setting<'_>) -> Option<String> {
-        let _ = setting;
-        None
+        match setting {
+            Setting::StatementTimeoutMs(ms) => Some(format!("SET statement_timeout = {ms}")),
+            _ => None,
+        }
     }
 }

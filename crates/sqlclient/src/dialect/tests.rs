@@ -214,7 +214,7 @@ fn date_literals_and_statement_timeouts() {
                 Dialect::Postgres => Some("SET statement_timeout = 2500".to_string()),
                 Dialect::Mariadb => Some("SET SESSION max_statement_time = 2.5".to_string()),
                 Dialect::Mysql => Some("SET SESSION max_execution_time = 2500".to_string()),
-                Dialect::Sqlite => None,
+                Dialect::Sqlite => Some("SET statement_timeout = 2500".to_string()),
             })
             .collect::<Vec<_>>()
     );

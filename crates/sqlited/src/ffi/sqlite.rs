@@ -3,11 +3,13 @@
 //! used by one thread) and `Statement` (one `sqlite3_stmt*`). Every call into SQLite in
 //! the crate goes through the safe methods here.
 
+use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The opaque `sqlite3` type.
 #[repr(C)]
@@ -81,6 +83,24 @@ struct Api {
     busy_timeout: unsafe extern "C" fn(*mut RawDb, c_int) -> c_int,
     get_autocommit: DbIntFn,
     set_authorizer: unsafe extern "C" fn(*mut RawDb, Option<AuthorizerFn>, *mut c_void) -> c_int,
+    progress_handler: unsafe extern "C" fn(*mut RawDb, c_int, Option<ProgressFn>, *mut c_void),
+}
+
+/// `sqlite3_progress_handler`'s callback: (user data) -> non-zero to interrupt.
+type ProgressFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+/// How many virtual-machine instructions run between two deadline checks: a check is a
+/// clock read (tens of nanoseconds), a thousand instructions some microseconds.
+const PROGRESS_EVERY: c_int = 1000;
+
+/// The progress handler of a connection with a statement timeout: interrupts the running
+/// statement (SQLITE_INTERRUPT) once its deadline has passed.
+unsafe extern "C" fn past_deadline(user: *mut c_void) -> c_int {
+    // SAFETY: user is the address of the deadline cell of the Handle that installed this
+    // handler; the Handle owns it (boxed, so it does not move) and outlives every call,
+    // made on the connection's own thread during a step.
+    let deadline = unsafe { &*(user as *const Cell<Option<Instant>>) };
+    c_int::from(deadline.get().is_some_and(|d| Instant::now() >= d))
 }
 
 /// `sqlite3_set_authorizer`'s callback: (user data, action, four texts) -> verdict.
@@ -221,6 +241,7 @@ impl Library {
             busy_timeout: required!("sqlite3_busy_timeout"),
             get_autocommit: required!("sqlite3_get_autocommit"),
             set_authorizer: required!("sqlite3_set_authorizer"),
+            progress_handler: required!("sqlite3_progress_handler"),
         };
         // SAFETY: sqlite3_libversion returns a static NUL-terminated string.
         let version = unsafe { CStr::from_ptr((api.libversion)()) }
@@ -255,6 +276,9 @@ impl Library {
 struct Handle {
     lib: Arc<Library>,
     db: *mut RawDb,
+    /// When the running statement must stop (the progress handler reads it); boxed so
+    /// that its address, given to SQLite, stays put. Dropped after `close_v2`.
+    deadline: Box<Cell<Option<Instant>>>,
 }
 
 impl Drop for Handle {
@@ -288,6 +312,8 @@ impl Handle {
 /// One SQLite connection; not Send: it lives and dies on its client's thread.
 pub struct Connection {
     handle: Rc<Handle>,
+    /// The session's statement timeout (None: statements run as long as they take).
+    timeout: Cell<Option<Duration>>,
 }
 
 impl Connection {
@@ -312,13 +338,51 @@ impl Connection {
         let handle = Rc::new(Handle {
             lib: lib.clone(),
             db,
+            deadline: Box::new(Cell::new(None)),
         });
         if rc != SQLITE_OK {
             return Err(handle.error(rc));
         }
         // SAFETY: db is open.
         unsafe { (lib.api.busy_timeout)(db, busy_ms) };
-        Ok(Connection { handle })
+        Ok(Connection {
+            handle,
+            timeout: Cell::new(None),
+        })
+    }
+
+    /// Sets the statement timeout (None or zero: none). With one, a progress handler
+    /// stops a statement running past the deadline [`Connection::start_statement`] set,
+    /// with SQLITE_INTERRUPT; without, no handler is installed and nothing is checked.
+    pub fn set_statement_timeout(&self, timeout: Option<Duration>) {
+        let timeout = timeout.filter(|t| !t.is_zero());
+        self.timeout.set(timeout);
+        let h = &self.handle;
+        let user: *const Cell<Option<Instant>> = &*h.deadline;
+        // SAFETY: db is open; `past_deadline` matches the callback's prototype and its
+        // user data is the handle's boxed deadline, which lives as long as db.
+        unsafe {
+            match timeout {
+                Some(_) => (h.lib.api.progress_handler)(
+                    h.db,
+                    PROGRESS_EVERY,
+                    Some(past_deadline),
+                    user.cast_mut().cast(),
+                ),
+                None => (h.lib.api.progress_handler)(h.db, 0, None, std::ptr::null_mut()),
+            }
+        }
+    }
+
+    /// A client's statement starts: its deadline is now plus the timeout, if any.
+    pub fn start_statement(&self) {
+        let deadline = self.timeout.get().map(|t| Instant::now() + t);
+        self.handle.deadline.set(deadline);
+    }
+
+    /// The client's statement is over: no deadline until the next one starts.
+    pub fn end_statement(&self) {
+        self.handle.deadline.set(None);
     }
 
     /// Compiles the first statement of `sql`: the statement (None if `sql` holds no SQL

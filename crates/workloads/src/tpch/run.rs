@@ -1,13 +1,12 @@
 //! One run: the power run (every chosen query once, one connection, in the
 //! specification's stream-00 order) or, with `streams = N`, a throughput run (N
-//! connections at once, each running every chosen query once in its own order: stream 0
-//! the power order, the others seeded permutations). Each query is timed from sending it
-//! to its last row; one that passes `timeout` is stopped (by the server's statement
-//! timeout where it has one, else by closing the connection) and recorded as timed out,
-//! never as a failure. Plans: `EXPLAIN` of each query with its cost figures stripped.
+//! connections at once, each running every chosen query once in its own order: stream
+//! `s` in the specification's stream `s mod 41` order, stream 0 the power order). Each
+//! query is timed from sending it to its last row; one that passes `timeout` is stopped
+//! by the server's statement timeout (SQLite's: bakeoff-sqlited's `SET
+//! statement_timeout`) and recorded as timed out, never as a failure. Plans: `EXPLAIN` of each query with its cost figures stripped.
 
-use super::queries::{self, POWER_ORDER};
-use bakeoff_engine::rng::Rng;
+use super::queries::{self, STREAM_ORDERS};
 use bakeoff_sqlclient::{Client, Db, Rows, Setting};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -35,22 +34,14 @@ pub struct Executed {
     pub answer: Option<Rows>,
 }
 
-/// The queries of stream `s` in order: the power order for stream 0, else a permutation
-/// of it drawn from `seed` and `s`; only the chosen ones.
-pub fn order(chosen: &[u8], s: usize, seed: u64) -> Vec<u8> {
-    let mut o: Vec<u8> = POWER_ORDER
+/// The queries of stream `s` in order: the specification's order for stream `s mod 41`
+/// (appendix A; stream 0 is the power order), only the chosen ones.
+pub fn order(chosen: &[u8], s: usize) -> Vec<u8> {
+    STREAM_ORDERS[s % STREAM_ORDERS.len()]
         .iter()
         .copied()
         .filter(|q| chosen.contains(q))
-        .collect();
-    if s > 0 {
-        let mut rng = Rng::new(seed ^ (s as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        for i in (1..o.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
-            o.swap(i, j);
-        }
-    }
-    o
+        .collect()
 }
 
 /// Runs the spec's streams against `db`; parameters drawn from `seed` (the same for
@@ -111,7 +102,7 @@ fn stream(
     rt.block_on(async {
         let mut c = Some(connect(db, spec.timeout).await?);
         let mut out = Vec::new();
-        for q in order(&spec.queries, s, seed) {
+        for q in order(&spec.queries, s) {
             if cancel.load(Ordering::Relaxed) {
                 break;
             }
@@ -224,15 +215,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn streams_run_every_chosen_query_once_in_their_own_order() {
+    fn streams_run_every_chosen_query_once_in_the_specifications_order() {
         let all: Vec<u8> = (1..=22).collect();
-        assert_eq!(order(&all, 0, 1), POWER_ORDER.to_vec());
-        let one = order(&all, 1, 1);
-        let mut sorted = one.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, all);
-        assert_ne!(one, POWER_ORDER.to_vec());
-        assert_eq!(order(&[1, 6, 14], 0, 3), vec![14, 6, 1]);
+        // Stream 00 of appendix A is the power order.
+        assert_eq!(
+            order(&all, 0),
+            vec![14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12]
+        );
+        assert_eq!(order(&all, 0), crate::tpch::queries::POWER_ORDER.to_vec());
+        // Stream 01 and stream 40, the table's second and last rows.
+        assert_eq!(
+            order(&all, 1),
+            vec![21, 3, 18, 5, 11, 7, 6, 20, 17, 12, 16, 15, 13, 10, 2, 8, 14, 19, 9, 22, 1, 4]
+        );
+        assert_eq!(
+            order(&all, 40),
+            vec![13, 15, 17, 1, 22, 11, 3, 4, 7, 20, 14, 21, 9, 8, 2, 18, 16, 6, 10, 12, 5, 19]
+        );
+        // Past stream 40 the table starts again.
+        assert_eq!(order(&all, 41), order(&all, 0));
+        assert_eq!(order(&all, 43), order(&all, 2));
+        // Every row runs each query exactly once.
+        for s in 0..41 {
+            let mut sorted = order(&all, s);
+            sorted.sort_unstable();
+            assert_eq!(sorted, all, "stream {s}");
+        }
+        // `queries = [...]` keeps the stream's order among the chosen ones.
+        assert_eq!(order(&[1, 6, 14], 0), vec![14, 6, 1]);
+        assert_eq!(order(&[1, 6, 14], 1), vec![6, 14, 1]);
     }
 
     #[test]
