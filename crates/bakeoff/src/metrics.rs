@@ -363,3 +363,14 @@ mod tests {
         assert!(t.contains("run=\"a \\\"q\\\" kv x4\""), "{t}");
     }
 }
+
+/// Refuses `--metrics` on a command that does not serve it (`bisect`, `tune`): one line,
+/// bad input.
+pub fn refuse_on(command: &str, metrics: &Option<String>) -> Result<(), crate::session::Failure> {
+    match metrics {
+        Some(a) => Err(crate::session::Failure::BadInput(format!(
+            "--metrics {a}: `bakeoff {command}` does not serve live figures; drop --metrics (it is for `bakeoff run`)"
+        ))),
+        None => Ok(()),
+    }
+}
