@@ -2,8 +2,9 @@
 //! disk or any static host): `index.html` (every experiment, newest first, the newest
 //! answer on top), `names/<name>.html` (an experiment's cells over time with the change
 //! points `bakeoff trend` finds), `runs/<id>.html` (one run) with its report.html copied
-//! to `runs/<id>/report.html`, and `compare/<a>-<b>.html` (each run against the run of
-//! its name before it, what `bakeoff compare` prints).
+//! to `runs/<id>/report.html`, and `compare/<a>-<b>.html` (what `bakeoff compare`
+//! prints: every pair of a name's runs up to [`ALL_PAIRS_UP_TO`] runs, else each run
+//! against the run before it, the first run and the newest run).
 //!
 //! Incremental: `.bakeoff-site.json` records, per file written, a checksum of what it
 //! was made from and of what was written, and per run the facts read from its
@@ -448,21 +449,18 @@ fn pages_of(
             let rel = pair_page(runs, a, b);
             out.put(&rel, key, || {
                 for x in [a, b] {
-                    if !sides.contains_key(&x) {
+                    if let std::collections::hash_map::Entry::Vacant(slot) = sides.entry(x) {
                         let r = runs[x].record;
                         let results = match loaded.remove(&r.id) {
                             Some(res) => res,
                             None => crate::session::read_results(&r.entry.folder)
                                 .map_err(Failure::Failed)?,
                         };
-                        sides.insert(
-                            x,
-                            Side {
-                                results,
-                                folder: r.entry.folder.clone(),
-                                id: Some(r.id),
-                            },
-                        );
+                        slot.insert(Side {
+                            results,
+                            folder: r.entry.folder.clone(),
+                            id: Some(r.id),
+                        });
                     }
                 }
                 let (sa, sb) = (&sides[&a], &sides[&b]);

@@ -1,5 +1,5 @@
 //! The site's pages as HTML: the index of experiments, a page per run, a trend page per
-//! experiment name and a compare page per pair of consecutive runs. Every string from
+//! experiment name and a compare page per pair of runs the site compares. Every string from
 //! the store or a results folder goes through the report's `escape`; charts are the
 //! report's inline SVG (`bakeoff_report::svg`); the style is report.html's. The pages work
 //! without scripts (plain tables); the index's small inline script adds filtering and
