@@ -274,6 +274,7 @@ fn usage_line(rendered: &str, command: &str) -> String {
 
 /// `bakeoff verify`: the verdict table, each difference, and exit status 1 on any.
 fn verify_cmd(args: &RunArgs) -> Result<(), Failure> {
+    crate::metrics::refuse_on("verify", &args.metrics)?;
     let loaded = load(&args.experiment, &args.set)?;
     let opts = options(args, &loaded);
     let _cancel = bakeoff_sandbox::install_signal_handler();

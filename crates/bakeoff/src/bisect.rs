@@ -130,6 +130,7 @@ struct Setup {
 }
 
 pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
+    crate::metrics::refuse_on("bisect", &args.run.metrics)?;
     let setup = setup(args)?;
     let cancel = bakeoff_sandbox::install_signal_handler();
     let mut search = Search::new(setup.commits.clone())

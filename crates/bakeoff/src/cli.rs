@@ -184,8 +184,9 @@ pub enum Command {
     /// answer), newest first with the newest answer on top, filterable and sortable in
     /// the page; names/ has a page per experiment name with each cell's median and 95%
     /// CI per run and the change points `bakeoff trend` finds; runs/ a page per run with
-    /// its report.html copied in; compare/ each run against the run of its name before
-    /// it (what `bakeoff compare` prints). A second call rewrites only what changed
+    /// its report.html copied in, with links to its compare pages; compare/ what `bakeoff
+    /// compare` prints, for every pair of a name's runs where it has at most 30, else
+    /// each run against the run before it, the first and the newest. A second call rewrites only what changed
     /// (DIR/.bakeoff-site.json records what was written and from what).
     ///
     /// Exit status: 0 when made, 2 for bad input (no store, a folder holding other

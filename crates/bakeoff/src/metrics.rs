@@ -321,6 +321,17 @@ impl<O: Observer> Observer for Watched<'_, O> {
     }
 }
 
+/// Refuses `--metrics` on a command that does not serve it (`bisect`, `tune`): one line,
+/// bad input.
+pub fn refuse_on(command: &str, metrics: &Option<String>) -> Result<(), crate::session::Failure> {
+    match metrics {
+        Some(a) => Err(crate::session::Failure::BadInput(format!(
+            "--metrics {a}: `bakeoff {command}` does not serve live figures; drop --metrics (it is for `bakeoff run`)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,7 @@ struct Setup {
 }
 
 pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
+    crate::metrics::refuse_on("tune", &args.metrics)?;
     let started = Instant::now();
     let (setup, candidates, excluded) = setup(args)?;
     let cancel = bakeoff_sandbox::install_signal_handler();

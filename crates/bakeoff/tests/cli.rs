@@ -1123,3 +1123,29 @@ fn hostile_injection_is_refused_at_check() {
         assert!(err.contains(want), "{text}\n{err}");
     }
 }
+
+#[test]
+fn metrics_is_refused_where_it_is_not_served() {
+    // --metrics serves `bakeoff run` only; bisect, tune and verify refuse it before
+    // reading anything (the experiment file need not exist).
+    for args in [
+        &[
+            "bisect",
+            "exp.toml",
+            "--good",
+            "a",
+            "--bad",
+            "b",
+            "--metrics",
+            "127.0.0.1:9464",
+        ][..],
+        &["tune", "exp.toml", "--metrics", "127.0.0.1:9464"][..],
+        &["verify", "exp.toml", "--metrics", "127.0.0.1:9464"][..],
+    ] {
+        let err = refused(args);
+        assert!(
+            err.contains("--metrics") && err.contains("bakeoff run"),
+            "{err}"
+        );
+    }
+}

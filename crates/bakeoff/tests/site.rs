@@ -123,12 +123,12 @@ fn the_site_links_up_marks_changes_shows_names_as_text_and_rewrites_only_what_ch
     assert!(first.contains("15 experiments"), "{first}");
 
     // The pages: index, a trend page per name, a page per run with its report, the
-    // compare pages between consecutive runs.
+    // compare pages: every pair of runs of a name (both names have at most 30 runs).
     let all = pages(&dir);
     let count_under = |p: &str| all.iter().filter(|x| x.starts_with(p)).count();
     assert!(all.contains(&PathBuf::from("index.html")));
     assert_eq!(count_under("names"), 2, "{all:?}");
-    assert_eq!(count_under("compare"), 11 + 2, "{all:?}");
+    assert_eq!(count_under("compare"), 12 * 11 / 2 + 3, "{all:?}");
     assert_eq!(
         all.iter()
             .filter(|p| p.starts_with("runs") && p.ends_with("report.html"))
@@ -155,6 +155,23 @@ fn the_site_links_up_marks_changes_shows_names_as_text_and_rewrites_only_what_ch
         assert!(!html.contains(NASTY_NAME), "{}", page.display());
         assert!(!html.contains(NASTY_VARIANT), "{}", page.display());
         assert!(!html.contains("<img"), "{}", page.display());
+    }
+    // A pair that is not consecutive (#3 and #9 of `steady`) has its compare page,
+    // linked from both runs' pages, in the list and in the picker.
+    let pair = "compare/3-9.html";
+    assert!(dir.join(pair).is_file(), "{all:?}");
+    let compared = std::fs::read_to_string(dir.join(pair)).unwrap();
+    assert!(compared.contains("bakeoff compare 3 9"), "{compared}");
+    for run in ["runs/3.html", "runs/9.html"] {
+        let html = std::fs::read_to_string(dir.join(run)).unwrap();
+        let link = format!("href=\"../{pair}\"");
+        assert!(html.contains(&link), "{run} does not link {pair}");
+        assert!(
+            html.contains(&format!("<option value=\"../{pair}\"")),
+            "{run}: no picker entry"
+        );
+        // Every other run of its name is offered: 11 links, 11 picker entries.
+        assert_eq!(html.matches("href=\"../compare/").count(), 11, "{run}");
     }
     let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(index.contains("&quot;&gt;&lt;svg onload=alert(&#39;name&#39;)&gt;"));
@@ -194,8 +211,9 @@ fn the_site_links_up_marks_changes_shows_names_as_text_and_rewrites_only_what_ch
     assert_eq!(count(&second, "files written"), 0, "{second}");
     assert_eq!(count(&second, "results read"), 0, "{second}");
 
-    // One new experiment: its pages, its name's trend page, the run before it (its
-    // "after" link), a compare page and the index; nothing else.
+    // One new experiment: its page and report, its name's trend page, the index, its 12
+    // compare pages and the 12 other run pages of its name (each now offers it);
+    // nothing else.
     recorded_folder(
         &s,
         &store,
@@ -207,13 +225,13 @@ fn the_site_links_up_marks_changes_shows_names_as_text_and_rewrites_only_what_ch
     );
     let third = ok(&site(&s, &store, &dir, &[]));
     let written = count(&third, "files written");
-    assert!((4..=6).contains(&written), "{third}");
+    assert_eq!(written, 4 + 12 + 12, "{third}");
     assert_eq!(count(&third, "results read"), 1, "{third}");
 
     // --name: the site holds that name only; what it held of others is removed.
     let only = ok(&site(&s, &store, &dir, &["--name", "steady"]));
     assert!(only.contains("13 experiments"), "{only}");
-    // The hostile name's 3 run pages, 3 reports, 2 compare pages and its trend page.
+    // The hostile name's 3 run pages, 3 reports, 3 compare pages and its trend page.
     assert!(count(&only, "removed") >= 9, "{only}");
     assert_eq!(
         pages(&dir)

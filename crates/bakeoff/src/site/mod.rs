@@ -2,8 +2,9 @@
 //! disk or any static host): `index.html` (every experiment, newest first, the newest
 //! answer on top), `names/<name>.html` (an experiment's cells over time with the change
 //! points `bakeoff trend` finds), `runs/<id>.html` (one run) with its report.html copied
-//! to `runs/<id>/report.html`, and `compare/<a>-<b>.html` (each run against the run of
-//! its name before it, what `bakeoff compare` prints).
+//! to `runs/<id>/report.html`, and `compare/<a>-<b>.html` (what `bakeoff compare`
+//! prints: every pair of a name's runs up to [`ALL_PAIRS_UP_TO`] runs, else each run
+//! against the run before it, the first run and the newest run).
 //!
 //! Incremental: `.bakeoff-site.json` records, per file written, a checksum of what it
 //! was made from and of what was written, and per run the facts read from its
@@ -384,22 +385,50 @@ fn pages_of(
                 .collect();
             Ok(pages::trend_page(&t, &owned).into_bytes())
         })?;
+        // The compare pages of this name: every pair where it has few runs, else each
+        // run against the run before it, the first run and the newest run. A page
+        // exists only where both folders could be read.
+        let readable = |x: &RunView| x.facts.error.is_none();
+        let pairs: Vec<(usize, usize)> = compare_pairs(runs.len())
+            .into_iter()
+            .filter(|&(a, b)| readable(runs[a]) && readable(runs[b]))
+            .collect();
+        let mut partners: Vec<Vec<usize>> = vec![Vec::new(); runs.len()];
+        for &(a, b) in &pairs {
+            partners[a].push(b);
+            partners[b].push(a);
+        }
+        let every = runs.len() <= ALL_PAIRS_UP_TO;
         for (i, v) in runs.iter().enumerate() {
-            // A compare page exists only where both folders could be read.
-            let readable = |x: &RunView| x.facts.error.is_none();
-            let prev = i
-                .checked_sub(1)
-                .map(|p| runs[p])
-                .filter(|p| readable(p) && readable(v))
-                .map(|p| p.record.id);
-            let next = runs
-                .get(i + 1)
-                .filter(|n| readable(n) && readable(v))
-                .map(|n| n.record.id);
             let id = v.record.id;
-            let key = key_of(&(version, &v.record.entry, v.facts, prev, next));
+            let mut with: Vec<pages::Partner> = partners[i]
+                .iter()
+                .map(|&j| pages::Partner {
+                    id: runs[j].record.id,
+                    page: pair_page(runs, i.min(j), i.max(j)),
+                    role: if j + 1 == i {
+                        "the run before"
+                    } else if j == i + 1 {
+                        "the run after"
+                    } else if j == 0 {
+                        "the first run"
+                    } else if j + 1 == runs.len() {
+                        "the newest run"
+                    } else {
+                        ""
+                    },
+                    when: runs[j].record.entry.started_utc.clone(),
+                })
+                .collect();
+            with.sort_by_key(|p| std::cmp::Reverse(p.id));
+            let choice = pages::Choice {
+                with,
+                runs: runs.len(),
+                every,
+            };
+            let key = key_of(&(version, &v.record.entry, v.facts, &choice));
             out.put(&format!("runs/{id}.html"), key, || {
-                Ok(pages::run_page(v, prev, next).into_bytes())
+                Ok(pages::run_page(v, &choice).into_bytes())
             })?;
             if v.facts.report {
                 let src = v.record.entry.folder.join("report.html");
@@ -409,35 +438,82 @@ fn pages_of(
                         .map_err(|e| Failure::Failed(format!("cannot read {}: {e}", src.display())))
                 })?;
             }
-            if let Some(p) = prev {
-                let a = runs[i - 1];
-                let key = key_of(&(version, p, id, a.facts, v.facts));
-                let rel = format!("compare/{p}-{id}.html");
-                out.put(&rel, key, || {
-                    let side =
-                        |x: &RunView, loaded: &mut HashMap<i64, _>| -> Result<Side, Failure> {
-                            let results = match loaded.remove(&x.record.id) {
-                                Some(r) => r,
-                                None => crate::session::read_results(&x.record.entry.folder)
-                                    .map_err(Failure::Failed)?,
-                            };
-                            Ok(Side {
-                                results,
-                                folder: x.record.entry.folder.clone(),
-                                id: Some(x.record.id),
-                            })
+        }
+        // Results read for this name's pages, kept while a later page may need them:
+        // all of them where every pair is made, else the first, the newest and the
+        // last one read.
+        let mut sides: HashMap<usize, Side> = HashMap::new();
+        for &(a, b) in &pairs {
+            let (ra, rb) = (runs[a], runs[b]);
+            let key = key_of(&(version, ra.record.id, rb.record.id, ra.facts, rb.facts));
+            let rel = pair_page(runs, a, b);
+            out.put(&rel, key, || {
+                for x in [a, b] {
+                    if let std::collections::hash_map::Entry::Vacant(slot) = sides.entry(x) {
+                        let r = runs[x].record;
+                        let results = match loaded.remove(&r.id) {
+                            Some(res) => res,
+                            None => crate::session::read_results(&r.entry.folder)
+                                .map_err(Failure::Failed)?,
                         };
-                    let sa = side(a, loaded)?;
-                    let sb = side(v, loaded)?;
-                    let c = bakeoff_store::compare(&sa, &sb, &sb.results.started_utc);
-                    // B stays at hand: it is the next page's A.
-                    loaded.insert(v.record.id, sb.results);
-                    Ok(pages::compare_page(name, p, id, &c).into_bytes())
-                })?;
+                        slot.insert(Side {
+                            results,
+                            folder: r.entry.folder.clone(),
+                            id: Some(r.id),
+                        });
+                    }
+                }
+                let (sa, sb) = (&sides[&a], &sides[&b]);
+                let c = bakeoff_store::compare(sa, sb, &sb.results.started_utc);
+                Ok(pages::compare_page(name, ra.record.id, rb.record.id, &c).into_bytes())
+            })?;
+            if !every {
+                let last = runs.len() - 1;
+                let k = pair_key(a, b, last);
+                sides.retain(|&x, _| x == 0 || x == last || x == k);
             }
         }
     }
     Ok(())
+}
+
+/// The names with at most this many runs get a compare page for every pair of runs.
+pub const ALL_PAIRS_UP_TO: usize = 30;
+
+/// Which pairs (older, newer; indexes, oldest first) of a name's `n` runs get a compare
+/// page: every pair up to [`ALL_PAIRS_UP_TO`] runs; beyond, each run against the run
+/// before it, the first run and the newest run. Ordered so that, beyond, each run's
+/// results are read once: by the run that is neither the first nor the newest.
+fn compare_pairs(n: usize) -> Vec<(usize, usize)> {
+    let mut pairs = std::collections::BTreeSet::new();
+    for b in 1..n {
+        if n <= ALL_PAIRS_UP_TO {
+            pairs.extend((0..b).map(|a| (a, b)));
+        } else {
+            pairs.insert((b - 1, b));
+            pairs.insert((0, b));
+            pairs.insert((b, n - 1));
+        }
+    }
+    pairs.remove(&(n.saturating_sub(1), n.saturating_sub(1)));
+    let mut pairs: Vec<(usize, usize)> = pairs.into_iter().collect();
+    let last = n.saturating_sub(1);
+    pairs.sort_by_key(|&(a, b)| (pair_key(a, b, last), a, b));
+    pairs
+}
+
+/// The run of a pair that is neither the first nor the newest (where one is).
+fn pair_key(a: usize, b: usize, last: usize) -> usize {
+    if b == last && a != 0 {
+        a
+    } else {
+        b
+    }
+}
+
+/// The compare page of runs `a` (older) and `b` of one name, relative to the root.
+fn pair_page(runs: &[&RunView], a: usize, b: usize) -> String {
+    format!("compare/{}-{}.html", runs[a].record.id, runs[b].record.id)
 }
 
 /// Removes what the last call wrote that is no longer part of the site, then writes the

@@ -1,5 +1,5 @@
 //! The site's pages as HTML: the index of experiments, a page per run, a trend page per
-//! experiment name and a compare page per pair of consecutive runs. Every string from
+//! experiment name and a compare page per pair of runs the site compares. Every string from
 //! the store or a results folder goes through the report's `escape`; charts are the
 //! report's inline SVG (`bakeoff_report::svg`); the style is report.html's. The pages work
 //! without scripts (plain tables); the index's small inline script adds filtering and
@@ -175,6 +175,14 @@ rows.forEach(function(r){t.tBodies[0].appendChild(r);});});});
 </script>
 ";
 
+/// The compare picker, for readers with scripts on: choosing a run opens the compare
+/// page of the pair; the list of links under it does the same without scripts.
+const PICK_SCRIPT: &str = "<script>
+(function(){var s=document.getElementById('pick');if(!s)return;s.parentNode.parentNode.hidden=false;
+s.addEventListener('change',function(){if(s.value)location.href=s.value;});})();
+</script>
+";
+
 /// Zoom for the trend charts, for readers with scripts on: a click widens a chart to
 /// three times its width inside its scrolling box (long histories), a second click
 /// brings it back.
@@ -200,9 +208,31 @@ fn cell_row(c: &CellEntry) -> String {
     )
 }
 
+/// A run this run has a compare page with.
+#[derive(serde::Serialize)]
+pub struct Partner {
+    pub id: i64,
+    /// The compare page, relative to the site's root.
+    pub page: String,
+    /// "the run before", "the first run", ... or empty.
+    pub role: &'static str,
+    pub when: String,
+}
+
+/// The compare pages a run page offers.
+#[derive(serde::Serialize)]
+pub struct Choice {
+    /// Newest first.
+    pub with: Vec<Partner>,
+    /// How many runs its name has.
+    pub runs: usize,
+    /// Whether every pair of the name's runs has a page.
+    pub every: bool,
+}
+
 /// One run's page: what it was, its answers, its cells, links to its report, its trend
-/// and the compare pages with the runs before and after it.
-pub fn run_page(v: &RunView, prev: Option<i64>, next: Option<i64>) -> String {
+/// and its compare pages (a list that works without scripts, and a picker with them).
+pub fn run_page(v: &RunView, choice: &Choice) -> String {
     let r = v.record;
     let e = &r.entry;
     let id = r.id;
@@ -252,19 +282,57 @@ pub fn run_page(v: &RunView, prev: Option<i64>, next: Option<i64>) -> String {
         escape(&v.name_page),
         escape(&e.name)
     );
-    if let Some(p) = prev {
+    body.push_str("</ul>\n");
+    if !choice.with.is_empty() {
         let _ = writeln!(
             body,
-            "<li><a href=\"../compare/{p}-{id}.html\">compare with the run before (#{p})</a></li>"
+            "<h2>Compare</h2>\n<p class=\"muted\">{}</p>",
+            if choice.every {
+                format!(
+                    "With any other run of {} ({} runs): each pair has a compare page.",
+                    escape(&e.name),
+                    choice.runs
+                )
+            } else {
+                format!(
+                    "{} has {} runs, more than {}: compare pages are made for each run against the run before it, the first run and the newest run only. <code>bakeoff compare A B</code> compares any two.",
+                    escape(&e.name),
+                    choice.runs,
+                    super::ALL_PAIRS_UP_TO
+                )
+            }
         );
+        body.push_str("<p class=\"picker\" hidden><label>Compare with <select id=\"pick\"><option value=\"\">pick a run</option>");
+        for p in &choice.with {
+            let _ = write!(
+                body,
+                "<option value=\"../{}\">#{} {}{}</option>",
+                escape(&p.page),
+                p.id,
+                escape(&p.when),
+                if p.role.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", p.role)
+                }
+            );
+        }
+        body.push_str("</select></label></p>\n<ul class=\"compare-with\">\n");
+        for p in &choice.with {
+            let _ =
+                writeln!(
+                body,
+                "<li><a href=\"../{}\">compare with #{}</a> <span class=\"muted\">{}{}</span></li>",
+                escape(&p.page),
+                p.id,
+                escape(&p.when),
+                if p.role.is_empty() { String::new() } else { format!(", {}", p.role) }
+            );
+        }
+        body.push_str("</ul>\n");
+        body.push_str(PICK_SCRIPT);
     }
-    if let Some(n) = next {
-        let _ = writeln!(
-            body,
-            "<li><a href=\"../compare/{id}-{n}.html\">compare with the run after (#{n})</a></li>"
-        );
-    }
-    body.push_str("</ul>\n<h2>Cells</h2>\n<div class=\"scroll\"><table><thead><tr><th>workload</th><th class=\"num\">connections</th><th>variant</th><th class=\"num\">median ops/s</th><th class=\"num\">95% CI</th><th class=\"num\">valid runs</th></tr></thead><tbody>\n");
+    body.push_str("<h2>Cells</h2>\n<div class=\"scroll\"><table><thead><tr><th>workload</th><th class=\"num\">connections</th><th>variant</th><th class=\"num\">median ops/s</th><th class=\"num\">95% CI</th><th class=\"num\">valid runs</th></tr></thead><tbody>\n");
     for c in &e.cells {
         body.push_str(&cell_row(c));
     }
