@@ -367,8 +367,9 @@ pub(crate) fn comp_key(k: &ComparisonRecord) -> CompKey<'_> {
     (&k.workload, k.connections, &k.variant, &k.baseline)
 }
 
-/// The comparisons that answer for their cell ([`Results::headline_comparisons`]), in
-/// results order, in one pass over the comparisons.
+/// The comparisons that answer for their cell
+/// ([`Results::headline_comparisons`](super::Results::headline_comparisons)), in results
+/// order, in one pass over the comparisons.
 pub fn headline(comparisons: &[ComparisonRecord]) -> impl Iterator<Item = &ComparisonRecord> {
     let throughput: std::collections::HashSet<CompKey<'_>> = comparisons
         .iter()

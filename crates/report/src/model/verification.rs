@@ -14,7 +14,8 @@ pub struct AaRecord {
     /// Where that comparison was: its workload and connections.
     pub workload: String,
     pub connections: usize,
-    /// Its ratio, CI and verdict (same meaning as a [`ComparisonRecord`]'s).
+    /// Its ratio, CI and verdict (same meaning as a
+    /// [`ComparisonRecord`](super::ComparisonRecord)'s).
     pub ratio: f64,
     pub ci95: [f64; 2],
     pub verdict: Verdict,
