@@ -164,18 +164,21 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
     for v in ["big", "small"] {
         let run = run_of(&r, v);
         let xact = stat(run, "pg_stat_database.xact_commit");
-        // PostgreSQL reports a backend's counters at most once a second: a busy machine
-        // that makes the window's opening slow lets transactions from before it be
-        // counted in it (docs/experiment-file.md, "The servers' own statistics"); on a quiet one they agree within 1%.
-        if run.get("disturbed").is_none() {
-            agrees(&format!("{v} xact_commit"), xact, run);
-        } else {
-            eprintln!(
-                "{v}: disturbed ({}), xact_commit {xact} for {} transactions",
-                run["disturbed"], run["ops"]
-            );
-            assert!(xact + 2.0 >= run["ops"].as_f64().unwrap());
-        }
+        // PostgreSQL reports a backend's counters at most once a second, so the read
+        // before the window can miss up to a second of the warmup's transactions, which the
+        // read after it (once the counters settled) then holds: the server counts every
+        // transaction bakeoff counted, and at most a second's worth more
+        // (docs/experiment-file.md, "The servers' own statistics"). Within 1% is what a
+        // quiet machine usually shows, not what the mechanism promises.
+        let ops = run["ops"].as_f64().unwrap();
+        let per_s = ops / run["elapsed_s"].as_f64().unwrap();
+        let sent = ops_in_span(run);
+        eprintln!("{v}: xact_commit {xact} for {ops} transactions ({sent:.0} over the span)");
+        assert!(xact + 2.0 >= ops, "{v}: {xact} < {ops}");
+        assert!(
+            xact <= sent + per_s * 1.0 + 2.0,
+            "{v}: {xact} is more than a second's transactions over {sent:.0}"
+        );
         // PostgreSQL 15 has no pg_stat_io: "full" says so and the run stands.
         let why = run["server_stats_unavailable"]["pg_stat_io"].to_string();
         assert!(why.contains("pg_stat_io"), "{run}");
