@@ -18,6 +18,16 @@ const SHORT: &str = "[plan]\nrepetitions = 1\nwarmup = \"0s\"\nduration = \"2s\"
 /// Gets only, on keys the preload wrote.
 const GETS: &str = "\n[[workload]]\nkind = \"kv\"\nname = \"kv\"\nconnections = [2]\nkeys = 200\nmix = { get = 100 }\n";
 
+/// The server's statement in `run` whose text starts with `text`.
+fn statement<'a>(run: &'a Value, text: &str) -> &'a Value {
+    run["server_statements"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server_statements: {run}"))
+        .iter()
+        .find(|s| s["text"].as_str().is_some_and(|t| t.starts_with(text)))
+        .unwrap_or_else(|| panic!("no {text} in {}", run["server_statements"]))
+}
+
 /// The one run of `variant`, which must be valid.
 fn run_of<'a>(r: &'a Value, variant: &str) -> &'a Value {
     let c = r["cells"]
@@ -182,7 +192,28 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
         // PostgreSQL 15 has no pg_stat_io: "full" says so and the run stands.
         let why = run["server_stats_unavailable"]["pg_stat_io"].to_string();
         assert!(why.contains("pg_stat_io"), "{run}");
+        // "full" loads pg_stat_statements: the point select is the statement called
+        // once an operation, timed per call; bakeoff's own reads are not among them.
+        let st = statement(run, "SELECT c FROM sbtest1 WHERE id");
+        let calls = st["calls"].as_f64().unwrap();
+        eprintln!("{v}: {calls} point selects by pg_stat_statements ({sent:.0} sent)");
+        assert!(calls + 2.0 >= ops && calls <= sent + per_s + 2.0, "{st}");
+        assert!(st["mean_us"].as_f64().unwrap() > 0.0, "{st}");
+        assert!(
+            !run["server_statements"].to_string().contains("pg_stat"),
+            "{run}"
+        );
     }
+    let ch = &r["comparisons"][0]["statement_changes"];
+    assert!(
+        ch[0]["text"].as_str().unwrap().contains("sbtest1"),
+        "matched across the variants: {ch}"
+    );
+    let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
+    assert!(
+        md.contains("statements (server): small against big"),
+        "{md}"
+    );
     let k = &r["comparisons"][0];
     let names: Vec<&str> = k["server_changes"]
         .as_array()

@@ -214,6 +214,17 @@ fn poisoned(mut r: Results, h: &str) -> Results {
             ci95: None,
             paced_by_time: false,
         });
+        // A statement's text is the server's (a workload's own SQL): hostile too.
+        k.statement_changes.push(StatementChange {
+            text: h.into(),
+            base_mean_us: 10.0,
+            other_mean_us: 13.0,
+            ratio: 1.3,
+            ci95: None,
+            base_calls_per_op: 1.0,
+            other_calls_per_op: 1.0,
+            moved: true,
+        });
     }
     rename(&mut names, &mut r.plan.baseline);
     for round in &mut r.plan.rounds {

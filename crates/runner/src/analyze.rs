@@ -20,6 +20,8 @@ pub fn analyze(r: &mut Results) {
     crate::aa::mark(r);
     crate::server_changes::summarize_cells(r);
     crate::server_changes::compare(r);
+    crate::statements::summarize_cells(r);
+    crate::statements::compare(r);
     keep_forecasts(&before, &mut r.comparisons);
     bakeoff_workloads::summarize(r);
     let mut w = warnings(r);

@@ -507,6 +507,7 @@ pub fn sql_spec(
         env: v.env.clone(),
         listen: bakeoff_sandbox::LOOPBACK,
         cpus: None,
+        stats: bakeoff_sandbox::stats::StatsLevel::Off,
     }
 }
 

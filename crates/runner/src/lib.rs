@@ -41,6 +41,7 @@ mod schedule;
 mod server_changes;
 mod server_stats;
 mod settings;
+mod statements;
 mod system;
 mod training;
 mod variants;

@@ -139,6 +139,7 @@ impl Context<'_> {
             env,
             listen: bakeoff_sandbox::LOOPBACK,
             cpus: (v.system.cpus.clone()).or_else(|| self.placement.map(|p| p.server.clone())),
+            stats: self.loaded.experiment.plan.server_stats,
         };
         let host = self.loaded.experiment.server_host(&v.name);
         // The variant's machine settings, journalled and applied for this run only; put
@@ -221,6 +222,7 @@ impl Context<'_> {
         run.server_stats = stats_run.server_stats;
         run.server_stats_unavailable = stats_run.server_stats_unavailable;
         run.server_stats_s = stats_run.server_stats_s;
+        run.server_statements = stats_run.server_statements;
         run.server_counters_read = stats_run.server_counters_read;
         if pad.is_some() {
             run.layout = Some(layout);

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use bakeoff_engine::PhaseHooks;
-use bakeoff_report::model::Run;
+use bakeoff_report::model::{Run, StatementRecord};
 use bakeoff_sandbox::stats::{self, Snapshot, StatsLevel};
 use bakeoff_sandbox::Sandbox;
 
@@ -117,17 +117,31 @@ impl<'a> StatsHooks<'a> {
         };
         let mut d = stats::delta(&b, &a);
         if let Some(again) = &reads.again {
-            let own = stats::delta(&a, again);
-            d.counters.retain(|name, v| {
-                *v -= own.counters.get(name).copied().unwrap_or(0.0);
-                *v > 0.0
-            });
+            stats::less_own(&mut d, &stats::delta(&a, again));
         }
         run.server_counters_read = a.counters.keys().cloned().collect();
+        run.server_statements = statement_records(std::mem::take(&mut d.statements));
         run.server_stats = d.counters;
         run.server_stats_unavailable = d.unavailable;
         run.server_stats_s = Some(end.saturating_duration_since(at).as_secs_f64());
     }
+}
+
+/// The window's statements as a run keeps them, the most time first.
+fn statement_records(mut d: Vec<stats::StatementDelta>) -> Vec<StatementRecord> {
+    d.sort_by(|a, b| {
+        b.total_us
+            .total_cmp(&a.total_us)
+            .then_with(|| a.digest.cmp(&b.digest))
+    });
+    d.into_iter()
+        .map(|s| StatementRecord {
+            mean_us: s.total_us / s.calls,
+            calls: s.calls.round() as u64,
+            digest: s.digest,
+            text: s.text,
+        })
+        .collect()
 }
 
 impl PhaseHooks for StatsHooks<'_> {

@@ -310,6 +310,7 @@ fn run_training(
         env: how.env.clone(),
         listen: bakeoff_sandbox::LOOPBACK,
         cpus: None,
+        stats: bakeoff_sandbox::stats::StatsLevel::Off,
     };
     let sandbox =
         Sandbox::start(&spec).map_err(|err| format!("the training server did not start: {err}"))?;

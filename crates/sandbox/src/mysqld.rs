@@ -18,6 +18,8 @@ use crate::owned::{self, Risk};
 use crate::settings::{knob, Knob};
 use crate::sqldata::{self, Login, SqlServer};
 use crate::stats::{Snapshot, StatsLevel};
+
+mod stats;
 use crate::target::{
     common_refusal, leading_version, version_line, Ask, ConnectionLimit, Launch, Target,
 };
@@ -326,16 +328,22 @@ pub(crate) trait Mysqld: Send + Sync {
     }
 
     /// The my.cnf this sandbox's server reads: bakeoff's settings first, then the
-    /// experiment's options.
-    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path) -> String {
+    /// experiment's options. `server_stats = "full"` turns performance_schema on, before
+    /// the options, so an experiment's own `performance_schema = OFF` still wins (its
+    /// statement digests are then unavailable with the reason).
+    fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path, stats: StatsLevel) -> String {
         let sql = self.sql_server();
+        let mut extra = self.extra_settings(binary, workdir);
+        if stats == StatsLevel::Full {
+            extra.push_str("performance_schema = ON\n");
+        }
         my_cnf_in(
             self.group(binary),
             &self.tree_settings(binary).unwrap_or_default(),
             addr,
             workdir,
             &sql.data_dir(workdir),
-            &self.extra_settings(binary, workdir),
+            &extra,
             &sql.options,
         )
     }
@@ -429,7 +437,7 @@ impl<T: Mysqld> Target for T {
     }
 
     fn command(&self, launch: &Launch<'_>) -> Command {
-        let cnf = self.cnf(launch.binary, launch.addr, launch.workdir);
+        let cnf = self.cnf(launch.binary, launch.addr, launch.workdir, launch.stats);
         start_command(&cnf, launch)
     }
 
@@ -452,37 +460,16 @@ impl<T: Mysqld> Target for T {
     }
 
     /// `SHOW GLOBAL STATUS`, counters only; a restart shows as `Uptime` going back.
-    fn read_stats(&self, addr: SocketAddr, _level: StatsLevel) -> Snapshot {
-        read_status(self.sql_server(), T::DIALECT, addr)
+    /// Where performance_schema is on (MySQL's default from 5.6, "full" here), its
+    /// statement digests and wait summaries too (`mysqld/stats.rs`).
+    fn read_stats(&self, addr: SocketAddr, level: StatsLevel) -> Snapshot {
+        stats::read(self.sql_server(), T::DIALECT, addr, level)
     }
-}
-
-/// The mysqld family's `read_stats`.
-fn read_status(sql: &SqlServer, dialect: Dialect, addr: SocketAddr) -> Snapshot {
-    let rows = match crate::settings::sql_rows(sql, dialect, addr, &["SHOW GLOBAL STATUS"]) {
-        Ok(mut got) => match got.pop() {
-            Some(Ok(rows)) => rows,
-            Some(Err(e)) => return Snapshot::unavailable("SHOW GLOBAL STATUS", e),
-            None => return Snapshot::unavailable("SHOW GLOBAL STATUS", "no answer"),
-        },
-        Err(e) => return Snapshot::unavailable("all", e),
-    };
-    let pairs = crate::settings::pairs(&rows);
-    let mut snap = Snapshot {
-        uptime_s: pairs.get("Uptime").and_then(|u| crate::stats::number(u)),
-        ..Snapshot::default()
-    };
-    snap.add_numbers(
-        "",
-        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        is_status_gauge,
-    );
-    snap
 }
 
 /// Whether a `SHOW GLOBAL STATUS` variable is a gauge, a fact or a per-session figure
 /// rather than a counter (MariaDB's and MySQL's names).
-fn is_status_gauge(name: &str) -> bool {
+pub(crate) fn is_status_gauge(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
         "Uptime",
         "Threads_",
@@ -710,6 +697,7 @@ mod tests {
             &Path::new("/usr/sbin").join(server),
             ([127, 0, 0, 1], 3307).into(),
             Path::new("/sb/x"),
+            StatsLevel::Basic,
         )
     }
 
@@ -726,6 +714,31 @@ mod tests {
         assert!(cnf.contains("socket = /sb/x/mysqld.sock\n"));
         assert!(cnf.contains("secure-file-priv = /sb/x/files\n"));
         assert!(cnf.ends_with("innodb_buffer_pool_size = 1G\nmax_connections = 2000\n"));
+    }
+
+    #[test]
+    fn full_server_stats_turn_performance_schema_on_before_the_options() {
+        let sql = with_options(&[("performance_schema", "OFF")]);
+        let t = Mariadb { sql };
+        let path = Path::new("/usr/sbin/mariadbd");
+        let at = |level| {
+            t.cnf(
+                path,
+                ([127, 0, 0, 1], 3307).into(),
+                Path::new("/sb/x"),
+                level,
+            )
+        };
+        assert!(!at(StatsLevel::Basic).contains("performance_schema = ON"));
+        let full = at(StatsLevel::Full);
+        let on = full.find("performance_schema = ON\n").expect("turned on");
+        let off = full
+            .find("performance_schema = OFF\n")
+            .expect("the option kept");
+        assert!(
+            on < off,
+            "the experiment's own setting comes last and wins: {full}"
+        );
     }
 
     #[test]

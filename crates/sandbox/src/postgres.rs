@@ -14,6 +14,8 @@ use crate::owned::{self, Risk};
 use crate::settings::{knob, Knob};
 use crate::sqldata::{self, Login, SqlServer};
 use crate::stats::{Snapshot, StatsLevel};
+
+mod stats;
 use crate::target::{leading_version, version_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
@@ -211,6 +213,9 @@ impl Target for Postgres {
         for s in settings(launch.addr.ip(), launch.workdir, &self.sql.options) {
             cmd.arg("-c").arg(s);
         }
+        if let Some(s) = stats::preload(launch.binary, launch.stats) {
+            cmd.arg("-c").arg(s);
+        }
         sqldata::as_server_user(&mut cmd);
         cmd
     }
@@ -243,7 +248,7 @@ impl Target for Postgres {
     /// (14+), and with "full" `pg_stat_io` (16+), each column as `<view>.<column>`; the
     /// identity is the postmaster's start time.
     fn read_stats(&self, addr: std::net::SocketAddr, level: StatsLevel) -> Snapshot {
-        read_pg_stats(&self.sql, addr, level)
+        stats::read(&self.sql, addr, level)
     }
 
     /// A backend reports its counters when it goes idle, at most once a second (15+;
@@ -252,77 +257,6 @@ impl Target for Postgres {
     fn stats_settle(&self) -> std::time::Duration {
         std::time::Duration::from_millis(1200)
     }
-}
-
-/// The statements [`Postgres::read_stats`] runs, with the group each one's columns go
-/// under; the first is the identity.
-const PG_STATS: &[(&str, &str)] = &[
-    ("identity", "SELECT pg_postmaster_start_time()::text"),
-    (
-        "pg_stat_database",
-        "SELECT * FROM pg_stat_database WHERE datname = current_database()",
-    ),
-    ("pg_stat_bgwriter", "SELECT * FROM pg_stat_bgwriter"),
-    ("pg_stat_wal", "SELECT * FROM pg_stat_wal"),
-];
-
-/// See [`Postgres::read_stats`].
-fn read_pg_stats(sql: &SqlServer, addr: std::net::SocketAddr, level: StatsLevel) -> Snapshot {
-    let io = "SELECT backend_type || '.' || object || '.' || context, reads, writes, extends, \
-              hits, evictions, reuses, fsyncs FROM pg_stat_io";
-    let mut statements: Vec<&str> = PG_STATS.iter().map(|(_, q)| *q).collect();
-    if level == StatsLevel::Full {
-        statements.push(io);
-    }
-    let answers = match crate::settings::sql_rows(sql, Dialect::Postgres, addr, &statements) {
-        Ok(a) => a,
-        Err(e) => return Snapshot::unavailable("all", e),
-    };
-    let mut snap = Snapshot::default();
-    let groups = PG_STATS.iter().map(|(g, _)| *g).chain(["pg_stat_io"]);
-    for (group, answer) in groups.zip(answers) {
-        let rows = match answer {
-            Ok(r) => r,
-            Err(e) => {
-                snap.unavailable.insert(group.to_string(), e);
-                continue;
-            }
-        };
-        match group {
-            "identity" => {
-                snap.identity = rows.rows.first().and_then(|r| r.first().cloned().flatten())
-            }
-            "pg_stat_io" => {
-                for row in &rows.rows {
-                    let Some(Some(key)) = row.first() else {
-                        continue;
-                    };
-                    let pairs = rows
-                        .columns
-                        .iter()
-                        .zip(row)
-                        .skip(1)
-                        .filter_map(|(c, v)| v.as_deref().map(|v| (c.as_str(), v)));
-                    snap.add_numbers(&format!("pg_stat_io.{key}."), pairs, |_| false);
-                }
-            }
-            _ => {
-                let Some(row) = rows.rows.first() else {
-                    snap.unavailable.insert(group.to_string(), "no row".into());
-                    continue;
-                };
-                let pairs = rows
-                    .columns
-                    .iter()
-                    .zip(row)
-                    .filter_map(|(c, v)| v.as_deref().map(|v| (c.as_str(), v)));
-                snap.add_numbers(&format!("{group}."), pairs, |c| {
-                    matches!(c, "datid" | "numbackends")
-                });
-            }
-        }
-    }
-    snap
 }
 
 /// PostgreSQL's settings that move performance.
@@ -420,9 +354,10 @@ pub(crate) fn init(binary: &Path, dest: &Path, login: &Login) -> Result<(), Stri
         single
             .args(["--single", "-D"])
             .arg(dest)
-            .args(["-c", "listen_addresses=", "postgres"]);
+            .args(["-c", "listen_addresses=", "template1"]);
         sqldata::as_server_user(&mut single);
-        sqldata::run_setup(single, Some(&login_sql(login)), "postgres --single")
+        let setup = format!("{}{}", stats::CREATE_EXTENSION, login_sql(login));
+        sqldata::run_setup(single, Some(&setup), "postgres --single")
     })();
     let _ = std::fs::remove_file(&pwfile);
     made

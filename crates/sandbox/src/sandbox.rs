@@ -60,6 +60,9 @@ pub struct SandboxSpec {
     pub listen: IpAddr,
     /// The CPUs the server may run on (None: those bakeoff's spawner thread has).
     pub cpus: Option<bakeoff_os::cpus::CpuSet>,
+    /// `[plan] server_stats` (default "basic"): "full" has the server load or turn on
+    /// what its statement digests need.
+    pub stats: crate::stats::StatsLevel,
 }
 
 impl SandboxSpec {
@@ -84,6 +87,7 @@ impl SandboxSpec {
             env: Vec::new(),
             listen: LOOPBACK,
             cpus: None,
+            stats: Default::default(),
         }
     }
 }
@@ -288,6 +292,7 @@ impl Sandbox {
                 addr: SocketAddr::new(ip, port),
                 workdir: dir,
                 args: &spec.args,
+                stats: spec.stats,
             }),
             &spec.wrapper,
             target.kind().is_sql(),

@@ -24,7 +24,10 @@ pub enum StatsLevel {
     #[default]
     Basic,
     /// Basic, plus what the server counts only when asked (memcached's `stats slabs`;
-    /// PostgreSQL's `pg_stat_io` where the version has it).
+    /// PostgreSQL's `pg_stat_io` where the version has it), and the statement digests
+    /// whose bookkeeping costs the server throughput: PostgreSQL's pg_stat_statements
+    /// (loaded by bakeoff into the sandbox's server), MariaDB's and MySQL's
+    /// performance_schema (turned on in the sandbox).
     Full,
 }
 
@@ -48,6 +51,28 @@ pub struct Snapshot {
     /// Seconds since the server started, where it says and no identity does: less in
     /// the after-read than in the before-read means a restart.
     pub uptime_s: Option<f64>,
+    /// The server's statement digests (pg_stat_statements, performance_schema's
+    /// `events_statements_summary_by_digest`), by digest: cumulative calls and time.
+    pub statements: BTreeMap<String, StatementCount>,
+}
+
+/// One statement digest's cumulative figures as the server keeps them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatementCount {
+    /// The server's normalised text (constants as `$1` or `?`).
+    pub text: String,
+    pub calls: f64,
+    /// Time spent executing it, in microseconds.
+    pub total_us: f64,
+}
+
+/// One statement digest over a window: calls and time in it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatementDelta {
+    pub digest: String,
+    pub text: String,
+    pub calls: f64,
+    pub total_us: f64,
 }
 
 impl Snapshot {
@@ -77,6 +102,33 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Statement digests from rows of (digest, text, calls, microseconds); rows that
+    /// share a digest (another user, another schema) are summed; a row without a digest
+    /// (performance_schema's overflow row) or a number is left out.
+    pub fn add_statements<'a>(&mut self, rows: impl IntoIterator<Item = &'a [Option<String>]>) {
+        for row in rows {
+            let cell = |i: usize| row.get(i).and_then(|v| v.as_deref());
+            let (Some(digest), Some(calls), Some(us)) = (
+                cell(0).filter(|d| !d.is_empty()),
+                cell(2).and_then(number),
+                cell(3).and_then(number),
+            ) else {
+                continue;
+            };
+            let e = self
+                .statements
+                .entry(digest.to_string())
+                .or_insert_with(|| StatementCount {
+                    text: cell(1).unwrap_or_default().to_string(),
+                    ..StatementCount::default()
+                });
+            e.calls += calls;
+            e.total_us += us;
+        }
+    }
+}
+
 /// A finite number written plainly (`12`, `0.5`); None for text, timestamps, `inf`.
 pub fn number(v: &str) -> Option<f64> {
     let v = v.trim();
@@ -97,6 +149,8 @@ pub fn number(v: &str) -> Option<f64> {
 pub struct Delta {
     pub counters: BTreeMap<String, f64>,
     pub unavailable: BTreeMap<String, String>,
+    /// The statements called in the window, by digest.
+    pub statements: Vec<StatementDelta>,
 }
 
 /// The delta from `before` to `after`. Counters that did not move are left out; one
@@ -134,7 +188,56 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
             d.counters.insert(name.clone(), a - b);
         }
     }
+    d.statements = statement_deltas(before, after, &mut d.unavailable);
     d
+}
+
+/// The statements that were called between the reads. One whose figures went backwards
+/// (the server evicted its entry and made it again, or was reset) is left out and
+/// marked unavailable as `statements.<digest>`, never a negative delta.
+fn statement_deltas(
+    before: &Snapshot,
+    after: &Snapshot,
+    unavailable: &mut BTreeMap<String, String>,
+) -> Vec<StatementDelta> {
+    let zero = StatementCount::default();
+    let mut out = Vec::new();
+    for (digest, a) in &after.statements {
+        let b = before.statements.get(digest).unwrap_or(&zero);
+        if a.calls < b.calls || a.total_us < b.total_us {
+            unavailable.insert(
+                format!("statements.{digest}"),
+                format!(
+                    "went backwards ({} to {} calls): the server evicted or reset the entry",
+                    b.calls, a.calls
+                ),
+            );
+        } else if a.calls > b.calls {
+            out.push(StatementDelta {
+                digest: digest.clone(),
+                text: a.text.clone(),
+                calls: a.calls - b.calls,
+                total_us: a.total_us - b.total_us,
+            });
+        }
+    }
+    out
+}
+
+/// `d` less `own` (one read's footprint, the delta of two reads taken back to back):
+/// counters and statements that did not move beyond it are left out.
+pub fn less_own(d: &mut Delta, own: &Delta) {
+    d.counters.retain(|name, v| {
+        *v -= own.counters.get(name).copied().unwrap_or(0.0);
+        *v > 0.0
+    });
+    d.statements.retain_mut(|s| {
+        if let Some(o) = own.statements.iter().find(|o| o.digest == s.digest) {
+            s.calls -= o.calls;
+            s.total_us = (s.total_us - o.total_us).max(0.0);
+        }
+        s.calls > 0.0
+    });
 }
 
 #[cfg(test)]
@@ -147,7 +250,52 @@ mod tests {
             unavailable: BTreeMap::new(),
             identity: id.map(str::to_string),
             uptime_s: None,
+            statements: BTreeMap::new(),
         }
+    }
+
+    fn stmt(text: &str, calls: f64, total_us: f64) -> StatementCount {
+        StatementCount {
+            text: text.into(),
+            calls,
+            total_us,
+        }
+    }
+
+    #[test]
+    fn statements_keep_what_was_called_and_one_that_went_backwards_is_unavailable() {
+        let mut b = snap(&[], Some("x"));
+        b.statements
+            .insert("1".into(), stmt("SELECT $1", 10.0, 100.0));
+        b.statements.insert("2".into(), stmt("COMMIT", 50.0, 500.0));
+        b.statements.insert("3".into(), stmt("idle", 5.0, 5.0));
+        let mut a = snap(&[], Some("x"));
+        a.statements
+            .insert("1".into(), stmt("SELECT $1", 30.0, 400.0));
+        a.statements.insert("2".into(), stmt("COMMIT", 7.0, 70.0));
+        a.statements.insert("3".into(), stmt("idle", 5.0, 5.0));
+        a.statements.insert("4".into(), stmt("new", 2.0, 8.0));
+        let mut d = delta(&b, &a);
+        let got: Vec<(&str, f64, f64)> = d
+            .statements
+            .iter()
+            .map(|s| (s.digest.as_str(), s.calls, s.total_us))
+            .collect();
+        assert_eq!(got, vec![("1", 20.0, 300.0), ("4", 2.0, 8.0)]);
+        assert!(d.unavailable["statements.2"].contains("went backwards"));
+        // One read's own footprint taken off: the statement it ran alone is gone.
+        let own = Delta {
+            statements: vec![StatementDelta {
+                digest: "4".into(),
+                text: "new".into(),
+                calls: 2.0,
+                total_us: 9.0,
+            }],
+            ..Delta::default()
+        };
+        less_own(&mut d, &own);
+        assert_eq!(d.statements.len(), 1);
+        assert_eq!(d.statements[0].digest, "1");
     }
 
     #[test]

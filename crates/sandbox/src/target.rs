@@ -48,6 +48,9 @@ pub struct Launch<'a> {
     pub workdir: &'a Path,
     /// The experiment's own arguments for it.
     pub args: &'a [String],
+    /// `[plan] server_stats`: "full" loads or turns on what the server's statement
+    /// digests need (pg_stat_statements, performance_schema).
+    pub stats: StatsLevel,
 }
 
 /// Where a server's connection cap is set.
@@ -583,6 +586,7 @@ pub(crate) fn command_args(
         addr: SocketAddr::from(([127, 0, 0, 1], port)),
         workdir: Path::new(workdir),
         args,
+        stats: StatsLevel::Basic,
     });
     cmd.get_args()
         .map(|a| a.to_string_lossy().into_owned())

@@ -30,6 +30,22 @@ pub struct ServerStatCell {
     pub runs: usize,
 }
 
+/// A cell's figure for one statement (its digests matched by normalised text).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatementCell {
+    /// The server's own normalised text, as its first run had it.
+    pub text: String,
+    /// The text bakeoff matches statements by across variants.
+    pub key: String,
+    /// Median over runs of the mean time per call, microseconds.
+    pub mean_us: f64,
+    /// The smallest and largest per-run mean.
+    pub range: [f64; 2],
+    /// Median calls per operation of the load.
+    pub calls_per_op: f64,
+    pub runs: usize,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(remote = "Self")]
 pub struct Cell {
@@ -78,6 +94,10 @@ pub struct Cell {
     /// the valid runs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_stats: BTreeMap<String, ServerStatCell>,
+    /// `[plan] server_stats`: each statement the server's digests counted, per call and
+    /// per operation, the most time per operation first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_statements: Vec<StatementCell>,
     /// Each kind's own figures for the cell, under the kind's name (`"<kind>": {...}`):
     /// read and written by the kind (`crate::figures`).
     #[serde(flatten, skip_deserializing)]

@@ -23,6 +23,27 @@ pub struct ServerChange {
     pub paced_by_time: bool,
 }
 
+/// A statement both sides' servers ran (matched by normalised text), per call.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatementChange {
+    /// The baseline server's own normalised text.
+    pub text: String,
+    /// Mean time per call in microseconds on each side (median over the runs).
+    pub base_mean_us: f64,
+    pub other_mean_us: f64,
+    /// other / base.
+    pub ratio: f64,
+    /// The ratio's 95% interval from the rounds, when there are enough of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+    /// Calls per operation of the load on each side.
+    pub base_calls_per_op: f64,
+    pub other_calls_per_op: f64,
+    /// The time per call moved beyond the noise (the runs do not overlap, the ratio is
+    /// beyond the floor, its interval excludes 1); false: it did not move.
+    pub moved: bool,
+}
+
 /// A ratio of medians against the baseline with its CI, p-value and verdict.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RatioRecord {
@@ -181,6 +202,11 @@ pub struct ComparisonRecord {
     /// first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_changes: Vec<ServerChange>,
+    /// The statements both sides' servers ran (their digests matched by normalised
+    /// text), the most time per operation first: time per call on each side, its
+    /// ratio, and whether it moved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statement_changes: Vec<StatementChange>,
 }
 
 /// The `metric` of a comparison of wall-clock throughput.
@@ -288,6 +314,7 @@ impl Default for ComparisonRecord {
             disagrees: None,
             resolution: None,
             server_changes: Vec::new(),
+            statement_changes: Vec::new(),
         }
     }
 }
@@ -348,6 +375,7 @@ impl ComparisonRecord {
             disagrees: None,
             resolution: (k.resolution > 0.0).then_some(k.resolution),
             server_changes: Vec::new(),
+            statement_changes: Vec::new(),
         }
     }
 }

@@ -24,11 +24,11 @@ mod variant;
 mod verification;
 
 pub use capacity::{CapacityRecord, CapacitySearch, CapacityTrial};
-pub use cell::{Cell, LayoutSpreadRecord, ServerStatCell};
+pub use cell::{Cell, LayoutSpreadRecord, ServerStatCell, StatementCell};
 pub(crate) use comparison::{comp_key, CompKey};
 pub use comparison::{
-    headline, ComparisonRecord, Forecast, Pairing, RatioRecord, RoundRatio, ServerChange, Verdict,
-    CAPACITY, INSTRUCTIONS, MAX_INSTRUCTION_RUNS, THROUGHPUT,
+    headline, ComparisonRecord, Forecast, Pairing, RatioRecord, RoundRatio, ServerChange,
+    StatementChange, Verdict, CAPACITY, INSTRUCTIONS, MAX_INSTRUCTION_RUNS, THROUGHPUT,
 };
 pub use history::{HistoryChange, HistoryPoint, HistoryRecord};
 pub use host::{Cache, ClientRecord, CpuPlacement, Disk, Host, HostRecord, Machine, NumaNode};
@@ -38,7 +38,8 @@ pub use probes::{
     InstructionsRecord, LineDeltaRecord, ProfileRecord, SplitRecord, SystemRecord,
 };
 pub use run::{
-    KindRecord, Latency, MemoryRecord, OtherProcess, Run, OTHERS_CPUS, STEAL_PCT, WAITED_SHARE,
+    KindRecord, Latency, MemoryRecord, OtherProcess, Run, StatementRecord, OTHERS_CPUS, STEAL_PCT,
+    WAITED_SHARE,
 };
 use serde::{Deserialize, Serialize};
 pub use tune::{TuneRecord, Winner};

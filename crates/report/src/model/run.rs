@@ -243,9 +243,26 @@ pub struct Run {
     /// the span `server_stats` counts (a little longer than `elapsed_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stats_s: Option<f64>,
+    /// `[plan] server_stats`: the statements the server's digests (pg_stat_statements,
+    /// performance_schema) counted over the window, the most time first (`statements`
+    /// is the load's own per-kind latencies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_statements: Vec<StatementRecord>,
     /// The counters the after-read held (kept on the variant's record, not the run's).
     #[serde(skip)]
     pub server_counters_read: Vec<String>,
+}
+
+/// One statement digest over a run's window, as the server counted it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatementRecord {
+    /// The server's own digest (PostgreSQL's queryid, MySQL's DIGEST).
+    pub digest: String,
+    /// The server's normalised text (constants as `$1` or `?`).
+    pub text: String,
+    pub calls: u64,
+    /// Mean time per call, in microseconds.
+    pub mean_us: f64,
 }
 
 /// Redis's memory as INFO reports it.
