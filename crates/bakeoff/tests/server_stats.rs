@@ -238,8 +238,8 @@ fn mariadb_small_buffer_pool_shows_its_reads_among_the_top_changes() {
     let text = format!(
         "name = \"maria-stats\"\n[target]\nkind = \"mariadb\"\n\
          [[variant]]\nname = \"big\"\nbinary = \"{MARIADBD}\"\n\
-         [[variant]]\nname = \"small\"\nbinary = \"{MARIADBD}\"\noptions = {{ innodb_buffer_pool_size = \"6M\" }}\n\
-         {}{SHORT}",
+         [[variant]]\nname = \"small\"\nbinary = \"{MARIADBD}\"\noptions = {{ innodb_buffer_pool_size = \"6M\", performance_schema = \"OFF\" }}\n\
+         {}{SHORT}server_stats = \"full\"\n",
         PS.replace("20000", "50000")
     );
     let r = s.run_clean("maria.toml", &text, "mariadbd");
@@ -260,6 +260,23 @@ fn mariadb_small_buffer_pool_shows_its_reads_among_the_top_changes() {
             "{gauge}"
         );
     }
+    // "full" turned performance_schema on: its wait summaries as counters. MariaDB
+    // digests no prepared statement (the load's), and says so.
+    let why = big["server_stats_unavailable"]["events_statements_summary_by_digest"].to_string();
+    assert!(why.contains("no digest for prepared statements"), "{big}");
+    assert!(
+        big["server_stats"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("waits.")),
+        "{big}"
+    );
+    // An experiment's own performance_schema = OFF wins: unavailable with the reason.
+    let small = run_of(&r, "small");
+    let why = small["server_stats_unavailable"]["events_statements_summary_by_digest"].to_string();
+    assert!(why.contains("performance_schema is OFF"), "{small}");
+    assert!(small.get("server_statements").is_none(), "{small}");
     let k = &r["comparisons"][0];
     let changes = k["server_changes"]
         .as_array()
