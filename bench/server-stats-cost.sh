@@ -96,6 +96,36 @@ boot = sorted(med(rng.choices(ob, k=len(ob))) / med(rng.choices(oa, k=len(oa)))
               for _ in range(4000))
 print(f"{server} {b}/{a} throughput {med(ob) / med(oa):.3f} "
       f"[{boot[100]:.3f}, {boot[3899]:.3f}] (95% bootstrap over runs)")
+# Paired: each pair of adjacent experiments (one of each level, run back to back) gives
+# one ratio of their medians; the median of those ratios with its distribution-free 95%
+# interval (order statistics of the binomial), which the machine's drift between pairs
+# does not widen as it widens the unpaired one.
+import math, re
+by_n = {}
+for f in glob.glob(f"{work}/out-*/results.json"):
+    m = re.search(r"out-(\d+)-(\w+)/results.json$", f)
+    ops = [x["ops_per_s"] for c in json.load(open(f))["cells"] for x in c["runs"] if x["valid"]]
+    if ops:
+        by_n[int(m.group(1))] = (m.group(2), med(ops))
+pr = []
+for n in range(1, max(by_n, default=0) + 1, 2):
+    if n in by_n and n + 1 in by_n:
+        side = dict([by_n[n], by_n[n + 1]])
+        if a in side and b in side:
+            pr.append(side[b] / side[a])
+pr.sort()
+k = len(pr)
+if k >= 6:
+    # The largest j with P(Binomial(k, 1/2) < j) <= 2.5%: [pr[j-1], pr[k-j]] covers 95%.
+    cdf, j = 0.0, 0
+    while True:
+        nxt = cdf + math.comb(k, j) / 2 ** k
+        if nxt > 0.025:
+            break
+        cdf, j = nxt, j + 1
+    lo, hi = pr[max(j - 1, 0)], pr[k - max(j, 1)]
+    print(f"{server} {b}/{a} throughput paired over {k} pairs: median {med(pr):.3f} "
+          f"[{lo:.3f}, {hi:.3f}] (95%, order statistics)")
 wa = med([x["wall_s"] for x in runs[a]])
 wb = med([x["wall_s"] for x in runs[b]])
 print(f"{server} {b}-{a} wall time per run {wb - wa:+.2f} s")
