@@ -36,9 +36,12 @@ for k in r["comparisons"]:
         print(f"  statement {s['text'][:70]!r}: {s['base_mean_us']:.1f} -> {s['other_mean_us']:.1f} us a call "
               f"(x{s['ratio']:.2f}{', moved' if s['moved'] else ''}), calls/op {s['base_calls_per_op']:.2f} -> {s['other_calls_per_op']:.2f}")
     for c in k.get("server_changes", [])[:8]:
-        ratio = f"x{c['ratio']:.2f}" if c.get("ratio") else "from 0"
+        ratio = f"x{c['ratio']:.2f}" if c.get("ratio") is not None else "from 0"
         print(f"  counter {c['name']}: {c['base_per_op']:.4g} -> {c['other_per_op']:.4g} per op ({ratio})")
 for c in r["cells"]:
+    for s in c.get("server_statements", [])[:4]:
+        print(f"  {c['variant']} statement {s['text'][:60]!r}: {s['mean_us']:.1f} us a call, "
+              f"{s['calls_per_op']:.2f} calls/op")
     for x in c["runs"][:1]:
         for what, why in sorted(x.get("server_stats_unavailable", {}).items()):
             print(f"  unavailable on {c['variant']}: {what}: {why[:150]}")
