@@ -5,7 +5,11 @@
 //! no trace in them, "full" adds what the server counts only when asked, a statistic the
 //! version lacks or a command the server refuses is unavailable with the reason while
 //! the run stays valid, "off" reads nothing, and a variant given a smaller buffer pool
-//! shows its reads among the comparison's top server changes.
+//! shows its reads among the comparison's top server changes. With "full": PostgreSQL's
+//! pg_stat_statements (loaded by bakeoff) counts the point selects the load sent and the
+//! statement is matched across the variants in the report; MariaDB's performance_schema
+//! (turned on) gives wait counters and says it digests no prepared statement, and a
+//! variant's own `performance_schema = OFF` wins with its reason.
 
 mod common;
 
