@@ -364,7 +364,11 @@ fn every_example_runs_as_root_with_the_default_cache() {
     // The longest first (a capacity search, released versions fetched and verified), so
     // that two workers end together rather than one waiting on a long last example.
     files.sort_by_key(|p| {
-        let stem = p.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let stem = p
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         (!SLOW_FIRST.contains(&stem.as_str()), stem)
     });
     assert!(files.len() >= 20, "examples/ holds {} files", files.len());
