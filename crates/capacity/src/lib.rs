@@ -140,6 +140,8 @@ pub enum Stop {
     /// The highest rate passed: the capacity is at least that (the load may be what
     /// could not go higher).
     Ceiling,
+    /// The paired rounds reached their most (`repetitions`).
+    Rounds,
 }
 
 impl Stop {
@@ -150,6 +152,7 @@ impl Stop {
             Stop::Budget => "budget",
             Stop::Floor => "floor",
             Stop::Ceiling => "ceiling",
+            Stop::Rounds => "repetitions",
         }
     }
 }
@@ -403,6 +406,8 @@ impl Search {
         }
     }
 }
+
+pub mod paired;
 
 #[cfg(test)]
 mod tests;
