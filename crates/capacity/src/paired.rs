@@ -112,8 +112,10 @@ pub struct Plan {
 pub struct Answer {
     /// Per round, per variant.
     pub rounds: Vec<Vec<Placed>>,
-    /// Per variant, the bracket's highest passing and lowest failing rate.
+    /// Per variant, the bracket's highest passing and lowest failing rate, and its
+    /// trials.
     pub bracket: Vec<(Option<f64>, Option<f64>)>,
+    pub bracket_trials: Vec<usize>,
     /// Why the rounds ended: `Precision` (`enough`), `Budget`, `Rounds` (`max_rounds`),
     /// `Floor`/`Ceiling` (the bracket found no passing or no failing rate for a
     /// variant between `anchor x 2^-10` and `anchor x 4`).
@@ -443,6 +445,13 @@ impl Study for Paired<'_> {
             return Vec::new();
         }
         if self.window.is_none() {
+            let over = self.plan.budget_s.is_some_and(|b| {
+                self.spent_s() + self.plan.variants as f64 * self.per_trial_s() > b * (1.0 + SLACK)
+            });
+            if over {
+                self.stop = Some(Stop::Budget);
+                return Vec::new();
+            }
             match self.next_bracket() {
                 Ok(probes) => return probes,
                 Err(Some(stop)) => {
@@ -503,10 +512,147 @@ impl Study for Paired<'_> {
         Answer {
             rounds: self.rounds.clone(),
             bracket,
+            bracket_trials: self
+                .brackets
+                .iter()
+                .map(|b| b.passed.len() + b.failed.len())
+                .collect(),
             stop: self.stop.unwrap_or(Stop::Budget),
             planned_rounds: self.planned,
             trials: self.seconds.len(),
             spent_s: self.spent_s(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_study::drive;
+
+    fn plan(variants: usize, budget_s: Option<f64>) -> Plan {
+        Plan {
+            limit: Limit::new(1000.0),
+            variants,
+            anchor: 1000.0,
+            precision: 0.05,
+            budget_s,
+            max_rounds: 30,
+            min_rounds: 2,
+            seed: 3,
+        }
+    }
+
+    /// A quiet server of `capacity` ops/s: passes at or below it, a trial `seconds` long.
+    fn quiet(p: &Probe, capacities: &[f64], seconds: f64) -> Measured {
+        let pass = p.rate <= capacities[p.variant];
+        Measured {
+            trial: Trial {
+                offered: p.rate,
+                achieved: p.rate,
+                latency_us: if pass { 100.0 } else { 5000.0 },
+                valid: true,
+            },
+            seconds,
+        }
+    }
+
+    #[test]
+    fn identical_variants_are_probed_at_the_same_rates_and_placed_in_the_same_cell() {
+        let mut ran: Vec<Probe> = Vec::new();
+        let mut runs = |p: &Probe| -> Result<Measured, ()> {
+            ran.push(*p);
+            Ok(quiet(p, &[1700.0, 1700.0], 1.0))
+        };
+        let answer = drive(Paired::new(plan(2, None), |_| false), &mut runs).unwrap();
+        assert_eq!(answer.stop, Stop::Rounds);
+        assert_eq!(answer.rounds.len(), 30);
+        // Every step is a pair: both variants at one rate, back to back.
+        for pair in ran.chunks(2) {
+            assert_eq!(pair[0].rate, pair[1].rate, "{pair:?}");
+            assert_ne!(pair[0].variant, pair[1].variant);
+        }
+        for round in &answer.rounds {
+            assert_eq!(round[0], round[1]);
+            let p = round[0];
+            assert!(p.lower <= 1700.0 && 1700.0 < p.upper, "{p:?}");
+            assert!(p.upper / p.lower - 1.0 <= 0.05 + 1e-9, "{p:?}");
+        }
+        // The dither: the cells' edges differ from round to round.
+        assert_ne!(answer.rounds[0][0].lower, answer.rounds[1][0].lower);
+    }
+
+    #[test]
+    fn the_bracket_goes_down_and_up_from_the_anchor_and_spans_both_variants() {
+        let mut ran: Vec<Probe> = Vec::new();
+        let mut runs = |p: &Probe| -> Result<Measured, ()> {
+            ran.push(*p);
+            Ok(quiet(p, &[3000.0, 300.0], 1.0))
+        };
+        let mut p = plan(2, None);
+        p.max_rounds = 3;
+        let answer = drive(Paired::new(p, |_| false), &mut runs).unwrap();
+        assert_eq!(
+            answer.bracket,
+            vec![(Some(2000.0), Some(4000.0)), (Some(250.0), Some(500.0))]
+        );
+        let bracket: Vec<f64> = ran
+            .iter()
+            .filter(|p| p.round.is_none())
+            .map(|p| p.rate)
+            .collect();
+        // The anchor for both, then down for the one that failed it, then up.
+        assert_eq!(&bracket[..2], &[1000.0, 1000.0]);
+        for round in &answer.rounds {
+            assert!(round[0].lower <= 3000.0 && 3000.0 < round[0].upper);
+            assert!(round[1].lower <= 300.0 && 300.0 < round[1].upper);
+            assert!(round.iter().all(|p| p.edge.is_none()));
+        }
+    }
+
+    #[test]
+    fn rounds_are_planned_to_the_budget_and_a_slowed_round_is_dropped() {
+        // 1 s trials, 2 variants, 240 s: the study plans its rounds up front and keeps
+        // the budget.
+        let mut runs = |p: &Probe| -> Result<Measured, ()> { Ok(quiet(p, &[1700.0, 1500.0], 1.0)) };
+        let answer = drive(Paired::new(plan(2, Some(240.0)), |_| false), &mut runs).unwrap();
+        assert_eq!(answer.stop, Stop::Budget);
+        assert!(answer.spent_s <= 240.0, "{answer:?}");
+        assert_eq!(Some(answer.rounds.len()), answer.planned_rounds);
+        // Trials that take three times as long from the 60th on: the round then in
+        // progress is dropped once it would end past the budget's slack, and no other
+        // begins.
+        let mut n = 0;
+        let mut runs = |p: &Probe| -> Result<Measured, ()> {
+            n += 1;
+            Ok(quiet(p, &[1700.0, 1500.0], if n >= 60 { 3.0 } else { 1.0 }))
+        };
+        let answer = drive(Paired::new(plan(2, Some(100.0)), |_| false), &mut runs).unwrap();
+        assert_eq!(answer.stop, Stop::Budget);
+        assert!(answer.spent_s <= 100.0 * (1.0 + SLACK) + 3.0, "{answer:?}");
+        // No round fits at all: the bracket is what the study has.
+        let mut runs = |p: &Probe| -> Result<Measured, ()> { Ok(quiet(p, &[1700.0, 1500.0], 1.0)) };
+        let answer = drive(Paired::new(plan(2, Some(8.0)), |_| false), &mut runs).unwrap();
+        assert!(
+            answer.rounds.is_empty() && answer.stop == Stop::Budget,
+            "{answer:?}"
+        );
+        assert_eq!(answer.bracket[0], (Some(1000.0), Some(2000.0)));
+    }
+
+    #[test]
+    fn enough_ends_the_rounds_and_a_capacity_beyond_the_bracket_ends_the_study() {
+        let mut runs = |p: &Probe| -> Result<Measured, ()> { Ok(quiet(p, &[1700.0], 1.0)) };
+        let answer = drive(Paired::new(plan(1, None), |r| r.len() >= 4), &mut runs).unwrap();
+        assert_eq!((answer.stop, answer.rounds.len()), (Stop::Precision, 4));
+        let mut runs = |p: &Probe| -> Result<Measured, ()> { Ok(quiet(p, &[1e9], 1.0)) };
+        let answer = drive(Paired::new(plan(1, None), |_| false), &mut runs).unwrap();
+        assert_eq!(answer.stop, Stop::Ceiling);
+        let mut runs = |p: &Probe| -> Result<Measured, ()> { Ok(quiet(p, &[1e-3], 1.0)) };
+        let answer = drive(Paired::new(plan(1, None), |_| false), &mut runs).unwrap();
+        assert_eq!(
+            (answer.stop, answer.bracket[0]),
+            (Stop::Floor, (None, Some(1000.0 / 1024.0)))
+        );
     }
 }

@@ -17,9 +17,25 @@ pub const MAX_SEARCHES: usize = 30;
 
 /// Variant `v`'s searches: one per round of the study, the cell it placed the capacity
 /// in (its lower edge the capacity, its upper edge the bound), `stop` the edge of the
-/// window it ended at (`floor`, `ceiling`) or `precision` inside it.
+/// window it ended at (`floor`, `ceiling`) or `precision` inside it. When no round ran
+/// (the budget fitted none, or the bracket found no edge), the bracket is the one search:
+/// its highest passing rate below its lowest failing one, `stop` why the rounds never
+/// began.
 pub fn searches_of(answer: &Answer, v: usize) -> Vec<CapacitySearch> {
-    placed_searches(&answer.rounds, v)
+    if !answer.rounds.is_empty() {
+        return placed_searches(&answer.rounds, v);
+    }
+    let Some(&(capacity, upper)) = answer.bracket.get(v) else {
+        return Vec::new();
+    };
+    vec![CapacitySearch {
+        search: 0,
+        capacity,
+        upper,
+        stop: answer.stop.as_str().into(),
+        confirmed: false,
+        trials: answer.bracket_trials.get(v).copied().unwrap_or(0),
+    }]
 }
 
 fn placed_searches(rounds: &[Vec<Placed>], v: usize) -> Vec<CapacitySearch> {
