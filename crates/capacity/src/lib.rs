@@ -1,7 +1,9 @@
-//! bakeoff-capacity: the search behind `[[workload]] slo` as a state machine over trial
-//! outcomes. It runs nothing: [`Search::next_step`] names the offered rate of the next trial,
-//! [`Search::feed`] takes what the trial measured, until [`Next::Done`] carries what was
-//! [`Found`].
+//! bakeoff-capacity: the searches behind `[[workload]] slo` as state machines over trial
+//! outcomes; they run nothing. What the runner runs is [`paired`]: every variant of a point
+//! searched together in paired rounds, a bakeoff-study `Study` (its comment says why).
+//! Below, [`Search`] is the earlier single-variant search, kept with its tests:
+//! [`Search::next_step`] names the offered rate of the next trial, [`Search::feed`] takes
+//! what the trial measured, until [`Next::Done`] carries what was [`Found`].
 //!
 //! The capacity is the highest offered rate at which a trial passes: the percentile of the
 //! response time (measured from each request's intended send time) is at most the limit,

@@ -40,9 +40,6 @@ pub const SLACK: f64 = 0.05;
 /// The fewest and most probes a round gives each variant.
 pub const MIN_PROBES: u32 = 2;
 pub const MAX_PROBES: u32 = 8;
-/// The bracket's rates: `anchor x 2^j`, j from `J_MIN` to `J_MAX`.
-const J_MIN: i32 = -10;
-const J_MAX: i32 = 2;
 
 /// The window a bracket usually gives: one doubling between a pass and a fail, with the
 /// margin on each side (for forecasts).
@@ -97,6 +94,10 @@ pub struct Plan {
     pub variants: usize,
     /// Where the bracket starts, ops/s.
     pub anchor: f64,
+    /// The lowest and highest rates the bracket may offer, ops/s (it offers `anchor x
+    /// 2^j` between them).
+    pub floor: f64,
+    pub ceiling: f64,
     /// The widest a round's cell may be, relative (`upper / lower - 1`).
     pub precision: f64,
     /// Seconds the study may spend; None: rounds until `max_rounds` or `enough`.
@@ -118,7 +119,7 @@ pub struct Answer {
     pub bracket_trials: Vec<usize>,
     /// Why the rounds ended: `Precision` (`enough`), `Budget`, `Rounds` (`max_rounds`),
     /// `Floor`/`Ceiling` (the bracket found no passing or no failing rate for a
-    /// variant between `anchor x 2^-10` and `anchor x 4`).
+    /// variant between the plan's floor and ceiling).
     pub stop: Stop,
     /// The rounds that fit the budget when the first began (None without a budget).
     pub planned_rounds: Option<usize>,
@@ -266,6 +267,22 @@ impl<'a> Paired<'a> {
         self.plan.anchor * 2f64.powi(j)
     }
 
+    /// The bracket's lowest and highest exponents: its rates within floor and ceiling.
+    fn j_range(&self) -> (i32, i32) {
+        let j = |x: f64| (x / self.plan.anchor).log2();
+        let lo = if self.plan.floor > 0.0 {
+            j(self.plan.floor).ceil() as i32
+        } else {
+            -10
+        };
+        let hi = if self.plan.ceiling.is_finite() && self.plan.ceiling > 0.0 {
+            j(self.plan.ceiling).floor() as i32
+        } else {
+            2
+        };
+        (lo.min(0), hi.max(0))
+    }
+
     /// The bracket's next rate and the variants it is for, or what ends the bracket.
     fn next_bracket(&mut self) -> Result<Vec<Probe>, Option<Stop>> {
         let (low, high) = match self.tried {
@@ -281,15 +298,16 @@ impl<'a> Paired<'a> {
         let up: Vec<usize> = (0..self.plan.variants)
             .filter(|&v| self.brackets[v].failed.is_empty())
             .collect();
+        let (j_min, j_max) = self.j_range();
         if !down.is_empty() {
-            if low - 1 < J_MIN {
+            if low - 1 < j_min {
                 return Err(Some(Stop::Floor));
             }
             self.at = low - 1;
             return Ok(self.bracket_probes(down));
         }
         if !up.is_empty() {
-            if high + 1 > J_MAX {
+            if high + 1 > j_max {
                 return Err(Some(Stop::Ceiling));
             }
             self.at = high + 1;
@@ -385,9 +403,10 @@ impl<'a> Paired<'a> {
                 probes: round.probes,
             })
             .collect();
+        let (j_min, j_max) = self.j_range();
+        let floor = self.plan.anchor.ln() + j_min as f64 * 2f64.ln();
+        let ceiling = self.plan.anchor.ln() + j_max as f64 * 2f64.ln() + MARGIN.ln();
         if let Some((lo, hi)) = self.window.as_mut() {
-            let floor = self.plan.anchor.ln() + J_MIN as f64 * 2f64.ln();
-            let ceiling = self.plan.anchor.ln() + J_MAX as f64 * 2f64.ln() + MARGIN.ln();
             if placed.iter().any(|p| p.edge == Some(Stop::Floor)) {
                 *lo = (*lo - 2f64.ln()).max(floor);
             }
@@ -535,6 +554,8 @@ mod tests {
             limit: Limit::new(1000.0),
             variants,
             anchor: 1000.0,
+            floor: 1000.0 / 1024.0,
+            ceiling: 4000.0,
             precision: 0.05,
             budget_s,
             max_rounds: 30,

@@ -177,6 +177,9 @@ impl Context<'_> {
             return Some("no valid closed-loop run to start from".into());
         }
         let anchor = (valid.iter().map(|p| p.ln()).sum::<f64>() / valid.len() as f64).exp();
+        let (lowest, highest) = valid
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
         let baseline = self
             .variants
             .iter()
@@ -188,6 +191,8 @@ impl Context<'_> {
             limit,
             variants: self.variants.len(),
             anchor,
+            floor: lowest * bakeoff_capacity::FLOOR,
+            ceiling: highest * bakeoff_capacity::CEILING,
             precision: precision_of(e),
             budget_s: budget_s.map(|b| (b - self.since(started).as_secs_f64()).max(0.0)),
             max_rounds: stop.max_rounds.unwrap_or(MAX_SEARCHES).min(MAX_SEARCHES),

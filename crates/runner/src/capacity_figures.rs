@@ -512,6 +512,8 @@ mod coverage {
             limit: Limit::new(1000.0),
             variants: capacities.len(),
             anchor: 80_000.0,
+            floor: 80_000.0 / 1024.0,
+            ceiling: 320_000.0,
             precision: DEFAULT_PRECISION,
             budget_s: Some(240.0),
             max_rounds: MAX_SEARCHES,
