@@ -162,10 +162,13 @@ struct Round {
     cells: Vec<(u32, u32)>,
 }
 
+/// The caller's stopping rule over the rounds so far (per round, per variant).
+type Enough<'a> = Box<dyn Fn(&[Vec<Placed>]) -> bool + 'a>;
+
 /// The study: see the module's comment.
 pub struct Paired<'a> {
     plan: Plan,
-    enough: Box<dyn Fn(&[Vec<Placed>]) -> bool + 'a>,
+    enough: Enough<'a>,
     rng: u64,
     /// Seconds of each trial, in order.
     seconds: Vec<f64>,
