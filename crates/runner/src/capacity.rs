@@ -177,9 +177,9 @@ impl Context<'_> {
             return Some("no valid closed-loop run to start from".into());
         }
         let anchor = (valid.iter().map(|p| p.ln()).sum::<f64>() / valid.len() as f64).exp();
-        let (lowest, highest) = valid
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+        let (lowest, highest) = valid.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+            (lo.min(*p), hi.max(*p))
+        });
         let baseline = self
             .variants
             .iter()
