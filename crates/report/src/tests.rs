@@ -1046,6 +1046,7 @@ pub(crate) fn capacity_sample() -> Results {
     let mut r = sample();
     let trial = |offered: f64, p99: f64, pass: bool| CapacityTrial {
         search: 0,
+        bracket: false,
         offered,
         achieved: if pass { offered } else { offered * 0.9 },
         p50: p99 / 10.0,
