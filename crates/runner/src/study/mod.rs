@@ -136,14 +136,14 @@ impl Deriving<'_> {
         opts.every_variant |= d.every_variant;
         let mut outcome = None;
         self.host.show(&mut |shown| {
-            let watched;
+            let ruled;
             let observer: &dyn Observer = match d.enough {
                 Some(enough) => {
-                    watched = Watched {
-                        inner: shown,
+                    ruled = RuledBy {
+                        shown,
                         enough,
                     };
-                    &watched
+                    &ruled
                 }
                 None => shown,
             };
@@ -185,35 +185,35 @@ fn read_results(dir: &Path) -> Option<Results> {
 }
 
 /// The command's observer, plus a step's own rule: rounds stop once it decides.
-struct Watched<'a> {
-    inner: &'a dyn Observer,
+struct RuledBy<'a> {
+    shown: &'a dyn Observer,
     enough: &'a Enough<'a>,
 }
 
-impl Observer for Watched<'_> {
+impl Observer for RuledBy<'_> {
     fn notice(&self, line: &str) {
-        self.inner.notice(line)
+        self.shown.notice(line)
     }
     fn builds_started(&self, total: usize) {
-        self.inner.builds_started(total)
+        self.shown.builds_started(total)
     }
     fn build_started(&self, variant: &str) {
-        self.inner.build_started(variant)
+        self.shown.build_started(variant)
     }
     fn build_finished(&self, variant: &str, outcome: Result<&BuildRecord, &str>) {
-        self.inner.build_finished(variant, outcome)
+        self.shown.build_finished(variant, outcome)
     }
     fn runs_started(&self, total: usize, seconds_each: f64) {
-        self.inner.runs_started(total, seconds_each)
+        self.shown.runs_started(total, seconds_each)
     }
     fn run_started(&self, index: usize, label: &str, live: &Arc<Live>) {
-        self.inner.run_started(index, label, live)
+        self.shown.run_started(index, label, live)
     }
     fn run_finished(&self, index: usize, label: &str, run: &Run) {
-        self.inner.run_finished(index, label, run)
+        self.shown.run_finished(index, label, run)
     }
     fn round_finished(&self, status: &RoundStatus) {
-        self.inner.round_finished(status)
+        self.shown.round_finished(status)
     }
     fn own_rule(&self) -> bool {
         true
