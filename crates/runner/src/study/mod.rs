@@ -139,10 +139,7 @@ impl Deriving<'_> {
             let ruled;
             let observer: &dyn Observer = match d.enough {
                 Some(enough) => {
-                    ruled = RuledBy {
-                        shown,
-                        enough,
-                    };
+                    ruled = RuledBy { shown, enough };
                     &ruled
                 }
                 None => shown,
