@@ -8,6 +8,8 @@
 //! module may not name lib.rs's items).
 
 mod bisect;
+#[cfg(test)]
+mod tests;
 mod tune;
 
 pub use bisect::BisectSteps;
