@@ -51,21 +51,7 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
     let race = Race::new(candidates, settings);
     let total = e.plan.stopping().budget.map(|b| b.as_secs_f64());
     let check_overfit = overfit_check_wanted(&setup);
-    eprintln!(
-        "tune: {} candidates on {} against {}{}{}",
-        race.entries.len(),
-        setup.cell_name,
-        setup.baseline,
-        if excluded.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({} combinations left out, listed in the report)",
-                excluded.len()
-            )
-        },
-        total.map_or(String::new(), |t| format!("; budget {}", seconds_text(t)))
-    );
+    say_start(&setup, &race, excluded.len(), total);
     let study = Tuning::new(race, total, check_overfit, screens(&setup), |line: &str| {
         eprintln!("tune: {line}")
     });
@@ -143,6 +129,25 @@ pub fn tune_cmd(args: &RunArgs) -> Result<(), Failure> {
             conclusion.why
         ))),
     }
+}
+
+/// The opening line: the candidates, the cell, the baseline, what was left out, the budget.
+fn say_start(setup: &Setup, race: &Race, excluded: usize, total: Option<f64>) {
+    eprintln!(
+        "tune: {} candidates on {} against {}{}{}",
+        race.entries.len(),
+        setup.cell_name,
+        setup.baseline,
+        if excluded == 0 {
+            String::new()
+        } else {
+            format!(
+                " ({} combinations left out, listed in the report)",
+                excluded
+            )
+        },
+        total.map_or(String::new(), |t| format!("; budget {}", seconds_text(t)))
+    );
 }
 
 /// The experiment, its space and candidates, the cell and the folder.

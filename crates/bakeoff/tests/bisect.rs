@@ -91,36 +91,9 @@ fn bisect(s: &Scratch, repo: &Path, budget: &str, out: &Path) -> std::process::O
     out
 }
 
-#[test]
-fn bisect_names_the_commit_that_slowed_every_command() {
-    let s = Scratch::new();
-    let repo = repository(&s);
-    // 10 s a step: 20 s for the bad revision's step and one halving.
-    let out = bisect(&s, &repo, "10s", &s.out());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let slowed = String::from_utf8(
-        Command::new("git")
-            .arg("-C")
-            .arg(&repo)
-            .args(["rev-parse", "HEAD~1"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let slowed = slowed.trim();
-    let found: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(s.out().join("bisect.json")).unwrap())
-            .unwrap();
-    assert!(
-        stderr
-            .lines()
-            .any(|l| l.starts_with("bisect: 2 commits from ")
-                && l.contains(" on kv x8; a budget of 20s for ~2 steps (10s a step on average")),
-        "{stderr}"
-    );
-    // What every bisect writes, whatever it found.
+/// What every bisect writes, whatever it found: each step's evidence and folder in
+/// bisect.json, bisect.md with a row per step, and stdout showing it.
+fn files_users_read(s: &Scratch, found: &serde_json::Value, stdout: &str) {
     let steps = found["steps"].as_array().unwrap();
     assert_eq!(steps[0]["commit"], found["bad"], "{found}");
     assert_eq!(steps[0]["subject"], "commit 2", "{found}");
@@ -152,6 +125,62 @@ fn bisect_names_the_commit_that_slowed_every_command() {
         stdout.ends_with(&format!("\nresults: {}\n", s.out().display())),
         "{stdout}"
     );
+}
+
+/// Up front, once the ends are measured: what the budget can localize at this noise (or
+/// that it is too small to localize anything, on a machine too noisy for it), said before
+/// the second step's line.
+fn forecast_before_the_halving(found: &serde_json::Value, stderr: &str) {
+    let forecast = found["forecast"]["text"].as_str().unwrap_or_default();
+    assert!(
+        forecast.starts_with("at this noise (")
+            && (forecast.contains("can localize a change of")
+                || forecast.contains("too small to localize anything")),
+        "{found}"
+    );
+    let said = stderr
+        .find(&format!("bisect: {forecast}"))
+        .expect("forecast printed");
+    let second_step = stderr
+        .match_indices("bisect: ")
+        .nth(3)
+        .map_or(usize::MAX, |m| m.0);
+    assert!(
+        said < second_step,
+        "the forecast comes before the halving: {stderr}"
+    );
+}
+
+#[test]
+fn bisect_names_the_commit_that_slowed_every_command() {
+    let s = Scratch::new();
+    let repo = repository(&s);
+    // 10 s a step: 20 s for the bad revision's step and one halving.
+    let out = bisect(&s, &repo, "10s", &s.out());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let slowed = String::from_utf8(
+        Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["rev-parse", "HEAD~1"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let slowed = slowed.trim();
+    let found: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.out().join("bisect.json")).unwrap())
+            .unwrap();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("bisect: 2 commits from ")
+                && l.contains(" on kv x8; a budget of 20s for ~2 steps (10s a step on average")),
+        "{stderr}"
+    );
+    files_users_read(&s, &found, &stdout);
     // The loop halves the throughput: the ends' paired CI excludes 1 whenever the
     // figures are the server's. Where other processes took the CPU the bisect names
     // nothing and says why (that the machine was busy, or, when the busy rounds were
@@ -199,27 +228,9 @@ fn bisect_names_the_commit_that_slowed_every_command() {
             assert!(!out.status.success(), "{stdout}\n{stderr}");
         }
     }
-    // Up front, once the ends are measured: what the budget can localize at this noise
-    // (or that it is too small to localize anything, on a machine too noisy for it).
-    let forecast = found["forecast"]["text"].as_str().unwrap_or_default();
-    assert!(
-        forecast.starts_with("at this noise (")
-            && (forecast.contains("can localize a change of")
-                || forecast.contains("too small to localize anything")),
-        "{found}"
-    );
-    let said = stderr
-        .find(&format!("bisect: {forecast}"))
-        .expect("forecast printed");
-    let second_step = stderr
-        .match_indices("bisect: ")
-        .nth(3)
-        .map_or(usize::MAX, |m| m.0);
-    assert!(
-        said < second_step,
-        "the forecast comes before the halving: {stderr}"
-    );
+    forecast_before_the_halving(&found, &stderr);
     // After the bad revision, each step was judged sequentially within its cap.
+    let steps = found["steps"].as_array().unwrap();
     for step in steps[1..].iter().filter(|s| s["outcome"] == "measured") {
         let (rounds, cap) = (
             step["rounds"].as_u64().unwrap(),
