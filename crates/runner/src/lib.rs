@@ -41,6 +41,7 @@ mod schedule;
 mod server_changes;
 mod server_stats;
 mod settings;
+pub mod study;
 mod system;
 mod training;
 mod variants;
@@ -62,6 +63,22 @@ use bakeoff_report::model::CpuPlacement;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+/// The experiment engine as a study's steps reach it (`study::Experiments`): each derived
+/// experiment through [`run_experiment`].
+pub struct Engine;
+
+impl study::Experiments for Engine {
+    fn run(
+        &self,
+        loaded: &Loaded,
+        opts: &Options,
+        observer: &dyn Observer,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(bakeoff_report::Results, PathBuf), RunError> {
+        run_experiment(loaded, opts, observer, cancel).map(|o| (o.results, o.folder))
+    }
+}
 
 /// A finished experiment: its folder and results.
 pub struct Outcome {
