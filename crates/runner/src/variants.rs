@@ -26,7 +26,9 @@ pub fn variants(
 ) -> Result<Vec<ReadyVariant>, RunError> {
     let e = &l.experiment;
     let cache = Cache::new(&opts.cache_root);
-    bakeoff_workloads::sqlbench::use_cache(&opts.cache_root);
+    workloads
+        .every()
+        .for_each(|w| w.use_cache(&opts.cache_root));
     let b = Builder {
         l,
         opts,
