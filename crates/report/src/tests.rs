@@ -1157,6 +1157,8 @@ fn a_client_bound_capacity_says_how_many_trials_the_load_held_back() {
 fn coded_warnings_stand_under_their_comparison() {
     use crate::warning::{Warning, WarningCode as C};
     let mut r = sample();
+    // A new folder's: its warnings were coded from the first.
+    r.warnings.clear();
     r.set_warnings([
         Warning::new(C::TooFewRepetitions, "3 repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"),
         Warning::new(C::InvalidRuns, "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)"),

@@ -316,12 +316,19 @@ impl Results {
         self.warning_codes.push(w.code.as_str().to_string());
     }
 
-    /// Replaces every warning.
+    /// Replaces every warning. A folder written before codes existed (warnings as texts
+    /// alone) stays so when its warnings are derived again (`bakeoff report` re-analyzes
+    /// the runs): its reports keep the layout they had, one list of warnings
+    /// ([`Results::grouped_warnings`]).
     pub fn set_warnings(&mut self, ws: impl IntoIterator<Item = Warning>) {
+        let texts_alone = !self.warnings.is_empty() && self.warning_codes.is_empty();
         self.warnings.clear();
         self.warning_codes.clear();
         for w in ws {
             self.warn(w);
+        }
+        if texts_alone {
+            self.warning_codes.clear();
         }
     }
 
@@ -393,6 +400,11 @@ mod tests {
                 WarningCode::Other
             ]
         );
+        // Derived again (a re-analysis), they stay texts alone, as the folder was.
+        let again = r.coded_warnings();
+        r.set_warnings(again.clone());
+        assert!(r.warning_codes.is_empty());
+        assert_eq!(r.coded_warnings(), again);
         r.warn(Warning::new(WarningCode::RunStopped, "stopped"));
         assert_eq!(r.warning_codes.len(), 5);
         assert_eq!(r.warning_codes[1], "machine-busy");
