@@ -321,30 +321,10 @@ impl Prep<'_> {
                         set.describe(),
                         names.join(", ")
                     ));
-                    let started = Instant::now();
-                    self.place.copy(loaded_dir, &dir)?;
-                    // The server must start on the copy with this variant's options: a bad
-                    // option or unreadable files fail the variant here, once, as a load
-                    // would.
-                    let spec = sql_spec(
-                        self.l,
-                        self.opts,
-                        v,
-                        &binary,
-                        "prepare",
-                        DataSource::InPlace(dir.clone()),
-                    );
-                    self.place
-                        .start(&spec)?
-                        .stop()
-                        .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
-                    DataRecord {
-                        workloads: names,
-                        rows: *rows,
-                        seconds: started.elapsed().as_secs_f64(),
-                        bytes: self.place.bytes(&dir),
-                        reused_from: Some(from.clone()),
-                    }
+                    let mut record = self.copied(&binary, loaded_dir, &dir, *rows)?;
+                    record.workloads = names;
+                    record.reused_from = Some(from.clone());
+                    record
                 }
                 None => {
                     let pristine = match &pristine {
@@ -380,6 +360,39 @@ impl Prep<'_> {
             dirs.extend(ws.into_iter().map(|w| (w, dir.clone())));
         }
         Ok((dirs, records, binary))
+    }
+
+    /// `loaded_dir` (another variant's loaded data, `rows` rows) copied to `dir`, and
+    /// the variant's server started and stopped on the copy: a bad option or unreadable
+    /// files fail the variant here, once, as a load would. Its record, but for whose.
+    fn copied(
+        &self,
+        binary: &Path,
+        loaded_dir: &Path,
+        dir: &Path,
+        rows: u64,
+    ) -> Result<DataRecord, String> {
+        let started = Instant::now();
+        self.place.copy(loaded_dir, dir)?;
+        let spec = sql_spec(
+            self.l,
+            self.opts,
+            self.v,
+            binary,
+            "prepare",
+            DataSource::InPlace(dir.to_path_buf()),
+        );
+        self.place
+            .start(&spec)?
+            .stop()
+            .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
+        Ok(DataRecord {
+            workloads: Vec::new(),
+            rows,
+            seconds: started.elapsed().as_secs_f64(),
+            bytes: self.place.bytes(dir),
+            reused_from: None,
+        })
     }
 
     /// Starts the variant's server on `dir` in place (with `env` in its environment: a
