@@ -362,6 +362,18 @@ impl Prep<'_> {
         Ok((dirs, records, binary))
     }
 
+    /// The variant's server on `dir` in place, to prepare its data.
+    fn in_place(&self, binary: &Path, dir: &Path) -> SandboxSpec {
+        sql_spec(
+            self.l,
+            self.opts,
+            self.v,
+            binary,
+            "prepare",
+            DataSource::InPlace(dir.to_path_buf()),
+        )
+    }
+
     /// `loaded_dir` (another variant's loaded data, `rows` rows) copied to `dir`, and
     /// the variant's server started and stopped on the copy: a bad option or unreadable
     /// files fail the variant here, once, as a load would. Its record, but for whose.
@@ -374,14 +386,7 @@ impl Prep<'_> {
     ) -> Result<DataRecord, String> {
         let started = Instant::now();
         self.place.copy(loaded_dir, dir)?;
-        let spec = sql_spec(
-            self.l,
-            self.opts,
-            self.v,
-            binary,
-            "prepare",
-            DataSource::InPlace(dir.to_path_buf()),
-        );
+        let spec = self.in_place(binary, dir);
         self.place
             .start(&spec)?
             .stop()
@@ -405,14 +410,7 @@ impl Prep<'_> {
         set: &dyn Tables,
         env: &[(String, String)],
     ) -> Result<(u64, f64), String> {
-        let mut spec = sql_spec(
-            self.l,
-            self.opts,
-            self.v,
-            binary,
-            "prepare",
-            DataSource::InPlace(dir.to_path_buf()),
-        );
+        let mut spec = self.in_place(binary, dir);
         spec.env = env.to_vec();
         let server = self.place.start(&spec)?;
         let db = server
