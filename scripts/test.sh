@@ -60,6 +60,83 @@ if [ "$fast" -eq 0 ] && [ -n "$driver" ]; then
 else
   cargo clippy --workspace --all-targets --locked -q -- -D warnings
 fi
+# The full run: builds every test binary once (under the lints), runs the few in `solo`
+# alone, then the rest two at a time ("lanes"), the slowest first, each from its crate's
+# folder as cargo runs it.
+# Most of a server test is waiting (sandbox starts, data loads, fixed measured windows),
+# so two binaries side by side take about half the time of one after the other; every
+# test must hold on a loaded machine anyway. Each binary's output is printed whole when it
+# ends. BAKEOFF_TEST_LANES=1 runs them one after the other.
+lanes=${BAKEOFF_TEST_LANES:-2}
+[ "$(nproc)" -ge 2 ] || lanes=1
+# Binaries by their time in CI, slowest first (crate folder/binary name); the rest follow.
+slow_first=(bakeoff/examples bakeoff/hosts bakeoff/bisect bakeoff/tune bakeoff/sqlite
+  bakeoff/capacity bakeoff/mysql bakeoff/pgo bakeoff/sql bakeoff/hostile_runs
+  bakeoff/redis bakeoff/variant_kinds bakeoff/probes bakeoff/sqlbench bakeoff/tpcc)
+# Binaries that assert a verdict or a cost on real runs, run alone before the lanes
+# start: beside another lane their runs would mostly be machine-busy (another test's
+# servers and loads are other processes to them), an answer those tests accept but which
+# checks nothing.
+solo=(bakeoff/precision bakeoff/both bakeoff/aa bakeoff/noise sandbox/lean_client)
+run_lanes() {
+  local built out dir name key rc=0 exe manifest
+  built=$(mktemp); out=$(mktemp -d)
+  if ! env "${lint_env[@]}" cargo test --workspace --locked --no-run \
+      --message-format=json-render-diagnostics >"$built"; then
+    rm -rf "$built" "$out"; return 101
+  fi
+  # One line per test binary: "crate-folder/name<TAB>executable<TAB>crate-folder".
+  local -a all=()
+  while IFS= read -r line; do
+    case "$line" in *'"reason":"compiler-artifact"'*'"profile":{'*'"test":true}'*) ;; *) continue ;; esac
+    exe=$(sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' <<<"$line")
+    manifest=$(sed -n 's/.*"manifest_path":"\([^"]*\)".*/\1/p' <<<"$line")
+    [ -n "$exe" ] && [ -n "$manifest" ] || continue
+    dir=$(dirname "$manifest")
+    name=$(basename "$exe"); name=${name%-*}
+    all+=("$(basename "$dir")/$name"$'\t'"$exe"$'\t'"$dir")
+  done <"$built"
+  local -a order=()
+  for key in "${solo[@]}" "${slow_first[@]}"; do
+    for e in "${all[@]}"; do [ "${e%%$'\t'*}" = "$key" ] && order+=("$e"); done
+  done
+  for e in "${all[@]}"; do
+    key=${e%%$'\t'*}
+    [[ " ${solo[*]} ${slow_first[*]} " == *" $key "* ]] || order+=("$e")
+  done
+  local i=0
+  local alone
+  for e in "${order[@]}"; do
+    i=$((i + 1))
+    IFS=$'\t' read -r key exe dir <<<"$e"
+    alone=0
+    [[ " ${solo[*]} " == *" $key "* ]] && alone=1
+    if [ "$alone" -eq 1 ]; then
+      wait
+    else
+      while [ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do wait -n; done
+    fi
+    (
+      started=$(date +%s)
+      (cd "$dir" && "$exe") >"$out/$i.log" 2>&1
+      code=$?
+      # One binary's output at a time, whole.
+      {
+        flock 9
+        echo "     Running $key ($(( $(date +%s) - started )) s)"
+        cat "$out/$i.log"
+      } 9>"$out/print.lock"
+      echo "$code" >"$out/$i.rc"
+    ) &
+    [ "$alone" -eq 0 ] || wait
+  done
+  wait
+  for f in "$out"/*.rc; do [ "$(cat "$f")" -eq 0 ] || rc=101; done
+  # Doc tests (a few), after the binaries.
+  env "${lint_env[@]}" cargo test --workspace --locked --doc 2>&1 || rc=101
+  rm -rf "$built" "$out"
+  return "$rc"
+}
 log=$(mktemp)
 set +e
 if [ "$fast" -eq 1 ]; then
@@ -79,7 +156,7 @@ if [ "$fast" -eq 1 ]; then
     [ "$s1" -eq 0 ] && [ "$s2" -eq 0 ]
   } | tee "$log" | grep -E '^(test result|running|error)'
 else
-  env "${lint_env[@]}" cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" | grep -E '^(test result|running|error)'
+  run_lanes 2>&1 | tee "$log" | grep -E '^(test result|running|error|     Running)'
 fi
 status=${PIPESTATUS[0]}
 set -e

@@ -3,7 +3,9 @@
 //! same build at one commit, on one cell, with the experiment's statistics and budget);
 //! the steps halve the commits between good and bad until one is left. The search itself
 //! (which commit next, what a step's CI says, skips, the conclusion) is
-//! `bakeoff_bisect::Search`; this file runs the steps and writes what they found.
+//! `bakeoff_bisect::Search`, the decisions between steps `bakeoff_bisect::Bisect` (a
+//! `bakeoff_study::Study`), and each step is run by `bakeoff_runner::study::BisectSteps`;
+//! this file reads the arguments, says the progress lines and writes what they found.
 //!
 //! The budget is the whole bisect's: `[plan] budget` for each step the commits need
 //! (the bad revision's and one per halving), shared by `bakeoff_bisect::Budget`. The bad
@@ -14,77 +16,16 @@
 //! its share allows, and it stops as soon as the interval lies on one side.
 
 use crate::cli::BisectArgs;
-use crate::progress::Bars;
-use crate::session::{load, options, progress_mode, read_results, record, Failure};
+use crate::session::{load, options, Failure, StudyHost};
 use bakeoff_bisect::{
-    fewest_rounds, short, smallest_change, Budget, Call, Decision, Judgement, Next, NoCommits,
-    Outcome, Search, StepRule, MAX_ROUNDS,
+    seconds_text, short, Bisect, Bisected, Forecast, NoCommits, StepRecord, MAX_ROUNDS,
 };
-use bakeoff_plan::derive::{bisect_step, Step};
 use bakeoff_plan::Loaded;
 use bakeoff_report::model::Verdict;
-use bakeoff_report::model::{BuildRecord, Results, Run};
-use bakeoff_runner::{Live, Observer, RoundStatus, RunError};
+use bakeoff_runner::study::{BisectSteps, Deriving};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
-
-/// One step's evidence.
-#[derive(Debug, Clone, Serialize)]
-struct StepRecord {
-    commit: String,
-    subject: String,
-    /// "measured", "does not build", or "failed".
-    outcome: String,
-    verdict: Option<Verdict>,
-    ratio: Option<f64>,
-    ci95: Option<[f64; 2]>,
-    rounds: Option<usize>,
-    /// Standard deviation of one round's log ratio.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    spread: Option<f64>,
-    /// Seconds its measured rounds took.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rounds_s: Option<f64>,
-    /// The most rounds its share of the budget allowed (steps after the bad revision's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cap: Option<usize>,
-    /// How the sequential rule judged it: "moved", "did not move" or "inconclusive".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    judged: Option<String>,
-    /// The interval it was judged by and that interval's level (above 95%: it covers
-    /// every look the step took, and the bisect's steps together).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    interval: Option<[f64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    level: Option<f64>,
-    folder: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-/// What the budget can resolve, said once the bad revision is measured.
-#[derive(Debug, Clone, Serialize)]
-struct Forecast {
-    /// Standard deviation of one round's log ratio in the bad revision's step.
-    spread: f64,
-    /// Seconds one round took there.
-    round_s: f64,
-    /// Steps still expected, and the budget left for them.
-    steps: usize,
-    budget_left_s: Option<f64>,
-    /// The most rounds each step can take.
-    rounds: usize,
-    /// The smallest change (relative) those rounds can place on one side of the halfway
-    /// ratio; None when not even the fewest rounds fit.
-    smallest: Option<f64>,
-    /// The change measured between good and bad (relative).
-    measured: f64,
-    /// The forecast in words.
-    text: String,
-}
 
 /// What the search found.
 #[derive(Debug, Clone, Serialize)]
@@ -111,7 +52,7 @@ struct Found {
     steps: Vec<StepRecord>,
 }
 
-/// Everything a step needs, resolved once before the first.
+/// Everything the steps need, resolved once before the first.
 struct Setup {
     loaded: Loaded,
     /// The variant built at each commit (the first built from source).
@@ -133,12 +74,15 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
     crate::metrics::refuse_on("bisect", &args.run.metrics)?;
     let setup = setup(args)?;
     let cancel = bakeoff_sandbox::install_signal_handler();
-    let mut search = Search::new(setup.commits.clone())
-        .map_err(|NoCommits| Failure::Failed("bisect: no commit between good and bad".into()))?;
     let stop = setup.loaded.experiment.plan.stopping();
     let per_step = stop.budget.map(|b| b.as_secs_f64());
-    let mut budget =
-        Budget::new(per_step.map_or(f64::INFINITY, |b| b * search.steps_left() as f64));
+    let study = Bisect::new(
+        setup.commits.clone(),
+        per_step,
+        stop.max_rounds.unwrap_or(MAX_ROUNDS),
+        |line: &str| eprintln!("bisect: {line}"),
+    )
+    .map_err(|NoCommits| Failure::Failed("bisect: no commit between good and bad".into()))?;
     eprintln!(
         "bisect: {} commits from {} to {} on {}{}",
         setup.commits.len(),
@@ -148,65 +92,35 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         per_step
             .map(|b| format!(
                 "; a budget of {} for ~{} steps ({} a step on average: a step that decides early leaves its time to the rest)",
-                seconds_text(budget.total_s()),
-                search.steps_left(),
+                seconds_text(study.budget().total_s()),
+                study.search().steps_left(),
                 seconds_text(b)
             ))
             .unwrap_or_default()
     );
-    let mut steps: Vec<StepRecord> = Vec::new();
-    let mut forecast: Option<Forecast> = None;
-    // Seconds per round, from the bad revision's step.
-    let mut pace: Option<f64> = None;
-    let found = loop {
-        let steps_left = search.steps_left();
-        let commit = match search.next_step() {
-            Next::Measure(commit) => commit.to_string(),
-            Next::Done(found) => break found.clone(),
-        };
-        let most = stop.max_rounds.unwrap_or(MAX_ROUNDS);
-        let floor = pace.map_or(0.0, |p| p * fewest_rounds(search.step_alpha()) as f64);
-        let share = budget.share_s(steps_left, floor);
-        let cap = pace.map_or(most, |p| ((share / p).floor() as usize).min(most));
-        let rule = search.rule(cap);
-        if rule.as_ref().is_some_and(|r| r.cap() == 0) {
-            search.stop(format!(
-                "the budget left ({}) allows {cap} round(s) for step {}, fewer than the {} a step needs to be judged; nothing more can be told apart (raise plan.budget)",
-                seconds_text(budget.left_s()),
-                steps.len() + 1,
-                fewest_rounds(search.step_alpha())
-            ));
-            continue;
-        }
-        // The rounds are bounded by the cap; the step's time gets one round's slack, so a
-        // slow round does not cost the step its last look.
-        let share = share
-            .is_finite()
-            .then_some((share + pace.unwrap_or(0.0), cap));
-        let rec = run_step(&setup, args, &commit, share, rule.as_ref(), &cancel)?;
-        budget.spend(rec.rounds_s.unwrap_or(0.0));
-        search.feed(outcome_of(&rec));
-        let first = pace.is_none();
-        if first {
-            pace = rec
-                .rounds_s
-                .zip(rec.rounds)
-                .filter(|(_, n)| *n > 0)
-                .map(|(s, n)| s / n as f64);
-        }
-        steps.push(rec);
-        if first {
-            forecast = say_forecast(&search, &budget, &steps[0], pace, most);
-            if let Some(f) = forecast.as_ref().filter(|f| f.smallest.is_none()) {
-                search.stop(format!(
-                    "the budget left ({}) allows {} round(s) a step, fewer than the {} a step needs to be judged: too small to place any commit, so nothing is named (raise plan.budget)",
-                    seconds_text(budget.left_s()),
-                    f.rounds,
-                    fewest_rounds(search.step_alpha())
-                ));
-            }
-        }
+    let subject =
+        |commit: &str| git(&setup.repo, &["log", "-1", "--format=%s", commit]).unwrap_or_default();
+    let mut steps = BisectSteps {
+        deriving: Deriving {
+            loaded: &setup.loaded,
+            opts: setup.opts.clone(),
+            host: &StudyHost(&args.run),
+            engine: &bakeoff_runner::Engine,
+            cancel,
+            folder: setup.folder.clone(),
+        },
+        template: setup.template,
+        workload: setup.workload,
+        connections: setup.connections,
+        good: setup.good.clone(),
+        subject: &subject,
     };
+    let Bisected {
+        conclusion: found,
+        budget_s,
+        forecast,
+        steps,
+    } = bakeoff_study::drive(study, &mut steps)?;
     let found = Found {
         experiment: setup.loaded.experiment.name.clone(),
         good: setup.good.clone(),
@@ -217,7 +131,7 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         first: found.first,
         unresolved: found.unresolved,
         candidates: found.candidates,
-        budget_s: budget.total_s().is_finite().then(|| budget.total_s()),
+        budget_s,
         forecast,
         steps,
     };
@@ -233,80 +147,6 @@ pub fn bisect_cmd(args: &BisectArgs) -> Result<(), Failure> {
         );
     }
     finish(&setup.folder, &found)
-}
-
-/// Once the bad revision is measured: the smallest change the rest of the budget can
-/// localize at the noise its step measured, printed and kept for bisect.json/md.
-fn say_forecast(
-    search: &Search,
-    budget: &Budget,
-    bad: &StepRecord,
-    pace: Option<f64>,
-    most: usize,
-) -> Option<Forecast> {
-    let direction = search.direction()?;
-    let spread = bad.spread?;
-    let round_s = pace?;
-    let steps = search.steps_left().max(1);
-    let left = budget.left_s();
-    // As the steps will get it: their share, at least the fewest rounds while they last.
-    let floor = round_s * fewest_rounds(search.step_alpha()) as f64;
-    let rounds = if left.is_finite() {
-        ((budget.share_s(steps, floor) / round_s).floor() as usize).min(most)
-    } else {
-        most
-    };
-    let smallest = smallest_change(spread, rounds, search.step_alpha(), direction);
-    let ratio = bad.ratio?;
-    let measured = (ratio - 1.0).abs();
-    let how = if direction == Verdict::Faster {
-        "faster"
-    } else {
-        "slower"
-    };
-    let budget_text = if left.is_finite() {
-        format!("the {} left", seconds_text(left))
-    } else {
-        "the repetitions".to_string()
-    };
-    let text = match smallest {
-        Some(x) => format!(
-            "at this noise ({:.1}% per round) {budget_text} over ~{steps} step(s) of up to {rounds} rounds can localize a change of {:.1}% or more; this one measures {:.1}% {how}: {}",
-            spread * 100.0,
-            x * 100.0,
-            measured * 100.0,
-            if measured >= x {
-                "expect a commit"
-            } else {
-                "expect a range, not a commit"
-            }
-        ),
-        None => format!(
-            "at this noise ({:.1}% per round) {budget_text} over ~{steps} step(s) allows {rounds} round(s) a step, fewer than a step needs to be judged: too small to localize anything",
-            spread * 100.0
-        ),
-    };
-    eprintln!("bisect: {text}");
-    Some(Forecast {
-        spread,
-        round_s,
-        steps,
-        budget_left_s: left.is_finite().then_some(left),
-        rounds,
-        smallest,
-        measured,
-        text,
-    })
-}
-
-/// Seconds as the plan writes durations ("45s", "2m30s").
-fn seconds_text(s: f64) -> String {
-    let s = s.round() as u64;
-    match (s / 60, s % 60) {
-        (0, s) => format!("{s}s"),
-        (m, 0) => format!("{m}m"),
-        (m, s) => format!("{m}m{s:02}s"),
-    }
 }
 
 /// The experiment, its git source fetched at the bad revision, the commits between good
@@ -360,21 +200,13 @@ fn setup(args: &BisectArgs) -> Result<Setup, Failure> {
         )));
     }
 
-    let folder = match &args.run.out {
-        Some(out) => out.clone(),
-        None => {
-            let stamp: String = bakeoff_store::now_utc()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect();
-            args.run.results_dir.join(format!(
-                "bisect-{}-{stamp}",
-                bakeoff_os::path::safe_name(&e.name)
-            ))
-        }
-    };
-    std::fs::create_dir_all(&folder)
-        .map_err(|err| Failure::Failed(format!("cannot create {}: {err}", folder.display())))?;
+    let folder = bakeoff_runner::study::folder(
+        args.run.out.as_deref(),
+        &args.run.results_dir,
+        "bisect",
+        &e.name,
+    )
+    .map_err(Failure::Failed)?;
     Ok(Setup {
         template,
         workload,
@@ -388,243 +220,6 @@ fn setup(args: &BisectArgs) -> Result<Setup, Failure> {
         folder,
         loaded,
     })
-}
-
-/// One step: the template build at the good revision against the same build at
-/// `commit`, on the cell, as an experiment of its own in `step-<n>-<commit>`.
-fn run_step(
-    setup: &Setup,
-    args: &BisectArgs,
-    commit: &str,
-    share: Option<(f64, usize)>,
-    rule: Option<&StepRule>,
-    cancel: &Arc<AtomicBool>,
-) -> Result<StepRecord, Failure> {
-    let loaded = &setup.loaded;
-    let n = steps_len_hint(&setup.folder);
-    let name = short(commit);
-    let connections_key = loaded.experiment.workloads[setup.workload]
-        .keys
-        .connections_key();
-    let text = bisect_step(
-        &loaded.text,
-        &Step {
-            template: setup.template,
-            good: (&setup.good, "good"),
-            candidate: (commit, &name),
-            workload: setup.workload,
-            connections: Some((connections_key, setup.connections)),
-            share,
-        },
-    )
-    .map_err(|m| Failure::Failed(format!("cannot write step {n}: {m}")))?;
-    let dir = setup.folder.join(format!("step-{n}-{name}"));
-    let step_loaded = bakeoff_plan::derived::load_derived(
-        &loaded.path,
-        &format!("bisect-{name}"),
-        &text,
-        &bakeoff_workloads::KINDS,
-    )
-    .map_err(crate::session::derived_failure)?;
-    let mut step_opts = setup.opts.clone();
-    step_opts.out = Some(dir.clone());
-    step_opts.every_variant = true;
-    let bars = Bars::new(progress_mode(&args.run));
-    let watch = StepWatch {
-        bars: &bars,
-        rule,
-        name: name.clone(),
-        decision: Mutex::new(None),
-    };
-    let outcome = bakeoff_runner::run_experiment(&step_loaded, &step_opts, &watch, cancel.clone());
-    bars.finish();
-    let subject = git(&setup.repo, &["log", "-1", "--format=%s", commit]).unwrap_or_default();
-    let mut rec = StepRecord {
-        commit: commit.to_string(),
-        subject: subject.trim().to_string(),
-        outcome: "measured".into(),
-        verdict: None,
-        ratio: None,
-        ci95: None,
-        rounds: None,
-        spread: None,
-        rounds_s: None,
-        cap: rule.map(StepRule::cap),
-        judged: None,
-        interval: None,
-        level: None,
-        folder: dir.display().to_string(),
-        error: None,
-    };
-    match outcome {
-        Ok(o) => {
-            let _ = record(&args.run, &o.results, &o.folder);
-            rec.rounds_s = o.results.rounds_s;
-            match o.results.headline_comparisons().find(|k| k.variant == name) {
-                Some(k) => {
-                    rec.verdict = Some(k.verdict);
-                    rec.ratio = Some(k.ratio);
-                    rec.ci95 = Some(k.ci95);
-                    rec.rounds = Some(k.rounds);
-                    rec.spread = k.round_spread;
-                    if let Some(rule) = rule {
-                        // Decided after a round, or the budget ended first: its last look.
-                        let decided = watch.decision.lock().map(|d| d.clone()).ok().flatten();
-                        let d = decided.unwrap_or_else(|| {
-                            match rule.call(&ratios(&o.results, &name), true) {
-                                Call::Decide(d) => d,
-                                Call::More => unreachable!("a last look decides"),
-                            }
-                        });
-                        rec.judged = Some(judged_text(d.judgement).into());
-                        rec.interval = d.interval;
-                        rec.level = Some(d.level);
-                        rec.rounds = Some(d.rounds);
-                    }
-                }
-                None => {
-                    rec.outcome = "failed".into();
-                    rec.error = Some("no comparison came out of the step".into());
-                }
-            }
-        }
-        Err(RunError::Interrupted(f)) => {
-            if let Ok(r) = read_results(&f) {
-                let _ = record(&args.run, &r, &f);
-            }
-            return Err(Failure::Interrupted(RunError::Interrupted(f).to_string()));
-        }
-        Err(RunError::BadInput(m)) => return Err(Failure::BadInput(m)),
-        Err(err) => {
-            let unbuilt = read_results(&dir).is_ok_and(|r| {
-                r.variants
-                    .iter()
-                    .any(|v| v.name == name && v.status != "ok")
-            });
-            rec.outcome = if unbuilt { "does not build" } else { "failed" }.into();
-            rec.error = Some(err.to_string());
-        }
-    }
-    eprintln!("bisect: {}", step_line(&rec));
-    Ok(rec)
-}
-
-/// The progress bars, plus a step's sequential rule: rounds stop once it decides.
-struct StepWatch<'a> {
-    bars: &'a Bars,
-    rule: Option<&'a StepRule>,
-    /// The candidate's variant name.
-    name: String,
-    decision: Mutex<Option<Decision>>,
-}
-
-impl Observer for StepWatch<'_> {
-    fn notice(&self, line: &str) {
-        self.bars.notice(line)
-    }
-    fn builds_started(&self, total: usize) {
-        self.bars.builds_started(total)
-    }
-    fn build_started(&self, variant: &str) {
-        self.bars.build_started(variant)
-    }
-    fn build_finished(&self, variant: &str, outcome: Result<&BuildRecord, &str>) {
-        self.bars.build_finished(variant, outcome)
-    }
-    fn runs_started(&self, total: usize, seconds_each: f64) {
-        self.bars.runs_started(total, seconds_each)
-    }
-    fn run_started(&self, index: usize, label: &str, live: &Arc<Live>) {
-        self.bars.run_started(index, label, live)
-    }
-    fn run_finished(&self, index: usize, label: &str, run: &Run) {
-        self.bars.run_finished(index, label, run)
-    }
-    fn round_finished(&self, status: &RoundStatus) {
-        self.bars.round_finished(status)
-    }
-    fn own_rule(&self) -> bool {
-        self.rule.is_some()
-    }
-    fn enough(&self, results: &Results) -> Option<String> {
-        let Call::Decide(d) = self.rule?.call(&ratios(results, &self.name), false) else {
-            return None;
-        };
-        if let Ok(mut slot) = self.decision.lock() {
-            *slot = Some(d);
-        }
-        Some("decided".into())
-    }
-}
-
-/// The candidate's per-round ratios over good, in round order.
-fn ratios(results: &Results, name: &str) -> Vec<f64> {
-    results
-        .comparisons
-        .iter()
-        .find(|k| k.variant == name)
-        .map(|k| k.round_ratios.iter().map(|r| r.ratio).collect())
-        .unwrap_or_default()
-}
-
-fn judged_text(j: Judgement) -> &'static str {
-    match j {
-        Judgement::Moved => "moved",
-        Judgement::DidNotMove => "did not move",
-        _ => "inconclusive",
-    }
-}
-
-/// What a step's record tells the search: with a sequential rule, the interval it was
-/// judged by; the bad revision's step, its 95% CI.
-fn outcome_of(rec: &StepRecord) -> Outcome {
-    let error = || rec.error.clone().unwrap_or_default();
-    if rec.outcome == "measured" && rec.judged.is_some() {
-        return match (rec.verdict, rec.ratio, rec.interval) {
-            (Some(verdict), Some(ratio), Some(ci95)) => Outcome::Measured {
-                verdict,
-                ratio,
-                ci95,
-            },
-            _ => Outcome::Undecided {
-                why: format!(
-                    "only {} round(s) came within its share of the budget, too few for an interval at {:.1}%",
-                    rec.rounds.unwrap_or(0),
-                    rec.level.unwrap_or(0.95) * 100.0
-                ),
-            },
-        };
-    }
-    let fewest = fewest_rounds(bakeoff_bisect::ALPHA);
-    if rec.outcome == "measured" && rec.rounds.is_some_and(|n| n < fewest) {
-        return Outcome::Undecided {
-            why: format!(
-                "the bad revision's step fitted {} round(s) in its share of the budget, fewer than the {fewest} a comparison needs to tell it from the good one",
-                rec.rounds.unwrap_or(0)
-            ),
-        };
-    }
-    match (rec.outcome.as_str(), rec.verdict, rec.ratio, rec.ci95) {
-        ("measured", Some(verdict), Some(ratio), Some(ci95)) => Outcome::Measured {
-            verdict,
-            ratio,
-            ci95,
-        },
-        ("does not build", ..) => Outcome::DoesNotBuild { error: error() },
-        _ => Outcome::Failed { error: error() },
-    }
-}
-
-/// How many steps the folder holds (names the next one).
-fn steps_len_hint(folder: &Path) -> usize {
-    std::fs::read_dir(folder)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("step-"))
-                .count()
-        })
-        .unwrap_or(0)
-        + 1
 }
 
 /// Writes bisect.json and bisect.md, prints the summary; exit 0 when a commit is named.
@@ -705,35 +300,6 @@ fn markdown(f: &Found) -> String {
         ));
     }
     s
-}
-
-fn step_line(r: &StepRecord) -> String {
-    match (r.verdict, r.ratio) {
-        (Some(v), Some(x)) => format!(
-            "{} {}: ratio {x:.3}, {}{}",
-            short(&r.commit),
-            r.subject,
-            v.as_str(),
-            match (&r.judged, r.interval, r.rounds) {
-                (Some(j), Some(c), Some(n)) => format!(
-                    "; {j} after {n} round(s) of up to {} ([{:.3}, {:.3}] at {:.1}%)",
-                    r.cap.unwrap_or(n),
-                    c[0],
-                    c[1],
-                    r.level.unwrap_or(0.95) * 100.0
-                ),
-                (Some(j), _, Some(n)) => format!("; {j} after {n} round(s)"),
-                _ => String::new(),
-            }
-        ),
-        _ => format!(
-            "{} {}: {} ({})",
-            short(&r.commit),
-            r.subject,
-            r.outcome,
-            r.error.as_deref().unwrap_or("")
-        ),
-    }
 }
 
 /// The experiment's git source as a URL or path git can clone.

@@ -4,7 +4,7 @@
 //! subcommand (`bisect.rs`, `tune.rs`), which all use it.
 
 use crate::cli::{RunArgs, StoreArg};
-use crate::progress::Show;
+use crate::progress::{Bars, Show};
 use bakeoff_report::Results;
 use bakeoff_runner::Options;
 use bakeoff_store::{Entry, Side, Store};
@@ -27,6 +27,32 @@ pub enum Failure {
     NoComparison(String),
     /// Ctrl-C or SIGTERM: exit status 130.
     Interrupted(String),
+}
+
+impl From<bakeoff_runner::study::StudyError> for Failure {
+    fn from(e: bakeoff_runner::study::StudyError) -> Failure {
+        use bakeoff_runner::study::StudyError;
+        match e {
+            StudyError::BadInput(m) => Failure::BadInput(m),
+            StudyError::Failed(m) => Failure::Failed(m),
+            StudyError::Interrupted(m) => Failure::Interrupted(m),
+        }
+    }
+}
+
+/// A study's steps (bisect, tune) as the command shows and keeps them: progress bars for
+/// each step's experiment, and the history store for its results.
+pub struct StudyHost<'a>(pub &'a RunArgs);
+
+impl bakeoff_runner::study::Host for StudyHost<'_> {
+    fn show(&self, f: &mut dyn FnMut(&dyn bakeoff_runner::Observer)) {
+        let bars = Bars::new(progress_mode(self.0));
+        f(&bars);
+        bars.finish();
+    }
+    fn keep(&self, results: &Results, folder: &Path) {
+        let _ = record(self.0, results, folder);
+    }
 }
 
 pub fn load(path: &Path, set: &[String]) -> Result<bakeoff_plan::Loaded, Failure> {

@@ -7,18 +7,13 @@
 mod common;
 
 use common::chromedriver::{base64_decode, Driver};
-use common::Scratch;
+use common::{Scratch, NASTY};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 
-const NASTY: &str = "<img src=x onerror=alert(1)>";
-
 fn experiment() -> String {
-    common::memcached_installed("browser", common::ARGS_64)
-        + &common::installed("debian", "")
-        + &common::installed(NASTY, "args = [\"-t\", \"2\"]\n")
-        + "\n"
+    common::memcached_three_ways("browser")
         + &common::kv("sweep", "1, 4", 2000, "")
         + "\n"
         + &common::kv("sets", "4", 2000, "mix = { get = 50, set = 50 }\n")

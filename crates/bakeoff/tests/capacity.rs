@@ -1,44 +1,50 @@
-//! End-to-end: capacity at a latency limit (`[[workload]] slo`) on a real memcached. The
-//! three builds of `three_builds` (the baseline, an identical build, and one with a loop
-//! of work added to every command), each searched for the highest offered rate whose p99
-//! stays under the limit. The budget fits one search per variant on this 2-core machine
-//! (about 20 trials each, a second apiece with the server's start and stop): the patched
-//! build's capacity lies below the baseline's and its comparison is never `faster`, the
-//! identical build's never faster or slower (one search gives no verdict: the paired t
-//! interval needs two); every trial is kept and the report draws the curve. That the
-//! patched build comes out `slower` over several searches is measured in bench/RESULTS.md
-//! (the verdict needs three searches, a few minutes here).
+//! End-to-end: capacity at a latency limit (`[[workload]] slo`) on a real memcached, what
+//! scripted servers cannot show: trials that pass and fail by a real server's p99 at the
+//! rates offered, a difference found in the right direction, and the budget kept on the
+//! real clock, every second of it (servers started and stopped, results written). Two of
+//! `three_builds`' builds, the baseline and `work` (a loop of work added to every
+//! command), in paired rounds within a 30 s budget: about two rounds here. That the
+//! intervals cover and a 30% difference is decided is the scripted study's
+//! (`runner/src/capacity_figures.rs`, `paired_rounds_cover_decide_and_keep_the_budget`,
+//! 500 seeds); the figures on this machine are in bench/RESULTS.md.
 //!
 //! Chances of a false answer: the patched build's loop costs several times memcached's
-//! own work per command, so its capacity lies far below the baseline's in every search
-//! and `faster` cannot come from the figures. The identical build with one search gets
-//! no verdict at all (a single pair has no interval); where the budget fits more, it is
-//! never called different at 1 in 1,000 (`differs_beyond_chance`).
+//! own work per command, so its capacity lies far below the baseline's and `faster`
+//! cannot come from the figures (nil; with two rounds the t interval has one degree of
+//! freedom, t = 12.7, and `faster` would need both rounds far above). Its capacity below
+//! the baseline's is asserted unless the comparison is `machine-busy` (other processes
+//! took the CPUs in more than a quarter of the trials: then the rounds measure them). The budget: the study starts a round
+//! only when it fits at the seconds per trial seen so far and drops one that would end
+//! more than 5% past it, so the whole stage (peaks included) ends within 10% of the
+//! budget unless a single trial takes more than 1.5 s longer than those before it
+//! (trials here take about 1 s; a trial's run has its own deadline).
 
 mod common;
 
-use common::{differs_beyond_chance, no_server_left, three_builds, Scratch, ADDED_WORK};
+use common::{build, kv, memcached_source, no_server_left, Scratch, ADDED_WORK, ARGS_64};
 
-const PLAN: &str = r#"budget = "20s"
-precision = 0.5
-warmup = "100ms"
-duration = "150ms"
-seed = 5
-"#;
+const BUDGET_S: f64 = 30.0;
 
-/// The three builds' experiment with a p99 limit on its kv workload.
+/// The baseline and `work` builds of `three_builds` (the same build cache) with a p99
+/// limit on their kv workload.
 fn experiment() -> String {
-    let text = three_builds("capacity-e2e", PLAN);
-    let with = text.replace(
-        "mix = { get = 90, set = 10 }\n",
-        "mix = { get = 90, set = 10 }\nslo = { percentile = 99, limit = \"10ms\" }\n",
-    );
-    assert_ne!(text, with, "three_builds changed its workload");
-    with
+    memcached_source("capacity-e2e", ARGS_64)
+        + &build("base", "gcc-12", "-O2", "")
+        + &build("work", "gcc-12", "-O2", "patches = [\"work.patch\"]\n")
+        + "\n"
+        + &kv(
+            "kv",
+            "8",
+            5000,
+            "mix = { get = 90, set = 10 }\nslo = { percentile = 99, limit = \"10ms\" }\n",
+        )
+        + &format!(
+            "\n[plan]\nbudget = \"{BUDGET_S}s\"\nprecision = 0.5\nwarmup = \"100ms\"\nduration = \"150ms\"\nseed = 5\n"
+        )
 }
 
 #[test]
-fn the_build_with_added_work_carries_less_load_under_the_limit() {
+fn the_build_with_added_work_carries_less_load_under_the_limit_within_the_budget() {
     let s = Scratch::new();
     s.write("work.patch", ADDED_WORK);
     let f = s.write("capacity.toml", &experiment());
@@ -54,14 +60,15 @@ fn the_build_with_added_work_carries_less_load_under_the_limit() {
             .cloned()
             .unwrap_or_else(|| panic!("no cell for {variant}"))
     };
-    for v in ["base", "same", "work"] {
+    for v in ["base", "work"] {
         let k = &cell(v)["capacity"];
         let ops = k["ops_per_s"].as_f64().unwrap_or(0.0);
         assert!(ops > 0.0, "{v}: no capacity: {k}");
         let ci = k["ci"].as_array().expect("ci");
         let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         assert!(lo <= ops && ops <= hi, "{v}: {ops} outside [{lo}, {hi}]");
-        // Every trial kept, with its figures and its answer; both answers occur.
+        // Every trial kept, with its figures and its answer; both answers occur; the
+        // bracket's trials marked, the rounds' numbered.
         let trials = k["trials"].as_array().expect("trials");
         assert!(trials.len() >= 4, "{v}: {} trials", trials.len());
         for t in trials {
@@ -74,35 +81,33 @@ fn the_build_with_added_work_carries_less_load_under_the_limit() {
             trials.iter().any(|t| t["pass"] == false),
             "{v}: none failed"
         );
-        // The capacity sits below the closed-loop peak's ceiling, above nothing.
+        assert!(trials.iter().any(|t| t["bracket"] == true), "{v}: {k}");
         let peak = k["peak_ops_per_s"].as_f64().expect("peak");
         assert!(ops <= 4.0 * peak, "{v}: {ops} against peak {peak}");
     }
-    let capacity = |variant: &str| {
-        r["comparisons"]
-            .as_array()
-            .and_then(|a| {
-                a.iter()
-                    .find(|k| k["variant"] == variant && k["metric"] == "capacity")
-            })
-            .cloned()
-            .unwrap_or_else(|| panic!("no capacity comparison for {variant}: {r}"))
-    };
-    let work = capacity("work");
+    let work = r["comparisons"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|k| k["variant"] == "work" && k["metric"] == "capacity")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no capacity comparison for work: {r}"));
     let v = work["verdict"].as_str().unwrap_or_default();
     assert!(v != "faster", "the build with added work {v}: {work}");
+    // Below the baseline's, unless other processes took the machine during the trials
+    // (then the comparison says `machine-busy`: on this 2-core machine at a load of 11,
+    // stalls failed the baseline at rates the patched build passed a minute later).
     let at = |variant: &str| cell(variant)["capacity"]["ops_per_s"].as_f64().unwrap();
     assert!(
-        at("work") < at("base"),
-        "work {} base {}",
+        at("work") < at("base") || v == "machine-busy",
+        "work {} base {}: {work}",
         at("work"),
         at("base")
     );
-    let same = capacity("same");
-    assert!(
-        !differs_beyond_chance(&same),
-        "identical build called different at p < 0.001: {same}"
-    );
+    // The budget on the real clock: the peaks, the bracket and the rounds within 10%.
+    let took = r["rounds_s"].as_f64().expect("rounds_s");
+    assert!(took <= BUDGET_S * 1.1, "{took} s of a {BUDGET_S} s budget");
     // The curve in the report: one line per variant, the limit, the capacities.
     let html = std::fs::read_to_string(s.out().join("report.html")).expect("report.html");
     assert!(html.contains("Latency against offered load"), "no curve");
@@ -137,7 +142,8 @@ slo = { percentile = 99, limit = "1ms" }
 }
 
 /// oltp's open loop finds a capacity on PostgreSQL: oltp_point_select on a small table,
-/// one search within a short budget (a fresh server per trial, about 2 s each here). The
+/// a bracket and a round or two within a 40 s budget (a fresh server per trial, 2-4 s each
+/// here; the study starts no trial it expects to end past the budget). The
 /// limit is generous for this loaded 2-core machine, where other builds put multi-ms
 /// stalls into p99: the point is that the search brackets a rate below the closed-loop
 /// peak, from open-loop trials that hold their offered rate.
@@ -165,7 +171,7 @@ client_threads = 2
 slo = { percentile = 99, limit = "20ms" }
 
 [plan]
-budget = "20s"
+budget = "40s"
 precision = 0.5
 warmup = "200ms"
 duration = "300ms"

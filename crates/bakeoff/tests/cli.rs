@@ -219,7 +219,7 @@ fn regression_a_binary_that_is_not_a_program_fails_check() {
 fn regression_read_only_commands_never_touch_a_foreign_store() {
     let s = common::Scratch::new();
     let store = s.path().join("other.sqlite");
-    let made = std::process::Command::new("python3")
+    let made = std::process::Command::new(bakeoff_testkit::python3())
         .arg("-c")
         .arg(format!(
             "import sqlite3; c = sqlite3.connect({:?}); c.execute('create table notes (t text)'); c.execute(\"insert into notes values ('x')\"); c.commit()",

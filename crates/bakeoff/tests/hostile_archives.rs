@@ -245,7 +245,7 @@ for line in sys.stdin.read().splitlines():
 t.close()
 "#;
     let out = dir.join(name);
-    let mut child = Command::new("python3")
+    let mut child = Command::new(bakeoff_testkit::python3())
         .args(["-c", MAKER])
         .arg(&out)
         .stdin(Stdio::piped())

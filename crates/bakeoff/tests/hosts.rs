@@ -483,7 +483,11 @@ fn redis_on_a_host_keeps_its_memory_figures_and_is_profiled_there() {
     let r = run_ok(&s, &s.write("redis.toml", &text));
     // perf ran on db, attached to the server there; its profile was read there.
     let p = &r["cells"][0]["profile"];
-    assert!(p["samples"].as_u64().unwrap_or(0) > 20, "{p}");
+    assert!(
+        p["samples"].as_u64().unwrap_or(0) > 20,
+        "{p}; notes: {}",
+        r["notes"]
+    );
     assert!(
         p["split"]["server_pct"].as_f64().unwrap_or(0.0) > 1.0,
         "{p}"

@@ -11,17 +11,12 @@
 mod common;
 
 use common::chromedriver::{base64_decode, Driver};
-use common::{recorded_folder, Scratch};
+use common::{recorded_folder, Scratch, NASTY};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-const NASTY: &str = "<img src=x onerror=alert(1)>";
-
 fn experiment() -> String {
-    common::memcached_installed("live", common::ARGS_64)
-        + &common::installed("debian", "")
-        + &common::installed(NASTY, "args = [\"-t\", \"2\"]\n")
-        + "\n"
+    common::memcached_three_ways("live")
         + &common::kv("kv", "4", 2000, "")
         + "\n[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"500ms\"\n"
 }

@@ -126,6 +126,24 @@ fn redis(thp: &str, defrag: &str, swap: u32) -> String {
     format!("[[variant]]\nname = \"redis\"\nbinary = \"/usr/bin/redis-server\"\nthp = \"{thp}\"\ndefrag = \"{defrag}\"\nsysctl = {{ \"vm.swappiness\" = {swap} }}\n")
 }
 
+/// `bakeoff run` of Redis under `found.others()` with a 30 s window, started in the
+/// background (output discarded): a run to interrupt while the settings hold.
+fn long_redis_run(s: &Scratch, found: &Found, name: &str) -> std::process::Child {
+    let (thp, defrag, swap) = found.others();
+    let f = s.write(
+        &format!("{name}.toml"),
+        &format!(
+            "name = \"{name}\"\n[target]\nkind = \"redis\"\n{}{KV}[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"30s\"\n",
+            redis(thp, defrag, swap)
+        ),
+    );
+    run_cmd(s, &f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn runs_of<'a>(r: &'a Value, variant: &str) -> Vec<&'a Value> {
     r["cells"]
         .as_array()
@@ -247,20 +265,9 @@ fn kill_9_mid_run_then_any_command_puts_the_machine_back() {
         return;
     }
     let (_lock, found) = machine();
-    let (thp, defrag, swap) = found.others();
+    let (thp, _, swap) = found.others();
     let s = Scratch::new();
-    let f = s.write(
-        "killed.toml",
-        &format!(
-            "name = \"killed\"\n[target]\nkind = \"redis\"\n{}{KV}[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"30s\"\n",
-            redis(thp, defrag, swap)
-        ),
-    );
-    let mut child = run_cmd(&s, &f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = long_redis_run(&s, &found, "killed");
     let applied = wait_for(30.0, || {
         read(SWAPPINESS) == swap.to_string() && read(THP) == thp
     });
@@ -505,20 +512,9 @@ fn sigint_mid_run_puts_the_machine_back() {
         return;
     }
     let (_lock, found) = machine();
-    let (thp, defrag, swap) = found.others();
+    let (thp, _, _) = found.others();
     let s = Scratch::new();
-    let f = s.write(
-        "interrupted.toml",
-        &format!(
-            "name = \"interrupted\"\n[target]\nkind = \"redis\"\n{}{KV}[plan]\nrepetitions = 1\nwarmup = \"100ms\"\nduration = \"30s\"\n",
-            redis(thp, defrag, swap)
-        ),
-    );
-    let mut child = run_cmd(&s, &f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = long_redis_run(&s, &found, "interrupted");
     let applied = wait_for(30.0, || read(THP) == thp);
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

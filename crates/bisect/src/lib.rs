@@ -20,9 +20,13 @@ use bakeoff_stats::Verdict;
 pub use bakeoff_stats::MAX_ROUNDS;
 
 mod sequential;
+mod study;
 pub use sequential::{
     fewest_rounds, half_width, looks_for, side, smallest_change, steps_for, Budget, Call, Decision,
     StepRule, ALPHA, MOST_LOOKS,
+};
+pub use study::{
+    outcome_of, seconds_text, step_line, Bisect, Bisected, Forecast, StepAsk, StepRecord,
 };
 
 /// What one step found (the CLI decides it from the step's experiment).
@@ -405,5 +409,7 @@ pub fn short(commit: &str) -> String {
     commit.chars().take(10).collect()
 }
 
+#[cfg(test)]
+mod study_tests;
 #[cfg(test)]
 mod tests;

@@ -50,6 +50,8 @@ pub const DEFAULT_PRECISION: f64 = 0.01;
 /// Rounds before precision may stop a point, unless `min_repetitions` says otherwise: the
 /// fewest pairs with which the signed-rank test can reach p < 0.05.
 pub const DEFAULT_MIN_ROUNDS: usize = 6;
+// `bakeoff tune`'s study plans its stages for the same count (it sits below the plan).
+const _: () = assert!(DEFAULT_MIN_ROUNDS == bakeoff_tune::study::MIN_ROUNDS);
 
 /// What ends the measured rounds.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -31,7 +31,7 @@ pub fn section(r: &Results) -> Option<Section> {
     );
     s.push(Block::Table(table(r, &cells)).everywhere());
     s.push(Block::caption(
-        "Capacity: the highest offered rate at which the percentile of the response time (from each request's intended send time) stays under the limit and the achieved rate keeps up (within 5%), found by searches of short open-loop trials on fresh servers; a rate is decided by batches of 3 trials (it fails when 2 fail) and each bound is re-measured before it is final. The figure is the median over the searches with its 95% order-statistic interval (with too few searches: from the lowest lower bound to the highest upper bound); the ratio compares the searches paired by index, Student's t over their log ratios, its spread at least what the brackets' widths allow.",
+        "Capacity: the highest offered rate at which the percentile of the response time (from each request's intended send time) stays under the limit and the achieved rate keeps up (within 5%), found from short open-loop trials on fresh servers. Every variant is first bracketed at the same rates (the peaks' geometric mean times powers of 2); then each round bisects one shared window for every variant, one trial a probe, probing the variants in a shuffled order at each step (at the same rate while their answers agree), the window's cells moved by a fresh random share every round so that where a capacity falls inside its cell is a random error, not one that every round repeats. A search is one such round: it places each capacity in a cell, the highest rate it passed below the lowest it failed. The figure is the median over the searches with its 95% order-statistic interval (with too few searches: from the lowest lower bound to the highest upper bound); the ratio compares the searches paired by index, Student's t over their log ratios, its spread at least what the cells' widths allow.",
     ));
     let mut points: Vec<(&str, usize)> = Vec::new();
     let mut at: HashMap<(&str, usize), Vec<&Cell>> = HashMap::new();
@@ -259,7 +259,11 @@ fn trials(cells: &[&Cell]) -> Table {
             };
             t.push(vec![
                 Value::Variant(c.variant.clone()),
-                Value::Text((x.search + 1).to_string()),
+                Value::Text(if x.bracket {
+                    "bracket".to_string()
+                } else {
+                    (x.search + 1).to_string()
+                }),
                 Value::Text(ops(x.offered)),
                 Value::Text(ops(x.achieved)),
                 Value::Text(micros(x.p50)),

@@ -188,6 +188,11 @@ pub enum Block {
     },
     /// Warnings, each in bold (the terminal: `warning: ...`).
     Warnings(Vec<String>),
+    /// The warnings about one comparison under a line naming it (`about`).
+    WarningGroup {
+        about: String,
+        warnings: Vec<String>,
+    },
     Table(Table),
     Verdicts(Box<IntervalTable>),
     Charts(Charts),

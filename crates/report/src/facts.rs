@@ -164,70 +164,7 @@ fn build_card(r: &Results, v: &crate::model::VariantRecord) -> Card {
         row("system", code_lines(system_items(v)));
     }
     if let Some(bd) = &v.build {
-        row("kind", bd.kind.as_str().into());
-        let compiler = if bd.compiler_version.is_empty() {
-            bd.compiler.clone()
-        } else if bd.compiler.is_empty() || bd.compiler_version.contains(&bd.compiler) {
-            bd.compiler_version.clone()
-        } else {
-            format!("{} ({})", bd.compiler, bd.compiler_version)
-        };
-        if !compiler.is_empty() {
-            row("compiler", compiler.into());
-        }
-        if !bd.cflags.is_empty() {
-            row("cflags", code(bd.cflags.clone()));
-        }
-        if !bd.ldflags.is_empty() {
-            row("ldflags", code(bd.ldflags.clone()));
-        }
-        if !bd.configure_args.is_empty() {
-            row("configure", code(bd.configure_args.join(" ")));
-        }
-        if !bd.make_args.is_empty() {
-            row("make", code(bd.make_args.join(" ")));
-        }
-        if !bd.patches.is_empty() {
-            row("patches", code_lines(bd.patches.iter().cloned()));
-        }
-        if bd.binary_bytes > 0 {
-            row(
-                "binary bytes",
-                format!(
-                    "{} ({})",
-                    ops(bd.binary_bytes as f64),
-                    bytes(bd.binary_bytes as f64)
-                )
-                .into(),
-            );
-        }
-        if !bd.binary_sha256.is_empty() {
-            let short: String = bd.binary_sha256.chars().take(12).collect();
-            row(
-                "sha256",
-                Inline(vec![Span::CodeTip(short, bd.binary_sha256.clone())]),
-            );
-        }
-        if bd.kind == "build" {
-            row(
-                "build time",
-                format!(
-                    "{:.1} s{}",
-                    bd.seconds,
-                    if bd.cached { " (cached)" } else { "" }
-                )
-                .into(),
-            );
-        }
-        if let Some(l) = &bd.log {
-            row(
-                "build log",
-                Inline(vec![Span::Link {
-                    text: l.clone(),
-                    path: l.clone(),
-                }]),
-            );
-        }
+        build_rows(bd, &mut row);
     }
     if !v.args.is_empty() {
         row("server args", code(v.args.join(" ")));
@@ -254,6 +191,75 @@ fn build_card(r: &Results, v: &crate::model::VariantRecord) -> Card {
         );
     }
     Card { caption, rows }
+}
+
+/// A build's rows of its variant's card: kind, compiler, flags, patches, the binary's
+/// size and hash, the build's time and log.
+fn build_rows(bd: &crate::model::BuildRecord, row: &mut dyn FnMut(&str, Inline)) {
+    row("kind", bd.kind.as_str().into());
+    let compiler = if bd.compiler_version.is_empty() {
+        bd.compiler.clone()
+    } else if bd.compiler.is_empty() || bd.compiler_version.contains(&bd.compiler) {
+        bd.compiler_version.clone()
+    } else {
+        format!("{} ({})", bd.compiler, bd.compiler_version)
+    };
+    if !compiler.is_empty() {
+        row("compiler", compiler.into());
+    }
+    if !bd.cflags.is_empty() {
+        row("cflags", code(bd.cflags.clone()));
+    }
+    if !bd.ldflags.is_empty() {
+        row("ldflags", code(bd.ldflags.clone()));
+    }
+    if !bd.configure_args.is_empty() {
+        row("configure", code(bd.configure_args.join(" ")));
+    }
+    if !bd.make_args.is_empty() {
+        row("make", code(bd.make_args.join(" ")));
+    }
+    if !bd.patches.is_empty() {
+        row("patches", code_lines(bd.patches.iter().cloned()));
+    }
+    if bd.binary_bytes > 0 {
+        row(
+            "binary bytes",
+            format!(
+                "{} ({})",
+                ops(bd.binary_bytes as f64),
+                bytes(bd.binary_bytes as f64)
+            )
+            .into(),
+        );
+    }
+    if !bd.binary_sha256.is_empty() {
+        let short: String = bd.binary_sha256.chars().take(12).collect();
+        row(
+            "sha256",
+            Inline(vec![Span::CodeTip(short, bd.binary_sha256.clone())]),
+        );
+    }
+    if bd.kind == "build" {
+        row(
+            "build time",
+            format!(
+                "{:.1} s{}",
+                bd.seconds,
+                if bd.cached { " (cached)" } else { "" }
+            )
+            .into(),
+        );
+    }
+    if let Some(l) = &bd.log {
+        row(
+            "build log",
+            Inline(vec![Span::Link {
+                text: l.clone(),
+                path: l.clone(),
+            }]),
+        );
+    }
 }
 
 /// The plan, the host and the order of runs.

@@ -216,6 +216,14 @@ impl Page {
                 }
                 s.push_str("</ul>\n");
             }
+            Block::WarningGroup { about, warnings } => {
+                let _ = writeln!(s, "<h3>{}</h3>", escape(about));
+                s.push_str("<ul>\n");
+                for w in warnings {
+                    let _ = writeln!(s, "<li><strong>{}</strong></li>", escape(w));
+                }
+                s.push_str("</ul>\n");
+            }
             Block::Table(t) => s.push_str(&self.table(t)),
             Block::Verdicts(v) => self.verdicts(s, v),
             Block::Charts(c) => self.charts(s, c),

@@ -71,6 +71,13 @@ fn block(s: &mut String, b: &Block, shown: Media) {
             }
             s.push('\n');
         }
+        Block::WarningGroup { about, warnings } => {
+            s.push_str(&format!("{}:\n\n", md_line(&md(about))));
+            for w in warnings {
+                s.push_str(&format!("- **{}**\n", md(w)));
+            }
+            s.push('\n');
+        }
         Block::Table(t) => {
             s.push_str(&t.markdown_with_notes());
             s.push('\n');

@@ -149,12 +149,25 @@ fn answer(r: &Results) -> Option<Section> {
     })
 }
 
+/// The warnings: those about no one comparison first, then each comparison's under a
+/// line naming it (`Results::grouped_warnings`; an old folder's are all of the first).
 fn warnings(r: &Results) -> Option<Section> {
     (!r.warnings.is_empty()).then(|| {
+        let grouped = r.grouped_warnings();
+        let mut blocks = Vec::new();
+        if !grouped.loose.is_empty() {
+            blocks.push(Block::Warnings(grouped.loose));
+        }
+        blocks.extend(
+            grouped
+                .groups
+                .into_iter()
+                .map(|(about, warnings)| Block::WarningGroup { about, warnings }),
+        );
         Section::new("warnings", "Warnings", "Warnings")
             .unlisted()
             .framed(Frame::Warn)
-            .with(Block::Warnings(r.warnings.clone()).everywhere())
+            .with(Block::Only(Media::ALL, blocks))
     })
 }
 

@@ -536,26 +536,7 @@ fn x_axis(out: &mut String, x: &Axis, y: f64, label_dy: f64, label: &str) {
 /// A line chart, or `None` when no series has a drawable point.
 pub fn line_chart(c: &LineChart) -> Option<String> {
     let (xs, ys) = (c.x_scale, c.y_scale);
-    let series: Vec<Series> = c
-        .series
-        .iter()
-        .map(|s| Series {
-            points: s
-                .points
-                .iter()
-                .copied()
-                .filter(|(x, y)| xs.usable(*x) && ys.usable(*y))
-                .collect(),
-            band: s.band.as_ref().map(|b| {
-                b.iter()
-                    .copied()
-                    .filter(|(x, lo, hi)| xs.usable(*x) && ys.usable(*lo) && ys.usable(*hi))
-                    .collect()
-            }),
-            ..s.clone()
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect();
+    let series = drawable(c);
     if series.is_empty() {
         return None;
     }
@@ -627,6 +608,16 @@ pub fn line_chart(c: &LineChart) -> Option<String> {
         n(top - 10.0),
         escape(&clip(&c.title, if c.small { 52 } else { 110 }))
     );
+    axes(&mut out, c, &x, &y);
+    bands(&mut out, &series, &x, &y);
+    lines(&mut out, c, &series, &x, &y);
+    legend(&mut out, &items, left, h + 8.0, w - left - right);
+    out.push_str("</svg>");
+    Some(out)
+}
+
+/// A line chart's grid, tick labels, axes and axis labels.
+fn axes(out: &mut String, c: &LineChart, x: &Axis, y: &Axis) {
     // Grid and ticks.
     for (v, label) in &y.ticks {
         let py = y.px(*v);
@@ -641,7 +632,7 @@ pub fn line_chart(c: &LineChart) -> Option<String> {
             p = n(py)
         );
     }
-    x_grid(&mut out, &x, y.p1, y.p0);
+    x_grid(out, x, y.p1, y.p0);
     let _ = writeln!(
         out,
         "<path class=\"axis\" d=\"M{} {}V{}H{}\" fill=\"none\"/>",
@@ -665,8 +656,36 @@ pub fn line_chart(c: &LineChart) -> Option<String> {
         n((y.p0 + y.p1) / 2.0),
         escape(&c.y_label)
     );
-    // Bands under lines.
-    for s in &series {
+}
+
+/// The chart's series with only the points (and band points) its scales can draw, and
+/// without the series left with none.
+fn drawable(c: &LineChart) -> Vec<Series> {
+    let (xs, ys) = (c.x_scale, c.y_scale);
+    c.series
+        .iter()
+        .map(|s| Series {
+            points: s
+                .points
+                .iter()
+                .copied()
+                .filter(|(x, y)| xs.usable(*x) && ys.usable(*y))
+                .collect(),
+            band: s.band.as_ref().map(|b| {
+                b.iter()
+                    .copied()
+                    .filter(|(x, lo, hi)| xs.usable(*x) && ys.usable(*lo) && ys.usable(*hi))
+                    .collect()
+            }),
+            ..s.clone()
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
+/// The series' bands (their 95% CIs), drawn under the lines.
+fn bands(out: &mut String, series: &[Series], x: &Axis, y: &Axis) {
+    for s in series {
         let Some(b) = &s.band else { continue };
         if b.len() < 2 {
             continue;
@@ -691,8 +710,12 @@ pub fn line_chart(c: &LineChart) -> Option<String> {
             escape(&s.name)
         );
     }
-    // Lines, then markers on top.
-    for s in &series {
+}
+
+/// The series' lines, then their markers on top (every point with `markers`, else a
+/// series' lone point).
+fn lines(out: &mut String, c: &LineChart, series: &[Series], x: &Axis, y: &Axis) {
+    for s in series {
         let col = color(s.color);
         let mut d = String::new();
         for (i, (px, py)) in s.points.iter().enumerate() {
@@ -741,9 +764,6 @@ pub fn line_chart(c: &LineChart) -> Option<String> {
             }
         }
     }
-    legend(&mut out, &items, left, h + 8.0, w - left - right);
-    out.push_str("</svg>");
-    Some(out)
 }
 
 /// One bar of a [`BarChart`].
@@ -866,39 +886,7 @@ pub fn bars(c: &BarChart) -> Option<String> {
             y += head;
         }
         for b in &g.bars {
-            let col = color(b.color);
-            let cy = y + row / 2.0;
-            let v = x.px(b.value);
-            let (bx, bw) = if v >= r0 { (r0, v - r0) } else { (v, r0 - v) };
-            let mut tip = format!("{}: {}", b.label, value(b.value));
-            if b.lo.is_finite() && b.hi.is_finite() {
-                let _ = write!(tip, ", 95% CI [{}, {}]", value(b.lo), value(b.hi));
-            }
-            let _ = writeln!(
-                out,
-                "<text class=\"blabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"12\" fill=\"{col}\" fill-opacity=\"0.85\"><title>{}</title></rect>",
-                n(left - 8.0),
-                n(cy + 4.0),
-                escape(&clip(&b.label, 34)),
-                n(bx),
-                n(cy - 6.0),
-                n(bw.max(1.0)),
-                escape(&tip)
-            );
-            if let Some(d) = whisker(&x, b.lo, b.hi, cy) {
-                let _ = writeln!(
-                    out,
-                    "<path class=\"whisker\" d=\"{d}\" fill=\"none\"><title>{}</title></path>",
-                    escape(&tip)
-                );
-            }
-            let _ = writeln!(
-                out,
-                "<text class=\"bnote\" x=\"{}\" y=\"{}\">{}</text>",
-                n(x.p1 + 8.0),
-                n(cy + 4.0),
-                escape(&clip(&b.note, 22))
-            );
+            bar(&mut out, &x, b, y + row / 2.0, left, r0);
             y += row;
         }
         y += 4.0;
@@ -913,6 +901,43 @@ pub fn bars(c: &BarChart) -> Option<String> {
     );
     out.push_str("</svg>");
     Some(out)
+}
+
+/// One bar of a [`BarChart`] centred at `cy`: its label left of `left`, its bar from
+/// the reference at `r0`, its CI's whisker, its note right of the plot.
+fn bar(out: &mut String, x: &Axis, b: &Bar, cy: f64, left: f64, r0: f64) {
+    let col = color(b.color);
+    let v = x.px(b.value);
+    let (bx, bw) = if v >= r0 { (r0, v - r0) } else { (v, r0 - v) };
+    let mut tip = format!("{}: {}", b.label, value(b.value));
+    if b.lo.is_finite() && b.hi.is_finite() {
+        let _ = write!(tip, ", 95% CI [{}, {}]", value(b.lo), value(b.hi));
+    }
+    let _ = writeln!(
+        out,
+        "<text class=\"blabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"12\" fill=\"{col}\" fill-opacity=\"0.85\"><title>{}</title></rect>",
+        n(left - 8.0),
+        n(cy + 4.0),
+        escape(&clip(&b.label, 34)),
+        n(bx),
+        n(cy - 6.0),
+        n(bw.max(1.0)),
+        escape(&tip)
+    );
+    if let Some(d) = whisker(x, b.lo, b.hi, cy) {
+        let _ = writeln!(
+            out,
+            "<path class=\"whisker\" d=\"{d}\" fill=\"none\"><title>{}</title></path>",
+            escape(&tip)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text class=\"bnote\" x=\"{}\" y=\"{}\">{}</text>",
+        n(x.p1 + 8.0),
+        n(cy + 4.0),
+        escape(&clip(&b.note, 22))
+    );
 }
 
 /// One row's interval for [`interval_rows`].

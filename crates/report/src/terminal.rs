@@ -58,6 +58,13 @@ fn block(s: &mut String, b: &Block, shown: Media, color: bool) {
             }
             s.push('\n');
         }
+        Block::WarningGroup { about, warnings } => {
+            s.push_str(&format!("{}:\n", printable(about)));
+            for w in warnings {
+                s.push_str(&format!("  warning: {}\n", printable(w)));
+            }
+            s.push('\n');
+        }
         Block::Table(t) => s.push_str(&t.terminal(color)),
         Block::Verdicts(v) => s.push_str(&v.table.terminal(color)),
         Block::Pre { text: t, .. } => {

@@ -1046,6 +1046,7 @@ pub(crate) fn capacity_sample() -> Results {
     let mut r = sample();
     let trial = |offered: f64, p99: f64, pass: bool| CapacityTrial {
         search: 0,
+        bracket: false,
         offered,
         achieved: if pass { offered } else { offered * 0.9 },
         p50: p99 / 10.0,
@@ -1147,4 +1148,47 @@ fn a_client_bound_capacity_says_how_many_trials_the_load_held_back() {
     let lines = crate::summary::explanations(&r);
     let want = format!("{variant} 1 of {total} capacity trials");
     assert!(lines.iter().any(|l| l.contains(&want)), "{want}: {lines:?}");
+}
+
+/// A results.json with warning codes (written by a bakeoff that has them): each cell's
+/// warning stands under the comparison it concerns (its variant's cell or its baseline's),
+/// the others where they always stood. The old sample (texts alone) keeps its layout:
+/// `markdown_snapshot` and `terminal_snapshot`.
+#[test]
+fn coded_warnings_stand_under_their_comparison() {
+    use crate::warning::{Warning, WarningCode as C};
+    let mut r = sample();
+    // A new folder's: its warnings were coded from the first.
+    r.warnings.clear();
+    r.set_warnings([
+        Warning::new(C::TooFewRepetitions, "3 repetitions per cell: too few for the rank tests to reach p < 0.05, so no verdict can be faster, slower or equivalent; use a budget, or at least 6 repetitions"),
+        Warning::new(C::InvalidRuns, "clang-O3 get90|set10 x16: 1 of 3 runs invalid (server exited mid-run)"),
+        Warning::new(C::ClientBound, "gcc-O2 get90|set10 x16: 1 of 3 runs client-bound: the load engine, not the server, set the pace"),
+        // A cell no comparison was made of stays with the loose warnings.
+        Warning::new(C::MachineBusy, "gcc-O2 get90|set10 x64: 2 of 3 runs disturbed by other processes of the machine (rustc 59% of the CPUs)"),
+        // A cell's words under another code are not a cell's warning.
+        Warning::new(C::Workload, "clang-O3 get90|set10 x16: a kind's own note"),
+    ]);
+    let g = r.grouped_warnings();
+    assert_eq!(g.groups.len(), 1);
+    assert_eq!(g.groups[0].0, "clang-O3 against gcc-O2, get90|set10 x16");
+    assert_eq!(g.groups[0].1.len(), 2);
+    assert_eq!(g.loose.len(), 3);
+    insta::assert_snapshot!("grouped_warnings_terminal", terminal(&r, false));
+    let md = markdown::render(&r);
+    let warnings = &md[md.find("## Warnings").unwrap()..];
+    insta::assert_snapshot!(
+        "grouped_warnings_markdown",
+        &warnings[..warnings[3..].find("\n## ").unwrap() + 3]
+    );
+    let html = crate::html::render(&r);
+    let grouped = html
+        .find("<h3>clang-O3 against gcc-O2, get90|set10 x16</h3>")
+        .unwrap();
+    assert!(html.find("runs client-bound").unwrap() > grouped);
+    assert!(html.find("too few for the rank tests").unwrap() < grouped);
+    // The same warnings as texts alone (a folder from before codes): one list, in order.
+    r.warning_codes.clear();
+    assert_eq!(r.grouped_warnings().groups, vec![]);
+    assert_eq!(r.grouped_warnings().loose, r.warnings);
 }

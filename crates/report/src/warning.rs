@@ -211,7 +211,104 @@ impl Warning {
     }
 }
 
+/// The codes of warnings about one cell (a variant at a workload and connection count):
+/// their text starts with the cell's [`cell_label`] and `: `.
+const CELL_CODES: [WarningCode; 5] = [
+    WarningCode::WrongAnswers,
+    WarningCode::InvalidRuns,
+    WarningCode::ClientBound,
+    WarningCode::MachineBusy,
+    WarningCode::WithinLayoutSpread,
+];
+
+/// How a warning about one cell names it at its start (then `: `): `VARIANT WORKLOAD xN`.
+/// The runner writes its cell warnings with it and the report finds their comparison by
+/// it, so the two never drift apart.
+pub fn cell_label(variant: &str, workload: &str, connections: usize) -> String {
+    format!("{variant} {workload} x{connections}")
+}
+
+/// The warnings as the report lays them out: those that concern no one comparison, as
+/// before, then under each comparison (its variant against its baseline at a workload and
+/// connection count) the warnings about its two cells.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grouped {
+    /// Warnings about no comparison, in their order: every warning of a folder written
+    /// before codes existed, whose layout stays as it was.
+    pub loose: Vec<String>,
+    /// Per comparison, in the comparisons' order: what it is (`clang-O3 against gcc-O2,
+    /// get x16`) and its warnings, in their order. A warning about a baseline's cell
+    /// stands under every comparison made against that cell.
+    pub groups: Vec<(String, Vec<String>)>,
+}
+
 impl Results {
+    /// The warnings grouped under the comparisons they concern ([`Grouped`]). A warning
+    /// is tied to a comparison by its code (one of a cell's, as written beside it in
+    /// results.json) and by the label its text starts with (the comparison's variant or
+    /// baseline, workload and connections). Texts without codes (old folders), other
+    /// codes, and cell warnings of no comparison (a variant that never ran) stay loose.
+    pub fn grouped_warnings(&self) -> Grouped {
+        let coded =
+            !self.warning_codes.is_empty() && self.warning_codes.len() == self.warnings.len();
+        if !coded {
+            return Grouped {
+                loose: self.warnings.clone(),
+                groups: Vec::new(),
+            };
+        }
+        let mut seen: Vec<(&str, &str, &str, usize)> = Vec::new();
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for c in &self.comparisons {
+            let key = (
+                c.variant.as_str(),
+                c.baseline.as_str(),
+                c.workload.as_str(),
+                c.connections,
+            );
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let labels = [&c.variant, &c.baseline]
+                .map(|v| format!("{}: ", cell_label(v, &c.workload, c.connections)));
+            let mine: Vec<usize> = self
+                .warnings
+                .iter()
+                .zip(&self.warning_codes)
+                .enumerate()
+                .filter(|(_, (text, code))| {
+                    CELL_CODES.contains(&WarningCode::parse(code))
+                        && labels.iter().any(|l| text.starts_with(l.as_str()))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if !mine.is_empty() {
+                let about = format!(
+                    "{} against {}, {} x{}",
+                    c.variant, c.baseline, c.workload, c.connections
+                );
+                groups.push((about, mine));
+            }
+        }
+        let tied: Vec<usize> = groups.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+        Grouped {
+            loose: (0..self.warnings.len())
+                .filter(|i| !tied.contains(i))
+                .map(|i| self.warnings[i].clone())
+                .collect(),
+            groups: groups
+                .into_iter()
+                .map(|(about, m)| {
+                    (
+                        about,
+                        m.into_iter().map(|i| self.warnings[i].clone()).collect(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
     /// Adds a warning (its text under `warnings`, its code under `warning_codes`).
     pub fn warn(&mut self, w: Warning) {
         self.coded_up_to_now();
@@ -219,12 +316,19 @@ impl Results {
         self.warning_codes.push(w.code.as_str().to_string());
     }
 
-    /// Replaces every warning.
+    /// Replaces every warning. A folder written before codes existed (warnings as texts
+    /// alone) stays so when its warnings are derived again (`bakeoff report` re-analyzes
+    /// the runs): its reports keep the layout they had, one list of warnings
+    /// ([`Results::grouped_warnings`]).
     pub fn set_warnings(&mut self, ws: impl IntoIterator<Item = Warning>) {
+        let texts_alone = !self.warnings.is_empty() && self.warning_codes.is_empty();
         self.warnings.clear();
         self.warning_codes.clear();
         for w in ws {
             self.warn(w);
+        }
+        if texts_alone {
+            self.warning_codes.clear();
         }
     }
 
@@ -296,6 +400,11 @@ mod tests {
                 WarningCode::Other
             ]
         );
+        // Derived again (a re-analysis), they stay texts alone, as the folder was.
+        let again = r.coded_warnings();
+        r.set_warnings(again.clone());
+        assert!(r.warning_codes.is_empty());
+        assert_eq!(r.coded_warnings(), again);
         r.warn(Warning::new(WarningCode::RunStopped, "stopped"));
         assert_eq!(r.warning_codes.len(), 5);
         assert_eq!(r.warning_codes[1], "machine-busy");

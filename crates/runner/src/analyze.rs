@@ -6,7 +6,7 @@ use bakeoff_report::model::{
     CapacityRecord, Cell, ComparisonRecord, Latency, Results, Run, SystemRecord, CAPACITY,
     INSTRUCTIONS,
 };
-use bakeoff_report::warning::{Warning, WarningCode as Code};
+use bakeoff_report::warning::{cell_label, Warning, WarningCode as Code};
 use bakeoff_stats::{self as stats, Direction};
 
 /// Recomputes every cell's figures, the comparisons and the warnings.
@@ -682,10 +682,8 @@ pub(crate) fn warnings(r: &Results) -> Vec<Warning> {
     }
     for k in r.comparisons.iter().filter(|k| k.within_layout_spread) {
         w.push(Warning::new(Code::WithinLayoutSpread, format!(
-            "{} {} x{}: {:+.1}% against {} is no larger than the difference between two code layouts of one of them: it may be where the linker put the code, not the change",
-            k.variant,
-            k.workload,
-            k.connections,
+            "{}: {:+.1}% against {} is no larger than the difference between two code layouts of one of them: it may be where the linker put the code, not the change",
+            cell_label(&k.variant, &k.workload, k.connections),
             (k.ratio - 1.0) * 100.0,
             k.baseline
         )));
@@ -772,7 +770,7 @@ fn answer_warnings(r: &Results) -> Vec<Warning> {
 /// paced.
 fn cell_warnings(c: &Cell) -> Vec<Warning> {
     let mut w = Vec::new();
-    let at = format!("{} {} x{}", c.variant, c.workload, c.connections);
+    let at = cell_label(&c.variant, &c.workload, c.connections);
     if c.verify_failures > 0 {
         w.push(Warning::new(
             Code::WrongAnswers,

@@ -1,29 +1,34 @@
 //! Capacity at a latency limit (`[[workload]] slo`): per point, a closed-loop run of each
-//! variant (its peak, where the first search starts), then searches (bakeoff-capacity)
-//! whose trials are short open-loop runs on a fresh server, through the same one-run path
-//! as the rounds with the offered rate overridden (`RunContext::rate`; the kind says it
-//! honours one, `KindSpec::open_loop`). The variants' searches interleave trial by trial,
-//! in a seeded shuffled order, so a trial of each runs close in time to the others'.
+//! variant (their peaks' geometric mean is where the search starts), then the paired
+//! study of bakeoff-capacity (`paired::Paired`, driven by bakeoff-study's `drive`) whose
+//! probes are short open-loop runs on a fresh server, through the same one-run path as the
+//! rounds with the offered rate overridden (`RunContext::rate`; the kind says it honours
+//! one, `KindSpec::open_loop`). [`Trials`] is the study's `Runs`: it runs each probe and
+//! keeps it among the cell's trials.
 //!
-//! A search ends at `[plan] precision` (its bracket's relative width) or its trial cap;
-//! searches repeat, each from its previous bracket, until the budget or `repetitions`
-//! ends them or every capacity comparison at the point reaches the precision; each starts
-//! afresh from the peak, so the searches are independent replicates. A cell's capacity is
-//! the median of its searches' capacities with the median's order-statistic interval;
-//! comparisons pair the searches by index (`comparisons`, used by `analyze`), as rounds
-//! pair runs.
+//! Every variant is bracketed at the same rates, then rounds bisect a shared window whose
+//! cells move by a random share every round, each variant probed once per step in a
+//! shuffled order (while their answers agree, at the same rate): each round places every
+//! variant's capacity in a cell, and the rounds are the searches the comparisons pair by
+//! index (`capacity_figures::comparisons`, used by `analyze`). The study plans its rounds
+//! from the seconds a trial takes and the point's share of the budget, and stops at
+//! `repetitions`, the budget, or once every capacity comparison at the point reaches
+//! `[plan] precision`.
 
-use crate::capacity_figures::{precision_of, summarize, MAX_SEARCHES, MAX_TRIALS};
+use crate::capacity_figures::{enough, precision_of, searches_of, summarize, MAX_SEARCHES};
 use crate::context::{Context, Launch};
 use crate::folder::write_results;
 use crate::observer::Observer;
 use crate::schedule::{Rounds, Slot};
-use bakeoff_capacity::{Limit, Next, Search, Settings, Trial};
+use bakeoff_capacity::paired::{Measured, Paired, Plan, Probe};
+use bakeoff_capacity::{Limit, Trial};
 use bakeoff_engine::Live;
 use bakeoff_plan::Slo;
-use bakeoff_report::model::{CapacityRecord, CapacitySearch, CapacityTrial, Latency, Results, Run};
+use bakeoff_report::model::{CapacityRecord, CapacityTrial, Latency, Results, Run};
+use bakeoff_study::Runs;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The `slo` of the plan's workload named `name`.
 pub(crate) fn slo_named<'a>(loaded: &'a bakeoff_plan::Loaded, name: &str) -> Option<&'a Slo> {
@@ -45,15 +50,9 @@ fn percentile(l: &Latency, p: f64) -> f64 {
     }
 }
 
-/// A variant's search at one point, and the trials its cell has had.
-struct Searching {
-    variant: usize,
-    search: Search,
-    done: bool,
-}
-
-/// The capacity searches of every point in `points` (after the rounds); the reason they
-/// stopped, or None when interrupted.
+/// The capacity searches of every point in `points` (after the rounds), each point given
+/// an equal share of what is left of the budget; the reason they stopped, or None when
+/// interrupted.
 pub(crate) fn search(
     ctx: &Context<'_>,
     results: &mut Results,
@@ -64,13 +63,59 @@ pub(crate) fn search(
 ) -> Option<String> {
     let started = ctx.launcher.now();
     let mut why = String::from("precision");
-    for &point in points {
-        let left = stop
-            .budget
-            .map(|b| b.as_secs_f64() - ctx.since(started).as_secs_f64());
-        why = ctx.point_capacity(results, observer, point, stop, left, index)?;
+    for (i, &point) in points.iter().enumerate() {
+        let share = stop.budget.map(|b| {
+            (b.as_secs_f64() - ctx.since(started).as_secs_f64()).max(0.0)
+                / (points.len() - i) as f64
+        });
+        why = ctx.point_capacity(results, observer, point, stop, share, index)?;
     }
     Some(why)
+}
+
+/// The study's `Runs`: each probe a trial of its variant at its rate, kept in the cell's
+/// capacity record; the seconds it reports are the clock's since the previous probe
+/// ended (the trial and the results written after it).
+struct Trials<'c, 'r> {
+    ctx: &'c Context<'c>,
+    results: &'r mut Results,
+    observer: &'c dyn Observer,
+    point: (usize, usize),
+    limit: Limit,
+    index: &'r mut usize,
+    last: Instant,
+}
+
+/// A probe that could not run: the experiment was interrupted (or its results could not
+/// be written).
+struct Interrupted;
+
+impl Runs<Paired<'_>> for Trials<'_, '_> {
+    type Error = Interrupted;
+
+    fn run(&mut self, probe: &Probe) -> Result<Measured, Interrupted> {
+        let slot = Slot {
+            round: 0,
+            workload: self.point.0,
+            connections: self.point.1,
+            variant: probe.variant,
+        };
+        let trial = self
+            .ctx
+            .trial(
+                self.results,
+                self.observer,
+                &slot,
+                probe,
+                &self.limit,
+                self.index,
+            )
+            .ok_or(Interrupted)?;
+        let now = self.ctx.launcher.now();
+        let seconds = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = now;
+        Ok(Measured { trial, seconds })
+    }
 }
 
 impl Context<'_> {
@@ -87,7 +132,6 @@ impl Context<'_> {
         let name = self.configs[w].name();
         let slo = slo_named(self.loaded, name)?.clone();
         let limit = Limit::new(slo.limit_us());
-        let settings = Settings::new(precision_of(e), MAX_TRIALS);
         let started = self.launcher.now();
         let indices: Vec<usize> = (0..self.variants.len()).collect();
         let mut order = Rounds::new(e.plan.seed ^ 0x6361_7061_6369_7479);
@@ -96,151 +140,102 @@ impl Context<'_> {
             self.peak_run(&slot, *index, results, observer)?;
             *index += 1;
         }
-        let peak = |results: &Results, v: usize| {
-            let slot = Slot {
-                round: 0,
-                workload: w,
-                connections,
-                variant: v,
-            };
-            let c = &results.cells[self.cell_index(results, &slot)];
-            c.runs.iter().find(|x| x.valid).map(|x| x.ops_per_s)
-        };
-        for v in &indices {
-            let slot = Slot {
-                round: 0,
-                workload: w,
-                connections,
-                variant: *v,
-            };
-            let at = self.cell_index(results, &slot);
+        let cells: Vec<usize> = indices
+            .iter()
+            .map(|&v| {
+                let slot = Slot {
+                    round: 0,
+                    workload: w,
+                    connections,
+                    variant: v,
+                };
+                self.cell_index(results, &slot)
+            })
+            .collect();
+        let peaks: Vec<Option<f64>> = cells
+            .iter()
+            .map(|&at| {
+                let c = &results.cells[at];
+                c.runs.iter().find(|x| x.valid).map(|x| x.ops_per_s)
+            })
+            .collect();
+        for (&at, peak) in cells.iter().zip(&peaks) {
             results.cells[at].capacity = Some(CapacityRecord {
                 percentile: slo.percentile,
                 limit_us: limit.latency_us,
-                peak_ops_per_s: peak(results, *v),
+                peak_ops_per_s: *peak,
                 ..CapacityRecord::default()
             });
         }
-        let max_searches = stop.max_rounds.unwrap_or(MAX_SEARCHES).min(MAX_SEARCHES);
-        let mut last_search_s = 0.0;
-        for s in 0..max_searches {
-            let elapsed = self.since(started).as_secs_f64();
-            if s > 0 && budget_s.is_some_and(|b| elapsed + last_search_s > b) {
-                return Some("budget".into());
-            }
-            let began = self.launcher.now();
-            let mut searching: Vec<Searching> = indices
-                .iter()
-                .filter_map(|&v| {
-                    // Each search starts afresh from the peak: the searches are
-                    // independent replicates, which the interval over them needs.
-                    let search = Search::new(limit, settings, peak(results, v)?);
-                    Some(Searching {
-                        variant: v,
-                        search,
-                        done: false,
-                    })
-                })
-                .collect();
-            if searching.is_empty() {
-                return Some("no valid closed-loop run to start from".into());
-            }
-            let mut pass = 0;
-            while searching.iter().any(|x| !x.done) {
-                let order: Vec<usize> = order
-                    .next(pass, &[(w, 0)], &(0..searching.len()).collect::<Vec<_>>())
-                    .iter()
-                    .map(|slot| slot.variant)
-                    .collect();
-                pass += 1;
-                for i in order {
-                    let x = &mut searching[i];
-                    if x.done {
-                        continue;
-                    }
-                    match x.search.next_step() {
-                        Next::Trial(rate) => {
-                            let slot = Slot {
-                                round: 0,
-                                workload: w,
-                                connections,
-                                variant: x.variant,
-                            };
-                            let trial =
-                                self.trial(results, observer, &slot, s, rate, &limit, index)?;
-                            x.search.feed(trial);
-                        }
-                        Next::Done(found) => {
-                            x.done = true;
-                            let slot = Slot {
-                                round: 0,
-                                workload: w,
-                                connections,
-                                variant: x.variant,
-                            };
-                            let at = self.cell_index(results, &slot);
-                            if let Some(k) = results.cells[at].capacity.as_mut() {
-                                k.searches.push(CapacitySearch {
-                                    search: s,
-                                    capacity: found.capacity,
-                                    upper: found.upper,
-                                    stop: found.stop.as_str().into(),
-                                    confirmed: found.confirmed,
-                                    trials: found.trials,
-                                });
-                                summarize(k);
-                            }
-                        }
-                    }
-                }
-            }
-            last_search_s = self.since(began).as_secs_f64();
-            crate::analyze(results);
-            if let Err(e) = write_results(self.folder, results) {
-                self.stop_on_write_error(e);
-                return None;
-            }
-            observer.notice(&self.capacity_line(results, w, connections, s));
-            if s + 1 >= stop.min_rounds && self.capacity_precise(results, w, connections, stop) {
-                return Some("precision".into());
+        let valid: Vec<f64> = peaks
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|p| *p > 0.0)
+            .collect();
+        if valid.is_empty() {
+            return Some("no valid closed-loop run to start from".into());
+        }
+        let anchor = (valid.iter().map(|p| p.ln()).sum::<f64>() / valid.len() as f64).exp();
+        let (lowest, highest) = valid.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+            (lo.min(*p), hi.max(*p))
+        });
+        let baseline = self
+            .variants
+            .iter()
+            .position(|v| v.name == results.plan.baseline)
+            .unwrap_or(0);
+        let rule = results.rule(bakeoff_stats::Direction::HigherIsBetter);
+        let target = stop.precision;
+        let plan = Plan {
+            limit,
+            variants: self.variants.len(),
+            anchor,
+            floor: lowest * bakeoff_capacity::FLOOR,
+            ceiling: highest * bakeoff_capacity::CEILING,
+            precision: precision_of(e),
+            budget_s: budget_s.map(|b| (b - self.since(started).as_secs_f64()).max(0.0)),
+            max_rounds: stop.max_rounds.unwrap_or(MAX_SEARCHES).min(MAX_SEARCHES),
+            min_rounds: stop.min_rounds,
+            seed: e.plan.seed,
+        };
+        let study = Paired::new(plan, |rounds| {
+            target.is_some_and(|t| enough(rounds, baseline, &rule, t))
+        });
+        let mut trials = Trials {
+            ctx: self,
+            results,
+            observer,
+            point: (w, connections),
+            limit,
+            index,
+            last: self.launcher.now(),
+        };
+        let answer = bakeoff_study::drive(study, &mut trials).ok()?;
+        for (v, &at) in cells.iter().enumerate() {
+            if let Some(k) = results.cells[at].capacity.as_mut() {
+                k.searches = searches_of(&answer, v);
+                summarize(k);
             }
         }
-        Some("repetitions".into())
+        crate::analyze(results);
+        if let Err(e) = write_results(self.folder, results) {
+            self.stop_on_write_error(e);
+            return None;
+        }
+        observer.notice(&self.capacity_line(results, w, connections, &answer));
+        Some(answer.stop.as_str().into())
     }
 
-    /// Whether every capacity comparison at the point has reached the precision (with a
-    /// single variant: the capacity's own interval).
-    fn capacity_precise(
+    /// The point's line for the progress display: each variant's capacity, the rounds
+    /// run of those planned, the seconds spent.
+    fn capacity_line(
         &self,
         results: &Results,
         w: usize,
         connections: usize,
-        stop: &bakeoff_plan::Stopping,
-    ) -> bool {
-        let Some(target) = stop.precision else {
-            return false;
-        };
-        let name = self.configs[w].name();
-        if self.variants.len() > 1 {
-            self.comparisons_precise(results, target, |k| {
-                k.is_capacity() && k.workload == name && k.connections == connections
-            })
-        } else {
-            results
-                .cells
-                .iter()
-                .filter(|c| c.workload == name && c.connections == connections)
-                .filter_map(|c| c.capacity.as_ref())
-                .all(|k| {
-                    k.ci_coverage >= 0.95
-                        && k.ops_per_s > 0.0
-                        && (k.ci[1] - k.ci[0]) / 2.0 / k.ops_per_s <= target
-                })
-        }
-    }
-
-    /// One line per search for the progress display.
-    fn capacity_line(&self, results: &Results, w: usize, connections: usize, s: usize) -> String {
+        answer: &bakeoff_capacity::paired::Answer,
+    ) -> String {
         let name = self.configs[w].name();
         let parts: Vec<String> = results
             .cells
@@ -248,19 +243,19 @@ impl Context<'_> {
             .filter(|c| c.workload == name && c.connections == connections)
             .filter_map(|c| {
                 let k = c.capacity.as_ref()?;
-                let last = k.searches.last()?;
-                Some(format!(
-                    "{} {}",
-                    c.variant,
-                    last.capacity
-                        .map_or("none".to_string(), |x| format!("{x:.0}/s"))
-                ))
+                Some(format!("{} {:.0}/s", c.variant, k.ops_per_s))
             })
             .collect();
         format!(
-            "capacity search {} of {name} x{connections}: {}",
-            s + 1,
-            parts.join(", ")
+            "capacity of {name} x{connections}: {}; {} round(s){} in {:.0} s ({} trials), stopped by {}",
+            parts.join(", "),
+            answer.rounds.len(),
+            answer
+                .planned_rounds
+                .map_or(String::new(), |p| format!(" of {p} planned")),
+            answer.spent_s,
+            answer.trials,
+            answer.stop.as_str()
         )
     }
 
@@ -296,22 +291,21 @@ impl Context<'_> {
         Some(())
     }
 
-    /// One trial: an open-loop run at `rate` on a fresh server, kept in the cell's
-    /// capacity record (not among its runs). None when interrupted.
-    #[allow(clippy::too_many_arguments)]
+    /// One trial: an open-loop run at the probe's rate on a fresh server, kept in the
+    /// cell's capacity record (not among its runs). None when interrupted.
     fn trial(
         &self,
         results: &mut Results,
         observer: &dyn Observer,
         slot: &Slot,
-        search: usize,
-        rate: f64,
+        probe: &Probe,
         limit: &Limit,
         index: &mut usize,
     ) -> Option<Trial> {
         if self.cancel.load(Ordering::SeqCst) {
             return None;
         }
+        let rate = probe.rate;
         let at = self.cell_index(results, slot);
         let n = results.cells[at]
             .capacity
@@ -342,7 +336,8 @@ impl Context<'_> {
         let pass = limit.passes(&t);
         if let Some(k) = results.cells[at].capacity.as_mut() {
             k.trials.push(CapacityTrial {
-                search,
+                search: probe.round.unwrap_or(0),
+                bracket: probe.round.is_none(),
                 offered: rate,
                 achieved: done.run.ops_per_s,
                 p50: done.run.latency_us.p50,

@@ -37,6 +37,56 @@ pub enum Programs {
 pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunError> {
     let e = &l.experiment;
     crate::system::check(l)?;
+    tools_installed(l)?;
+    for (i, v) in e.variants.iter().enumerate() {
+        if let Some(m) = bakeoff_sandbox::target_for(e.kind_of(v)).missing() {
+            let at = match v.kind {
+                Some(_) => key!["variant", i, "kind"].to_vec(),
+                None => key!["target", "kind"].to_vec(),
+            };
+            return Err(RunError::BadInput(l.error_at(&at, m).to_string()));
+        }
+    }
+    for (i, v) in l.experiment.variants.iter().enumerate() {
+        if v.is_build() {
+            let found = match programs {
+                Programs::Run => build::check_compiler(v.compiler_or_default()).map(|_| ()),
+                Programs::Find => build::find_compiler(v.compiler_or_default()).map(|_| ()),
+            };
+            found.map_err(|e| {
+                RunError::BadInput(
+                    l.error_at(
+                        &key!["variant", i, "compiler"],
+                        format!("variant {:?}: {e}", v.name),
+                    )
+                    .to_string(),
+                )
+            })?;
+        }
+    }
+    for (i, v) in e.variants.iter().enumerate() {
+        let Some(d) = &v.dist else { continue };
+        if let Some((k, m)) = crate::dist::missing_client(d) {
+            return Err(RunError::BadInput(
+                l.error_at(
+                    &key!["variant", i, "dist", k],
+                    format!("variant {:?}: {m}", v.name),
+                )
+                .to_string(),
+            ));
+        }
+    }
+    open_files(l)?;
+    argument_room(l)?;
+    binaries_here(l)?;
+    workloads(l).map_err(RunError::BadInput)
+}
+
+/// The tools the experiment runs are installed: valgrind (instruction counts, a
+/// `run_under`), and perf and BOLT's tools for a `bolt` variant, with perf allowed to
+/// sample here.
+fn tools_installed(l: &Loaded) -> Result<(), RunError> {
+    let e = &l.experiment;
     let valgrind_at: Option<Vec<bakeoff_plan::Key>> = if e.plan.mode.counts_instructions() {
         Some(key!["plan", "mode"].to_vec())
     } else {
@@ -86,46 +136,12 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
             ));
         }
     }
-    for (i, v) in e.variants.iter().enumerate() {
-        if let Some(m) = bakeoff_sandbox::target_for(e.kind_of(v)).missing() {
-            let at = match v.kind {
-                Some(_) => key!["variant", i, "kind"].to_vec(),
-                None => key!["target", "kind"].to_vec(),
-            };
-            return Err(RunError::BadInput(l.error_at(&at, m).to_string()));
-        }
-    }
-    for (i, v) in l.experiment.variants.iter().enumerate() {
-        if v.is_build() {
-            let found = match programs {
-                Programs::Run => build::check_compiler(v.compiler_or_default()).map(|_| ()),
-                Programs::Find => build::find_compiler(v.compiler_or_default()).map(|_| ()),
-            };
-            found.map_err(|e| {
-                RunError::BadInput(
-                    l.error_at(
-                        &key!["variant", i, "compiler"],
-                        format!("variant {:?}: {e}", v.name),
-                    )
-                    .to_string(),
-                )
-            })?;
-        }
-    }
-    for (i, v) in e.variants.iter().enumerate() {
-        let Some(d) = &v.dist else { continue };
-        if let Some((k, m)) = crate::dist::missing_client(d) {
-            return Err(RunError::BadInput(
-                l.error_at(
-                    &key!["variant", i, "dist", k],
-                    format!("variant {:?}: {m}", v.name),
-                )
-                .to_string(),
-            ));
-        }
-    }
-    open_files(l)?;
-    argument_room(l)?;
+    Ok(())
+}
+
+/// Each server binary given on this machine runs here and is one its target takes.
+fn binaries_here(l: &Loaded) -> Result<(), RunError> {
+    let e = &l.experiment;
     // A server on another host is looked up there, once its agent runs.
     let here = e
         .variants
@@ -152,7 +168,7 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
                 })?;
         }
     }
-    workloads(l).map_err(RunError::BadInput)
+    Ok(())
 }
 
 /// The plan's workloads, made for each kind of server the variants are (the first

@@ -321,30 +321,10 @@ impl Prep<'_> {
                         set.describe(),
                         names.join(", ")
                     ));
-                    let started = Instant::now();
-                    self.place.copy(loaded_dir, &dir)?;
-                    // The server must start on the copy with this variant's options: a bad
-                    // option or unreadable files fail the variant here, once, as a load
-                    // would.
-                    let spec = sql_spec(
-                        self.l,
-                        self.opts,
-                        v,
-                        &binary,
-                        "prepare",
-                        DataSource::InPlace(dir.clone()),
-                    );
-                    self.place
-                        .start(&spec)?
-                        .stop()
-                        .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
-                    DataRecord {
-                        workloads: names,
-                        rows: *rows,
-                        seconds: started.elapsed().as_secs_f64(),
-                        bytes: self.place.bytes(&dir),
-                        reused_from: Some(from.clone()),
-                    }
+                    let mut record = self.copied(&binary, loaded_dir, &dir, *rows)?;
+                    record.workloads = names;
+                    record.reused_from = Some(from.clone());
+                    record
                 }
                 None => {
                     let pristine = match &pristine {
@@ -382,6 +362,44 @@ impl Prep<'_> {
         Ok((dirs, records, binary))
     }
 
+    /// The variant's server on `dir` in place, to prepare its data.
+    fn in_place(&self, binary: &Path, dir: &Path) -> SandboxSpec {
+        sql_spec(
+            self.l,
+            self.opts,
+            self.v,
+            binary,
+            "prepare",
+            DataSource::InPlace(dir.to_path_buf()),
+        )
+    }
+
+    /// `loaded_dir` (another variant's loaded data, `rows` rows) copied to `dir`, and
+    /// the variant's server started and stopped on the copy: a bad option or unreadable
+    /// files fail the variant here, once, as a load would. Its record, but for whose.
+    fn copied(
+        &self,
+        binary: &Path,
+        loaded_dir: &Path,
+        dir: &Path,
+        rows: u64,
+    ) -> Result<DataRecord, String> {
+        let started = Instant::now();
+        self.place.copy(loaded_dir, dir)?;
+        let spec = self.in_place(binary, dir);
+        self.place
+            .start(&spec)?
+            .stop()
+            .map_err(|err| format!("the server did not stop cleanly: {err}"))?;
+        Ok(DataRecord {
+            workloads: Vec::new(),
+            rows,
+            seconds: started.elapsed().as_secs_f64(),
+            bytes: self.place.bytes(dir),
+            reused_from: None,
+        })
+    }
+
     /// Starts the variant's server on `dir` in place (with `env` in its environment: a
     /// training server writes its profile where that says), loads `set`, stops it
     /// cleanly.
@@ -392,14 +410,7 @@ impl Prep<'_> {
         set: &dyn Tables,
         env: &[(String, String)],
     ) -> Result<(u64, f64), String> {
-        let mut spec = sql_spec(
-            self.l,
-            self.opts,
-            self.v,
-            binary,
-            "prepare",
-            DataSource::InPlace(dir.to_path_buf()),
-        );
+        let mut spec = self.in_place(binary, dir);
         spec.env = env.to_vec();
         let server = self.place.start(&spec)?;
         let db = server

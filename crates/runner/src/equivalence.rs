@@ -18,7 +18,7 @@ use crate::ready::ReadyVariant;
 use crate::ready::Workloads;
 use bakeoff_plan::{Loaded, TargetKind};
 use bakeoff_report::model::{DifferenceRecord, ExplainedRecord, Results, VerificationRecord};
-use bakeoff_workloads::{replay, verify, QuerySet};
+use bakeoff_workloads::{verify, QuerySet};
 
 /// One query set and the workload whose prepared data it runs on.
 struct Set {
@@ -33,15 +33,12 @@ fn query_sets(l: &Loaded, specs: &Workloads, kind: TargetKind) -> Result<Vec<Set
         let path = l.resolve(q);
         let text = bakeoff_plan::read_input(&path, "query file")
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let statements = replay::parse(&text, replay::LogFormat::SqlFile)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let queries =
+            bakeoff_workloads::query_file(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let workload = (0..specs.len())
             .position(|i| specs.of_kind(kind, i).sql())
             .unwrap_or(0);
-        return Ok(vec![Set {
-            queries: Box::new(replay::Statements(statements)),
-            workload,
-        }]);
+        return Ok(vec![Set { queries, workload }]);
     }
     Ok((0..specs.len())
         .filter_map(|workload| {

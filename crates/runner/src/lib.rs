@@ -42,6 +42,8 @@ mod server_changes;
 mod server_stats;
 mod settings;
 mod statements;
+
+pub mod study;
 mod system;
 mod training;
 mod variants;
@@ -63,6 +65,22 @@ use bakeoff_report::model::CpuPlacement;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+/// The experiment engine as a study's steps reach it (`study::Experiments`): each derived
+/// experiment through [`run_experiment`].
+pub struct Engine;
+
+impl study::Experiments for Engine {
+    fn run(
+        &self,
+        loaded: &Loaded,
+        opts: &Options,
+        observer: &dyn Observer,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(bakeoff_report::Results, PathBuf), RunError> {
+        run_experiment(loaded, opts, observer, cancel).map(|o| (o.results, o.folder))
+    }
+}
 
 /// A finished experiment: its folder and results.
 pub struct Outcome {
@@ -290,6 +308,35 @@ fn probe_plan(loaded: &Loaded, hosts: &remote::Hosts) -> probes::ProbePlan {
     })
 }
 
+impl Opened {
+    /// What the results say before any build: where the server and the load run, the
+    /// hosts, and the warnings known from the start (analyze says them again with the
+    /// rest).
+    fn before_builds(&mut self, loaded: &Loaded) {
+        self.results.host.cpus = self.placement.as_ref().map(|p| CpuPlacement {
+            server: p.server.to_string(),
+            load: p.load.to_string(),
+            by: if p.asked { "plan" } else { "split" }.into(),
+        });
+        self.results.hosts = remote::records(loaded, &self.facts);
+        self.hosts.machines_into(&mut self.results.hosts);
+        let said = analyze::warnings(&self.results);
+        self.results.set_warnings(said);
+    }
+}
+
+/// The experiment stopped before its end (results unwritable, a host gone): failed, with
+/// `why` as a warning, analyzed as far as it got.
+fn stopped(results: &mut bakeoff_report::Results, why: &str) {
+    results.status = "failed".into();
+    results.finished_utc = Some(folder::now_utc());
+    results.warn(bakeoff_report::warning::Warning::new(
+        bakeoff_report::warning::WarningCode::RunStopped,
+        why,
+    ));
+    analyze(results);
+}
+
 /// Runs the whole experiment. `cancel` is set by the signal handler.
 pub fn run_experiment(
     loaded: &Loaded,
@@ -298,16 +345,7 @@ pub fn run_experiment(
     cancel: Arc<AtomicBool>,
 ) -> Result<Outcome, RunError> {
     let mut o = open(loaded, opts, observer, Stage::Run)?;
-    o.results.host.cpus = o.placement.as_ref().map(|p| CpuPlacement {
-        server: p.server.to_string(),
-        load: p.load.to_string(),
-        by: if p.asked { "plan" } else { "split" }.into(),
-    });
-    o.results.hosts = remote::records(loaded, &o.facts);
-    o.hosts.machines_into(&mut o.results.hosts);
-    // Said from the start (analyze says it again with the rest).
-    let said = analyze::warnings(&o.results);
-    o.results.set_warnings(said);
+    o.before_builds(loaded);
     write_results(&o.folder, &o.results)?;
     if let Some(line) = capacity_figures::wall_time_line(loaded) {
         observer.notice(&line);
@@ -343,9 +381,7 @@ pub fn run_experiment(
     } = o;
     write_results(&folder, &results)?;
     let probe_plan = probe_plan(loaded, &hosts);
-    for n in &probe_plan.notes {
-        observer.notice(n);
-    }
+    probe_plan.notes.iter().for_each(|n| observer.notice(n));
     results.notes.extend(probe_plan.notes.iter().cloned());
     let ctx = context::Context {
         loaded,
@@ -371,13 +407,7 @@ pub fn run_experiment(
         .unwrap_or_else(|p| p.into_inner())
         .take();
     if let Some(why) = write_error {
-        results.status = "failed".into();
-        results.finished_utc = Some(folder::now_utc());
-        results.warn(bakeoff_report::warning::Warning::new(
-            bakeoff_report::warning::WarningCode::RunStopped,
-            why.clone(),
-        ));
-        analyze(&mut results);
+        stopped(&mut results, &why);
         let runs: usize = results.cells.iter().map(|c| c.runs.len()).sum();
         return Err(RunError::Unwritable {
             message: format!(
@@ -388,13 +418,7 @@ pub fn run_experiment(
         });
     }
     if let Some(why) = hosts.gone() {
-        results.status = "failed".into();
-        results.finished_utc = Some(folder::now_utc());
-        results.warn(bakeoff_report::warning::Warning::new(
-            bakeoff_report::warning::WarningCode::RunStopped,
-            why.clone(),
-        ));
-        analyze(&mut results);
+        stopped(&mut results, &why);
         write_results(&folder, &results)?;
         return Err(RunError::Failed(format!(
             "{why}; the runs so far are in {}",

@@ -713,10 +713,12 @@ fn a_capacity_on_a_busy_machine_is_machine_busy() {
 }
 
 /// A measurement, not a check (run with `--ignored`; bench/RESULTS.md has its figures):
-/// capacity searches of one server against itself over scripted noise (3% per trial
-/// and 3% drift per trial shared by both variants' trial of the same number), under a
-/// 240 s budget of 1 s trials: how often the capacity ratio's interval holds 1, how
-/// often the verdict says faster or slower, and the scripted seconds spent.
+/// the paired capacity study of one server against itself over scripted noise (3% per
+/// trial and 2% drift per trial number shared by both variants), through the whole
+/// runner (peaks, trials, results written, analysis) under a 240 s budget of 1 s trials:
+/// how often the capacity ratio's interval holds 1, how often the verdict says faster or
+/// slower, and the scripted seconds spent. The fast tier's check of the same over 500
+/// seeds, on the study alone, is `capacity_figures::coverage`.
 #[test]
 #[ignore]
 fn capacity_aa_coverage_over_scripted_noise() {

@@ -35,6 +35,14 @@ pub(crate) enum Served {
 }
 
 impl Served {
+    /// The sandbox, when the server runs here.
+    fn local(&self) -> Option<&Sandbox> {
+        match self {
+            Served::Local(s) => Some(s),
+            Served::Remote(_) => None,
+        }
+    }
+
     fn watch(&self) -> ServerWatch {
         match self {
             Served::Local(s) => ServerWatch::Local(s.watch()),
@@ -77,6 +85,28 @@ impl Launcher for Sandboxed {
     }
 }
 
+/// The server's own counters (`stats`, read around the window) into `run`.
+fn with_server_stats(run: &mut Run, stats: Run) {
+    run.server_stats = stats.server_stats;
+    run.server_stats_unavailable = stats.server_stats_unavailable;
+    run.server_stats_s = stats.server_stats_s;
+    run.server_statements = stats.server_statements;
+    run.server_counters_read = stats.server_counters_read;
+}
+
+/// How a run's server starts ([`Context::start_spec`]).
+struct Start {
+    spec: SandboxSpec,
+    /// Where callgrind writes (absolute).
+    callgrind_dir: std::path::PathBuf,
+    /// The code layout the round runs.
+    layout: usize,
+    /// The environment's padding, with `[plan] layouts` above 1.
+    pad: Option<usize>,
+    /// How many times longer start and stop may take (12 under valgrind).
+    slow: u32,
+}
+
 impl Context<'_> {
     fn execute(
         &self,
@@ -87,59 +117,17 @@ impl Context<'_> {
     ) -> Executed {
         let began = Instant::now();
         let v = &self.variants[slot.variant];
-        let file = match rate {
-            Some(_) => format!("{}+trial", self.run_file(slot, profiling)),
-            None => self.run_file(slot, profiling),
-        };
-        let kind = v.kind;
-        let target = bakeoff_sandbox::target_for(kind);
-        // Absolute: callgrind writes it from the server's own working directory.
-        let callgrind_dir = self.folder.path.join("callgrind").join(&file);
-        let callgrind_dir = std::path::absolute(&callgrind_dir).unwrap_or(callgrind_dir);
-        if self.probes.instructions {
-            let _ = bakeoff_os::file::create_shared_dir(&callgrind_dir);
-        }
-        let (wrapper, mut env) =
-            probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
-        env.extend(v.env.iter().cloned());
-        env.extend(v.system.server_env());
-        let (layout, binary) = v.layout_for(slot.round);
-        let hashed = v.layouts.get(layout).map_or("", |b| b.sha256.as_str());
-        if self.loaded.experiment.server_host(&v.name).is_none() {
-            if let Some(why) = binary_changed(binary, hashed) {
-                return self.no_extras(invalid(slot, why));
-            }
-        }
-        let pad = self.env_pad(slot);
-        if let Some(n) = pad {
-            env.push((ENV_PAD.to_string(), "x".repeat(n)));
-        }
-        // valgrind runs a server 20-50 times slower: start and stop take longer.
-        let slow = if wrapper.is_empty() { 1 } else { 12 };
-        let args = if wrapper.is_empty() {
-            v.args.clone()
-        } else {
-            target.valgrind_args(
-                &v.args,
-                self.probes.valgrind_fd_limit,
-                self.probes.instructions,
-            )
-        };
-        let spec = SandboxSpec {
-            name: v.name.clone(),
-            kind,
-            binary: binary.to_path_buf(),
-            args,
-            root: self.opts.sandbox_root.clone(),
-            ready_timeout: slow * target.ready_timeout(),
-            stop_grace: slow * target.stop_grace(),
-            options: v.options.clone(),
-            data: self.data.source(&v.name, slot.workload),
-            wrapper,
-            env,
-            listen: bakeoff_sandbox::LOOPBACK,
-            cpus: (v.system.cpus.clone()).or_else(|| self.placement.map(|p| p.server.clone())),
-            stats: self.loaded.experiment.plan.server_stats,
+        let trial = if rate.is_some() { "+trial" } else { "" };
+        let file = format!("{}{trial}", self.run_file(slot, profiling));
+        let Start {
+            spec,
+            callgrind_dir,
+            layout,
+            pad,
+            slow,
+        } = match self.start_spec(slot, v, &file) {
+            Ok(s) => s,
+            Err(why) => return self.no_extras(invalid(slot, why)),
         };
         let host = self.loaded.experiment.server_host(&v.name);
         // The variant's machine settings, journalled and applied for this run only; put
@@ -152,46 +140,27 @@ impl Context<'_> {
             Ok(s) => s,
             Err(e) => return self.no_extras(invalid(slot, format!("server did not start: {e}"))),
         };
-        let read_back = |served: &Served| match served {
-            Served::Local(s) => Some(v.system.read_back(s.pid())),
-            Served::Remote(_) => None,
-        };
+        let read_back = |served: &Served| served.local().map(|s| v.system.read_back(s.pid()));
         let at_start = read_back(&served);
-        let perf_data = profiling.then(|| {
-            let dir = self.folder.path.join("profiles");
-            let _ = std::fs::create_dir_all(&dir);
-            dir.join(format!("{file}.perf.data"))
-        });
-        let listens = match &served {
-            Served::Local(s) => s.listens().to_vec(),
-            Served::Remote(_) => Vec::new(),
-        };
+        let perf_data = profiling.then(|| self.perf_data(&file));
+        let listens = served.local().map_or(Vec::new(), |s| s.listens().to_vec());
         // What the server runs with, read before the load and its probes start.
         let settings = Some(match (&served, host) {
             (Served::Local(s), _) => crate::settings::read(s),
             (Served::Remote(_), h) => crate::settings::not_here(h.unwrap_or("another host")),
         });
         let hooks = ProbeHooks::new(self.probes, served.watch(), perf_data);
-        let local = match &served {
-            Served::Local(s) => Some(s.watch()),
-            Served::Remote(_) => None,
-        };
         let dog = Watchdog::start(
             self.limits(slot, slow),
-            local,
+            served.local().map(|s| s.watch()),
             live.clone(),
             self.cancel.clone(),
         );
         let edges = dog.hooks(&hooks);
-        let local_sandbox = match &served {
-            Served::Local(s) => Some(s),
-            Served::Remote(_) => None,
-        };
-        let level = self.loaded.experiment.plan.server_stats;
         let stats_hooks = StatsHooks::new(
             &edges,
-            local_sandbox,
-            level,
+            served.local(),
+            self.loaded.experiment.plan.server_stats,
             self.probes.instructions,
             dog.cancel(),
         );
@@ -219,15 +188,116 @@ impl Context<'_> {
             Err(e) => invalid(slot, e),
         };
         run.server_log = Some(stderr_rel.clone());
-        run.server_stats = stats_run.server_stats;
-        run.server_stats_unavailable = stats_run.server_stats_unavailable;
-        run.server_stats_s = stats_run.server_stats_s;
-        run.server_statements = stats_run.server_statements;
-        run.server_counters_read = stats_run.server_counters_read;
+        with_server_stats(&mut run, stats_run);
         if pad.is_some() {
             run.layout = Some(layout);
             run.env_pad = pad;
         }
+        self.judge_stop(&mut run, died, stalled);
+        self.placed(&mut run, v, host, listens);
+        system_held(&mut run, at_start, at_end, put_back);
+        let found = self.findings_in(&stderr_rel, v);
+        let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
+        run.wall_s = Some(began.elapsed().as_secs_f64());
+        run.instruction_run = self.instruction_run();
+        Executed {
+            run,
+            profile,
+            findings: found,
+            settings,
+        }
+    }
+
+    /// How slot's server starts: its sandbox (the binary of the round's layout, the
+    /// probes' wrapper and environment, the variant's own, the layout's padding, its
+    /// CPUs), or why the run is invalid: the binary changed since it was hashed.
+    fn start_spec(&self, slot: &Slot, v: &ReadyVariant, file: &str) -> Result<Start, String> {
+        let target = bakeoff_sandbox::target_for(v.kind);
+        // Absolute: callgrind writes it from the server's own working directory.
+        let callgrind_dir = self.folder.path.join("callgrind").join(file);
+        let callgrind_dir = std::path::absolute(&callgrind_dir).unwrap_or(callgrind_dir);
+        if self.probes.instructions {
+            let _ = bakeoff_os::file::create_shared_dir(&callgrind_dir);
+        }
+        let (wrapper, mut env) =
+            probes::server_launch(self.probes, &v.sanitize, v.run_under, &callgrind_dir);
+        env.extend(v.env.iter().cloned());
+        env.extend(v.system.server_env());
+        let (layout, binary) = v.layout_for(slot.round);
+        let hashed = v.layouts.get(layout).map_or("", |b| b.sha256.as_str());
+        if self.loaded.experiment.server_host(&v.name).is_none() {
+            if let Some(why) = binary_changed(binary, hashed) {
+                return Err(why);
+            }
+        }
+        let pad = self.env_pad(slot);
+        if let Some(n) = pad {
+            env.push((ENV_PAD.to_string(), "x".repeat(n)));
+        }
+        // valgrind runs a server 20-50 times slower: start and stop take longer.
+        let slow = if wrapper.is_empty() { 1 } else { 12 };
+        let args = if wrapper.is_empty() {
+            v.args.clone()
+        } else {
+            target.valgrind_args(
+                &v.args,
+                self.probes.valgrind_fd_limit,
+                self.probes.instructions,
+            )
+        };
+        let spec = SandboxSpec {
+            name: v.name.clone(),
+            kind: v.kind,
+            binary: binary.to_path_buf(),
+            args,
+            root: self.opts.sandbox_root.clone(),
+            ready_timeout: slow * target.ready_timeout(),
+            stop_grace: slow * target.stop_grace(),
+            options: v.options.clone(),
+            data: self.data.source(&v.name, slot.workload),
+            wrapper,
+            env,
+            listen: bakeoff_sandbox::LOOPBACK,
+            cpus: (v.system.cpus.clone()).or_else(|| self.placement.map(|p| p.server.clone())),
+            stats: self.loaded.experiment.plan.server_stats,
+        };
+        Ok(Start {
+            spec,
+            callgrind_dir,
+            layout,
+            pad,
+            slow,
+        })
+    }
+
+    /// Where a profiling run's perf record writes (its folder made).
+    fn perf_data(&self, file: &str) -> std::path::PathBuf {
+        let dir = self.folder.path.join("profiles");
+        let _ = std::fs::create_dir_all(&dir);
+        dir.join(format!("{file}.perf.data"))
+    }
+
+    /// Where the run's server ran and listened, and the CPUs of the server and the load.
+    fn placed(&self, run: &mut Run, v: &ReadyVariant, host: Option<&str>, listens: Vec<String>) {
+        run.server_host = host.map(str::to_string);
+        run.listens = listens;
+        if let Some(p) = self.placement {
+            run.server_cpus = Some(p.server.to_string());
+            run.load_cpus = Some(p.load.to_string());
+        }
+        if let Some(c) = &v.system.cpus {
+            run.server_cpus = Some(c.to_string());
+        }
+    }
+
+    /// A run made invalid by how its server ended: bakeoff's own kill at an interrupt,
+    /// an exit mid-run, a stop that failed, or a stall the watchdog saw.
+    fn judge_stop(
+        &self,
+        run: &mut Run,
+        died: Result<Option<String>, String>,
+        stalled: Option<String>,
+    ) {
         match died {
             Ok(Some(_)) if self.cancel.load(std::sync::atomic::Ordering::SeqCst) => {
                 // bakeoff's own SIGKILL at the interrupt, not a crash.
@@ -249,26 +319,6 @@ impl Context<'_> {
         if let Some(why) = stalled {
             run.valid = false;
             run.invalid_reason = Some(why);
-        }
-        run.server_host = host.map(str::to_string);
-        run.listens = listens;
-        if let Some(p) = self.placement {
-            run.server_cpus = Some(p.server.to_string());
-            run.load_cpus = Some(p.load.to_string());
-        }
-        if let Some(c) = &v.system.cpus {
-            run.server_cpus = Some(c.to_string());
-        }
-        system_held(&mut run, at_start, at_end, put_back);
-        let found = self.findings_in(&stderr_rel, v);
-        let profile = self.attach_probes(&mut run, got, &file, &callgrind_dir, v);
-        run.wall_s = Some(began.elapsed().as_secs_f64());
-        run.instruction_run = self.instruction_run();
-        Executed {
-            run,
-            profile,
-            findings: found,
-            settings,
         }
     }
 

@@ -42,6 +42,11 @@ impl Workloads {
         &*list[i]
     }
 
+    /// Every workload of every kind's list.
+    pub fn every(&self) -> impl Iterator<Item = &dyn Workload> {
+        self.lists.iter().flat_map(|(_, l)| l.iter().map(|w| &**w))
+    }
+
     /// Keeps the workloads `keep` picks (by the first kind's), in every kind's list.
     pub fn retain(&mut self, keep: impl Fn(&dyn Workload) -> bool) {
         let Some((_, first)) = self.lists.first() else {

@@ -403,6 +403,21 @@ mod tests {
         assert!(ticks.paced_by_time && !ch[0].paced_by_time, "{ch:?}");
     }
 
+    /// `r` summarized and compared: its first comparison names no change.
+    fn assert_no_change(mut r: Results) {
+        summarize_cells(&mut r);
+        compare(&mut r);
+        assert_no_change_named(&r);
+    }
+
+    fn assert_no_change_named(r: &Results) {
+        assert!(
+            r.comparisons[0].server_changes.is_empty(),
+            "{:?}",
+            r.comparisons[0]
+        );
+    }
+
     #[test]
     fn a_counter_one_side_could_not_read_is_no_change() {
         let mut r = results(3.0, 0.5);
@@ -421,13 +436,7 @@ mod tests {
             x.server_stats_unavailable
                 .insert("pg_stat_wal".into(), "no such view".into());
         }
-        summarize_cells(&mut r);
-        compare(&mut r);
-        assert!(
-            r.comparisons[0].server_changes.is_empty(),
-            "{:?}",
-            r.comparisons[0]
-        );
+        assert_no_change(r);
     }
 
     #[test]
@@ -447,11 +456,7 @@ mod tests {
             },
         ];
         compare(&mut r);
-        assert!(
-            r.comparisons[0].server_changes.is_empty(),
-            "{:?}",
-            r.comparisons[0]
-        );
+        assert_no_change_named(&r);
     }
 
     #[test]
@@ -468,13 +473,7 @@ mod tests {
         twin.variant = "base (A/A)".into();
         r.cells.push(twin);
         r.comparisons.push(comparison("base (A/A)", true));
-        summarize_cells(&mut r);
-        compare(&mut r);
-        assert!(
-            r.comparisons[0].server_changes.is_empty(),
-            "{:?}",
-            r.comparisons[0]
-        );
+        assert_no_change(r);
     }
 
     #[test]

@@ -26,7 +26,9 @@ pub fn variants(
 ) -> Result<Vec<ReadyVariant>, RunError> {
     let e = &l.experiment;
     let cache = Cache::new(&opts.cache_root);
-    bakeoff_workloads::sqlbench::use_cache(&opts.cache_root);
+    workloads
+        .every()
+        .for_each(|w| w.use_cache(&opts.cache_root));
     let b = Builder {
         l,
         opts,
@@ -355,19 +357,7 @@ impl Builder<'_> {
             trained = Some(t.note);
         }
         if v.bolt.is_some() {
-            // BOLT rewrites the linked binary: it needs the relocations, and lays out hot and
-            // cold code itself (gcc's own hot/cold split limits it).
-            spec.ldflags = format!("{} -Wl,--emit-relocs", spec.ldflags)
-                .trim()
-                .to_string();
-            if matches!(
-                build::lto::family(&spec.compiler),
-                Some(build::lto::Family::Gcc(_))
-            ) {
-                spec.cflags = format!("{} -fno-reorder-blocks-and-partition", spec.cflags)
-                    .trim()
-                    .to_string();
-            }
+            for_bolt(&mut spec);
         }
         let count = l.experiment.plan.layouts;
         let seeds: Vec<Option<u64>> = if count > 1 {
@@ -576,4 +566,20 @@ fn server_version(kind: bakeoff_plan::TargetKind, binary: &std::path::Path) -> O
     }
     let layout = bakeoff_sandbox::target_for(kind).dist_layout();
     bakeoff_build::dist::version(binary, &layout, &[])
+}
+
+/// A build BOLT can rewrite: linked with its relocations, and (gcc) without its own
+/// hot/cold split, since BOLT lays out hot and cold code itself.
+fn for_bolt(spec: &mut BuildSpec) {
+    spec.ldflags = format!("{} -Wl,--emit-relocs", spec.ldflags)
+        .trim()
+        .to_string();
+    if matches!(
+        build::lto::family(&spec.compiler),
+        Some(build::lto::Family::Gcc(_))
+    ) {
+        spec.cflags = format!("{} -fno-reorder-blocks-and-partition", spec.cflags)
+            .trim()
+            .to_string();
+    }
 }

@@ -65,13 +65,19 @@ fn code_only(src: &str) -> String {
 /// The first path segment of every path that follows `crate::`, through `{a, b::c}`
 /// groups.
 fn crate_paths(code: &str) -> BTreeSet<String> {
+    paths_after(code, "crate::")
+}
+
+/// The first path segment of every path that follows `prefix` (`crate::`,
+/// `bakeoff_workloads::`), through `{a, b::c}` groups.
+fn paths_after(code: &str, prefix: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
+    for (at, _) in code.match_indices(prefix) {
         let before = code[..at].chars().next_back().unwrap_or(' ');
         if before.is_alphanumeric() || before == '_' || before == '$' {
             continue; // `bakeoff_crate::`, `$crate::`
         }
-        let rest = code[at + "crate::".len()..].trim_start();
+        let rest = code[at + prefix.len()..].trim_start();
         if let Some(group) = rest.strip_prefix('{') {
             // Top-level items of the group: split on commas at depth 0.
             let mut depth = 0;
@@ -408,11 +414,9 @@ fn no_crate_has_an_import_circle() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-#[test]
-fn kinds_import_no_kinds() {
-    let src = workspace().join("crates/workloads/src");
-    let graph = module_graph(&src, Tests::Counted);
-    let kinds: BTreeSet<String> = std::fs::read_dir(&src)
+/// The workloads crate's kind folders (every folder of its src/ but `shared/`).
+fn kind_folders(src: &Path) -> BTreeSet<String> {
+    let kinds: BTreeSet<String> = std::fs::read_dir(src)
         .unwrap()
         .flatten()
         .filter(|e| e.path().is_dir())
@@ -424,6 +428,14 @@ fn kinds_import_no_kinds() {
         "no kind folders found under {}",
         src.display()
     );
+    kinds
+}
+
+#[test]
+fn kinds_import_no_kinds() {
+    let src = workspace().join("crates/workloads/src");
+    let graph = module_graph(&src, Tests::Counted);
+    let kinds = kind_folders(&src);
     let wrong: Vec<String> = graph
         .iter()
         .filter(|(from, _)| from.as_str() != "lib")
@@ -437,6 +449,31 @@ fn kinds_import_no_kinds() {
         wrong.is_empty(),
         "crates/workloads/src: kinds import no kinds, and shared modules none either, but {wrong:?}; \
          move what both use below the kinds (shared/, or a crate below: proto, engine, sqlclient, os)"
+    );
+}
+
+/// ARCHITECTURE's rule: the runner never matches on a workload kind. It asks the
+/// `Workload` trait and the workloads crate's root, and names no kind's module
+/// (`bakeoff_workloads::replay::parse`, `bakeoff_workloads::sqlbench::use_cache` were the
+/// last ones).
+#[test]
+fn the_runner_names_no_workload_kind() {
+    let kinds = kind_folders(&workspace().join("crates/workloads/src"));
+    let mut files = Vec::new();
+    rs_files(&workspace().join("crates/runner/src"), &mut files);
+    let wrong: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let code = code_only(&std::fs::read_to_string(f).unwrap());
+            paths_after(&code, "bakeoff_workloads::")
+                .into_iter()
+                .filter(|p| kinds.contains(p))
+                .map(move |k| format!("{} names {k}", f.display()))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the runner names no workload kind; ask the Workload trait or a function of the workloads crate's lib.rs: {wrong:?}"
     );
 }
 

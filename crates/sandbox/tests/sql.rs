@@ -170,6 +170,13 @@ fn try_sql(sb: &Sandbox, query: &str) -> Result<String, String> {
     }
 }
 
+/// A sandbox of `kind` started on a copy of a data directory made for it under `root`.
+fn on_fresh_data(kind: TargetKind, binary: &str, root: &Path) -> Sandbox {
+    let pristine = root.join("data").join("pristine");
+    init_data(kind, Path::new(binary), &pristine).expect("init_data");
+    Sandbox::start(&spec(kind, root, DataSource::Copy(pristine), &[])).expect("start")
+}
+
 /// Issue 50: `SELECT ... INTO OUTFILE/DUMPFILE`, `LOAD DATA INFILE` and `LOAD_FILE`
 /// reach only the sandbox's `files` folder (`secure-file-priv`); the sandbox stops
 /// (also when an assertion fails: the sandbox's Drop kills it).
@@ -177,15 +184,7 @@ fn try_sql(sb: &Sandbox, query: &str) -> Result<String, String> {
 fn sql_file_writers_stay_in_the_sandbox_mariadb() {
     let tmp = scratch();
     let outside = scratch();
-    let pristine = tmp.path().join("data").join("pristine");
-    init_data(TargetKind::Mariadb, Path::new(MARIADBD), &pristine).expect("init_data");
-    let spec = spec(
-        TargetKind::Mariadb,
-        tmp.path(),
-        DataSource::Copy(pristine),
-        &[],
-    );
-    let sb = Sandbox::start(&spec).expect("start");
+    let sb = on_fresh_data(TargetKind::Mariadb, MARIADBD, tmp.path());
     let files = sb.dir().join("files");
     let priv_dir = sql(&sb, "SELECT @@secure_file_priv");
     assert_eq!(
@@ -226,15 +225,7 @@ fn sql_file_writers_stay_in_the_sandbox_mariadb() {
 fn sql_file_writers_stay_in_the_sandbox_postgres() {
     let tmp = scratch();
     let outside = scratch();
-    let pristine = tmp.path().join("data").join("pristine");
-    init_data(TargetKind::Postgres, Path::new(POSTGRES), &pristine).expect("init_data");
-    let spec = spec(
-        TargetKind::Postgres,
-        tmp.path(),
-        DataSource::Copy(pristine),
-        &[],
-    );
-    let sb = Sandbox::start(&spec).expect("start");
+    let sb = on_fresh_data(TargetKind::Postgres, POSTGRES, tmp.path());
     assert_eq!(
         sql(
             &sb,

@@ -248,6 +248,28 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
 /// The `q` quantile (q > 0.5) of Student's t with `df` degrees of freedom, by bisection on
 /// the distribution function.
 pub fn t_quantile(q: f64, df: f64) -> f64 {
+    // Remembered per thread: a study asks for the same few quantiles thousands of times
+    // (the capacity coverage test spent most of its time here), and each is 200 steps of
+    // the incomplete beta function.
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<(u64, u64), f64>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    let key = (q.to_bits(), df.to_bits());
+    if let Some(t) = KNOWN.with(|k| k.borrow().get(&key).copied()) {
+        return t;
+    }
+    let t = t_quantile_solved(q, df);
+    KNOWN.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.len() < 4096 {
+            k.insert(key, t);
+        }
+    });
+    t
+}
+
+fn t_quantile_solved(q: f64, df: f64) -> f64 {
     let upper = |t: f64| t_two_sided_p(t, df) / 2.0;
     let target = 1.0 - q;
     let (mut lo, mut hi) = (0.0f64, 1.0f64);

@@ -69,6 +69,17 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// The Python the tests make archives with: Debian's own where it is there. A `python3`
+/// found first on PATH may be a version manager's shim (pyenv's costs about 0.4 s a start
+/// here, against 0.09 s), and the hostile-archive tests start one per archive.
+pub fn python3() -> &'static str {
+    if std::path::Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,6 +105,13 @@ pub fn summarize(r: &mut Results) {
     }
 }
 
+/// A `[verify] queries` file (statements ended by `;`, read as a replay's SQL file) as
+/// the query set result verification runs on every variant.
+pub fn query_file(text: &str) -> Result<Box<dyn QuerySet>, String> {
+    let statements = replay::parse(text, replay::LogFormat::SqlFile).map_err(|e| e.to_string())?;
+    Ok(Box::new(replay::Statements(statements)))
+}
+
 /// What a reader must see first about a kind's cells.
 pub fn warnings(r: &Results) -> Vec<String> {
     KINDS.all().iter().flat_map(|k| k.warnings(r)).collect()

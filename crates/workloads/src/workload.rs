@@ -58,6 +58,10 @@ pub trait Workload: Send + Sync {
     /// hooks at the measured window's edges), and any check on the server the run left.
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String>;
 
+    /// The build cache (the run's `--cache`) a workload fetches its own sources into,
+    /// given before its first run; most fetch nothing.
+    fn use_cache(&self, _root: &std::path::Path) {}
+
     /// What an agent on another host needs to run this workload there (`crate::for_agent`
     /// rebuilds it from `spec`); None: this kind loads only from this machine.
     fn agent_spec(&self) -> Option<AgentSpec> {

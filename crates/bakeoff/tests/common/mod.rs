@@ -9,6 +9,18 @@ pub mod sshd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A variant name made like an HTML injection: every output must show it as text.
+pub const NASTY: &str = "<img src=x onerror=alert(1)>";
+
+/// The installed memcached three ways (`first`, Debian's, and one named [`NASTY`] with two
+/// threads), the variants of the tests that open bakeoff's pages in a browser.
+pub fn memcached_three_ways(first: &str) -> String {
+    memcached_installed(first, ARGS_64)
+        + &installed("debian", "")
+        + &installed(NASTY, "args = [\"-t\", \"2\"]\n")
+        + "\n"
+}
+
 /// A cache shared by every test run, so memcached's source is fetched and each build made
 /// once per checkout rather than once per test: bakeoff's default cache under
 /// [`private_home`], so the tests that name it with `--cache` and those that run bakeoff

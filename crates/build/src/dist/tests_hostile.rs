@@ -78,7 +78,7 @@ else:
 fn archive(dir: &Path, name: &str, format: &str, members: &[String]) -> PathBuf {
     use std::io::Write;
     let out = dir.join(name);
-    let mut child = Command::new("python3")
+    let mut child = Command::new(bakeoff_testkit::python3())
         .args(["-c", MAKER])
         .arg(&out)
         .arg(format)

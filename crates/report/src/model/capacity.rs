@@ -60,7 +60,12 @@ pub struct CapacitySearch {
 /// One trial of a capacity search: a short open-loop run at an offered rate.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct CapacityTrial {
+    /// The search (a paired round) it belongs to; 0 for the bracket's trials.
     pub search: usize,
+    /// A trial of the bracket that comes before the rounds (the same rates for every
+    /// variant), not of a round.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bracket: bool,
     /// ops/s offered and achieved.
     pub offered: f64,
     pub achieved: f64,

@@ -1,6 +1,7 @@
 //! The SQL each server speaks, behind one interface: [`SqlDialect`], one implementation
-//! per server (`mariadb.rs`, `postgres.rs`, `sqlite.rs`), reached from a [`Dialect`]
-//! value with [`Dialect::sql`]. The workloads ask it for every piece of SQL text that
+//! per server (`postgres.rs`, `sqlite.rs`, and the mysqld family's `mysqld.rs`, written
+//! once for MariaDB and MySQL, whose files hold only their [`MysqldFork`] answers),
+//! reached from a [`Dialect`] value with [`Dialect::sql`]. The workloads ask it for every piece of SQL text that
 //! differs between servers (column types, engine clauses, `ANALYZE`, `DROP INDEX`,
 //! SQL-level `PREPARE`, `EXPLAIN`, bulk-load settings and formats, parameter markers,
 //! string literals, snapshot transactions) and never match on the server themselves.
@@ -15,11 +16,13 @@
 
 mod mariadb;
 mod mysql;
+mod mysqld;
 mod postgres;
 mod sqlite;
 
 pub use mariadb::MariaDb;
 pub use mysql::Mysql;
+pub use mysqld::MysqldFork;
 pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 

@@ -219,3 +219,53 @@ fn date_literals_and_statement_timeouts() {
             .collect::<Vec<_>>()
     );
 }
+
+/// The mysqld family is one implementation: MariaDB and MySQL answer alike everywhere
+/// but where their `MysqldFork` items differ (SQL-level PREPARE, prepared transaction
+/// control, the read-only snapshot, the statement timeout).
+#[test]
+fn mariadb_and_mysql_differ_only_where_their_fork_says() {
+    fn texts(d: &dyn SqlDialect) -> Vec<String> {
+        let settings = [
+            Setting::NoCommitFlush,
+            Setting::NoConstraintChecks,
+            Setting::IndexBuildMemoryMb(64),
+            Setting::SerialIndexBuilds,
+            Setting::StatisticsTarget(100),
+            Setting::StorageEngine("Aria"),
+        ];
+        let mut t = vec![
+            d.name().to_string(),
+            d.placeholders("a = ? AND b = ?"),
+            d.string_literal("it's \\ x"),
+            d.multi_statement_queries().to_string(),
+            d.date_literal("1995-03-15"),
+            d.explain("SELECT 1"),
+            format!("{:?}", d.max_statement_bytes_query()),
+            d.datetime_type().to_string(),
+            d.fixed_text_type(24),
+            d.auto_increment_integer().to_string(),
+            format!("{:?}", d.inline_index("k", "a, b")),
+            format!("{:?}", d.storage_engine_clause("InnoDB")),
+            format!("{:?}", d.transactional_engine()),
+            d.drop_index("i", "t"),
+            d.drop_tables(&["a", "b"]).join(";"),
+            d.analyze("t", &["a"]),
+            format!("{:?}", d.bulk_load()),
+            d.copy_freeze().to_string(),
+            d.primary_key_after_load().to_string(),
+            d.statistics_after_load().to_string(),
+            d.embedded_library().to_string(),
+        ];
+        t.extend(settings.map(|s| format!("{:?}", d.session_setting(s))));
+        t
+    }
+    assert_eq!(texts(&MariaDb), texts(&Mysql));
+    assert!(MariaDb.prepare("p", "SELECT ?").is_some() && Mysql.prepare("p", "SELECT ?").is_none());
+    assert!(Mysql.execute("p", &[1]).is_none() && Mysql.deallocate("p").is_none());
+    assert!(MariaDb.prepares_transaction_control() && !Mysql.prepares_transaction_control());
+    assert_ne!(
+        MariaDb.begin_read_only_snapshot(),
+        Mysql.begin_read_only_snapshot()
+    );
+}

@@ -445,6 +445,16 @@ fn cannot_prepare(e: &DbError) -> bool {
 }
 
 impl Worker {
+    /// The id an INSERT without `auto_inc` gives: the row this transaction deleted, else
+    /// (oltp_insert) an id above the table, unique per connection.
+    fn insert_id(&mut self, cfg: &OltpConfig, deleted: i64) -> i64 {
+        if deleted > 0 {
+            return deleted;
+        }
+        self.insert_seq += 1;
+        (cfg.table_size + 1 + self.conn as u64 + self.insert_seq * cfg.connections as u64) as i64
+    }
+
     async fn transaction(&mut self, c: &mut Client, p: &Plan) -> Result<(), (Stmt, DbError)> {
         self.timings.clear();
         let cfg = &p.cfg;
@@ -504,18 +514,7 @@ impl Worker {
                         ];
                         c.exec(base + s.index(), text, plain, &ps).await
                     } else {
-                        let new_id = if deleted > 0 {
-                            deleted
-                        } else {
-                            // oltp_insert without auto_inc: ids above the table, unique
-                            // per connection.
-                            self.insert_seq += 1;
-                            (cfg.table_size
-                                + 1
-                                + self.conn as u64
-                                + self.insert_seq * cfg.connections as u64)
-                                as i64
-                        };
+                        let new_id = self.insert_id(cfg, deleted);
                         let ps = [
                             Param::Int(new_id),
                             Param::Int(k),

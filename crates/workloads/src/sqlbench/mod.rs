@@ -34,7 +34,7 @@ mod kind;
 mod workload;
 
 pub use kind::{SqlBenchKeys, SqlBenchKind, Tests};
-pub use workload::{use_cache, SqlBench};
+pub use workload::SqlBench;
 
 use std::path::Path;
 

@@ -16,26 +16,11 @@ use bakeoff_sqlclient::{Db, Wire};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How long one test (or run-all-tests) may run before it is stopped.
 const TIMEOUT: Duration = Duration::from_secs(4 * 3600);
-
-static CACHE_ROOT: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// The build cache sql-bench's source is fetched into (the run's `--cache`); without it,
-/// [`Cache::default_root`].
-pub fn use_cache(root: &Path) {
-    if let Ok(mut c) = CACHE_ROOT.lock() {
-        *c = Some(root.to_path_buf());
-    }
-}
-
-fn cache() -> Cache {
-    let root = CACHE_ROOT.lock().ok().and_then(|c| c.clone());
-    Cache::new(root.unwrap_or_else(Cache::default_root))
-}
 
 /// Where the sql-bench comes from.
 #[derive(Debug, Clone)]
@@ -55,6 +40,9 @@ pub struct SqlBench {
     origin: Origin,
     scratch: PathBuf,
     bench: OnceLock<Result<PathBuf, String>>,
+    /// The build cache sql-bench's source is fetched into (`Workload::use_cache`);
+    /// unset, [`Cache::default_root`].
+    cache: OnceLock<PathBuf>,
     runs: AtomicUsize,
 }
 
@@ -149,8 +137,18 @@ impl SqlBench {
             origin,
             scratch,
             bench: OnceLock::new(),
+            cache: OnceLock::new(),
             runs: AtomicUsize::new(0),
         })
+    }
+
+    fn cache(&self) -> Cache {
+        Cache::new(
+            self.cache
+                .get()
+                .cloned()
+                .unwrap_or_else(Cache::default_root),
+        )
     }
 
     /// The configured sql-bench: found (fetched) and configured at the first call.
@@ -160,7 +158,7 @@ impl SqlBench {
                 let src = match &self.origin {
                     Origin::Dir(d) => d.clone(),
                     Origin::Source(spec) => {
-                        let tree = bakeoff_build::fetch(spec, &cache())
+                        let tree = bakeoff_build::fetch(spec, &self.cache())
                             .map_err(|e| format!("cannot fetch sql-bench's source: {e}"))?;
                         tree.dir.join("sql-bench")
                     }
@@ -233,6 +231,10 @@ impl Workload for SqlBench {
 
     fn tables(&self, _engine: Option<&str>) -> Option<Box<dyn Tables>> {
         Some(Box::new(Script::EMPTY))
+    }
+
+    fn use_cache(&self, root: &Path) {
+        let _ = self.cache.set(root.to_path_buf());
     }
 
     fn run(&self, ctx: &RunContext) -> Result<Outcome, String> {
