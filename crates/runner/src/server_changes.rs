@@ -263,7 +263,15 @@ fn round_interval(b: &Cell, c: &Cell, name: &str) -> Option<[f64; 2]> {
             .filter_map(|x| Some((x.round, per_op(x, name)?)))
             .collect()
     };
-    let (xs, ys) = (side(b), side(c));
+    paired_round_interval(&side(b), &side(c))
+}
+
+/// The 95% interval of the ratios `ys[round] / xs[round]` over the rounds both sides have
+/// (a zero `xs` left out), from 3 rounds on. Shared with `statements.rs`.
+pub(crate) fn paired_round_interval(
+    xs: &BTreeMap<usize, f64>,
+    ys: &BTreeMap<usize, f64>,
+) -> Option<[f64; 2]> {
     let ratios: Vec<f64> = xs
         .iter()
         .filter_map(|(r, x)| {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use bakeoff_report::model::{Cell, Results, Run, StatementCell, StatementChange};
 use bakeoff_stats as stats;
 
-use crate::server_changes::{ops_in_span, FLOOR, FLOOR_FEW_RUNS};
+use crate::server_changes::{ops_in_span, paired_round_interval, FLOOR, FLOOR_FEW_RUNS};
 
 /// A statement called at most this often per operation is left out of a cell (a
 /// connection's own setup, bakeoff's reads).
@@ -201,15 +201,7 @@ fn round_interval(b: &Cell, c: &Cell, key: &str) -> Option<[f64; 2]> {
             })
             .collect()
     };
-    let (xs, ys) = (side(b), side(c));
-    let ratios: Vec<f64> = xs
-        .iter()
-        .filter_map(|(r, x)| Some(ys.get(r)? / x).filter(|_| *x > 0.0))
-        .collect();
-    if ratios.len() < 3 {
-        return None;
-    }
-    stats::summarize(&ratios).map(|s| [s.ci95.0, s.ci95.1])
+    paired_round_interval(&side(b), &side(c))
 }
 
 #[cfg(test)]

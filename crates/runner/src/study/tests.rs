@@ -126,6 +126,24 @@ fn opts(dir: &Path) -> Options {
     }
 }
 
+/// The study's deriving side over the fake engine, in `dir`, not cancelled.
+fn deriving<'a>(
+    loaded: &'a Loaded,
+    dir: &std::path::Path,
+    host: &'a dyn Host,
+    engine: &'a dyn Experiments,
+    folder: PathBuf,
+) -> Deriving<'a> {
+    Deriving {
+        loaded,
+        opts: opts(dir),
+        host,
+        engine,
+        cancel: Arc::new(AtomicBool::new(false)),
+        folder,
+    }
+}
+
 #[test]
 fn bisect_steps_are_named_once_stopped_by_their_rule_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -147,14 +165,7 @@ fn bisect_steps_are_named_once_stopped_by_their_rule_and_read_back() {
     let host = Counted::default();
     let subject = |c: &str| format!("subject of {}\n", short(c));
     let mut steps = BisectSteps {
-        deriving: Deriving {
-            loaded: &loaded,
-            opts: opts(dir.path()),
-            host: &host,
-            engine: &engine,
-            cancel: Arc::new(AtomicBool::new(false)),
-            folder: folder.clone(),
-        },
+        deriving: deriving(&loaded, dir.path(), &host, &engine, folder.clone()),
         template: 0,
         workload: 0,
         connections: 8,
@@ -201,14 +212,7 @@ fn an_interrupted_step_stops_the_study_and_keeps_nothing_unwritten() {
     let host = Counted::default();
     let subject = |_: &str| String::new();
     let mut steps = BisectSteps {
-        deriving: Deriving {
-            loaded: &loaded,
-            opts: opts(dir.path()),
-            host: &host,
-            engine: &engine,
-            cancel: Arc::new(AtomicBool::new(false)),
-            folder,
-        },
+        deriving: deriving(&loaded, dir.path(), &host, &engine, folder),
         template: 0,
         workload: 0,
         connections: 8,
@@ -248,14 +252,7 @@ fn tune_stages_are_named_once_read_into_stage_data_and_the_last_kept() {
     };
     let host = Counted::default();
     let mut stages = TuneStages {
-        deriving: Deriving {
-            loaded: &loaded,
-            opts: opts(dir.path()),
-            host: &host,
-            engine: &engine,
-            cancel: Arc::new(AtomicBool::new(false)),
-            folder: folder.clone(),
-        },
+        deriving: deriving(&loaded, dir.path(), &host, &engine, folder.clone()),
         tune: &tune,
         baseline: "base".into(),
         cell: (0, "connections", 8),
