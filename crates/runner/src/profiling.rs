@@ -73,10 +73,7 @@ impl Context<'_> {
                     }
                     None => results.notes.push(format!(
                         "{label}: no profile ({})",
-                        done.run
-                            .invalid_reason
-                            .as_deref()
-                            .unwrap_or("perf record failed")
+                        no_profile_reason(&done.run)
                     )),
                 }
                 let _ = write_results(self.folder, results);
@@ -112,5 +109,24 @@ impl Context<'_> {
                 rec.line_diff = probes::line_diff_records(bp, *bops, p, *ops);
             }
         }
+    }
+}
+
+/// Why a profiling run left no profile: the run's own reason when it was invalid, else
+/// what perf said (here or on the server's host), else that perf record failed.
+fn no_profile_reason(run: &bakeoff_report::model::Run) -> String {
+    if let Some(why) = &run.invalid_reason {
+        return why.clone();
+    }
+    let perf: Vec<&str> = run
+        .probe_errors
+        .iter()
+        .filter(|e| e.starts_with("perf record"))
+        .map(String::as_str)
+        .collect();
+    if perf.is_empty() {
+        "perf record failed".to_string()
+    } else {
+        perf.join("; ")
     }
 }
