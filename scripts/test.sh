@@ -71,14 +71,15 @@ lanes=${BAKEOFF_TEST_LANES:-2}
 [ "$(nproc)" -ge 2 ] || lanes=1
 # Binaries by their time in CI, slowest first (crate folder/binary name); the rest follow.
 slow_first=(bakeoff/examples bakeoff/bisect bakeoff/tune bakeoff/sqlite
-  bakeoff/capacity bakeoff/mysql bakeoff/pgo bakeoff/sql bakeoff/hostile_runs
+  bakeoff/mysql bakeoff/pgo bakeoff/sql bakeoff/hostile_runs
   bakeoff/redis bakeoff/variant_kinds bakeoff/probes bakeoff/sqlbench bakeoff/tpcc)
 # Binaries that assert a verdict or a cost on real runs, run alone before the lanes
 # start: beside another lane their runs would mostly be machine-busy (another test's
 # servers and loads are other processes to them), an answer those tests accept but which
 # checks nothing. hosts.rs too: its remote profile (perf record on the host through the
 # agent) came back empty in both runs that put it beside the examples.
-solo=(bakeoff/precision bakeoff/both bakeoff/aa bakeoff/noise sandbox/lean_client bakeoff/hosts)
+solo=(bakeoff/precision bakeoff/both bakeoff/aa bakeoff/noise sandbox/lean_client bakeoff/hosts
+  bakeoff/capacity)
 run_lanes() {
   local built out dir name key rc=0 exe manifest
   built=$(mktemp); out=$(mktemp -d)
