@@ -84,8 +84,15 @@ fn the_build_with_added_work_carries_less_load_under_the_limit_within_the_budget
             "{v}: none failed"
         );
         assert!(trials.iter().any(|t| t["bracket"] == true), "{v}: {k}");
+        // Not far above the closed-loop peak, unless other processes took the machine
+        // (at a load of 11 from other programs, a peak run during a stall measured 5,900
+        // ops/s where the trials a minute later passed 26,000).
         let peak = k["peak_ops_per_s"].as_f64().expect("peak");
-        assert!(ops <= 4.0 * peak, "{v}: {ops} against peak {peak}");
+        let busy = k["machine_busy"] == true || trials.iter().any(|t| t["machine_busy"] == true);
+        assert!(
+            ops <= 4.0 * peak || busy,
+            "{v}: {ops} against peak {peak}: {k}"
+        );
     }
     let work = r["comparisons"]
         .as_array()

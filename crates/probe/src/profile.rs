@@ -36,8 +36,10 @@ use std::time::{Duration, Instant};
 const FREQUENCY: &str = "999";
 /// How long perf gets to write its file after SIGINT.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long `start` waits for perf to create its file (and so to be ready for SIGINT).
-const START_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long `start` waits for perf to create its file (and so to be ready for SIGINT),
+/// and `stop` waits again before its SIGINT if perf has not yet: on a loaded machine perf
+/// took over 3 s to start, and a SIGINT before its handler ended it with no data.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The lowest kernel address on 64-bit Linux (x86-64 and arm64 put the kernel above).
 const KERNEL_START: u64 = 0xffff_8000_0000_0000;
 /// What the flamegraph and `dso` call kernel code.
@@ -89,7 +91,7 @@ impl Recording {
     ///
     /// Samples `cycles` or `cpu-clock` ([`sampling_event`]) at 999 Hz. An existing
     /// `data` is removed first; perf's messages go to `data` with the extension `log`.
-    /// Returns once perf has created `data` (by then it handles SIGINT) or after 3 s,
+    /// Returns once perf has created `data` (by then it handles SIGINT) or after 10 s,
     /// and fails if perf exits before that (no such process, say).
     pub fn start(pids: &[i32], data: &Path) -> std::io::Result<Recording> {
         if pids.is_empty() {
@@ -157,6 +159,10 @@ impl Recording {
     /// Fails if perf had failed (with the last line of its log), did not stop within
     /// 10 s (it is then killed), or left no data.
     pub fn stop(mut self) -> std::io::Result<()> {
+        if self.child.is_some() {
+            // A perf still starting would die of the SIGINT with nothing written.
+            self.wait_ready()?;
+        }
         let Some(mut child) = self.child.take() else {
             return Err(io::Error::other("perf record is not running"));
         };

@@ -18,6 +18,34 @@ const TAIL_CHARS: usize = 400;
 
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
 
+/// The longest path a unix socket can be bound at: sun_path holds 108 bytes with the NUL.
+pub const MAX_SOCKET_PATH: usize = 107;
+
+/// `workdir/name` when a unix socket fits there, else None: under a deep sandbox root (a
+/// user's `--sandbox-dir`) the path is too long for sun_path, and a server told to bind it
+/// refuses to start ("socket file path is too long").
+pub fn socket_in(workdir: &Path, name: &str) -> Option<PathBuf> {
+    let p = workdir.join(name);
+    (p.as_os_str().len() <= MAX_SOCKET_PATH).then_some(p)
+}
+
+/// `workdir/name` where a unix socket fits, else `/tmp/bakeoff-<hash of workdir>-<name>`:
+/// for a server that always binds a socket (MySQL and MariaDB, whose compiled-in default
+/// is shared by every server of the machine). The hash is FNV-1a, the same in every
+/// process, so the server's configuration and its clients name one file.
+pub fn socket_or_short(workdir: &Path, name: &str) -> PathBuf {
+    socket_in(workdir, name).unwrap_or_else(|| {
+        let hash = workdir
+            .as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        PathBuf::from(format!("/tmp/bakeoff-{hash:016x}-{name}"))
+    })
+}
+
 /// The default sandbox root: `/var/tmp/bakeoff-$UID`, on disk where the system keeps
 /// /var/tmp (never `$XDG_RUNTIME_DIR` or a /tmp that may be a RAM-backed tmpfs: there
 /// fsync costs nothing and no read touches a disk, so durability settings and I/O-bound
@@ -428,6 +456,38 @@ pub(crate) fn move_file(from: &Path, to: &Path) -> Result<(), SandboxError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_socket_under_a_deep_root_goes_where_it_fits() {
+        let short = Path::new("/var/tmp/bakeoff-0/a-1");
+        assert_eq!(
+            super::socket_in(short, "redis.sock"),
+            Some(short.join("redis.sock"))
+        );
+        assert_eq!(
+            super::socket_or_short(short, "mysqld.sock"),
+            short.join("mysqld.sock")
+        );
+        let deep = PathBuf::from(format!(
+            "/home/{}/sandboxes/mysql-8.0-prepare-1-2",
+            "x".repeat(80)
+        ));
+        assert_eq!(super::socket_in(&deep, "redis.sock"), None);
+        let other = deep.with_file_name("mysql-8.0-prepare-1-3");
+        let (a, b) = (
+            super::socket_or_short(&deep, "mysqld.sock"),
+            super::socket_or_short(&other, "mysqld.sock"),
+        );
+        assert!(
+            a.starts_with("/tmp") && a.as_os_str().len() <= super::MAX_SOCKET_PATH,
+            "{a:?}"
+        );
+        assert_ne!(a, b, "two sandboxes, two sockets");
+        assert_eq!(
+            a,
+            super::socket_or_short(&deep, "mysqld.sock"),
+            "the same each time"
+        );
+    }
 
     #[test]
     fn the_mount_holding_a_path_is_the_longest_that_contains_it() {

@@ -215,7 +215,7 @@ fn my_cnf_in(
     ));
     s.push_str(&format!(
         "socket = {}\n",
-        workdir.join("mysqld.sock").display()
+        crate::dirs::socket_or_short(workdir, "mysqld.sock").display()
     ));
     s.push_str(&format!(
         "pid-file = {}\n",
@@ -442,7 +442,7 @@ impl<T: Mysqld> Target for T {
     }
 
     fn socket(&self, workdir: &Path) -> Option<PathBuf> {
-        Some(workdir.join("mysqld.sock"))
+        Some(crate::dirs::socket_or_short(workdir, "mysqld.sock"))
     }
 
     fn stop_signal(&self) -> (i32, bool) {

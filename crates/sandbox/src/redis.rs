@@ -257,10 +257,16 @@ impl Redis {
     /// experiment's options after them.
     pub fn config(&self, port: u16, workdir: &Path) -> String {
         let mut s = format!(
-            "# written by bakeoff for one sandbox\nport {port}\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir {}\nlogfile \"\"\nunixsocket {}\nunixsocketperm 700\n",
+            "# written by bakeoff for one sandbox\nport {port}\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir {}\nlogfile \"\"\n",
             quoted(&workdir.display().to_string()),
-            quoted(&workdir.join("redis.sock").display().to_string()),
         );
+        // A socket where its path fits; else the server listens on TCP only.
+        if let Some(sock) = crate::dirs::socket_in(workdir, "redis.sock") {
+            s.push_str(&format!(
+                "unixsocket {}\nunixsocketperm 700\n",
+                quoted(&sock.display().to_string())
+            ));
+        }
         // No persistence unless asked: a benchmark of the in-memory path by default.
         if !self.options.contains_key("save") {
             s.push_str("save \"\"\n");
@@ -433,7 +439,7 @@ impl Target for Redis {
     }
 
     fn socket(&self, workdir: &Path) -> Option<std::path::PathBuf> {
-        Some(workdir.join("redis.sock"))
+        crate::dirs::socket_in(workdir, "redis.sock")
     }
 
     /// `SHUTDOWN NOSAVE`: ends the server without writing a snapshot, whatever `save` says.

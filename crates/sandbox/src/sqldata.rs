@@ -105,7 +105,29 @@ pub fn as_server_user(cmd: &mut Command) {
         use std::os::unix::process::CommandExt;
         // std drops root's supplementary groups itself when it switches the uid.
         cmd.uid(uid).gid(gid);
+        // Our TMPDIR may be a folder only root can write (root's own, mode 0700): the
+        // server's temporary files (MariaDB's install and start, MySQL's tmpdir) then
+        // failed with "Permission denied". Such a TMPDIR is replaced by /tmp.
+        if let Some(tmp) = std::env::var_os("TMPDIR") {
+            if !open_to_all(Path::new(&tmp)) {
+                cmd.env("TMPDIR", "/tmp");
+            }
+        }
     }
+}
+
+/// Whether every user may create files in `dir`: it is a folder that others may write
+/// and enter, below folders that others may enter.
+fn open_to_all(dir: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return false;
+    };
+    if !meta.is_dir() || meta.permissions().mode() & 0o003 != 0o003 {
+        return false;
+    }
+    dir.ancestors()
+        .skip(1)
+        .all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
 }
 
 /// Gives `path` (recursively) to the server user, when there is one.
@@ -291,6 +313,25 @@ pub(crate) fn ping(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_tmpdir_the_server_user_cannot_write_is_not_passed_on() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let open = d.path().join("open");
+        let closed = d.path().join("closed");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::create_dir(&closed).unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(super::open_to_all(&open));
+        assert!(!super::open_to_all(&closed));
+        assert!(!super::open_to_all(&d.path().join("missing")));
+        // An open folder below one others cannot enter is closed too.
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(!super::open_to_all(&open));
+    }
+
     #[test]
     fn a_setup_failure_quotes_the_servers_error_not_its_shutdown() {
         let log = "261128 17:17:28 InnoDB: Completed initialization of buffer pool\n\
