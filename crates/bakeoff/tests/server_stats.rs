@@ -9,7 +9,8 @@
 //! pg_stat_statements (loaded by bakeoff) counts the point selects the load sent and the
 //! statement is matched across the variants in the report; MariaDB's performance_schema
 //! (turned on) gives wait counters and says it digests no prepared statement, and a
-//! variant's own `performance_schema = OFF` wins with its reason.
+//! variant's own `performance_schema = OFF` wins with its reason. PostgreSQL's wait
+//! events are sampled through the window at the sampler's rate.
 
 mod common;
 
@@ -205,6 +206,35 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
         assert!(st["mean_us"].as_f64().unwrap() > 0.0, "{st}");
         assert!(
             !run["server_statements"].to_string().contains("pg_stat"),
+            "{run}"
+        );
+    }
+    // The wait-event sampler: a look every 100 ms through the window, each counting
+    // the load's active backends (2 connections at most) by what they wait on.
+    for v in ["big", "small"] {
+        let run = run_of(&r, v);
+        let window = run["elapsed_s"].as_f64().unwrap();
+        let ticks = stat(run, "waits.ticks");
+        let looks = window / 0.1;
+        let samples: f64 = run["server_stats"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.starts_with("waits.") && k.ends_with(".samples"))
+            .map(|(_, v)| v.as_f64().unwrap())
+            .sum();
+        eprintln!("{v}: {ticks} looks in {window:.2} s, {samples} backends seen active");
+        assert!(
+            ticks <= looks + 2.0 && ticks >= looks * 0.5,
+            "{ticks} in {window}"
+        );
+        assert!(
+            samples > 0.0 && samples <= 2.0 * ticks,
+            "{}",
+            run["server_stats"]
+        );
+        assert!(
+            run["server_stats_unavailable"].get("waits").is_none(),
             "{run}"
         );
     }
