@@ -219,7 +219,7 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
         let (w, samples) = waits(run);
         eprintln!("{v}: {ticks} looks in {window:.2} s, {samples} backends active: {w:?}");
         assert!(
-            ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.5,
+            ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
             "{ticks}"
         );
         assert!(samples <= 2.0 * ticks, "{w:?}");
@@ -285,8 +285,11 @@ fn postgres_waits_are_sampled_through_the_window_at_basic() {
     let ticks = stat(run, "waits.ticks");
     let (w, samples) = waits(run);
     eprintln!("{ticks} looks in {window:.2} s; {samples} backends active: {w:?}");
+    // Ten looks a second at most; a look more than 100 ms late skips its turn (a fixed
+    // rate) and the login takes the first ones, so a loaded machine sees fewer: at
+    // least 3 a second.
     assert!(
-        ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.5,
+        ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
         "{ticks}"
     );
     assert!(samples <= 2.0 * ticks, "{w:?}");

@@ -8,7 +8,7 @@
 //! temporary table, `INFO` counted among the commands): the after-read is taken twice,
 //! the load stopped, and the second's movement (one read's footprint) is taken off the
 //! deltas. What the server keeps no counter of (PostgreSQL's wait events) is sampled
-//! through the window by the target's sampler (`Sandbox::start_sampling`, started after
+//! through the window by the target's sampler (`Sandbox::start_sampling`, started with
 //! the before-read and stopped at the window's end), its counts merged as they are.
 //! The span from the before-read to the window's end is kept
 //! (`server_stats_s`), so a delta can be divided by the operations the load sent in it.
@@ -77,14 +77,19 @@ impl<'a> StatsHooks<'a> {
 
     fn read_before(&self) {
         if let Some(s) = self.reading() {
-            let snap = s.stats(self.level);
-            // A server that gave nothing is not sampled either; nor one whose
-            // instructions are counted (the sampler's looks would be among them).
-            let sampling = if snap.counters.is_empty() || self.before_probes {
+            // The sampler starts first, so that its login overlaps the before-read
+            // rather than following it; not where the server's instructions are counted
+            // (its looks would be among them).
+            let mut sampling = if self.before_probes {
                 None
             } else {
                 s.start_sampling(self.level)
             };
+            let snap = s.stats(self.level);
+            // A server that gave nothing is not sampled either.
+            if snap.counters.is_empty() {
+                sampling = None;
+            }
             if let Ok(mut r) = self.reads.lock() {
                 r.before = Some((snap, Instant::now()));
                 r.sampling = sampling;
@@ -137,7 +142,7 @@ impl<'a> StatsHooks<'a> {
         run.server_counters_read = a.counters.keys().cloned().collect();
         run.server_statements = statement_records(std::mem::take(&mut d.statements));
         if let Some(sampled) = reads.sampled {
-            with_sampled(&mut d, sampled);
+            with_sampled(&mut d, &mut run.server_counters_read, sampled);
         }
         run.server_stats = d.counters;
         run.server_stats_unavailable = d.unavailable;
@@ -146,7 +151,18 @@ impl<'a> StatsHooks<'a> {
 }
 
 /// The sampler's window counts into the run's deltas, with what it could not sample.
-fn with_sampled(d: &mut stats::Delta, sampled: Snapshot) {
+/// A sampled counter exists only once seen, so the server is said to have each sampled
+/// family (`waits.*`, from the names' first part): one side that never saw an event
+/// saw it 0 times, and it can still be a change.
+fn with_sampled(d: &mut stats::Delta, read: &mut Vec<String>, sampled: Snapshot) {
+    for name in sampled.counters.keys() {
+        if let Some((family, _)) = name.split_once('.') {
+            let all = format!("{family}.*");
+            if !read.contains(&all) {
+                read.push(all);
+            }
+        }
+    }
     d.counters
         .extend(sampled.counters.into_iter().filter(|(_, v)| *v > 0.0));
     d.unavailable.extend(sampled.unavailable);
