@@ -11,7 +11,7 @@
 # The level "nosampler" is "basic" with BAKEOFF_NO_SAMPLING set: LEVELS="nosampler basic"
 # on postgres measures what the wait-event sampler alone costs. On sqlite (a replay of
 # point selects through bakeoff-sqlited; its ops/s is fixed work over the time it took)
-# "off" against "basic" measures the host's statement counters (--stmt-stats).
+# LEVELS="basic full" measures the host's statement counters (--stmt-stats, at "full").
 #
 #   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb|sqlite [PAIRS=3] [ROUNDS=4]
 # shellcheck source=bench/lib.sh
