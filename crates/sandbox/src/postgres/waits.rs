@@ -167,8 +167,10 @@ impl Counts {
     }
 
     fn snapshot(self) -> Snapshot {
-        let mut s = Snapshot::default();
-        s.counters = self.samples;
+        let mut s = Snapshot {
+            counters: self.samples,
+            ..Snapshot::default()
+        };
         s.counters.retain(|_, v| *v > 0.0);
         if self.ticks > 0 {
             s.counters
