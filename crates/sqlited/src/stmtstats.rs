@@ -217,6 +217,44 @@ mod tests {
     }
 
     #[test]
+    fn texts_beyond_the_cap_are_summed_in_one_row_without_a_digest() {
+        use crate::ffi::sqlite::{version_number, Connection, Library};
+        use std::sync::Arc;
+        let lib =
+            Library::load(std::path::Path::new(bakeoff_testkit::paths::SYSTEM_SQLITE)).unwrap();
+        assert!(version_number(lib.version()) >= 3_040_000);
+        let names: Vec<&str> = lib.stmt_counters().iter().map(|(_, n)| *n).collect();
+        assert!(
+            names.contains(&"fullscan_step") && names.contains(&"run"),
+            "{names:?}"
+        );
+        let stats = StmtStats::new(lib.stmt_counters());
+        let lib = Arc::new(lib);
+        let dir = tempfile::tempdir().unwrap();
+        let db = Connection::open(&lib, &dir.path().join("t.db"), 1000).unwrap();
+        let mut stmt = db.prepare("SELECT 1").unwrap().0.unwrap();
+        for i in 0..MAX_TEXTS + 5 {
+            while stmt.step().unwrap() {}
+            stmt.reset();
+            let text = format!("SELECT {i}");
+            stats.record(Key::of(&text), &mut stmt, Duration::from_micros(2), true);
+        }
+        let rows = stats.rows();
+        assert_eq!(rows.len(), MAX_TEXTS + 1);
+        let overflow: Vec<&Vec<String>> = rows.iter().filter(|r| r[0].is_empty()).collect();
+        assert_eq!(overflow.len(), 1);
+        assert_eq!(overflow[0][2], "5", "calls of the 5 texts beyond the cap");
+        let run = stats.columns().iter().position(|c| c == "run").unwrap();
+        assert!(
+            rows.iter().all(|r| r[run] != "0"),
+            "each execution's RUN counted"
+        );
+        assert_eq!(stats.columns()[..4], ["digest", "text", "calls", "us"]);
+        assert_eq!(version_number("3.6.4"), 3_006_004);
+        assert_eq!(version_number("x"), 0);
+    }
+
+    #[test]
     fn a_key_is_the_trimmed_text() {
         let a = Key::of("  SELECT 1;\n");
         let b = Key::of("SELECT 1");
