@@ -8,11 +8,15 @@
 # against "basic" with LEVELS="basic full". MODE=instructions counts the server's
 # instructions per operation under callgrind instead (`mode = "instructions"`, 3000
 # operations a run): a low-noise check that nothing is read inside the window.
+# The level "nosampler" is "basic" with BAKEOFF_NO_SAMPLING set: LEVELS="nosampler basic"
+# on postgres measures what the wait-event sampler alone costs. On sqlite (a replay of
+# point selects through bakeoff-sqlited; its ops/s is fixed work over the time it took)
+# LEVELS="basic full" measures the host's statement counters (--stmt-stats, at "full").
 #
-#   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb [PAIRS=3] [ROUNDS=4]
+#   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb|sqlite [PAIRS=3] [ROUNDS=4]
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-which="${1:?memcached, postgres or mariadb}"
+which="${1:?memcached, postgres, mariadb or sqlite}"
 pairs="${2:-3}"
 rounds="${3:-4}"
 read -r a b <<<"${LEVELS:-off basic}"
@@ -44,16 +48,32 @@ test = "oltp_point_select"
 tables = 1
 table_size = 10000
 connections = [2]' ;;
-  *) echo "bench/server-stats-cost.sh: unknown server '$which': use memcached, postgres or mariadb" >&2; exit 2 ;;
+  sqlite) kind=sqlite; binary=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0; args=''
+    load='[[workload]]
+kind = "replay"
+name = "ps"
+file = "queries.sql"
+setup = "setup.sql"
+concurrency = [1]
+iterations = 3000' ;;
+  *) echo "bench/server-stats-cost.sh: unknown server '$which': use memcached, postgres, mariadb or sqlite" >&2; exit 2 ;;
 esac
 
+# The replay's files (sqlite): a 1000-row table and four point selects.
+printf '%s\n' 'CREATE TABLE t (id INTEGER PRIMARY KEY, k INT, c TEXT);' \
+  "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 1000) INSERT INTO t SELECT x, x * 7 % 1000, 'row ' || x FROM s;" \
+  > "$work/setup.sql"
+printf 'SELECT c FROM t WHERE id = %s;\n' 17 230 511 998 > "$work/queries.sql"
+
 experiment() { # level
+  local level="$1"
+  [ "$level" = nosampler ] && level=basic
   printf 'name = "stats-cost-%s"\n[target]\nkind = "%s"\n[[variant]]\nname = "v"\nbinary = "%s"\n%s\n%s\n' \
     "$1" "$kind" "$binary" "$args" "$load"
   if [ "${MODE:-time}" = instructions ]; then
-    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nops = 3000\nmode = "instructions"\nserver_stats = "%s"\n' "$rounds" "$1"
+    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nops = 3000\nmode = "instructions"\nserver_stats = "%s"\n' "$rounds" "$level"
   else
-    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nduration = "2s"\nserver_stats = "%s"\n' "$rounds" "$1"
+    printf '[plan]\nrepetitions = %s\nwarmup = "1s"\nduration = "2s"\nserver_stats = "%s"\n' "$rounds" "$level"
   fi
 }
 
@@ -64,8 +84,9 @@ for p in $(seq "$pairs"); do
   for level in $order; do
     n=$((n + 1))
     experiment "$level" > "$work/e$n.toml"
-    "$bakeoff" run "$work/e$n.toml" --out "$work/out-$n-$level" --sandbox-dir "$work/sb" \
-      --quiet --no-history > "$work/e$n.log" 2>&1 || { cat "$work/e$n.log"; exit 1; }
+    ( [ "$level" = nosampler ] && export BAKEOFF_NO_SAMPLING=1
+      exec "$bakeoff" run "$work/e$n.toml" --out "$work/out-$n-$level" --sandbox-dir "$work/sb" \
+      --quiet --no-history ) > "$work/e$n.log" 2>&1 || { cat "$work/e$n.log"; exit 1; }
   done
 done
 python3 - "$work" "$a" "$b" "$which" <<'PY'

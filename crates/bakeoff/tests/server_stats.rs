@@ -9,11 +9,12 @@
 //! pg_stat_statements (loaded by bakeoff) counts the point selects the load sent and the
 //! statement is matched across the variants in the report; MariaDB's performance_schema
 //! (turned on) gives wait counters and says it digests no prepared statement, and a
-//! variant's own `performance_schema = OFF` wins with its reason.
+//! variant's own `performance_schema = OFF` wins with its reason. PostgreSQL's wait
+//! events are sampled through the window at the sampler's rate.
 
 mod common;
 
-use bakeoff_testkit::paths::{MARIADBD, MEMCACHED, POSTGRES};
+use bakeoff_testkit::paths::{MARIADBD, MEMCACHED, POSTGRES, SYSTEM_SQLITE};
 use common::{sql_scratch, Scratch};
 use serde_json::Value;
 
@@ -208,6 +209,21 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
             "{run}"
         );
     }
+    // The wait-event sampler looked at the sampler's rate through the window; a point
+    // select keeps a backend busy a small part of its round trip, so a look may see
+    // none (`postgres_waits_...` checks the counts under a load that commits).
+    for v in ["big", "small"] {
+        let run = run_of(&r, v);
+        let window = run["elapsed_s"].as_f64().unwrap();
+        let ticks = stat(run, "waits.ticks");
+        let (w, samples) = waits(run);
+        eprintln!("{v}: {ticks} looks in {window:.2} s, {samples} backends active: {w:?}");
+        assert!(
+            ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
+            "{ticks}"
+        );
+        assert!(samples <= 2.0 * ticks, "{w:?}");
+    }
     let ch = &r["comparisons"][0]["statement_changes"];
     assert!(
         ch[0]["text"].as_str().unwrap().contains("sbtest1"),
@@ -234,6 +250,61 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
         .find(|c| c["variant"] == "small")
         .unwrap()["server_stats"]["pg_stat_database.blks_read"];
     assert!(blks["per_op"].as_f64().unwrap() > 0.1, "{blks}");
+}
+
+/// The sampled waits of `run`: (name, samples), and the sum of them.
+fn waits(run: &Value) -> (Vec<(String, f64)>, f64) {
+    let w: Vec<(String, f64)> = run["server_stats"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with("waits.") && k.ends_with(".samples"))
+        .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+        .collect();
+    let sum = w.iter().map(|(_, v)| v).sum();
+    (w, sum)
+}
+
+/// Under a load that commits (each commit waits for its WAL flush), the wait-event
+/// sampler sees the load's backends active at most looks, by what they wait on: never
+/// more than the connections at a look, and its looks at the sampler's rate over the
+/// window. At "basic".
+#[test]
+fn postgres_waits_are_sampled_through_the_window_at_basic() {
+    let s = sql_scratch();
+    let text = format!(
+        "name = \"pg-waits\"\n[target]\nkind = \"postgres\"\n\
+         [[variant]]\nname = \"pg\"\nbinary = \"{POSTGRES}\"\n\
+         [[workload]]\nkind = \"oltp\"\nname = \"upd\"\ntest = \"oltp_update_non_index\"\n\
+         tables = 1\ntable_size = 1000\nconnections = [2]\n{}",
+        SHORT.replace("2s", "1s")
+    );
+    let r = s.run_clean("waits.toml", &text, "postgres");
+    let run = run_of(&r, "pg");
+    let window = run["elapsed_s"].as_f64().unwrap();
+    let ticks = stat(run, "waits.ticks");
+    let (w, samples) = waits(run);
+    eprintln!("{ticks} looks in {window:.2} s; {samples} backends active: {w:?}");
+    // Ten looks a second at most; a look more than 100 ms late skips its turn (a fixed
+    // rate) and the login takes the first ones, so a loaded machine sees fewer: at
+    // least 3 a second.
+    assert!(
+        ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
+        "{ticks}"
+    );
+    assert!(samples <= 2.0 * ticks, "{w:?}");
+    // Each backend is active for most of a commit's flush: at 2 connections, a look
+    // that sees none is the exception (a quarter of the looks is far below it).
+    assert!(samples >= ticks * 0.25, "{samples} in {ticks} looks: {w:?}");
+    assert!(
+        run["server_stats_unavailable"].get("waits").is_none(),
+        "{run}"
+    );
+    // The sampler's own looks are in the postgres database, not the load's.
+    let xact = stat(run, "pg_stat_database.xact_commit");
+    let ops = run["ops"].as_f64().unwrap();
+    let per_s = ops / window;
+    assert!(xact <= ops_in_span(run) + per_s + 2.0, "{xact} for {ops}");
 }
 
 #[test]
@@ -291,4 +362,69 @@ fn mariadb_small_buffer_pool_shows_its_reads_among_the_top_changes() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert!(top.contains(&"Innodb_buffer_pool_reads"), "{top:?}");
+}
+
+/// Two tables joined on a column no index covers: SQLite builds an automatic index for
+/// the join unless told not to, and then scans the inner table once per outer row.
+const JOIN_SETUP: &str = "CREATE TABLE a (id INTEGER PRIMARY KEY, k INT);\n\
+     CREATE TABLE b (id INTEGER PRIMARY KEY, k INT);\n\
+     WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300) \
+     INSERT INTO a SELECT x, x % 100 FROM c;\n\
+     WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300) \
+     INSERT INTO b SELECT x, x % 100 FROM c;\n";
+const JOIN_QUERIES: &str = "SELECT count(*) FROM a JOIN b ON a.k = b.k;\n\
+     SELECT k FROM a WHERE id = 7;\n";
+
+/// SQLite through bakeoff-sqlited at "full" (the host's counters cost it instructions,
+/// so "basic" leaves them out): the host's statement counters agree with
+/// the replayed statements (each ran once per statement sent), each statement text is
+/// timed inside the host, and a variant with `automatic_index = off` shows its full
+/// scans among the comparison's top changes.
+#[test]
+fn sqlite_statement_counters_agree_with_the_load_and_a_missing_index_shows_full_scans() {
+    let s = sql_scratch();
+    s.write("setup.sql", JOIN_SETUP);
+    s.write("queries.sql", JOIN_QUERIES);
+    let text = format!(
+        "name = \"sqlite-stats\"\n[target]\nkind = \"sqlite\"\n\
+         [[variant]]\nname = \"auto\"\nbinary = \"{SYSTEM_SQLITE}\"\n\
+         [[variant]]\nname = \"noauto\"\nbinary = \"{SYSTEM_SQLITE}\"\n\
+         options = {{ automatic_index = \"off\" }}\n\
+         [[workload]]\nkind = \"replay\"\nname = \"join\"\nfile = \"queries.sql\"\n\
+         setup = \"setup.sql\"\nconcurrency = [1]\niterations = 20\n\
+         [plan]\nrepetitions = 1\nwarmup = \"0s\"\nserver_stats = \"full\"\n"
+    );
+    let r = s.run_clean("sqlite.toml", &text, "bakeoff-sqlited");
+    for v in ["auto", "noauto"] {
+        let run = run_of(&r, v);
+        let ops = run["ops"].as_f64().unwrap();
+        let calls = stat(run, "stmt.calls");
+        eprintln!(
+            "{v}: {calls} calls, {ops} statements sent: {}",
+            run["server_stats"]
+        );
+        // A replay is fixed work: every statement sent ran once, and nothing else did
+        // (the reads are answered by the host, not run).
+        assert_eq!(calls, ops, "{run}");
+        assert_eq!(stat(run, "stmt.run"), ops, "{run}");
+        assert!(stat(run, "stmt.vm_step") > 0.0 && stat(run, "stmt.us") > 0.0);
+        let join = statement(run, "SELECT count(*) FROM a JOIN b");
+        assert_eq!(join["calls"].as_f64().unwrap(), 20.0, "{join}");
+        assert!(join["mean_us"].as_f64().unwrap() > 0.0, "{join}");
+    }
+    assert!(stat(run_of(&r, "auto"), "stmt.autoindex") > 0.0);
+    let k = &r["comparisons"][0];
+    let top: Vec<&str> = k["server_changes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server_changes: {k}"))
+        .iter()
+        .take(3)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(top.contains(&"stmt.fullscan_step"), "{top:?}");
+    let ch = &k["statement_changes"];
+    assert!(
+        ch.to_string().contains("JOIN b"),
+        "the join matched across the variants: {ch}"
+    );
 }

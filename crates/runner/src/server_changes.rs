@@ -78,12 +78,15 @@ pub fn keep_counters(r: &mut Results, at: usize, run: &mut Run) {
 }
 
 /// Whether the variant `name`'s server is known not to have `counter` (its
-/// `server_counters` read, without it).
+/// `server_counters` read, without it or a family `<prefix>.*` that holds it: a
+/// sampled family, whose counters exist once seen).
 fn lacks(r: &Results, name: &str, counter: &str) -> bool {
+    let has = |c: &String| match c.strip_suffix('*') {
+        Some(prefix) => prefix.ends_with('.') && counter.starts_with(prefix),
+        None => c == counter,
+    };
     r.variants.iter().any(|v| {
-        v.name == name
-            && !v.server_counters.is_empty()
-            && !v.server_counters.iter().any(|c| c == counter)
+        v.name == name && !v.server_counters.is_empty() && !v.server_counters.iter().any(has)
     })
 }
 
@@ -465,6 +468,24 @@ mod tests {
         ];
         compare(&mut r);
         assert_no_change_named(&r);
+    }
+
+    #[test]
+    fn a_sampled_family_holds_every_counter_of_it() {
+        let mut r = results(3.0, 0.0);
+        r.variants = vec![bakeoff_report::model::VariantRecord {
+            name: "base".into(),
+            server_counters: vec!["calls".into(), "waits.*".into()],
+            ..Default::default()
+        }];
+        assert!(!lacks(&r, "base", "waits.IO:WALSync.samples"));
+        assert!(!lacks(&r, "base", "calls"));
+        assert!(lacks(&r, "base", "reads"));
+        assert!(lacks(&r, "base", "waitsX"));
+        assert!(
+            !lacks(&r, "other", "reads"),
+            "a variant not read lacks nothing"
+        );
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! Reading costs the server work of its own (a login, `SHOW GLOBAL STATUS` writing a
 //! temporary table, `INFO` counted among the commands): the after-read is taken twice,
 //! the load stopped, and the second's movement (one read's footprint) is taken off the
-//! deltas. The span from the before-read to the window's end is kept
+//! deltas. What the server keeps no counter of (PostgreSQL's wait events) is sampled
+//! through the window by the target's sampler (`Sandbox::start_sampling`, started with
+//! the before-read and stopped at the window's end), its counts merged as they are.
+//! The span from the before-read to the window's end is kept
 //! (`server_stats_s`), so a delta can be divided by the operations the load sent in it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +19,7 @@ use std::time::Instant;
 
 use bakeoff_engine::PhaseHooks;
 use bakeoff_report::model::{Run, StatementRecord};
-use bakeoff_sandbox::stats::{self, Snapshot, StatsLevel};
+use bakeoff_sandbox::stats::{self, Sampling, Snapshot, StatsLevel};
 use bakeoff_sandbox::Sandbox;
 
 /// What was read at the edges.
@@ -28,6 +31,10 @@ struct Reads {
     after: Option<Snapshot>,
     /// A second after-read: one read's own footprint.
     again: Option<Snapshot>,
+    /// The sampler running through the window (`Sandbox::start_sampling`), and then
+    /// what it counted: window counts, taken as they are.
+    sampling: Option<Sampling>,
+    sampled: Option<Snapshot>,
 }
 
 /// Reads the statistics at the window's edges: the before-read right before the window
@@ -70,9 +77,22 @@ impl<'a> StatsHooks<'a> {
 
     fn read_before(&self) {
         if let Some(s) = self.reading() {
+            // The sampler starts first, so that its login overlaps the before-read
+            // rather than following it; not where the server's instructions are counted
+            // (its looks would be among them).
+            let mut sampling = if self.before_probes {
+                None
+            } else {
+                s.start_sampling(self.level)
+            };
             let snap = s.stats(self.level);
+            // A server that gave nothing is not sampled either.
+            if snap.counters.is_empty() {
+                sampling = None;
+            }
             if let Ok(mut r) = self.reads.lock() {
                 r.before = Some((snap, Instant::now()));
+                r.sampling = sampling;
             }
         }
     }
@@ -121,10 +141,31 @@ impl<'a> StatsHooks<'a> {
         }
         run.server_counters_read = a.counters.keys().cloned().collect();
         run.server_statements = statement_records(std::mem::take(&mut d.statements));
+        if let Some(sampled) = reads.sampled {
+            with_sampled(&mut d, &mut run.server_counters_read, sampled);
+        }
         run.server_stats = d.counters;
         run.server_stats_unavailable = d.unavailable;
         run.server_stats_s = Some(end.saturating_duration_since(at).as_secs_f64());
     }
+}
+
+/// The sampler's window counts into the run's deltas, with what it could not sample.
+/// A sampled counter exists only once seen, so the server is said to have each sampled
+/// family (`waits.*`, from the names' first part): one side that never saw an event
+/// saw it 0 times, and it can still be a change.
+fn with_sampled(d: &mut stats::Delta, read: &mut Vec<String>, sampled: Snapshot) {
+    for name in sampled.counters.keys() {
+        if let Some((family, _)) = name.split_once('.') {
+            let all = format!("{family}.*");
+            if !read.contains(&all) {
+                read.push(all);
+            }
+        }
+    }
+    d.counters
+        .extend(sampled.counters.into_iter().filter(|(_, v)| *v > 0.0));
+    d.unavailable.extend(sampled.unavailable);
 }
 
 /// The window's statements as a run keeps them, the most time first.
@@ -157,6 +198,8 @@ impl PhaseHooks for StatsHooks<'_> {
 
     fn measure_ended(&self) {
         let end = Instant::now();
+        let sampling = self.reads.lock().ok().and_then(|mut r| r.sampling.take());
+        let sampled = sampling.map(Sampling::finish);
         // The load has stopped sending when the window closes: the probes stop first,
         // and the after-read waits for the server's counters to settle.
         self.inner.measure_ended();
@@ -181,6 +224,7 @@ impl PhaseHooks for StatsHooks<'_> {
                 r.end = Some(end);
                 r.after = Some(after);
                 r.again = again;
+                r.sampled = sampled;
             }
         }
     }

@@ -13,9 +13,10 @@ use crate::kind::TargetKind;
 use crate::owned::{self, Risk};
 use crate::settings::{knob, Knob};
 use crate::sqldata::{self, Login, SqlServer};
-use crate::stats::{Snapshot, StatsLevel};
+use crate::stats::{Sampling, Snapshot, StatsLevel};
 
 mod stats;
+mod waits;
 use crate::target::{leading_version, version_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
 use bakeoff_sqlclient::Dialect;
@@ -249,6 +250,12 @@ impl Target for Postgres {
     /// identity is the postmaster's start time.
     fn read_stats(&self, addr: std::net::SocketAddr, level: StatsLevel) -> Snapshot {
         stats::read(&self.sql, addr, level)
+    }
+
+    /// The load's wait events, sampled from `pg_stat_activity` every 100 ms during the
+    /// window (`waits.<Type>:<Event>.samples`; see `waits.rs`).
+    fn start_sampling(&self, addr: std::net::SocketAddr, level: StatsLevel) -> Option<Sampling> {
+        level.reads().then(|| waits::start(&self.sql, addr))
     }
 
     /// A backend reports its counters when it goes idle, at most once a second (15+;

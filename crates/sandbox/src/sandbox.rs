@@ -471,6 +471,20 @@ impl Sandbox {
         self.target.read_stats(self.addr, level)
     }
 
+    /// Starts sampling the server during the measured window
+    /// ([`Target::start_sampling`]); nothing when `level` is off, or when
+    /// `BAKEOFF_NO_SAMPLING` is set (what bench/server-stats-cost.sh measures the
+    /// sampler's cost with).
+    pub fn start_sampling(
+        &self,
+        level: crate::stats::StatsLevel,
+    ) -> Option<crate::stats::Sampling> {
+        if !level.reads() || std::env::var_os("BAKEOFF_NO_SAMPLING").is_some() {
+            return None;
+        }
+        self.target.start_sampling(self.addr, level)
+    }
+
     /// How long the after-read of the statistics waits for the counters to settle
     /// ([`Target::stats_settle`]).
     pub fn stats_settle(&self) -> std::time::Duration {

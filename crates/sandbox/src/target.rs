@@ -16,7 +16,7 @@ use bakeoff_build::Recipe;
 use crate::kind::TargetKind;
 use crate::settings::Knob;
 use crate::sqldata::{DataSource, Login, SqlServer, SQL_READY_TIMEOUT, SQL_STOP_GRACE};
-use crate::stats::{Snapshot, StatsLevel};
+use crate::stats::{Sampling, Snapshot, StatsLevel};
 
 /// What a target is made with for a sandbox: the experiment's options, its data, and
 /// the login stored in that data (all empty for a target asked only what it is).
@@ -461,6 +461,14 @@ pub trait Target: Send + Sync {
             "all",
             format!("bakeoff does not read {}'s statistics", self.kind()),
         )
+    }
+
+    /// Starts sampling what the server does during the measured window, where `level`
+    /// asks for it and the server keeps no counter of it (PostgreSQL's wait events from
+    /// `pg_stat_activity`); [`crate::stats::Sampling::finish`] at the window's end gives
+    /// the window's counts. None: nothing sampled.
+    fn start_sampling(&self, _addr: SocketAddr, _level: StatsLevel) -> Option<Sampling> {
+        None
     }
 
     /// How long after a load stops the server's counters take to hold all of it (a

@@ -1,12 +1,13 @@
 //! The command line: `--library LIB --database FILE --port PORT [--socket PATH]
-//! [--pragma NAME=VALUE]...`, each flag also as `--flag=value`.
+//! [--pragma NAME=VALUE]... [--stmt-stats]`, each flag with a value also as
+//! `--flag=value`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::server::Config;
 
-pub const USAGE: &str = "usage: bakeoff-sqlited --library LIB --database FILE --port PORT [--socket PATH] [--pragma NAME=VALUE]...";
+pub const USAGE: &str = "usage: bakeoff-sqlited --library LIB --database FILE --port PORT [--socket PATH] [--pragma NAME=VALUE]... [--stmt-stats]";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -20,6 +21,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
     let mut args = args.into_iter();
     let (mut library, mut database, mut port, mut socket) = (None, None, None, None);
     let mut pragmas = Vec::new();
+    let mut stmt_stats = false;
     while let Some(arg) = args.next() {
         let arg = arg
             .into_string()
@@ -40,6 +42,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
             "--socket" => socket = Some(PathBuf::from(value()?)),
             "--port" => port = Some(parse_port(value()?)?),
             "--pragma" => pragmas.push(parse_pragma(value()?)?),
+            "--stmt-stats" if inline.is_none() => stmt_stats = true,
             "-h" | "--help" => return Ok(Parsed::Help),
             other => return Err(format!("unexpected argument {other}")),
         }
@@ -50,6 +53,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
         port: port.ok_or("missing --port")?,
         socket,
         pragmas,
+        stmt_stats,
     }))
 }
 
@@ -96,6 +100,7 @@ mod tests {
             "--pragma=cache_size=-64000",
             "--socket",
             "/s",
+            "--stmt-stats",
         ])
         .unwrap();
         let Parsed::Run(c) = p else { panic!("{p:?}") };
@@ -103,6 +108,7 @@ mod tests {
         assert_eq!(c.database, PathBuf::from("/d.db"));
         assert_eq!(c.port, 5433);
         assert_eq!(c.socket, Some(PathBuf::from("/s")));
+        assert!(c.stmt_stats);
         assert_eq!(
             c.pragmas,
             vec![

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::ffi::sqlite::{Connection, Library, SqlError};
+use crate::stmtstats::StmtStats;
 
 /// How long a connection waits for another's lock before SQLITE_BUSY.
 pub const BUSY_TIMEOUT_MS: i32 = 30_000;
@@ -16,6 +17,8 @@ pub struct Database {
     pub path: PathBuf,
     /// `PRAGMA name=value` statements, in order.
     pub pragmas: Vec<String>,
+    /// The statement counters, when kept (`--stmt-stats`).
+    pub stats: Option<StmtStats>,
 }
 
 impl Database {

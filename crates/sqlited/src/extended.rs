@@ -16,6 +16,7 @@ use crate::error::PgError;
 use crate::exec::send_rows;
 use crate::ffi::sqlite::{Connection, Statement};
 use crate::params;
+use crate::stmtstats::{OwnedKey, StmtStats};
 use crate::tag::{self, command_tag, Verb};
 use crate::wire::{Backend, Body, TEXT_OID};
 
@@ -30,6 +31,8 @@ struct Prepared {
     /// Each PostgreSQL parameter's SQLite index (see `params::slots`).
     slots: Vec<usize>,
     columns: Vec<String>,
+    /// Its text as the host's statement counters know it (when they are kept).
+    key: Option<OwnedKey>,
     /// Bumped by every Bind; a portal is valid while it matches.
     generation: u64,
 }
@@ -69,6 +72,8 @@ impl Portal {
 pub struct Extended {
     statements: HashMap<String, Rc<RefCell<Prepared>>>,
     portals: HashMap<String, Portal>,
+    /// Whether statements are counted (their keys made at Parse).
+    counting: bool,
 }
 
 fn result_formats(codes: &[i16], columns: usize) -> Result<Vec<i16>, PgError> {
@@ -99,6 +104,14 @@ fn describe_rows<W: Write>(out: &mut Backend<W>, columns: &[String], formats: &[
 }
 
 impl Extended {
+    /// A connection's extended protocol; `counting`: the host keeps statement counters.
+    pub fn new(counting: bool) -> Extended {
+        Extended {
+            counting,
+            ..Extended::default()
+        }
+    }
+
     fn statement(&self, name: &str) -> Result<Rc<RefCell<Prepared>>, PgError> {
         self.statements.get(name).cloned().ok_or_else(|| {
             PgError::new(
@@ -172,6 +185,7 @@ impl Extended {
                 .unwrap_or_default(),
             stmt,
             verb: tag::verb(query),
+            key: self.counting.then(|| OwnedKey::of(query)),
             types,
             slots,
             generation: 0,
@@ -251,6 +265,7 @@ impl Extended {
         db: &Connection,
         out: &mut Backend<W>,
         body: &[u8],
+        stats: Option<&StmtStats>,
     ) -> Result<(), PgError> {
         let mut b = Body::new(body);
         let name = b.cstr()?;
@@ -273,7 +288,13 @@ impl Extended {
             out.command_complete(&command_tag(&p.verb, has_columns, 0, 0));
             return Ok(());
         }
-        match send_rows(stmt, out, limit) {
+        let started = stats.map(|_| std::time::Instant::now());
+        let sent = send_rows(stmt, out, limit);
+        if let (Some(stats), Some(t), Some(key)) = (stats, started, p.key.as_ref()) {
+            let done = !matches!(sent, Ok((_, false)));
+            stats.record(key.key(), stmt, t.elapsed(), done);
+        }
+        match sent {
             Err(e) => {
                 stmt.reset();
                 portal.state = State::Done;

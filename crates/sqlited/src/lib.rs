@@ -8,7 +8,8 @@
 //! (startup and the message loop, simple queries), `extended` (Parse/Bind/Describe/
 //! Execute/Close), `exec` (rows out), `params` (Bind values in), `tag` (command tags), `dialect` (PostgreSQL's BEGIN forms),
 //! `error` (SQLSTATEs), `wire` (framing), `database` (opening a connection with the
-//! pragmas), and `ffi`, which holds every `unsafe` line (SQLite through dlopen, signals).
+//! pragmas), `stmtstats` (per-statement counters with `--stmt-stats`, read by `SHOW
+//! bakeoff.statements`), and `ffi`, which holds every `unsafe` line (SQLite through dlopen, signals).
 
 mod cli;
 mod database;
@@ -20,6 +21,7 @@ mod ffi;
 mod params;
 mod server;
 mod session;
+mod stmtstats;
 mod tag;
 mod wire;
 

@@ -16,6 +16,7 @@ use std::time::Duration;
 use crate::database::Database;
 use crate::ffi::sqlite::Library;
 use crate::session;
+use crate::stmtstats::StmtStats;
 
 /// What to serve and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,8 @@ pub struct Config {
     pub socket: Option<PathBuf>,
     /// `PRAGMA name=value` run on every new connection, in order.
     pub pragmas: Vec<(String, String)>,
+    /// Keep per-statement counters (`--stmt-stats`; see `stmtstats`).
+    pub stmt_stats: bool,
 }
 
 /// Why the server could not start.
@@ -100,7 +103,11 @@ impl Server {
     /// pragma that fails there) and binds the listening sockets.
     pub fn bind(config: Config) -> Result<Server, StartError> {
         let library = load_library(&config.library)?;
+        let stats = config
+            .stmt_stats
+            .then(|| StmtStats::new(library.stmt_counters()));
         let db = Database {
+            stats,
             library: Arc::new(library),
             path: config.database,
             pragmas: config

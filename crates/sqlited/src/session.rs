@@ -6,7 +6,7 @@
 //! 57014, the connection still usable.
 
 use std::io::{self, BufReader, Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::database::Database;
 use crate::dialect;
@@ -14,6 +14,7 @@ use crate::error::PgError;
 use crate::exec::send_rows;
 use crate::extended::Extended;
 use crate::ffi::sqlite::{Connection, Statement};
+use crate::stmtstats::{self, Key, Show, StmtStats};
 use crate::tag::{command_tag, verb};
 use crate::wire::{read_message, read_startup, Backend, Body};
 
@@ -46,8 +47,9 @@ pub fn serve<R: Read, W: Write>(db: &Database, key: i32, reader: R, writer: W) -
     let mut session = Session {
         conn,
         out,
-        ext: Extended::default(),
+        ext: Extended::new(db.stats.is_some()),
         skipping: false,
+        stats: db.stats.as_ref(),
     };
     session.run(&mut input, &mut body)
 }
@@ -111,12 +113,14 @@ fn timed_out(e: PgError) -> PgError {
     }
 }
 
-struct Session<W: Write> {
+struct Session<'a, W: Write> {
     conn: Connection,
     out: Backend<W>,
     ext: Extended,
     /// After an error in the extended protocol: messages are discarded up to Sync.
     skipping: bool,
+    /// The host's statement counters, when it keeps them (`--stmt-stats`).
+    stats: Option<&'a StmtStats>,
 }
 
 enum Flow {
@@ -124,7 +128,7 @@ enum Flow {
     Close,
 }
 
-impl<W: Write> Session<W> {
+impl<W: Write> Session<'_, W> {
     fn run<R: Read>(&mut self, input: &mut R, body: &mut Vec<u8>) -> io::Result<()> {
         while let Some(kind) = read_message(input, body)? {
             if self.skipping && !matches!(kind, b'S' | b'X') {
@@ -173,7 +177,7 @@ impl<W: Write> Session<W> {
             b'D' => self.ext.describe(out, body)?,
             b'E' => {
                 db.start_statement();
-                let done = self.ext.execute(db, out, body);
+                let done = self.ext.execute(db, out, body, self.stats);
                 db.end_statement();
                 done.map_err(timed_out)?
             }
@@ -204,6 +208,9 @@ impl<W: Write> Session<W> {
     fn query(&mut self, body: &[u8]) -> Result<(), PgError> {
         let sql = Body::new(body).cstr()?;
         self.ext.close_unnamed_portal();
+        if let Some(what) = stmtstats::show(sql) {
+            return self.show(what);
+        }
         let mut at = 0;
         let mut ran = false;
         while at < sql.len() {
@@ -232,13 +239,47 @@ impl<W: Write> Session<W> {
         Ok(())
     }
 
+    /// `SHOW bakeoff.statements` and `SHOW bakeoff.started` (see `stmtstats`): an
+    /// error when the host keeps no counters.
+    fn show(&mut self, what: Show) -> Result<(), PgError> {
+        let Some(stats) = self.stats else {
+            return Err(PgError::new(
+                "55000",
+                "this bakeoff-sqlited keeps no statement counters (start it with --stmt-stats)",
+            ));
+        };
+        let (columns, rows) = match what {
+            Show::Statements => (stats.columns(), stats.rows()),
+            Show::Started => (
+                vec!["started".to_string()],
+                vec![vec![stats.started().to_string()]],
+            ),
+        };
+        self.out.row_description(&columns, &[]);
+        for row in &rows {
+            self.out.begin(b'D');
+            self.out.i16(row.len() as i16);
+            for v in row {
+                self.out.value(Some(v.as_bytes()));
+            }
+            self.out.end();
+        }
+        self.out.command_complete("SHOW");
+        Ok(())
+    }
+
     /// RowDescription (if it has columns), its rows, and CommandComplete.
     fn run_statement(&mut self, stmt: &mut Statement, text: &str) -> Result<(), PgError> {
         let columns = stmt.column_names();
         if !columns.is_empty() {
             self.out.row_description(&columns, &[]);
         }
-        let (rows, _) = send_rows(stmt, &mut self.out, 0)?;
+        let started = self.stats.map(|_| Instant::now());
+        let sent = send_rows(stmt, &mut self.out, 0);
+        if let (Some(stats), Some(t)) = (self.stats, started) {
+            stats.record(Key::of(text), stmt, t.elapsed(), true);
+        }
+        let (rows, _) = sent?;
         let tag = command_tag(&verb(text), !columns.is_empty(), rows, self.conn.changes());
         self.out.command_complete(&tag);
         Ok(())

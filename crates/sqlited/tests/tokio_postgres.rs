@@ -214,3 +214,73 @@ async fn pragmas_apply_to_every_connection() {
     let r = c.simple_query("SELECT 'a' LIKE 'A'").await.unwrap();
     assert_eq!(values(&r), [vec![Some("1".to_string())]]);
 }
+
+/// `--stmt-stats`: every statement text's calls, time and the library's counters,
+/// summed over connections; a full scan counts its steps, an index lookup none; the
+/// reads themselves are not counted; without the flag, SHOW says how to get them.
+#[tokio::test]
+async fn statement_counters_sum_over_connections_and_see_full_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = common::config(&dir, &[]);
+    config.stmt_stats = true;
+    let server = common::start_with(dir, config);
+    let a = connect(server.port).await;
+    a.simple_query(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, k INT); \
+         WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100) \
+         INSERT INTO t SELECT x, x FROM c",
+    )
+    .await
+    .unwrap();
+    let b = connect(server.port).await;
+    let by_key = "SELECT k FROM t WHERE id = $1";
+    let scan = "SELECT id FROM t WHERE k = $1";
+    for c in [&a, &b] {
+        let (pk, full) = (
+            c.prepare(by_key).await.unwrap(),
+            c.prepare(scan).await.unwrap(),
+        );
+        for i in 1..=5 {
+            let v = i.to_string();
+            c.query(&pk, &[&v]).await.unwrap();
+            c.query(&full, &[&v]).await.unwrap();
+        }
+    }
+    let rows = values(&a.simple_query("SHOW bakeoff.statements").await.unwrap());
+    let cols = [
+        "digest",
+        "text",
+        "calls",
+        "us",
+        "fullscan_step",
+        "sort",
+        "autoindex",
+    ];
+    let got = |text: &str, col: &str| -> f64 {
+        let i = cols.iter().position(|c| *c == col).unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r[1].as_deref() == Some(text))
+            .unwrap_or_else(|| panic!("no {text} in {rows:?}"));
+        row[i].as_deref().unwrap().parse().unwrap()
+    };
+    assert_eq!(got(by_key, "calls"), 10.0, "{rows:?}");
+    assert_eq!(got(scan, "calls"), 10.0);
+    assert_eq!(got(by_key, "fullscan_step"), 0.0);
+    assert!(got(scan, "fullscan_step") >= 10.0 * 99.0, "{rows:?}");
+    assert!(got(scan, "us") > 0.0);
+    assert!(
+        !format!("{rows:?}").contains("SHOW"),
+        "the reads are not counted"
+    );
+    let started = values(&b.simple_query("show BAKEOFF.started;").await.unwrap());
+    assert!(
+        started[0][0].as_deref().unwrap().contains(' '),
+        "{started:?}"
+    );
+
+    let plain = common::start(&[]);
+    let c = connect(plain.port).await;
+    let e = c.simple_query("SHOW bakeoff.statements").await.unwrap_err();
+    assert!(format!("{e:?}").contains("--stmt-stats"), "{e:?}");
+}

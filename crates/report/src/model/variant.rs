@@ -99,7 +99,8 @@ pub struct VariantRecord {
     pub settings_read_ms: Option<f64>,
     /// `[plan] server_stats`: the counters its server's statistics have, as its first
     /// valid run read them (a counter missing here is one this server does not count,
-    /// not one that stayed 0).
+    /// not one that stayed 0); `<family>.*` for a family sampled through the window
+    /// (`waits.*`), whose counters exist once seen.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_counters: Vec<String>,
     /// Whether the load's connections used TLS, as bakeoff's clients made them (they

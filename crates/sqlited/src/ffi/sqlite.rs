@@ -84,6 +84,8 @@ struct Api {
     get_autocommit: DbIntFn,
     set_authorizer: unsafe extern "C" fn(*mut RawDb, Option<AuthorizerFn>, *mut c_void) -> c_int,
     progress_handler: unsafe extern "C" fn(*mut RawDb, c_int, Option<ProgressFn>, *mut c_void),
+    /// `sqlite3_stmt_status` (3.6.4 and later).
+    stmt_status: Option<unsafe extern "C" fn(*mut RawStmt, c_int, c_int) -> c_int>,
 }
 
 /// `sqlite3_progress_handler`'s callback: (user data) -> non-zero to interrupt.
@@ -161,6 +163,8 @@ pub struct Library {
     api: Api,
     path: String,
     version: String,
+    /// [`Library::stmt_counters`].
+    counters: Vec<(i32, &'static str)>,
 }
 
 /// The text of the last `dlerror()`.
@@ -242,21 +246,37 @@ impl Library {
             get_autocommit: required!("sqlite3_get_autocommit"),
             set_authorizer: required!("sqlite3_set_authorizer"),
             progress_handler: required!("sqlite3_progress_handler"),
+            // SAFETY: `int sqlite3_stmt_status(sqlite3_stmt*, int op, int resetFlg)`.
+            stmt_status: unsafe { symbol(handle, "sqlite3_stmt_status") },
         };
         // SAFETY: sqlite3_libversion returns a static NUL-terminated string.
         let version = unsafe { CStr::from_ptr((api.libversion)()) }
             .to_string_lossy()
             .into_owned();
+        let number = version_number(&version);
+        let counters = STMT_COUNTERS
+            .iter()
+            .filter(|(_, _, since)| api.stmt_status.is_some() && number >= *since)
+            .map(|(op, name, _)| (*op, *name))
+            .collect();
         Ok(Library {
             api,
             path: shown,
             version,
+            counters,
         })
     }
 
     /// The library's `sqlite3_libversion()`, e.g. "3.45.1".
     pub fn version(&self) -> &str {
         &self.version
+    }
+
+    /// The `sqlite3_stmt_status` counters this library keeps, as (op, name): each one
+    /// only from the version that added it, since an older library would read (and, to
+    /// reset it, write) past the end of its statement's counter array.
+    pub fn stmt_counters(&self) -> &[(i32, &'static str)] {
+        &self.counters
     }
 
     /// The path it was loaded from, as given.
@@ -269,6 +289,32 @@ impl Library {
     pub fn threadsafe(&self) -> bool {
         // SAFETY: `int sqlite3_threadsafe(void)` has no preconditions.
         self.api.threadsafe.is_none_or(|f| unsafe { f() } != 0)
+    }
+}
+
+/// `sqlite3_stmt_status`'s counters bakeoff-sqlited reads, in the order SQLite added
+/// them: (op, name, the first version with it, as 3XXXYYY). VM_STEP is from 3.8 and
+/// FILTER_HIT/MISS from 3.38, but bakeoff reads each only from a version whose
+/// statement status it has seen (3.20.0's header, 3.40.1's).
+const STMT_COUNTERS: &[(i32, &str, u32)] = &[
+    (1, "fullscan_step", 3_006_004),
+    (2, "sort", 3_006_004),
+    (3, "autoindex", 3_007_000),
+    (4, "vm_step", 3_020_000),
+    (5, "reprepare", 3_020_000),
+    (6, "run", 3_020_000),
+    (7, "filter_miss", 3_040_000),
+    (8, "filter_hit", 3_040_000),
+];
+/// "3.40.1" as 3040001 (SQLite's `SQLITE_VERSION_NUMBER`); 0 if it is not one.
+pub fn version_number(v: &str) -> u32 {
+    let mut parts = v.trim().split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => {
+            let patch = parts.next().flatten().unwrap_or(0);
+            major * 1_000_000 + minor.min(999) * 1000 + patch.min(999)
+        }
+        _ => 0,
     }
 }
 
@@ -533,6 +579,20 @@ impl Statement {
     pub fn reset(&mut self) {
         // SAFETY: raw is live.
         unsafe { (self.api().reset)(self.raw) };
+    }
+
+    /// Adds each of `ops`' counters ([`Library::stmt_counters`]) to `into` (index for
+    /// index) and zeroes them in the statement, so that the next call counts from here.
+    pub fn take_status(&mut self, ops: &[(i32, &str)], into: &mut [u64]) {
+        let Some(f) = self.api().stmt_status else {
+            return;
+        };
+        for ((op, _), n) in ops.iter().zip(into.iter_mut()) {
+            // SAFETY: raw is live; `ops` holds only counters this library's version has
+            // (Library::stmt_counters), so the read and the reset stay in its array.
+            let v = unsafe { f(self.raw, *op, 1) };
+            *n += u64::from(v as u32);
+        }
     }
 
     pub fn clear_bindings(&mut self) {

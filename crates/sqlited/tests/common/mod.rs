@@ -26,6 +26,7 @@ pub fn config(dir: &tempfile::TempDir, pragmas: &[(&str, &str)]) -> Config {
             .iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect(),
+        stmt_stats: false,
     }
 }
 
