@@ -72,13 +72,15 @@ fn postgres_oltp_open_loop_holds_its_rate_and_counts_the_backlog() {
         r.late
     );
     assert_eq!(r.offered_ops_per_s, Some(rate));
-    // Kept up with: within 5% of the rate. Unless the machine stalled the client (other
-    // programs beside the suite: a second-long stall left 7,869 sends late, and their
-    // catch-up put 6,382/s in the window for 4,444/s offered); then within a factor 2.
-    let stalled = r.late as f64 > 0.01 * rate * 2.0;
-    let off = if stalled { 1.0 } else { 0.05 };
+    // Kept up with: within 5% of the rate. Beside other programs a stall can leave sends
+    // late, and their catch-up lands in the window (a second-long stall: 7,869 late, 6,382/s
+    // achieved for 4,444/s offered): the excess is at most the late sends' rate, and a
+    // client stalled for over a tenth of its sends is held only to half the rate.
+    let late_per_s = r.late as f64 / 2.0;
+    let stalled = late_per_s > 0.1 * rate;
+    let floor = if stalled { 0.5 } else { 0.95 };
     assert!(
-        (r.ops_per_s - rate).abs() < off * rate,
+        r.ops_per_s > floor * rate && r.ops_per_s < 1.05 * rate + late_per_s,
         "offered {rate}/s, achieved {:.0}/s, {} late",
         r.ops_per_s,
         r.late

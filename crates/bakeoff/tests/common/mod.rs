@@ -74,6 +74,16 @@ impl Scratch {
         }
     }
 
+    /// A scratch dir on disk (in the target folder) whatever TMPDIR is: for a test whose
+    /// figures come from the disk (fsync waits), since the suite may put TMPDIR on tmpfs.
+    /// Mode 0755, like [`sql_scratch`]'s, so SQL servers run as their own user reach it.
+    pub fn on_disk() -> Scratch {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        Scratch { dir }
+    }
+
     /// A scratch dir holding work.patch, [`ADDED_WORK`] (what [`three_builds`]'s `work`
     /// variant applies).
     pub fn with_added_work() -> Scratch {
