@@ -6,7 +6,7 @@
 mod common;
 
 use bakeoff_testkit::paths::MARIADBD;
-use common::{no_server_left, pids_named, Scratch};
+use common::{mariadb_point_select, measured_server, no_server_left, pids_named, Scratch};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -48,25 +48,6 @@ fn signal(pid: u32, sig: &str) {
         .args([sig, &pid.to_string()])
         .stderr(std::process::Stdio::null())
         .status();
-}
-
-/// The first server named `name` of this scratch's measured sandboxes (not one that loads
-/// data), within `secs`.
-fn measured_server(name: &str, s: &Scratch, secs: f64) -> Option<u32> {
-    let marker = format!("{}/victim-", s.sandboxes().display());
-    let mut found = None;
-    common::wait_for(secs, || {
-        found = pids_named(name).into_iter().find(|pid| {
-            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap_or_default();
-            let cwd = cwd.display().to_string();
-            (cmd.contains(&marker) || cwd.starts_with(&marker))
-                && !cmd.contains("prepare")
-                && !cwd.contains("prepare")
-        });
-        found.is_some()
-    });
-    found
 }
 
 /// How many sockets `pid` holds open (its listeners and its clients' connections).
@@ -164,24 +145,12 @@ fn hostile_stopped_sql_server_fails_its_run() {
     let s = common::sql_scratch();
     let file = s.write(
         "stopped.toml",
-        &format!(
-            r#"name = "stopped-sql"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "victim"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 500
-connections = [2]
-max_reconnects = 0
-[plan]
-repetitions = 2
-warmup = "0s"
-duration = "4s"
-"#
+        &mariadb_point_select(
+            "stopped-sql",
+            "victim",
+            500,
+            "max_reconnects = 0\n",
+            "repetitions = 2\nwarmup = \"0s\"\nduration = \"4s\"\n",
         ),
     );
     // The server's start, the window, the grace (10 s), the kill and the stop; the
@@ -501,23 +470,12 @@ fn hostile_stopped_server_fails_its_load() {
     let s = common::sql_scratch();
     let file = s.write(
         "stopped-load.toml",
-        &format!(
-            r#"name = "stopped-load"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "victim"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 300000
-connections = [2]
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-"#
+        &mariadb_point_select(
+            "stopped-load",
+            "victim",
+            300000,
+            "",
+            "repetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n",
         ),
     );
     let started = Instant::now();
@@ -572,24 +530,12 @@ fn hostile_relative_sandbox_dir_serves_sql_targets() {
         return;
     }
     let experiment = |plan: &str| {
-        format!(
-            r#"name = "relative"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "rel"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 500
-connections = [2]
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-{plan}
-"#
+        mariadb_point_select(
+            "relative",
+            "rel",
+            500,
+            "",
+            &format!("repetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n{plan}\n"),
         )
     };
     for (plan, arg) in [

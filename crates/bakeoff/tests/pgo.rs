@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{build, no_server_left, postgres_debian, short_point_select, Scratch};
 
 const EXPERIMENT: &str = r#"name = "pgo-e2e"
 [target]
@@ -178,17 +178,14 @@ fn postgres_pgo_trains_on_its_own_data() {
     let s = common::sql_scratch();
     let f = s.write(
         "pgpgo.toml",
-        r#"name = "pg-pgo-e2e"
-[target]
-kind = "postgres"
-source = { debian = "postgresql-15" }
-
-[[variant]]
-name = "gcc-pgo"
-compiler = "gcc-12"
-cflags = "-O2"
-pgo = { workload = "train", duration = "10s" }
-
+        &(postgres_debian("pg-pgo-e2e")
+            + &build(
+                "gcc-pgo",
+                "gcc-12",
+                "-O2",
+                "pgo = { workload = \"train\", duration = \"10s\" }\n",
+            )
+            + r#"
 [[workload]]
 kind = "oltp"
 name = "train"
@@ -196,19 +193,7 @@ train_only = true
 test = "oltp_read_write"
 table_size = 2000
 connections = [4]
-
-[[workload]]
-kind = "oltp"
-name = "measured"
-test = "oltp_point_select"
-table_size = 1000
-connections = [2]
-
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-"#,
+"# + &short_point_select("name = \"measured\"\n")),
     );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     no_server_left("postgres", &s);

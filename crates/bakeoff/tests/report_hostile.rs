@@ -241,23 +241,9 @@ fn hostile_names_render_as_text_in_every_report_file() {
     // (index, trend, run pages, the compare page, the copied report) shows the names
     // as text too.
     let store = s.path().join("h.sqlite");
-    let r = bakeoff_report::Results::from_json(
-        &std::fs::read_to_string(dir.join("results.json")).unwrap(),
-    )
-    .unwrap();
-    let mut st = bakeoff_store::Store::open(&store).unwrap();
-    for _ in 0..2 {
-        st.record(&bakeoff_store::Entry::from_results(&r, &dir))
-            .unwrap();
-    }
+    common::record_folder(&store, &dir, 2);
     let site = s.path().join("site");
-    let out = bakeoff()
-        .arg("site")
-        .arg(&site)
-        .arg("--store")
-        .arg(&store)
-        .output()
-        .unwrap();
+    let out = common::site_output(&site, &store);
     assert!(out.status.success(), "{}", text(&out).1);
     let mut pages = 0;
     let mut todo = vec![site.clone()];

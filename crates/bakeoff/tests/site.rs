@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{recorded_folder, Scratch};
+use common::{assert_ok as ok, recorded_folder, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,16 +31,6 @@ fn site(s: &Scratch, store: &Path, dir: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .expect("run bakeoff")
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "stdout:\n{text}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 /// The number after `what` in the site's summary line ("3 files written").
