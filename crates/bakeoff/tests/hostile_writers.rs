@@ -50,20 +50,7 @@ fn refused(kind: &str, binary: &str, target: &str, names: &str) {
 
 /// Upper, lower and mixed case, and `-`/`_` swapped.
 fn cases(name: &str) -> Vec<String> {
-    let mixed: String = name
-        .chars()
-        .enumerate()
-        .map(|(i, c)| {
-            if i % 2 == 0 {
-                c.to_ascii_uppercase()
-            } else {
-                c
-            }
-        })
-        .collect();
-    let mut out = vec![name.to_string(), name.to_ascii_uppercase(), mixed];
-    out.extend(out.clone().iter().map(|n| n.replace('-', "_")));
-    out.extend(out.clone().iter().map(|n| n.replace('_', "-")));
+    let mut out = bakeoff_testkit::spellings(name);
     out.dedup();
     out
 }
