@@ -246,32 +246,21 @@ fn hostile_names_render_as_text_in_every_report_file() {
     let out = common::site_output(&site, &store);
     assert!(out.status.success(), "{}", text(&out).1);
     let mut pages = 0;
-    let mut todo = vec![site.clone()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-                continue;
-            }
-            if p.extension().is_none_or(|x| x != "html") {
-                continue;
-            }
-            pages += 1;
-            let page = std::fs::read_to_string(&p).unwrap();
-            for raw in [
-                "<img",
-                "<script>alert",
-                "<svg onload",
-                "<b>",
-                "href=\"javascript",
-                "href=\"http",
-            ] {
-                let at = page
-                    .find(raw)
-                    .map(|i| &page[i.saturating_sub(80)..(i + 80).min(page.len())]);
-                assert!(at.is_none(), "{raw} raw in {}: {at:?}", p.display());
-            }
+    for p in common::html_files(&site) {
+        pages += 1;
+        let page = std::fs::read_to_string(&p).unwrap();
+        for raw in [
+            "<img",
+            "<script>alert",
+            "<svg onload",
+            "<b>",
+            "href=\"javascript",
+            "href=\"http",
+        ] {
+            let at = page
+                .find(raw)
+                .map(|i| &page[i.saturating_sub(80)..(i + 80).min(page.len())]);
+            assert!(at.is_none(), "{raw} raw in {}: {at:?}", p.display());
         }
     }
     // index, the trend page, two run pages, two reports, one compare page.

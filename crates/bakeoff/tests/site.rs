@@ -78,20 +78,10 @@ fn history(s: &Scratch, store: &Path) -> Vec<PathBuf> {
 
 /// Every HTML file under `dir`, relative.
 fn pages(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.extension().is_some_and(|x| x == "html") {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::html_files(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_path_buf())
+        .collect()
 }
 
 /// The href values of a page.

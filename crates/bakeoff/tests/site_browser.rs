@@ -24,32 +24,24 @@ fn experiment() -> String {
 /// Every relative link of the site's own pages (not the copied reports, whose links
 /// point into their results folders) resolves to a file.
 fn links_resolve(dir: &Path) -> usize {
-    let mut todo = vec![dir.to_path_buf()];
     let mut checked = 0;
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
+    for p in common::html_files(dir) {
+        if p.ends_with("report.html") {
+            continue;
+        }
+        let html = std::fs::read_to_string(&p).unwrap();
+        assert!(!html.contains(NASTY), "{}: unescaped", p.display());
+        for h in html
+            .split("href=\"")
+            .skip(1)
+            .filter_map(|t| t.split('"').next())
+        {
+            if h.starts_with('#') || h.contains("://") {
                 continue;
             }
-            if p.extension().is_none_or(|x| x != "html") || p.ends_with("report.html") {
-                continue;
-            }
-            let html = std::fs::read_to_string(&p).unwrap();
-            assert!(!html.contains(NASTY), "{}: unescaped", p.display());
-            for h in html
-                .split("href=\"")
-                .skip(1)
-                .filter_map(|t| t.split('"').next())
-            {
-                if h.starts_with('#') || h.contains("://") {
-                    continue;
-                }
-                let target = p.parent().unwrap().join(h);
-                assert!(target.is_file(), "{}: {h} resolves to nothing", p.display());
-                checked += 1;
-            }
+            let target = p.parent().unwrap().join(h);
+            assert!(target.is_file(), "{}: {h} resolves to nothing", p.display());
+            checked += 1;
         }
     }
     checked

@@ -318,6 +318,24 @@ pub fn wait_for(secs: f64, cond: impl FnMut() -> bool) -> bool {
 }
 
 /// A scratch dir the SQL servers' unprivileged user can reach (tempdirs are 0700).
+/// Every .html file below `dir`, sorted.
+pub fn html_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "html") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Records the results folder `folder` (its results.json as it is) in the history store
 /// `store`, `times` times.
 pub fn record_folder(store: &Path, folder: &Path, times: usize) {

@@ -239,11 +239,6 @@ mod tests {
                 ..RatioRecord::default()
             };
             TpchCell {
-                workload: "tpch".into(),
-                scale: 0.1,
-                params: "random".into(),
-                streams: 1,
-                timeout_s: 60.0,
                 geomean_s: geo,
                 geomean_ci95: [geo * 0.9, geo * 1.1],
                 geomean_vs_baseline: (v == "b").then(|| k(0.6, Verdict::Faster)),
@@ -264,7 +259,7 @@ mod tests {
                         ..QueryRow::default()
                     },
                 ],
-                ..TpchCell::default()
+                ..TpchCell::small()
             }
             .put(&mut c);
             r.cells.push(c);
