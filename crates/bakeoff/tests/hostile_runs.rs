@@ -101,6 +101,16 @@ fn stopped_run(
     assert_eq!(runs[1]["valid"], true, "{}", runs[1]);
 }
 
+/// An experiment named `name`: memcached (one thread, 16 MB) from `binary` as the one
+/// variant `victim`, kv at 2 connections over 200 keys, `repetitions` rounds of `duration`
+/// windows.
+fn victim(name: &str, binary: &str, duration: &str, repetitions: usize) -> String {
+    common::memcached_installed(name, common::ARGS_16)
+        + &format!(
+            "[[variant]]\nname = \"victim\"\nbinary = \"{binary}\"\n[[workload]]\nkind = \"kv\"\nconnections = [2]\nkeys = 200\n[plan]\nwarmup = \"100ms\"\nduration = \"{duration}\"\nrepetitions = {repetitions}\n"
+        )
+}
+
 /// memcached SIGSTOPped in its window: the run fails within its window plus the grace
 /// (10 s) and the stop, and the next run is measured.
 #[test]
@@ -108,22 +118,7 @@ fn hostile_stopped_server_fails_its_run() {
     let s = Scratch::new();
     let file = s.write(
         "stopped.toml",
-        r#"name = "stopped"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "16"]
-[[variant]]
-name = "victim"
-binary = "/usr/bin/memcached"
-[[workload]]
-kind = "kv"
-connections = [2]
-keys = 200
-[plan]
-warmup = "100ms"
-duration = "4s"
-repetitions = 2
-"#,
+        &victim("stopped", "/usr/bin/memcached", "4s", 2),
     );
     // warmup + window + grace + a stop, with room for a loaded machine. The window is
     // long enough that the stop, 300 ms after the load connects, lands inside it even
@@ -161,12 +156,9 @@ fn hostile_stopped_sql_server_fails_its_run() {
 
 /// One installed memcached (`args`), `workloads` at 2 connections, one short run each.
 fn memcached_with(args: &str, workloads: &str) -> String {
-    format!(
-        r#"name = "nothing"
-[target]
-kind = "memcached"
-args = [{args}]
-[[variant]]
+    common::memcached_installed("nothing", args)
+        + &format!(
+            r#"[[variant]]
 name = "victim"
 binary = "/usr/bin/memcached"
 {workloads}
@@ -175,7 +167,7 @@ warmup = "100ms"
 duration = "500ms"
 repetitions = 1
 "#
-    )
+        )
 }
 
 fn kv(name: &str, keys: &str) -> String {
@@ -416,25 +408,7 @@ fn hostile_changed_binary_is_not_measured() {
     std::fs::copy("/usr/bin/memcached", &bin).expect("copy memcached");
     let file = s.write(
         "changed.toml",
-        &format!(
-            r#"name = "changed"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "16"]
-[[variant]]
-name = "victim"
-binary = "{}"
-[[workload]]
-kind = "kv"
-connections = [2]
-keys = 200
-[plan]
-warmup = "100ms"
-duration = "1500ms"
-repetitions = 3
-"#,
-            bin.display()
-        ),
+        &victim("changed", &bin.display().to_string(), "1500ms", 3),
     );
     let mut bakeoff = Running {
         child: s.run_cmd(&file).spawn().expect("bakeoff"),

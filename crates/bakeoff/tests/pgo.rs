@@ -53,6 +53,20 @@ warmup = "100ms"
 duration = "500ms"
 "#;
 
+/// gcc-pgo's build log says that a profile matched every one of more than `least` objects.
+fn assert_profiles_match(s: &Scratch, least: usize) {
+    let log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("profile file(s) match an object"))
+        .expect("the match line");
+    let n: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(n[0] > least && n[0] == n[1], "{line}");
+}
+
 #[test]
 fn profile_guided_builds_use_their_training() {
     let s = Scratch::new();
@@ -97,16 +111,7 @@ fn profile_guided_builds_use_their_training() {
     }
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(md.contains("## What changed in the binaries"), "{md}");
-    let gcc_log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
-    let line = gcc_log
-        .lines()
-        .find(|l| l.contains("profile file(s) match an object"))
-        .expect("the match line");
-    let n: Vec<usize> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert!(n[0] > 10 && n[0] == n[1], "{line}");
+    assert_profiles_match(&s, 10);
     assert!(variant("clang-pgo")["build"]["cflags"]
         .as_str()
         .unwrap()
@@ -204,16 +209,7 @@ connections = [4]
     assert_eq!(v["status"], "ok", "{v}");
     let note = v["build"]["profile"].as_str().unwrap_or("");
     assert!(note.contains("trained on train x4"), "{v}");
-    let log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
-    let line = log
-        .lines()
-        .find(|l| l.contains("profile file(s) match an object"))
-        .expect("the match line");
-    let n: Vec<usize> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert!(n[0] > 100 && n[0] == n[1], "{line}");
+    assert_profiles_match(&s, 100);
     for c in r["cells"].as_array().unwrap() {
         assert_eq!(c["workload"], "measured", "{c}");
         assert!(c["median_ops_per_s"].as_f64().unwrap() > 10.0, "{c}");

@@ -214,16 +214,7 @@ pub(crate) fn sql_rows(
         .login
         .as_ref()
         .ok_or("the sandbox has no login to read settings with")?;
-    let db = bakeoff_sqlclient::Db {
-        dialect,
-        addr,
-        socket: None,
-        user: login.user.clone(),
-        password: login.password.clone(),
-        database: login.database.clone(),
-        via_socket: false,
-    };
-    bakeoff_sqlclient::query(&db, statements, READ_TIMEOUT)
+    bakeoff_sqlclient::query(&login.db(dialect, addr, None), statements, READ_TIMEOUT)
 }
 
 /// The rows' first two columns as name -> value (SQL NULL as empty).

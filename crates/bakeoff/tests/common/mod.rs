@@ -583,6 +583,9 @@ pub fn three_builds(name: &str, plan: &str) -> String {
 /// memcached's arguments in most tests: one worker thread, 64 MB.
 pub const ARGS_64: &str = "\"-t\", \"1\", \"-m\", \"64\"";
 
+/// memcached's arguments of the hostile tests: one thread, 16 MB.
+pub const ARGS_16: &str = "\"-t\", \"1\", \"-m\", \"16\"";
+
 /// An experiment for a busy machine, named `name`: installed memcached (`-t 1`) as each
 /// of `variants`, kv `get` at 8 connections over 1,000 keys, six rounds of 500 ms, then
 /// `plan` (whole lines).
