@@ -55,6 +55,22 @@ fn cases(name: &str) -> Vec<String> {
     out
 }
 
+/// Every spelling of `name` (set to `value`) refused in `kind`'s options and in its
+/// arguments, where `arg` writes the inside of the `args` array for a spelling.
+fn refused_everywhere(
+    kind: &str,
+    binary: &str,
+    name: &str,
+    value: &str,
+    arg: impl Fn(&str) -> String,
+) {
+    for n in cases(name) {
+        let options = format!("options = {{ {} = {} }}", q(&n), q(value));
+        refused(kind, binary, &options, &n);
+        refused(kind, binary, &format!("args = [{}]", arg(&n)), &n);
+    }
+}
+
 #[test]
 fn sql_file_writers_are_refused_at_check() {
     for (kind, binary) in [
@@ -91,20 +107,9 @@ fn sql_file_writers_are_refused_at_check() {
             ("basedir", "/tmp"),
             ("lc_messages_dir", "/tmp"),
         ] {
-            for n in cases(name) {
-                refused(
-                    kind,
-                    binary,
-                    &format!("options = {{ {} = {} }}", q(&n), q(value)),
-                    &n,
-                );
-                refused(
-                    kind,
-                    binary,
-                    &format!("args = [{}]", q(&format!("--loose-{n}={value}"))),
-                    &n,
-                );
-            }
+            refused_everywhere(kind, binary, name, value, |n| {
+                q(&format!("--loose-{n}={value}"))
+            });
         }
     }
     let pg = "/usr/lib/postgresql/15/bin/postgres";
@@ -119,20 +124,9 @@ fn sql_file_writers_are_refused_at_check() {
         ("data_directory", "/tmp"),
         ("hba_file", "/tmp/hba"),
     ] {
-        for n in cases(name) {
-            refused(
-                "postgres",
-                pg,
-                &format!("options = {{ {} = {} }}", q(&n), q(value)),
-                &n,
-            );
-            refused(
-                "postgres",
-                pg,
-                &format!("args = [\"-c\", {}]", q(&format!("{n}={value}"))),
-                &n,
-            );
-        }
+        refused_everywhere("postgres", pg, name, value, |n| {
+            format!("\"-c\", {}", q(&format!("{n}={value}")))
+        });
     }
     for kind in ["redis", "valkey"] {
         let binary = "/usr/bin/redis-server";
@@ -145,20 +139,9 @@ fn sql_file_writers_are_refused_at_check() {
             ("rename-command", "CONFIG CONFIG2"),
             ("tls-key-file", "/etc/shadow"),
         ] {
-            for n in cases(name) {
-                refused(
-                    kind,
-                    binary,
-                    &format!("options = {{ {} = {} }}", q(&n), q(value)),
-                    &n,
-                );
-                refused(
-                    kind,
-                    binary,
-                    &format!("args = [{}, {}]", q(&format!("--{n}")), q(value)),
-                    &n,
-                );
-            }
+            refused_everywhere(kind, binary, name, value, |n| {
+                format!("{}, {}", q(&format!("--{n}")), q(value))
+            });
         }
     }
     for item in ["ssl_key", "ssl_chain_cert", "ssl_ca_cert"] {

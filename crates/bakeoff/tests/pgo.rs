@@ -144,13 +144,8 @@ fn profile_guided_builds_use_their_training() {
             "pgo = { workload = \"nope\"",
         ),
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&bad)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = common::check(&bad);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no workload \"nope\" to train on"), "{err}");
 
     // A training-only workload nothing trains on is a mistake, not a silent no-op.
@@ -158,13 +153,8 @@ fn profile_guided_builds_use_their_training() {
         "unused.toml",
         &EXPERIMENT.replace("workload = \"train\"", "workload = \"measured\""),
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&bad)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = common::check(&bad);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("unused.toml:27:14") && err.contains("no variant's pgo or bolt trains on it"),
         "{err}"

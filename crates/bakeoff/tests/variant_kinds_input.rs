@@ -18,6 +18,10 @@ fn check_exit_2(f: &std::path::Path) -> String {
     err
 }
 
+/// The head of the experiments whose first variant (the baseline) is MariaDB.
+const MARIADB_FIRST: &str =
+    "name = \"kinds\"\n[target]\nkind = \"mariadb\"\n[[variant]]\nname = \"maria\"\nbinary = \"/usr/sbin/mariadbd\"\n";
+
 /// [`check_exit_2`] on `f`, its line holding each of `says`; the line.
 fn refused_saying(f: &std::path::Path, says: &[&str]) -> String {
     let err = check_exit_2(f);
@@ -76,20 +80,15 @@ fn a_variant_kind_the_registry_does_not_know_is_one_located_line() {
 fn tpcc_on_a_memcached_variant_is_refused_naming_variant_workload_and_kinds() {
     let s = common::Scratch::new();
     // A SQL baseline (MariaDB) and a memcached variant: tpcc cannot run on the second.
-    let text = "name = \"kinds\"\n\
-                [target]\n\
-                kind = \"mariadb\"\n\
-                [[variant]]\n\
-                name = \"maria\"\n\
-                binary = \"/usr/sbin/mariadbd\"\n\
-                [[variant]]\n\
+    let text = MARIADB_FIRST.to_string()
+        + "[[variant]]\n\
                 name = \"mc\"\n\
                 kind = \"memcached\"\n\
                 binary = \"/usr/bin/memcached\"\n\
                 [[workload]]\n\
                 kind = \"tpcc\"\n\
                 warehouses = 1\n";
-    let f = s.write("tpcc.toml", text);
+    let f = s.write("tpcc.toml", &text);
     let err = refused_saying(
         &f,
         &[
@@ -111,13 +110,7 @@ fn an_owned_setting_in_a_variants_options_is_refused_as_in_target_options() {
     // A MariaDB baseline and a PostgreSQL variant whose own options set its port.
     for (name, spelled) in [("port", "port"), ("dir", "data_directory")] {
         let text = format!(
-            "name = \"kinds\"\n\
-             [target]\n\
-             kind = \"mariadb\"\n\
-             [[variant]]\n\
-             name = \"maria\"\n\
-             binary = \"/usr/sbin/mariadbd\"\n\
-             [[variant]]\n\
+            "{MARIADB_FIRST}[[variant]]\n\
              name = \"pg\"\n\
              kind = \"postgres\"\n\
              binary = \"/usr/lib/postgresql/15/bin/postgres\"\n\
