@@ -19,8 +19,7 @@ set +e # a failed cell is a row of the table, not the end of the script
 out="${1:-/tmp/dist-matrix}"
 vfilter="${2:-.}"
 kfilter="${3:-.}"
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_bakeoff
 cache=()
 [ -n "${CACHE:-}" ] && cache=(--cache "$CACHE")
 mkdir -p "$out"

@@ -7,6 +7,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # bench_work: a fresh folder in $work, removed on exit, after the server whose pid a
 # script puts in $server (if any) is killed and reaped; Ctrl-C and TERM exit 130.
+# The release bakeoff these scripts measure ($BAKEOFF, else the one cargo builds here,
+# built first where it is missing), in $bakeoff.
+bench_bakeoff() {
+  bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
+  [ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+}
+
 bench_work() {
   work="$(mktemp -d)"
   server=""

@@ -20,11 +20,18 @@ which="${1:?memcached, postgres, mariadb or sqlite}"
 pairs="${2:-3}"
 rounds="${3:-4}"
 read -r a b <<<"${LEVELS:-off basic}"
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_bakeoff
 bench_work
 chmod 755 "$work"
 
+# The SQL servers' load: oltp_point_select over 10,000 rows on 2 connections.
+oltp_load='[[workload]]
+kind = "oltp"
+name = "ps"
+test = "oltp_point_select"
+tables = 1
+table_size = 10000
+connections = [2]'
 case "$which" in
   memcached) kind=memcached; binary=/usr/bin/memcached; args='args = ["-t", "1"]'
     load='[[workload]]
@@ -33,21 +40,9 @@ name = "kv"
 connections = [4]
 keys = 1000' ;;
   postgres) kind=postgres; binary=/usr/lib/postgresql/15/bin/postgres; args=''
-    load='[[workload]]
-kind = "oltp"
-name = "ps"
-test = "oltp_point_select"
-tables = 1
-table_size = 10000
-connections = [2]' ;;
+    load=$oltp_load ;;
   mariadb) kind=mariadb; binary=/usr/sbin/mariadbd; args=''
-    load='[[workload]]
-kind = "oltp"
-name = "ps"
-test = "oltp_point_select"
-tables = 1
-table_size = 10000
-connections = [2]' ;;
+    load=$oltp_load ;;
   sqlite) kind=sqlite; binary=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0; args=''
     load='[[workload]]
 kind = "replay"

@@ -8,8 +8,7 @@
 #   BAKEOFF=path/to/bakeoff [CACHE=dir] bash bench/server-stats-studies.sh [mysql|postgres ...]
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_bakeoff
 bench_work
 chmod 755 "$work"
 cache=()

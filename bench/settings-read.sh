@@ -10,8 +10,7 @@
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 variants="${1:-5}"
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_bakeoff
 bench_work
 chmod 755 "$work"
 

@@ -11,8 +11,7 @@
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 budget="${1:-4m}"
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_bakeoff
 bench_work
 
 build='compiler = "gcc-12"

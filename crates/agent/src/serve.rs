@@ -516,16 +516,9 @@ impl Agent {
                 std::thread::sleep(Duration::from_secs_f64((wait / 1000.0).min(60.0)));
             }
         }
-        let db = spec.login.clone().and_then(|login| {
-            Some(bakeoff_sqlclient::Db {
-                dialect: bakeoff_sandbox::target_for(spec.target).dialect()?,
-                addr: spec.server,
-                socket: None,
-                user: login.user,
-                password: login.password,
-                database: login.database,
-                via_socket: false,
-            })
+        let db = spec.login.as_ref().and_then(|login| {
+            let dialect = bakeoff_sandbox::target_for(spec.target).dialect()?;
+            Some(login.db(dialect, spec.server, None))
         });
         let server = Server {
             addr: spec.server,

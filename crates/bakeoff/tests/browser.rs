@@ -8,7 +8,7 @@ mod common;
 
 use common::chromedriver::{base64_decode, Driver};
 use common::{Scratch, NASTY};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 
@@ -103,18 +103,7 @@ fn report_html_renders_every_chart_without_errors_in_chromium() {
         assert!(text.contains(section), "no {section} section");
     }
     // No console errors.
-    let logs = d
-        .call(
-            "POST",
-            &format!("/session/{id}/se/log"),
-            Some(&json!({"type": "browser"})),
-        )
-        .expect("browser log");
-    let errors: Vec<&Value> = logs
-        .as_array()
-        .map(|a| a.iter().filter(|e| e["level"] == "SEVERE").collect())
-        .unwrap_or_default();
-    assert!(errors.is_empty(), "console errors: {errors:?}");
+    d.assert_no_console_errors(&id);
     // The screenshot, kept as the test's artifact.
     let png = d
         .call("GET", &format!("/session/{id}/screenshot"), None)

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{recorded_folder, Scratch};
+use common::{assert_ok as ok, copy_kinds_data, record_folder, recorded_folder, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -17,16 +17,6 @@ fn bakeoff(s: &Scratch) -> Command {
     c.current_dir(s.path())
         .env("BAKEOFF_STORE", s.path().join("env-store.sqlite"));
     c
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "stdout:\n{text}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 fn with_store(s: &Scratch, store: &Path, args: &[&str]) -> Output {
@@ -102,19 +92,10 @@ fn export_import_round_trip_and_tampered_bundles_refused() {
     }
     // A results folder of a real run with a kind's figures (tests/data), recorded too.
     let kinds = s.path().join("res/kinds");
-    std::fs::create_dir_all(&kinds).unwrap();
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kinds");
-    for e in std::fs::read_dir(&data).unwrap().flatten() {
-        std::fs::copy(e.path(), kinds.join(e.file_name())).unwrap();
-    }
+    copy_kinds_data(&kinds);
     std::fs::create_dir_all(kinds.join("logs")).unwrap();
     std::fs::write(kinds.join("logs/server.log"), "a nested file\n").unwrap();
-    let text = std::fs::read_to_string(kinds.join("results.json")).unwrap();
-    let r = bakeoff_report::Results::from_json(&text).unwrap();
-    bakeoff_store::Store::open(&store)
-        .unwrap()
-        .record(&bakeoff_store::Entry::from_results(&r, &kinds))
-        .unwrap();
+    record_folder(&store, &kinds, 1);
     folders.push(kinds);
 
     // Export by folder and by history id, in the store's order.

@@ -21,7 +21,9 @@
 
 mod common;
 
-use common::{build, kv, memcached_source, no_server_left, Scratch, ADDED_WORK, ARGS_64};
+use common::{
+    build, kv, memcached_source, no_server_left, postgres_debian, Scratch, ADDED_WORK, ARGS_64,
+};
 
 const BUDGET_S: f64 = 30.0;
 
@@ -129,11 +131,8 @@ fn an_slo_on_a_kind_without_an_open_loop_is_refused() {
     let s = Scratch::new();
     let f = s.write(
         "bad.toml",
-        r#"name = "no-open-loop"
-[target]
-kind = "postgres"
-source = { debian = "postgresql-15" }
-
+        &(postgres_debian("no-open-loop")
+            + r#"
 [[variant]]
 name = "pg"
 binary = "/usr/lib/postgresql/15/bin/postgres"
@@ -141,7 +140,7 @@ binary = "/usr/lib/postgresql/15/bin/postgres"
 [[workload]]
 kind = "tpcc"
 slo = { percentile = 99, limit = "1ms" }
-"#,
+"#),
     );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     let stderr = String::from_utf8_lossy(&out.stderr);

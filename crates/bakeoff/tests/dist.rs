@@ -158,20 +158,7 @@ fn mariadb_10_2_from_maven() {
     );
 }
 
-fn tar(dir: &Path, name: &str, what: &str) -> std::path::PathBuf {
-    let out = dir.join(name);
-    let ok = std::process::Command::new("tar")
-        .arg("-czf")
-        .arg(&out)
-        .arg("-C")
-        .arg(dir)
-        .arg(what)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    out
-}
+use bakeoff_testkit::tar_gz as tar;
 
 #[test]
 fn bad_dists_fail_their_variant_with_one_line_and_leave_nothing() {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{pids_named, wait_for, Scratch};
+use common::{pids_named, send_and_wait, wait_for, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -295,11 +295,7 @@ fn interrupted_runs_are_marked_and_kill_9_leaves_a_store_that_opens() {
         let started = wait_for(20.0, || !our_servers(&s).is_empty());
         // Let the measured window begin, then stop bakeoff.
         std::thread::sleep(std::time::Duration::from_millis(500));
-        let _ = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(child.id().to_string())
-            .status();
-        let status = child.wait().expect("wait");
+        let status = send_and_wait(&mut child, signal);
         assert!(started, "no server started");
         if signal == "INT" {
             assert_eq!(status.code(), Some(130));

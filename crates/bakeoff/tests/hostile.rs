@@ -11,12 +11,9 @@ use std::process::Output;
 
 /// A memcached experiment with `variants` and short windows.
 fn memcached(variants: &str, plan: &str) -> String {
-    format!(
-        r#"name = "hostile"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "16"]
-{variants}
+    common::memcached_installed("hostile", common::ARGS_16)
+        + &format!(
+            r#"{variants}
 [[workload]]
 kind = "kv"
 connections = [2]
@@ -27,7 +24,7 @@ warmup = "100ms"
 duration = "300ms"
 {plan}
 "#
-    )
+        )
 }
 
 /// A `[[variant]]` named `a`, the installed memcached, then `extra` (whole lines).

@@ -219,7 +219,6 @@ fn package_coordinates_are_names_never_places() {
 /// link; `c` a character device `major,minor`; `z` that many zero bytes), tar or tar.gz,
 /// with python3's tarfile.
 fn archive(dir: &Path, name: &str, members: &[String]) -> PathBuf {
-    use std::io::Write;
     const MAKER: &str = r#"
 import sys, tarfile, io
 out = sys.argv[1]
@@ -245,19 +244,11 @@ for line in sys.stdin.read().splitlines():
 t.close()
 "#;
     let out = dir.join(name);
-    let mut child = Command::new(bakeoff_testkit::python3())
-        .args(["-c", MAKER])
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(members.join("\n").as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    assert!(bakeoff_testkit::python_fed(
+        MAKER,
+        &[out.as_os_str()],
+        members
+    ));
     out
 }
 

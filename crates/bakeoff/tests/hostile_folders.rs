@@ -44,6 +44,17 @@ fn users_folder(at: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// bakeoff said one line holding both of `says`, and the user's `files` are all there
+/// (`what` ran, for the message).
+fn refused_untouched(o: &std::process::Output, says: [&str; 2], files: &[PathBuf], what: &str) {
+    let line = one_line_2(o);
+    assert!(
+        line.contains(says[0]) && line.contains(says[1]),
+        "{what}: {line}"
+    );
+    all_there(files);
+}
+
 fn all_there(files: &[PathBuf]) {
     for f in files {
         assert!(f.is_file(), "{} was removed", f.display());
@@ -76,12 +87,12 @@ fn hostile_sandbox_dir_holding_a_users_files_is_refused_and_untouched() {
             .env("BAKEOFF_STORE", &store)
             .output()
             .unwrap();
-        let line = one_line_2(&o);
-        assert!(
-            line.contains("did not make") && line.contains("sandbox folder"),
-            "{args:?}: {line}"
+        refused_untouched(
+            &o,
+            ["did not make", "sandbox folder"],
+            &files,
+            &format!("{args:?}"),
         );
-        all_there(&files);
         assert!(
             !victim.join(".bakeoff-owned").exists(),
             "{args:?} marked it"
@@ -148,15 +159,17 @@ fn hostile_report_out_never_writes_over_a_folder() {
     std::fs::create_dir(&mine).unwrap();
     std::fs::write(mine.join("results.json"), "my own file").unwrap();
     let file = s.write("a-file", "x");
-    for out in [dir.clone(), dir.join("."), mine.clone(), file.clone()] {
-        let o = bakeoff()
+    let report_to = |out: &Path| {
+        bakeoff()
             .arg("report")
             .arg(&dir)
             .args(["--baseline", "b", "--out"])
-            .arg(&out)
+            .arg(out)
             .output()
-            .unwrap();
-        let line = one_line_2(&o);
+            .unwrap()
+    };
+    for out in [dir.clone(), dir.join("."), mine.clone(), file.clone()] {
+        let line = one_line_2(&report_to(&out));
         assert!(line.contains("--out"), "{line}");
     }
     assert_eq!(std::fs::read(dir.join("results.json")).unwrap(), before);
@@ -171,13 +184,7 @@ fn hostile_report_out_never_writes_over_a_folder() {
         std::fs::create_dir(&e).unwrap();
         e
     }] {
-        let o = bakeoff()
-            .arg("report")
-            .arg(&dir)
-            .args(["--baseline", "b", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = report_to(&out);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(out.join("report.md").is_file());
     }
@@ -201,11 +208,6 @@ fn hostile_cache_holding_a_users_files_is_refused_and_untouched() {
         .env("BAKEOFF_STORE", s.path().join("history.sqlite"))
         .output()
         .unwrap();
-    let line = one_line_2(&o);
-    assert!(
-        line.contains("build cache") && line.contains("--cache"),
-        "{line}"
-    );
-    all_there(&files);
+    refused_untouched(&o, ["build cache", "--cache"], &files, "run --cache");
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 5);
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use bakeoff_testkit::paths::MARIADBD;
-use common::{no_server_left, pids_named, Scratch};
+use common::{mariadb_point_select, measured_server, no_server_left, pids_named, Scratch};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -48,25 +48,6 @@ fn signal(pid: u32, sig: &str) {
         .args([sig, &pid.to_string()])
         .stderr(std::process::Stdio::null())
         .status();
-}
-
-/// The first server named `name` of this scratch's measured sandboxes (not one that loads
-/// data), within `secs`.
-fn measured_server(name: &str, s: &Scratch, secs: f64) -> Option<u32> {
-    let marker = format!("{}/victim-", s.sandboxes().display());
-    let mut found = None;
-    common::wait_for(secs, || {
-        found = pids_named(name).into_iter().find(|pid| {
-            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap_or_default();
-            let cwd = cwd.display().to_string();
-            (cmd.contains(&marker) || cwd.starts_with(&marker))
-                && !cmd.contains("prepare")
-                && !cwd.contains("prepare")
-        });
-        found.is_some()
-    });
-    found
 }
 
 /// How many sockets `pid` holds open (its listeners and its clients' connections).
@@ -120,6 +101,16 @@ fn stopped_run(
     assert_eq!(runs[1]["valid"], true, "{}", runs[1]);
 }
 
+/// An experiment named `name`: memcached (one thread, 16 MB) from `binary` as the one
+/// variant `victim`, kv at 2 connections over 200 keys, `repetitions` rounds of `duration`
+/// windows.
+fn victim(name: &str, binary: &str, duration: &str, repetitions: usize) -> String {
+    common::memcached_installed(name, common::ARGS_16)
+        + &format!(
+            "[[variant]]\nname = \"victim\"\nbinary = \"{binary}\"\n[[workload]]\nkind = \"kv\"\nconnections = [2]\nkeys = 200\n[plan]\nwarmup = \"100ms\"\nduration = \"{duration}\"\nrepetitions = {repetitions}\n"
+        )
+}
+
 /// memcached SIGSTOPped in its window: the run fails within its window plus the grace
 /// (10 s) and the stop, and the next run is measured.
 #[test]
@@ -127,22 +118,7 @@ fn hostile_stopped_server_fails_its_run() {
     let s = Scratch::new();
     let file = s.write(
         "stopped.toml",
-        r#"name = "stopped"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "16"]
-[[variant]]
-name = "victim"
-binary = "/usr/bin/memcached"
-[[workload]]
-kind = "kv"
-connections = [2]
-keys = 200
-[plan]
-warmup = "100ms"
-duration = "4s"
-repetitions = 2
-"#,
+        &victim("stopped", "/usr/bin/memcached", "4s", 2),
     );
     // warmup + window + grace + a stop, with room for a loaded machine. The window is
     // long enough that the stop, 300 ms after the load connects, lands inside it even
@@ -164,24 +140,12 @@ fn hostile_stopped_sql_server_fails_its_run() {
     let s = common::sql_scratch();
     let file = s.write(
         "stopped.toml",
-        &format!(
-            r#"name = "stopped-sql"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "victim"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 500
-connections = [2]
-max_reconnects = 0
-[plan]
-repetitions = 2
-warmup = "0s"
-duration = "4s"
-"#
+        &mariadb_point_select(
+            "stopped-sql",
+            "victim",
+            500,
+            "max_reconnects = 0\n",
+            "repetitions = 2\nwarmup = \"0s\"\nduration = \"4s\"\n",
         ),
     );
     // The server's start, the window, the grace (10 s), the kill and the stop; the
@@ -192,12 +156,9 @@ duration = "4s"
 
 /// One installed memcached (`args`), `workloads` at 2 connections, one short run each.
 fn memcached_with(args: &str, workloads: &str) -> String {
-    format!(
-        r#"name = "nothing"
-[target]
-kind = "memcached"
-args = [{args}]
-[[variant]]
+    common::memcached_installed("nothing", args)
+        + &format!(
+            r#"[[variant]]
 name = "victim"
 binary = "/usr/bin/memcached"
 {workloads}
@@ -206,7 +167,7 @@ warmup = "100ms"
 duration = "500ms"
 repetitions = 1
 "#
-    )
+        )
 }
 
 fn kv(name: &str, keys: &str) -> String {
@@ -447,25 +408,7 @@ fn hostile_changed_binary_is_not_measured() {
     std::fs::copy("/usr/bin/memcached", &bin).expect("copy memcached");
     let file = s.write(
         "changed.toml",
-        &format!(
-            r#"name = "changed"
-[target]
-kind = "memcached"
-args = ["-t", "1", "-m", "16"]
-[[variant]]
-name = "victim"
-binary = "{}"
-[[workload]]
-kind = "kv"
-connections = [2]
-keys = 200
-[plan]
-warmup = "100ms"
-duration = "1500ms"
-repetitions = 3
-"#,
-            bin.display()
-        ),
+        &victim("changed", &bin.display().to_string(), "1500ms", 3),
     );
     let mut bakeoff = Running {
         child: s.run_cmd(&file).spawn().expect("bakeoff"),
@@ -501,23 +444,12 @@ fn hostile_stopped_server_fails_its_load() {
     let s = common::sql_scratch();
     let file = s.write(
         "stopped-load.toml",
-        &format!(
-            r#"name = "stopped-load"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "victim"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 300000
-connections = [2]
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-"#
+        &mariadb_point_select(
+            "stopped-load",
+            "victim",
+            300000,
+            "",
+            "repetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n",
         ),
     );
     let started = Instant::now();
@@ -572,24 +504,12 @@ fn hostile_relative_sandbox_dir_serves_sql_targets() {
         return;
     }
     let experiment = |plan: &str| {
-        format!(
-            r#"name = "relative"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "rel"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 500
-connections = [2]
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-{plan}
-"#
+        mariadb_point_select(
+            "relative",
+            "rel",
+            500,
+            "",
+            &format!("repetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n{plan}\n"),
         )
     };
     for (plan, arg) in [

@@ -50,22 +50,25 @@ fn refused(kind: &str, binary: &str, target: &str, names: &str) {
 
 /// Upper, lower and mixed case, and `-`/`_` swapped.
 fn cases(name: &str) -> Vec<String> {
-    let mixed: String = name
-        .chars()
-        .enumerate()
-        .map(|(i, c)| {
-            if i % 2 == 0 {
-                c.to_ascii_uppercase()
-            } else {
-                c
-            }
-        })
-        .collect();
-    let mut out = vec![name.to_string(), name.to_ascii_uppercase(), mixed];
-    out.extend(out.clone().iter().map(|n| n.replace('-', "_")));
-    out.extend(out.clone().iter().map(|n| n.replace('_', "-")));
+    let mut out = bakeoff_testkit::spellings(name);
     out.dedup();
     out
+}
+
+/// Every spelling of `name` (set to `value`) refused in `kind`'s options and in its
+/// arguments, where `arg` writes the inside of the `args` array for a spelling.
+fn refused_everywhere(
+    kind: &str,
+    binary: &str,
+    name: &str,
+    value: &str,
+    arg: impl Fn(&str) -> String,
+) {
+    for n in cases(name) {
+        let options = format!("options = {{ {} = {} }}", q(&n), q(value));
+        refused(kind, binary, &options, &n);
+        refused(kind, binary, &format!("args = [{}]", arg(&n)), &n);
+    }
 }
 
 #[test]
@@ -104,20 +107,9 @@ fn sql_file_writers_are_refused_at_check() {
             ("basedir", "/tmp"),
             ("lc_messages_dir", "/tmp"),
         ] {
-            for n in cases(name) {
-                refused(
-                    kind,
-                    binary,
-                    &format!("options = {{ {} = {} }}", q(&n), q(value)),
-                    &n,
-                );
-                refused(
-                    kind,
-                    binary,
-                    &format!("args = [{}]", q(&format!("--loose-{n}={value}"))),
-                    &n,
-                );
-            }
+            refused_everywhere(kind, binary, name, value, |n| {
+                q(&format!("--loose-{n}={value}"))
+            });
         }
     }
     let pg = "/usr/lib/postgresql/15/bin/postgres";
@@ -132,20 +124,9 @@ fn sql_file_writers_are_refused_at_check() {
         ("data_directory", "/tmp"),
         ("hba_file", "/tmp/hba"),
     ] {
-        for n in cases(name) {
-            refused(
-                "postgres",
-                pg,
-                &format!("options = {{ {} = {} }}", q(&n), q(value)),
-                &n,
-            );
-            refused(
-                "postgres",
-                pg,
-                &format!("args = [\"-c\", {}]", q(&format!("{n}={value}"))),
-                &n,
-            );
-        }
+        refused_everywhere("postgres", pg, name, value, |n| {
+            format!("\"-c\", {}", q(&format!("{n}={value}")))
+        });
     }
     for kind in ["redis", "valkey"] {
         let binary = "/usr/bin/redis-server";
@@ -158,20 +139,9 @@ fn sql_file_writers_are_refused_at_check() {
             ("rename-command", "CONFIG CONFIG2"),
             ("tls-key-file", "/etc/shadow"),
         ] {
-            for n in cases(name) {
-                refused(
-                    kind,
-                    binary,
-                    &format!("options = {{ {} = {} }}", q(&n), q(value)),
-                    &n,
-                );
-                refused(
-                    kind,
-                    binary,
-                    &format!("args = [{}, {}]", q(&format!("--{n}")), q(value)),
-                    &n,
-                );
-            }
+            refused_everywhere(kind, binary, name, value, |n| {
+                format!("{}, {}", q(&format!("--{n}")), q(value))
+            });
         }
     }
     for item in ["ssl_key", "ssl_chain_cert", "ssl_ca_cert"] {

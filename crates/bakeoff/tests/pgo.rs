@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{no_server_left, Scratch};
+use common::{build, no_server_left, postgres_debian, short_point_select, Scratch};
 
 const EXPERIMENT: &str = r#"name = "pgo-e2e"
 [target]
@@ -52,6 +52,20 @@ repetitions = 1
 warmup = "100ms"
 duration = "500ms"
 "#;
+
+/// gcc-pgo's build log says that a profile matched every one of more than `least` objects.
+fn assert_profiles_match(s: &Scratch, least: usize) {
+    let log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("profile file(s) match an object"))
+        .expect("the match line");
+    let n: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(n[0] > least && n[0] == n[1], "{line}");
+}
 
 #[test]
 fn profile_guided_builds_use_their_training() {
@@ -97,16 +111,7 @@ fn profile_guided_builds_use_their_training() {
     }
     let md = std::fs::read_to_string(s.out().join("report.md")).unwrap();
     assert!(md.contains("## What changed in the binaries"), "{md}");
-    let gcc_log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
-    let line = gcc_log
-        .lines()
-        .find(|l| l.contains("profile file(s) match an object"))
-        .expect("the match line");
-    let n: Vec<usize> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert!(n[0] > 10 && n[0] == n[1], "{line}");
+    assert_profiles_match(&s, 10);
     assert!(variant("clang-pgo")["build"]["cflags"]
         .as_str()
         .unwrap()
@@ -139,13 +144,8 @@ fn profile_guided_builds_use_their_training() {
             "pgo = { workload = \"nope\"",
         ),
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&bad)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = common::check(&bad);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no workload \"nope\" to train on"), "{err}");
 
     // A training-only workload nothing trains on is a mistake, not a silent no-op.
@@ -153,13 +153,8 @@ fn profile_guided_builds_use_their_training() {
         "unused.toml",
         &EXPERIMENT.replace("workload = \"train\"", "workload = \"measured\""),
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&bad)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = common::check(&bad);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("unused.toml:27:14") && err.contains("no variant's pgo or bolt trains on it"),
         "{err}"
@@ -178,17 +173,14 @@ fn postgres_pgo_trains_on_its_own_data() {
     let s = common::sql_scratch();
     let f = s.write(
         "pgpgo.toml",
-        r#"name = "pg-pgo-e2e"
-[target]
-kind = "postgres"
-source = { debian = "postgresql-15" }
-
-[[variant]]
-name = "gcc-pgo"
-compiler = "gcc-12"
-cflags = "-O2"
-pgo = { workload = "train", duration = "10s" }
-
+        &(postgres_debian("pg-pgo-e2e")
+            + &build(
+                "gcc-pgo",
+                "gcc-12",
+                "-O2",
+                "pgo = { workload = \"train\", duration = \"10s\" }\n",
+            )
+            + r#"
 [[workload]]
 kind = "oltp"
 name = "train"
@@ -196,19 +188,7 @@ train_only = true
 test = "oltp_read_write"
 table_size = 2000
 connections = [4]
-
-[[workload]]
-kind = "oltp"
-name = "measured"
-test = "oltp_point_select"
-table_size = 1000
-connections = [2]
-
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-"#,
+"# + &short_point_select("name = \"measured\"\n")),
     );
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     no_server_left("postgres", &s);
@@ -219,16 +199,7 @@ duration = "1s"
     assert_eq!(v["status"], "ok", "{v}");
     let note = v["build"]["profile"].as_str().unwrap_or("");
     assert!(note.contains("trained on train x4"), "{v}");
-    let log = std::fs::read_to_string(s.out().join("logs/build-gcc-pgo.log")).unwrap();
-    let line = log
-        .lines()
-        .find(|l| l.contains("profile file(s) match an object"))
-        .expect("the match line");
-    let n: Vec<usize> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert!(n[0] > 100 && n[0] == n[1], "{line}");
+    assert_profiles_match(&s, 100);
     for c in r["cells"].as_array().unwrap() {
         assert_eq!(c["workload"], "measured", "{c}");
         assert!(c["median_ops_per_s"].as_f64().unwrap() > 10.0, "{c}");

@@ -8,9 +8,8 @@
 
 mod common;
 
-use common::{entries, no_server_left, pids_named, wait_for, Scratch};
+use common::{no_server_left, signal_leaves_no_server, Scratch};
 use serde_json::Value;
-use std::process::Stdio;
 
 const SERVER: &str = "redis-server";
 const DEBIAN: &str = "/usr/bin/redis-server";
@@ -308,40 +307,6 @@ fn sigint_and_kill_9_leave_no_redis_behind() {
     );
     let f = s.write("long.toml", &text);
     for (signal, expect_exit) in [("INT", Some(130)), ("KILL", None)] {
-        let before = pids_named(SERVER);
-        let dirs_before = entries(&s.sandboxes());
-        let _ = std::fs::remove_dir_all(s.out());
-        let mut child = s
-            .run_cmd(&f)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        // Our own sandbox, not another test's server: then bakeoff is well past installing
-        // its signal handler.
-        let started = wait_for(20.0, || {
-            entries(&s.sandboxes())
-                .iter()
-                .any(|e| !dirs_before.contains(e))
-                && pids_named(SERVER).iter().any(|p| !before.contains(p))
-        });
-        let ours: Vec<u32> = pids_named(SERVER)
-            .into_iter()
-            .filter(|p| !before.contains(p))
-            .collect();
-        let _ = std::process::Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(child.id().to_string())
-            .status();
-        let status = child.wait().expect("wait");
-        assert!(started, "no server started");
-        if let Some(code) = expect_exit {
-            assert_eq!(status.code(), Some(code));
-        }
-        let gone = wait_for(5.0, || ours.iter().all(|p| !pids_named(SERVER).contains(p)));
-        assert!(
-            gone,
-            "redis-server {ours:?} outlived bakeoff after SIG{signal}"
-        );
+        signal_leaves_no_server(&s, &f, SERVER, signal, expect_exit);
     }
 }

@@ -92,6 +92,24 @@ fn report(dir: &Path) -> Output {
 /// Issue 44: `report` was cubic in the variants (4,000: 212 s). Two thousand variants,
 /// each at two connection counts, are reported in a few seconds; the old loops took
 /// minutes here.
+/// No markup a user's string could inject stands raw in `page` (`what` names it): images,
+/// `script` (a script opening), an SVG handler, bold, links to javascript: or elsewhere.
+fn assert_no_raw(page: &str, script: &str, what: &str) {
+    for raw in [
+        "<img",
+        script,
+        "<svg onload",
+        "<b>",
+        "href=\"javascript",
+        "href=\"http",
+    ] {
+        let at = page
+            .find(raw)
+            .map(|i| &page[i.saturating_sub(80)..(i + 80).min(page.len())]);
+        assert!(at.is_none(), "{raw} raw in {what}: {at:?}");
+    }
+}
+
 #[test]
 fn hostile_folder_of_thousands_of_variants_reports_quickly() {
     let s = Scratch::new();
@@ -197,19 +215,7 @@ fn hostile_names_render_as_text_in_every_report_file() {
         "a link name is text"
     );
     // report.html: no tag of the data, no handler, no href but our own.
-    for raw in [
-        "<img",
-        "<script",
-        "<svg onload",
-        "<b>",
-        "href=\"javascript",
-        "href=\"http",
-    ] {
-        let at = html
-            .find(raw)
-            .map(|i| &html[i.saturating_sub(80)..(i + 80).min(html.len())]);
-        assert!(at.is_none(), "{raw} raw in report.html: {at:?}");
-    }
+    assert_no_raw(&html, "<script", "report.html");
     assert!(
         html.contains("&lt;img src=x onerror=alert(1)&gt;"),
         "the name shows"
@@ -241,52 +247,15 @@ fn hostile_names_render_as_text_in_every_report_file() {
     // (index, trend, run pages, the compare page, the copied report) shows the names
     // as text too.
     let store = s.path().join("h.sqlite");
-    let r = bakeoff_report::Results::from_json(
-        &std::fs::read_to_string(dir.join("results.json")).unwrap(),
-    )
-    .unwrap();
-    let mut st = bakeoff_store::Store::open(&store).unwrap();
-    for _ in 0..2 {
-        st.record(&bakeoff_store::Entry::from_results(&r, &dir))
-            .unwrap();
-    }
+    common::record_folder(&store, &dir, 2);
     let site = s.path().join("site");
-    let out = bakeoff()
-        .arg("site")
-        .arg(&site)
-        .arg("--store")
-        .arg(&store)
-        .output()
-        .unwrap();
+    let out = common::site_output(&site, &store);
     assert!(out.status.success(), "{}", text(&out).1);
     let mut pages = 0;
-    let mut todo = vec![site.clone()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-                continue;
-            }
-            if p.extension().is_none_or(|x| x != "html") {
-                continue;
-            }
-            pages += 1;
-            let page = std::fs::read_to_string(&p).unwrap();
-            for raw in [
-                "<img",
-                "<script>alert",
-                "<svg onload",
-                "<b>",
-                "href=\"javascript",
-                "href=\"http",
-            ] {
-                let at = page
-                    .find(raw)
-                    .map(|i| &page[i.saturating_sub(80)..(i + 80).min(page.len())]);
-                assert!(at.is_none(), "{raw} raw in {}: {at:?}", p.display());
-            }
-        }
+    for p in common::html_files(&site) {
+        pages += 1;
+        let page = std::fs::read_to_string(&p).unwrap();
+        assert_no_raw(&page, "<script>alert", &p.display().to_string());
     }
     // index, the trend page, two run pages, two reports, one compare page.
     assert_eq!(pages, 7);

@@ -5,10 +5,9 @@
 mod common;
 
 use common::{
-    assert_ok, build, entries, installed, item, kv, memcached_source, pids_named, wait_for,
+    assert_ok, build, entries, installed, item, kv, memcached_source, signal_leaves_no_server,
     Scratch, ARGS_64,
 };
-use std::process::Stdio;
 
 /// Adds a string to the binary without changing behaviour.
 const PATCH: &str = "--- a/memcached.c\n+++ b/memcached.c\n@@ -0,0 +1 @@\n+static const char bakeoff_mark[] __attribute__((used)) = \"bakeoff test patch\";\n";
@@ -173,12 +172,7 @@ binary = "{}"
     let f = s.write("faults.toml", &text);
     let out = s.run_cmd(&f).output().expect("run bakeoff");
     // Finished, but two variants have no valid run: exit status 4.
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 4);
     let r = s.results();
     let cell = |v: &str| item(&r["cells"], "variant", v).clone();
     assert_eq!(cell("debian")["valid_runs"], 2);
@@ -204,44 +198,10 @@ fn sigint_and_kill_9_leave_no_server_behind() {
     let text = installed_only("repetitions = 3\nwarmup = \"0s\"\nduration = \"30s\"");
     let f = s.write("long.toml", &text);
     for (signal, expect_exit) in [("INT", Some(130)), ("KILL", None)] {
-        let before = pids_named("memcached");
-        let dirs_before = entries(&s.sandboxes());
-        let mut child = s.run_cmd(&f);
-        let _ = std::fs::remove_dir_all(s.out());
-        let mut child = child
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        // Our own sandbox, not another test's server: then bakeoff is well past installing
-        // its signal handler.
-        let started = wait_for(20.0, || {
-            entries(&s.sandboxes())
-                .iter()
-                .any(|e| !dirs_before.contains(e))
-                && pids_named("memcached").iter().any(|p| !before.contains(p))
-        });
-        let ours: Vec<u32> = pids_named("memcached")
-            .into_iter()
-            .filter(|p| !before.contains(p))
-            .collect();
-        let _ = std::process::Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(child.id().to_string())
-            .status();
-        let status = child.wait().expect("wait");
-        assert!(started, "no server started");
-        if let Some(code) = expect_exit {
-            assert_eq!(status.code(), Some(code));
+        signal_leaves_no_server(&s, &f, "memcached", signal, expect_exit);
+        if expect_exit.is_some() {
             assert_eq!(s.results()["status"], "interrupted");
         }
-        let gone = wait_for(5.0, || {
-            ours.iter().all(|p| !pids_named("memcached").contains(p))
-        });
-        assert!(
-            gone,
-            "memcached {ours:?} outlived bakeoff after SIG{signal}"
-        );
     }
     // The kill -9 left a sandbox dir behind; the next run reaps it.
     let leftover = entries(&s.sandboxes()).len();

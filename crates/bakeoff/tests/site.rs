@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{recorded_folder, Scratch};
+use common::{assert_ok as ok, recorded_folder, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,16 +31,6 @@ fn site(s: &Scratch, store: &Path, dir: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .expect("run bakeoff")
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "stdout:\n{text}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 /// The number after `what` in the site's summary line ("3 files written").
@@ -88,20 +78,10 @@ fn history(s: &Scratch, store: &Path) -> Vec<PathBuf> {
 
 /// Every HTML file under `dir`, relative.
 fn pages(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.extension().is_some_and(|x| x == "html") {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::html_files(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_path_buf())
+        .collect()
 }
 
 /// The href values of a page.

@@ -24,32 +24,24 @@ fn experiment() -> String {
 /// Every relative link of the site's own pages (not the copied reports, whose links
 /// point into their results folders) resolves to a file.
 fn links_resolve(dir: &Path) -> usize {
-    let mut todo = vec![dir.to_path_buf()];
     let mut checked = 0;
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
+    for p in common::html_files(dir) {
+        if p.ends_with("report.html") {
+            continue;
+        }
+        let html = std::fs::read_to_string(&p).unwrap();
+        assert!(!html.contains(NASTY), "{}: unescaped", p.display());
+        for h in html
+            .split("href=\"")
+            .skip(1)
+            .filter_map(|t| t.split('"').next())
+        {
+            if h.starts_with('#') || h.contains("://") {
                 continue;
             }
-            if p.extension().is_none_or(|x| x != "html") || p.ends_with("report.html") {
-                continue;
-            }
-            let html = std::fs::read_to_string(&p).unwrap();
-            assert!(!html.contains(NASTY), "{}: unescaped", p.display());
-            for h in html
-                .split("href=\"")
-                .skip(1)
-                .filter_map(|t| t.split('"').next())
-            {
-                if h.starts_with('#') || h.contains("://") {
-                    continue;
-                }
-                let target = p.parent().unwrap().join(h);
-                assert!(target.is_file(), "{}: {h} resolves to nothing", p.display());
-                checked += 1;
-            }
+            let target = p.parent().unwrap().join(h);
+            assert!(target.is_file(), "{}: {h} resolves to nothing", p.display());
+            checked += 1;
         }
     }
     checked
@@ -152,17 +144,8 @@ fn the_site_in_chromium() {
     common::no_server_left("memcached", &s);
     // The real folder in tests/data, and 28 scripted ones.
     let kinds = s.path().join("kinds");
-    std::fs::create_dir_all(&kinds).unwrap();
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kinds");
-    for e in std::fs::read_dir(&data).unwrap().flatten() {
-        std::fs::copy(e.path(), kinds.join(e.file_name())).unwrap();
-    }
-    let text = std::fs::read_to_string(kinds.join("results.json")).unwrap();
-    let r = bakeoff_report::Results::from_json(&text).unwrap();
-    bakeoff_store::Store::open(&store)
-        .unwrap()
-        .record(&bakeoff_store::Entry::from_results(&r, &kinds))
-        .unwrap();
+    common::copy_kinds_data(&kinds);
+    common::record_folder(&store, &kinds, 1);
     for i in 0..28 {
         let level = if i < 14 { 100_000.0 } else { 125_000.0 };
         recorded_folder(
@@ -176,14 +159,7 @@ fn the_site_in_chromium() {
         );
     }
     let site: PathBuf = s.path().join("site");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("site")
-        .arg(&site)
-        .arg("--store")
-        .arg(&store)
-        .output()
-        .unwrap();
-    let said = common::assert_ok(&out);
+    let said = common::assert_ok(&common::site_output(&site, &store));
     assert!(said.contains("31 experiments"), "{said}");
     assert!(links_resolve(&site) > 31 * 3);
 
@@ -297,16 +273,5 @@ fn the_site_in_chromium() {
     p.screenshot("compare.png");
 
     // No console errors on any page opened.
-    let logs = d
-        .call(
-            "POST",
-            &format!("/session/{}/se/log", p.id),
-            Some(&json!({"type": "browser"})),
-        )
-        .expect("browser log");
-    let errors: Vec<&Value> = logs
-        .as_array()
-        .map(|a| a.iter().filter(|e| e["level"] == "SEVERE").collect())
-        .unwrap_or_default();
-    assert!(errors.is_empty(), "console errors: {errors:?}");
+    d.assert_no_console_errors(&p.id);
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{no_server_left, pids_named, sql_scratch as scratch};
+use common::{build, no_server_left, postgres_debian, short_point_select, sql_scratch as scratch};
 use serde_json::Value;
 
 fn cells<'a>(r: &'a Value, workload: &str) -> Vec<&'a Value> {
@@ -271,12 +271,7 @@ fn sql_bad_input_and_server_refusals() {
         .arg("slower")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 3);
 
     // The only variant compared with the baseline failed: no comparison was made, and the
     // exit status says so.
@@ -303,32 +298,10 @@ fn postgres_built_with_two_compilers_runs_oltp() {
     let s = scratch();
     let file = s.write(
         "pgbuild.toml",
-        r#"name = "pg-build-e2e"
-[target]
-kind = "postgres"
-source = { debian = "postgresql-15" }
-
-[[variant]]
-name = "gcc"
-compiler = "gcc-12"
-cflags = "-O0"
-
-[[variant]]
-name = "clang"
-compiler = "clang-16"
-cflags = "-O0"
-
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 1000
-connections = [2]
-
-[plan]
-repetitions = 1
-warmup = "0s"
-duration = "1s"
-"#,
+        &(postgres_debian("pg-build-e2e")
+            + &build("gcc", "gcc-12", "-O0", "")
+            + &build("clang", "clang-16", "-O0", "")
+            + &short_point_select("")),
     );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
         .arg("run")
@@ -362,44 +335,25 @@ fn sql_server_killed_mid_run_marks_only_that_run_invalid() {
     let s = scratch();
     let file = s.write(
         "killed.toml",
-        &format!(
-            r#"name = "killed"
-[target]
-kind = "mariadb"
-[[variant]]
-name = "victim"
-binary = "{MARIADBD}"
-[[workload]]
-kind = "oltp"
-test = "oltp_point_select"
-table_size = 500
-connections = [2]
-max_reconnects = 0
-[plan]
-repetitions = 2
-warmup = "0s"
-duration = "4s"
-"#
+        &common::mariadb_point_select(
+            "killed",
+            "victim",
+            500,
+            "max_reconnects = 0\n",
+            "repetitions = 2\nwarmup = \"0s\"\nduration = \"4s\"\n",
         ),
     );
     let mut child = s.run_cmd(&file).spawn().unwrap();
-    let marker = format!("{}/victim-", s.sandboxes().display());
     // The first measured sandbox (not the data-loading one): kill its server once.
-    let found = common::wait_for(120.0, || {
-        for pid in pids_named("mariadbd") {
-            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            if cmd.contains(&marker) && !cmd.contains("prepare") {
-                std::thread::sleep(std::time::Duration::from_millis(1500));
-                let _ = std::process::Command::new("kill")
-                    .args(["-9", &pid.to_string()])
-                    .status();
-                return true;
-            }
-        }
-        false
-    });
+    let found = common::measured_server("mariadbd", &s, 120.0);
+    if let Some(pid) = found {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
     let status = child.wait().unwrap();
-    assert!(found, "no measured mariadbd appeared");
+    assert!(found.is_some(), "no measured mariadbd appeared");
     assert!(status.success(), "bakeoff exited with {status}");
     let r = s.results();
     let runs = r["cells"][0]["runs"].as_array().unwrap();

@@ -434,12 +434,7 @@ fn a_setting_changed_mid_run_makes_the_run_invalid() {
     no_server_left("redis-server", &s);
     found.assert_back("after a run whose setting was changed");
     assert!(applied, "thp was never applied");
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 4);
     let r = s.results();
     let run = runs_of(&r, "redis")[0];
     assert_eq!(run["valid"], false, "{run}");

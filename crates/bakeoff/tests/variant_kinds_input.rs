@@ -18,6 +18,19 @@ fn check_exit_2(f: &std::path::Path) -> String {
     err
 }
 
+/// The head of the experiments whose first variant (the baseline) is MariaDB.
+const MARIADB_FIRST: &str =
+    "name = \"kinds\"\n[target]\nkind = \"mariadb\"\n[[variant]]\nname = \"maria\"\nbinary = \"/usr/sbin/mariadbd\"\n";
+
+/// [`check_exit_2`] on `f`, its line holding each of `says`; the line.
+fn refused_saying(f: &std::path::Path, says: &[&str]) -> String {
+    let err = check_exit_2(f);
+    for said in says {
+        assert!(err.contains(said), "no {said:?} in: {err}");
+    }
+    err
+}
+
 /// A Redis baseline against a memcached variant, with `extra` at the end of the
 /// memcached variant's table and `workloads` as the workload tables.
 fn redis_and_memcached(extra: &str, workloads: &str) -> String {
@@ -60,35 +73,31 @@ fn a_variant_kind_the_registry_does_not_know_is_one_located_line() {
     let s = common::Scratch::new();
     let text = redis_and_memcached("", KV).replace("kind = \"memcached\"", "kind = \"keydb\"");
     let f = s.write("unknown.toml", &text);
-    let err = check_exit_2(&f);
-    assert!(err.contains("unknown.toml:9:8:"), "{err}");
-    assert!(err.contains("keydb"), "{err}");
-    assert!(err.contains("valkey"), "names the kinds it knows: {err}");
+    refused_saying(&f, &["unknown.toml:9:8:", "keydb", "valkey"]);
 }
 
 #[test]
 fn tpcc_on_a_memcached_variant_is_refused_naming_variant_workload_and_kinds() {
     let s = common::Scratch::new();
     // A SQL baseline (MariaDB) and a memcached variant: tpcc cannot run on the second.
-    let text = "name = \"kinds\"\n\
-                [target]\n\
-                kind = \"mariadb\"\n\
-                [[variant]]\n\
-                name = \"maria\"\n\
-                binary = \"/usr/sbin/mariadbd\"\n\
-                [[variant]]\n\
+    let text = MARIADB_FIRST.to_string()
+        + "[[variant]]\n\
                 name = \"mc\"\n\
                 kind = \"memcached\"\n\
                 binary = \"/usr/bin/memcached\"\n\
                 [[workload]]\n\
                 kind = \"tpcc\"\n\
                 warehouses = 1\n";
-    let f = s.write("tpcc.toml", text);
-    let err = check_exit_2(&f);
-    assert!(err.contains("tpcc.toml:12:8:"), "{err}");
-    assert!(err.contains("variant mc"), "names the variant: {err}");
-    assert!(err.contains("workload tpcc"), "names the workload: {err}");
-    assert!(err.contains("memcached"), "{err}");
+    let f = s.write("tpcc.toml", &text);
+    let err = refused_saying(
+        &f,
+        &[
+            "tpcc.toml:12:8:",
+            "variant mc",
+            "workload tpcc",
+            "memcached",
+        ],
+    );
     assert!(
         err.contains("mariadb") && err.contains("postgres"),
         "names the kinds tpcc takes: {err}"
@@ -101,13 +110,7 @@ fn an_owned_setting_in_a_variants_options_is_refused_as_in_target_options() {
     // A MariaDB baseline and a PostgreSQL variant whose own options set its port.
     for (name, spelled) in [("port", "port"), ("dir", "data_directory")] {
         let text = format!(
-            "name = \"kinds\"\n\
-             [target]\n\
-             kind = \"mariadb\"\n\
-             [[variant]]\n\
-             name = \"maria\"\n\
-             binary = \"/usr/sbin/mariadbd\"\n\
-             [[variant]]\n\
+            "{MARIADB_FIRST}[[variant]]\n\
              name = \"pg\"\n\
              kind = \"postgres\"\n\
              binary = \"/usr/lib/postgresql/15/bin/postgres\"\n\
@@ -117,9 +120,7 @@ fn an_owned_setting_in_a_variants_options_is_refused_as_in_target_options() {
              test = \"oltp_point_select\"\n"
         );
         let f = s.write(&format!("{name}.toml"), &text);
-        let err = check_exit_2(&f);
-        assert!(err.contains(&format!("{name}.toml:11:")), "{err}");
-        assert!(err.contains("sandbox"), "{err}");
+        let err = refused_saying(&f, &[&format!("{name}.toml:11:"), "sandbox"]);
         // The same option under [target] options is refused the same way.
         let target = text
             .replace(&format!("options = {{ {spelled} = \"5999\" }}\n"), "")
@@ -154,8 +155,7 @@ fn an_owned_setting_in_a_variants_options_is_refused_as_in_target_options() {
                 kind = \"oltp\"\n\
                 test = \"oltp_point_select\"\n";
     let f = s.write("socket.toml", text);
-    let err = check_exit_2(&f);
-    assert!(err.contains("socket.toml:11:"), "{err}");
+    refused_saying(&f, &["socket.toml:11:"]);
 }
 
 #[test]
@@ -165,10 +165,7 @@ fn options_on_a_memcached_variant_are_refused() {
         "mcopts.toml",
         &redis_and_memcached("options = { maxmemory = \"64mb\" }\n", KV),
     );
-    let err = check_exit_2(&f);
-    assert!(err.contains("mcopts.toml:11:"), "{err}");
-    assert!(err.contains("variant mc"), "{err}");
-    assert!(err.contains("memcached"), "{err}");
+    refused_saying(&f, &["mcopts.toml:11:", "variant mc", "memcached"]);
 }
 
 #[test]
@@ -193,7 +190,5 @@ fn a_build_from_source_of_another_kind_is_refused() {
             "kind = \"redis\"\nsource = { debian = \"redis\" }\n",
         );
     let f = s.write("build.toml", &text);
-    let err = check_exit_2(&f);
-    assert!(err.contains("build.toml:10:"), "{err}");
-    assert!(err.contains("binary or a dist"), "{err}");
+    refused_saying(&f, &["build.toml:10:", "binary or a dist"]);
 }

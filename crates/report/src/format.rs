@@ -26,6 +26,26 @@ pub fn ops(v: f64) -> String {
     }
 }
 
+/// A figure and its interval, `value [low, high]`, each number written by `f`.
+pub fn with_interval(f: impl Fn(f64) -> String, value: f64, ci: [f64; 2]) -> String {
+    format!("{} [{}, {}]", f(value), f(ci[0]), f(ci[1]))
+}
+
+/// A kind's ratio against the baseline with its interval and verdict,
+/// `1.023 [0.998, 1.049] faster`; `-` where there is none.
+pub fn ratio_record_text(k: Option<&crate::model::RatioRecord>) -> String {
+    match k {
+        Some(k) => format!(
+            "{:.3} [{:.3}, {:.3}] {}",
+            k.ratio,
+            k.ci95[0],
+            k.ci95[1],
+            k.verdict.as_str()
+        ),
+        None => "-".into(),
+    }
+}
+
 /// Microseconds with sensible precision.
 pub fn micros(v: f64) -> String {
     if !v.is_finite() {

@@ -643,17 +643,9 @@ mod tests {
             variants: vec![variant("gcc-O2", "gcc", "-O2"), clang],
             cells,
             comparisons,
-            stopped_by: None,
-            rounds_s: None,
             warnings: vec!["clang-O3 get90|set10 x16: client-bound in 1 of 3 runs".into()],
-            warning_codes: Vec::new(),
             notes: vec!["CPU counters: this machine cannot count cycles".into()],
-            verification: Vec::new(),
-            history: Vec::new(),
-            hosts: Vec::new(),
-            aa: None,
-            tune: None,
-            settings_diff: Vec::new(),
+            ..Results::default()
         }
     }
 

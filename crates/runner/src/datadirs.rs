@@ -164,15 +164,8 @@ impl DataStore {
 /// What the SQL workloads connect to, from a running sandbox.
 pub fn db_of(sandbox: &Sandbox, kind: bakeoff_plan::TargetKind) -> Option<Db> {
     let login: Login = sandbox.login()?;
-    Some(Db {
-        dialect: bakeoff_sandbox::target_for(kind).dialect()?,
-        addr: sandbox.addr(),
-        socket: sandbox.socket(),
-        user: login.user,
-        password: login.password,
-        database: login.database,
-        via_socket: false,
-    })
+    let dialect = bakeoff_sandbox::target_for(kind).dialect()?;
+    Some(login.db(dialect, sandbox.addr(), sandbox.socket()))
 }
 
 /// Where this machine keeps one experiment's prepared data.

@@ -249,33 +249,25 @@ mod tests {
     /// Four rounds: the point select 30% slower on the other side, commit the same
     /// within 1%; the other server spells them its own way.
     fn results() -> Results {
-        let base = (0..4)
-            .map(|i| {
-                let j = 1.0 + 0.01 * i as f64;
-                run(
-                    i,
-                    1000,
-                    &[
-                        ("SELECT c FROM sbtest1 WHERE id=$1", 1000, 10.0 * j),
-                        ("COMMIT", 1000, 5.0 * j),
-                        ("SET x = $1", 1, 3.0),
-                    ],
-                )
-            })
-            .collect();
-        let other = (0..4)
-            .map(|i| {
-                let j = 1.0 + 0.01 * i as f64;
-                run(
-                    i,
-                    900,
-                    &[
-                        ("SELECT `c` FROM `sbtest1` WHERE `id` = ?", 900, 13.0 * j),
-                        ("COMMIT ", 900, 5.02 * j),
-                    ],
-                )
-            })
-            .collect();
+        // Round i's statements are `st(j)`, j growing 1% a round.
+        let four_rounds = |ops: u64, st: &dyn Fn(f64) -> Vec<(&'static str, u64, f64)>| {
+            (0..4)
+                .map(|i| run(i, ops, &st(1.0 + 0.01 * i as f64)))
+                .collect::<Vec<Run>>()
+        };
+        let base = four_rounds(1000, &|j| {
+            vec![
+                ("SELECT c FROM sbtest1 WHERE id=$1", 1000, 10.0 * j),
+                ("COMMIT", 1000, 5.0 * j),
+                ("SET x = $1", 1, 3.0),
+            ]
+        });
+        let other = four_rounds(900, &|j| {
+            vec![
+                ("SELECT `c` FROM `sbtest1` WHERE `id` = ?", 900, 13.0 * j),
+                ("COMMIT ", 900, 5.02 * j),
+            ]
+        });
         let mut r = Results {
             cells: vec![
                 Cell::new("w", "base", 1, base),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::kind::TargetKind;
 use crate::owned::{self, Long, Risk};
-use crate::settings::Knob;
+use crate::settings::{knob, Knob};
 use crate::stats::{Snapshot, StatsLevel};
 use crate::target::{first_line, ConnectionLimit, Launch, Target};
 use bakeoff_build::Recipe;
@@ -323,56 +323,16 @@ const SLAB_COUNTERS: &[&str] = &[
 /// memcached's settings that move performance, as `stats settings` names them, with
 /// the flags that set them.
 const KNOBS: &[Knob] = &[
-    Knob {
-        name: "maxbytes",
-        topic: "memory",
-        spelled: &["-m", "--memory-limit"],
-    },
-    Knob {
-        name: "num_threads",
-        topic: "threads",
-        spelled: &["-t", "--threads"],
-    },
-    Knob {
-        name: "reqs_per_event",
-        topic: "threads",
-        spelled: &["-R", "--max-reqs-per-event"],
-    },
-    Knob {
-        name: "cas_enabled",
-        topic: "item size",
-        spelled: &["-C", "--disable-cas"],
-    },
-    Knob {
-        name: "item_size_max",
-        topic: "item size",
-        spelled: &["-I", "--max-item-size"],
-    },
-    Knob {
-        name: "growth_factor",
-        topic: "memory",
-        spelled: &["-f", "--slab-growth-factor"],
-    },
-    Knob {
-        name: "evictions",
-        topic: "memory",
-        spelled: &["-M", "--disable-evictions"],
-    },
-    Knob {
-        name: "lru_crawler",
-        topic: "background work",
-        spelled: &["-o"],
-    },
-    Knob {
-        name: "lru_maintainer_thread",
-        topic: "background work",
-        spelled: &["-o"],
-    },
-    Knob {
-        name: "ssl_enabled",
-        topic: "TLS",
-        spelled: &["-Z", "--enable-ssl"],
-    },
+    knob("maxbytes", "memory").or_by(&["-m", "--memory-limit"]),
+    knob("num_threads", "threads").or_by(&["-t", "--threads"]),
+    knob("reqs_per_event", "threads").or_by(&["-R", "--max-reqs-per-event"]),
+    knob("cas_enabled", "item size").or_by(&["-C", "--disable-cas"]),
+    knob("item_size_max", "item size").or_by(&["-I", "--max-item-size"]),
+    knob("growth_factor", "memory").or_by(&["-f", "--slab-growth-factor"]),
+    knob("evictions", "memory").or_by(&["-M", "--disable-evictions"]),
+    knob("lru_crawler", "background work").or_by(&["-o"]),
+    knob("lru_maintainer_thread", "background work").or_by(&["-o"]),
+    knob("ssl_enabled", "TLS").or_by(&["-Z", "--enable-ssl"]),
 ];
 
 /// The whole `stats settings` answer (`STAT name value` lines, then `END`) as pairs;

@@ -331,23 +331,7 @@ mod spellings {
     }
 
     /// Upper, lower and mixed case, and `-`/`_` swapped.
-    pub(super) fn cases(name: &str) -> Vec<String> {
-        let mixed: String = name
-            .chars()
-            .enumerate()
-            .map(|(i, c)| {
-                if i % 2 == 0 {
-                    c.to_ascii_uppercase()
-                } else {
-                    c
-                }
-            })
-            .collect();
-        let mut out = vec![name.to_string(), name.to_ascii_uppercase(), mixed];
-        out.extend(out.clone().iter().map(|n| n.replace('-', "_")));
-        out.extend(out.clone().iter().map(|n| n.replace('_', "-")));
-        out
-    }
+    pub(super) use bakeoff_testkit::spellings as cases;
 
     /// Harmless arguments an owned one may hide behind.
     const BEFORE: &[&[&str]] = &[&[], &["-t", "4"], &["-v"], &["operand"]];

@@ -52,6 +52,11 @@ fn norm(name: &str) -> String {
 }
 
 impl Knob {
+    /// This knob, also set by `spelled` (its flags, or the other names it goes by).
+    pub const fn or_by(self, spelled: &'static [&'static str]) -> Knob {
+        Knob { spelled, ..self }
+    }
+
     /// Whether an experiment's `options` or `args` set this knob: an option named as it
     /// (or one of its spellings; any case, `-` for `_`), a `--name[=v]` argument, a
     /// `name=v` argument (PostgreSQL's `-c name=v`), or a short flag among its spellings
@@ -214,16 +219,7 @@ pub(crate) fn sql_rows(
         .login
         .as_ref()
         .ok_or("the sandbox has no login to read settings with")?;
-    let db = bakeoff_sqlclient::Db {
-        dialect,
-        addr,
-        socket: None,
-        user: login.user.clone(),
-        password: login.password.clone(),
-        database: login.database.clone(),
-        via_socket: false,
-    };
-    bakeoff_sqlclient::query(&db, statements, READ_TIMEOUT)
+    bakeoff_sqlclient::query(&login.db(dialect, addr, None), statements, READ_TIMEOUT)
 }
 
 /// The rows' first two columns as name -> value (SQL NULL as empty).
@@ -373,11 +369,7 @@ mod tests {
 
     #[test]
     fn a_knob_is_asked_by_option_long_argument_or_short_flag() {
-        const M: Knob = Knob {
-            name: "maxbytes",
-            topic: "memory",
-            spelled: &["-m", "--memory-limit"],
-        };
+        const M: Knob = knob("maxbytes", "memory").or_by(&["-m", "--memory-limit"]);
         assert!(M.asked(&opts(&[]), &strings(&["-m", "64"])));
         assert!(M.asked(&opts(&[]), &strings(&["-m64"])));
         assert!(M.asked(&opts(&[]), &strings(&["--memory-limit=64"])));

@@ -40,6 +40,27 @@ pub struct Login {
     pub database: String,
 }
 
+impl Login {
+    /// What a client connects to with this login: the server at `addr` (its unix socket
+    /// `socket` where it has one, though TCP is what it uses), speaking `dialect`.
+    pub fn db(
+        &self,
+        dialect: bakeoff_sqlclient::Dialect,
+        addr: std::net::SocketAddr,
+        socket: Option<PathBuf>,
+    ) -> bakeoff_sqlclient::Db {
+        bakeoff_sqlclient::Db {
+            dialect,
+            addr,
+            socket,
+            user: self.user.clone(),
+            password: self.password.clone(),
+            database: self.database.clone(),
+            via_socket: false,
+        }
+    }
+}
+
 /// Where a SQL sandbox's data directory comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -299,16 +320,7 @@ pub(crate) fn ping(
     login: &Login,
     dialect: bakeoff_sqlclient::Dialect,
 ) -> std::io::Result<bool> {
-    let db = bakeoff_sqlclient::Db {
-        dialect,
-        addr,
-        socket: None,
-        user: login.user.clone(),
-        password: login.password.clone(),
-        database: login.database.clone(),
-        via_socket: false,
-    };
-    bakeoff_sqlclient::ping(&db, PROBE_TIMEOUT)
+    bakeoff_sqlclient::ping(&login.db(dialect, addr, None), PROBE_TIMEOUT)
 }
 
 #[cfg(test)]

@@ -26,16 +26,7 @@ fn sandbox(kind: TargetKind, binary: &str, root: &Path) -> Sandbox {
 }
 
 fn db(sb: &Sandbox, dialect: Dialect) -> Db {
-    let login = sb.login().expect("login");
-    Db {
-        dialect,
-        addr: sb.addr(),
-        socket: None,
-        user: login.user,
-        password: login.password,
-        database: login.database,
-        via_socket: false,
-    }
+    sb.login().expect("login").db(dialect, sb.addr(), None)
 }
 
 /// Every query's rows as text through the lean client, after making table `t`.

@@ -33,38 +33,10 @@ fn spec(kind: TargetKind, root: &Path, data: DataSource, options: &[(&str, &str)
     s
 }
 
-/// Runs SQL through the server's own command-line client over TCP; returns its output.
+/// Runs SQL through the server's own command-line client over TCP; returns its output
+/// (the test fails where the server refuses it).
 fn sql(sb: &Sandbox, query: &str) -> String {
-    let login = sb.login().expect("login");
-    let port = sb.addr().port().to_string();
-    let out = match sb.kind() {
-        TargetKind::Mariadb => Command::new("mariadb")
-            .args(["-h", "127.0.0.1", "-P", &port, "-u", &login.user])
-            .arg(format!("-p{}", login.password))
-            .args(["-N", "-B", &login.database, "-e", query])
-            .output(),
-        _ => Command::new("/usr/lib/postgresql/15/bin/psql")
-            .env("PGPASSWORD", &login.password)
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                &login.user,
-                "-d",
-                &login.database,
-            ])
-            .args(["-At", "-c", query])
-            .output(),
-    }
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    try_sql(sb, query).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn group_gone(pid: u32) -> bool {
@@ -144,7 +116,8 @@ fn postgres_sandbox_lifecycle() {
     );
 }
 
-/// Runs SQL as [`sql`] does; the client's error text when the server refuses it.
+/// Runs SQL through the server's own command-line client over TCP; its output, or the
+/// client's error text when the server refuses it.
 fn try_sql(sb: &Sandbox, query: &str) -> Result<String, String> {
     let login = sb.login().expect("login");
     let port = sb.addr().port().to_string();

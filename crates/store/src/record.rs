@@ -55,6 +55,21 @@ pub struct Record {
 }
 
 impl Entry {
+    /// The variants as a line: `a, b (failed)` (a variant's status where it is not ok).
+    pub fn variants_line(&self) -> String {
+        self.variants
+            .iter()
+            .map(|v| {
+                if v.status == "ok" {
+                    v.name.clone()
+                } else {
+                    format!("{} ({})", v.name, v.status)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The record of `r`, whose results folder is `folder` (made absolute here).
     pub fn from_results(r: &Results, folder: &Path) -> Entry {
         let folder = std::fs::canonicalize(folder)

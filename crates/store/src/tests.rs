@@ -504,21 +504,9 @@ fn results(name: &str, cells: Vec<Cell>) -> Results {
             baseline: "base".into(),
             ..PlanRecord::default()
         },
-        source: None,
         variants,
         cells,
-        comparisons: vec![],
-        stopped_by: None,
-        rounds_s: None,
-        warnings: vec![],
-        warning_codes: Vec::new(),
-        notes: vec![],
-        verification: Vec::new(),
-        history: Vec::new(),
-        hosts: Vec::new(),
-        aa: None,
-        tune: None,
-        settings_diff: Vec::new(),
+        ..Results::default()
     }
 }
 

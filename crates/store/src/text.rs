@@ -66,17 +66,6 @@ pub fn history_table(records: &[Record]) -> String {
         .iter()
         .map(|r| {
             let e = &r.entry;
-            let variants: Vec<String> = e
-                .variants
-                .iter()
-                .map(|v| {
-                    if v.status == "ok" {
-                        v.name.clone()
-                    } else {
-                        format!("{} ({})", v.name, v.status)
-                    }
-                })
-                .collect();
             let headline = e.headline().map_or("-".to_string(), |c| {
                 format!(
                     "{} ({})",
@@ -89,7 +78,7 @@ pub fn history_table(records: &[Record]) -> String {
                 e.started_utc.clone(),
                 e.name.clone(),
                 e.status.clone(),
-                variants.join(", "),
+                e.variants_line(),
                 e.cells.len().to_string(),
                 headline,
                 e.folder.display().to_string(),

@@ -80,6 +80,66 @@ pub fn python3() -> &'static str {
     }
 }
 
+/// `name` in lower, upper and mixed case (every other character upper): the spellings a
+/// case-blind reader of names must treat alike.
+pub fn letter_cases(name: &str) -> Vec<String> {
+    let mixed: String = name
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if i % 2 == 0 {
+                c.to_ascii_uppercase()
+            } else {
+                c
+            }
+        })
+        .collect();
+    vec![name.to_string(), name.to_ascii_uppercase(), mixed]
+}
+
+/// [`letter_cases`] of `name`, then each of those with `-` and `_` swapped both ways.
+pub fn spellings(name: &str) -> Vec<String> {
+    let mut out = letter_cases(name);
+    out.extend(out.clone().iter().map(|n| n.replace('-', "_")));
+    out.extend(out.clone().iter().map(|n| n.replace('_', "-")));
+    out
+}
+
+/// `tar -czf DIR/NAME -C DIR WHAT`, asserted to succeed; the archive's path.
+pub fn tar_gz(dir: &std::path::Path, name: &str, what: &str) -> std::path::PathBuf {
+    let out = dir.join(name);
+    let ok = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&out)
+        .arg("-C")
+        .arg(dir)
+        .arg(what)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    out
+}
+
+/// Runs [`python3`] on `script` with `args`, `lines` joined by newlines on its stdin;
+/// whether it succeeded.
+pub fn python_fed(script: &str, args: &[&std::ffi::OsStr], lines: &[String]) -> bool {
+    use std::io::Write;
+    let mut child = std::process::Command::new(python3())
+        .args(["-c", script])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.join("\n").as_bytes())
+        .unwrap();
+    child.wait().unwrap().success()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! memcached's.
 
 use bakeoff_engine::{Endpoint, Live, Measure, NoHooks, Phases, Schedule};
-use bakeoff_workloads::kv::{self, KeyDistribution, KvConfig, Mix, Protocol, ValueSize};
+use bakeoff_workloads::kv::{self, KvConfig, Protocol};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -34,16 +34,6 @@ fn main() {
             .unwrap_or(d)
     };
     let cfg = KvConfig {
-        keys: env("KVLOAD_KEYS", 100_000),
-        key_distribution: KeyDistribution::Uniform,
-        value_size: ValueSize::Fixed(100),
-        mix: Mix {
-            get: 90,
-            set: 10,
-            ..Mix::default()
-        },
-        multiget_keys: 10,
-        connections: num(conns) as usize,
         client_threads: args.get(3).map_or(1, |t| num(t) as usize),
         schedule: Schedule::ClosedLoop {
             pipeline: args.get(4).map_or(1, |p| num(p) as usize),
@@ -53,6 +43,7 @@ fn main() {
             Ok("resp") => Protocol::Resp,
             _ => Protocol::Memcached,
         },
+        ..KvConfig::get90_set10(env("KVLOAD_KEYS", 100_000), num(conns) as usize)
     };
     let secs: f64 = secs.parse().unwrap_or_else(|_| {
         eprintln!("{usage}");

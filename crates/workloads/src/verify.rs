@@ -147,11 +147,7 @@ pub struct Comparison {
 /// every table `t` they write to. Fails only when the first connection cannot be
 /// opened; a failing statement is an outcome.
 pub fn run_set(db: &Db, statements: &[Statement]) -> Result<Vec<Outcome>, LoadError> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(LoadError::Io)?;
+    let rt = crate::shared::runtime()?;
     rt.block_on(async {
         let client = Client::connect(db, 0, false)
             .await

@@ -55,18 +55,7 @@ pub fn page(title: &str, root: &str, crumbs: &[(String, String)], body: &str) ->
 
 /// The variants as a line: `a, b (failed)`.
 fn variants(r: &Record) -> String {
-    r.entry
-        .variants
-        .iter()
-        .map(|v| {
-            if v.status == "ok" {
-                v.name.clone()
-            } else {
-                format!("{} ({})", v.name, v.status)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    r.entry.variants_line()
 }
 
 fn machine(r: &Record) -> String {

@@ -104,6 +104,22 @@ impl Driver {
         Ok(v["value"].clone())
     }
 
+    /// Asserts that the browser of session `id` logged no console error.
+    pub fn assert_no_console_errors(&self, id: &str) {
+        let logs = self
+            .call(
+                "POST",
+                &format!("/session/{id}/se/log"),
+                Some(&serde_json::json!({"type": "browser"})),
+            )
+            .expect("browser log");
+        let errors: Vec<&Value> = logs
+            .as_array()
+            .map(|a| a.iter().filter(|e| e["level"] == "SEVERE").collect())
+            .unwrap_or_default();
+        assert!(errors.is_empty(), "console errors: {errors:?}");
+    }
+
     pub fn open_session(&mut self, profile: &Path) -> Result<String, String> {
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",

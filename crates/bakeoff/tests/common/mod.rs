@@ -191,6 +191,16 @@ pub fn assert_ok(out: &Output) -> String {
     stdout
 }
 
+/// Asserts that bakeoff exited with `code` (its stderr in the message).
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `bakeoff check FILE`, to add arguments or environment to.
 pub fn check_cmd(file: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
@@ -318,6 +328,140 @@ pub fn wait_for(secs: f64, cond: impl FnMut() -> bool) -> bool {
 }
 
 /// A scratch dir the SQL servers' unprivileged user can reach (tempdirs are 0700).
+/// Every .html file below `dir`, sorted.
+pub fn html_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "html") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Records the results folder `folder` (its results.json as it is) in the history store
+/// `store`, `times` times.
+pub fn record_folder(store: &Path, folder: &Path, times: usize) {
+    let text = std::fs::read_to_string(folder.join("results.json")).unwrap();
+    let r = bakeoff_report::Results::from_json(&text).unwrap();
+    let mut st = bakeoff_store::Store::open(store).unwrap();
+    for _ in 0..times {
+        st.record(&bakeoff_store::Entry::from_results(&r, folder))
+            .unwrap();
+    }
+}
+
+/// A copy at `to` of tests/data/kinds, the folder of a real run with a kind's figures.
+pub fn copy_kinds_data(to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kinds");
+    for e in std::fs::read_dir(&data).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// `bakeoff site SITE --store STORE`, run in this process's folder with its environment.
+pub fn site_output(site: &Path, store: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .arg("site")
+        .arg(site)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .unwrap()
+}
+
+/// The first server named `name` of this scratch's measured sandboxes (not one that loads
+/// data) of the variant named `victim`, within `secs`.
+pub fn measured_server(name: &str, s: &Scratch, secs: f64) -> Option<u32> {
+    let marker = format!("{}/victim-", s.sandboxes().display());
+    let mut found = None;
+    wait_for(secs, || {
+        found = pids_named(name).into_iter().find(|pid| {
+            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap_or_default();
+            let cwd = cwd.display().to_string();
+            (cmd.contains(&marker) || cwd.starts_with(&marker))
+                && !cmd.contains("prepare")
+                && !cwd.contains("prepare")
+        });
+        found.is_some()
+    });
+    found
+}
+
+/// An experiment named `name` on the installed MariaDB, one variant (`variant`):
+/// oltp_point_select over `rows` rows on 2 connections (then the workload's `extra` keys,
+/// whole lines), and the `[plan]` of `plan` (whole lines).
+pub fn mariadb_point_select(
+    name: &str,
+    variant: &str,
+    rows: u32,
+    extra: &str,
+    plan: &str,
+) -> String {
+    let binary = bakeoff_testkit::paths::MARIADBD;
+    format!(
+        "name = \"{name}\"\n[target]\nkind = \"mariadb\"\n[[variant]]\nname = \"{variant}\"\nbinary = \"{binary}\"\n[[workload]]\nkind = \"oltp\"\ntest = \"oltp_point_select\"\ntable_size = {rows}\nconnections = [2]\n{extra}[plan]\n{plan}"
+    )
+}
+
+/// Sends `signal` (its name: INT, KILL) to `child` and waits for it to end.
+pub fn send_and_wait(child: &mut std::process::Child, signal: &str) -> std::process::ExitStatus {
+    let _ = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status();
+    child.wait().expect("wait")
+}
+
+/// Starts `bakeoff run` on `file` (its output folder removed first), sends it `signal`
+/// once its own sandbox and `server` process are up, checks its exit status where
+/// `expect_exit` says one, and asserts that none of its `server` processes outlive it.
+pub fn signal_leaves_no_server(
+    s: &Scratch,
+    file: &Path,
+    server: &str,
+    signal: &str,
+    expect_exit: Option<i32>,
+) {
+    let before = pids_named(server);
+    let dirs_before = entries(&s.sandboxes());
+    let _ = std::fs::remove_dir_all(s.out());
+    let mut child = s
+        .run_cmd(file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Our own sandbox, not another test's server: then bakeoff is well past installing
+    // its signal handler.
+    let started = wait_for(20.0, || {
+        entries(&s.sandboxes())
+            .iter()
+            .any(|e| !dirs_before.contains(e))
+            && pids_named(server).iter().any(|p| !before.contains(p))
+    });
+    let ours: Vec<u32> = pids_named(server)
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    let status = send_and_wait(&mut child, signal);
+    assert!(started, "no server started");
+    if let Some(code) = expect_exit {
+        assert_eq!(status.code(), Some(code));
+    }
+    let gone = wait_for(5.0, || ours.iter().all(|p| !pids_named(server).contains(p)));
+    assert!(gone, "{server} {ours:?} outlived bakeoff after SIG{signal}");
+}
+
 pub fn sql_scratch() -> Scratch {
     use std::os::unix::fs::PermissionsExt;
     let s = Scratch::new();
@@ -407,6 +551,23 @@ pub fn installed(name: &str, extra: &str) -> String {
     format!("\n[[variant]]\nname = \"{name}\"\nbinary = \"/usr/bin/memcached\"\n{extra}")
 }
 
+/// The head of an experiment named `name` on Debian's PostgreSQL 15 source: its name and
+/// `[target]`, the variants to follow.
+pub fn postgres_debian(name: &str) -> String {
+    format!(
+        "name = \"{name}\"\n[target]\nkind = \"postgres\"\nsource = {{ debian = \"postgresql-15\" }}\n"
+    )
+}
+
+/// An oltp_point_select workload (its other keys `extra`, whole lines) over 1,000 rows on
+/// 2 connections and a plan of one short round: the tail of an experiment that only needs
+/// its variants to run.
+pub fn short_point_select(extra: &str) -> String {
+    format!(
+        "\n[[workload]]\nkind = \"oltp\"\n{extra}test = \"oltp_point_select\"\ntable_size = 1000\nconnections = [2]\n\n[plan]\nrepetitions = 1\nwarmup = \"0s\"\nduration = \"1s\"\n"
+    )
+}
+
 /// A `[[workload]]` of kind kv named `name` over `connections` (the inside of a TOML
 /// array) and `keys` keys, then `extra` (whole lines: a mix...).
 pub fn kv(name: &str, connections: &str, keys: u32, extra: &str) -> String {
@@ -431,6 +592,9 @@ pub fn three_builds(name: &str, plan: &str) -> String {
 
 /// memcached's arguments in most tests: one worker thread, 64 MB.
 pub const ARGS_64: &str = "\"-t\", \"1\", \"-m\", \"64\"";
+
+/// memcached's arguments of the hostile tests: one thread, 16 MB.
+pub const ARGS_16: &str = "\"-t\", \"1\", \"-m\", \"16\"";
 
 /// An experiment for a busy machine, named `name`: installed memcached (`-t 1`) as each
 /// of `variants`, kv `get` at 8 connections over 1,000 keys, six rounds of 500 ms, then

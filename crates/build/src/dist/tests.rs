@@ -2,22 +2,7 @@
 //! found; a wrong sha256 and an archive without the server are one line, nothing left.
 
 use super::*;
-use std::process::Command;
-
-fn tar_of(dir: &Path, name: &str, what: &str) -> PathBuf {
-    let out = dir.join(name);
-    let ok = Command::new("tar")
-        .arg("-czf")
-        .arg(&out)
-        .arg("-C")
-        .arg(dir)
-        .arg(what)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    out
-}
+use bakeoff_testkit::tar_gz as tar_of;
 
 /// A "distribution" whose server is this machine's `true`, in bin/, inside a nested tar.
 fn fake_dist(dir: &Path) -> PathBuf {

@@ -76,23 +76,9 @@ else:
 "#;
 
 fn archive(dir: &Path, name: &str, format: &str, members: &[String]) -> PathBuf {
-    use std::io::Write;
     let out = dir.join(name);
-    let mut child = Command::new(bakeoff_testkit::python3())
-        .args(["-c", MAKER])
-        .arg(&out)
-        .arg(format)
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(members.join("\n").as_bytes())
-        .unwrap();
     assert!(
-        child.wait().unwrap().success(),
+        bakeoff_testkit::python_fed(MAKER, &[out.as_os_str(), format.as_ref()], members),
         "python3 could not make {name}"
     );
     out

@@ -367,15 +367,8 @@ impl ComparisonRecord {
                 .collect(),
             smallest_p: k.smallest_p(),
             layouts: (k.layouts > 0).then_some(k.layouts),
-            within_layout_spread: false,
-            aa: false,
-            suspect: false,
-            forecast: None,
-            metric: throughput(),
-            disagrees: None,
             resolution: (k.resolution > 0.0).then_some(k.resolution),
-            server_changes: Vec::new(),
-            statement_changes: Vec::new(),
+            ..ComparisonRecord::default()
         }
     }
 }

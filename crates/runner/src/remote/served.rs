@@ -596,16 +596,8 @@ impl RemoteServer {
 
     /// What a SQL client connects to: its address as reached from here, its login.
     pub fn db(&self) -> Option<bakeoff_sqlclient::Db> {
-        let login = self.login.clone()?;
-        Some(bakeoff_sqlclient::Db {
-            dialect: bakeoff_sandbox::target_for(self.kind).dialect()?,
-            addr: self.addr,
-            socket: None,
-            user: login.user,
-            password: login.password,
-            database: login.database,
-            via_socket: false,
-        })
+        let dialect = bakeoff_sandbox::target_for(self.kind).dialect()?;
+        Some(self.login.as_ref()?.db(dialect, self.addr, None))
     }
 
     pub fn host(&self) -> &str {

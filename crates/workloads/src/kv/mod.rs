@@ -90,6 +90,28 @@ pub struct KvConfig {
 pub const MAX_ZIPF_KEYS: u64 = 100_000_000;
 
 impl KvConfig {
+    /// memcached's protocol, 90% gets and 10% sets of 100-byte values over `keys` uniform
+    /// keys (multigets of 10), preloaded, on `connections` connections from one thread,
+    /// closed loop without pipelining: the plainest kv load, for tests and examples.
+    pub fn get90_set10(keys: u64, connections: usize) -> KvConfig {
+        KvConfig {
+            keys,
+            key_distribution: KeyDistribution::Uniform,
+            value_size: ValueSize::Fixed(100),
+            mix: Mix {
+                get: 90,
+                set: 10,
+                ..Mix::default()
+            },
+            multiget_keys: 10,
+            connections,
+            client_threads: 1,
+            schedule: Schedule::ClosedLoop { pipeline: 1 },
+            preload: true,
+            protocol: Protocol::Memcached,
+        }
+    }
+
     /// One-line messages naming the key at fault.
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=bakeoff_max_connections()).contains(&self.connections) {

@@ -26,20 +26,8 @@ fn server_with(extra: &[&str]) -> (Sandbox, tempfile::TempDir) {
 
 fn cfg(connections: usize) -> KvConfig {
     KvConfig {
-        keys: 1000,
-        key_distribution: KeyDistribution::Uniform,
-        value_size: ValueSize::Fixed(100),
-        mix: Mix {
-            get: 90,
-            set: 10,
-            ..Mix::default()
-        },
         multiget_keys: 5,
-        connections,
-        client_threads: 1,
-        schedule: Schedule::ClosedLoop { pipeline: 1 },
-        preload: true,
-        protocol: Protocol::Memcached,
+        ..KvConfig::get90_set10(1000, connections)
     }
 }
 

@@ -14,3 +14,13 @@ pub mod keys;
 pub mod section;
 pub mod suite;
 pub mod value;
+
+/// A current-thread tokio runtime with IO and timers, for a load or a check that drives
+/// its own connections.
+pub fn runtime() -> Result<tokio::runtime::Runtime, bakeoff_engine::LoadError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(bakeoff_engine::LoadError::Io)
+}

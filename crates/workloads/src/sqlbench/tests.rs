@@ -87,20 +87,7 @@ fn owned_and_odd_args_are_refused() {
 }
 
 /// Upper, lower and mixed case of `name`.
-fn cases(name: &str) -> Vec<String> {
-    let mixed: String = name
-        .chars()
-        .enumerate()
-        .map(|(i, c)| {
-            if i % 2 == 0 {
-                c.to_ascii_uppercase()
-            } else {
-                c
-            }
-        })
-        .collect();
-    vec![name.to_string(), name.to_ascii_uppercase(), mixed]
-}
+use bakeoff_testkit::letter_cases as cases;
 
 /// Harmless arguments an owned one may follow.
 const BEFORE: &[&[&str]] = &[

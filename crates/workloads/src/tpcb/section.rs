@@ -5,6 +5,7 @@
 
 use super::records::TpcbCell;
 use bakeoff_report::document::{Block, Section};
+use bakeoff_report::format::with_interval;
 use bakeoff_report::model::Results;
 use bakeoff_report::summary::ops;
 use bakeoff_report::table::{Column, Table};
@@ -42,12 +43,7 @@ pub fn table(r: &Results, w: &str, cells: &[(&bakeoff_report::model::Cell, TpcbC
                 c.connections.to_string(),
                 c.variant.clone(),
                 if valid > 0 {
-                    format!(
-                        "{} [{}, {}]",
-                        ops(t.median_tps),
-                        ops(t.tps_ci95[0]),
-                        ops(t.tps_ci95[1])
-                    )
+                    with_interval(ops, t.median_tps, t.tps_ci95)
                 } else {
                     "-".into()
                 },

@@ -33,11 +33,7 @@ type Keyed = BTreeMap<(i64, i64), Row>;
 /// Runs the conditions; an empty result means the database is consistent.
 pub fn check(db: &Db, cfg: &TpccConfig) -> Result<Vec<Violation>, LoadError> {
     let _ = cfg; // every condition covers all warehouses present
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(LoadError::Io)?;
+    let rt = crate::shared::runtime()?;
     rt.block_on(async {
         let mut c = Client::connect(db, 0, false)
             .await

@@ -221,7 +221,7 @@ pub fn warnings(r: &Results) -> Vec<String> {
 mod tests {
     use super::*;
     use bakeoff_report::model::Verdict;
-    use bakeoff_report::model::{ExperimentRecord, Host, PlanRecord, Run, SCHEMA};
+    use bakeoff_report::model::{PlanRecord, Run};
 
     fn run(notpm: f64, new_order_p90_ms: f64) -> Run {
         let k = TransactionRecord {
@@ -269,19 +269,8 @@ mod tests {
 
     fn results(cells: Vec<Cell>) -> Results {
         Results {
-            schema: SCHEMA.into(),
             name: "t".into(),
-            description: None,
-            status: "running".into(),
             bakeoff_version: "0".into(),
-            started_utc: String::new(),
-            finished_utc: None,
-            host: Host::default(),
-            experiment: ExperimentRecord {
-                file: String::new(),
-                text: String::new(),
-                resolved: serde_json::Value::Null,
-            },
             plan: PlanRecord {
                 repetitions: Some(5),
                 warmup_s: 0.0,
@@ -292,21 +281,8 @@ mod tests {
                 rounds: vec![],
                 ..PlanRecord::default()
             },
-            source: None,
-            variants: vec![],
             cells,
-            comparisons: vec![],
-            stopped_by: None,
-            rounds_s: None,
-            warnings: vec![],
-            warning_codes: Vec::new(),
-            notes: Vec::new(),
-            verification: Vec::new(),
-            history: Vec::new(),
-            hosts: Vec::new(),
-            aa: None,
-            tune: None,
-            settings_diff: Vec::new(),
+            ..Results::default()
         }
     }
 

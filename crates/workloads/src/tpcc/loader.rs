@@ -28,6 +28,7 @@
 use super::random::{self, Constants};
 use super::schema;
 use super::{LoadReport, TpccConfig};
+use crate::shared::runtime;
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::LoadError;
 use bakeoff_sqlclient::Client;
@@ -235,14 +236,6 @@ pub fn load(db: &Db, cfg: &TpccConfig) -> Result<LoadReport, LoadError> {
         seconds: started.elapsed().as_secs_f64(),
         rows,
     })
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(LoadError::Io)
 }
 
 async fn create(db: &Db, cfg: &TpccConfig) -> Result<(), LoadError> {

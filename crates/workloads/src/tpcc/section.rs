@@ -6,6 +6,7 @@
 use super::records::TpccCell;
 use crate::shared::section::{columns, variants};
 use bakeoff_report::document::{Block, Chart, Charts, Inline, Media, Section, Span};
+use bakeoff_report::format::{ratio_record_text, with_interval};
 use bakeoff_report::model::{self, Results};
 use bakeoff_report::summary::ops;
 use bakeoff_report::svg::{LineChart, Series};
@@ -112,12 +113,9 @@ pub fn notpm_table(r: &Results, w: &str, cells: &[&Cell]) -> Table {
             let mut row = vec![at.0.to_string(), at.1.to_string()];
             for v in &vs {
                 row.push(match cell_at(v, at).and_then(|c| c.tpcc.as_ref()) {
-                    Some(t) if t.median_notpm > 0.0 => format!(
-                        "{} [{}, {}]",
-                        ops(t.median_notpm),
-                        ops(t.notpm_ci95[0]),
-                        ops(t.notpm_ci95[1])
-                    ),
+                    Some(t) if t.median_notpm > 0.0 => {
+                        with_interval(ops, t.median_notpm, t.notpm_ci95)
+                    }
                     _ => "-".into(),
                 });
             }
@@ -125,16 +123,7 @@ pub fn notpm_table(r: &Results, w: &str, cells: &[&Cell]) -> Table {
                 let k = cell_at(v, at)
                     .and_then(|c| c.tpcc.as_ref())
                     .and_then(|t| t.notpm_vs_baseline.as_ref());
-                row.push(match k {
-                    Some(k) => format!(
-                        "{:.3} [{:.3}, {:.3}] {}",
-                        k.ratio,
-                        k.ci95[0],
-                        k.ci95[1],
-                        k.verdict.as_str()
-                    ),
-                    None => "-".into(),
-                });
+                row.push(ratio_record_text(k));
             }
             let checks: Vec<String> = vs
                 .iter()
@@ -170,27 +159,12 @@ fn notpm_rows(w: &str, cells: &[&Cell]) -> Table {
             c.connections.to_string().into(),
             bakeoff_report::table::Value::Variant(c.variant.clone()),
             if k.median_notpm > 0.0 {
-                format!(
-                    "{} [{}, {}]",
-                    ops(k.median_notpm),
-                    ops(k.notpm_ci95[0]),
-                    ops(k.notpm_ci95[1])
-                )
+                with_interval(ops, k.median_notpm, k.notpm_ci95)
             } else {
                 "-".into()
             }
             .into(),
-            match &k.notpm_vs_baseline {
-                Some(k) => format!(
-                    "{:.3} [{:.3}, {:.3}] {}",
-                    k.ratio,
-                    k.ci95[0],
-                    k.ci95[1],
-                    k.verdict.as_str()
-                ),
-                None => "-".into(),
-            }
-            .into(),
+            ratio_record_text(k.notpm_vs_baseline.as_ref()).into(),
             if c.valid_runs > 0 {
                 check_word(c)
             } else {

@@ -204,15 +204,7 @@ mod tests {
                     run(i, slow * noise, 0.5 * noise, plan)
                 })
                 .collect();
-            TpchCell {
-                workload: "tpch".into(),
-                scale: 0.1,
-                params: "random".into(),
-                streams: 1,
-                timeout_s: 60.0,
-                ..TpchCell::default()
-            }
-            .put(&mut c);
+            TpchCell::small().put(&mut c);
             r.cells.push(c);
         }
         summarize_cells(&mut r);

@@ -107,3 +107,18 @@ impl TpchCell {
         c.kinds.set(KEY, Some(self));
     }
 }
+
+#[cfg(test)]
+impl TpchCell {
+    /// A test run's cell: scale 0.1, random parameters, one stream, a 60 s timeout.
+    pub(super) fn small() -> TpchCell {
+        TpchCell {
+            workload: "tpch".into(),
+            scale: 0.1,
+            params: "random".into(),
+            streams: 1,
+            timeout_s: 60.0,
+            ..TpchCell::default()
+        }
+    }
+}

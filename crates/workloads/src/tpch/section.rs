@@ -7,6 +7,7 @@
 
 use super::records::TpchCell;
 use bakeoff_report::document::{Block, IntervalTable, Section};
+use bakeoff_report::format::{ratio_record_text, with_interval};
 use bakeoff_report::model::{Cell, RatioRecord, Results, Verdict};
 use bakeoff_report::svg::Interval;
 use bakeoff_report::table::{Column, Table};
@@ -36,15 +37,8 @@ fn secs(v: f64) -> String {
 
 fn ratio_text(k: Option<&RatioRecord>, baseline: bool) -> String {
     match k {
-        Some(k) => format!(
-            "{:.3} [{:.3}, {:.3}] {}",
-            k.ratio,
-            k.ci95[0],
-            k.ci95[1],
-            k.verdict.as_str()
-        ),
         None if baseline => "baseline".into(),
-        None => "-".into(),
+        k => ratio_record_text(k),
     }
 }
 
@@ -58,12 +52,7 @@ fn geomean_table(r: &Results, cells: &Cells<'_>) -> Table {
                 c.variant.clone(),
                 c.connections.to_string(),
                 if c.valid_runs > 0 {
-                    format!(
-                        "{} [{}, {}]",
-                        secs(t.geomean_s),
-                        secs(t.geomean_ci95[0]),
-                        secs(t.geomean_ci95[1])
-                    )
+                    with_interval(secs, t.geomean_s, t.geomean_ci95)
                 } else {
                     "-".into()
                 },
@@ -208,12 +197,7 @@ pub fn section(r: &Results) -> Option<Section> {
                 .map(|q| {
                     vec![
                         format!("Q{}", q.query),
-                        format!(
-                            "{} [{}, {}]",
-                            secs(q.median_s),
-                            secs(q.ci95[0]),
-                            secs(q.ci95[1])
-                        ),
+                        with_interval(secs, q.median_s, q.ci95),
                         q.timed_out_runs.to_string(),
                     ]
                 })
@@ -255,11 +239,6 @@ mod tests {
                 ..RatioRecord::default()
             };
             TpchCell {
-                workload: "tpch".into(),
-                scale: 0.1,
-                params: "random".into(),
-                streams: 1,
-                timeout_s: 60.0,
                 geomean_s: geo,
                 geomean_ci95: [geo * 0.9, geo * 1.1],
                 geomean_vs_baseline: (v == "b").then(|| k(0.6, Verdict::Faster)),
@@ -280,7 +259,7 @@ mod tests {
                         ..QueryRow::default()
                     },
                 ],
-                ..TpchCell::default()
+                ..TpchCell::small()
             }
             .put(&mut c);
             r.cells.push(c);

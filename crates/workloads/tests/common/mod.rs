@@ -75,20 +75,15 @@ pub fn start_with(kind: TargetKind, binary: &str, options: &[(&str, &str)]) -> S
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let sandbox = Sandbox::start(&spec).expect("server starts");
-    let login = sandbox.login().expect("login");
-    let db = Db {
-        dialect: match kind {
-            TargetKind::Postgres => Dialect::Postgres,
-            TargetKind::Sqlite => Dialect::Sqlite,
-            _ => Dialect::Mariadb,
-        },
-        addr: sandbox.addr(),
-        socket: sandbox.socket(),
-        user: login.user,
-        password: login.password,
-        database: login.database,
-        via_socket: false,
+    let dialect = match kind {
+        TargetKind::Postgres => Dialect::Postgres,
+        TargetKind::Sqlite => Dialect::Sqlite,
+        _ => Dialect::Mariadb,
     };
+    let db = sandbox
+        .login()
+        .expect("login")
+        .db(dialect, sandbox.addr(), sandbox.socket());
     Server {
         sandbox: Some(sandbox),
         db,
