@@ -155,6 +155,10 @@ impl PhaseHooks for StatsHooks<'_> {
         }
     }
 
+    fn keep_connections(&self) -> bool {
+        self.inner.keep_connections() || self.reading().is_some_and(|s| s.stats_need_connections())
+    }
+
     fn measure_ended(&self) {
         let end = Instant::now();
         // The load has stopped sending when the window closes: the probes stop first,
