@@ -424,6 +424,25 @@ mod tests {
     const KNOBS: &[Knob] = &[knob("log_bin", "durability"), knob("shared", "memory")];
 
     #[test]
+    fn a_variants_own_server_stats_is_a_row_it_asked_and_asks_for_instrumentation() {
+        let a = variant("a", &[("performance_schema", "OFF")]);
+        let mut b = variant("b", &[("performance_schema", "ON")]);
+        b.server_stats = Some("full".into());
+        let knobs = [knob("performance_schema", "instrumentation")];
+        let d = diff(&[a.clone(), b.clone()], &knobs);
+        assert_eq!(d[0].asked_by, ["b"], "{d:?}");
+        let row = stats_diff(&[a.clone(), b], StatsLevel::Basic);
+        assert_eq!(row[0].name, "server_stats");
+        assert_eq!(row[0].values["a"], "basic");
+        assert_eq!(row[0].values["b"], "full");
+        assert_eq!(row[0].asked_by, ["b"]);
+        // The same level on every variant: no row.
+        let mut c = variant("c", &[]);
+        c.server_stats = Some("basic".into());
+        assert!(stats_diff(&[a, c], StatsLevel::Basic).is_empty());
+    }
+
+    #[test]
     fn the_diff_lists_differences_knobs_first_and_one_sided_names_apart() {
         let a = variant(
             "a",

@@ -207,6 +207,50 @@ fn add_waits(snap: &mut Snapshot, rows: &Rows) {
 mod tests {
     use super::*;
 
+    fn prepared(rows: &[(&str, &str, &str, &str)]) -> Rows {
+        Rows {
+            columns: vec!["K".into(), "T".into(), "N".into(), "US".into()],
+            rows: rows
+                .iter()
+                .map(|(k, t, n, us)| [k, t, n, us].iter().map(|v| Some(v.to_string())).collect())
+                .collect(),
+            affected: 0,
+        }
+    }
+
+    #[test]
+    fn prepared_statements_are_instances_or_unavailable_with_the_reason() {
+        let mut snap = Snapshot::default();
+        let rows = prepared(&[
+            ("12:1", "SELECT c FROM t WHERE id=?", "40", "80.5"),
+            ("13:1", "SELECT c FROM t WHERE id=?", "2", "4.0"),
+        ]);
+        add_prepared(&mut snap, Some(Ok(rows)));
+        assert_eq!(snap.instances.len(), 2);
+        assert_eq!(snap.instances["12:1"].calls, 40.0);
+        assert_eq!(snap.instances["12:1"].total_us, 80.5);
+        assert!(snap.unavailable.is_empty());
+
+        // Rows, but no execution counted: the consumer is off.
+        let mut snap = Snapshot::default();
+        add_prepared(
+            &mut snap,
+            Some(Ok(prepared(&[("12:1", "SELECT 1", "0", "0")]))),
+        );
+        assert!(snap.instances.is_empty());
+        assert!(snap.unavailable[DIGEST_GROUP].contains("events_statements_current"));
+
+        // A version without the table.
+        let mut snap = Snapshot::default();
+        add_prepared(
+            &mut snap,
+            Some(Err("Table doesn't exist (error 1146)".into())),
+        );
+        let why = &snap.unavailable[DIGEST_GROUP];
+        assert!(why.contains("no digest for prepared statements"), "{why}");
+        assert!(why.contains("MariaDB 10.5"), "{why}");
+    }
+
     #[test]
     fn waits_are_counters_by_event() {
         let rows = Rows {
