@@ -7,7 +7,9 @@
 # levels are plan keys, so each experiment holds one). "full" is measured the same way
 # against "basic" with LEVELS="basic full". MODE=instructions counts the server's
 # instructions per operation under callgrind instead (`mode = "instructions"`, 3000
-# operations a run): a low-noise check that nothing is read inside the window.
+# operations a run): a low-noise check that nothing is read inside the window. For the
+# levels as variants of one experiment (paired rounds, bakeoff's own verdict), see
+# bench/server-stats-ab.sh.
 #
 #   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb [PAIRS=3] [ROUNDS=4]
 # shellcheck source=bench/lib.sh
