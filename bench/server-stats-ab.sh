@@ -12,18 +12,13 @@
 #
 # KEEP=folder keeps the results folder there.
 #
-#   BAKEOFF=path/to/bakeoff bash bench/server-stats-ab.sh memcached|postgres|mariadb [BUDGET=4m] [PRECISION=0.03]
+#   BAKEOFF=path/to/bakeoff bash bench/server-stats-ab.sh memcached|postgres|mariadb [BUDGET=8m] [PRECISION=0.05]
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 which="${1:?memcached, postgres or mariadb}"
-budget="${2:-4m}"
-precision="${3:-0.03}"
+budget="${2:-8m}"
+precision="${3:-0.05}"
 read -r a b <<<"${LEVELS:-off basic}"
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
-bench_work
-chmod 755 "$work"
-
 oltp='[[workload]]
 kind = "oltp"
 name = "ps"
@@ -42,6 +37,10 @@ keys = 1000' ;;
   mariadb) kind=mariadb; binary=/usr/sbin/mariadbd; args=''; load="$oltp" ;;
   *) echo "bench/server-stats-ab.sh: unknown server '$which': use memcached, postgres or mariadb" >&2; exit 2 ;;
 esac
+bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
+[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_work
+chmod 755 "$work"
 
 {
   printf 'name = "stats-ab-%s"\n[target]\nkind = "%s"\n' "$which" "$kind"
