@@ -12,6 +12,8 @@
 # on postgres measures what the wait-event sampler alone costs. On sqlite (a replay of
 # point selects through bakeoff-sqlited; its ops/s is fixed work over the time it took)
 # LEVELS="basic full" measures the host's statement counters (--stmt-stats, at "full").
+# For the levels as variants of one experiment (paired rounds, bakeoff's own verdict),
+# see bench/server-stats-ab.sh.
 #
 #   BAKEOFF=path/to/bakeoff bash bench/server-stats-cost.sh memcached|postgres|mariadb|sqlite [PAIRS=3] [ROUNDS=4]
 # shellcheck source=bench/lib.sh

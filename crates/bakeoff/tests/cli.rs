@@ -332,6 +332,16 @@ fn regression_each_class_of_bad_experiment_is_one_located_line() {
             "binary = \"/usr/bin/memcached\"\nhost = \"s9\"",
             "no [[host]] named \"s9\"",
         ),
+        (
+            "binary = \"/usr/bin/memcached\"",
+            "binary = \"/usr/bin/memcached\"\nserver_stats = \"most\"",
+            "expected one of `off`, `basic`, `full`",
+        ),
+        (
+            "[plan]",
+            "[plan]\nserver_stats = \"on\"",
+            "expected one of `off`, `basic`, `full`",
+        ),
     ];
     for (from, to, says) in cases {
         let f = s.write("bad.toml", &good.replace(from, to));

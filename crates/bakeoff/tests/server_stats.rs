@@ -8,9 +8,11 @@
 //! shows its reads among the comparison's top server changes. With "full": PostgreSQL's
 //! pg_stat_statements (loaded by bakeoff) counts the point selects the load sent and the
 //! statement is matched across the variants in the report; MariaDB's performance_schema
-//! (turned on) gives wait counters and says it digests no prepared statement, and a
-//! variant's own `performance_schema = OFF` wins with its reason. PostgreSQL's wait
-//! events are sampled through the window at the sampler's rate.
+//! (turned on) gives wait counters and the load's prepared point selects (from
+//! prepared_statements_instances, which its digests lack) as many as the load sent, and
+//! a variant's own `performance_schema = OFF` wins with its reason. A variant's own
+//! `server_stats = "off"` reads nothing while the plan's "full" reads in the same rounds.
+//! PostgreSQL's wait events are sampled through the window at the sampler's rate.
 
 mod common;
 
@@ -82,9 +84,12 @@ fn agrees(what: &str, counted: f64, run: &Value) {
 #[test]
 fn memcached_cmd_get_is_the_gets_sent_and_full_adds_slab_counters() {
     let s = Scratch::new();
+    // A variant's own `server_stats = "off"` over the plan's "full": that variant's runs
+    // read nothing, in the same rounds.
     let text = format!(
         "name = \"mc-stats\"\n[target]\nkind = \"memcached\"\n\
          [[variant]]\nname = \"mc\"\nbinary = \"{MEMCACHED}\"\nargs = [\"-t\", \"1\"]\n\
+         [[variant]]\nname = \"mc-off\"\nbinary = \"{MEMCACHED}\"\nargs = [\"-t\", \"1\"]\nserver_stats = \"off\"\n\
          {GETS}{SHORT}server_stats = \"full\"\n"
     );
     let r = s.run_clean("mc.toml", &text, "memcached");
@@ -118,15 +123,24 @@ fn memcached_cmd_get_is_the_gets_sent_and_full_adds_slab_counters() {
     let per_op = cell["per_op"].as_f64().unwrap();
     assert!((per_op - 1.0).abs() < 0.01, "{cell}");
 
-    // "off": nothing read, nothing recorded.
-    let s = Scratch::new();
-    let off = text.replace("server_stats = \"full\"", "server_stats = \"off\"");
-    let r = s.run_clean("off.toml", &off, "memcached");
-    let run = run_of(&r, "mc");
+    // The variant at "off": nothing read, nothing recorded; its level is on its record
+    // and in the settings diff, asked by it.
+    let run = run_of(&r, "mc-off");
     assert!(
         run.get("server_stats").is_none() && run.get("server_stats_s").is_none(),
         "{run}"
     );
+    assert_eq!(r["variants"][1]["server_stats"], "off");
+    assert!(r["variants"][0].get("server_stats").is_none());
+    let row = r["settings_diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "server_stats")
+        .unwrap_or_else(|| panic!("no server_stats row: {}", r["settings_diff"]));
+    assert_eq!(row["values"]["mc"], "full", "{row}");
+    assert_eq!(row["values"]["mc-off"], "off", "{row}");
+    assert_eq!(row["asked_by"], serde_json::json!(["mc-off"]), "{row}");
 }
 
 #[test]
@@ -337,9 +351,34 @@ fn mariadb_small_buffer_pool_shows_its_reads_among_the_top_changes() {
         );
     }
     // "full" turned performance_schema on: its wait summaries as counters. MariaDB
-    // digests no prepared statement (the load's), and says so.
-    let why = big["server_stats_unavailable"]["events_statements_summary_by_digest"].to_string();
-    assert!(why.contains("no digest for prepared statements"), "{big}");
+    // digests no prepared statement (the load's): they are read from
+    // prepared_statements_instances while the load's connections are open, summed over
+    // the connections: the point select's executions are the selects the load sent (at
+    // most the requests in flight at the window's edges apart, and the load's rate over
+    // the before-read's few milliseconds more), and bakeoff's own reads are not among them.
+    assert!(
+        big["server_stats_unavailable"]
+            .get("events_statements_summary_by_digest")
+            .is_none(),
+        "{big}"
+    );
+    let st = statement(big, "SELECT c FROM sbtest1 WHERE id");
+    let calls = st["calls"].as_f64().unwrap();
+    let ops = big["ops"].as_f64().unwrap();
+    let sent = ops_in_span(big);
+    eprintln!("mariadb: {calls} point selects by prepared_statements_instances, {ops} by bakeoff ({sent:.0} over the span)");
+    assert!(calls + 2.0 >= ops && calls <= sent * 1.05 + 2.0, "{st}");
+    assert!(st["mean_us"].as_f64().unwrap() > 0.0, "{st}");
+    assert!(
+        st["digest"].as_str().unwrap().starts_with("prepared:"),
+        "{st}"
+    );
+    assert!(
+        !big["server_statements"]
+            .to_string()
+            .contains("performance_schema"),
+        "{big}"
+    );
     assert!(
         big["server_stats"]
             .as_object()

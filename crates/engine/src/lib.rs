@@ -110,7 +110,15 @@ pub enum Schedule {
 /// Called at the measured window's edges, from the coordinating thread.
 pub trait PhaseHooks: Sync {
     fn measure_started(&self) {}
+    /// The window has closed (the load starts nothing new).
     fn measure_ended(&self) {}
+    /// Whether the load should keep its connections open until `measure_ended` has
+    /// returned, so that a read of the server there still sees what goes with a
+    /// connection (MySQL's prepared statements). The SQL loads (oltp, tpcb, ycsb, tpcc)
+    /// do; otherwise they close them as the window ends.
+    fn keep_connections(&self) -> bool {
+        false
+    }
 }
 
 /// Hooks that do nothing.

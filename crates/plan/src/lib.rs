@@ -366,6 +366,17 @@ impl Experiment {
         }
     }
 
+    /// What variant `name`'s runs read of the server's own statistics (the A/A variant:
+    /// its baseline's): its own `server_stats`, else `[plan] server_stats`.
+    pub fn server_stats_of(&self, name: &str) -> bakeoff_sandbox::stats::StatsLevel {
+        let name = self.standing_for(name);
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.server_stats)
+            .unwrap_or(self.plan.server_stats)
+    }
+
     /// The `[[host]]` that serves variant `name` (the A/A variant: its baseline's): its
     /// own `host`, else `[target] host`; None on this machine.
     pub fn server_host(&self, name: &str) -> Option<&str> {

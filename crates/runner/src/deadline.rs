@@ -328,6 +328,10 @@ impl PhaseHooks for Edges<'_> {
         self.shared.state().window_end = Some(Instant::now());
         self.inner.measure_ended();
     }
+
+    fn keep_connections(&self) -> bool {
+        self.inner.keep_connections()
+    }
 }
 
 /// The watchdog's thread: looks every `LOOK` until the run is done or must end.

@@ -160,7 +160,7 @@ impl Context<'_> {
         let stats_hooks = StatsHooks::new(
             &edges,
             served.local(),
-            self.loaded.experiment.plan.server_stats,
+            self.loaded.experiment.server_stats_of(&v.name),
             self.probes.instructions,
             dog.cancel(),
         );
@@ -259,7 +259,7 @@ impl Context<'_> {
             env,
             listen: bakeoff_sandbox::LOOPBACK,
             cpus: (v.system.cpus.clone()).or_else(|| self.placement.map(|p| p.server.clone())),
-            stats: self.loaded.experiment.plan.server_stats,
+            stats: self.loaded.experiment.server_stats_of(&v.name),
         };
         Ok(Start {
             spec,

@@ -196,6 +196,10 @@ impl PhaseHooks for StatsHooks<'_> {
         }
     }
 
+    fn keep_connections(&self) -> bool {
+        self.inner.keep_connections() || self.reading().is_some_and(|s| s.stats_need_connections())
+    }
+
     fn measure_ended(&self) {
         let end = Instant::now();
         let sampling = self.reads.lock().ok().and_then(|mut r| r.sampling.take());

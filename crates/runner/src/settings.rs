@@ -11,6 +11,7 @@ use crate::schedule::Slot;
 use bakeoff_report::model::{ExperimentRecord, Results, SettingDiff, VariantRecord};
 use bakeoff_report::warning::{Warning, WarningCode as Code};
 use bakeoff_sandbox::settings::{is_secret, Knob, MASKED};
+use bakeoff_sandbox::stats::StatsLevel;
 use bakeoff_sandbox::Sandbox;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -57,7 +58,11 @@ pub(crate) fn record(
         _ => bakeoff_engine::ENCRYPTED,
     };
     keep(v, read, slot.round, tls);
-    results.settings_diff = diff(&results.variants, &knobs_of(&ctx.loaded.experiment));
+    let e = &ctx.loaded.experiment;
+    results.settings_diff = diff(&results.variants, &knobs_of(e));
+    results
+        .settings_diff
+        .extend(stats_diff(&results.variants, e.plan.server_stats));
 }
 
 /// The knobs of every kind of server the variants are, each kind's table in variant
@@ -163,6 +168,41 @@ fn system_diff(variants: &[VariantRecord]) -> Vec<SettingDiff> {
         .collect()
 }
 
+/// The row `server_stats` where the variants read the servers' statistics at different
+/// levels (a variant's own `server_stats` over the plan's), asked by the variants that
+/// set their own.
+fn stats_diff(variants: &[VariantRecord], plan: StatsLevel) -> Vec<SettingDiff> {
+    let values: BTreeMap<String, String> = variants
+        .iter()
+        .map(|v| {
+            let level = v.server_stats.as_deref().unwrap_or(plan.as_str());
+            (v.name.clone(), level.to_string())
+        })
+        .collect();
+    let distinct: BTreeSet<&String> = values.values().collect();
+    if distinct.len() < 2 {
+        return Vec::new();
+    }
+    vec![SettingDiff {
+        name: "server_stats".into(),
+        values,
+        topic: Some("measurement".into()),
+        asked_by: variants
+            .iter()
+            .filter(|v| v.server_stats.is_some())
+            .map(|v| v.name.clone())
+            .collect(),
+        only_some: false,
+    }]
+}
+
+/// Whether `v` asked for `knob`: in its options or arguments, or, for a setting of the
+/// server's instrumentation (performance_schema, which `server_stats = "full"` turns
+/// on), by its own `server_stats`.
+fn asks(knob: &Knob, v: &VariantRecord) -> bool {
+    knob.asked(&v.options, &v.args) || (knob.topic == "instrumentation" && v.server_stats.is_some())
+}
+
 /// [`diff`] of the settings the servers reported.
 fn server_diff(variants: &[VariantRecord], knobs: &[Knob]) -> Vec<SettingDiff> {
     let with: Vec<&VariantRecord> = variants.iter().filter(|v| !v.settings.is_empty()).collect();
@@ -185,7 +225,7 @@ fn server_diff(variants: &[VariantRecord], knobs: &[Knob]) -> Vec<SettingDiff> {
         let knob = at.map(|i| knobs[i]);
         let asked_by = knob.map_or_else(Vec::new, |k| {
             with.iter()
-                .filter(|v| k.asked(&v.options, &v.args))
+                .filter(|v| asks(&k, v))
                 .map(|v| v.name.clone())
                 .collect()
         });
@@ -382,6 +422,25 @@ mod tests {
     }
 
     const KNOBS: &[Knob] = &[knob("log_bin", "durability"), knob("shared", "memory")];
+
+    #[test]
+    fn a_variants_own_server_stats_is_a_row_it_asked_and_asks_for_instrumentation() {
+        let a = variant("a", &[("performance_schema", "OFF")]);
+        let mut b = variant("b", &[("performance_schema", "ON")]);
+        b.server_stats = Some("full".into());
+        let knobs = [knob("performance_schema", "instrumentation")];
+        let d = diff(&[a.clone(), b.clone()], &knobs);
+        assert_eq!(d[0].asked_by, ["b"], "{d:?}");
+        let row = stats_diff(&[a.clone(), b], StatsLevel::Basic);
+        assert_eq!(row[0].name, "server_stats");
+        assert_eq!(row[0].values["a"], "basic");
+        assert_eq!(row[0].values["b"], "full");
+        assert_eq!(row[0].asked_by, ["b"]);
+        // The same level on every variant: no row.
+        let mut c = variant("c", &[]);
+        c.server_stats = Some("basic".into());
+        assert!(stats_diff(&[a, c], StatsLevel::Basic).is_empty());
+    }
 
     #[test]
     fn the_diff_lists_differences_knobs_first_and_one_sided_names_apart() {

@@ -124,6 +124,7 @@ pub fn variants(
             server_version: None,
             kind: e.mixes_kinds().then(|| e.kind_of(v).as_str().to_string()),
             system: v.system_asked(),
+            server_stats: v.server_stats.map(|l| l.as_str().to_string()),
             ..VariantRecord::default()
         };
         // A machine that does not allow what the variant asks fails it, before any run;

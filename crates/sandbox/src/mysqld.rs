@@ -330,12 +330,16 @@ pub(crate) trait Mysqld: Send + Sync {
     /// The my.cnf this sandbox's server reads: bakeoff's settings first, then the
     /// experiment's options. `server_stats = "full"` turns performance_schema on, before
     /// the options, so an experiment's own `performance_schema = OFF` still wins (its
-    /// statement digests are then unavailable with the reason).
+    /// statement digests are then unavailable with the reason). It also turns on the
+    /// consumer `events_statements_current` (MySQL's default, off in MariaDB), without
+    /// which `prepared_statements_instances` counts no execution; `loose-`, since MySQL
+    /// 5.5 has no statement instruments.
     fn cnf(&self, binary: &Path, addr: SocketAddr, workdir: &Path, stats: StatsLevel) -> String {
         let sql = self.sql_server();
         let mut extra = self.extra_settings(binary, workdir);
         if stats == StatsLevel::Full {
             extra.push_str("performance_schema = ON\n");
+            extra.push_str("loose-performance-schema-consumer-events-statements-current = ON\n");
         }
         my_cnf_in(
             self.group(binary),
@@ -464,6 +468,12 @@ impl<T: Mysqld> Target for T {
     /// statement digests and wait summaries too (`mysqld/stats.rs`).
     fn read_stats(&self, addr: SocketAddr, level: StatsLevel) -> Snapshot {
         stats::read(self.sql_server(), T::DIALECT, addr, level)
+    }
+
+    /// `prepared_statements_instances` loses a statement's row when its connection
+    /// closes.
+    fn stats_need_connections(&self) -> bool {
+        true
     }
 }
 
@@ -732,6 +742,7 @@ mod tests {
         assert!(!at(StatsLevel::Basic).contains("performance_schema = ON"));
         let full = at(StatsLevel::Full);
         let on = full.find("performance_schema = ON\n").expect("turned on");
+        assert!(full.contains("loose-performance-schema-consumer-events-statements-current = ON\n"));
         let off = full
             .find("performance_schema = OFF\n")
             .expect("the option kept");

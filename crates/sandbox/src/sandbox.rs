@@ -491,6 +491,12 @@ impl Sandbox {
         self.target.stats_settle()
     }
 
+    /// Whether reading its statistics after the window needs the load's connections
+    /// still open ([`crate::Target::stats_need_connections`]).
+    pub fn stats_need_connections(&self) -> bool {
+        self.target.stats_need_connections()
+    }
+
     /// The server's unix socket (MariaDB: the socket file; PostgreSQL: its directory).
     pub fn socket(&self) -> Option<PathBuf> {
         self.target.socket(&self.dir)

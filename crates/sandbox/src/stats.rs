@@ -43,6 +43,15 @@ impl StatsLevel {
     pub fn reads(self) -> bool {
         self != StatsLevel::Off
     }
+
+    /// As the experiment file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatsLevel::Off => "off",
+            StatsLevel::Basic => "basic",
+            StatsLevel::Full => "full",
+        }
+    }
 }
 
 /// One read of a server's statistics.
@@ -61,6 +70,20 @@ pub struct Snapshot {
     /// The server's statement digests (pg_stat_statements, performance_schema's
     /// `events_statements_summary_by_digest`), by digest: cumulative calls and time.
     pub statements: BTreeMap<String, StatementCount>,
+    /// Statements the server counts per instance, whose figures go with the connection
+    /// that made them (MySQL's and MariaDB's prepared statements in
+    /// `prepared_statements_instances`), by an instance key (connection and statement):
+    /// taken as deltas per instance and summed by text ([`instance_digest`]).
+    pub instances: BTreeMap<String, StatementCount>,
+}
+
+/// The digest a run's statement gets from instances of text `text`: `prepared:` and a
+/// hash of the text (the servers give these statements no digest of their own).
+pub fn instance_digest(text: &str) -> String {
+    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("prepared:{h:016x}")
 }
 
 /// One statement digest's cumulative figures as the server keeps them.
@@ -253,7 +276,56 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
         }
     }
     d.statements = statement_deltas(before, after, &mut d.unavailable);
+    d.statements
+        .extend(instance_deltas(before, after, &mut d.unavailable));
     d
+}
+
+/// The statements counted per instance ([`Snapshot::instances`]) between the reads,
+/// summed by text: an instance the before-read did not have counts from 0 (prepared in
+/// the window, or by a connection opened in it). A text of which an instance the
+/// before-read had is gone from the after-read (its connection closed in the window,
+/// and its executions with it) is left out and marked unavailable as
+/// `statements.<digest>`, never undercounted.
+fn instance_deltas(
+    before: &Snapshot,
+    after: &Snapshot,
+    unavailable: &mut BTreeMap<String, String>,
+) -> Vec<StatementDelta> {
+    let gone: std::collections::BTreeSet<&str> = before
+        .instances
+        .iter()
+        .filter(|(k, _)| !after.instances.contains_key(*k))
+        .map(|(_, b)| b.text.as_str())
+        .collect();
+    let zero = StatementCount::default();
+    let mut by_text: BTreeMap<&str, StatementDelta> = BTreeMap::new();
+    for (key, a) in &after.instances {
+        let b = before.instances.get(key).unwrap_or(&zero);
+        let e = by_text
+            .entry(a.text.as_str())
+            .or_insert_with(|| StatementDelta {
+                digest: instance_digest(&a.text),
+                text: a.text.clone(),
+                ..StatementDelta::default()
+            });
+        e.calls += (a.calls - b.calls).max(0.0);
+        e.total_us += (a.total_us - b.total_us).max(0.0);
+    }
+    let mut out = Vec::new();
+    for (text, d) in by_text {
+        if gone.contains(text) {
+            unavailable.insert(
+                format!("statements.{}", d.digest),
+                "a connection that had prepared it closed between the reads: its \
+                 executions went with it"
+                    .into(),
+            );
+        } else if d.calls > 0.0 {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// The statements that were called between the reads. One whose figures went backwards
@@ -315,6 +387,7 @@ mod tests {
             identity: id.map(str::to_string),
             uptime_s: None,
             statements: BTreeMap::new(),
+            instances: BTreeMap::new(),
         }
     }
 
@@ -360,6 +433,40 @@ mod tests {
         less_own(&mut d, &own);
         assert_eq!(d.statements.len(), 1);
         assert_eq!(d.statements[0].digest, "1");
+    }
+
+    #[test]
+    fn instances_are_summed_by_text_and_a_closed_connection_leaves_its_text_out() {
+        let mut b = snap(&[], Some("x"));
+        b.instances
+            .insert("1:1".into(), stmt("SELECT ?", 10.0, 100.0));
+        b.instances
+            .insert("2:1".into(), stmt("SELECT ?", 5.0, 50.0));
+        b.instances
+            .insert("1:2".into(), stmt("UPDATE ?", 3.0, 30.0));
+        b.instances
+            .insert("3:2".into(), stmt("UPDATE ?", 1.0, 10.0));
+        let mut a = snap(&[], Some("x"));
+        a.instances
+            .insert("1:1".into(), stmt("SELECT ?", 30.0, 300.0));
+        a.instances
+            .insert("2:1".into(), stmt("SELECT ?", 15.0, 150.0));
+        // Prepared in the window: from 0.
+        a.instances
+            .insert("4:1".into(), stmt("SELECT ?", 2.0, 20.0));
+        // Connection 3 closed: its UPDATE's executions are gone.
+        a.instances
+            .insert("1:2".into(), stmt("UPDATE ?", 9.0, 90.0));
+        let d = delta(&b, &a);
+        assert_eq!(d.statements.len(), 1, "{d:?}");
+        let s = &d.statements[0];
+        assert_eq!(
+            (s.text.as_str(), s.calls, s.total_us),
+            ("SELECT ?", 32.0, 320.0)
+        );
+        assert_eq!(s.digest, instance_digest("SELECT ?"));
+        let why = &d.unavailable[&format!("statements.{}", instance_digest("UPDATE ?"))];
+        assert!(why.contains("closed"), "{why}");
     }
 
     #[test]

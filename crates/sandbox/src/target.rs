@@ -477,6 +477,14 @@ pub trait Target: Send + Sync {
     fn stats_settle(&self) -> Duration {
         Duration::ZERO
     }
+
+    /// Whether the after-read needs the load's connections still open (MySQL's prepared
+    /// statements go with their connection). PostgreSQL's do not: a backend that stays
+    /// connected may hold its last second of counters for 10 s, while one that closes
+    /// reports them at once.
+    fn stats_need_connections(&self) -> bool {
+        false
+    }
 }
 
 /// The settings a SQL server's sandbox owns, in PostgreSQL's spelling (MariaDB's are in

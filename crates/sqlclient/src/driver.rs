@@ -115,6 +115,15 @@ impl<W> Lane<W> {
         .await
     }
 
+    /// Closes a connection of this lane once the measured window has ended, or, where
+    /// the hooks ask ([`PhaseHooks::keep_connections`]), once its end hooks have
+    /// returned, so what they read of the server (MySQL's prepared statements, which go
+    /// with their connection) still holds every connection's figures.
+    pub async fn close(&self, client: Client) {
+        self.sh.until_closing().await;
+        client.close().await;
+    }
+
     /// Records a measured operation of `command` (its response time `ns`, `queries` sent)
     /// in this thread's measurements and counts it toward the run's operations.
     #[inline]
@@ -151,6 +160,10 @@ pub struct Shared {
     pub measured: AtomicU64,
     pub reconnects: AtomicU64,
     pub abort: AtomicBool,
+    /// Set once the connections may close: the window ended (or, where the hooks keep
+    /// the connections, its end hooks returned), or the run stopped. Until then a
+    /// connection that stopped sending stays open ([`Lane::close`]).
+    closing: AtomicBool,
     error: Mutex<Option<String>>,
     epoch: Instant,
     /// Wakes `sleep` on every phase change and on failure.
@@ -165,6 +178,7 @@ impl Shared {
             measured: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
             abort: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
             error: Mutex::new(None),
             epoch: Instant::now(),
             wake: tokio::sync::Notify::new(),
@@ -193,6 +207,25 @@ impl Shared {
         self.abort.store(true, Ordering::SeqCst);
         self.wake.notify_waiters();
     }
+    /// Lets the connections close ([`Lane::close`]).
+    fn release(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.wake.notify_waiters();
+    }
+
+    /// Waits until the connections may close: the window's end hooks have returned, or
+    /// the run failed.
+    async fn until_closing(&self) {
+        loop {
+            let mut notified = pin!(self.wake.notified());
+            notified.as_mut().enable();
+            if self.closing.load(Ordering::SeqCst) || self.abort.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     pub fn stopped(&self) -> bool {
         self.abort.load(Ordering::Relaxed) || self.phase() == Phase::Done
     }
@@ -302,6 +335,7 @@ where
             })
             .collect();
         let window = coordinate(connections, d, &shared);
+        shared.release();
         let outs: Vec<Option<ThreadRec>> = handles
             .into_iter()
             .map(|h| h.join().ok().flatten())
@@ -459,6 +493,9 @@ fn coordinate(connections: usize, d: &Drive, sh: &Shared) -> Option<(u64, u64)> 
     };
     let end = sh.now_ns();
     set(Phase::Done);
+    if !hooks.keep_connections() {
+        sh.release();
+    }
     hooks.measure_ended();
     ok.then_some((start, end))
 }

@@ -56,6 +56,10 @@ impl PhaseHooks for AtStart<'_> {
     fn measure_ended(&self) {
         self.inner.measure_ended();
     }
+
+    fn keep_connections(&self) -> bool {
+        self.inner.keep_connections()
+    }
 }
 
 /// INFO memory and keyspace from the server at `addr`; None when it does not answer.

@@ -349,6 +349,11 @@ pub struct Variant {
     /// default its `host` itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
+    /// `[plan] server_stats` for this variant's runs only (`Experiment::server_stats_of`):
+    /// two variants of one binary, one `"off"` and one `"basic"`, make the cost of
+    /// reading an A/B in alternating rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<bakeoff_sandbox::stats::StatsLevel>,
 }
 
 /// `pgo = { workload = "kv", duration = "30s" }`: the training run.

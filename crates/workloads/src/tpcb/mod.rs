@@ -294,7 +294,7 @@ async fn connection(conn: usize, lane: Rc<Lane>, seed: u64) {
             }
         }
     }
-    client.close().await;
+    lane.close(client).await;
 }
 
 /// One prepared statement of the script.

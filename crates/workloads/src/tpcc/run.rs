@@ -129,7 +129,7 @@ async fn terminal(i: usize, lane: &Lane, seed: u64) {
             }
         }
     }
-    s.client.close().await;
+    lane.close(s.client).await;
 }
 
 /// Runs one transaction and records it if it fell in the measured window; false (and

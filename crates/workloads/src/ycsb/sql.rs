@@ -240,7 +240,7 @@ async fn connection(conn: usize, lane: Rc<Lane>, seed: u64) {
             }
         }
     }
-    client.close().await;
+    lane.close(client).await;
 }
 
 #[derive(Debug, Default)]
