@@ -27,6 +27,9 @@ fn main() -> ExitCode {
         Err(Failure::NoComparison(m)) => (5, Some(format!("error: {m}"))),
         Err(Failure::Interrupted(m)) => (130, Some(format!("error: {m}"))),
     };
+    // A signal's handler ending bakeoff exits 130 itself; a step it killed may have
+    // brought us here with that step's failure first.
+    bakeoff_sandbox::wait_if_ending();
     if let Some(line) = line {
         eprintln!("{line}");
     }

@@ -57,7 +57,7 @@ pub use pristine::init_data;
 pub use procfs::{Usage, Watch};
 pub use redis::Redis;
 pub use sandbox::{target_for_spec, Sandbox, SandboxSpec, StopOutcome, StopReport, LOOPBACK};
-pub use signals::{install_signal_handler, kill_all, try_install_signal_handler};
+pub use signals::{install_signal_handler, kill_all, try_install_signal_handler, wait_if_ending};
 /// Spawns a helper process (ssh) as servers are: its own process group, killed when
 /// bakeoff dies.
 pub use spawner::spawn as spawn_guarded;

@@ -68,9 +68,25 @@ pub fn try_install_signal_handler() -> io::Result<Arc<AtomicBool>> {
     Ok(flag)
 }
 
+/// Set once the handler thread has begun ending the process ([`end_now`]).
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Waits for the end when the handler thread is ending the process: the step it killed
+/// returns with a failure of its own ("configure failed: signal 9"), and the main thread
+/// must not exit with that failure's status before the handler's 130 (a race it won on a
+/// loaded machine). Returns at once otherwise.
+pub fn wait_if_ending() {
+    if ENDING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// Kills every live sandbox and every other process bakeoff started (a build step, a
 /// fetch), says why in one line, and exits with status 130.
 fn end_now(why: &str) -> ! {
+    ENDING.store(true, Ordering::SeqCst);
     live::signal_all(libc::SIGKILL);
     live::signal_tree(std::process::id() as i32, -1, libc::SIGKILL);
     // A variant's machine settings put back before the exit (their journal says what).
