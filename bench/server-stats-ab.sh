@@ -12,12 +12,15 @@
 #
 # KEEP=folder keeps the results folder there.
 #
-#   BAKEOFF=path/to/bakeoff bash bench/server-stats-ab.sh memcached|postgres|mariadb [BUDGET=8m] [PRECISION=0.05]
+#   BAKEOFF=path/to/bakeoff bash bench/server-stats-ab.sh memcached|postgres|mariadb [BUDGET=8m] [PRECISION=0.05] [EQUIVALENCE=PRECISION]
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 which="${1:?memcached, postgres or mariadb}"
 budget="${2:-8m}"
 precision="${3:-0.05}"
+# The equivalence margin (default: the precision): a narrower precision than margin buys
+# the rounds that put the interval inside the margin.
+equivalence="${4:-$precision}"
 read -r a b <<<"${LEVELS:-off basic}"
 oltp='[[workload]]
 kind = "oltp"
@@ -49,7 +52,7 @@ chmod 755 "$work"
       "$level" "$binary" "$args" "$level"
   done
   printf '%s\n[plan]\nbaseline = "%s"\nbudget = "%s"\nprecision = %s\nequivalence = %s\n' \
-    "$load" "$a" "$budget" "$precision" "$precision"
+    "$load" "$a" "$budget" "$precision" "$equivalence"
   printf 'warmup = "500ms"\nduration = "1s"\n'
 } > "$work/e.toml"
 
@@ -59,7 +62,7 @@ started=$(date +%s)
   --quiet --no-history > "$work/run.log" 2>&1 || { cat "$work/run.log"; exit 1; }
 echo "$which: load average after:  $(cut -d' ' -f1-3 /proc/loadavg) ($(( $(date +%s) - started )) s)"
 [ -n "${KEEP:-}" ] && cp -r "$work/out" "$KEEP"
-python3 - "$work/out/results.json" "$which" "$a" "$b" "$precision" <<'PY'
+python3 - "$work/out/results.json" "$which" "$a" "$b" "$equivalence" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))
 server, a, b = sys.argv[2:5]
