@@ -22,26 +22,11 @@ precision="${3:-0.05}"
 # the rounds that put the interval inside the margin.
 equivalence="${4:-$precision}"
 read -r a b <<<"${LEVELS:-off basic}"
-oltp='[[workload]]
-kind = "oltp"
-name = "ps"
-test = "oltp_point_select"
-tables = 1
-table_size = 10000
-connections = [2]'
 case "$which" in
-  memcached) kind=memcached; binary=/usr/bin/memcached; args='args = ["-t", "1"]'
-    load='[[workload]]
-kind = "kv"
-name = "kv"
-connections = [4]
-keys = 1000' ;;
-  postgres) kind=postgres; binary=/usr/lib/postgresql/15/bin/postgres; args=''; load="$oltp" ;;
-  mariadb) kind=mariadb; binary=/usr/sbin/mariadbd; args=''; load="$oltp" ;;
+  memcached | postgres | mariadb) stats_server "$which" ;;
   *) echo "bench/server-stats-ab.sh: unknown server '$which': use memcached, postgres or mariadb" >&2; exit 2 ;;
 esac
-bakeoff="${BAKEOFF:-${CARGO_TARGET_DIR:-$here/target}/release/bakeoff}"
-[ -x "$bakeoff" ] || (cd "$here" && cargo build --release -q -p bakeoff)
+bench_bakeoff
 bench_work
 chmod 755 "$work"
 

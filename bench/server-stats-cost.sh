@@ -26,35 +26,10 @@ bench_bakeoff
 bench_work
 chmod 755 "$work"
 
-# The SQL servers' load: oltp_point_select over 10,000 rows on 2 connections.
-oltp_load='[[workload]]
-kind = "oltp"
-name = "ps"
-test = "oltp_point_select"
-tables = 1
-table_size = 10000
-connections = [2]'
-case "$which" in
-  memcached) kind=memcached; binary=/usr/bin/memcached; args='args = ["-t", "1"]'
-    load='[[workload]]
-kind = "kv"
-name = "kv"
-connections = [4]
-keys = 1000' ;;
-  postgres) kind=postgres; binary=/usr/lib/postgresql/15/bin/postgres; args=''
-    load=$oltp_load ;;
-  mariadb) kind=mariadb; binary=/usr/sbin/mariadbd; args=''
-    load=$oltp_load ;;
-  sqlite) kind=sqlite; binary=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0; args=''
-    load='[[workload]]
-kind = "replay"
-name = "ps"
-file = "queries.sql"
-setup = "setup.sql"
-concurrency = [1]
-iterations = 3000' ;;
-  *) echo "bench/server-stats-cost.sh: unknown server '$which': use memcached, postgres, mariadb or sqlite" >&2; exit 2 ;;
-esac
+stats_server "$which" || {
+  echo "bench/server-stats-cost.sh: unknown server '$which': use memcached, postgres, mariadb or sqlite" >&2
+  exit 2
+}
 
 # The replay's files (sqlite): a 1000-row table and four point selects.
 printf '%s\n' 'CREATE TABLE t (id INTEGER PRIMARY KEY, k INT, c TEXT);' \

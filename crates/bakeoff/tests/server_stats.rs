@@ -227,16 +227,7 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
     // select keeps a backend busy a small part of its round trip, so a look may see
     // none (`postgres_waits_...` checks the counts under a load that commits).
     for v in ["big", "small"] {
-        let run = run_of(&r, v);
-        let window = run["elapsed_s"].as_f64().unwrap();
-        let ticks = stat(run, "waits.ticks");
-        let (w, samples) = waits(run);
-        eprintln!("{v}: {ticks} looks in {window:.2} s, {samples} backends active: {w:?}");
-        assert!(
-            ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
-            "{ticks}"
-        );
-        assert!(samples <= 2.0 * ticks, "{w:?}");
+        looks_at_the_rate(run_of(&r, v), v);
     }
     let ch = &r["comparisons"][0]["statement_changes"];
     assert!(
@@ -249,13 +240,7 @@ fn postgres_xact_commit_is_the_transactions_and_small_shared_buffers_show_reads(
         "{md}"
     );
     let k = &r["comparisons"][0];
-    let names: Vec<&str> = k["server_changes"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no server_changes: {k}"))
-        .iter()
-        .take(3)
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = top_changes(k, 3);
     assert!(names.contains(&"pg_stat_database.blks_read"), "{names:?}");
     let blks = &r["cells"]
         .as_array()
@@ -279,6 +264,35 @@ fn waits(run: &Value) -> (Vec<(String, f64)>, f64) {
     (w, sum)
 }
 
+/// The names of comparison `k`'s first `n` server changes.
+fn top_changes(k: &Value, n: usize) -> Vec<&str> {
+    k["server_changes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server_changes: {k}"))
+        .iter()
+        .take(n)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
+/// The sampler's looks in `run` (`label` names it in the output), checked against its
+/// rate over the window and the 2 connections a look can see at most: (looks, each wait
+/// event's samples, the samples in all). Ten looks a second at most; a look more than
+/// 100 ms late skips its turn (a fixed rate) and the login takes the first ones, so a
+/// loaded machine sees fewer: at least 3 a second.
+fn looks_at_the_rate(run: &Value, label: &str) -> (f64, Vec<(String, f64)>, f64) {
+    let window = run["elapsed_s"].as_f64().unwrap();
+    let ticks = stat(run, "waits.ticks");
+    let (w, samples) = waits(run);
+    eprintln!("{label}: {ticks} looks in {window:.2} s, {samples} backends active: {w:?}");
+    assert!(
+        ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
+        "{ticks}"
+    );
+    assert!(samples <= 2.0 * ticks, "{w:?}");
+    (ticks, w, samples)
+}
+
 /// Under a load that commits (each commit waits for its WAL flush), the wait-event
 /// sampler sees the load's backends active at most looks, by what they wait on: never
 /// more than the connections at a look, and its looks at the sampler's rate over the
@@ -296,18 +310,7 @@ fn postgres_waits_are_sampled_through_the_window_at_basic() {
     );
     let r = s.run_clean("waits.toml", &text, "postgres");
     let run = run_of(&r, "pg");
-    let window = run["elapsed_s"].as_f64().unwrap();
-    let ticks = stat(run, "waits.ticks");
-    let (w, samples) = waits(run);
-    eprintln!("{ticks} looks in {window:.2} s; {samples} backends active: {w:?}");
-    // Ten looks a second at most; a look more than 100 ms late skips its turn (a fixed
-    // rate) and the login takes the first ones, so a loaded machine sees fewer: at
-    // least 3 a second.
-    assert!(
-        ticks <= window / 0.1 + 2.0 && ticks >= window / 0.1 * 0.3,
-        "{ticks}"
-    );
-    assert!(samples <= 2.0 * ticks, "{w:?}");
+    let (ticks, w, samples) = looks_at_the_rate(run, "pg");
     // Each backend is active for most of a commit's flush: at 2 connections, a look
     // that sees none is the exception (a quarter of the looks is far below it).
     assert!(samples >= ticks * 0.25, "{samples} in {ticks} looks: {w:?}");
@@ -318,7 +321,7 @@ fn postgres_waits_are_sampled_through_the_window_at_basic() {
     // The sampler's own looks are in the postgres database, not the load's.
     let xact = stat(run, "pg_stat_database.xact_commit");
     let ops = run["ops"].as_f64().unwrap();
-    let per_s = ops / window;
+    let per_s = ops / run["elapsed_s"].as_f64().unwrap();
     assert!(xact <= ops_in_span(run) + per_s + 2.0, "{xact} for {ops}");
 }
 
@@ -454,13 +457,7 @@ fn sqlite_statement_counters_agree_with_the_load_and_a_missing_index_shows_full_
     }
     assert!(stat(run_of(&r, "auto"), "stmt.autoindex") > 0.0);
     let k = &r["comparisons"][0];
-    let top: Vec<&str> = k["server_changes"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no server_changes: {k}"))
-        .iter()
-        .take(3)
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let top = top_changes(k, 3);
     assert!(top.contains(&"stmt.fullscan_step"), "{top:?}");
     let ch = &k["statement_changes"];
     assert!(

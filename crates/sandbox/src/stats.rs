@@ -437,26 +437,27 @@ mod tests {
 
     #[test]
     fn instances_are_summed_by_text_and_a_closed_connection_leaves_its_text_out() {
-        let mut b = snap(&[], Some("x"));
-        b.instances
-            .insert("1:1".into(), stmt("SELECT ?", 10.0, 100.0));
-        b.instances
-            .insert("2:1".into(), stmt("SELECT ?", 5.0, 50.0));
-        b.instances
-            .insert("1:2".into(), stmt("UPDATE ?", 3.0, 30.0));
-        b.instances
-            .insert("3:2".into(), stmt("UPDATE ?", 1.0, 10.0));
-        let mut a = snap(&[], Some("x"));
-        a.instances
-            .insert("1:1".into(), stmt("SELECT ?", 30.0, 300.0));
-        a.instances
-            .insert("2:1".into(), stmt("SELECT ?", 15.0, 150.0));
-        // Prepared in the window: from 0.
-        a.instances
-            .insert("4:1".into(), stmt("SELECT ?", 2.0, 20.0));
-        // Connection 3 closed: its UPDATE's executions are gone.
-        a.instances
-            .insert("1:2".into(), stmt("UPDATE ?", 9.0, 90.0));
+        let with = |rows: &[(&str, &str, f64, f64)]| {
+            let mut s = snap(&[], Some("x"));
+            for (id, text, calls, us) in rows {
+                s.instances.insert(id.to_string(), stmt(text, *calls, *us));
+            }
+            s
+        };
+        let b = with(&[
+            ("1:1", "SELECT ?", 10.0, 100.0),
+            ("2:1", "SELECT ?", 5.0, 50.0),
+            ("1:2", "UPDATE ?", 3.0, 30.0),
+            ("3:2", "UPDATE ?", 1.0, 10.0),
+        ]);
+        // 4:1 was prepared in the window (counted from 0); connection 3 closed, and its
+        // UPDATE's executions are gone.
+        let a = with(&[
+            ("1:1", "SELECT ?", 30.0, 300.0),
+            ("2:1", "SELECT ?", 15.0, 150.0),
+            ("4:1", "SELECT ?", 2.0, 20.0),
+            ("1:2", "UPDATE ?", 9.0, 90.0),
+        ]);
         let d = delta(&b, &a);
         assert_eq!(d.statements.len(), 1, "{d:?}");
         let s = &d.statements[0];
