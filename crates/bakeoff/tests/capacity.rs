@@ -80,17 +80,30 @@ fn the_build_with_added_work_carries_less_load_under_the_limit_within_the_budget
                 assert!(!t[key].is_null(), "{v}: {key} missing: {t}");
             }
         }
-        assert!(trials.iter().any(|t| t["pass"] == true), "{v}: none passed");
+        // Other processes took the machine during the trials (the cell says so).
+        let busy = k["machine_busy"] == true || trials.iter().any(|t| t["machine_busy"] == true);
+        // Both answers occur, unless the search says it ended at the bracket's floor or
+        // ceiling, or the machine was busy: beside other programs a peak measured in a
+        // stall put every trial of the bracket below the server's capacity ("none
+        // failed").
+        let stopped_at = |edge: &str| {
+            k["searches"]
+                .as_array()
+                .is_some_and(|ss| ss.iter().any(|x| x["stop"] == edge))
+        };
         assert!(
-            trials.iter().any(|t| t["pass"] == false),
-            "{v}: none failed"
+            trials.iter().any(|t| t["pass"] == true) || stopped_at("floor") || busy,
+            "{v}: none passed: {k}"
+        );
+        assert!(
+            trials.iter().any(|t| t["pass"] == false) || stopped_at("ceiling") || busy,
+            "{v}: none failed: {k}"
         );
         assert!(trials.iter().any(|t| t["bracket"] == true), "{v}: {k}");
         // Not far above the closed-loop peak, unless other processes took the machine
         // (at a load of 11 from other programs, a peak run during a stall measured 5,900
         // ops/s where the trials a minute later passed 26,000).
         let peak = k["peak_ops_per_s"].as_f64().expect("peak");
-        let busy = k["machine_busy"] == true || trials.iter().any(|t| t["machine_busy"] == true);
         assert!(
             ops <= 4.0 * peak || busy,
             "{v}: {ops} against peak {peak}: {k}"
