@@ -72,9 +72,10 @@ fn the_build_with_added_work_carries_less_load_under_the_limit_within_the_budget
         // Every trial kept, with its figures and its answer; both answers occur; the
         // bracket's trials marked, the rounds' numbered.
         let trials = k["trials"].as_array().expect("trials");
-        // At least the peak's bracket and one round: 3 on a loaded machine, more on a
-        // quiet one (the budget is kept, so fewer trials fit when each takes longer).
-        assert!(trials.len() >= 3, "{v}: {} trials", trials.len());
+        // At least the bracket's passing and failing rate; the rounds after it only as
+        // the budget allows (it is kept: a round that would end over 5% past it is
+        // dropped, and on a quiet machine too a slow bracket left none, 2 trials).
+        assert!(trials.len() >= 2, "{v}: {} trials", trials.len());
         for t in trials {
             for key in ["offered", "achieved", "p50", "p99", "p999", "pass"] {
                 assert!(!t[key].is_null(), "{v}: {key} missing: {t}");
