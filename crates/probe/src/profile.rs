@@ -15,6 +15,13 @@
 //! ([`sampling_event`]). Both sample at a fixed rate, so samples are proportional to
 //! CPU time.
 //!
+//! Where perf has `--control` (5.11 on), it starts with its events disabled (`-D -1`) and
+//! [`Recording::start`] enables them through a control fifo and waits for perf's
+//! acknowledgement: perf creates its file before it attaches to every thread and writes
+//! the processes' maps, which on a loaded machine took longer than a short window, and a
+//! recording whose events were enabled after the window held no sample. An older perf is
+//! taken as ready once its file exists.
+//!
 //! perf is started with `PR_SET_PDEATHSIG` so that it dies with bakeoff; the signal
 //! follows the *thread* that started it, so start and stop a recording from a thread
 //! that outlives it.
@@ -25,7 +32,7 @@ use crate::hotlines::Spots;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -84,6 +91,115 @@ pub struct Recording {
     child: Option<Child>,
     data: PathBuf,
     log: PathBuf,
+    /// perf's control fifos, where perf has them: its events wait for `enable`.
+    control: Option<Control>,
+}
+
+/// The two fifos of `perf record --control fifo:CTL,ACK`, both ends held open here
+/// (read-write, so that opening never blocks on perf).
+struct Control {
+    ctl: File,
+    ack: File,
+    paths: [PathBuf; 2],
+    /// perf acknowledged `enable`: its events count.
+    enabled: bool,
+}
+
+impl Control {
+    /// Makes the fifos beside `data` (a stale one is replaced).
+    fn new(data: &Path) -> io::Result<Control> {
+        let paths = [with_suffix(data, ".ctl"), with_suffix(data, ".ack")];
+        for p in &paths {
+            match std::fs::remove_file(p) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                .map_err(|_| io::Error::other("a NUL in perf's fifo path"))?;
+            // SAFETY: mkfifo reads the NUL-terminated path only.
+            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let open = |p: &Path| std::fs::OpenOptions::new().read(true).write(true).open(p);
+        Ok(Control {
+            ctl: open(&paths[0])?,
+            ack: open(&paths[1])?,
+            paths,
+            enabled: false,
+        })
+    }
+
+    /// perf's `--control` argument.
+    fn arg(&self) -> String {
+        format!(
+            "fifo:{},{}",
+            self.paths[0].display(),
+            self.paths[1].display()
+        )
+    }
+
+    /// Whether perf has acknowledged within `wait` (its answer is `ack`).
+    fn acked(&mut self, wait: Duration) -> io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        let mut fd = libc::pollfd {
+            fd: self.ack.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one pollfd, valid for the call.
+        let n = unsafe { libc::poll(&mut fd, 1, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(false)
+            } else {
+                Err(e)
+            };
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        let mut buf = [0u8; 64];
+        let got = (&self.ack).read(&mut buf)?;
+        Ok(buf[..got].windows(3).any(|w| w == b"ack"))
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// `path` with `suffix` added to its file name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Whether this perf can start with its events disabled and enable them on a control
+/// fifo's command (`-D -1`, `--control fifo:`): decided once per process from its help.
+fn has_control() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        let out = Command::new("perf")
+            .args(["record", "-h"])
+            .stdin(Stdio::null())
+            .output();
+        match out {
+            Ok(out) => {
+                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                text.push_str(&String::from_utf8_lossy(&out.stderr));
+                text.contains("fifo:ctl-fifo") && text.contains("-1: start with events disabled")
+            }
+            Err(_) => false,
+        }
+    })
 }
 
 impl Recording {
@@ -91,8 +207,9 @@ impl Recording {
     ///
     /// Samples `cycles` or `cpu-clock` ([`sampling_event`]) at 999 Hz. An existing
     /// `data` is removed first; perf's messages go to `data` with the extension `log`.
-    /// Returns once perf has created `data` (by then it handles SIGINT) or after 10 s,
-    /// and fails if perf exits before that (no such process, say).
+    /// Returns once perf's events count (where perf has `--control`: it acknowledged
+    /// `enable`; else once it has created `data`, by then it handles SIGINT) or after
+    /// 10 s, and fails if perf exits before that (no such process, say).
     pub fn start(pids: &[i32], data: &Path) -> std::io::Result<Recording> {
         if pids.is_empty() {
             return Err(io::Error::new(
@@ -108,6 +225,11 @@ impl Recording {
         let out = File::create(&log)?;
         let err = out.try_clone()?;
         let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+        let control = if has_control() {
+            Some(Control::new(data)?)
+        } else {
+            None
+        };
         let mut cmd = Command::new("perf");
         cmd.args([
             "record",
@@ -120,10 +242,11 @@ impl Recording {
             &list.join(","),
             "-o",
         ])
-        .arg(data)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
+        .arg(data);
+        if let Some(c) = &control {
+            cmd.args(["-D", "-1", "--control"]).arg(c.arg());
+        }
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid).
         unsafe {
@@ -134,22 +257,38 @@ impl Recording {
             child: Some(child),
             data: data.to_path_buf(),
             log,
+            control,
         };
+        if let Some(c) = recording.control.as_mut() {
+            (&c.ctl).write_all(b"enable\n")?;
+        }
         recording.wait_ready()?;
         Ok(recording)
     }
 
-    /// Waits until perf has created its file: by then it handles SIGINT.
+    /// Waits until perf's events count (with a control fifo: perf acknowledged
+    /// `enable`) or, for an older perf, until it has created its file: by then it
+    /// handles SIGINT.
     fn wait_ready(&mut self) -> io::Result<()> {
         let deadline = Instant::now() + START_TIMEOUT;
-        while !self.data.exists() && Instant::now() < deadline {
+        while Instant::now() < deadline {
+            match self.control.as_mut() {
+                Some(c) if c.enabled => return Ok(()),
+                Some(c) => {
+                    if c.acked(Duration::from_millis(10))? {
+                        c.enabled = true;
+                        return Ok(());
+                    }
+                }
+                None if self.data.exists() => return Ok(()),
+                None => std::thread::sleep(Duration::from_millis(10)),
+            }
             if let Some(child) = self.child.as_mut() {
                 if let Some(status) = child.try_wait()? {
                     self.child = None;
                     return Err(self.failure(status));
                 }
             }
-            std::thread::sleep(Duration::from_millis(10));
         }
         Ok(())
     }

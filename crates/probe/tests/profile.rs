@@ -88,6 +88,36 @@ fn records_and_analyzes_a_busy_shell() {
     assert!(String::from_utf8_lossy(&svg).contains("<svg"));
 }
 
+/// `start` returns once perf's events count: the CPU a process has right after it is
+/// sampled, however long perf took to attach (on a loaded machine, once longer than a
+/// one-second window, which then held no sample).
+#[test]
+fn samples_from_the_moment_start_returns() {
+    if !perf_installed() {
+        return;
+    }
+    let busy = spawn("sh", &["-c", "while :; do :; done"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("short.data");
+    let pid = busy.0.id() as i32;
+    let recording = Recording::start(&[pid], &data).expect("perf record");
+    // Stopped once the shell has had 0.1 s of CPU since start returned (at most 20 s).
+    let cpu0 = cpu_ticks(pid as u32);
+    let began = Instant::now();
+    while cpu_ticks(pid as u32) < cpu0 + 10 && began.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    recording.stop().expect("perf record stops");
+    drop(busy);
+    let profile = analyze(&data, &shell()).expect("analyze");
+    // About 100 samples at 999 Hz of its CPU time; a recording enabled late has few.
+    assert!(profile.samples > 30, "{} samples", profile.samples);
+    assert!(
+        !dir.path().join("short.data.ctl").exists(),
+        "the control fifos are removed"
+    );
+}
+
 #[test]
 fn stopping_right_after_start_leaves_a_file() {
     if !perf_installed() {
