@@ -143,10 +143,16 @@ run_lanes() {
       started=$(date +%s)
       (cd "$dir" && in_test_tmp "$exe" "${args[@]}") >"$out/$i.log" 2>&1
       code=$?
+      # The CPU the binary and what it waited for (bakeoff, servers, builds) used: on 2
+      # cores the suite is CPU-bound, so this, not the seconds, says what a test costs.
+      # (`times` itself, not in a pipe: a forked shell has no children's times.)
+      times >"$out/$i.times"
+      cpu=$(tail -1 "$out/$i.times" | awk '{ n = 0; for (i = 1; i <= 2; i++) {
+        split($i, t, "m"); sub("s", "", t[2]); n += t[1] * 60 + t[2] }; printf "%.0f", n }')
       # One binary's output at a time, whole.
       {
         flock 9
-        echo "     Running $key ($(( $(date +%s) - started )) s)"
+        echo "     Running $key ($(( $(date +%s) - started )) s, $cpu s of CPU)"
         cat "$out/$i.log"
       } 9>"$out/print.lock"
       echo "$code" >"$out/$i.rc"
