@@ -149,6 +149,15 @@ impl Default for Results {
 }
 
 impl Results {
+    /// The names of the A/A variants (copies of the baseline that check the noise).
+    pub fn aa_variants(&self) -> std::collections::HashSet<&str> {
+        self.variants
+            .iter()
+            .filter(|v| v.aa)
+            .map(|v| v.name.as_str())
+            .collect()
+    }
+
     /// The cell for (workload, variant, connections), if it exists.
     pub fn cell(&self, workload: &str, variant: &str, connections: usize) -> Option<&Cell> {
         self.cells.iter().find(|c| {

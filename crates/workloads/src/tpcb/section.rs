@@ -5,6 +5,7 @@
 
 use super::records::TpcbCell;
 use bakeoff_report::document::{Block, Section};
+use bakeoff_report::figures::CellFigures;
 use bakeoff_report::format::with_interval;
 use bakeoff_report::model::Results;
 use bakeoff_report::summary::ops;
@@ -93,6 +94,7 @@ pub fn section(r: &Results) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::super::records::{LatencyMs, TpcbCell};
+    use bakeoff_report::figures::CellFigures;
     use bakeoff_report::model::{Cell, ComparisonRecord, Results, Verdict};
 
     #[test]

@@ -6,6 +6,7 @@
 use super::records::TpccCell;
 use crate::shared::section::{columns, variants};
 use bakeoff_report::document::{Block, Chart, Charts, Inline, Media, Section, Span};
+use bakeoff_report::figures::CellFigures;
 use bakeoff_report::format::{ratio_record_text, with_interval};
 use bakeoff_report::model::{self, Results};
 use bakeoff_report::summary::ops;

@@ -7,6 +7,7 @@
 //! words). Pure: results in, results out.
 
 use super::records::{TpchCell, TpchRun};
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::{Cell, RatioRecord, Results};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;

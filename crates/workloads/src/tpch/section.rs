@@ -7,6 +7,7 @@
 
 use super::records::TpchCell;
 use bakeoff_report::document::{Block, IntervalTable, Section};
+use bakeoff_report::figures::CellFigures;
 use bakeoff_report::format::{ratio_record_text, with_interval};
 use bakeoff_report::model::{Cell, RatioRecord, Results, Verdict};
 use bakeoff_report::svg::Interval;
@@ -223,6 +224,7 @@ pub fn section(r: &Results) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::super::records::{QueryRow, TpchCell};
+    use bakeoff_report::figures::CellFigures;
     use bakeoff_report::model::{Cell, RatioRecord, Results, Verdict};
 
     /// The baseline `a` and `b`, 0.6 of its time, Q1's plan changed.
