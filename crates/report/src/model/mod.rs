@@ -158,6 +158,15 @@ impl Results {
             .collect()
     }
 
+    /// The server kind of variant `name` (`variants[].kind`): None for the experiment's
+    /// own `[target] kind`, and for a name no variant has.
+    pub fn kind_of(&self, name: &str) -> Option<&str> {
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.kind.as_deref())
+    }
+
     /// The cell for (workload, variant, connections), if it exists.
     pub fn cell(&self, workload: &str, variant: &str, connections: usize) -> Option<&Cell> {
         self.cells.iter().find(|c| {
