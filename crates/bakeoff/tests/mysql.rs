@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{item, sql_scratch, Scratch};
+use common::{check_cmd, item, one_line_2, sql_scratch, Scratch};
 use serde_json::Value;
 
 const MYSQL55: &str =
@@ -92,14 +92,7 @@ fn mariadb_under_kind_mysql_is_one_line() {
         "m.toml",
         "name = \"x\"\n[target]\nkind = \"mysql\"\n[[variant]]\nname = \"m\"\nbinary = \"/usr/sbin/mariadbd\"\n[[workload]]\nkind = \"oltp\"\n",
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&f)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = one_line_2(&check_cmd(&f).output().unwrap());
     assert!(
         err.contains("m.toml:6:10") && err.contains("use [target] kind = \"mariadb\""),
         "{err}"
