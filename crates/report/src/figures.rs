@@ -2,8 +2,9 @@
 //! report crate names no kind: on a [`crate::model::Cell`] under the kind's name (a
 //! `"<kind>": {...}` object), on a [`crate::model::Run`] as the kind's keys beside the
 //! run's own. Each kind reads and writes them as typed records of its own (in its folder
-//! of the workloads crate) through [`Figures`]; the report shows them only through the
-//! kind's sections ([`crate::KindSections`]).
+//! of the workloads crate) through [`Figures`], a run's record as a [`RunFigures`] and a
+//! cell's as a [`CellFigures`]; the report shows them only through the kind's sections
+//! ([`crate::KindSections`]).
 //!
 //! Reading keeps serde's place in the file: [`Catch`] hands a derived struct the keys it
 //! knows straight from the JSON reader (so an error still names
