@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{cache_dir, no_server_left, Scratch};
+use common::{cache_dir, no_server_left, sh, Scratch};
 use std::path::Path;
 use std::process::Command;
 
@@ -21,21 +21,6 @@ use std::process::Command;
 /// about halving its throughput, so the halfway ratio a step is judged against sits far
 /// from both ends even on a noisy day.
 const WORK: &str = "--- a/proto_text.c\n+++ b/proto_text.c\n@@ -2713,5 +2713,7 @@\n void process_command_ascii(conn *c, char *command) {\n \n+    static volatile unsigned bakeoff_work;\n+    for (unsigned bakeoff_i = 0; bakeoff_i < 40000; bakeoff_i++) bakeoff_work += bakeoff_i;\n     token_t tokens[MAX_TOKENS];\n     size_t ntokens;\n     int comm;\n";
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .output()
-        .expect("sh");
-    assert!(
-        out.status.success(),
-        "{script}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// Debian's memcached source as a git repository: tag `good`, then two commits.
 fn repository(s: &Scratch) -> std::path::PathBuf {

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_ok as ok, copy_kinds_data, record_folder, recorded_folder, Scratch};
+use common::{assert_ok as ok, copy_kinds_data, record_folder, recorded_folder, sh, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -41,21 +41,6 @@ fn history(s: &Scratch, store: &Path) -> serde_json::Value {
         r["entry"]["folder"] = serde_json::Value::Null;
     }
     v
-}
-
-/// `sh -c script` in `dir`, which must succeed.
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The bundle unpacked into a fresh folder, `change` run there, packed again (manifest

@@ -943,13 +943,8 @@ fn report_re_decides_a_folder_against_another_baseline() {
     .unwrap();
     assert_eq!(r["plan"]["baseline"], "b");
     let verdict = |v: &str| {
-        r["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["variant"] == v)
-            .map(|k| (k["baseline"].clone(), k["verdict"].clone()))
-            .unwrap_or_else(|| panic!("no comparison for {v}"))
+        let k = common::item(&r["comparisons"], "variant", v);
+        (k["baseline"].clone(), k["verdict"].clone())
     };
     assert_eq!(verdict("a"), ("b".into(), "slower".into()));
     assert_eq!(verdict("c"), ("b".into(), "faster".into()));

@@ -1096,12 +1096,7 @@ duration = "700ms"
         for run in cell["runs"].as_array().unwrap() {
             assert_eq!(run["valid"], true, "{run}");
             assert_eq!(run["server_host"], machine, "{run}");
-            let clients: Vec<&str> = run["clients"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["host"].as_str().unwrap())
-                .collect();
+            let clients = common::strs(&run["clients"], "host");
             assert_eq!(clients, [machine], "{run}");
             assert!(run["ops_per_s"].as_f64().unwrap() > 0.0);
         }

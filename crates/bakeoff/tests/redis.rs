@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{no_server_left, signal_leaves_no_server, Scratch};
+use common::{item, no_server_left, signal_leaves_no_server, Scratch};
 use serde_json::Value;
 
 const SERVER: &str = "redis-server";
@@ -34,18 +34,6 @@ const EVERY_COMMAND: &str = "\n[[workload]]\nkind = \"kv\"\nname = \"every\"\nco
 const BENCHMARK: &str =
     "\n[[workload]]\nkind = \"redis-benchmark\"\nconnections = [4]\ntests = \"get,set,incr,lpush\"\n";
 const SHORT: &str = "repetitions = 1\nwarmup = \"200ms\"\nduration = \"1s\"";
-
-/// Runs the experiment to a clean end (exit 0, no Redis left) and reads its results.
-fn run_ok(s: &Scratch, f: &std::path::Path) -> Value {
-    let out = s.run_cmd(f).output().expect("run bakeoff");
-    no_server_left(SERVER, s);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    s.results()
-}
 
 fn runs(r: &Value) -> Vec<(String, String, Value)> {
     r["cells"]
@@ -77,22 +65,17 @@ fn jemalloc_libc_and_debian_answer_every_command_and_report_memory() {
         built("jemalloc", "", ""),
         built("libc", "\"MALLOC=libc\"", "")
     );
-    let f = s.write(
+    let r = s.run_clean(
         "redis.toml",
         &experiment(&variants, &format!("{EVERY_COMMAND}{BENCHMARK}"), SHORT),
+        SERVER,
     );
-    let r = run_ok(&s, &f);
     for v in r["variants"].as_array().unwrap() {
         assert_eq!(v["status"], "ok", "{v}");
     }
     // The allocator each build says it uses.
     for (name, malloc) in [("jemalloc", "malloc=jemalloc"), ("libc", "malloc=libc")] {
-        let v = r["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap();
+        let v = item(&r["variants"], "name", name);
         let bin = v["binary"].as_str().unwrap();
         let version = std::process::Command::new(bin)
             .arg("--version")
@@ -130,7 +113,7 @@ fn jemalloc_libc_and_debian_answer_every_command_and_report_memory() {
     // Again: both builds come from the cache.
     let _ = std::fs::remove_dir_all(s.out());
     let out = s
-        .run_cmd(&f)
+        .run_cmd(&s.path().join("redis.toml"))
         .args(["--set", "plan.duration=300ms", "--set", "plan.warmup=0s"])
         .output()
         .expect("run bakeoff");

@@ -7,7 +7,7 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{no_server_left, sql_scratch as scratch};
+use common::{assert_ok, item, no_server_left, one_line_2, sql_scratch as scratch};
 use serde_json::Value;
 
 const SETUP: &str =
@@ -54,25 +54,14 @@ fn mariadb_replay_slap_and_verify() {
     s.write("setup.sql", SETUP);
     s.write("queries.sql", QUERIES);
     let file = s.write("exp.toml", &mariadb_experiment(true, true));
-    let out = s.run_cmd(&file).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stderr}");
+    let stdout = assert_ok(&s.run_cmd(&file).output().unwrap());
     // The difference is the first thing the terminal says.
     assert!(
         stdout.starts_with("warning: VERIFY FAILED: variant wrong"),
         "{stdout}"
     );
     let r = s.results();
-    let verdict = |v: &str| {
-        r["verification"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["variant"] == v)
-            .unwrap()
-            .clone()
-    };
+    let verdict = |v: &str| item(&r["verification"], "variant", v).clone();
     assert_eq!(
         verdict("small-cache")["status"],
         "same",
@@ -190,14 +179,11 @@ fn bad_replay_files_are_exit_status_2() {
         "SELECT 1;\nSELECT name FROM item\n  WHERE name = 'unclosed;\nSELECT 2;\n",
     );
     let file = s.write("exp.toml", &mariadb_experiment(false, false));
-    let out = s.run_cmd(&file).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let err = one_line_2(&s.run_cmd(&file).output().unwrap());
     assert!(
-        stderr.contains("queries.sql: line 3: unterminated string"),
-        "{stderr}"
+        err.contains("queries.sql: line 3: unterminated string"),
+        "{err}"
     );
-    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
 
     s.write(
         "queries.sql",

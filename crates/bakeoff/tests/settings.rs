@@ -11,7 +11,7 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{no_server_left, sql_scratch as scratch, Scratch};
+use common::{no_server_left, sql_scratch as scratch, strs, Scratch};
 use serde_json::Value;
 
 /// One round of one second: every assertion is about what a run read.
@@ -99,12 +99,7 @@ fn redis_appendonly_on_one_side_is_in_the_diff_and_a_secret_is_masked() {
     assert_eq!(d["asked_by"][0], "aof");
     // Asked for: no warning about it; and the two runs' folders and ports are not a
     // difference.
-    let diffs: Vec<&str> = r["settings_diff"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
+    let diffs = strs(&r["settings_diff"], "name");
     assert!(
         !diffs.contains(&"port") && !diffs.contains(&"dir"),
         "{diffs:?}"
@@ -202,12 +197,7 @@ fn postgres_synchronous_commit_off_against_on_is_in_the_diff() {
     assert_eq!(d["values"]["off"], "off");
     assert_eq!(d["topic"], "durability");
     assert_eq!(d["asked_by"][0], "off");
-    let names: Vec<&str> = r["settings_diff"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
+    let names = strs(&r["settings_diff"], "name");
     assert_eq!(
         names,
         ["synchronous_commit"],

@@ -5,16 +5,13 @@
 mod common;
 
 use bakeoff_testkit::paths::{MARIADBD, POSTGRES};
-use common::{build, no_server_left, postgres_debian, short_point_select, sql_scratch as scratch};
+use common::{
+    build, items, no_server_left, postgres_debian, short_point_select, sql_scratch as scratch,
+};
 use serde_json::Value;
 
 fn cells<'a>(r: &'a Value, workload: &str) -> Vec<&'a Value> {
-    r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["workload"] == workload)
-        .collect()
+    items(&r["cells"], "workload", workload)
 }
 
 /// Every run of the workload's cells is valid and did transactions; returns qps/tps per run.
@@ -243,10 +240,7 @@ fn sql_bad_input_and_server_refusals() {
             "[[variant]]\nname = \"good2\"\nbinary = \"{POSTGRES}\"\n"
         )),
     );
-    let out = s.run_cmd(&unknown).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stderr}");
+    let stdout = common::assert_ok(&s.run_cmd(&unknown).output().unwrap());
     assert!(
         stdout.starts_with("FAILED: typo failed, so it was not compared with good:"),
         "{stdout}"

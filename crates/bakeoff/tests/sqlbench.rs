@@ -37,12 +37,7 @@ fn experiment(
 
 /// The cells of workload `w`.
 fn cells<'a>(r: &'a Value, w: &str) -> Vec<&'a Value> {
-    r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["workload"] == w)
-        .collect()
+    common::items(&r["cells"], "workload", w)
 }
 
 /// Every run of `w` valid, each of `groups` timed with operations, and the cell's

@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{no_server_left, one_line_2, wait_for, Scratch};
+use common::{items, no_server_left, one_line_2, wait_for, Scratch};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -145,11 +145,8 @@ fn long_redis_run(s: &Scratch, found: &Found, name: &str) -> std::process::Child
 }
 
 fn runs_of<'a>(r: &'a Value, variant: &str) -> Vec<&'a Value> {
-    r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["variant"] == variant)
+    items(&r["cells"], "variant", variant)
+        .into_iter()
         .flat_map(|c| c["runs"].as_array().unwrap())
         .collect()
 }

@@ -236,11 +236,17 @@ fn an_unbuildable_commit_is_skipped_for_the_nearest_one() {
     assert_eq!(found.first, Some(c(5)));
 }
 
+/// What the search concludes over `n` commits changed at `culprit` when commit
+/// `unbuildable` does not build.
+fn found_skipping(n: usize, culprit: usize, unbuildable: usize) -> Conclusion {
+    let mut h = History::new(n, culprit);
+    h.unbuildable.insert(unbuildable);
+    h.bisect().1
+}
+
 #[test]
 fn a_skip_just_before_the_culprit_leaves_two_candidates() {
-    let mut h = History::new(8, 4);
-    h.unbuildable.insert(3);
-    let (_, found) = h.bisect();
+    let found = found_skipping(8, 4, 3);
     assert_eq!(found.first, None);
     assert_eq!(found.candidates, [c(3), c(4)]);
     assert_eq!(
@@ -257,17 +263,13 @@ fn a_skip_just_before_the_culprit_leaves_two_candidates() {
 
 #[test]
 fn a_skip_just_after_the_culprit_still_names_it() {
-    let mut h = History::new(8, 4);
-    h.unbuildable.insert(5);
-    let (_, found) = h.bisect();
+    let found = found_skipping(8, 4, 5);
     assert_eq!(found.first, Some(c(4)));
 }
 
 #[test]
 fn an_unbuildable_culprit_is_among_the_candidates() {
-    let mut h = History::new(8, 4);
-    h.unbuildable.insert(4);
-    let (_, found) = h.bisect();
+    let found = found_skipping(8, 4, 4);
     assert_eq!(found.first, None);
     assert_eq!(found.candidates, [c(4), c(5)]);
 }

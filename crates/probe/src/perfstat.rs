@@ -564,25 +564,20 @@ mod tests {
 
     #[test]
     fn printed_names_map_to_asked_ones() {
-        assert_eq!(normalize("cycles:u", EVENTS), "cycles");
-        assert_eq!(normalize("cpu_core/instructions/", EVENTS), "instructions");
-        assert_eq!(
-            normalize("cpu_atom/branch-misses/u", EVENTS),
-            "branch-misses"
-        );
-        assert_eq!(normalize("iTLB-load-misses", EVENTS), "iTLB-load-misses");
-        assert_eq!(normalize("cache-misses:ukh", EVENTS), "cache-misses");
-        assert_eq!(
-            normalize("L1-icache-load-misses", EVENTS),
-            "L1-icache-load-misses"
-        );
-        // Contained, not equal: the longest asked name wins.
-        assert_eq!(
-            normalize("armv8_pmuv3_0/branch-misses/", EVENTS),
-            "branch-misses"
-        );
-        assert_eq!(normalize("xbranch-missesx", EVENTS), "branch-misses");
-        assert_eq!(normalize("task-clock", EVENTS), "task-clock");
+        for (printed, asked) in [
+            ("cycles:u", "cycles"),
+            ("cpu_core/instructions/", "instructions"),
+            ("cpu_atom/branch-misses/u", "branch-misses"),
+            ("iTLB-load-misses", "iTLB-load-misses"),
+            ("cache-misses:ukh", "cache-misses"),
+            ("L1-icache-load-misses", "L1-icache-load-misses"),
+            // Contained, not equal: the longest asked name wins.
+            ("armv8_pmuv3_0/branch-misses/", "branch-misses"),
+            ("xbranch-missesx", "branch-misses"),
+            ("task-clock", "task-clock"),
+        ] {
+            assert_eq!(normalize(printed, EVENTS), asked, "{printed}");
+        }
     }
 
     #[test]

@@ -3,9 +3,13 @@
 /// Appends `v` in decimal.
 #[inline]
 pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 20];
+    out.extend_from_slice(unsigned_decimal(&mut [0; 20], v));
+}
+
+/// `v` in decimal, at the end of `buf`.
+#[inline]
+pub fn unsigned_decimal(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
     let mut i = buf.len();
-    let mut v = v;
     loop {
         i -= 1;
         buf[i] = b'0' + (v % 10) as u8;
@@ -14,22 +18,13 @@ pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
             break;
         }
     }
-    out.extend_from_slice(&buf[i..]);
+    &buf[i..]
 }
 
 /// `v` in decimal (with a minus sign when negative), in `buf`.
 #[inline]
 pub fn decimal(buf: &mut [u8; 20], v: i64) -> &[u8] {
-    let mut i = buf.len();
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
+    let mut i = buf.len() - unsigned_decimal(buf, v.unsigned_abs()).len();
     if v < 0 {
         i -= 1;
         buf[i] = b'-';

@@ -172,12 +172,7 @@ pub fn render(r: &Results) -> String {
         .collect();
     push_row(&mut s, &header);
     let suspect = r.aa.as_ref().is_some_and(|a| a.differs());
-    let aa_variants: std::collections::HashSet<&str> = r
-        .variants
-        .iter()
-        .filter(|v| v.aa)
-        .map(|v| v.name.as_str())
-        .collect();
+    let aa_variants = r.aa_variants();
     for cell in &r.cells {
         let aa = aa_variants.contains(cell.variant.as_str());
         for run in &cell.runs {

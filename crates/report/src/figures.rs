@@ -2,8 +2,9 @@
 //! report crate names no kind: on a [`crate::model::Cell`] under the kind's name (a
 //! `"<kind>": {...}` object), on a [`crate::model::Run`] as the kind's keys beside the
 //! run's own. Each kind reads and writes them as typed records of its own (in its folder
-//! of the workloads crate) through [`Figures`]; the report shows them only through the
-//! kind's sections ([`crate::KindSections`]).
+//! of the workloads crate) through [`Figures`], a run's record as a [`RunFigures`] and a
+//! cell's as a [`CellFigures`]; the report shows them only through the kind's sections
+//! ([`crate::KindSections`]).
 //!
 //! Reading keeps serde's place in the file: [`Catch`] hands a derived struct the keys it
 //! knows straight from the JSON reader (so an error still names
@@ -13,6 +14,35 @@ use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// A kind's typed record of one run's figures: its keys beside the run's own.
+pub trait RunFigures: Serialize + de::DeserializeOwned + Default {
+    /// The run's figures of this kind (empty for another kind's run).
+    fn of(run: &crate::model::Run) -> Self {
+        run.figures.read()
+    }
+
+    /// Writes these figures on the run.
+    fn put(&self, run: &mut crate::model::Run) {
+        run.figures.write(self);
+    }
+}
+
+/// A kind's typed record of one cell's figures, under the kind's name.
+pub trait CellFigures: Serialize + de::DeserializeOwned {
+    /// The cell record's key: the kind's name.
+    const KEY: &'static str;
+
+    /// The cell's record of this kind, if it has one.
+    fn of(c: &crate::model::Cell) -> Option<Self> {
+        c.kinds.get(Self::KEY)
+    }
+
+    /// Writes this record on the cell.
+    fn put(&self, c: &mut crate::model::Cell) {
+        c.kinds.set(Self::KEY, Some(self));
+    }
+}
 
 /// The keys of a results record that are no field of its own: a kind's figures, as JSON.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -730,16 +730,9 @@ mod tests {
             v.name = long.into();
         }
         let script = "<script>addEventListener('load',()=>{const b=[];document.querySelectorAll('#verdicts tbody td.verdict').forEach(td=>{const x=td.getBoundingClientRect();b.push([x.left,x.right,x.top,x.bottom].map(Math.round).join(','))});const t=document.querySelector('#verdicts table').getBoundingClientRect();const s=[...document.querySelectorAll('section,nav,h1,p.meta,p.host')].map(e=>(e.id||e.tagName)+':'+Math.round(e.getBoundingClientRect().top)).join(' ');document.body.setAttribute('data-fit',b.join(';')+'|'+innerWidth+'x'+innerHeight+'|'+Math.round(t.width)+'|'+s)});</script>";
-        let page = render(&r).replace("</body>", &format!("{script}</body>"));
-        let Some(dom) = chromium_dom(&page, "fit") else {
-            eprintln!("no chromium here: the first-screen check did not run");
+        let Some(fit) = laid_out(&r, script, "fit", "first-screen") else {
             return;
         };
-        let fit = dom
-            .split("data-fit=\"")
-            .nth(1)
-            .and_then(|x| x.split('"').next())
-            .unwrap_or_else(|| panic!("no measurement in the page: {dom}"));
         let parts: Vec<&str> = fit.split('|').collect();
         let (w, h) = parts[1].split_once('x').unwrap();
         // The layout's width is the window's; its height does not change the layout, so
@@ -762,6 +755,23 @@ mod tests {
     }
 
     use crate::browser::dom as chromium_dom;
+
+    /// The page of `r` with `script` added, as chromium laid it out: the `data-fit`
+    /// attribute the script set on the body. None, said on stderr, where no chromium
+    /// runs here (the `check` did not run).
+    fn laid_out(r: &Results, script: &str, name: &str, check: &str) -> Option<String> {
+        let page = render(r).replace("</body>", &format!("{script}</body>"));
+        let Some(dom) = chromium_dom(&page, name) else {
+            eprintln!("no chromium here: the {check} check did not run");
+            return None;
+        };
+        let fit = dom
+            .split("data-fit=\"")
+            .nth(1)
+            .and_then(|x| x.split('"').next())
+            .unwrap_or_else(|| panic!("no measurement in the page: {dom}"));
+        Some(fit.to_string())
+    }
 
     /// A cross-server experiment (issue 51): the "Settings that differ" section starts
     /// within the first two screens of a 1280x800 window, under the answer, a passed
@@ -835,17 +845,9 @@ mod tests {
             },
         ];
         let script = "<script>addEventListener('load',()=>{const s=document.querySelector('section#settings');document.body.setAttribute('data-fit',s.textContent.includes('Settings that differ')+'|'+Math.round(s.getBoundingClientRect().top)+'|'+[...document.querySelectorAll('section')].map(e=>e.id+':'+Math.round(e.getBoundingClientRect().top)).join(' '))});</script>";
-        let page = render(&r).replace("</body>", &format!("{script}</body>"));
-        let Some(dom) = chromium_dom(&page, "settings-fit") else {
-            eprintln!("no chromium here: the two-screen check did not run");
+        let Some(fit) = laid_out(&r, script, "settings-fit", "two-screen") else {
             return;
         };
-        let fit = dom
-            .split("data-fit=\"")
-            .nth(1)
-            .and_then(|x| x.split('"').next())
-            .unwrap_or_else(|| panic!("no measurement"))
-            .to_string();
         let parts: Vec<&str> = fit.split('|').collect();
         assert_eq!(
             parts[0], "true",

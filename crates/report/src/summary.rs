@@ -36,12 +36,7 @@ pub fn cells_table(r: &Results) -> Table {
         ],
     );
     let index = Index::new(r);
-    let aa: HashSet<&str> = r
-        .variants
-        .iter()
-        .filter(|v| v.aa)
-        .map(|v| v.name.as_str())
-        .collect();
+    let aa = r.aa_variants();
     for c in &r.cells {
         t.push(row(r, &index, &aa, c));
     }

@@ -43,17 +43,19 @@ pub fn verification_table(r: &Results) -> Table {
     t
 }
 
+/// A query as the first line of its entry: `line N: ` before it where the query set
+/// gives a line.
+fn query_line(line: usize, query: &str) -> String {
+    if line > 0 {
+        format!("line {line}: {query}")
+    } else {
+        query.to_string()
+    }
+}
+
 /// One difference, as lines of text (query, hashes, rows on each side).
 pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
-    let mut out = vec![format!(
-        "{}{}",
-        if d.line > 0 {
-            format!("line {}: ", d.line)
-        } else {
-            String::new()
-        },
-        d.query
-    )];
+    let mut out = vec![query_line(d.line, &d.query)];
     out.push(format!("hash {} (baseline {})", d.hash, d.baseline_hash));
     if let Some(why) = &d.reason {
         out.push(format!("why: {why}"));
@@ -76,15 +78,7 @@ pub fn difference_lines(d: &crate::model::DifferenceRecord) -> Vec<String> {
 /// One query treated as equal in a canonical form, as lines of text (query, reason, the
 /// rows as each side sent them).
 pub fn explained_lines(x: &crate::model::ExplainedRecord) -> Vec<String> {
-    let mut out = vec![format!(
-        "{}{}",
-        if x.line > 0 {
-            format!("line {}: ", x.line)
-        } else {
-            String::new()
-        },
-        x.query
-    )];
+    let mut out = vec![query_line(x.line, &x.query)];
     out.push(format!("treated as equal: {}", x.reason));
     if !x.rows.is_empty() {
         out.push("rows as this variant sent them:".into());

@@ -37,16 +37,10 @@ pub fn analyze(r: &mut Results) {
 /// Marks the comparisons whose sides are servers of different kinds (`variants[].kind`;
 /// a variant without one is `[target] kind`, the experiment's own).
 fn mark_cross_kind(r: &mut Results) {
-    let kind = |name: &str| {
-        r.variants
-            .iter()
-            .find(|v| v.name == name)
-            .and_then(|v| v.kind.clone())
-    };
     let marks: Vec<bool> = r
         .comparisons
         .iter()
-        .map(|k| kind(&k.variant) != kind(&k.baseline))
+        .map(|k| r.kind_of(&k.variant) != r.kind_of(&k.baseline))
         .collect();
     for (k, cross) in r.comparisons.iter_mut().zip(marks) {
         k.cross_kind = cross;

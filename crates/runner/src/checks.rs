@@ -5,12 +5,17 @@
 use crate::error::RunError;
 use crate::ready::Workloads;
 use bakeoff_build as build;
-use bakeoff_plan::{key, Loaded};
+use bakeoff_plan::{key, Key, Loaded};
 use std::path::Path;
 
 /// BOLT's tools (Debian's bolt-16).
 pub const PERF2BOLT: &str = "perf2bolt-16";
 pub const LLVM_BOLT: &str = "llvm-bolt-16";
+
+/// Bad input at key `at` of the experiment file: the message with its file:line:col.
+fn bad_at(l: &Loaded, at: &[Key], message: impl Into<String>) -> RunError {
+    RunError::BadInput(l.error_at(at, message).to_string())
+}
 
 /// The workloads that are measured: all but those declared only for training.
 pub fn measured(l: &Loaded, mut all: Workloads) -> Workloads {
@@ -44,7 +49,7 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
                 Some(_) => key!["variant", i, "kind"].to_vec(),
                 None => key!["target", "kind"].to_vec(),
             };
-            return Err(RunError::BadInput(l.error_at(&at, m).to_string()));
+            return Err(bad_at(l, &at, m));
         }
     }
     for (i, v) in l.experiment.variants.iter().enumerate() {
@@ -54,12 +59,10 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
                 Programs::Find => build::find_compiler(v.compiler_or_default()).map(|_| ()),
             };
             found.map_err(|e| {
-                RunError::BadInput(
-                    l.error_at(
-                        &key!["variant", i, "compiler"],
-                        format!("variant {:?}: {e}", v.name),
-                    )
-                    .to_string(),
+                bad_at(
+                    l,
+                    &key!["variant", i, "compiler"],
+                    format!("variant {:?}: {e}", v.name),
                 )
             })?;
         }
@@ -67,12 +70,10 @@ pub fn check_inputs(l: &Loaded, programs: Programs) -> Result<Workloads, RunErro
     for (i, v) in e.variants.iter().enumerate() {
         let Some(d) = &v.dist else { continue };
         if let Some((k, m)) = crate::dist::missing_client(d) {
-            return Err(RunError::BadInput(
-                l.error_at(
-                    &key!["variant", i, "dist", k],
-                    format!("variant {:?}: {m}", v.name),
-                )
-                .to_string(),
+            return Err(bad_at(
+                l,
+                &key!["variant", i, "dist", k],
+                format!("variant {:?}: {m}", v.name),
             ));
         }
     }
@@ -97,12 +98,10 @@ fn tools_installed(l: &Loaded) -> Result<(), RunError> {
     };
     if let Some(at) = valgrind_at {
         if bakeoff_os::path::which("valgrind").is_none() {
-            return Err(RunError::BadInput(
-                l.error_at(
-                    &at,
-                    "valgrind is not installed; run scripts/setup.sh (apt-get install valgrind)",
-                )
-                .to_string(),
+            return Err(bad_at(
+                l,
+                &at,
+                "valgrind is not installed; run scripts/setup.sh (apt-get install valgrind)",
             ));
         }
     }
@@ -113,26 +112,19 @@ fn tools_installed(l: &Loaded) -> Result<(), RunError> {
             (LLVM_BOLT, "bolt-16"),
         ] {
             if bakeoff_os::path::which(tool).is_none() {
-                return Err(RunError::BadInput(
-                    l.error_at(
-                        &key!["variant", i, "bolt"],
-                        format!("bolt needs {tool}, which is not installed; run scripts/setup.sh (apt-get install {package})"),
-                    )
-                    .to_string(),
-                ));
+                return Err(bad_at(l, &key!["variant", i, "bolt"],
+                        format!("bolt needs {tool}, which is not installed; run scripts/setup.sh (apt-get install {package})")));
             }
         }
         // perf must be allowed to sample here, or the training would end with no profile.
         if let Err(m) = bakeoff_probe::perfstat::detect() {
-            return Err(RunError::BadInput(
-                l.error_at(
-                    &key!["variant", i, "bolt"],
-                    format!(
-                        "bolt trains on perf samples, and {}",
-                        m.trim_end_matches("; counters are off")
-                    ),
-                )
-                .to_string(),
+            return Err(bad_at(
+                l,
+                &key!["variant", i, "bolt"],
+                format!(
+                    "bolt trains on perf samples, and {}",
+                    m.trim_end_matches("; counters are off")
+                ),
             ));
         }
     }
@@ -158,12 +150,10 @@ fn binaries_here(l: &Loaded) -> Result<(), RunError> {
                     None => Ok(()),
                 })
                 .map_err(|m| {
-                    RunError::BadInput(
-                        l.error_at(
-                            &key!["variant", i, "binary"],
-                            format!("variant {:?}: {m}", v.name),
-                        )
-                        .to_string(),
+                    bad_at(
+                        l,
+                        &key!["variant", i, "binary"],
+                        format!("variant {:?}: {m}", v.name),
                     )
                 })?;
         }
@@ -242,7 +232,7 @@ pub fn sandbox_space(
     } else {
         key!["plan"].to_vec()
     };
-    Err(RunError::BadInput(l.error_at(&at, msg).to_string()))
+    Err(bad_at(l, &at, msg))
 }
 
 /// The sandbox folder, before anything starts: a file there, or a folder this user cannot
@@ -334,33 +324,23 @@ fn argument_room(l: &Loaded) -> Result<(), RunError> {
             key!["variant", i, "args"].to_vec()
         };
         if let Some(long) = args.iter().find(|a| a.len() + 1 > one_max) {
-            return Err(RunError::BadInput(
-                l.error_at(
-                    &at,
+            return Err(bad_at(l, &at,
                     format!(
                         "variant {:?}: one server argument is {} bytes ({}...), and this system takes at most {} in one argument; shorten it (or put it in a file the server reads)",
                         v.name,
                         long.len(),
                         long.chars().take(24).collect::<String>(),
                         one_max - 1
-                    ),
-                )
-                .to_string(),
-            ));
+                    )));
         }
         let need: usize = args.iter().map(|a| a.len() + 1 + 8).sum::<usize>() + env + OWN_ARG_BYTES;
         if need > arg_max {
-            return Err(RunError::BadInput(
-                l.error_at(
-                    &at,
+            return Err(bad_at(l, &at,
                     format!(
                         "variant {:?}: the server's {} arguments and the environment take about {need} bytes, over this system's limit of {arg_max} (getconf ARG_MAX); pass fewer or shorter arguments",
                         v.name,
                         args.len()
-                    ),
-                )
-                .to_string(),
-            ));
+                    )));
         }
     }
     Ok(())
@@ -410,16 +390,11 @@ fn open_files(l: &Loaded) -> Result<(), RunError> {
         .map_or(key!["workload"].to_vec(), |(i, _)| {
             key!["workload", i, "connections"].to_vec()
         });
-    Err(RunError::BadInput(
-        l.error_at(
-            &at,
+    Err(bad_at(l, &at,
             format!(
                 "{} connections need about {need} open files, and this user may open {got} (ulimit -Hn); raise the hard limit (limits.conf, or run as root) or lower the sweep",
                 e.max_connections_swept()
-            ),
-        )
-        .to_string(),
-    ))
+            )))
 }
 
 /// A server binary must be a regular file holding a program: an ELF executable (or a

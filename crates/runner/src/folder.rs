@@ -145,13 +145,8 @@ mod tests {
     use super::*;
 
     fn loaded(dir: &std::path::Path) -> Loaded {
-        let f = dir.join("x.toml");
-        std::fs::write(
-            &f,
-            "name = \"same-second\"\n[target]\nkind = \"memcached\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/true\"\n[[workload]]\nkind = \"kv\"\n",
-        )
-        .unwrap();
-        bakeoff_plan::load(&f, &bakeoff_workloads::KINDS).unwrap()
+        let text = "name = \"same-second\"\n[target]\nkind = \"memcached\"\n[[variant]]\nname = \"a\"\nbinary = \"/bin/true\"\n[[workload]]\nkind = \"kv\"\n";
+        bakeoff_plan::parse(&dir.join("x.toml"), text.into(), &bakeoff_workloads::KINDS).unwrap()
     }
 
     fn opts(dir: &std::path::Path, out: Option<PathBuf>) -> Options {

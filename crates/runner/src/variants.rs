@@ -265,29 +265,29 @@ fn own_revision(l: &Loaded, rev: &str, cache: &Cache) -> Result<build::SourceTre
     }
 }
 
+/// A source's `place` as written where it names another machine (`remote`), else
+/// resolved against the experiment file's folder.
+fn located(l: &Loaded, place: &str, remote: bool) -> String {
+    if remote {
+        place.to_string()
+    } else {
+        l.resolve(place.as_ref()).display().to_string()
+    }
+}
+
 fn source_spec(l: &Loaded, s: &bakeoff_plan::Source) -> SourceSpec {
     if s.bundled {
         SourceSpec::Bundled
     } else if let Some(p) = &s.debian {
         SourceSpec::Debian { package: p.clone() }
     } else if let Some(t) = &s.tarball {
-        let location = if t.contains("://") {
-            t.clone()
-        } else {
-            l.resolve(t.as_ref()).display().to_string()
-        };
         SourceSpec::Tarball {
-            location,
+            location: located(l, t, t.contains("://")),
             sha256: s.sha256.clone().unwrap_or_default(),
         }
     } else if let Some(g) = &s.git {
-        let url = if g.contains("://") || g.contains('@') {
-            g.clone()
-        } else {
-            l.resolve(g.as_ref()).display().to_string()
-        };
         SourceSpec::Git {
-            url,
+            url: located(l, g, g.contains("://") || g.contains('@')),
             rev: s.rev.clone().unwrap_or_default(),
         }
     } else {

@@ -241,13 +241,44 @@ pub fn item<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serd
         .unwrap_or_else(|| panic!("no {key} = {value:?} in {list}"))
 }
 
-/// The string `key` of every item of a results.json list.
+/// Every item of a results.json list whose `key` is `value` (`r["cells"]` of one
+/// workload...); panics when `list` is no list.
+pub fn items<'a>(
+    list: &'a serde_json::Value,
+    key: &str,
+    value: &str,
+) -> Vec<&'a serde_json::Value> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .filter(|x| x[key] == value)
+        .collect()
+}
+
+/// The string `key` of every item of a results.json list; panics when `list` is no
+/// list or an item's `key` no string.
 pub fn strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
     list.as_array()
-        .into_iter()
-        .flatten()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
         .map(|x| x[key].as_str().unwrap())
         .collect()
+}
+
+/// `sh -ec script` in `dir`, which must succeed (its output in the message).
+pub fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{script}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Makes a named pipe at `path`.

@@ -149,6 +149,24 @@ impl Default for Results {
 }
 
 impl Results {
+    /// The names of the A/A variants (copies of the baseline that check the noise).
+    pub fn aa_variants(&self) -> std::collections::HashSet<&str> {
+        self.variants
+            .iter()
+            .filter(|v| v.aa)
+            .map(|v| v.name.as_str())
+            .collect()
+    }
+
+    /// The server kind of variant `name` (`variants[].kind`): None for the experiment's
+    /// own `[target] kind`, and for a name no variant has.
+    pub fn kind_of(&self, name: &str) -> Option<&str> {
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.kind.as_deref())
+    }
+
     /// The cell for (workload, variant, connections), if it exists.
     pub fn cell(&self, workload: &str, variant: &str, connections: usize) -> Option<&Cell> {
         self.cells.iter().find(|c| {

@@ -31,6 +31,19 @@ struct Fake {
     interrupt_at: Option<usize>,
 }
 
+impl Fake {
+    /// Every run answers `ratio` after `rounds` rounds; the run numbered `interrupt_at`
+    /// (from 1), if any, comes back interrupted.
+    fn new(ratio: f64, rounds: usize, interrupt_at: Option<usize>) -> Fake {
+        Fake {
+            ratio,
+            rounds,
+            seen: Mutex::new(Vec::new()),
+            interrupt_at,
+        }
+    }
+}
+
 impl Experiments for Fake {
     fn run(
         &self,
@@ -156,12 +169,7 @@ fn bisect_steps_are_named_once_stopped_by_their_rule_and_read_back() {
         "{name}"
     );
     let commits: Vec<String> = ["a", "b"].iter().map(|c| c.repeat(40)).collect();
-    let engine = Fake {
-        ratio: 0.5,
-        rounds: 12,
-        seen: Mutex::new(Vec::new()),
-        interrupt_at: None,
-    };
+    let engine = Fake::new(0.5, 12, None);
     let host = Counted::default();
     let subject = |c: &str| format!("subject of {}\n", short(c));
     let mut steps = BisectSteps {
@@ -203,12 +211,7 @@ fn an_interrupted_step_stops_the_study_and_keeps_nothing_unwritten() {
     let loaded = bisect_file(dir.path());
     let folder = folder(Some(&dir.path().join("out")), dir.path(), "bisect", "b").unwrap();
     assert_eq!(folder, dir.path().join("out"));
-    let engine = Fake {
-        ratio: 0.5,
-        rounds: 12,
-        seen: Mutex::new(Vec::new()),
-        interrupt_at: Some(2),
-    };
+    let engine = Fake::new(0.5, 12, Some(2));
     let host = Counted::default();
     let subject = |_: &str| String::new();
     let mut steps = BisectSteps {
@@ -244,12 +247,7 @@ fn tune_stages_are_named_once_read_into_stage_data_and_the_last_kept() {
     let (candidates, _) = tune.space(&loaded.experiment).candidates(|_| None);
     let names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
     let folder = folder(None, dir.path(), "tune", "t").unwrap();
-    let engine = Fake {
-        ratio: 1.2,
-        rounds: 8,
-        seen: Mutex::new(Vec::new()),
-        interrupt_at: None,
-    };
+    let engine = Fake::new(1.2, 8, None);
     let host = Counted::default();
     let mut stages = TuneStages {
         deriving: deriving(&loaded, dir.path(), &host, &engine, folder.clone()),

@@ -3,7 +3,7 @@
 //! round's run of each cell). The report crate keeps them as JSON
 //! (`bakeoff_report::figures`); this kind reads and writes them typed.
 
-use bakeoff_report::model::Run;
+use bakeoff_report::figures::RunFigures;
 use serde::{Deserialize, Serialize};
 
 /// A replay run's figures.
@@ -18,17 +18,7 @@ pub struct ReplayRun {
     pub explains: Vec<ExplainRecord>,
 }
 
-impl ReplayRun {
-    /// The run's replay figures (empty for another kind's run).
-    pub fn of(run: &Run) -> ReplayRun {
-        run.figures.read()
-    }
-
-    /// Writes these figures on the run.
-    pub fn put(&self, run: &mut Run) {
-        run.figures.write(self);
-    }
-}
+impl RunFigures for ReplayRun {}
 
 /// One statement class of a replay run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

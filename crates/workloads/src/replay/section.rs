@@ -3,6 +3,7 @@
 
 use super::records::ReplayRun;
 use bakeoff_report::document::{Block, Inline, Section, Span};
+use bakeoff_report::figures::RunFigures;
 use bakeoff_report::model::{Cell, Results};
 use bakeoff_report::table::Table;
 

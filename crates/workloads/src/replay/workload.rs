@@ -13,6 +13,7 @@ use crate::workload::{
     sql_figures, Cells, Outcome, QuerySet, RunContext, Script, Tables, Workload,
 };
 use bakeoff_plan::{key, Loaded};
+use bakeoff_report::figures::RunFigures;
 use bakeoff_sqlclient::Db;
 use std::path::PathBuf;
 

@@ -13,6 +13,19 @@ pub fn variants(r: &Results) -> Vec<&str> {
         .collect()
 }
 
+/// The values of `items` grouped by their key, the groups in the order their first
+/// item came and each group's values in theirs (a kind's cells by workload).
+pub fn grouped<K: PartialEq, T>(items: impl IntoIterator<Item = (K, T)>) -> Vec<(K, Vec<T>)> {
+    let mut out: Vec<(K, Vec<T>)> = Vec::new();
+    for (k, x) in items {
+        match out.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, xs)) => xs.push(x),
+            None => out.push((k, vec![x])),
+        }
+    }
+    out
+}
+
 /// Columns named `names`: those also in `text` hold text, the others figures.
 pub fn columns(names: &[&'static str], text: &[&str]) -> Vec<Column> {
     names

@@ -3,7 +3,7 @@
 //! per run its `operations`, beside the run's own keys in results.json. sqlsuite's cell
 //! figures are built from these.
 
-use bakeoff_report::model::Run;
+use bakeoff_report::figures::RunFigures;
 use serde::{Deserialize, Serialize};
 
 /// A suite run's figures: every operation's time, in the order they ran.
@@ -14,17 +14,7 @@ pub struct SuiteRun {
     pub operations: Vec<OperationRecord>,
 }
 
-impl SuiteRun {
-    /// The run's operations (none for another kind's run).
-    pub fn of(run: &Run) -> SuiteRun {
-        run.figures.read()
-    }
-
-    /// Writes these figures on the run.
-    pub fn put(&self, run: &mut Run) {
-        run.figures.write(self);
-    }
-}
+impl RunFigures for SuiteRun {}
 
 /// One timed operation of a suite run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

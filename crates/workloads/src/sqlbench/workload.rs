@@ -12,6 +12,7 @@ use crate::workload::{
 use bakeoff_build::{Cache, SourceSpec};
 use bakeoff_engine::RunRecord;
 use bakeoff_plan::{key, Loaded, TargetKind};
+use bakeoff_report::figures::RunFigures;
 use bakeoff_sqlclient::{Db, Wire};
 use std::path::{Path, PathBuf};
 use std::process::Command;

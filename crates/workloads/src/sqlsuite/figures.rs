@@ -3,6 +3,7 @@
 //! of medians (below 1: this variant took less time) with its CI and verdict. Pure.
 
 use super::records::{SuiteCell, SuiteRow, SuiteRun};
+use bakeoff_report::figures::RunFigures;
 use bakeoff_report::model::{Cell, RatioRecord, Results};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::{BTreeMap, HashMap, HashSet};

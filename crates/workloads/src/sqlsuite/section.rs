@@ -3,7 +3,7 @@
 //! time) with its CI and verdict; per operation the same, the largest change first.
 
 use super::records::{SuiteCell, SuiteRow};
-use crate::shared::section::variants;
+use crate::shared::section::{grouped, variants};
 use bakeoff_report::document::{Block, Section};
 use bakeoff_report::model::{self, Results};
 use bakeoff_report::table::{Column, Table};
@@ -34,19 +34,11 @@ fn cells(r: &Results) -> Vec<Cell<'_>> {
 
 /// Each sqlsuite workload (in results order) with its cells, in one pass.
 fn by_workload<'a>(all: &'a [Cell<'a>]) -> Vec<(&'a str, Vec<&'a Cell<'a>>)> {
-    let mut order: Vec<&str> = Vec::new();
-    let mut at: HashMap<&str, Vec<&Cell>> = HashMap::new();
-    for c in all.iter().filter(|c| c.sqlsuite.is_some()) {
-        let cells = at.entry(c.workload.as_str()).or_default();
-        if cells.is_empty() {
-            order.push(&c.workload);
-        }
-        cells.push(c);
-    }
-    order
-        .into_iter()
-        .map(|w| (w, at.remove(w).unwrap_or_default()))
-        .collect()
+    grouped(
+        all.iter()
+            .filter(|c| c.sqlsuite.is_some())
+            .map(|c| (c.workload.as_str(), c)),
+    )
 }
 
 fn seconds(x: &SuiteRow) -> String {

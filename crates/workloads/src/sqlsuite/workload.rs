@@ -10,6 +10,7 @@ use crate::workload::{
     sql_figures, with_engine, Cells, Outcome, QuerySet, RunContext, Script, Tables, Workload,
 };
 use bakeoff_engine::RunRecord;
+use bakeoff_report::figures::RunFigures;
 use bakeoff_sqlclient::Db;
 use std::sync::atomic::AtomicBool;
 

@@ -3,6 +3,7 @@
 //! (a tpcb run's ops/s is its TPS). Pure: results in, results out.
 
 use super::records::{LatencyMs, TpcbCell, TpcbRun};
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::{Cell, Results};
 
 /// Fills every tpcb cell's record (cells get it, empty, when they are planned).

@@ -3,7 +3,7 @@
 //! run's `tps`, its latencies the run's `latency_us`); per cell `"tpcb": {...}`: TPS and
 //! latency over the cell's valid runs.
 
-use bakeoff_report::model::{Cell, Run};
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use serde::{Deserialize, Serialize};
 
 /// The cell record's key: the kind's name.
@@ -26,17 +26,7 @@ pub struct TpcbRun {
     pub balance_violations: Vec<String>,
 }
 
-impl TpcbRun {
-    /// The run's tpcb figures (empty for another kind's run).
-    pub fn of(run: &Run) -> TpcbRun {
-        run.figures.read()
-    }
-
-    /// Writes these figures on the run.
-    pub fn put(&self, run: &mut Run) {
-        run.figures.write(self);
-    }
-}
+impl RunFigures for TpcbRun {}
 
 /// Milliseconds, as pgbench reports latencies.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -63,14 +53,6 @@ pub struct TpcbCell {
     pub balanced_runs: usize,
 }
 
-impl TpcbCell {
-    /// The cell's tpcb record, if it is a tpcb cell.
-    pub fn of(c: &Cell) -> Option<TpcbCell> {
-        c.kinds.get(KEY)
-    }
-
-    /// Writes this record on the cell.
-    pub fn put(&self, c: &mut Cell) {
-        c.kinds.set(KEY, Some(self));
-    }
+impl CellFigures for TpcbCell {
+    const KEY: &'static str = KEY;
 }

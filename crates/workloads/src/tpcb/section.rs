@@ -4,7 +4,9 @@
 //! held. The terminal shows it too.
 
 use super::records::TpcbCell;
+use crate::shared::section::grouped;
 use bakeoff_report::document::{Block, Section};
+use bakeoff_report::figures::CellFigures;
 use bakeoff_report::format::with_interval;
 use bakeoff_report::model::Results;
 use bakeoff_report::summary::ops;
@@ -13,14 +15,11 @@ use bakeoff_report::table::{Column, Table};
 /// Each tpcb workload (in results order) with its cells' records, by connections then
 /// variant order.
 fn by_workload(r: &Results) -> Vec<(String, Vec<(&bakeoff_report::model::Cell, TpcbCell)>)> {
-    let mut out: Vec<(String, Vec<_>)> = Vec::new();
-    for c in &r.cells {
-        let Some(t) = TpcbCell::of(c) else { continue };
-        match out.iter_mut().find(|(w, _)| *w == t.workload) {
-            Some((_, cells)) => cells.push((c, t)),
-            None => out.push((t.workload.clone(), vec![(c, t)])),
-        }
-    }
+    let mut out = grouped(
+        r.cells
+            .iter()
+            .filter_map(|c| TpcbCell::of(c).map(|t| (t.workload.clone(), (c, t)))),
+    );
     for (_, cells) in &mut out {
         cells.sort_by_key(|(c, _)| c.connections);
     }
@@ -93,6 +92,7 @@ pub fn section(r: &Results) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::super::records::{LatencyMs, TpcbCell};
+    use bakeoff_report::figures::CellFigures;
     use bakeoff_report::model::{Cell, ComparisonRecord, Results, Verdict};
 
     #[test]

@@ -7,6 +7,7 @@ use super::{check_balances, run, Accounts, Config, TpcbKeys};
 use crate::workload::{
     invalidate, sql_figures, with_engine, Cells, Outcome, RunContext, Tables, Workload,
 };
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::Cell;
 
 /// A tpcb workload of the experiment.

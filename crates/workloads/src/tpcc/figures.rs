@@ -3,6 +3,7 @@
 //! `find_max_w`, the largest W that passes. Pure: results in, results out.
 
 use super::records::{TpccCell, TpccRun, TransactionRecord};
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::{Cell, RatioRecord, Results};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;

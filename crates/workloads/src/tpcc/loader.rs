@@ -31,6 +31,7 @@ use super::{LoadReport, TpccConfig};
 use crate::shared::runtime;
 use bakeoff_engine::rng::{mix, Rng};
 use bakeoff_engine::LoadError;
+use bakeoff_proto::decimal::push_decimal;
 use bakeoff_sqlclient::Client;
 use bakeoff_sqlclient::{BulkLoad, Db, Setting, SqlDialect};
 use std::collections::VecDeque;
@@ -1076,7 +1077,7 @@ impl Sink {
                 let field = (4u64 << 32) | u64::from(v as u32);
                 self.buf.extend_from_slice(&field.to_be_bytes());
             }
-            BulkLoad::MultiRowInsert => push_uint(&mut self.buf, v),
+            BulkLoad::MultiRowInsert => push_decimal(&mut self.buf, v),
         }
     }
 
@@ -1090,7 +1091,7 @@ impl Sink {
                     self.buf.push(b'-');
                 }
                 let c = cents.unsigned_abs();
-                push_uint(&mut self.buf, c / 100);
+                push_decimal(&mut self.buf, c / 100);
                 self.buf.push(b'.');
                 push_digits(&mut self.buf, c % 100, 2);
             }
@@ -1205,20 +1206,6 @@ fn push_digits(buf: &mut Vec<u8>, v: u64, width: u32) {
     for p in (0..width).rev() {
         buf.push(b'0' + (v / 10u64.pow(p) % 10) as u8);
     }
-}
-
-fn push_uint(buf: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
 }
 
 /// Unix time `secs` (UTC) as `YYYY-MM-DD HH:MM:SS`, which MariaDB reads as a DATETIME.

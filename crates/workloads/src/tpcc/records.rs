@@ -3,7 +3,8 @@
 //! per cell (`"tpcc": {...}`). The report crate keeps them as JSON
 //! (`bakeoff_report::figures`); this kind reads and writes them typed.
 
-use bakeoff_report::model::{Cell, RatioRecord, Run};
+use bakeoff_report::figures::{CellFigures, RunFigures};
+use bakeoff_report::model::{Cell, RatioRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -35,17 +36,7 @@ pub struct TpccRun {
     pub consistency_violations: Vec<String>,
 }
 
-impl TpccRun {
-    /// The run's tpcc figures (empty for another kind's run).
-    pub fn of(run: &Run) -> TpccRun {
-        run.figures.read()
-    }
-
-    /// Writes these figures on the run.
-    pub fn put(&self, run: &mut Run) {
-        run.figures.write(self);
-    }
-}
+impl RunFigures for TpccRun {}
 
 /// One tpcc transaction kind in one run: counts, response times and the 90th-percentile
 /// check against the specification's limit.
@@ -98,17 +89,11 @@ pub struct TpccCell {
     pub max_passing_warehouses: Option<u32>,
 }
 
+impl CellFigures for TpccCell {
+    const KEY: &'static str = KEY;
+}
+
 impl TpccCell {
-    /// The cell's tpcc record, if it is a tpcc cell.
-    pub fn of(c: &Cell) -> Option<TpccCell> {
-        c.kinds.get(KEY)
-    }
-
-    /// Writes this record on the cell.
-    pub fn put(&self, c: &mut Cell) {
-        c.kinds.set(KEY, Some(self));
-    }
-
     /// Changes the cell's record, if it has one.
     pub fn update(c: &mut Cell, f: impl FnOnce(&mut TpccCell, &Cell)) {
         if let Some(mut t) = TpccCell::of(c) {

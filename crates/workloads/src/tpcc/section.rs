@@ -4,8 +4,9 @@
 //! limits, and whether the server was CPU-bound or I/O-bound while it ran.
 
 use super::records::TpccCell;
-use crate::shared::section::{columns, variants};
+use crate::shared::section::{columns, grouped, variants};
 use bakeoff_report::document::{Block, Chart, Charts, Inline, Media, Section, Span};
+use bakeoff_report::figures::CellFigures;
 use bakeoff_report::format::{ratio_record_text, with_interval};
 use bakeoff_report::model::{self, Results};
 use bakeoff_report::summary::ops;
@@ -38,25 +39,15 @@ impl std::ops::Deref for Cell<'_> {
 /// Each tpcc workload (in results order) with its cells, by (W, connections), then
 /// variant: one pass over the cells, however many workloads there are.
 pub fn by_workload<'a>(cells: &'a [Cell<'a>]) -> Vec<(&'a str, Vec<&'a Cell<'a>>)> {
-    let mut order: Vec<&str> = Vec::new();
-    let mut at: HashMap<&str, Vec<&Cell>> = HashMap::new();
-    for c in cells {
-        if let Some(t) = &c.tpcc {
-            let cells = at.entry(t.workload.as_str()).or_default();
-            if cells.is_empty() {
-                order.push(&t.workload);
-            }
-            cells.push(c);
-        }
+    let mut out = grouped(
+        cells
+            .iter()
+            .filter_map(|c| c.tpcc.as_ref().map(|t| (t.workload.as_str(), c))),
+    );
+    for (_, cs) in &mut out {
+        cs.sort_by_key(|c| (c.tpcc.as_ref().map_or(0, |t| t.warehouses), c.connections));
     }
-    order
-        .into_iter()
-        .map(|w| {
-            let mut cs = at.remove(w).unwrap_or_default();
-            cs.sort_by_key(|c| (c.tpcc.as_ref().map_or(0, |t| t.warehouses), c.connections));
-            (w, cs)
-        })
-        .collect()
+    out
 }
 
 /// The (W, connections) points of a workload's cells ([`by_workload`]), in order.

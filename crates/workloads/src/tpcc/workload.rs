@@ -8,6 +8,7 @@ use super::kind::{ThinkMode, TpccKeys, TERMINALS_PER_WAREHOUSE};
 use super::records::{TpccCell, TpccRun, TransactionRecord};
 use super::{Mix, Think, TpccConfig, TpccRecord};
 use crate::workload::{invalidate, with_engine, Cells, Outcome, RunContext, Tables, Workload};
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::{Cell, Results, Run};
 use bakeoff_sqlclient::Db;
 

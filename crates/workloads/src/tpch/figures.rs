@@ -7,6 +7,7 @@
 //! words). Pure: results in, results out.
 
 use super::records::{TpchCell, TpchRun};
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::{Cell, RatioRecord, Results};
 use bakeoff_stats::{self as stats, Direction};
 use std::collections::BTreeMap;
@@ -63,16 +64,10 @@ pub fn summarize_cells(r: &mut Results) {
     let bases: Vec<Option<usize>> = r.cells.iter().map(base_of).collect();
     // Plans are compared between servers of one kind only (each kind explains in its
     // own words).
-    let kind_of = |v: &str| {
-        r.variants
-            .iter()
-            .find(|x| x.name == v)
-            .and_then(|x| x.kind.clone())
-    };
     let same_kind: Vec<bool> = r
         .cells
         .iter()
-        .map(|c| kind_of(&c.variant) == kind_of(&baseline))
+        .map(|c| r.kind_of(&c.variant) == r.kind_of(&baseline))
         .collect();
     let all_times: Vec<Times> = r.cells.iter().map(times).collect();
     let all_geo: Vec<Vec<(usize, f64)>> = r.cells.iter().map(geomeans).collect();

@@ -6,7 +6,8 @@
 //! the geometric mean's, and `plans` (query to plan text, this variant's; with the
 //! queries whose plan differs from the baseline's marked).
 
-use bakeoff_report::model::{Cell, RatioRecord, Run};
+use bakeoff_report::figures::{CellFigures, RunFigures};
+use bakeoff_report::model::RatioRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -45,16 +46,7 @@ pub struct TpchRun {
     pub plans: BTreeMap<String, String>,
 }
 
-impl TpchRun {
-    /// The run's figures (empty for another kind's run).
-    pub fn of(run: &Run) -> TpchRun {
-        run.figures.read()
-    }
-
-    pub fn put(&self, run: &mut Run) {
-        run.figures.write(self);
-    }
-}
+impl RunFigures for TpchRun {}
 
 /// One query's row of a cell.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -98,14 +90,8 @@ pub struct TpchCell {
     pub plans: BTreeMap<String, String>,
 }
 
-impl TpchCell {
-    pub fn of(c: &Cell) -> Option<TpchCell> {
-        c.kinds.get(KEY)
-    }
-
-    pub fn put(&self, c: &mut Cell) {
-        c.kinds.set(KEY, Some(self));
-    }
+impl CellFigures for TpchCell {
+    const KEY: &'static str = KEY;
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 //! variant's query times. The terminal shows the tables too.
 
 use super::records::TpchCell;
+use crate::shared::section::grouped;
 use bakeoff_report::document::{Block, IntervalTable, Section};
+use bakeoff_report::figures::CellFigures;
 use bakeoff_report::format::{ratio_record_text, with_interval};
 use bakeoff_report::model::{Cell, RatioRecord, Results, Verdict};
 use bakeoff_report::svg::Interval;
@@ -16,15 +18,11 @@ type Cells<'a> = Vec<(&'a Cell, TpchCell)>;
 
 /// Each TPC-H-derived workload with its cells, by connections then variant order.
 fn by_workload(r: &Results) -> Vec<(String, Cells<'_>)> {
-    let mut out: Vec<(String, Cells<'_>)> = Vec::new();
-    for c in &r.cells {
-        let Some(t) = TpchCell::of(c) else { continue };
-        match out.iter_mut().find(|(w, _)| *w == t.workload) {
-            Some((_, cells)) => cells.push((c, t)),
-            None => out.push((t.workload.clone(), vec![(c, t)])),
-        }
-    }
-    out
+    grouped(
+        r.cells
+            .iter()
+            .filter_map(|c| TpchCell::of(c).map(|t| (t.workload.clone(), (c, t)))),
+    )
 }
 
 fn secs(v: f64) -> String {
@@ -223,6 +221,7 @@ pub fn section(r: &Results) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::super::records::{QueryRow, TpchCell};
+    use bakeoff_report::figures::CellFigures;
     use bakeoff_report::model::{Cell, RatioRecord, Results, Verdict};
 
     /// The baseline `a` and `b`, 0.6 of its time, Q1's plan changed.

@@ -14,6 +14,7 @@ use super::run::{self, RunSpec};
 use crate::verify;
 use crate::workload::{Cells, Outcome, QuerySet, RunContext, Tables, Workload};
 use bakeoff_engine::RunRecord;
+use bakeoff_report::figures::{CellFigures, RunFigures};
 use bakeoff_report::model::Cell;
 use bakeoff_sqlclient::{Db, DbError, Rows};
 use std::sync::atomic::AtomicBool;

@@ -90,18 +90,8 @@ pub fn key_name(n: u64) -> KeyName {
         len: 0,
     };
     k.buf[..4].copy_from_slice(b"user");
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut v = fnv64(n);
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let d = &digits[i..];
+    let mut digits = [0; 20];
+    let d = bakeoff_proto::decimal::unsigned_decimal(&mut digits, fnv64(n));
     k.buf[4..4 + d.len()].copy_from_slice(d);
     k.len = (4 + d.len()) as u8;
     k
