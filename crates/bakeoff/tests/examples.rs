@@ -12,6 +12,8 @@
 //! What the suite cannot afford is swapped, and said here:
 //! - variants built from MariaDB's or PostgreSQL's source (about 23 and several minutes a
 //!   build on 2 cores) run Debian's installed server instead (`SWAPPED`);
+//! - variants built from SQLite's or Redis's source are built at -O0 (`AT_O0`), sharing the
+//!   builds tests/sqlite.rs and tests/redis.rs make;
 //! - `[tune]` races one candidate (gcc-12 -O2, no LTO or PGO) in a short budget;
 //! - `[[host]]` destinations (machines of the user's) are two sshd servers this test
 //!   starts on 127.0.0.2 and 127.0.0.3, the way tests/hosts.rs reaches hosts.
@@ -30,6 +32,12 @@ const SWAPPED: &[(&str, &str)] = &[
     ("postgres", "/usr/lib/postgresql/15/bin/postgres"),
 ];
 
+/// Targets whose builds the suite makes at -O0 (SQLite's one-file amalgamation took 98-135 s
+/// at -O2 in CI beside the other tests, a Redis build 130-190 s): their build variants'
+/// cflags become "-O0". The build still runs, from the same source with the same
+/// compiler; only its optimisation is not the example's.
+const AT_O0: &[&str] = &["sqlite", "redis"];
+
 /// Examples run at once.
 const WORKERS: usize = 2;
 
@@ -37,6 +45,7 @@ const WORKERS: usize = 2;
 const SLOW_FIRST: &[&str] = &[
     "memcached-capacity",
     "mysql-verify-replay",
+    "mariadb-vs-mysql",
     "mariadb-gcc-vs-clang",
     "mysql-versions",
     "postgres-tpcc",
@@ -194,6 +203,23 @@ fn shortened(text: &str) -> (toml_edit::DocumentMut, Vec<String>) {
             t.remove("source");
         }
         said.extend(drop_twins(&mut doc));
+    }
+    if AT_O0.contains(&kind.as_str()) {
+        if let Some(variants) = doc
+            .get_mut("variant")
+            .and_then(Item::as_array_of_tables_mut)
+        {
+            for v in variants.iter_mut() {
+                let written = v.get("cflags").and_then(Item::as_str).map(str::to_string);
+                if let Some(flags) = written.filter(|f| f != "-O0") {
+                    v.insert("cflags", value("-O0"));
+                    let name = v.get("name").and_then(Item::as_str).unwrap_or("?");
+                    said.push(format!(
+                        "{name}: built at -O0 (cflags {flags:?} as written)"
+                    ));
+                }
+            }
+        }
     }
     if let Some(tune) = doc.get_mut("tune").and_then(Item::as_table_mut) {
         tune.insert("compiler", value(Array::from_iter(["gcc-12"])));

@@ -285,7 +285,7 @@ fn sqlite_a_default_nobody_asked_for_is_a_warning() {
     let text = format!(
         "name = \"sqlite-unasked\"\n[target]\nkind = \"sqlite\"\n\
          [[variant]]\nname = \"debian\"\nbinary = \"/usr/lib/x86_64-linux-gnu/libsqlite3.so.0\"\n\
-         [[variant]]\nname = \"small\"\ncompiler = \"gcc-12\"\ncflags = \"-O1\"\nconfigure_args = [\"-DSQLITE_DEFAULT_CACHE_SIZE=-500\"]\n\
+         [[variant]]\nname = \"small\"\ncompiler = \"gcc-12\"\ncflags = \"-O0\"\nconfigure_args = [\"-DSQLITE_DEFAULT_CACHE_SIZE=-500\"]\n\
          [[workload]]\nkind = \"sqlsuite\"\nscale = 0.01\ngroups = [\"select\"]\n{SHORT}"
     );
     let r = s.run_clean("unasked.toml", &text, "bakeoff-sqlited");

@@ -23,7 +23,7 @@ fn mysql_8_0_answers_every_query_as_sqlite_does() {
         "tpch.toml",
         &format!(
             "name = \"tpch-sqlite-mysql\"\n[target]\nkind = \"sqlite\"\n\
-             [[variant]]\nname = \"sqlite\"\ncompiler = \"gcc-12\"\ncflags = \"-O1\"\n\
+             [[variant]]\nname = \"sqlite\"\ncompiler = \"gcc-12\"\ncflags = \"-O0\"\n\
              [[variant]]\nname = \"my80\"\nkind = \"mysql\"\n{MYSQL80}\n\
              [[workload]]\nkind = \"tpch\"\nscale = 0.01\nparams = \"validation\"\ntimeout = 60\n\
              [plan]\nrepetitions = 1\n"
