@@ -404,7 +404,15 @@ fn mariadb_small_buffer_pool_shows_its_reads_among_the_top_changes() {
         .take(5)
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert!(top.contains(&"Innodb_buffer_pool_reads"), "{top:?}");
+    // The reads the small pool forced, counted by any of InnoDB's read counters (which of
+    // these alike counters ranks first varies run to run).
+    let reads = [
+        "Innodb_buffer_pool_reads",
+        "Innodb_data_reads",
+        "Innodb_data_read",
+        "Innodb_pages_read",
+    ];
+    assert!(top.iter().any(|t| reads.contains(t)), "{top:?}");
 }
 
 /// Two tables joined on a column no index covers: SQLite builds an automatic index for

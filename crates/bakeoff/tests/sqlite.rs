@@ -178,3 +178,34 @@ fn workloads_sqlite_cannot_run_are_exit_status_2() {
         "{err}"
     );
 }
+
+/// Instructions counted by callgrind around bakeoff-sqlited: it runs as the suite's user
+/// (root in CI) under valgrind as without it. It used to run as the server user under
+/// valgrind, which could not start a host kept in root's home: every run was invalid.
+#[test]
+fn instructions_mode_counts_the_hosts_work() {
+    let s = scratch();
+    s.write("setup.sql", SETUP);
+    s.write("queries.sql", QUERIES);
+    let text = format!(
+        "name = \"sqlite-instructions\"\n[target]\nkind = \"sqlite\"\n\
+         [[variant]]\nname = \"debian\"\nbinary = \"{SYSTEM_LIB}\"\n{REPLAY}\
+         [plan]\nrepetitions = 1\nwarmup = \"0s\"\nops = 200\nmode = \"instructions\"\n"
+    );
+    let file = s.write("instructions.toml", &text);
+    let out = s.run_cmd(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = s.results();
+    for c in r["cells"].as_array().unwrap() {
+        for run in c["runs"].as_array().unwrap() {
+            assert_eq!(run["valid"], true, "{run}");
+            let ipo = run["instructions"]["instructions_per_op"].as_f64();
+            assert!(ipo.is_some_and(|x| x > 1_000.0), "{run}");
+        }
+    }
+    no_server_left(HOST, &s);
+}

@@ -15,16 +15,29 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// A run's record (the model's `Run`), which keeps its kind's keys beside its own.
+/// (The model implements it: this module names no record of the model's, which uses it.)
+pub trait RunRecord {
+    fn figures(&self) -> &Figures;
+    fn figures_mut(&mut self) -> &mut Figures;
+}
+
+/// A cell's record (the model's `Cell`), which keeps each kind's figures under its name.
+pub trait CellRecord {
+    fn kinds(&self) -> &Figures;
+    fn kinds_mut(&mut self) -> &mut Figures;
+}
+
 /// A kind's typed record of one run's figures: its keys beside the run's own.
 pub trait RunFigures: Serialize + de::DeserializeOwned + Default {
     /// The run's figures of this kind (empty for another kind's run).
-    fn of(run: &crate::model::Run) -> Self {
-        run.figures.read()
+    fn of(run: &impl RunRecord) -> Self {
+        run.figures().read()
     }
 
     /// Writes these figures on the run.
-    fn put(&self, run: &mut crate::model::Run) {
-        run.figures.write(self);
+    fn put(&self, run: &mut impl RunRecord) {
+        run.figures_mut().write(self);
     }
 }
 
@@ -34,13 +47,13 @@ pub trait CellFigures: Serialize + de::DeserializeOwned {
     const KEY: &'static str;
 
     /// The cell's record of this kind, if it has one.
-    fn of(c: &crate::model::Cell) -> Option<Self> {
-        c.kinds.get(Self::KEY)
+    fn of(c: &impl CellRecord) -> Option<Self> {
+        c.kinds().get(Self::KEY)
     }
 
     /// Writes this record on the cell.
-    fn put(&self, c: &mut crate::model::Cell) {
-        c.kinds.set(Self::KEY, Some(self));
+    fn put(&self, c: &mut impl CellRecord) {
+        c.kinds_mut().set(Self::KEY, Some(self));
     }
 }
 

@@ -295,7 +295,7 @@ impl Sandbox {
                 stats: spec.stats,
             }),
             &spec.wrapper,
-            target.kind().is_sql(),
+            target.runs_as_server_user(),
         );
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
         // The tag a later cleanup checks before it signals anything (after the
@@ -711,8 +711,13 @@ impl Drop for Sandbox {
 }
 
 /// `cmd` run under `wrapper` (its program and args first, then the server's command line,
-/// with the same environment); SQL servers keep running as the server user.
-fn wrapped(cmd: std::process::Command, wrapper: &[String], sql: bool) -> std::process::Command {
+/// with the same environment); `server_user`: the server runs as the server user, and so
+/// does its wrapper.
+fn wrapped(
+    cmd: std::process::Command,
+    wrapper: &[String],
+    server_user: bool,
+) -> std::process::Command {
     let Some((program, args)) = wrapper.split_first() else {
         return cmd;
     };
@@ -724,7 +729,7 @@ fn wrapped(cmd: std::process::Command, wrapper: &[String], sql: bool) -> std::pr
             None => out.env_remove(k),
         };
     }
-    if sql {
+    if server_user {
         crate::sqldata::as_server_user(&mut out);
     }
     out

@@ -208,6 +208,13 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// Whether its server runs as the server user when bakeoff runs as root (the SQL
+    /// servers, which refuse root or keep files the user owns); a wrapper (valgrind) then
+    /// runs as that user too. SQLite's host runs as bakeoff's own user.
+    fn runs_as_server_user(&self) -> bool {
+        self.kind().is_sql()
+    }
+
     /// Whether the experiment's `options` are server settings for it (a SQL server's
     /// options, Redis's config directives); memcached takes `args` only.
     fn takes_options(&self) -> bool {

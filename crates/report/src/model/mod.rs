@@ -306,4 +306,22 @@ macro_rules! with_figures {
 
 with_figures!(Run, figures);
 
+impl crate::figures::RunRecord for Run {
+    fn figures(&self) -> &crate::figures::Figures {
+        &self.figures
+    }
+    fn figures_mut(&mut self) -> &mut crate::figures::Figures {
+        &mut self.figures
+    }
+}
+
+impl crate::figures::CellRecord for Cell {
+    fn kinds(&self) -> &crate::figures::Figures {
+        &self.kinds
+    }
+    fn kinds_mut(&mut self) -> &mut crate::figures::Figures {
+        &mut self.kinds
+    }
+}
+
 with_figures!(Cell, kinds);

@@ -43,7 +43,7 @@ fn summarize(t: &mut TpcbCell, c: &Cell) {
     };
     t.balanced_runs = valid
         .iter()
-        .filter(|x| TpcbRun::of(x).balances.as_deref() == Some("pass"))
+        .filter(|x| TpcbRun::of(**x).balances.as_deref() == Some("pass"))
         .count();
 }
 

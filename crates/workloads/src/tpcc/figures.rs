@@ -167,7 +167,7 @@ pub fn beyond_a_failed_w(r: &Results, at: usize) -> bool {
         && !valid.is_empty()
         && valid
             .iter()
-            .all(|x| TpccRun::of(x).transactions.values().any(|k| !k.pass))
+            .all(|x| TpccRun::of(*x).transactions.values().any(|k| !k.pass))
 }
 
 /// What a reader must see first: a max-W search that found nothing because the smallest
