@@ -45,29 +45,24 @@ fn spawn(program: impl AsRef<OsStr>, args: &[&str]) -> Busy {
     Busy(child)
 }
 
-#[test]
-fn records_and_analyzes_a_busy_shell() {
-    if !perf_installed() {
-        return;
-    }
+/// A busy shell recorded from `start`'s return until it has had `ticks` hundredths of a
+/// second of CPU and `at_least` has passed (at most 20 s), into `file` in a folder of
+/// its own; the recording analyzed.
+fn busy_shell_recorded(file: &str, ticks: u64, at_least: Duration) -> (tempfile::TempDir, Profile) {
     let busy = spawn("sh", &["-c", "while :; do :; done"]);
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("perf.data");
+    let data = dir.path().join(file);
     let pid = busy.0.id() as i32;
     let recording = Recording::start(&[pid], &data).expect("perf record");
-    // Recorded until the shell has had 0.3 s of CPU (at most 20 s): perf samples a
-    // process only while it runs (999 Hz of its CPU time, about 300 samples here), and on
-    // a machine other programs load, 0.7 s of wall time once gave it 9% of a CPU (63).
     let cpu0 = cpu_ticks(pid as u32);
     let began = Instant::now();
-    while began.elapsed() < Duration::from_millis(700)
-        || (cpu_ticks(pid as u32) < cpu0 + 30 && began.elapsed() < Duration::from_secs(20))
+    while began.elapsed() < at_least
+        || (cpu_ticks(pid as u32) < cpu0 + ticks && began.elapsed() < Duration::from_secs(20))
     {
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(10));
     }
     recording.stop().expect("perf record stops");
     drop(busy);
-
     let started = Instant::now();
     let profile = analyze(&data, &shell()).expect("analyze");
     eprintln!(
@@ -75,6 +70,18 @@ fn records_and_analyzes_a_busy_shell() {
         started.elapsed(),
         profile.samples
     );
+    (dir, profile)
+}
+
+#[test]
+fn records_and_analyzes_a_busy_shell() {
+    if !perf_installed() {
+        return;
+    }
+    // Recorded until the shell has had 0.3 s of CPU: perf samples a process only while
+    // it runs (999 Hz of its CPU time, about 300 samples here), and on a machine other
+    // programs load, 0.7 s of wall time once gave it 9% of a CPU (63).
+    let (_dir, profile) = busy_shell_recorded("perf.data", 30, Duration::from_millis(700));
     assert!(profile.samples > 100, "{} samples", profile.samples);
     assert!(!profile.event.is_empty());
     assert!(profile.top[0].self_pct > 10.0, "{:?}", profile.top[0]);
@@ -96,20 +103,8 @@ fn samples_from_the_moment_start_returns() {
     if !perf_installed() {
         return;
     }
-    let busy = spawn("sh", &["-c", "while :; do :; done"]);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("short.data");
-    let pid = busy.0.id() as i32;
-    let recording = Recording::start(&[pid], &data).expect("perf record");
-    // Stopped once the shell has had 0.1 s of CPU since start returned (at most 20 s).
-    let cpu0 = cpu_ticks(pid as u32);
-    let began = Instant::now();
-    while cpu_ticks(pid as u32) < cpu0 + 10 && began.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    recording.stop().expect("perf record stops");
-    drop(busy);
-    let profile = analyze(&data, &shell()).expect("analyze");
+    // Stopped once the shell has had 0.1 s of CPU since start returned.
+    let (dir, profile) = busy_shell_recorded("short.data", 10, Duration::ZERO);
     // About 100 samples at 999 Hz of its CPU time; a recording enabled late has few.
     assert!(profile.samples > 30, "{} samples", profile.samples);
     assert!(
